@@ -1,0 +1,3 @@
+//! The strata command-line coding agent.
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! Provider-neutral request, event and usage types, the Provider trait, and the provider capability table.

@@ -1,0 +1,1 @@
+//! Built-in coding tools for strata: read, bash, edit, write, grep, find, ls.

@@ -1,0 +1,3 @@
+//! Workspace automation for strata: capability refresh, benchmarks, code generation checks.
+
+fn main() {}
