@@ -1,1 +1,28 @@
 //! Provider-neutral request, event and usage types, the Provider trait, and the provider capability table.
+//!
+//! - [`Request`] is what render produces: tools, system and messages chapters plus breakpoints.
+//! - [`Provider`] streams a request to a model as [`Event`]s; protocol crates implement it.
+//! - [`Usage`] is normalized token accounting; [`Usage::cost`] prices it with a model's [`Prices`].
+//! - [`Capabilities`] is what one provider + model can do; render and adapters branch on it.
+
+pub mod capabilities;
+pub mod error;
+pub mod event;
+pub mod model;
+pub mod provider;
+pub mod request;
+pub mod usage;
+
+pub use capabilities::{
+    CacheKeyParam, CacheStyle, Capabilities, Feature, FeatureHeader, ParamLocation, Protocol,
+    ReasoningStyle, SystemRole, UsageDialect, WireQuirks,
+};
+pub use error::{ApiKey, ProviderError};
+pub use event::{Event, EventStream, MessageAssembler, StopReason};
+pub use model::{Modality, Model};
+pub use provider::{Completion, Provider, StreamOptions};
+pub use request::{
+    Breakpoint, BreakpointPosition, CacheTtl, ContentBlock, Message, Request, Role, SystemBlock,
+    ThinkingLevel, ToolDefinition, ToolResultContent,
+};
+pub use usage::{Cost, PriceMultipliers, Prices, Usage};

@@ -1,0 +1,355 @@
+//! What one provider + model can do, resolved from the capability table.
+//!
+//! Render and adapters branch on these flags, never on provider names.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::request::CacheTtl;
+use crate::usage::PriceMultipliers;
+
+/// The wire protocol a provider speaks; each maps to one protocol crate.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    /// Anthropic Messages (`POST /v1/messages`).
+    AnthropicMessages,
+    /// OpenAI Chat Completions and every compatible server.
+    OpenaiChat,
+    /// OpenAI Responses.
+    OpenaiResponses,
+    /// Gemini `generateContent` / `streamGenerateContent` (AI Studio and Vertex).
+    GoogleGenerativeAi,
+    /// Amazon Bedrock `ConverseStream`.
+    BedrockConverse,
+}
+
+impl Protocol {
+    /// Every protocol, in declaration order.
+    pub const ALL: [Protocol; 5] = [
+        Self::AnthropicMessages,
+        Self::OpenaiChat,
+        Self::OpenaiResponses,
+        Self::GoogleGenerativeAi,
+        Self::BedrockConverse,
+    ];
+
+    /// The table spelling (`anthropic-messages`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AnthropicMessages => "anthropic-messages",
+            Self::OpenaiChat => "openai-chat",
+            Self::OpenaiResponses => "openai-responses",
+            Self::GoogleGenerativeAi => "google-generative-ai",
+            Self::BedrockConverse => "bedrock-converse",
+        }
+    }
+
+    /// The crate that implements this protocol.
+    pub fn crate_name(self) -> &'static str {
+        match self {
+            Self::AnthropicMessages => "strata-anthropic",
+            Self::OpenaiChat => "strata-openai",
+            Self::OpenaiResponses => "strata-openai-responses",
+            Self::GoogleGenerativeAi => "strata-google",
+            Self::BedrockConverse => "strata-bedrock",
+        }
+    }
+}
+
+impl std::fmt::Display for Protocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Protocol {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.as_str() == s)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Self::ALL.iter().map(|p| p.as_str()).collect();
+                format!("unknown protocol `{s}` (known: {})", known.join(", "))
+            })
+    }
+}
+
+/// How a provider's prompt cache is driven.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheStyle {
+    /// Nothing is cached unless the request marks breakpoints (Anthropic, Bedrock, DashScope explicit).
+    ExplicitBreakpoints,
+    /// The provider caches prefixes on its own (OpenAI, DeepSeek, Gemini implicit, …).
+    AutomaticPrefix,
+    /// No prompt cache, or none documented.
+    #[default]
+    None,
+}
+
+/// Where the cache-routing key goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ParamLocation {
+    /// A top-level field of the JSON body.
+    Body,
+    /// An HTTP header.
+    Header,
+}
+
+/// The parameter that carries the cache key (usually the session id).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheKeyParam {
+    /// Body field or header.
+    pub location: ParamLocation,
+    /// Field or header name, e.g. `prompt_cache_key`, `x-grok-conv-id`.
+    pub name: String,
+}
+
+/// How reasoning effort is expressed on the wire.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReasoningStyle {
+    /// No reasoning parameter is sent.
+    #[default]
+    None,
+    /// `thinking: {type: "enabled", budget_tokens}` (Anthropic before adaptive thinking).
+    AnthropicBudget,
+    /// `thinking: {type: "adaptive"}` plus `output_config.effort` (Claude 4.6+).
+    AnthropicAdaptive,
+    /// `reasoning_effort` (Chat) / `reasoning.effort` (Responses).
+    OpenaiEffort,
+    /// `reasoning: {effort}` object on a chat endpoint (OpenRouter style).
+    ReasoningObject,
+    /// Gemini `thinkingConfig.thinkingBudget`.
+    GoogleBudget,
+    /// Gemini 3 `thinkingConfig.thinkingLevel`.
+    GoogleLevel,
+    /// `thinking: {type: "enabled" | "disabled"}` (Z.ai, Moonshot, DeepSeek v4 toggles).
+    ThinkingToggle,
+    /// `enable_thinking: bool` plus optional `thinking_budget` (Qwen / DashScope, SiliconFlow).
+    EnableThinking,
+    /// Always reasons; nothing to send.
+    AlwaysOn,
+}
+
+/// The role name used for system instructions inside the message list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SystemRole {
+    /// `system`.
+    #[default]
+    System,
+    /// `developer` (OpenAI o1 and newer).
+    Developer,
+}
+
+impl SystemRole {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::System => "system",
+            Self::Developer => "developer",
+        }
+    }
+}
+
+/// A request feature that needs an opt-in header.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Feature {
+    /// Mid-conversation system messages.
+    MidConversationSystem,
+    /// `tool_addition` / `tool_removal` blocks.
+    ToolChanges,
+    /// Server-side context editing.
+    ContextEditing,
+    /// Cache TTLs beyond the default.
+    ExtendedCacheTtl,
+    /// Deferred tools / tool search.
+    DeferredTools,
+    /// Interleaved thinking between tool calls.
+    InterleavedThinking,
+}
+
+/// A header to send when a feature is used.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeatureHeader {
+    /// The feature that needs it.
+    pub feature: Feature,
+    /// Header name, e.g. `anthropic-beta`.
+    pub header: String,
+    /// Header value; several values for one header are comma-joined by the adapter.
+    pub value: String,
+}
+
+/// How a chat-compatible server reports usage.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum UsageDialect {
+    /// The protocol's own fields (OpenAI: `prompt_tokens_details.cached_tokens`, …).
+    #[default]
+    Standard,
+    /// DeepSeek: `prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`.
+    DeepseekHitMiss,
+    /// A top-level `usage.cached_tokens` (Moonshot v1 explicit cache).
+    TopLevelCachedTokens,
+}
+
+/// Small differences between servers that speak the same protocol.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct WireQuirks {
+    /// Name of the output-cap field (`max_completion_tokens` or `max_tokens`).
+    pub max_tokens_field: String,
+    /// The server accepts `store: false`.
+    pub supports_store: bool,
+    /// The server sends usage in the stream when asked (`stream_options.include_usage`).
+    pub supports_usage_in_streaming: bool,
+    /// The server accepts `strict` on function definitions.
+    pub supports_strict_mode: bool,
+    /// Tool results must carry the tool's name.
+    pub requires_tool_result_name: bool,
+    /// An assistant message must follow a tool result before the next user message.
+    pub requires_assistant_after_tool_result: bool,
+    /// Earlier thinking must be replayed as plain text.
+    pub requires_thinking_as_text: bool,
+    /// How cached tokens are reported.
+    pub usage_dialect: UsageDialect,
+}
+
+impl Default for WireQuirks {
+    fn default() -> Self {
+        Self {
+            max_tokens_field: "max_completion_tokens".to_owned(),
+            supports_store: false,
+            supports_usage_in_streaming: true,
+            supports_strict_mode: false,
+            requires_tool_result_name: false,
+            requires_assistant_after_tool_result: false,
+            requires_thinking_as_text: false,
+            usage_dialect: UsageDialect::Standard,
+        }
+    }
+}
+
+/// Everything render and adapters need to know about one provider + model.
+///
+/// `Default` is the conservative answer for an unknown provider: no cache, no
+/// mid-conversation system messages, no tool changes, `system` role, no reasoning.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Capabilities {
+    /// How the prompt cache is driven.
+    pub cache_style: CacheStyle,
+    /// Most breakpoints one request may carry (0 when breakpoints are not used).
+    pub max_breakpoints: u8,
+    /// Cache lifetimes the provider offers, shortest first.
+    pub ttl_options: Vec<CacheTtl>,
+    /// Parameter carrying the cache key, if the provider has one.
+    pub cache_key: Option<CacheKeyParam>,
+    /// Prompts shorter than this are not cached.
+    pub min_cacheable_tokens: u32,
+    /// `role: system` messages after the first user message are honoured.
+    pub mid_conversation_system: bool,
+    /// Tools can be added mid-conversation without rewriting the tools chapter.
+    pub tool_addition: bool,
+    /// Tools can be removed mid-conversation without rewriting the tools chapter.
+    pub tool_removal: bool,
+    /// Tools may be declared with `defer_loading` (tool search).
+    pub deferred_tools: bool,
+    /// A placeholder deferred tool must be declared from the first request on.
+    pub deferred_tool_placeholder: bool,
+    /// The server can edit context (clear tool uses / thinking) itself.
+    pub context_editing: bool,
+    /// How reasoning effort is sent.
+    pub reasoning: ReasoningStyle,
+    /// Role name for system instructions inside `messages`.
+    pub system_role: SystemRole,
+    /// Headers required by the features above.
+    pub feature_headers: Vec<FeatureHeader>,
+    /// Cache prices relative to the input price.
+    pub price_multipliers: PriceMultipliers,
+    /// Server quirks within the protocol.
+    pub wire: WireQuirks,
+}
+
+impl Default for Capabilities {
+    fn default() -> Self {
+        Self {
+            cache_style: CacheStyle::None,
+            max_breakpoints: 0,
+            ttl_options: Vec::new(),
+            cache_key: None,
+            min_cacheable_tokens: 0,
+            mid_conversation_system: false,
+            tool_addition: false,
+            tool_removal: false,
+            deferred_tools: false,
+            deferred_tool_placeholder: false,
+            context_editing: false,
+            reasoning: ReasoningStyle::None,
+            system_role: SystemRole::System,
+            feature_headers: Vec::new(),
+            price_multipliers: PriceMultipliers::default(),
+            wire: WireQuirks::default(),
+        }
+    }
+}
+
+impl Capabilities {
+    /// Headers to send when `feature` is used (empty when none is needed).
+    pub fn headers_for(&self, feature: Feature) -> impl Iterator<Item = &FeatureHeader> {
+        self.feature_headers
+            .iter()
+            .filter(move |h| h.feature == feature)
+    }
+
+    /// Whether the provider offers this cache lifetime.
+    pub fn supports_ttl(&self, ttl: CacheTtl) -> bool {
+        self.ttl_options.contains(&ttl)
+    }
+
+    /// Whether breakpoints in a request have any effect.
+    pub fn uses_breakpoints(&self) -> bool {
+        self.cache_style == CacheStyle::ExplicitBreakpoints && self.max_breakpoints > 0
+    }
+
+    /// Whether a system-prompt patch can go into the conversation instead of chapter 2.
+    pub fn patches_in_conversation(&self) -> bool {
+        self.mid_conversation_system
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_conservative() {
+        let c = Capabilities::default();
+        assert_eq!(c.cache_style, CacheStyle::None);
+        assert!(!c.mid_conversation_system && !c.tool_addition && !c.tool_removal);
+        assert!(!c.uses_breakpoints());
+        assert_eq!(c.system_role.as_str(), "system");
+    }
+
+    #[test]
+    fn protocol_names_round_trip() {
+        for p in Protocol::ALL {
+            assert_eq!(p.as_str().parse::<Protocol>().unwrap(), p);
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(json, format!("\"{}\"", p.as_str()));
+        }
+        let err = "openai-completions".parse::<Protocol>().unwrap_err();
+        assert!(err.contains("openai-chat"), "{err}");
+    }
+}

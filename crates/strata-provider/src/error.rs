@@ -1,0 +1,327 @@
+//! Provider errors that say what the caller must do, and the API-key newtype.
+
+use std::time::Duration;
+
+/// An API key; `Debug` and `Display` print `***` so it never reaches logs or errors.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a secret.
+    pub fn new(secret: impl Into<String>) -> Self {
+        Self(secret.into())
+    }
+
+    /// The secret, for building the auth header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// `text` with every occurrence of the key replaced by `***`.
+    pub fn redact(&self, text: &str) -> String {
+        if self.0.is_empty() {
+            text.to_owned()
+        } else {
+            text.replace(&self.0, "***")
+        }
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+impl std::fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// Why a provider call failed; each variant names what the caller must do.
+///
+/// HTTP-derived variants keep the status, the provider's request id and the raw body
+/// (adapters redact the API key from bodies with [`ApiKey::redact`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// The prompt does not fit the model's context: compact, then retry.
+    #[error("context window exceeded (status {status}): {body}")]
+    ContextOverflow {
+        /// HTTP status (0 when reported inside a stream).
+        status: u16,
+        /// Provider request id.
+        request_id: Option<String>,
+        /// Raw error body.
+        body: String,
+    },
+    /// Too many requests: wait `retry_after` (or back off), then retry.
+    #[error("rate limited (status {status}){}", retry_hint(*retry_after))]
+    RateLimited {
+        /// Delay the provider asked for.
+        retry_after: Option<Duration>,
+        /// HTTP status.
+        status: u16,
+        /// Provider request id.
+        request_id: Option<String>,
+        /// Raw error body.
+        body: String,
+    },
+    /// The provider is overloaded: back off, then retry.
+    #[error("provider overloaded (status {status}){}", retry_hint(*retry_after))]
+    Overloaded {
+        /// Delay the provider asked for.
+        retry_after: Option<Duration>,
+        /// HTTP status (0 when reported inside a stream).
+        status: u16,
+        /// Provider request id.
+        request_id: Option<String>,
+        /// Raw error body.
+        body: String,
+    },
+    /// The key is missing, wrong or lacks permission: fix credentials; retrying will not help.
+    #[error("authentication failed (status {status}): {body}")]
+    Auth {
+        /// HTTP status (0 when no key was found before sending).
+        status: u16,
+        /// Provider request id.
+        request_id: Option<String>,
+        /// Raw error body or a description.
+        body: String,
+    },
+    /// The stream ended before the provider's terminal event: re-issue the whole turn.
+    #[error("stream truncated: {reason}")]
+    Truncated {
+        /// What was seen last.
+        reason: String,
+    },
+    /// The provider rejected the request: fix the request; retrying will not help.
+    #[error("invalid request (status {status}): {body}")]
+    InvalidRequest {
+        /// HTTP status.
+        status: u16,
+        /// Provider request id.
+        request_id: Option<String>,
+        /// Raw error body.
+        body: String,
+    },
+    /// The connection failed before or while streaming: retry.
+    #[error("transport error: {message}")]
+    Transport {
+        /// Description of the failure.
+        message: String,
+    },
+    /// The provider failed internally: retry with backoff.
+    #[error("server error (status {status}): {body}")]
+    Server {
+        /// HTTP status.
+        status: u16,
+        /// Provider request id.
+        request_id: Option<String>,
+        /// Raw error body.
+        body: String,
+    },
+    /// A frame could not be understood: report it; the stream cannot continue.
+    #[error("could not decode provider stream: {message}")]
+    Decode {
+        /// What was wrong, with the offending frame.
+        message: String,
+    },
+    /// The caller cancelled the request.
+    #[error("request cancelled")]
+    Cancelled,
+}
+
+fn retry_hint(retry_after: Option<Duration>) -> String {
+    match retry_after {
+        Some(d) => format!(", retry after {:.1}s", d.as_secs_f64()),
+        None => String::new(),
+    }
+}
+
+/// Phrases providers use for a context-window overflow inside a 400/413 body.
+const OVERFLOW_PHRASES: [&str; 9] = [
+    "context_length_exceeded",
+    "context length",
+    "context window",
+    "prompt is too long",
+    "input is too long",
+    "too many tokens",
+    "maximum context",
+    "model_context_window_exceeded",
+    "exceeds the maximum number of tokens",
+];
+
+impl ProviderError {
+    /// Classifies an HTTP error response; `retry_after` comes from the `retry-after` header.
+    pub fn from_http(
+        status: u16,
+        request_id: Option<String>,
+        body: String,
+        retry_after: Option<Duration>,
+    ) -> Self {
+        let lower = body.to_ascii_lowercase();
+        match status {
+            401 | 403 => Self::Auth {
+                status,
+                request_id,
+                body,
+            },
+            429 => Self::RateLimited {
+                retry_after,
+                status,
+                request_id,
+                body,
+            },
+            400 | 413 | 422 if OVERFLOW_PHRASES.iter().any(|p| lower.contains(p)) => {
+                Self::ContextOverflow {
+                    status,
+                    request_id,
+                    body,
+                }
+            }
+            503 | 529 => Self::Overloaded {
+                retry_after,
+                status,
+                request_id,
+                body,
+            },
+            500..=599 if lower.contains("overloaded") => Self::Overloaded {
+                retry_after,
+                status,
+                request_id,
+                body,
+            },
+            500..=599 => Self::Server {
+                status,
+                request_id,
+                body,
+            },
+            _ => Self::InvalidRequest {
+                status,
+                request_id,
+                body,
+            },
+        }
+    }
+
+    /// Whether retrying the same request may succeed.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::RateLimited { .. }
+            | Self::Overloaded { .. }
+            | Self::Server { .. }
+            | Self::Transport { .. }
+            | Self::Truncated { .. } => true,
+            Self::ContextOverflow { .. }
+            | Self::Auth { .. }
+            | Self::InvalidRequest { .. }
+            | Self::Decode { .. }
+            | Self::Cancelled => false,
+        }
+    }
+
+    /// Delay the provider asked for, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::RateLimited { retry_after, .. } | Self::Overloaded { retry_after, .. } => {
+                *retry_after
+            }
+            _ => None,
+        }
+    }
+
+    /// HTTP status, when the error came from a response.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::ContextOverflow { status, .. }
+            | Self::RateLimited { status, .. }
+            | Self::Overloaded { status, .. }
+            | Self::Auth { status, .. }
+            | Self::InvalidRequest { status, .. }
+            | Self::Server { status, .. } => Some(*status),
+            Self::Truncated { .. }
+            | Self::Transport { .. }
+            | Self::Decode { .. }
+            | Self::Cancelled => None,
+        }
+    }
+
+    /// Provider request id, when known.
+    pub fn request_id(&self) -> Option<&str> {
+        match self {
+            Self::ContextOverflow { request_id, .. }
+            | Self::RateLimited { request_id, .. }
+            | Self::Overloaded { request_id, .. }
+            | Self::Auth { request_id, .. }
+            | Self::InvalidRequest { request_id, .. }
+            | Self::Server { request_id, .. } => request_id.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Raw response body, when the error came from a response.
+    pub fn body(&self) -> Option<&str> {
+        match self {
+            Self::ContextOverflow { body, .. }
+            | Self::RateLimited { body, .. }
+            | Self::Overloaded { body, .. }
+            | Self::Auth { body, .. }
+            | Self::InvalidRequest { body, .. }
+            | Self::Server { body, .. } => Some(body),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_key_never_prints() {
+        let key = ApiKey::new("sk-secret-123");
+        assert_eq!(format!("{key:?}"), "ApiKey(***)");
+        assert_eq!(key.to_string(), "***");
+        assert_eq!(key.redact("bad key sk-secret-123"), "bad key ***");
+        assert_eq!(key.expose(), "sk-secret-123");
+    }
+
+    #[test]
+    fn http_statuses_classify() {
+        let e = |s, b: &str| ProviderError::from_http(s, Some("req_1".into()), b.into(), None);
+        assert!(matches!(e(401, "no"), ProviderError::Auth { .. }));
+        assert!(matches!(e(429, ""), ProviderError::RateLimited { .. }));
+        assert!(matches!(
+            e(
+                400,
+                r#"{"error":{"message":"prompt is too long: 210000 tokens"}}"#
+            ),
+            ProviderError::ContextOverflow { .. }
+        ));
+        assert!(matches!(
+            e(400, "bad field"),
+            ProviderError::InvalidRequest { .. }
+        ));
+        assert!(matches!(e(529, ""), ProviderError::Overloaded { .. }));
+        assert!(matches!(e(500, "boom"), ProviderError::Server { .. }));
+        assert_eq!(e(500, "boom").request_id(), Some("req_1"));
+        assert_eq!(e(500, "boom").status(), Some(500));
+    }
+
+    #[test]
+    fn retryable_split() {
+        let rl = ProviderError::from_http(429, None, String::new(), Some(Duration::from_secs(3)));
+        assert!(rl.is_retryable());
+        assert_eq!(rl.retry_after(), Some(Duration::from_secs(3)));
+        assert!(rl.to_string().contains("retry after 3.0s"));
+        assert!(!ProviderError::from_http(403, None, String::new(), None).is_retryable());
+        assert!(
+            ProviderError::Truncated {
+                reason: "eof".into()
+            }
+            .is_retryable()
+        );
+        assert!(!ProviderError::Cancelled.is_retryable());
+    }
+}

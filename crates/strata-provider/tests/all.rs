@@ -1,0 +1,3 @@
+//! Public-API tests of strata-provider (one integration binary).
+
+mod complete;
