@@ -1,0 +1,217 @@
+//! The `Tool` trait and the values that flow in and out of a tool call.
+
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::access::Access;
+
+/// One call of a tool, as the model asked for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id of the call; the result carries it back.
+    pub id: String,
+    /// The name of the tool to run.
+    pub name: String,
+    /// The arguments, as the model sent them (a JSON object).
+    pub arguments: Value,
+}
+
+impl ToolCall {
+    /// A call of `name` with `arguments`, identified by `id`.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        }
+    }
+}
+
+/// One block of a tool result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ToolContent {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// MIME type, e.g. `image/png`.
+        #[serde(rename = "mimeType")]
+        media_type: String,
+        /// The image bytes, base64 (standard alphabet, padded).
+        data: String,
+    },
+}
+
+impl ToolContent {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
+
+    /// The text of a text block; `None` for an image.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Self::Text { text } => Some(text),
+            Self::Image { .. } => None,
+        }
+    }
+}
+
+/// What a tool call returns to the model (content) and to the UI and session (details).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    /// The blocks the model sees.
+    pub content: Vec<ToolContent>,
+    /// Structured facts for UIs and the session (diff, truncation, full output path, …);
+    /// `Value::Null` when there are none.
+    pub details: Value,
+    /// Whether the call failed; the model sees the content as an error result.
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// A successful result with one text block and no details.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![ToolContent::text(text)],
+            details: Value::Null,
+            is_error: false,
+        }
+    }
+
+    /// A failed result with one text block: the message the model reads.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            content: vec![ToolContent::text(message)],
+            details: Value::Null,
+            is_error: true,
+        }
+    }
+
+    /// The same result with `details` set.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+
+    /// All text blocks joined by newlines (images left out).
+    pub fn text_content(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(ToolContent::as_text)
+            .collect();
+        texts.join("\n")
+    }
+}
+
+/// The text every tool returns when the call was cancelled.
+pub const ABORTED_MESSAGE: &str = "Operation aborted";
+
+/// Limits that bound what a tool reads and returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolLimits {
+    /// Most lines of text in one result (read, bash).
+    pub max_lines: usize,
+    /// Most bytes of text in one result.
+    pub max_bytes: usize,
+    /// Largest image `read` returns inline; larger ones are described, not sent.
+    pub max_image_bytes: u64,
+    /// Longest grep match line shown, in characters.
+    pub grep_max_line_chars: usize,
+}
+
+impl Default for ToolLimits {
+    fn default() -> Self {
+        Self {
+            max_lines: crate::truncate::DEFAULT_MAX_LINES,
+            max_bytes: crate::truncate::DEFAULT_MAX_BYTES,
+            // Anthropic rejects images over 5 MB; base64 adds a third, so stay below.
+            max_image_bytes: 3_750_000,
+            grep_max_line_chars: 500,
+        }
+    }
+}
+
+/// Where and under which limits a tool call runs.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The directory relative paths and shell commands start from.
+    pub cwd: PathBuf,
+    /// Cancelled when the user aborts: tools stop and return an aborted error result.
+    pub cancel: CancellationToken,
+    /// Where bash keeps the full output of truncated commands.
+    pub temp_dir: PathBuf,
+    /// Output limits.
+    pub limits: ToolLimits,
+}
+
+impl ToolContext {
+    /// A context in `cwd` with a fresh cancellation token, the system temp dir and default limits.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            cancel: CancellationToken::new(),
+            temp_dir: std::env::temp_dir(),
+            limits: ToolLimits::default(),
+        }
+    }
+}
+
+/// Receives partial results while a tool runs (bash streams its output this way).
+pub type UpdateSender = tokio::sync::mpsc::UnboundedSender<ToolOutput>;
+
+/// A tool the model can call.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls it by.
+    fn name(&self) -> &str;
+
+    /// What the tool does, for the model.
+    fn description(&self) -> &str;
+
+    /// JSON Schema of the arguments; byte-stable across runs, since it is part of the cached prefix.
+    fn parameters(&self) -> Value;
+
+    /// Which paths a call reads and writes, so that a batch can run independent calls together.
+    /// The default claims everything: the call runs alone.
+    fn access(&self, _arguments: &Value, _ctx: &ToolContext) -> Access {
+        Access::Exclusive
+    }
+
+    /// Runs the call. Failures come back as error results, never as panics or `Err`.
+    async fn execute(
+        &self,
+        call: ToolCall,
+        ctx: &ToolContext,
+        updates: Option<UpdateSender>,
+    ) -> ToolOutput;
+
+    /// The definition sent to the provider: name, description, parameters.
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: self.name().to_owned(),
+            description: self.description().to_owned(),
+            parameters: self.parameters(),
+        }
+    }
+}
+
+/// A tool as the provider sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// Tool name.
+    pub name: String,
+    /// Tool description.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: Value,
+}

@@ -1,0 +1,178 @@
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::common::{Env, entries, text, wait_for_group_to_die};
+
+/// The first line of the output is the shell's pid, which is its process group id.
+fn pgid_of(output_text: &str) -> i32 {
+    output_text.lines().next().unwrap().trim().parse().unwrap()
+}
+
+#[tokio::test]
+async fn runs_in_cwd_and_interleaves_stdout_and_stderr_in_order() {
+    let env = Env::new();
+    let out = env
+        .call(
+            "bash",
+            json!({"command": "pwd; echo out1; echo err1 >&2; echo out2"}),
+        )
+        .await;
+    assert!(!out.is_error, "{}", text(&out));
+    let cwd = std::fs::canonicalize(env.cwd()).unwrap();
+    assert_eq!(text(&out), format!("{}\nout1\nerr1\nout2\n", cwd.display()));
+    assert_eq!(out.details["exitCode"], 0);
+}
+
+#[tokio::test]
+async fn non_zero_exit_is_an_error_result_with_the_code() {
+    let env = Env::new();
+    let out = env
+        .call("bash", json!({"command": "echo oops; exit 3"}))
+        .await;
+    assert!(out.is_error);
+    assert_eq!(text(&out), "oops\n\n\nCommand exited with code 3");
+    assert_eq!(out.details["exitCode"], 3);
+}
+
+#[tokio::test]
+async fn silent_success_says_no_output() {
+    let env = Env::new();
+    let out = env.call("bash", json!({"command": "true"})).await;
+    assert!(!out.is_error);
+    assert_eq!(text(&out), "(no output)");
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_process_group() {
+    let env = Env::new();
+    let out = env
+        .call(
+            "bash",
+            json!({"command": "echo $$; sleep 100 & sleep 100; wait", "timeout": 1}),
+        )
+        .await;
+    assert!(out.is_error);
+    let body = text(&out);
+    assert!(
+        body.ends_with("Command timed out after 1 seconds"),
+        "{body}"
+    );
+    assert_eq!(out.details["timedOut"], true);
+    let pgid = pgid_of(&body);
+    assert_eq!(wait_for_group_to_die(pgid).await, Vec::<i32>::new());
+}
+
+#[tokio::test]
+async fn cancel_mid_command_kills_the_group_and_reports_aborted() {
+    let env = Env::new();
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let cancel = env.ctx.cancel.clone();
+    let run = env.call_with_updates(
+        "bash",
+        json!({"command": "echo $$; sleep 100 & sleep 100"}),
+        Some(sender),
+    );
+    let watch = async {
+        // Cancel once the command has visibly started.
+        let first = receiver.recv().await.unwrap();
+        cancel.cancel();
+        first
+    };
+    let (out, first_update) = tokio::join!(run, watch);
+    assert!(out.is_error);
+    let body = text(&out);
+    assert!(body.ends_with("Command aborted"), "{body}");
+    assert_eq!(out.details["aborted"], true);
+    let pgid = pgid_of(&text(&first_update));
+    assert_eq!(pgid, pgid_of(&body));
+    assert_eq!(wait_for_group_to_die(pgid).await, Vec::<i32>::new());
+}
+
+#[tokio::test]
+async fn dropping_the_call_kills_the_group() {
+    let env = Env::new();
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let run = env.call_with_updates(
+        "bash",
+        json!({"command": "echo $$; sleep 100"}),
+        Some(sender),
+    );
+    let pgid = tokio::select! {
+        _ = run => panic!("the command should not finish"),
+        update = receiver.recv() => pgid_of(&text(&update.unwrap())),
+    };
+    assert_eq!(wait_for_group_to_die(pgid).await, Vec::<i32>::new());
+}
+
+#[tokio::test]
+async fn output_streams_as_updates_before_the_result() {
+    let env = Env::new();
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+    let out = env
+        .call_with_updates(
+            "bash",
+            json!({"command": "echo first; sleep 0.3; echo second"}),
+            Some(sender),
+        )
+        .await;
+    assert_eq!(text(&out), "first\nsecond\n");
+    let first = receiver.recv().await.unwrap();
+    assert_eq!(text(&first), "first\n");
+}
+
+#[tokio::test]
+async fn long_output_keeps_the_tail_and_saves_everything_to_a_file() {
+    let env = Env::new();
+    let out = env.call("bash", json!({"command": "seq 1 5000"})).await;
+    assert!(!out.is_error);
+    let body = text(&out);
+    let path = out.details["fullOutputPath"].as_str().unwrap().to_owned();
+    // 5000 lines plus the empty one after the final newline; the last 2000 are kept.
+    assert!(body.starts_with("3002\n3003\n"), "{}", &body[..40]);
+    assert!(
+        body.ends_with(&format!(
+            "4999\n5000\n\n\n[Showing lines 3002-5001 of 5001. Full output: {path}]"
+        )),
+        "{}",
+        &body[body.len() - 200..]
+    );
+    let expected: String = (1..=5000).map(|i| format!("{i}\n")).collect();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
+    assert!(std::path::Path::new(&path).starts_with(env.temp_dir()));
+    assert_eq!(out.details["truncation"]["truncatedBy"], "lines");
+    assert_eq!(out.details["truncation"]["totalLines"], 5001);
+}
+
+#[tokio::test]
+async fn short_output_leaves_no_temp_file() {
+    let env = Env::new();
+    let out = env.call("bash", json!({"command": "echo hi"})).await;
+    assert!(out.details.get("fullOutputPath").is_none());
+    assert_eq!(entries(env.temp_dir()), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn background_jobs_do_not_hold_the_result_and_survive_a_normal_exit() {
+    let env = Env::new();
+    let out = env
+        .call("bash", json!({"command": "sleep 30 & echo $!"}))
+        .await;
+    assert!(!out.is_error);
+    let job: i32 = text(&out).trim().parse().unwrap();
+    // The result is back while the job still runs: it did not wait for the job.
+    assert!(std::path::Path::new(&format!("/proc/{job}")).exists());
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(job),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_missing_cwd_is_reported() {
+    let mut env = Env::new();
+    env.ctx.cwd = env.dir.path().join("gone");
+    let out = env.call("bash", json!({"command": "true"})).await;
+    assert!(out.is_error);
+    assert!(text(&out).starts_with("Working directory does not exist"));
+}
