@@ -95,6 +95,10 @@ impl Tool for BashTool {
         schema_for::<BashArgs>()
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Run shell commands (ls, rg, find, git, builds, tests, ...)")
+    }
+
     fn access(&self, arguments: &Value, _ctx: &ToolContext) -> Access {
         match parse_args::<BashArgs>("bash", arguments) {
             Ok(_) => Access::Shell,

@@ -89,6 +89,21 @@ impl Tool for EditTool {
         schema_for::<EditArgs>()
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some(
+            "Change files by exact text replacement; several separate changes to one file in one call",
+        )
+    }
+
+    fn prompt_guidelines(&self) -> &[&str] {
+        &[
+            "Use edit for targeted changes; every edits[].oldText must match the file exactly.",
+            "For several separate changes to one file, send one edit call with several entries in edits[].",
+            "Each edits[].oldText is matched against the file as it was before the call, not after earlier edits; edits must not overlap, so merge nearby changes into one.",
+            "Keep each oldText as short as it can be while still unique in the file.",
+        ]
+    }
+
     fn access(&self, arguments: &Value, ctx: &ToolContext) -> Access {
         match parse(arguments) {
             Ok(args) => Access::Write(vec![canonical_path(

@@ -47,6 +47,10 @@ impl Tool for FindTool {
         schema_for::<FindArgs>()
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Find files by glob pattern (respects .gitignore)")
+    }
+
     fn access(&self, arguments: &Value, ctx: &ToolContext) -> Access {
         match parse_args::<FindArgs>("find", arguments) {
             Ok(args) => {

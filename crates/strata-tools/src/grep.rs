@@ -65,6 +65,10 @@ impl Tool for GrepTool {
         schema_for::<GrepArgs>()
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Search file contents with a regex (respects .gitignore)")
+    }
+
     fn access(&self, arguments: &Value, ctx: &ToolContext) -> Access {
         match parse_args::<GrepArgs>("grep", arguments) {
             Ok(args) => {

@@ -31,6 +31,7 @@ mod ls;
 mod output;
 mod path;
 mod read;
+mod scan;
 mod set;
 mod tool;
 pub mod truncate;

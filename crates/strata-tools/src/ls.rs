@@ -43,6 +43,10 @@ impl Tool for LsTool {
         schema_for::<LsArgs>()
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("List a directory")
+    }
+
     fn access(&self, arguments: &Value, ctx: &ToolContext) -> Access {
         match parse_args::<LsArgs>("ls", arguments) {
             Ok(args) => {

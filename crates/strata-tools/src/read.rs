@@ -11,15 +11,13 @@ use serde_json::{Value, json};
 use crate::access::{Access, canonical_path};
 use crate::args::{lenient, parse_args, schema_for};
 use crate::path::resolve_path;
+use crate::scan::{Scan, Window, scan_lines};
 use crate::tool::{
     ABORTED_MESSAGE, Tool, ToolCall, ToolContent, ToolContext, ToolOutput, UpdateSender,
 };
 use crate::truncate::{TruncatedBy, format_size, truncate_head};
 
 const DESCRIPTION: &str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp), which are returned as image attachments. Text output is truncated to 2000 lines or 50KB, whichever comes first. Use offset/limit for large files; when you need the whole file, continue with offset until it is complete.";
-
-/// How many leading bytes decide whether a file is binary.
-const BINARY_SNIFF_BYTES: usize = 8192;
 
 /// Arguments of `read`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -51,6 +49,14 @@ impl Tool for ReadTool {
 
     fn parameters(&self) -> Value {
         schema_for::<ReadArgs>()
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Read a file (text or image)")
+    }
+
+    fn prompt_guidelines(&self) -> &[&str] {
+        &["Read files with read rather than cat or sed."]
     }
 
     fn access(&self, arguments: &Value, ctx: &ToolContext) -> Access {
@@ -99,23 +105,59 @@ async fn read(args: &ReadArgs, ctx: &ToolContext) -> ToolOutput {
             args.path
         ));
     }
-    let bytes = match tokio::fs::read(&path).await {
-        Ok(bytes) => bytes,
-        Err(e) => return ToolOutput::error(format!("Cannot read {}: {e}", args.path)),
-    };
-    if let Some(mime) = image_mime_type(&bytes) {
-        return image_output(mime, &bytes, ctx.limits.max_image_bytes);
+    if let Some(mime) = sniff_image(&path).await {
+        if meta.len() > ctx.limits.max_image_bytes {
+            return image_too_large(mime, meta.len(), ctx.limits.max_image_bytes);
+        }
+        return match tokio::fs::read(&path).await {
+            Ok(bytes) => image_output(mime, &bytes),
+            Err(e) => ToolOutput::error(format!("Cannot read {}: {e}", args.path)),
+        };
     }
-    let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
-    if sniff.contains(&0) {
-        return ToolOutput::error(format!(
+    let offset = args.offset.unwrap_or(1);
+    let start = usize::try_from(offset.saturating_sub(1)).unwrap_or(usize::MAX);
+    let window_lines = args
+        .limit
+        .map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
+    let limits = ctx.limits.clone();
+    let scan_path = path.clone();
+    let scanned = tokio::task::spawn_blocking(move || {
+        let file = std::fs::File::open(&scan_path)?;
+        // One line past each limit is enough to know that the limit cut something.
+        scan_lines(
+            file,
+            start,
+            window_lines,
+            limits.max_lines.saturating_add(1),
+            limits.max_bytes,
+        )
+    })
+    .await;
+    match scanned {
+        Ok(Ok(Scan::Text(window))) => text_output(args, &path, &window, start, ctx),
+        Ok(Ok(Scan::Binary)) => ToolOutput::error(format!(
             "{} is a binary file ({}); it cannot be shown as text. Inspect it with bash (e.g. file, xxd | head).",
             args.path,
-            format_size(bytes.len() as u64)
-        ));
+            format_size(meta.len())
+        )),
+        Ok(Err(e)) => ToolOutput::error(format!("Cannot read {}: {e}", args.path)),
+        Err(e) => ToolOutput::error(format!("Cannot read {}: {e}", args.path)),
     }
-    let text = String::from_utf8_lossy(&bytes);
-    text_output(args, &path, &text, ctx)
+}
+
+/// The image type of the file at `path`, from its first bytes.
+async fn sniff_image(path: &Path) -> Option<&'static str> {
+    use tokio::io::AsyncReadExt;
+    let mut file = tokio::fs::File::open(path).await.ok()?;
+    let mut head = [0u8; 16];
+    let mut filled = 0;
+    while filled < head.len() {
+        match file.read(&mut head[filled..]).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => filled += n,
+        }
+    }
+    image_mime_type(&head[..filled])
 }
 
 /// The image type of `bytes`, by magic number, for the formats providers accept.
@@ -133,17 +175,17 @@ pub fn image_mime_type(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
-fn image_output(mime: &str, bytes: &[u8], max_bytes: u64) -> ToolOutput {
-    let size = bytes.len() as u64;
-    let details = json!({ "mimeType": mime, "bytes": size });
-    if size > max_bytes {
-        return ToolOutput::text(format!(
-            "Read image file [{mime}]\n[Image omitted: it is {}, over the {} inline image limit. Make a smaller copy with bash (e.g. ImageMagick's convert -resize) and read that.]",
-            format_size(size),
-            format_size(max_bytes)
-        ))
-        .with_details(details);
-    }
+fn image_too_large(mime: &str, size: u64, max_bytes: u64) -> ToolOutput {
+    ToolOutput::text(format!(
+        "Read image file [{mime}]\n[Image omitted: it is {}, over the {} inline image limit. Make a smaller copy with bash (e.g. ImageMagick's convert -resize) and read that.]",
+        format_size(size),
+        format_size(max_bytes)
+    ))
+    .with_details(json!({ "mimeType": mime, "bytes": size }))
+}
+
+fn image_output(mime: &str, bytes: &[u8]) -> ToolOutput {
+    let details = json!({ "mimeType": mime, "bytes": bytes.len() });
     ToolOutput {
         content: vec![
             ToolContent::text(format!("Read image file [{mime}]")),
@@ -157,18 +199,18 @@ fn image_output(mime: &str, bytes: &[u8], max_bytes: u64) -> ToolOutput {
     }
 }
 
-fn text_output(args: &ReadArgs, path: &Path, text: &str, ctx: &ToolContext) -> ToolOutput {
-    if text.is_empty() {
+fn text_output(
+    args: &ReadArgs,
+    path: &Path,
+    window: &Window,
+    start: usize,
+    ctx: &ToolContext,
+) -> ToolOutput {
+    let total = window.total_lines;
+    if total == 0 {
         return ToolOutput::text("(empty file)");
     }
-    let mut lines: Vec<&str> = text.split('\n').collect();
-    // A final newline ends the last line; it does not start another.
-    if text.ends_with('\n') {
-        lines.pop();
-    }
-    let total = lines.len();
     let offset = args.offset.unwrap_or(1);
-    let start = usize::try_from(offset.saturating_sub(1)).unwrap_or(usize::MAX);
     if start >= total {
         return ToolOutput::error(format!(
             "Offset {offset} is beyond end of file ({total} lines total)"
@@ -180,12 +222,19 @@ fn text_output(args: &ReadArgs, path: &Path, text: &str, ctx: &ToolContext) -> T
             .min(total),
         None => total,
     };
-    let selected = lines[start..end].join("\n");
+    let kept: Vec<String> = window
+        .kept
+        .iter()
+        .map(|line| String::from_utf8_lossy(line).into_owned())
+        .collect();
     let limits = &ctx.limits;
-    let cut = truncate_head(&selected, limits.max_lines, limits.max_bytes);
+    let mut cut = truncate_head(&kept.join("\n"), limits.max_lines, limits.max_bytes);
+    // The scan kept only a little past the limits; report the window's real size.
+    cut.total_lines = end - start;
+    cut.total_bytes = usize::try_from(window.window_bytes).unwrap_or(usize::MAX);
     let first = start + 1;
     if cut.first_line_exceeds_limit {
-        let line_size = format_size(lines[start].len() as u64);
+        let line_size = format_size(window.first_line_bytes);
         let text = format!(
             "[Line {first} is {line_size}, exceeds {} limit. Use bash: sed -n '{first}p' {} | head -c {}]",
             format_size(limits.max_bytes as u64),

@@ -181,6 +181,16 @@ pub trait Tool: Send + Sync {
     /// JSON Schema of the arguments; byte-stable across runs, since it is part of the cached prefix.
     fn parameters(&self) -> Value;
 
+    /// One line for the system prompt's list of tools; `None` means use the description.
+    fn prompt_snippet(&self) -> Option<&str> {
+        None
+    }
+
+    /// Guideline bullets the system prompt carries while this tool is active.
+    fn prompt_guidelines(&self) -> &[&str] {
+        &[]
+    }
+
     /// Which paths a call reads and writes, so that a batch can run independent calls together.
     /// The default claims everything: the call runs alone.
     fn access(&self, _arguments: &Value, _ctx: &ToolContext) -> Access {

@@ -41,6 +41,14 @@ impl Tool for WriteTool {
         schema_for::<WriteArgs>()
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Create a file or replace it whole")
+    }
+
+    fn prompt_guidelines(&self) -> &[&str] {
+        &["Use write for new files or complete rewrites; use edit for changes."]
+    }
+
     fn access(&self, arguments: &Value, ctx: &ToolContext) -> Access {
         match parse_args::<WriteArgs>("write", arguments) {
             Ok(args) => Access::Write(vec![canonical_path(

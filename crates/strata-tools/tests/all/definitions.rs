@@ -32,3 +32,19 @@ fn every_schema_is_a_plain_object_schema_providers_accept() {
         assert!(!text.contains("format"), "{}: {text}", definition.name);
     }
 }
+
+#[test]
+fn every_builtin_has_a_prompt_snippet_and_edit_carries_guidelines() {
+    for tool in ToolSet::all().iter() {
+        let snippet = tool.prompt_snippet().unwrap_or_default();
+        assert!(!snippet.is_empty(), "{}", tool.name());
+        assert!(!snippet.contains('\n'), "{}", tool.name());
+    }
+    let all = ToolSet::all();
+    let edit = all.get("edit").unwrap();
+    assert!(
+        edit.prompt_guidelines()
+            .iter()
+            .any(|g| g.contains("edits[]"))
+    );
+}

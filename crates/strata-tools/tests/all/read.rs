@@ -189,3 +189,30 @@ async fn empty_files_say_so() {
     assert!(!out.is_error);
     assert_eq!(text(&out), "(empty file)");
 }
+
+#[tokio::test]
+async fn a_window_deep_in_a_large_file_is_cut_and_sized_by_the_window() {
+    let env = Env::new();
+    env.write("big.txt", numbered(200_000));
+    let out = env
+        .call(
+            "read",
+            json!({"path": "big.txt", "offset": 150_000, "limit": 3000}),
+        )
+        .await;
+    let body = text(&out);
+    assert!(body.starts_with("line 150000\n"));
+    assert!(body.ends_with(
+        "line 151999\n\n[Showing lines 150000-151999 of 200000. Use offset=152000 to continue.]"
+    ));
+    assert_eq!(out.details["truncation"]["totalLines"], 3000);
+    assert_eq!(out.details["truncation"]["outputLines"], 2000);
+}
+
+#[tokio::test]
+async fn crlf_text_is_returned_as_stored() {
+    let env = Env::new();
+    env.write("w.txt", "a\r\nb\r\n");
+    let out = env.call("read", json!({"path": "w.txt"})).await;
+    assert_eq!(text(&out), "a\r\nb\r");
+}
