@@ -1,1 +1,51 @@
-//! Pi-compatible JSONL session trees: typed entries, append-only store, tree navigation, legacy migration.
+//! Pi-compatible JSONL session trees: typed entries, append-only store, tree navigation,
+//! legacy migration.
+//!
+//! A session file is Pi's format, version 3: a header line, then one JSON entry per line, each
+//! pointing at its parent. strata adds `system`, `context_edit` and `leaf` entries and snapshot
+//! fields on `compaction`; Pi ignores what it does not know. See `docs/session-format.md`.
+//!
+//! ```no_run
+//! use strata_session::Session;
+//! let opened = Session::open("session.jsonl")?;
+//! for problem in &opened.diagnostics {
+//!     eprintln!("{problem}");
+//! }
+//! let tree = opened.session.tree();
+//! if let Some(leaf) = tree.leaf() {
+//!     for id in tree.path_from_root(leaf.as_str()) {
+//!         println!("{id}: {}", tree.entry(id.as_str())?.type_name());
+//!     }
+//! }
+//! # Ok::<(), strata_session::SessionError>(())
+//! ```
+
+mod entry;
+mod error;
+mod header;
+mod id;
+mod message;
+mod scan;
+mod serde_util;
+mod session;
+mod time;
+mod tree;
+
+pub use entry::{
+    BranchSummaryEntry, CompactionEntry, ContextAction, ContextEditEntry, CustomEntry,
+    CustomMessageEntry, Entry, EntryBase, EntryKind, LabelEntry, LeafEntry, MessageEntry,
+    ModelChangeEntry, Role, SessionInfoEntry, SystemEntry, ThinkingLevelChangeEntry,
+    ToolDefinition, UnknownEntry,
+};
+pub use error::{Diagnostic, Problem, SessionError};
+pub use header::{CURRENT_VERSION, SessionHeader};
+pub use id::EntryId;
+pub use message::{
+    AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,
+    CompactionSummaryMessage, ContentBlock, Cost, CustomMessage, Extra, ImageContent,
+    MessageContent, StopReason, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage,
+    UserMessage, join_text,
+};
+pub use session::{Opened, Session, WriteOptions, new_header};
+pub use time::{format_iso_millis, now_iso, parse_iso_millis};
+pub use tree::{EntryRef, Tree};

@@ -1,0 +1,2 @@
+//! Placeholder: the session-open benchmark lands in a later commit.
+fn main() {}

@@ -1,0 +1,740 @@
+//! Session entries: every line after the header, typed by `type`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::id::EntryId;
+use crate::message::{AgentMessage, Extra, MessageContent};
+use crate::serde_util::present;
+
+/// Fields every entry has: `id`, `parentId` (null for a root) and `timestamp` (ISO 8601).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryBase {
+    /// This entry's id.
+    pub id: EntryId,
+    /// The parent's id; `None` (JSON `null`) for a root.
+    #[serde(default)]
+    pub parent_id: Option<EntryId>,
+    /// When it was written, ISO 8601 (`2026-01-15T10:00:01.000Z`).
+    #[serde(default)]
+    pub timestamp: String,
+}
+
+impl EntryBase {
+    /// A base to fill a new entry with; `Session::append` replaces id and parent, and the
+    /// timestamp too when it is empty.
+    pub fn pending() -> Self {
+        Self {
+            id: EntryId::new(""),
+            parent_id: None,
+            timestamp: String::new(),
+        }
+    }
+}
+
+/// A session entry, by its `type`.
+#[derive(Debug, Clone, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "entries are parsed one at a time and matched on; boxing would only add indirection"
+)]
+pub enum Entry {
+    /// `message`: one conversation message.
+    Message(MessageEntry),
+    /// `compaction`: a summary replacing the history before `firstKeptEntryId`.
+    Compaction(CompactionEntry),
+    /// `branch_summary`: the summary of a branch the user left.
+    BranchSummary(BranchSummaryEntry),
+    /// `model_change`.
+    ModelChange(ModelChangeEntry),
+    /// `thinking_level_change`.
+    ThinkingLevelChange(ThinkingLevelChangeEntry),
+    /// `custom`: extension state, never in context.
+    Custom(CustomEntry),
+    /// `custom_message`: an extension's message that enters context.
+    CustomMessage(CustomMessageEntry),
+    /// `label`: sets or clears a bookmark on another entry.
+    Label(LabelEntry),
+    /// `session_info`: the session's display name.
+    SessionInfo(SessionInfoEntry),
+    /// strata `system`: system prompt sections and tool-set changes.
+    System(SystemEntry),
+    /// strata `context_edit`: excludes earlier entries from context.
+    ContextEdit(ContextEditEntry),
+    /// strata `leaf`: the current position moved to `parentId` without appending.
+    Leaf(LeafEntry),
+    /// Any other type, kept as raw JSON.
+    Unknown(UnknownEntry),
+}
+
+/// The kind of an entry, known without parsing it fully.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EntryKind {
+    /// `message`, with its role.
+    Message(Role),
+    /// `compaction`.
+    Compaction,
+    /// `branch_summary`.
+    BranchSummary,
+    /// `model_change`.
+    ModelChange,
+    /// `thinking_level_change`.
+    ThinkingLevelChange,
+    /// `custom`.
+    Custom,
+    /// `custom_message`.
+    CustomMessage,
+    /// `label`.
+    Label,
+    /// `session_info`.
+    SessionInfo,
+    /// strata `system`.
+    System,
+    /// strata `context_edit`.
+    ContextEdit,
+    /// strata `leaf`.
+    Leaf,
+    /// Any other type.
+    Unknown,
+}
+
+/// The role of a `message` entry, known without parsing it fully.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// `user`.
+    User,
+    /// `assistant`.
+    Assistant,
+    /// `toolResult`.
+    ToolResult,
+    /// `bashExecution`.
+    BashExecution,
+    /// `custom` (or v2's `hookMessage`).
+    Custom,
+    /// Any other role, or one the fast scan could not see.
+    Other,
+}
+
+impl Role {
+    pub(crate) fn from_str(role: &str, legacy: bool) -> Self {
+        match role {
+            "user" => Self::User,
+            "assistant" => Self::Assistant,
+            "toolResult" => Self::ToolResult,
+            "bashExecution" => Self::BashExecution,
+            "custom" => Self::Custom,
+            "hookMessage" if legacy => Self::Custom,
+            _ => Self::Other,
+        }
+    }
+}
+
+impl EntryKind {
+    /// The kind for a `type` tag (message role unknown).
+    pub fn from_type(tag: &str) -> Self {
+        match tag {
+            "message" => Self::Message(Role::Other),
+            "compaction" => Self::Compaction,
+            "branch_summary" => Self::BranchSummary,
+            "model_change" => Self::ModelChange,
+            "thinking_level_change" => Self::ThinkingLevelChange,
+            "custom" => Self::Custom,
+            "custom_message" => Self::CustomMessage,
+            "label" => Self::Label,
+            "session_info" => Self::SessionInfo,
+            "system" => Self::System,
+            "context_edit" => Self::ContextEdit,
+            "leaf" => Self::Leaf,
+            _ => Self::Unknown,
+        }
+    }
+}
+
+/// `message`: one conversation message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageEntry {
+    /// id, parent, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The message.
+    pub message: AgentMessage,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `compaction`: history before `firstKeptEntryId` replaced by `summary`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionEntry {
+    /// id, parent, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The summary text.
+    pub summary: String,
+    /// The first entry kept after the summary; absent only in migrated v1 files whose index was invalid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_kept_entry_id: Option<EntryId>,
+    /// Context tokens before compaction.
+    #[serde(default)]
+    pub tokens_before: u64,
+    /// `{readFiles, modifiedFiles}` or extension data.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub details: Option<Value>,
+    /// Whether an extension produced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_hook: Option<bool>,
+    /// strata: every system prompt section at this point (section name → text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<BTreeMap<String, String>>,
+    /// strata: the tool definitions live at this point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<ToolDefinition>>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `branch_summary`: what happened on a branch the user left.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummaryEntry {
+    /// id, parent, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The position navigated to (Pi writes the target here, `"root"` for none).
+    #[serde(default)]
+    pub from_id: String,
+    /// The summary text (an empty one produces no message).
+    #[serde(default)]
+    pub summary: String,
+    /// `{readFiles, modifiedFiles}` or extension data.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub details: Option<Value>,
+    /// Whether an extension produced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_hook: Option<bool>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `model_change`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelChangeEntry {
+    /// id, parent, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// Provider name.
+    pub provider: String,
+    /// Model id.
+    pub model_id: String,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `thinking_level_change`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThinkingLevelChangeEntry {
+    /// id, parent, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// `off`, `minimal`, `low`, `medium`, `high` or `xhigh`.
+    pub thinking_level: String,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `custom`: extension state, never sent to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomEntry {
+    /// id, parent, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The extension's identifier.
+    pub custom_type: String,
+    /// The extension's data.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub data: Option<Value>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `custom_message`: an extension's message that enters context as a user message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomMessageEntry {
+    /// id, parent, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The extension's identifier.
+    pub custom_type: String,
+    /// Text or text/image blocks.
+    pub content: MessageContent,
+    /// Whether the UI shows it.
+    #[serde(default)]
+    pub display: bool,
+    /// Extension data, never sent.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub details: Option<Value>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `label`: sets (or, without `label`, clears) the bookmark of `targetId`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelEntry {
+    /// id, parent, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The labelled entry.
+    pub target_id: EntryId,
+    /// The label; absent or empty clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `session_info`: the session's display name (the latest one wins; empty clears).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfoEntry {
+    /// id, parent, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A tool definition as sent to the model: name, description, JSON Schema parameters.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDefinition {
+    /// The tool's name.
+    pub name: String,
+    /// What it does, for the model.
+    #[serde(default)]
+    pub description: String,
+    /// JSON Schema of its arguments.
+    #[serde(default)]
+    pub parameters: Value,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// strata `system`: new full text of changed sections, tools added (full definitions) and removed (names).
+/// The first one on a chain is the snapshot; later ones are patches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemEntry {
+    /// id, parent, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// Section name → its full new text.
+    #[serde(default)]
+    pub sections: BTreeMap<String, String>,
+    /// Tools declared by this entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools_added: Vec<ToolDefinition>,
+    /// Names of tools withdrawn by this entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools_removed: Vec<String>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// What a context edit does to its targets.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ContextAction {
+    /// `exclude`: the targets produce no message.
+    Exclude,
+    /// Any other action, kept (and ignored by context building).
+    Other(String),
+}
+
+impl Serialize for ContextAction {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(match self {
+            Self::Exclude => "exclude",
+            Self::Other(other) => other,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for ContextAction {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Ok(if text == "exclude" {
+            Self::Exclude
+        } else {
+            Self::Other(text)
+        })
+    }
+}
+
+/// strata `context_edit`: `action` applied to the entries `targets`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextEditEntry {
+    /// id, parent, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The entries affected.
+    pub targets: Vec<EntryId>,
+    /// What happens to them.
+    pub action: ContextAction,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// strata `leaf`: the position moved to `parentId` (null: before the first entry).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeafEntry {
+    /// id, parent (the new position), timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// An entry of a type this crate does not know, kept whole.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnknownEntry {
+    /// Its `type`.
+    pub entry_type: String,
+    /// id, parent, timestamp.
+    pub base: EntryBase,
+    /// Every other field.
+    pub extra: Extra,
+}
+
+impl Entry {
+    /// id, parent and timestamp.
+    pub fn base(&self) -> &EntryBase {
+        match self {
+            Self::Message(e) => &e.base,
+            Self::Compaction(e) => &e.base,
+            Self::BranchSummary(e) => &e.base,
+            Self::ModelChange(e) => &e.base,
+            Self::ThinkingLevelChange(e) => &e.base,
+            Self::Custom(e) => &e.base,
+            Self::CustomMessage(e) => &e.base,
+            Self::Label(e) => &e.base,
+            Self::SessionInfo(e) => &e.base,
+            Self::System(e) => &e.base,
+            Self::ContextEdit(e) => &e.base,
+            Self::Leaf(e) => &e.base,
+            Self::Unknown(e) => &e.base,
+        }
+    }
+
+    /// id, parent and timestamp, to change.
+    pub fn base_mut(&mut self) -> &mut EntryBase {
+        match self {
+            Self::Message(e) => &mut e.base,
+            Self::Compaction(e) => &mut e.base,
+            Self::BranchSummary(e) => &mut e.base,
+            Self::ModelChange(e) => &mut e.base,
+            Self::ThinkingLevelChange(e) => &mut e.base,
+            Self::Custom(e) => &mut e.base,
+            Self::CustomMessage(e) => &mut e.base,
+            Self::Label(e) => &mut e.base,
+            Self::SessionInfo(e) => &mut e.base,
+            Self::System(e) => &mut e.base,
+            Self::ContextEdit(e) => &mut e.base,
+            Self::Leaf(e) => &mut e.base,
+            Self::Unknown(e) => &mut e.base,
+        }
+    }
+
+    /// This entry's id.
+    pub fn id(&self) -> &EntryId {
+        &self.base().id
+    }
+
+    /// The parent's id (`None` for a root).
+    pub fn parent_id(&self) -> Option<&EntryId> {
+        self.base().parent_id.as_ref()
+    }
+
+    /// ISO 8601 time it was written.
+    pub fn timestamp(&self) -> &str {
+        &self.base().timestamp
+    }
+
+    /// The `type` string as written in JSON.
+    pub fn type_name(&self) -> &str {
+        match self {
+            Self::Message(_) => "message",
+            Self::Compaction(_) => "compaction",
+            Self::BranchSummary(_) => "branch_summary",
+            Self::ModelChange(_) => "model_change",
+            Self::ThinkingLevelChange(_) => "thinking_level_change",
+            Self::Custom(_) => "custom",
+            Self::CustomMessage(_) => "custom_message",
+            Self::Label(_) => "label",
+            Self::SessionInfo(_) => "session_info",
+            Self::System(_) => "system",
+            Self::ContextEdit(_) => "context_edit",
+            Self::Leaf(_) => "leaf",
+            Self::Unknown(e) => &e.entry_type,
+        }
+    }
+
+    /// The kind (type and, for messages, role).
+    pub fn kind(&self) -> EntryKind {
+        match self {
+            Self::Message(e) => EntryKind::Message(match &e.message {
+                AgentMessage::User(_) => Role::User,
+                AgentMessage::Assistant(_) => Role::Assistant,
+                AgentMessage::ToolResult(_) => Role::ToolResult,
+                AgentMessage::BashExecution(_) => Role::BashExecution,
+                AgentMessage::Custom(_) => Role::Custom,
+                _ => Role::Other,
+            }),
+            Self::Unknown(_) => EntryKind::Unknown,
+            other => EntryKind::from_type(other.type_name()),
+        }
+    }
+
+    /// The entry as one JSON line (no newline), `type` first.
+    pub fn to_json_line(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string(self)
+    }
+
+    /// Parses one entry from a JSON object (the `type` field selects the variant).
+    pub fn from_json_map(mut map: Map<String, Value>) -> Result<Self, serde_json::Error> {
+        let tag = match map.get("type") {
+            Some(Value::String(tag)) => tag.clone(),
+            _ => return Err(serde::de::Error::missing_field("type")),
+        };
+        map.shift_remove("type");
+        Self::from_map_with_type(&tag, map)
+    }
+
+    fn from_map_with_type(tag: &str, map: Map<String, Value>) -> Result<Self, serde_json::Error> {
+        let value = Value::Object(map);
+        Ok(match tag {
+            "message" => Self::Message(serde_json::from_value(value)?),
+            "compaction" => Self::Compaction(serde_json::from_value(value)?),
+            "branch_summary" => Self::BranchSummary(serde_json::from_value(value)?),
+            "model_change" => Self::ModelChange(serde_json::from_value(value)?),
+            "thinking_level_change" => Self::ThinkingLevelChange(serde_json::from_value(value)?),
+            "custom" => Self::Custom(serde_json::from_value(value)?),
+            "custom_message" => Self::CustomMessage(serde_json::from_value(value)?),
+            "label" => Self::Label(serde_json::from_value(value)?),
+            "session_info" => Self::SessionInfo(serde_json::from_value(value)?),
+            "system" => Self::System(serde_json::from_value(value)?),
+            "context_edit" => Self::ContextEdit(serde_json::from_value(value)?),
+            "leaf" => Self::Leaf(serde_json::from_value(value)?),
+            _ => {
+                let Value::Object(mut map) = value else {
+                    return Err(serde::de::Error::custom("entry is not an object"));
+                };
+                let base = EntryBase {
+                    id: match map.shift_remove("id") {
+                        Some(Value::String(id)) => EntryId::from(id),
+                        _ => return Err(serde::de::Error::missing_field("id")),
+                    },
+                    parent_id: match map.shift_remove("parentId") {
+                        Some(Value::String(id)) => Some(EntryId::from(id)),
+                        _ => None,
+                    },
+                    timestamp: match map.shift_remove("timestamp") {
+                        Some(Value::String(ts)) => ts,
+                        _ => String::new(),
+                    },
+                };
+                Self::Unknown(UnknownEntry {
+                    entry_type: tag.to_owned(),
+                    base,
+                    extra: map,
+                })
+            }
+        })
+    }
+
+    /// Parses one entry line whose `type` is already known, without an intermediate JSON tree.
+    pub(crate) fn from_line_with_type(tag: &str, line: &str) -> Result<Self, serde_json::Error> {
+        fn typed<T: serde::de::DeserializeOwned + HasExtra>(
+            line: &str,
+        ) -> Result<T, serde_json::Error> {
+            let mut value: T = serde_json::from_str(line)?;
+            value.extra_mut().shift_remove("type");
+            Ok(value)
+        }
+        Ok(match tag {
+            "message" => Self::Message(typed(line)?),
+            "compaction" => Self::Compaction(typed(line)?),
+            "branch_summary" => Self::BranchSummary(typed(line)?),
+            "model_change" => Self::ModelChange(typed(line)?),
+            "thinking_level_change" => Self::ThinkingLevelChange(typed(line)?),
+            "custom" => Self::Custom(typed(line)?),
+            "custom_message" => Self::CustomMessage(typed(line)?),
+            "label" => Self::Label(typed(line)?),
+            "session_info" => Self::SessionInfo(typed(line)?),
+            "system" => Self::System(typed(line)?),
+            "context_edit" => Self::ContextEdit(typed(line)?),
+            "leaf" => Self::Leaf(typed(line)?),
+            _ => Self::from_json_map(serde_json::from_str(line)?)?,
+        })
+    }
+}
+
+trait HasExtra {
+    fn extra_mut(&mut self) -> &mut Extra;
+}
+
+macro_rules! has_extra {
+    ($($ty:ty),*) => { $(impl HasExtra for $ty { fn extra_mut(&mut self) -> &mut Extra { &mut self.extra } })* };
+}
+has_extra!(
+    MessageEntry,
+    CompactionEntry,
+    BranchSummaryEntry,
+    ModelChangeEntry,
+    ThinkingLevelChangeEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    SessionInfoEntry,
+    SystemEntry,
+    ContextEditEntry,
+    LeafEntry
+);
+
+impl Serialize for Entry {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tagged<'a, T> {
+            #[serde(rename = "type")]
+            entry_type: &'a str,
+            #[serde(flatten)]
+            inner: &'a T,
+        }
+        let tag = self.type_name();
+        match self {
+            Self::Message(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::Compaction(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::BranchSummary(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::ModelChange(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::ThinkingLevelChange(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::Custom(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::CustomMessage(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::Label(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::SessionInfo(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::System(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::ContextEdit(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::Leaf(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::Unknown(e) => {
+                #[derive(Serialize)]
+                struct Raw<'a> {
+                    #[serde(rename = "type")]
+                    entry_type: &'a str,
+                    #[serde(flatten)]
+                    base: &'a EntryBase,
+                    #[serde(flatten)]
+                    extra: &'a Extra,
+                }
+                Raw {
+                    entry_type: &e.entry_type,
+                    base: &e.base,
+                    extra: &e.extra,
+                }
+                .serialize(serializer)
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Entry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = Map::<String, Value>::deserialize(deserializer)?;
+        Self::from_json_map(map).map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,194 @@
+//! Errors and open-time diagnostics.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::id::EntryId;
+
+/// Why a session operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Reading or writing the file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another process (or handle) holds the session's write lock.
+    #[error("{path}: the session is open for writing elsewhere (its lock is held)")]
+    Locked {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The first line is not a session header.
+    #[error(
+        "{path}:{line}: not a session file: the first line is not a `session` header with an `id`"
+    )]
+    MissingHeader {
+        /// The file.
+        path: PathBuf,
+        /// The offending line (1-based).
+        line: usize,
+    },
+    /// The file is older than version 3 and cannot take appends.
+    #[error(
+        "{path}: a version {version} session cannot be appended to without rewriting it; fork it into a new file first"
+    )]
+    LegacyFormat {
+        /// The file.
+        path: PathBuf,
+        /// Its format version.
+        version: u32,
+    },
+    /// The session was opened read-only.
+    #[error("{path}: the session was opened read-only")]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+    },
+    /// No entry has this id.
+    #[error("{path}: no entry with id {id}")]
+    UnknownEntry {
+        /// The file.
+        path: PathBuf,
+        /// The id asked for.
+        id: EntryId,
+    },
+    /// An entry's line does not parse as its type.
+    #[error("{path}:{line}: entry {id} is not a valid `{entry_type}` entry: {source}")]
+    InvalidEntry {
+        /// The file.
+        path: PathBuf,
+        /// Its line (1-based).
+        line: usize,
+        /// Its id.
+        id: EntryId,
+        /// Its `type`.
+        entry_type: String,
+        /// What serde found.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// An entry could not be written as JSON.
+    #[error("{path}: cannot serialize a `{entry_type}` entry: {source}")]
+    Serialize {
+        /// The file.
+        path: PathBuf,
+        /// Its `type`.
+        entry_type: String,
+        /// What serde found.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// An argument cannot be used (e.g. appending a `leaf` entry directly).
+    #[error("{path}: {reason}")]
+    InvalidArgument {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The target file of a fork or create already exists.
+    #[error("{path}: already exists")]
+    AlreadyExists {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+impl SessionError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Something wrong found while opening a file; the rest of the file still opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The file.
+    pub path: PathBuf,
+    /// The line (1-based).
+    pub line: usize,
+    /// What was wrong.
+    pub problem: Problem,
+}
+
+/// What a [`Diagnostic`] reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// The last line has no newline and does not parse: a write was cut short. It is skipped,
+    /// and the next append starts on a new line.
+    TornLastLine {
+        /// How many bytes the torn line holds.
+        bytes: usize,
+    },
+    /// A line in the middle does not parse; it is skipped.
+    MalformedLine {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A line is not valid UTF-8; invalid bytes were replaced by U+FFFD.
+    InvalidUtf8,
+    /// An entry has no string `id`; it is skipped.
+    MissingId,
+    /// A second entry uses an id already taken; lookups find the later one (as in Pi).
+    DuplicateId {
+        /// The id.
+        id: EntryId,
+    },
+    /// An entry's parent does not exist; it is treated as a root (as in Pi).
+    UnknownParent {
+        /// The entry.
+        id: EntryId,
+        /// The missing parent.
+        parent: EntryId,
+    },
+    /// Parent links form a cycle; the entry is treated as a root.
+    ParentCycle {
+        /// The entry whose parent link was cut.
+        id: EntryId,
+    },
+    /// A `leaf` entry points at an unknown entry; it is ignored.
+    UnknownLeafTarget {
+        /// The missing target.
+        target: EntryId,
+    },
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: ", self.path.display(), self.line)?;
+        match &self.problem {
+            Problem::TornLastLine { bytes } => {
+                write!(
+                    f,
+                    "torn last line ({bytes} bytes, no newline, not valid JSON) skipped"
+                )
+            }
+            Problem::MalformedLine { reason } => write!(f, "malformed line skipped: {reason}"),
+            Problem::InvalidUtf8 => write!(f, "invalid UTF-8 replaced by U+FFFD"),
+            Problem::MissingId => write!(f, "entry without an `id` skipped"),
+            Problem::DuplicateId { id } => {
+                write!(f, "duplicate id {id}; the later entry wins lookups")
+            }
+            Problem::UnknownParent { id, parent } => {
+                write!(
+                    f,
+                    "entry {id} has unknown parent {parent}; treated as a root"
+                )
+            }
+            Problem::ParentCycle { id } => {
+                write!(f, "entry {id} is in a parent cycle; treated as a root")
+            }
+            Problem::UnknownLeafTarget { target } => {
+                write!(f, "`leaf` entry points at unknown entry {target}; ignored")
+            }
+        }
+    }
+}

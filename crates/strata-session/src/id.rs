@@ -1,0 +1,165 @@
+//! Entry ids and their generation.
+
+use std::collections::hash_map::RandomState;
+use std::fmt;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The id of a session entry: 8 hex characters in files written by Pi or strata, any string in others.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntryId(Arc<str>);
+
+impl EntryId {
+    /// Wraps a string as an entry id.
+    pub fn new(id: impl AsRef<str>) -> Self {
+        Self(Arc::from(id.as_ref()))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for EntryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for EntryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for EntryId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for EntryId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for EntryId {
+    fn from(value: &str) -> Self {
+        Self::new(value)
+    }
+}
+
+impl From<String> for EntryId {
+    fn from(value: String) -> Self {
+        Self(Arc::from(value))
+    }
+}
+
+impl PartialEq<str> for EntryId {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for EntryId {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl Serialize for EntryId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for EntryId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Ok(Self::new(text))
+    }
+}
+
+/// 64 random bits from the standard library's randomly keyed hasher (seeded by the OS).
+pub(crate) fn random_u64() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    if let Ok(elapsed) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        hasher.write_u128(elapsed.as_nanos());
+    }
+    hasher.finish()
+}
+
+/// A random version 4 UUID in its usual text form.
+pub(crate) fn uuid_v4() -> String {
+    let high = random_u64();
+    let low = random_u64();
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&high.to_be_bytes());
+    bytes[8..].copy_from_slice(&low.to_be_bytes());
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    format_uuid(&bytes)
+}
+
+/// A version 7 UUID (millisecond clock first, then random bits), as Pi uses for session ids.
+pub(crate) fn uuid_v7(unix_millis: u64) -> String {
+    let mut bytes = [0u8; 16];
+    bytes[..6].copy_from_slice(&unix_millis.to_be_bytes()[2..]);
+    let random_high = random_u64().to_be_bytes();
+    let random_low = random_u64().to_be_bytes();
+    bytes[6..8].copy_from_slice(&random_high[..2]);
+    bytes[8..].copy_from_slice(&random_low);
+    bytes[6] = (bytes[6] & 0x0f) | 0x70;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    format_uuid(&bytes)
+}
+
+fn format_uuid(bytes: &[u8; 16]) -> String {
+    let mut out = String::with_capacity(36);
+    for (index, byte) in bytes.iter().enumerate() {
+        if matches!(index, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+/// A fresh 8-hex id not yet used, as Pi draws them: up to 100 tries, then a full UUID.
+pub(crate) fn fresh_id(taken: impl Fn(&str) -> bool) -> EntryId {
+    for _ in 0..100 {
+        let candidate = format!("{:08x}", random_u64() as u32);
+        if !taken(&candidate) {
+            return EntryId::from(candidate);
+        }
+    }
+    EntryId::from(uuid_v4())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_ids_are_eight_hex_and_avoid_taken_ones() {
+        let id = fresh_id(|_| false);
+        assert_eq!(id.as_str().len(), 8);
+        assert!(id.as_str().chars().all(|c| c.is_ascii_hexdigit()));
+        let fallback = fresh_id(|_| true);
+        assert_eq!(fallback.as_str().len(), 36);
+    }
+
+    #[test]
+    fn uuids_have_their_version_nibble() {
+        assert_eq!(&uuid_v4()[14..15], "4");
+        let v7 = uuid_v7(0x0190_a000_0000);
+        assert!(v7.starts_with("0190a000-0000-7"), "{v7}");
+    }
+}

@@ -1,0 +1,494 @@
+//! Agent messages (`message` entries' payload) with Pi's field names.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::serde_util::{js_number, present, tagged_deserialize};
+
+/// Fields a struct does not know, kept so that re-serializing it loses nothing.
+pub type Extra = Map<String, Value>;
+
+/// One message of the conversation, by `role`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "role")]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "messages are matched on far more than moved; boxing would only add indirection"
+)]
+pub enum AgentMessage {
+    /// `role: "user"`.
+    #[serde(rename = "user")]
+    User(UserMessage),
+    /// `role: "assistant"`.
+    #[serde(rename = "assistant")]
+    Assistant(AssistantMessage),
+    /// `role: "toolResult"`.
+    #[serde(rename = "toolResult")]
+    ToolResult(ToolResultMessage),
+    /// `role: "bashExecution"`: a `!cmd` run by the user.
+    #[serde(rename = "bashExecution")]
+    BashExecution(BashExecutionMessage),
+    /// `role: "custom"` (legacy `hookMessage` in v2 files): an extension's message.
+    #[serde(rename = "custom")]
+    Custom(CustomMessage),
+    /// `role: "branchSummary"`: produced by context building, never stored by Pi.
+    #[serde(rename = "branchSummary")]
+    BranchSummary(BranchSummaryMessage),
+    /// `role: "compactionSummary"`: produced by context building, never stored by Pi.
+    #[serde(rename = "compactionSummary")]
+    CompactionSummary(CompactionSummaryMessage),
+    /// Any other role, kept as raw JSON (role included).
+    #[serde(untagged)]
+    Unknown(Map<String, Value>),
+}
+
+tagged_deserialize!(AgentMessage, "role", {
+    "user" => User(UserMessage),
+    "assistant" => Assistant(AssistantMessage),
+    "toolResult" => ToolResult(ToolResultMessage),
+    "bashExecution" => BashExecution(BashExecutionMessage),
+    "custom" => Custom(CustomMessage),
+    "branchSummary" => BranchSummary(BranchSummaryMessage),
+    "compactionSummary" => CompactionSummary(CompactionSummaryMessage),
+});
+
+impl AgentMessage {
+    /// The `role` string as written in JSON.
+    pub fn role(&self) -> &str {
+        match self {
+            Self::User(_) => "user",
+            Self::Assistant(_) => "assistant",
+            Self::ToolResult(_) => "toolResult",
+            Self::BashExecution(_) => "bashExecution",
+            Self::Custom(_) => "custom",
+            Self::BranchSummary(_) => "branchSummary",
+            Self::CompactionSummary(_) => "compactionSummary",
+            Self::Unknown(map) => map.get("role").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+
+    /// The message's own `timestamp` (Unix milliseconds), when it has one.
+    pub fn timestamp(&self) -> Option<i64> {
+        match self {
+            Self::User(m) => Some(m.timestamp),
+            Self::Assistant(m) => Some(m.timestamp),
+            Self::ToolResult(m) => Some(m.timestamp),
+            Self::BashExecution(m) => Some(m.timestamp),
+            Self::Custom(m) => Some(m.timestamp),
+            Self::BranchSummary(m) => Some(m.timestamp),
+            Self::CompactionSummary(m) => Some(m.timestamp),
+            Self::Unknown(map) => map.get("timestamp").and_then(Value::as_i64),
+        }
+    }
+
+    /// The message as a JSON value, exactly the fields it holds (Pi's shape).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// Text or a list of blocks, as user and custom messages allow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MessageContent {
+    /// Plain text.
+    Text(String),
+    /// Text and image blocks.
+    Blocks(Vec<ContentBlock>),
+}
+
+impl MessageContent {
+    /// The text blocks joined with `sep` (the string itself for plain text).
+    pub fn text_joined(&self, sep: &str) -> String {
+        match self {
+            Self::Text(text) => text.clone(),
+            Self::Blocks(blocks) => join_text(blocks, sep),
+        }
+    }
+}
+
+/// The text blocks of `blocks` joined with `sep`.
+pub fn join_text(blocks: &[ContentBlock], sep: &str) -> String {
+    let mut out = String::new();
+    for block in blocks {
+        if let ContentBlock::Text(text) = block {
+            if !out.is_empty() {
+                out.push_str(sep);
+            }
+            out.push_str(&text.text);
+        }
+    }
+    out
+}
+
+/// One block of message content, by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type")]
+pub enum ContentBlock {
+    /// `type: "text"`.
+    #[serde(rename = "text")]
+    Text(TextContent),
+    /// `type: "thinking"`.
+    #[serde(rename = "thinking")]
+    Thinking(ThinkingContent),
+    /// `type: "image"`.
+    #[serde(rename = "image")]
+    Image(ImageContent),
+    /// `type: "toolCall"`.
+    #[serde(rename = "toolCall")]
+    ToolCall(ToolCall),
+    /// Any other block type, kept as raw JSON (type included).
+    #[serde(untagged)]
+    Unknown(Map<String, Value>),
+}
+
+tagged_deserialize!(ContentBlock, "type", {
+    "text" => Text(TextContent),
+    "thinking" => Thinking(ThinkingContent),
+    "image" => Image(ImageContent),
+    "toolCall" => ToolCall(ToolCall),
+});
+
+/// A text block.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextContent {
+    /// The text.
+    pub text: String,
+    /// Provider signature bound to this text (OpenAI Responses item id and similar).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_signature: Option<String>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A reasoning block.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThinkingContent {
+    /// The reasoning text (empty when redacted).
+    pub thinking: String,
+    /// Provider signature that must ride back with this block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_signature: Option<String>,
+    /// Set when the provider redacted the reasoning (the signature holds the opaque payload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<bool>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// An image block (base64 data).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageContent {
+    /// Base64-encoded bytes.
+    pub data: String,
+    /// MIME type, e.g. `image/png`.
+    pub mime_type: String,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A tool call made by the assistant.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    /// The call id the result refers to.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments object.
+    #[serde(default)]
+    pub arguments: Value,
+    /// Gemini's opaque signature for this call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought_signature: Option<String>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A message from the user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessage {
+    /// Text or text/image blocks.
+    pub content: MessageContent,
+    /// Unix milliseconds.
+    #[serde(default)]
+    pub timestamp: i64,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Why the assistant stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum StopReason {
+    /// `stop`: finished its turn.
+    Stop,
+    /// `length`: hit the output limit.
+    Length,
+    /// `toolUse`: wants tool results.
+    ToolUse,
+    /// `error`: the request failed (dropped from later requests).
+    Error,
+    /// `aborted`: the user stopped it (dropped from later requests).
+    Aborted,
+    /// Any other value, kept.
+    Other(String),
+}
+
+impl StopReason {
+    /// The JSON string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Stop => "stop",
+            Self::Length => "length",
+            Self::ToolUse => "toolUse",
+            Self::Error => "error",
+            Self::Aborted => "aborted",
+            Self::Other(other) => other,
+        }
+    }
+}
+
+impl Serialize for StopReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for StopReason {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Ok(match text.as_str() {
+            "stop" => Self::Stop,
+            "length" => Self::Length,
+            "toolUse" => Self::ToolUse,
+            "error" => Self::Error,
+            "aborted" => Self::Aborted,
+            _ => Self::Other(text),
+        })
+    }
+}
+
+/// Token counts and cost of one assistant response.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Uncached input tokens.
+    #[serde(default)]
+    pub input: u64,
+    /// Output tokens.
+    #[serde(default)]
+    pub output: u64,
+    /// Input tokens read from the cache.
+    #[serde(default)]
+    pub cache_read: u64,
+    /// Input tokens written to the cache.
+    #[serde(default)]
+    pub cache_write: u64,
+    /// Sum of the above as the provider reported it.
+    #[serde(default)]
+    pub total_tokens: u64,
+    /// Cost in dollars.
+    #[serde(default)]
+    pub cost: Cost,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Cost of one response in dollars, by part.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    /// Uncached input.
+    #[serde(default, serialize_with = "js_number")]
+    pub input: f64,
+    /// Output.
+    #[serde(default, serialize_with = "js_number")]
+    pub output: f64,
+    /// Cache reads.
+    #[serde(default, serialize_with = "js_number")]
+    pub cache_read: f64,
+    /// Cache writes.
+    #[serde(default, serialize_with = "js_number")]
+    pub cache_write: f64,
+    /// Total.
+    #[serde(default, serialize_with = "js_number")]
+    pub total: f64,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A response from the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    /// Text, thinking and tool-call blocks.
+    pub content: Vec<ContentBlock>,
+    /// The wire API that produced it (`anthropic-messages`, `openai-responses`, …).
+    #[serde(default)]
+    pub api: String,
+    /// Provider name.
+    #[serde(default)]
+    pub provider: String,
+    /// Model id.
+    #[serde(default)]
+    pub model: String,
+    /// Token counts and cost.
+    #[serde(default)]
+    pub usage: Usage,
+    /// Why it stopped.
+    pub stop_reason: StopReason,
+    /// The error text for `error` and `aborted` stops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// Unix milliseconds.
+    #[serde(default)]
+    pub timestamp: i64,
+    /// Unknown fields (e.g. `responseId`, `diagnostics`), kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl AssistantMessage {
+    /// The tool calls in this response, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|block| match block {
+            ContentBlock::ToolCall(call) => Some(call),
+            _ => None,
+        })
+    }
+}
+
+/// The result of one tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    /// The id of the call this answers.
+    pub tool_call_id: String,
+    /// The tool's name.
+    #[serde(default)]
+    pub tool_name: String,
+    /// Text and image blocks.
+    pub content: Vec<ContentBlock>,
+    /// Tool-specific data for the UI, never sent to the model.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub details: Option<Value>,
+    /// Whether the tool failed.
+    #[serde(default)]
+    pub is_error: bool,
+    /// Unix milliseconds.
+    #[serde(default)]
+    pub timestamp: i64,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A shell command the user ran with `!cmd`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashExecutionMessage {
+    /// The command line.
+    pub command: String,
+    /// Its output.
+    #[serde(default)]
+    pub output: String,
+    /// Exit code; `Some(None)` is a JSON `null` (cancelled), `None` an absent field.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub exit_code: Option<Option<i64>>,
+    /// Whether the user cancelled it.
+    #[serde(default)]
+    pub cancelled: bool,
+    /// Whether the output was cut.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Where the full output was saved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+    /// Unix milliseconds.
+    #[serde(default)]
+    pub timestamp: i64,
+    /// Set for `!!cmd`: kept in the session but never sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude_from_context: Option<bool>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// An extension's message in the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomMessage {
+    /// The extension's identifier.
+    pub custom_type: String,
+    /// Text or text/image blocks.
+    pub content: MessageContent,
+    /// Whether the UI shows it.
+    #[serde(default)]
+    pub display: bool,
+    /// Extension data, never sent.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub details: Option<Value>,
+    /// Unix milliseconds.
+    #[serde(default)]
+    pub timestamp: i64,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The summary of an abandoned branch, as context building emits it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummaryMessage {
+    /// The summary text.
+    pub summary: String,
+    /// The `fromId` of the branch summary entry.
+    pub from_id: String,
+    /// Unix milliseconds.
+    #[serde(default)]
+    pub timestamp: i64,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The summary of compacted history, as context building emits it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionSummaryMessage {
+    /// The summary text.
+    pub summary: String,
+    /// Context tokens before compaction.
+    #[serde(default)]
+    pub tokens_before: u64,
+    /// Unix milliseconds.
+    #[serde(default)]
+    pub timestamp: i64,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}

@@ -1,0 +1,341 @@
+//! A fast scan of one entry line: checks that it is one JSON object and picks out `type`, `id`,
+//! `parentId`, `timestamp` and the message `role` without building a JSON tree.
+//!
+//! The structure check is exact for strings, objects and arrays; scalars are checked loosely
+//! (a token of number/literal characters). A line that passes here but is not JSON fails later,
+//! when the entry is parsed, with an error naming its line.
+
+use std::borrow::Cow;
+
+/// The fields the tree needs, borrowed from the line where no escapes are involved.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Scanned<'a> {
+    pub entry_type: Option<Cow<'a, str>>,
+    pub id: Option<Cow<'a, str>>,
+    pub parent: Parent<'a>,
+    pub timestamp: Option<Cow<'a, str>>,
+    pub role: Option<Cow<'a, str>>,
+}
+
+/// The `parentId` field.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) enum Parent<'a> {
+    /// No such field.
+    #[default]
+    Absent,
+    /// `null`.
+    Null,
+    /// A string.
+    Id(Cow<'a, str>),
+    /// Something else (treated as no parent).
+    Other,
+}
+
+/// Why a line is not an entry object.
+#[derive(Debug, PartialEq)]
+pub(crate) struct ScanError {
+    pub reason: &'static str,
+    pub offset: usize,
+}
+
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+type ScanResult<T> = Result<T, ScanError>;
+
+impl<'a> Cursor<'a> {
+    fn fail<T>(&self, reason: &'static str) -> ScanResult<T> {
+        Err(ScanError {
+            reason,
+            offset: self.pos,
+        })
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn expect(&mut self, byte: u8, reason: &'static str) -> ScanResult<()> {
+        if self.peek() == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            self.fail(reason)
+        }
+    }
+
+    /// Reads a string at the cursor (which is on its opening quote); returns its raw bytes
+    /// (between the quotes) and whether it contains escapes.
+    fn raw_string(&mut self) -> ScanResult<(&'a [u8], bool)> {
+        self.expect(b'"', "expected a string")?;
+        let start = self.pos;
+        let mut escaped = false;
+        loop {
+            match memchr::memchr2(b'"', b'\\', &self.bytes[self.pos..]) {
+                None => {
+                    self.pos = self.bytes.len();
+                    return self.fail("unterminated string");
+                }
+                Some(offset) => {
+                    self.pos += offset;
+                    if self.bytes[self.pos] == b'"' {
+                        let raw = &self.bytes[start..self.pos];
+                        self.pos += 1;
+                        return Ok((raw, escaped));
+                    }
+                    escaped = true;
+                    self.pos += 2;
+                    if self.pos > self.bytes.len() {
+                        self.pos = self.bytes.len();
+                        return self.fail("unterminated string");
+                    }
+                }
+            }
+        }
+    }
+
+    fn string(&mut self) -> ScanResult<Cow<'a, str>> {
+        let start = self.pos;
+        let (raw, escaped) = self.raw_string()?;
+        if escaped {
+            let quoted = &self.bytes[start..self.pos];
+            match serde_json::from_slice::<String>(quoted) {
+                Ok(text) => Ok(Cow::Owned(text)),
+                Err(_) => Err(ScanError {
+                    reason: "invalid string escape",
+                    offset: start,
+                }),
+            }
+        } else {
+            match std::str::from_utf8(raw) {
+                Ok(text) => Ok(Cow::Borrowed(text)),
+                Err(_) => Err(ScanError {
+                    reason: "invalid UTF-8 in string",
+                    offset: start,
+                }),
+            }
+        }
+    }
+
+    fn scalar(&mut self) -> ScanResult<&'a [u8]> {
+        let start = self.pos;
+        while let Some(byte) = self.peek() {
+            if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'+' | b'.') {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        let token = &self.bytes[start..self.pos];
+        let ok = match token.first() {
+            Some(b't') => token == b"true",
+            Some(b'f') => token == b"false",
+            Some(b'n') => token == b"null",
+            Some(b'-' | b'0'..=b'9') => true,
+            _ => false,
+        };
+        if ok {
+            Ok(token)
+        } else {
+            Err(ScanError {
+                reason: "expected a value",
+                offset: start,
+            })
+        }
+    }
+
+    /// Skips one value of any kind, checking brackets and strings.
+    fn skip_value(&mut self) -> ScanResult<()> {
+        match self.peek() {
+            Some(b'"') => self.raw_string().map(|_| ()),
+            Some(b'{' | b'[') => self.skip_container(),
+            _ => self.scalar().map(|_| ()),
+        }
+    }
+
+    fn skip_container(&mut self) -> ScanResult<()> {
+        // A stack of the closers expected; nesting beyond a few levels is rare.
+        let mut closers: Vec<u8> = Vec::with_capacity(8);
+        loop {
+            let Some(byte) = self.peek() else {
+                return self.fail("unterminated object or array");
+            };
+            match byte {
+                b'"' => {
+                    self.raw_string()?;
+                }
+                b'{' => {
+                    closers.push(b'}');
+                    self.pos += 1;
+                }
+                b'[' => {
+                    closers.push(b']');
+                    self.pos += 1;
+                }
+                b'}' | b']' => {
+                    if closers.pop() != Some(byte) {
+                        return self.fail("mismatched bracket");
+                    }
+                    self.pos += 1;
+                    if closers.is_empty() {
+                        return Ok(());
+                    }
+                }
+                b',' | b':' | b' ' | b'\t' | b'\n' | b'\r' => self.pos += 1,
+                _ => {
+                    self.scalar()?;
+                }
+            }
+        }
+    }
+
+    /// Reads the `role` of a message object when it is the first key, then skips the object.
+    fn message_role(&mut self) -> ScanResult<Option<Cow<'a, str>>> {
+        let start = self.pos;
+        let mut role = None;
+        if self.peek() == Some(b'{') {
+            self.pos += 1;
+            self.skip_ws();
+            if self.peek() == Some(b'"') {
+                let key = self.string()?;
+                self.skip_ws();
+                if key == "role" && self.peek() == Some(b':') {
+                    self.pos += 1;
+                    self.skip_ws();
+                    if self.peek() == Some(b'"') {
+                        role = Some(self.string()?);
+                    }
+                }
+            }
+        }
+        self.pos = start;
+        self.skip_value()?;
+        Ok(role)
+    }
+}
+
+/// Scans one line holding one entry object.
+pub(crate) fn scan_entry(line: &[u8]) -> ScanResult<Scanned<'_>> {
+    let mut cursor = Cursor {
+        bytes: line,
+        pos: 0,
+    };
+    let mut scanned = Scanned::default();
+    cursor.skip_ws();
+    cursor.expect(b'{', "expected `{`")?;
+    cursor.skip_ws();
+    if cursor.peek() == Some(b'}') {
+        cursor.pos += 1;
+    } else {
+        loop {
+            cursor.skip_ws();
+            let key = cursor.string()?;
+            cursor.skip_ws();
+            cursor.expect(b':', "expected `:`")?;
+            cursor.skip_ws();
+            let is_string = cursor.peek() == Some(b'"');
+            match &*key {
+                "type" if is_string => scanned.entry_type = Some(cursor.string()?),
+                "id" if is_string => scanned.id = Some(cursor.string()?),
+                "timestamp" if is_string => scanned.timestamp = Some(cursor.string()?),
+                "parentId" if is_string => scanned.parent = Parent::Id(cursor.string()?),
+                "parentId" => {
+                    let start = cursor.pos;
+                    cursor.skip_value()?;
+                    scanned.parent = if &line[start..cursor.pos] == b"null" {
+                        Parent::Null
+                    } else {
+                        Parent::Other
+                    };
+                }
+                "message" => scanned.role = cursor.message_role()?,
+                "type" | "id" | "timestamp" => {
+                    // A non-string value: the field counts as absent.
+                    cursor.skip_value()?;
+                    match &*key {
+                        "type" => scanned.entry_type = None,
+                        "id" => scanned.id = None,
+                        _ => scanned.timestamp = None,
+                    }
+                }
+                _ => cursor.skip_value()?,
+            }
+            cursor.skip_ws();
+            match cursor.peek() {
+                Some(b',') => cursor.pos += 1,
+                Some(b'}') => {
+                    cursor.pos += 1;
+                    break;
+                }
+                _ => return cursor.fail("expected `,` or `}`"),
+            }
+        }
+    }
+    cursor.skip_ws();
+    if cursor.pos != line.len() {
+        return cursor.fail("text after the object");
+    }
+    Ok(scanned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_out_the_tree_fields_in_any_order() {
+        let line = br#"{"type":"custom","customType":"x","data":{"a":[1,{"b":"}"}]},"id":"ab12cd34","parentId":null,"timestamp":"2026-01-15T10:00:00.000Z"}"#;
+        let scanned = scan_entry(line).unwrap();
+        assert_eq!(scanned.entry_type.as_deref(), Some("custom"));
+        assert_eq!(scanned.id.as_deref(), Some("ab12cd34"));
+        assert_eq!(scanned.parent, Parent::Null);
+        assert_eq!(
+            scanned.timestamp.as_deref(),
+            Some("2026-01-15T10:00:00.000Z")
+        );
+    }
+
+    #[test]
+    fn reads_the_message_role_and_escaped_strings() {
+        let line = br#"{"type":"message","id":"a\u0062","parentId":"p\"q","message":{"role":"toolResult","content":[{"type":"text","text":"a \"quoted\" \\ }]"}]}}"#;
+        let scanned = scan_entry(line).unwrap();
+        assert_eq!(scanned.id.as_deref(), Some("ab"));
+        assert_eq!(scanned.parent, Parent::Id(Cow::Borrowed("p\"q")));
+        assert_eq!(scanned.role.as_deref(), Some("toolResult"));
+    }
+
+    #[test]
+    fn rejects_every_proper_prefix_of_an_object() {
+        let line = br#"{"type":"message","id":"ab","parentId":null,"message":{"role":"user","content":[{"type":"text","text":"hi"}],"n":-1.5e3,"t":true}}"#;
+        assert!(scan_entry(line).is_ok());
+        for cut in 0..line.len() {
+            assert!(
+                scan_entry(&line[..cut]).is_err(),
+                "prefix of {cut} bytes accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        for bad in [
+            &b"not json"[..],
+            b"{\"a\" 1}",
+            b"{\"a\":1,}",
+            b"{\"a\":[1}",
+            b"{} x",
+            b"[1]",
+            b"{\"a\":bogus}",
+        ] {
+            assert!(scan_entry(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+}

@@ -1,0 +1,586 @@
+//! A session file opened for reading or for appending.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::entry::{
+    BranchSummaryEntry, CompactionEntry, ContextAction, ContextEditEntry, CustomEntry,
+    CustomMessageEntry, Entry, EntryBase, EntryKind, LabelEntry, LeafEntry, MessageEntry,
+    ModelChangeEntry, SessionInfoEntry, SystemEntry, ThinkingLevelChangeEntry, ToolDefinition,
+};
+use crate::error::{Diagnostic, SessionError};
+use crate::header::{CURRENT_VERSION, SessionHeader};
+use crate::id::{EntryId, fresh_id, uuid_v7};
+use crate::message::{AgentMessage, Extra, MessageContent};
+use crate::time::{format_iso_millis, now_iso, now_millis};
+use crate::tree::Tree;
+
+/// How appends reach the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WriteOptions {
+    /// `fsync` (`sync_data`) after every appended line. Off by default, like Pi.
+    pub fsync: bool,
+}
+
+/// A session just opened, with what was wrong in its file.
+#[derive(Debug)]
+pub struct Opened {
+    /// The session.
+    pub session: Session,
+    /// Lines skipped or repaired while reading, each naming file and line.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A session file: its tree, and when opened for writing, the locked file appends go to.
+#[derive(Debug)]
+pub struct Session {
+    tree: Tree,
+    writer: Option<Writer>,
+    options: WriteOptions,
+}
+
+#[derive(Debug)]
+struct Writer {
+    file: File,
+    /// The file does not end in a newline (torn line, or a failed write): start the next line with one.
+    needs_newline: bool,
+}
+
+fn read_all(path: &Path, file: &mut File) -> Result<Vec<u8>, SessionError> {
+    let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(size + 1);
+    file.read_to_end(&mut bytes)
+        .map_err(|e| SessionError::io(path, e))?;
+    Ok(bytes)
+}
+
+fn lock(path: &Path, file: &File) -> Result<(), SessionError> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(SessionError::Locked {
+            path: path.to_path_buf(),
+        }),
+        Err(std::fs::TryLockError::Error(error)) => Err(SessionError::io(path, error)),
+    }
+}
+
+impl Session {
+    /// Opens a session file read-only (no lock). Damaged lines are skipped and reported.
+    pub fn open(path: impl AsRef<Path>) -> Result<Opened, SessionError> {
+        let path = path.as_ref();
+        let mut file = File::open(path).map_err(|e| SessionError::io(path, e))?;
+        let bytes = read_all(path, &mut file)?;
+        let (tree, diagnostics) = Tree::parse(path, bytes)?;
+        Ok(Opened {
+            session: Self {
+                tree,
+                writer: None,
+                options: WriteOptions::default(),
+            },
+            diagnostics,
+        })
+    }
+
+    /// Opens a session file for appending: takes its advisory lock (a second writer gets
+    /// [`SessionError::Locked`]), then reads it. Version 1 files are refused
+    /// ([`SessionError::LegacyFormat`]): fork them first.
+    pub fn open_writable(
+        path: impl AsRef<Path>,
+        options: WriteOptions,
+    ) -> Result<Opened, SessionError> {
+        let path = path.as_ref();
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| SessionError::io(path, e))?;
+        lock(path, &file)?;
+        let bytes = read_all(path, &mut file)?;
+        let (tree, diagnostics) = Tree::parse(path, bytes)?;
+        if tree.version() < 2 {
+            return Err(SessionError::LegacyFormat {
+                path: path.to_path_buf(),
+                version: tree.version(),
+            });
+        }
+        let needs_newline = tree.ends_without_newline();
+        Ok(Opened {
+            session: Self {
+                tree,
+                writer: Some(Writer {
+                    file,
+                    needs_newline,
+                }),
+                options,
+            },
+            diagnostics,
+        })
+    }
+
+    /// Creates a new session file at `path` (which must not exist) for `cwd`, writes its header
+    /// and keeps it open for appending.
+    pub fn create(
+        path: impl AsRef<Path>,
+        cwd: &str,
+        options: WriteOptions,
+    ) -> Result<Self, SessionError> {
+        Self::create_with_header(path, new_header(cwd, None), options)
+    }
+
+    /// Creates a new session file with the given header (see [`new_header`]).
+    pub fn create_with_header(
+        path: impl AsRef<Path>,
+        header: SessionHeader,
+        options: WriteOptions,
+    ) -> Result<Self, SessionError> {
+        let path = path.as_ref();
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| SessionError::io(dir, e))?;
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    SessionError::AlreadyExists {
+                        path: path.to_path_buf(),
+                    }
+                } else {
+                    SessionError::io(path, e)
+                }
+            })?;
+        lock(path, &file)?;
+        let line = header
+            .to_json_line()
+            .map_err(|source| SessionError::Serialize {
+                path: path.to_path_buf(),
+                entry_type: "session".into(),
+                source,
+            })?;
+        let mut bytes = line.into_bytes();
+        bytes.push(b'\n');
+        file.write_all(&bytes)
+            .map_err(|e| SessionError::io(path, e))?;
+        if options.fsync {
+            file.sync_all().map_err(|e| SessionError::io(path, e))?;
+        }
+        let (tree, _) = Tree::parse(path, bytes)?;
+        Ok(Self {
+            tree,
+            writer: Some(Writer {
+                file,
+                needs_newline: false,
+            }),
+            options,
+        })
+    }
+
+    /// The tree of entries.
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    /// The session file.
+    pub fn path(&self) -> &Path {
+        self.tree.path()
+    }
+
+    /// The header line.
+    pub fn header(&self) -> &SessionHeader {
+        self.tree.header()
+    }
+
+    /// Whether this session was opened for appending.
+    pub fn is_writable(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    /// The current position (see [`Tree::leaf`]).
+    pub fn leaf(&self) -> Option<&EntryId> {
+        self.tree.leaf()
+    }
+
+    fn require_entry(&self, id: &EntryId) -> Result<(), SessionError> {
+        if self.tree.contains(id.as_str()) {
+            Ok(())
+        } else {
+            Err(SessionError::UnknownEntry {
+                path: self.path().to_path_buf(),
+                id: id.clone(),
+            })
+        }
+    }
+
+    /// Appends an entry as a child of the leaf and makes it the leaf. Its id and parent are
+    /// assigned here (the ones in `base` are replaced); an empty timestamp becomes now.
+    /// Writes exactly one line with one write call.
+    pub fn append(&mut self, entry: Entry) -> Result<EntryId, SessionError> {
+        if let Entry::Leaf(_) = entry {
+            return Err(SessionError::InvalidArgument {
+                path: self.path().to_path_buf(),
+                reason: "`leaf` entries are written by move_leaf, not append".into(),
+            });
+        }
+        let parent = self.tree.leaf().cloned();
+        self.write_entry(entry, parent)
+    }
+
+    fn write_entry(
+        &mut self,
+        mut entry: Entry,
+        parent: Option<EntryId>,
+    ) -> Result<EntryId, SessionError> {
+        let path = self.tree.path().to_path_buf();
+        let Some(writer) = self.writer.as_mut() else {
+            return Err(SessionError::ReadOnly { path });
+        };
+        let id = fresh_id(|candidate| self.tree.contains(candidate));
+        let base = entry.base_mut();
+        base.id = id.clone();
+        base.parent_id = parent;
+        if base.timestamp.is_empty() {
+            base.timestamp = now_iso();
+        }
+        let line = entry
+            .to_json_line()
+            .map_err(|source| SessionError::Serialize {
+                path: path.clone(),
+                entry_type: entry.type_name().to_owned(),
+                source,
+            })?;
+        let mut bytes = Vec::with_capacity(line.len() + 2);
+        if writer.needs_newline {
+            bytes.push(b'\n');
+        }
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        if let Err(error) = writer.file.write_all(&bytes) {
+            // Part of the line may be on disk: make the next append start a fresh line.
+            writer.needs_newline = true;
+            return Err(SessionError::io(path, error));
+        }
+        writer.needs_newline = false;
+        if self.options.fsync {
+            writer
+                .file
+                .sync_data()
+                .map_err(|e| SessionError::io(&path, e))?;
+        }
+        self.tree.push_appended(line, &entry);
+        Ok(id)
+    }
+
+    /// Appends a `message` entry.
+    pub fn append_message(&mut self, message: AgentMessage) -> Result<EntryId, SessionError> {
+        self.append(Entry::Message(MessageEntry {
+            base: EntryBase::pending(),
+            message,
+            extra: Extra::new(),
+        }))
+    }
+
+    /// Appends a `compaction` entry (with strata's optional `system` and `tools` snapshots).
+    pub fn append_compaction(
+        &mut self,
+        compaction: CompactionEntry,
+    ) -> Result<EntryId, SessionError> {
+        self.append(Entry::Compaction(compaction))
+    }
+
+    /// Appends a strata `system` entry: changed sections, tools added and tools removed.
+    pub fn append_system(
+        &mut self,
+        sections: BTreeMap<String, String>,
+        tools_added: Vec<ToolDefinition>,
+        tools_removed: Vec<String>,
+    ) -> Result<EntryId, SessionError> {
+        self.append(Entry::System(SystemEntry {
+            base: EntryBase::pending(),
+            sections,
+            tools_added,
+            tools_removed,
+            extra: Extra::new(),
+        }))
+    }
+
+    /// Appends a strata `context_edit` entry excluding `targets` from context.
+    pub fn append_context_edit(
+        &mut self,
+        targets: Vec<EntryId>,
+        action: ContextAction,
+    ) -> Result<EntryId, SessionError> {
+        for target in &targets {
+            self.require_entry(target)?;
+        }
+        self.append(Entry::ContextEdit(ContextEditEntry {
+            base: EntryBase::pending(),
+            targets,
+            action,
+            extra: Extra::new(),
+        }))
+    }
+
+    /// Appends a `model_change` entry.
+    pub fn append_model_change(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+    ) -> Result<EntryId, SessionError> {
+        self.append(Entry::ModelChange(ModelChangeEntry {
+            base: EntryBase::pending(),
+            provider: provider.to_owned(),
+            model_id: model_id.to_owned(),
+            extra: Extra::new(),
+        }))
+    }
+
+    /// Appends a `thinking_level_change` entry.
+    pub fn append_thinking_level_change(&mut self, level: &str) -> Result<EntryId, SessionError> {
+        self.append(Entry::ThinkingLevelChange(ThinkingLevelChangeEntry {
+            base: EntryBase::pending(),
+            thinking_level: level.to_owned(),
+            extra: Extra::new(),
+        }))
+    }
+
+    /// Sets (`Some`) or clears (`None` or empty) the label of `target`. Like Pi, the `label`
+    /// entry is a child of the leaf and becomes the leaf.
+    pub fn append_label(
+        &mut self,
+        target: &EntryId,
+        label: Option<&str>,
+    ) -> Result<EntryId, SessionError> {
+        self.require_entry(target)?;
+        self.append(Entry::Label(LabelEntry {
+            base: EntryBase::pending(),
+            target_id: target.clone(),
+            label: label.filter(|label| !label.is_empty()).map(str::to_owned),
+            extra: Extra::new(),
+        }))
+    }
+
+    /// Names the session (an empty name clears it); the name is trimmed, as Pi does.
+    pub fn append_session_info(&mut self, name: &str) -> Result<EntryId, SessionError> {
+        self.append(Entry::SessionInfo(SessionInfoEntry {
+            base: EntryBase::pending(),
+            name: Some(name.trim().to_owned()),
+            extra: Extra::new(),
+        }))
+    }
+
+    /// Appends an extension's `custom` entry (never in context).
+    pub fn append_custom(
+        &mut self,
+        custom_type: &str,
+        data: Option<Value>,
+    ) -> Result<EntryId, SessionError> {
+        self.append(Entry::Custom(CustomEntry {
+            base: EntryBase::pending(),
+            custom_type: custom_type.to_owned(),
+            data,
+            extra: Extra::new(),
+        }))
+    }
+
+    /// Appends an extension's `custom_message` entry (enters context as a user message).
+    pub fn append_custom_message(
+        &mut self,
+        custom_type: &str,
+        content: MessageContent,
+        display: bool,
+        details: Option<Value>,
+    ) -> Result<EntryId, SessionError> {
+        self.append(Entry::CustomMessage(CustomMessageEntry {
+            base: EntryBase::pending(),
+            custom_type: custom_type.to_owned(),
+            content,
+            display,
+            details,
+            extra: Extra::new(),
+        }))
+    }
+
+    /// Moves to `target` (or before the first entry with `None`) and appends a `branch_summary`
+    /// there, as Pi's `branchWithSummary`: its parent is the target and its `fromId` is the
+    /// target's id (`"root"` for none). The summary becomes the leaf.
+    pub fn branch_with_summary(
+        &mut self,
+        target: Option<&EntryId>,
+        summary: &str,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+    ) -> Result<EntryId, SessionError> {
+        if let Some(target) = target {
+            self.require_entry(target)?;
+        }
+        let entry = Entry::BranchSummary(BranchSummaryEntry {
+            base: EntryBase::pending(),
+            from_id: target.map_or_else(|| "root".to_owned(), |id| id.to_string()),
+            summary: summary.to_owned(),
+            details,
+            from_hook,
+            extra: Extra::new(),
+        });
+        self.write_entry(entry, target.cloned())
+    }
+
+    /// Moves the leaf to `target` (`None`: before the first entry) without adding to the
+    /// conversation, by appending a `leaf` entry whose `parentId` is the new position, so the
+    /// move survives a restart. Returns the `leaf` entry's id.
+    pub fn move_leaf(&mut self, target: Option<&EntryId>) -> Result<EntryId, SessionError> {
+        if let Some(target) = target {
+            self.require_entry(target)?;
+        }
+        let entry = Entry::Leaf(LeafEntry {
+            base: EntryBase::pending(),
+            extra: Extra::new(),
+        });
+        self.write_entry(entry, target.cloned())
+    }
+
+    /// Moves the leaf to `target` (Pi's `branch(id)`); persisted like [`Session::move_leaf`].
+    pub fn branch(&mut self, target: &EntryId) -> Result<EntryId, SessionError> {
+        self.move_leaf(Some(target))
+    }
+
+    /// Moves the leaf before the first entry (Pi's `resetLeaf`); the next append starts a new root.
+    pub fn reset_leaf(&mut self) -> Result<EntryId, SessionError> {
+        self.move_leaf(None)
+    }
+
+    /// Writes a new session file at `new_path` holding the path from the root to `leaf`
+    /// (`None`: no entries), with a header whose `parentSession` is this file. Lines are copied
+    /// byte for byte (v1/v2 files: as migrated). Labels set on entries of the path by entries
+    /// off it are re-created at the end, as Pi does. Works on read-only sessions.
+    pub fn fork(
+        &self,
+        leaf: Option<&EntryId>,
+        new_path: impl AsRef<Path>,
+    ) -> Result<PathBuf, SessionError> {
+        let new_path = new_path.as_ref();
+        let tree = &self.tree;
+        let mut path_indices = Vec::new();
+        if let Some(leaf) = leaf {
+            self.require_entry(leaf)?;
+            path_indices = tree
+                .walk_to_root(leaf.as_str())
+                .filter_map(|e| tree.index_of(e.id().as_str()))
+                .collect();
+            path_indices.reverse();
+        }
+        let mut out = String::new();
+        let mut header = new_header(
+            &tree.header().cwd,
+            Some(self.path().to_string_lossy().into_owned()),
+        );
+        header.extra = tree.header().extra.clone();
+        let header_line = header
+            .to_json_line()
+            .map_err(|source| SessionError::Serialize {
+                path: new_path.to_path_buf(),
+                entry_type: "session".into(),
+                source,
+            })?;
+        out.push_str(&header_line);
+        out.push('\n');
+        let mut on_path: HashSet<&str> = HashSet::new();
+        // Label state as the copied lines alone would leave it.
+        let mut copied_labels: HashMap<String, Option<String>> = HashMap::new();
+        for &index in &path_indices {
+            let Some(entry) = tree.get_index(index) else {
+                continue;
+            };
+            on_path.insert(entry.id().as_str());
+            out.push_str(&tree.v3_line(index)?);
+            out.push('\n');
+            if entry.kind() == EntryKind::Label
+                && let Ok(Entry::Label(label)) = entry.entry()
+            {
+                let text = label.label.filter(|text| !text.is_empty());
+                copied_labels.insert(label.target_id.to_string(), text);
+            }
+        }
+        // Re-create labels whose final state differs from what the copied lines give.
+        let mut fixes: Vec<(String, Option<String>, String)> = Vec::new();
+        for &index in &path_indices {
+            let Some(entry) = tree.get_index(index) else {
+                continue;
+            };
+            let id = entry.id().as_str();
+            let wanted = tree.label_of(id).map(str::to_owned);
+            let copied = copied_labels.get(id).cloned().flatten();
+            if wanted != copied {
+                let timestamp = tree.label_timestamp(id).map_or_else(now_iso, str::to_owned);
+                fixes.push((id.to_owned(), wanted, timestamp));
+            }
+        }
+        let mut parent = path_indices
+            .last()
+            .and_then(|&i| tree.get_index(i))
+            .map(|e| e.id().clone());
+        let mut taken: HashSet<String> = on_path.iter().map(|id| (*id).to_owned()).collect();
+        for (target, label, timestamp) in fixes {
+            let id = fresh_id(|candidate| taken.contains(candidate));
+            taken.insert(id.to_string());
+            let entry = Entry::Label(LabelEntry {
+                base: EntryBase {
+                    id: id.clone(),
+                    parent_id: parent.clone(),
+                    timestamp,
+                },
+                target_id: EntryId::from(target),
+                label,
+                extra: Extra::new(),
+            });
+            let line = entry
+                .to_json_line()
+                .map_err(|source| SessionError::Serialize {
+                    path: new_path.to_path_buf(),
+                    entry_type: "label".into(),
+                    source,
+                })?;
+            out.push_str(&line);
+            out.push('\n');
+            parent = Some(id);
+        }
+        if let Some(dir) = new_path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| SessionError::io(dir, e))?;
+        }
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(new_path)
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    SessionError::AlreadyExists {
+                        path: new_path.to_path_buf(),
+                    }
+                } else {
+                    SessionError::io(new_path, e)
+                }
+            })?;
+        file.write_all(out.as_bytes())
+            .map_err(|e| SessionError::io(new_path, e))?;
+        file.sync_all().map_err(|e| SessionError::io(new_path, e))?;
+        Ok(new_path.to_path_buf())
+    }
+}
+
+/// A version 3 header for a new session: a fresh UUIDv7 id, now, `cwd`, and the parent file if forked.
+pub fn new_header(cwd: &str, parent_session: Option<String>) -> SessionHeader {
+    let millis = now_millis();
+    SessionHeader {
+        version: Some(CURRENT_VERSION),
+        id: uuid_v7(millis),
+        timestamp: format_iso_millis(millis as i64),
+        cwd: cwd.to_owned(),
+        parent_session,
+        extra: Extra::new(),
+    }
+}

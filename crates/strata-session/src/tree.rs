@@ -1,0 +1,834 @@
+//! The in-memory index of a session file: one compact node per entry over the file's text,
+//! with entries parsed into typed values only when asked for.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::entry::{Entry, EntryKind, Role};
+use crate::error::{Diagnostic, Problem, SessionError};
+use crate::header::{CURRENT_VERSION, SessionHeader};
+use crate::id::EntryId;
+use crate::scan::{Parent, scan_entry};
+use crate::time::parse_iso_millis;
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Clone)]
+struct Node {
+    /// Offset of the line in the text space (the opened text, then appended lines).
+    start: usize,
+    len: u32,
+    line: u32,
+    id: EntryId,
+    parent: u32,
+    first_child: u32,
+    last_child: u32,
+    next_sibling: u32,
+    kind: EntryKind,
+    millis: i64,
+}
+
+/// A label on an entry, with the time it was set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LabelState {
+    text: String,
+    timestamp: String,
+}
+
+/// The entries of one session file as a tree, with the current leaf, labels and name.
+///
+/// Entries are kept as their raw JSON lines; [`Tree::entry`] parses one into a typed [`Entry`]
+/// on demand.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    path: PathBuf,
+    header: SessionHeader,
+    text: String,
+    appended: String,
+    nodes: Vec<Node>,
+    by_id: HashMap<EntryId, u32>,
+    leaf: u32,
+    labels: HashMap<EntryId, LabelState>,
+    name: Option<String>,
+    ends_without_newline: bool,
+    /// Lines in the file so far (the header and skipped lines included).
+    line_count: u32,
+}
+
+/// A borrowed view of one entry of a [`Tree`]: cheap fields without parsing the line.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryRef<'a> {
+    tree: &'a Tree,
+    index: u32,
+}
+
+impl<'a> EntryRef<'a> {
+    fn node(&self) -> &'a Node {
+        &self.tree.nodes[self.index as usize]
+    }
+
+    /// The entry's id.
+    pub fn id(&self) -> &'a EntryId {
+        &self.node().id
+    }
+
+    /// The parent's id, `None` for a root (including entries whose parent is missing).
+    pub fn parent_id(&self) -> Option<&'a EntryId> {
+        let parent = self.node().parent;
+        (parent != NONE).then(|| &self.tree.nodes[parent as usize].id)
+    }
+
+    /// Its type (and message role), known without parsing.
+    pub fn kind(&self) -> EntryKind {
+        self.node().kind
+    }
+
+    /// Its line number in the file (1-based).
+    pub fn line_number(&self) -> usize {
+        self.node().line as usize
+    }
+
+    /// Its `timestamp` as Unix milliseconds, if it parses.
+    pub fn timestamp_millis(&self) -> Option<i64> {
+        let millis = self.node().millis;
+        (millis != i64::MIN).then_some(millis)
+    }
+
+    /// Its line exactly as in the file (no newline).
+    pub fn raw_line(&self) -> &'a str {
+        self.tree.line_text(self.node())
+    }
+
+    /// The typed entry, parsed from its line now (migrated when the file is v1 or v2).
+    pub fn entry(&self) -> Result<Entry, SessionError> {
+        self.tree.parse_node(self.index)
+    }
+
+    /// Its label, if one is set.
+    pub fn label(&self) -> Option<&'a str> {
+        self.tree.label_of(self.id())
+    }
+}
+
+impl Tree {
+    /// Indexes a session file's bytes. `path` is only used in messages.
+    pub fn parse(path: &Path, bytes: Vec<u8>) -> Result<(Self, Vec<Diagnostic>), SessionError> {
+        let mut diagnostics = Vec::new();
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(error) => {
+                let bytes = error.into_bytes();
+                for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
+                    if std::str::from_utf8(line).is_err() {
+                        diagnostics.push(Diagnostic {
+                            path: path.to_path_buf(),
+                            line: index + 1,
+                            problem: Problem::InvalidUtf8,
+                        });
+                    }
+                }
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+        };
+        let mut builder = Builder::new(path, text.len());
+        builder.diagnostics = diagnostics;
+        let header = builder.run(&text)?;
+        Ok(builder.finish(header, text))
+    }
+
+    /// The file this tree was read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The header line.
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// The file's format version (1 when the header has none).
+    pub fn version(&self) -> u32 {
+        self.header.effective_version()
+    }
+
+    /// The current position: the last entry in file order, or the target of a later `leaf` entry.
+    /// `None` before the first entry.
+    pub fn leaf(&self) -> Option<&EntryId> {
+        (self.leaf != NONE).then(|| &self.nodes[self.leaf as usize].id)
+    }
+
+    /// How many entries the tree holds (the header and skipped lines not counted).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the session has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Whether an entry has this id.
+    pub fn contains<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> bool {
+        let id = id.as_ref();
+        self.by_id.contains_key(id)
+    }
+
+    /// A view of the entry with this id.
+    pub fn get<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Option<EntryRef<'_>> {
+        let id = id.as_ref();
+        self.by_id
+            .get(id)
+            .map(|&index| EntryRef { tree: self, index })
+    }
+
+    /// The n-th entry in file order.
+    pub fn get_index(&self, index: usize) -> Option<EntryRef<'_>> {
+        (index < self.nodes.len()).then_some(EntryRef {
+            tree: self,
+            index: index as u32,
+        })
+    }
+
+    /// Every entry in file order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = EntryRef<'_>> + ExactSizeIterator {
+        (0..self.nodes.len() as u32).map(move |index| EntryRef { tree: self, index })
+    }
+
+    /// The parent's id of an entry (`None` for a root or an unknown id).
+    pub fn parent_of<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Option<&EntryId> {
+        let id = id.as_ref();
+        self.get(id).and_then(|entry| entry.parent_id())
+    }
+
+    /// The children of an entry, oldest first by timestamp (file order among equals).
+    pub fn children<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Vec<&EntryId> {
+        let id = id.as_ref();
+        let Some(&index) = self.by_id.get(id) else {
+            return Vec::new();
+        };
+        let mut children = Vec::new();
+        let mut child = self.nodes[index as usize].first_child;
+        while child != NONE {
+            children.push(child);
+            child = self.nodes[child as usize].next_sibling;
+        }
+        children.sort_by_key(|&child| self.nodes[child as usize].millis);
+        children
+            .into_iter()
+            .map(|child| &self.nodes[child as usize].id)
+            .collect()
+    }
+
+    /// Entries without a parent (or whose parent is missing), in file order.
+    pub fn roots(&self) -> Vec<&EntryId> {
+        self.nodes
+            .iter()
+            .filter(|node| node.parent == NONE)
+            .map(|node| &node.id)
+            .collect()
+    }
+
+    /// Walks from an entry up to its root, the entry first.
+    pub fn walk_to_root<Q: AsRef<str> + ?Sized>(
+        &self,
+        id: &Q,
+    ) -> impl Iterator<Item = EntryRef<'_>> {
+        let id = id.as_ref();
+        let start = self.by_id.get(id).copied().unwrap_or(NONE);
+        std::iter::successors((start != NONE).then_some(start), move |&index| {
+            let parent = self.nodes[index as usize].parent;
+            (parent != NONE).then_some(parent)
+        })
+        .map(move |index| EntryRef { tree: self, index })
+    }
+
+    /// The ids from an entry up to its root, **leaf first** (empty for an unknown id).
+    pub fn path_to_root<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Vec<&EntryId> {
+        let id = id.as_ref();
+        self.walk_to_root(id).map(|entry| entry.id()).collect()
+    }
+
+    /// The ids from the root down to an entry, **root first** (empty for an unknown id).
+    pub fn path_from_root<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Vec<&EntryId> {
+        let id = id.as_ref();
+        let mut path = self.path_to_root(id);
+        path.reverse();
+        path
+    }
+
+    /// The entries from the root down to an entry, root first.
+    pub fn branch<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Vec<EntryRef<'_>> {
+        let id = id.as_ref();
+        let mut path: Vec<_> = self.walk_to_root(id).collect();
+        path.reverse();
+        path
+    }
+
+    /// The typed entry with this id, parsed from its line now.
+    pub fn entry<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Result<Entry, SessionError> {
+        let id = id.as_ref();
+        match self.by_id.get(id) {
+            Some(&index) => self.parse_node(index),
+            None => Err(SessionError::UnknownEntry {
+                path: self.path.clone(),
+                id: EntryId::new(id),
+            }),
+        }
+    }
+
+    /// The entry's line exactly as in the file (no newline).
+    pub fn raw_line<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Option<&str> {
+        let id = id.as_ref();
+        self.get(id).map(|entry| entry.raw_line())
+    }
+
+    /// The label set on an entry, if any.
+    pub fn label_of<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Option<&str> {
+        let id = id.as_ref();
+        self.labels.get(id).map(|label| label.text.as_str())
+    }
+
+    /// Every label in effect: target id → label text.
+    pub fn labels(&self) -> impl Iterator<Item = (&EntryId, &str)> {
+        self.labels
+            .iter()
+            .map(|(id, label)| (id, label.text.as_str()))
+    }
+
+    /// The session's name (the latest `session_info` in the file; an empty one clears it).
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Whether the file's last byte is not a newline (the next append must start one).
+    pub(crate) fn ends_without_newline(&self) -> bool {
+        self.ends_without_newline
+    }
+
+    pub(crate) fn label_timestamp(&self, id: &str) -> Option<&str> {
+        self.labels.get(id).map(|label| label.timestamp.as_str())
+    }
+
+    fn line_text(&self, node: &Node) -> &str {
+        let end = node.start + node.len as usize;
+        if node.start < self.text.len() {
+            self.text.get(node.start..end).unwrap_or("")
+        } else {
+            let offset = self.text.len();
+            self.appended
+                .get(node.start - offset..end - offset)
+                .unwrap_or("")
+        }
+    }
+
+    fn invalid(&self, index: u32, entry_type: &str, source: serde_json::Error) -> SessionError {
+        let node = &self.nodes[index as usize];
+        SessionError::InvalidEntry {
+            path: self.path.clone(),
+            line: node.line as usize,
+            id: node.id.clone(),
+            entry_type: entry_type.to_owned(),
+            source,
+        }
+    }
+
+    fn parse_node(&self, index: u32) -> Result<Entry, SessionError> {
+        let node = &self.nodes[index as usize];
+        let line = self.line_text(node);
+        if self.version() >= CURRENT_VERSION {
+            let tag = kind_tag(node.kind);
+            return match tag {
+                Some(tag) => {
+                    Entry::from_line_with_type(tag, line).map_err(|e| self.invalid(index, tag, e))
+                }
+                None => serde_json::from_str::<Map<String, Value>>(line)
+                    .and_then(Entry::from_json_map)
+                    .map_err(|e| self.invalid(index, "unknown", e)),
+            };
+        }
+        let map = self.migrated_map(index)?;
+        let tag = map
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        Entry::from_json_map(map).map_err(|e| self.invalid(index, &tag, e))
+    }
+
+    /// The entry's JSON object after Pi's v1→v2→v3 migrations (ids, `firstKeptEntryId`, roles).
+    fn migrated_map(&self, index: u32) -> Result<Map<String, Value>, SessionError> {
+        let node = &self.nodes[index as usize];
+        let line = self.line_text(node);
+        let mut map: Map<String, Value> = serde_json::from_str(line)
+            .map_err(|e| self.invalid(index, kind_tag(node.kind).unwrap_or(""), e))?;
+        let version = self.version();
+        if version < 2 {
+            map.insert("id".into(), Value::String(node.id.to_string()));
+            let parent = if node.parent == NONE {
+                Value::Null
+            } else {
+                Value::String(self.nodes[node.parent as usize].id.to_string())
+            };
+            map.insert("parentId".into(), parent);
+            if map.get("type").and_then(Value::as_str) == Some("compaction")
+                && let Some(Value::Number(number)) = map.shift_remove("firstKeptEntryIndex")
+            {
+                // Pi indexes the parsed lines with the header at 0.
+                let target = number
+                    .as_u64()
+                    .filter(|&i| i >= 1 && (i as usize) <= self.nodes.len());
+                if let Some(target) = target {
+                    let id = self.nodes[target as usize - 1].id.to_string();
+                    map.insert("firstKeptEntryId".into(), Value::String(id));
+                }
+            }
+        }
+        if version < 3
+            && let Some(Value::Object(message)) = map.get_mut("message")
+            && message.get("role").and_then(Value::as_str) == Some("hookMessage")
+        {
+            message.insert("role".into(), Value::String("custom".into()));
+        }
+        Ok(map)
+    }
+
+    /// The entry's line as a v3 file holds it: the raw line for v3 files, the migrated entry otherwise.
+    pub(crate) fn v3_line(&self, index: usize) -> Result<Cow<'_, str>, SessionError> {
+        let node = &self.nodes[index];
+        if self.version() >= CURRENT_VERSION {
+            return Ok(Cow::Borrowed(self.line_text(node)));
+        }
+        let map = self.migrated_map(index as u32)?;
+        serde_json::to_string(&map)
+            .map(Cow::Owned)
+            .map_err(|e| self.invalid(index as u32, kind_tag(node.kind).unwrap_or(""), e))
+    }
+
+    pub(crate) fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).map(|&index| index as usize)
+    }
+
+    /// Records a line just appended to the file: updates leaf, children, labels and name.
+    pub(crate) fn push_appended(&mut self, line: String, entry: &Entry) {
+        let start = self.text.len() + self.appended.len();
+        self.appended.push_str(&line);
+        let parent = entry
+            .parent_id()
+            .and_then(|parent| self.by_id.get(parent.as_str()).copied())
+            .unwrap_or(NONE);
+        let index = self.nodes.len() as u32;
+        let line_number = self.next_line_number();
+        self.nodes.push(Node {
+            start,
+            len: line.len() as u32,
+            line: line_number,
+            id: entry.id().clone(),
+            parent,
+            first_child: NONE,
+            last_child: NONE,
+            next_sibling: NONE,
+            kind: entry.kind(),
+            millis: parse_iso_millis(entry.timestamp()).unwrap_or(i64::MIN),
+        });
+        link_child(&mut self.nodes, parent, index);
+        self.by_id.insert(entry.id().clone(), index);
+        self.leaf = if matches!(entry, Entry::Leaf(_)) {
+            parent
+        } else {
+            index
+        };
+        match entry {
+            Entry::Label(label) => apply_label(
+                &mut self.labels,
+                label.target_id.clone(),
+                label.label.as_deref(),
+                &label.base.timestamp,
+            ),
+            Entry::SessionInfo(info) => self.name = clean_name(info.name.as_deref()),
+            _ => {}
+        }
+        self.ends_without_newline = false;
+    }
+
+    fn next_line_number(&mut self) -> u32 {
+        self.line_count += 1;
+        self.line_count
+    }
+}
+
+fn kind_tag(kind: EntryKind) -> Option<&'static str> {
+    Some(match kind {
+        EntryKind::Message(_) => "message",
+        EntryKind::Compaction => "compaction",
+        EntryKind::BranchSummary => "branch_summary",
+        EntryKind::ModelChange => "model_change",
+        EntryKind::ThinkingLevelChange => "thinking_level_change",
+        EntryKind::Custom => "custom",
+        EntryKind::CustomMessage => "custom_message",
+        EntryKind::Label => "label",
+        EntryKind::SessionInfo => "session_info",
+        EntryKind::System => "system",
+        EntryKind::ContextEdit => "context_edit",
+        EntryKind::Leaf => "leaf",
+        EntryKind::Unknown => return None,
+    })
+}
+
+fn link_child(nodes: &mut [Node], parent: u32, child: u32) {
+    if parent == NONE {
+        return;
+    }
+    let last = nodes[parent as usize].last_child;
+    if last == NONE {
+        nodes[parent as usize].first_child = child;
+    } else {
+        nodes[last as usize].next_sibling = child;
+    }
+    nodes[parent as usize].last_child = child;
+}
+
+fn apply_label(
+    labels: &mut HashMap<EntryId, LabelState>,
+    target: EntryId,
+    label: Option<&str>,
+    timestamp: &str,
+) {
+    match label {
+        Some(text) if !text.is_empty() => {
+            labels.insert(
+                target,
+                LabelState {
+                    text: text.to_owned(),
+                    timestamp: timestamp.to_owned(),
+                },
+            );
+        }
+        _ => {
+            labels.remove(target.as_str());
+        }
+    }
+}
+
+fn clean_name(name: Option<&str>) -> Option<String> {
+    name.map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+}
+
+/// One pass over the text building nodes, then parent resolution.
+struct Builder {
+    path: PathBuf,
+    nodes: Vec<Node>,
+    by_id: HashMap<EntryId, u32>,
+    /// Parents not yet seen when their child was read: (child, parent id).
+    pending: Vec<(u32, EntryId)>,
+    leaf: u32,
+    labels: HashMap<EntryId, LabelState>,
+    name: Option<String>,
+    diagnostics: Vec<Diagnostic>,
+    ends_without_newline: bool,
+    line_count: u32,
+}
+
+impl Builder {
+    fn new(path: &Path, text_len: usize) -> Self {
+        // Real sessions average well over 200 bytes a line; this avoids most regrowth.
+        let estimate = (text_len / 512).max(16);
+        Self {
+            path: path.to_path_buf(),
+            nodes: Vec::with_capacity(estimate),
+            by_id: HashMap::with_capacity(estimate),
+            pending: Vec::new(),
+            leaf: NONE,
+            labels: HashMap::new(),
+            name: None,
+            diagnostics: Vec::new(),
+            ends_without_newline: false,
+            line_count: 0,
+        }
+    }
+
+    fn diagnose(&mut self, line: usize, problem: Problem) {
+        self.diagnostics.push(Diagnostic {
+            path: self.path.clone(),
+            line,
+            problem,
+        });
+    }
+
+    fn run(&mut self, text: &str) -> Result<SessionHeader, SessionError> {
+        let bytes = text.as_bytes();
+        self.ends_without_newline = !bytes.is_empty() && !bytes.ends_with(b"\n");
+        let mut header: Option<SessionHeader> = None;
+        let mut version = CURRENT_VERSION;
+        let mut line_no = 0usize;
+        let mut start = 0usize;
+        while start < bytes.len() {
+            let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+            line_no += 1;
+            let line = &bytes[start..end];
+            let line_start = start;
+            start = end + 1;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let unterminated = end == bytes.len();
+            if header.is_none() {
+                match text.get(line_start..end).and_then(SessionHeader::parse) {
+                    Some(parsed) => {
+                        version = parsed.effective_version();
+                        header = Some(parsed);
+                        continue;
+                    }
+                    None => {
+                        return Err(SessionError::MissingHeader {
+                            path: self.path.clone(),
+                            line: line_no,
+                        });
+                    }
+                }
+            }
+            self.entry_line(text, line_start, end, line_no, unterminated, version);
+        }
+        self.line_count = line_no as u32;
+        match header {
+            Some(header) => {
+                self.resolve_pending();
+                Ok(header)
+            }
+            None => Err(SessionError::MissingHeader {
+                path: self.path.clone(),
+                line: line_no.max(1),
+            }),
+        }
+    }
+
+    fn entry_line(
+        &mut self,
+        text: &str,
+        start: usize,
+        end: usize,
+        line_no: usize,
+        unterminated: bool,
+        version: u32,
+    ) {
+        let line = &text.as_bytes()[start..end];
+        let scanned = match scan_entry(line) {
+            // A cut-short write can still look balanced only if it is complete; confirm with serde.
+            Ok(scanned)
+                if !unterminated
+                    || serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok() =>
+            {
+                scanned
+            }
+            Ok(_) => {
+                self.diagnose(line_no, Problem::TornLastLine { bytes: line.len() });
+                return;
+            }
+            Err(error) => {
+                let problem = if unterminated {
+                    Problem::TornLastLine { bytes: line.len() }
+                } else {
+                    Problem::MalformedLine {
+                        reason: format!("{} at byte {}", error.reason, error.offset + 1),
+                    }
+                };
+                self.diagnose(line_no, problem);
+                return;
+            }
+        };
+        let Some(entry_type) = scanned.entry_type.as_deref() else {
+            self.diagnose(
+                line_no,
+                Problem::MalformedLine {
+                    reason: "no string `type` field".into(),
+                },
+            );
+            return;
+        };
+        if entry_type == "session" {
+            self.diagnose(
+                line_no,
+                Problem::MalformedLine {
+                    reason: "a second `session` header".into(),
+                },
+            );
+            return;
+        }
+        let index = self.nodes.len() as u32;
+        let legacy_v1 = version < 2;
+        let id = if legacy_v1 {
+            // v1 has no ids: Pi draws random ones and rewrites the file; strata derives them from
+            // the position so they are the same on every open and the file stays untouched.
+            EntryId::from(format!("{:08x}", index + 1))
+        } else {
+            match scanned.id.as_deref() {
+                Some(id) => EntryId::new(id),
+                None => {
+                    self.diagnose(line_no, Problem::MissingId);
+                    return;
+                }
+            }
+        };
+        let mut kind = EntryKind::from_type(entry_type);
+        if let EntryKind::Message(_) = kind {
+            let role = scanned.role.as_deref().unwrap_or("");
+            kind = EntryKind::Message(Role::from_str(role, version < CURRENT_VERSION));
+        }
+        let parent = if legacy_v1 {
+            index.checked_sub(1).unwrap_or(NONE)
+        } else {
+            match &scanned.parent {
+                Parent::Id(parent) if **parent == *id.as_str() => NONE,
+                Parent::Id(parent) => match self.by_id.get(&**parent) {
+                    Some(&parent) => parent,
+                    None => {
+                        self.pending.push((index, EntryId::new(&**parent)));
+                        NONE
+                    }
+                },
+                Parent::Null | Parent::Absent | Parent::Other => NONE,
+            }
+        };
+        let millis = scanned
+            .timestamp
+            .as_deref()
+            .and_then(parse_iso_millis)
+            .unwrap_or(i64::MIN);
+        if kind == EntryKind::Leaf {
+            match &scanned.parent {
+                Parent::Id(target) if parent == NONE => {
+                    let target = EntryId::new(&**target);
+                    self.diagnose(line_no, Problem::UnknownLeafTarget { target });
+                }
+                _ => self.leaf = parent,
+            }
+        } else {
+            self.leaf = index;
+        }
+        match kind {
+            EntryKind::Label => {
+                #[derive(serde::Deserialize)]
+                #[serde(rename_all = "camelCase")]
+                struct LabelFields {
+                    target_id: Option<String>,
+                    label: Option<String>,
+                    #[serde(default)]
+                    timestamp: String,
+                }
+                if let Ok(fields) = serde_json::from_slice::<LabelFields>(line)
+                    && let Some(target) = fields.target_id
+                {
+                    apply_label(
+                        &mut self.labels,
+                        EntryId::from(target),
+                        fields.label.as_deref(),
+                        &fields.timestamp,
+                    );
+                }
+            }
+            EntryKind::SessionInfo => {
+                #[derive(serde::Deserialize)]
+                struct InfoFields {
+                    name: Option<String>,
+                }
+                if let Ok(fields) = serde_json::from_slice::<InfoFields>(line) {
+                    self.name = clean_name(fields.name.as_deref());
+                }
+            }
+            _ => {}
+        }
+        if self.by_id.insert(id.clone(), index).is_some() {
+            self.diagnose(line_no, Problem::DuplicateId { id: id.clone() });
+        }
+        self.nodes.push(Node {
+            start,
+            len: (end - start) as u32,
+            line: line_no as u32,
+            id,
+            parent,
+            first_child: NONE,
+            last_child: NONE,
+            next_sibling: NONE,
+            kind,
+            millis,
+        });
+    }
+
+    fn resolve_pending(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let mut forward = false;
+        for (child, parent_id) in pending {
+            match self.by_id.get(&parent_id) {
+                Some(&parent) if parent != child => {
+                    self.nodes[child as usize].parent = parent;
+                    forward = true;
+                }
+                _ => {
+                    let node = &self.nodes[child as usize];
+                    let (line, id) = (node.line as usize, node.id.clone());
+                    self.diagnose(
+                        line,
+                        Problem::UnknownParent {
+                            id,
+                            parent: parent_id,
+                        },
+                    );
+                }
+            }
+        }
+        if forward {
+            self.break_cycles();
+        }
+    }
+
+    /// Parents normally precede children; a file linking forward could form a cycle, which
+    /// would make walks endless. Each cycle is cut at the entry where it is found.
+    fn break_cycles(&mut self) {
+        // 0 = unvisited, 1 = on the current walk, 2 = done.
+        let mut state = vec![0u8; self.nodes.len()];
+        for start in 0..self.nodes.len() {
+            let mut walk = Vec::new();
+            let mut current = start as u32;
+            while current != NONE && state[current as usize] == 0 {
+                state[current as usize] = 1;
+                walk.push(current);
+                current = self.nodes[current as usize].parent;
+            }
+            if current != NONE && state[current as usize] == 1 {
+                let node = &mut self.nodes[current as usize];
+                node.parent = NONE;
+                let (line, id) = (node.line as usize, node.id.clone());
+                self.diagnose(line, Problem::ParentCycle { id });
+            }
+            for index in walk {
+                state[index as usize] = 2;
+            }
+        }
+    }
+
+    fn finish(mut self, header: SessionHeader, text: String) -> (Tree, Vec<Diagnostic>) {
+        for index in 0..self.nodes.len() as u32 {
+            let parent = self.nodes[index as usize].parent;
+            link_child(&mut self.nodes, parent, index);
+        }
+        self.diagnostics.sort_by_key(|d| d.line);
+        let tree = Tree {
+            path: self.path,
+            header,
+            text,
+            appended: String::new(),
+            nodes: self.nodes,
+            by_id: self.by_id,
+            leaf: self.leaf,
+            labels: self.labels,
+            name: self.name,
+            ends_without_newline: self.ends_without_newline,
+            line_count: self.line_count,
+        };
+        (tree, self.diagnostics)
+    }
+}

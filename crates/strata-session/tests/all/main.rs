@@ -1,0 +1,9 @@
+//! Public-API tests of strata-session, one binary.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers fail loudly"
+)]
+
+mod common;
+mod fixtures;
