@@ -1,0 +1,3 @@
+//! Context assembly benchmarks (placeholder until the generated-session benches land).
+
+fn main() {}

@@ -1,0 +1,177 @@
+//! Incremental assembly: parsed entries cached by id, and an append to the leaf applied to the
+//! previous context instead of rebuilding it.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use strata_session::{AgentMessage, Entry, EntryId, EntryKind};
+
+use crate::chain::{ModelRef, branch};
+use crate::error::ContextError;
+use crate::flatten::{Context, flatten};
+use crate::project::{Projection, SystemChange, project};
+use crate::source::{EntrySource, LoadedEntry};
+
+/// Builds contexts for one session, reusing work between calls.
+///
+/// Entries are immutable once written, so each is parsed once. When the requested leaf is a
+/// child of the previous one and is neither a compaction nor a context edit, the previous
+/// context is extended by that one entry; any other leaf is rebuilt from the cached entries.
+/// Use one assembler per session: ids are only unique within a file.
+#[derive(Debug, Default)]
+pub struct Assembler {
+    cache: RefCell<HashMap<EntryId, Arc<LoadedEntry>>>,
+    built: Option<Built>,
+}
+
+#[derive(Debug)]
+struct Built {
+    context: Context,
+    excluded: HashSet<EntryId>,
+}
+
+/// How the last call produced its context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Assembly {
+    /// Extended the previous context by the one entry appended after its leaf.
+    Extended,
+    /// Rebuilt through branch, project and flatten (from cached entries where possible).
+    Rebuilt,
+}
+
+impl Assembler {
+    /// An assembler with an empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The context for `leaf` (`None`: before the first entry), and how it was produced.
+    pub fn context(
+        &mut self,
+        source: &impl EntrySource,
+        leaf: Option<&EntryId>,
+    ) -> Result<(&Context, Assembly), ContextError> {
+        let cached = CachedSource {
+            inner: source,
+            cache: &self.cache,
+        };
+        let assembly = if try_extend(&mut self.built, &cached, leaf)? {
+            Assembly::Extended
+        } else {
+            let projected = project(&branch(&cached, leaf)?);
+            let excluded = projected.excluded.clone();
+            self.built = Some(Built {
+                context: flatten(projected),
+                excluded,
+            });
+            Assembly::Rebuilt
+        };
+        match &self.built {
+            Some(built) => Ok((&built.context, assembly)),
+            None => Err(ContextError::UnknownLeaf {
+                id: leaf.cloned().unwrap_or_else(|| EntryId::new("")),
+            }),
+        }
+    }
+
+    /// How many parsed entries the cache holds.
+    pub fn cached_entries(&self) -> usize {
+        self.cache.borrow().len()
+    }
+}
+
+/// Extends the previous context when `leaf` is a plain child of its leaf.
+fn try_extend(
+    built: &mut Option<Built>,
+    source: &impl EntrySource,
+    leaf: Option<&EntryId>,
+) -> Result<bool, ContextError> {
+    {
+        let (Some(built), Some(leaf)) = (built.as_mut(), leaf) else {
+            return Ok(false);
+        };
+        let Some(previous) = built.context.leaf.as_ref() else {
+            return Ok(false);
+        };
+        if previous == leaf {
+            return Ok(true);
+        }
+        if source.parent_of(leaf).as_ref() != Some(previous) {
+            return Ok(false);
+        }
+        // A compaction re-cuts the chain and a context edit re-projects it: rebuild those.
+        match source.kind_of(leaf) {
+            Some(EntryKind::Compaction | EntryKind::ContextEdit) | None => return Ok(false),
+            Some(_) => {}
+        }
+        let loaded = source.load(leaf)?;
+        let context = &mut built.context;
+        match &loaded.entry {
+            Entry::ModelChange(change) => {
+                context.model = Some(ModelRef {
+                    provider: change.provider.clone(),
+                    model_id: change.model_id.clone(),
+                });
+            }
+            Entry::ThinkingLevelChange(change) => {
+                context.thinking_level = change.thinking_level.clone()
+            }
+            Entry::Message(message) => {
+                if let AgentMessage::Assistant(assistant) = &message.message {
+                    context.model = Some(ModelRef {
+                        provider: assistant.provider.clone(),
+                        model_id: assistant.model.clone(),
+                    });
+                }
+            }
+            _ => {}
+        }
+        if !built.excluded.contains(leaf) {
+            let item = match &loaded.entry {
+                Entry::System(system) => Some(Projection::System(SystemChange::of(system))),
+                _ => loaded.message.clone().map(Projection::Message),
+            };
+            if let Some(item) = item {
+                context.push(leaf, item);
+            }
+        }
+        context.leaf = Some(leaf.clone());
+        Ok(true)
+    }
+}
+
+/// An entry source that parses each entry once.
+struct CachedSource<'a, S> {
+    inner: &'a S,
+    cache: &'a RefCell<HashMap<EntryId, Arc<LoadedEntry>>>,
+}
+
+impl<S: EntrySource> EntrySource for CachedSource<'_, S> {
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn contains(&self, id: &EntryId) -> bool {
+        self.inner.contains(id)
+    }
+
+    fn parent_of(&self, id: &EntryId) -> Option<EntryId> {
+        self.inner.parent_of(id)
+    }
+
+    fn kind_of(&self, id: &EntryId) -> Option<EntryKind> {
+        self.inner.kind_of(id)
+    }
+
+    fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError> {
+        if let Some(loaded) = self.cache.borrow().get(id) {
+            return Ok(Arc::clone(loaded));
+        }
+        let loaded = self.inner.load(id)?;
+        self.cache
+            .borrow_mut()
+            .insert(id.clone(), Arc::clone(&loaded));
+        Ok(loaded)
+    }
+}

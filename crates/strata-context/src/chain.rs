@@ -1,0 +1,236 @@
+//! ① branch: the path from a leaf to the root, cut at the latest compaction as Pi cuts it.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use strata_session::{Entry, EntryId, EntryKind, Role};
+
+use crate::error::ContextError;
+use crate::source::{EntrySource, LoadedEntry};
+
+/// The default thinking level when the path sets none (Pi's `"off"`).
+pub const DEFAULT_THINKING_LEVEL: &str = "off";
+
+/// One entry of a chain.
+#[derive(Debug, Clone)]
+pub struct Link {
+    /// The entry's id.
+    pub id: EntryId,
+    /// The entry, parsed.
+    pub loaded: Arc<LoadedEntry>,
+}
+
+impl Link {
+    /// The parsed entry.
+    pub fn entry(&self) -> &Entry {
+        &self.loaded.entry
+    }
+}
+
+/// The model a path selects: the last `model_change` or assistant message on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelRef {
+    /// Provider name.
+    pub provider: String,
+    /// Model id.
+    pub model_id: String,
+}
+
+/// The entries a context is built from: `[compaction?, kept…, after…]`, plus the settings
+/// resolved over the whole path.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    /// The leaf the chain ends at (`None`: before the first entry, an empty chain).
+    pub leaf: Option<EntryId>,
+    /// The entries in context order; when `compaction` is set, the first one is it.
+    pub links: Vec<Link>,
+    /// Whether `links[0]` is the compaction the chain is cut at.
+    pub compacted: bool,
+    /// How many links after the compaction were kept from before it (`links[1..=kept]`).
+    pub kept: usize,
+    /// `system` entries on the path before the compaction, oldest first. Read only when the
+    /// compaction lacks a `system` or `tools` snapshot, to fold them into the chain's start.
+    pub before_cut_system: Vec<Link>,
+    /// The last `model_change` or assistant message on the whole path.
+    pub model: Option<ModelRef>,
+    /// The last `thinking_level_change` on the whole path, else `"off"`.
+    pub thinking_level: String,
+}
+
+impl Chain {
+    /// The chain of no entries (leaf before the first entry).
+    pub fn empty() -> Self {
+        Self {
+            leaf: None,
+            links: Vec::new(),
+            compacted: false,
+            kept: 0,
+            before_cut_system: Vec::new(),
+            model: None,
+            thinking_level: DEFAULT_THINKING_LEVEL.to_owned(),
+        }
+    }
+
+    /// The compaction the chain starts with.
+    pub fn compaction(&self) -> Option<&Link> {
+        if self.compacted {
+            self.links.first()
+        } else {
+            None
+        }
+    }
+}
+
+/// Builds the chain ending at `leaf` (`None`: an empty chain), exactly as Pi's
+/// `buildSessionContext` orders it.
+pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain, ContextError> {
+    let Some(leaf) = leaf else {
+        return Ok(Chain::empty());
+    };
+    let path = path_to_root(source, leaf)?;
+    let kinds: Vec<EntryKind> = path
+        .iter()
+        .map(|id| source.kind_of(id).unwrap_or(EntryKind::Unknown))
+        .collect();
+
+    let model = resolve_model(source, &path, &kinds)?;
+    let thinking_level = resolve_thinking(source, &path, &kinds)?;
+
+    let Some(cut) = kinds
+        .iter()
+        .rposition(|kind| *kind == EntryKind::Compaction)
+    else {
+        let links = load_all(source, &path)?;
+        return Ok(Chain {
+            leaf: Some(leaf.clone()),
+            links,
+            compacted: false,
+            kept: 0,
+            before_cut_system: Vec::new(),
+            model,
+            thinking_level,
+        });
+    };
+
+    let compaction = load(source, &path[cut])?;
+    let Entry::Compaction(compaction_entry) = compaction.entry() else {
+        return Err(ContextError::KindMismatch {
+            id: path[cut].clone(),
+        });
+    };
+    // Pi keeps from the first path entry before the compaction whose id matches; none found
+    // keeps nothing.
+    let kept_from = compaction_entry
+        .first_kept_entry_id
+        .as_ref()
+        .and_then(|first| path[..cut].iter().position(|id| id == first))
+        .unwrap_or(cut);
+    let needs_fold = compaction_entry.system.is_none() || compaction_entry.tools.is_none();
+    let before_cut_system = if needs_fold {
+        path[..cut]
+            .iter()
+            .zip(&kinds[..cut])
+            .filter(|(_, kind)| **kind == EntryKind::System)
+            .map(|(id, _)| load(source, id))
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        Vec::new()
+    };
+
+    let mut links = Vec::with_capacity(1 + path.len() - kept_from);
+    links.push(compaction);
+    links.extend(load_all(source, &path[kept_from..cut])?);
+    links.extend(load_all(source, &path[cut + 1..])?);
+    Ok(Chain {
+        leaf: Some(leaf.clone()),
+        links,
+        compacted: true,
+        kept: cut - kept_from,
+        before_cut_system,
+        model,
+        thinking_level,
+    })
+}
+
+/// Ids from the root down to `leaf`, following `parentId` until it is missing or unknown.
+pub fn path_to_root(
+    source: &impl EntrySource,
+    leaf: &EntryId,
+) -> Result<Vec<EntryId>, ContextError> {
+    if !source.contains(leaf) {
+        return Err(ContextError::UnknownLeaf { id: leaf.clone() });
+    }
+    let mut path = vec![leaf.clone()];
+    let mut current = leaf.clone();
+    while let Some(parent) = source.parent_of(&current) {
+        if path.len() > source.len() {
+            return Err(ContextError::ParentCycle { id: leaf.clone() });
+        }
+        path.push(parent.clone());
+        current = parent;
+    }
+    path.reverse();
+    Ok(path)
+}
+
+fn load(source: &impl EntrySource, id: &EntryId) -> Result<Link, ContextError> {
+    Ok(Link {
+        id: id.clone(),
+        loaded: source.load(id)?,
+    })
+}
+
+fn load_all(source: &impl EntrySource, ids: &[EntryId]) -> Result<Vec<Link>, ContextError> {
+    ids.iter().map(|id| load(source, id)).collect()
+}
+
+/// The last `model_change` or assistant message on the path (walked from the leaf, so only
+/// the entries after the answer are read).
+fn resolve_model(
+    source: &impl EntrySource,
+    path: &[EntryId],
+    kinds: &[EntryKind],
+) -> Result<Option<ModelRef>, ContextError> {
+    for (id, kind) in path.iter().zip(kinds).rev() {
+        match kind {
+            EntryKind::ModelChange => {
+                if let Entry::ModelChange(change) = &source.load(id)?.entry {
+                    return Ok(Some(ModelRef {
+                        provider: change.provider.clone(),
+                        model_id: change.model_id.clone(),
+                    }));
+                }
+            }
+            // The fast scan may not see a role; such messages are parsed to find out.
+            EntryKind::Message(Role::Assistant | Role::Other) => {
+                if let Entry::Message(message) = &source.load(id)?.entry
+                    && let strata_session::AgentMessage::Assistant(assistant) = &message.message
+                {
+                    return Ok(Some(ModelRef {
+                        provider: assistant.provider.clone(),
+                        model_id: assistant.model.clone(),
+                    }));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(None)
+}
+
+/// The last `thinking_level_change` on the path, else `"off"`.
+fn resolve_thinking(
+    source: &impl EntrySource,
+    path: &[EntryId],
+    kinds: &[EntryKind],
+) -> Result<String, ContextError> {
+    for (id, kind) in path.iter().zip(kinds).rev() {
+        if *kind == EntryKind::ThinkingLevelChange
+            && let Entry::ThinkingLevelChange(change) = &source.load(id)?.entry
+        {
+            return Ok(change.thinking_level.clone());
+        }
+    }
+    Ok(DEFAULT_THINKING_LEVEL.to_owned())
+}

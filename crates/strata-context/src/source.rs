@@ -1,0 +1,110 @@
+//! What context assembly reads from a session tree, and entries as loaded for it.
+
+use std::sync::Arc;
+
+use serde_json::Map;
+use strata_session::{
+    AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage, Entry, EntryId,
+    EntryKind,
+};
+
+use crate::error::ContextError;
+use crate::timestamp::epoch_millis_of;
+
+/// Read access to a session tree: parent links and kinds by id, entries parsed on demand.
+///
+/// Context assembly reads only entries on the path it builds; an implementation may count or
+/// refuse other reads (the property tests do).
+pub trait EntrySource {
+    /// How many entries the tree holds (bounds the walk against parent cycles).
+    fn len(&self) -> usize;
+    /// Whether the tree holds no entries.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Whether the tree holds `id`.
+    fn contains(&self, id: &EntryId) -> bool;
+    /// The parent of `id`: `None` for a root, an unknown id, or a parent not in the tree.
+    fn parent_of(&self, id: &EntryId) -> Option<EntryId>;
+    /// The entry's kind, known without parsing it.
+    fn kind_of(&self, id: &EntryId) -> Option<EntryKind>;
+    /// The entry, parsed, with the message it projects to.
+    fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError>;
+}
+
+/// A parsed entry together with the message Pi would build from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedEntry {
+    /// The entry as parsed.
+    pub entry: Entry,
+    /// Its message, for entries that can produce one (`message`, `custom_message`, a
+    /// non-empty `branch_summary`, `compaction`). Whether it is used depends on the chain.
+    pub message: Option<Arc<AgentMessage>>,
+}
+
+impl LoadedEntry {
+    /// Wraps a parsed entry, building the message it projects to.
+    pub fn new(entry: Entry) -> Self {
+        let message = message_of(&entry).map(Arc::new);
+        Self { entry, message }
+    }
+}
+
+/// The message an entry becomes, as Pi's `buildSessionContext` builds it.
+fn message_of(entry: &Entry) -> Option<AgentMessage> {
+    let millis = || epoch_millis_of(entry.timestamp());
+    match entry {
+        Entry::Message(e) => Some(e.message.clone()),
+        Entry::CustomMessage(e) => Some(AgentMessage::Custom(CustomMessage {
+            custom_type: e.custom_type.clone(),
+            content: e.content.clone(),
+            display: e.display,
+            details: e.details.clone(),
+            timestamp: millis(),
+            extra: Map::new(),
+        })),
+        Entry::BranchSummary(e) if !e.summary.is_empty() => {
+            Some(AgentMessage::BranchSummary(BranchSummaryMessage {
+                summary: e.summary.clone(),
+                from_id: e.from_id.clone(),
+                timestamp: millis(),
+                extra: Map::new(),
+            }))
+        }
+        Entry::Compaction(e) => Some(AgentMessage::CompactionSummary(CompactionSummaryMessage {
+            summary: e.summary.clone(),
+            tokens_before: e.tokens_before,
+            timestamp: millis(),
+            extra: Map::new(),
+        })),
+        _ => None,
+    }
+}
+
+impl EntrySource for strata_session::Tree {
+    fn len(&self) -> usize {
+        strata_session::Tree::len(self)
+    }
+
+    fn contains(&self, id: &EntryId) -> bool {
+        strata_session::Tree::contains(self, id.as_str())
+    }
+
+    fn parent_of(&self, id: &EntryId) -> Option<EntryId> {
+        strata_session::Tree::parent_of(self, id.as_str()).cloned()
+    }
+
+    fn kind_of(&self, id: &EntryId) -> Option<EntryKind> {
+        self.get(id.as_str()).map(|entry| entry.kind())
+    }
+
+    fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError> {
+        let entry = self
+            .entry(id.as_str())
+            .map_err(|source| ContextError::Load {
+                id: id.clone(),
+                source,
+            })?;
+        Ok(Arc::new(LoadedEntry::new(entry)))
+    }
+}

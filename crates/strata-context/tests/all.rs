@@ -1,0 +1,16 @@
+//! Public-API tests of strata-context, in one binary.
+#![expect(
+    clippy::panic,
+    reason = "a failing test panics naming the fixture and leaf"
+)]
+#![expect(
+    clippy::expect_used,
+    reason = "test helpers fail loudly on bad test data"
+)]
+
+#[path = "all/pi_fixtures.rs"]
+mod pi_fixtures;
+#[path = "all/strata_entries.rs"]
+mod strata_entries;
+#[path = "all/support.rs"]
+mod support;

@@ -1,0 +1,122 @@
+//! Every leaf of every fixture written by the real Pi projects exactly as Pi's own
+//! `buildSessionContext` did (see `tests/fixtures/pi/README.md`).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use strata_context::{Assembler, build, to_pi_json};
+use strata_session::{EntryId, Session, Tree};
+
+const FIXTURES: [&str; 7] = [
+    "every-entry-type",
+    "compactions",
+    "branches",
+    "images",
+    "strata-entries",
+    "legacy-v1",
+    "legacy-v2",
+];
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/pi")
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Pi's id for each strata id. Pi's v1 migration draws fresh ids, so legacy files are matched
+/// by position against the file Pi rewrote; other files share ids.
+fn pi_ids(name: &str, tree: &Tree) -> HashMap<String, EntryId> {
+    let migrated = fixture_dir().join(format!("{name}.migrated.jsonl"));
+    if !migrated.exists() {
+        return tree
+            .iter()
+            .map(|entry| (entry.id().to_string(), entry.id().clone()))
+            .collect();
+    }
+    let text = std::fs::read_to_string(&migrated).unwrap_or_else(|e| panic!("{e}"));
+    let pi_ids: Vec<String> = text
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let value: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}"));
+            value["id"].as_str().unwrap_or_default().to_owned()
+        })
+        .collect();
+    assert_eq!(
+        pi_ids.len(),
+        tree.len(),
+        "{name}: Pi and strata see different entry counts"
+    );
+    pi_ids
+        .into_iter()
+        .zip(tree.iter().map(|entry| entry.id().clone()))
+        .collect()
+}
+
+fn open(name: &str) -> Session {
+    let path = fixture_dir().join(format!("{name}.jsonl"));
+    let opened = Session::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        opened.diagnostics.is_empty(),
+        "{name}: {:?}",
+        opened.diagnostics
+    );
+    opened.session
+}
+
+#[test]
+fn every_leaf_of_every_fixture_projects_as_pi_does() {
+    let mut compared = 0;
+    for name in FIXTURES {
+        let session = open(name);
+        let tree = session.tree();
+        let expected = read_json(&fixture_dir().join(format!("{name}.expected.json")));
+        let Value::Object(expected) = expected else {
+            panic!("{name}: expected file is not an object")
+        };
+        let ids = pi_ids(name, tree);
+        assert_eq!(
+            expected.len(),
+            tree.len() + 1,
+            "{name}: one expectation per entry plus $default"
+        );
+        for (pi_leaf, pi_context) in &expected {
+            let leaf = if pi_leaf == "$default" {
+                tree.leaf().cloned()
+            } else {
+                Some(
+                    ids.get(pi_leaf)
+                        .unwrap_or_else(|| panic!("{name}: Pi's {pi_leaf} unknown"))
+                        .clone(),
+                )
+            };
+            let context =
+                build(tree, leaf.as_ref()).unwrap_or_else(|e| panic!("{name} {pi_leaf}: {e}"));
+            assert_eq!(to_pi_json(&context), *pi_context, "{name}, leaf {pi_leaf}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 100, "only {compared} leaves compared");
+}
+
+#[test]
+fn assembler_matches_a_fresh_build_for_every_leaf_in_file_order() {
+    for name in FIXTURES {
+        let session = open(name);
+        let tree = session.tree();
+        let mut assembler = Assembler::new();
+        for entry in tree.iter() {
+            let leaf = Some(entry.id().clone());
+            let fresh = build(tree, leaf.as_ref()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let (assembled, _) = assembler
+                .context(tree, leaf.as_ref())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(*assembled, fresh, "{name}, leaf {}", entry.id());
+        }
+    }
+}
