@@ -1,3 +1,22 @@
 //! The strata command-line coding agent.
 
-fn main() {}
+mod args;
+mod commands;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    match commands::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let mut stderr = std::io::stderr().lock();
+            // `{:#}` prints the whole context chain on one line: "opening X: line 3: …".
+            let _ = writeln!(stderr, "strata: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

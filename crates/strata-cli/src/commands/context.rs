@@ -1,0 +1,34 @@
+//! `strata context FILE`: what the session would send, at its leaf or a given one.
+
+use std::io::Write as _;
+
+use anyhow::Context as _;
+
+use super::open::{open_session, resolve_leaf};
+use crate::args::{ContextArgs, ContextFormat};
+
+pub fn run(args: &ContextArgs) -> anyhow::Result<()> {
+    let session = open_session(&args.file)?;
+    let leaf = match &args.leaf {
+        Some(wanted) => Some(resolve_leaf(&session, wanted)?),
+        None => session.leaf().cloned(),
+    };
+    let context = strata_context::build(session.tree(), leaf.as_ref())
+        .with_context(|| format!("building the context of {}", args.file.display()))?;
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        ContextFormat::Text => out.write_all(strata_context::to_text(&context).as_bytes())?,
+        ContextFormat::Json => {
+            serde_json::to_writer_pretty(&mut out, &strata_context::to_json(&context))?;
+            writeln!(out)?;
+        }
+        ContextFormat::Pi => {
+            serde_json::to_writer_pretty(&mut out, &strata_context::to_pi_json(&context))?;
+            writeln!(out)?;
+        }
+        ContextFormat::Request => {
+            anyhow::bail!("--format request needs the renderer, which is not built yet")
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,43 @@
+//! Opening a session file for reading, with its diagnostics on stderr.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use strata_session::{EntryId, Session};
+
+/// Opens `path` read-only; lines skipped while reading are reported on stderr, each naming
+/// the file and line, and do not stop the command.
+pub fn open_session(path: &Path) -> anyhow::Result<Session> {
+    let opened = Session::open(path).with_context(|| format!("opening {}", path.display()))?;
+    for diagnostic in &opened.diagnostics {
+        eprintln!("strata: warning: {diagnostic}");
+    }
+    Ok(opened.session)
+}
+
+/// Resolves `--leaf ID` against the tree: a full id, or a unique prefix of one.
+pub fn resolve_leaf(session: &Session, wanted: &str) -> anyhow::Result<EntryId> {
+    let tree = session.tree();
+    if let Some(entry) = tree.get(wanted) {
+        return Ok(entry.id().clone());
+    }
+    let matches: Vec<&EntryId> = tree
+        .iter()
+        .map(|entry| entry.id())
+        .filter(|id| id.as_str().starts_with(wanted))
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => anyhow::bail!("{}: no entry with id {wanted:?}", session.path().display()),
+        many => anyhow::bail!(
+            "{}: id prefix {wanted:?} is ambiguous ({} entries: {})",
+            session.path().display(),
+            many.len(),
+            many.iter()
+                .take(5)
+                .map(|id| id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
