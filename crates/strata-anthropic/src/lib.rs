@@ -1,0 +1,1 @@
+//! strata adapter for the Anthropic Messages API: request building, SSE streaming, usage.

@@ -1,0 +1,1 @@
+//! strata adapter for Gemini generateContent / streamGenerateContent (AI Studio and Vertex).

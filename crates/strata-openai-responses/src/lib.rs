@@ -1,0 +1,1 @@
+//! strata adapter for the OpenAI Responses API.

@@ -1,0 +1,1 @@
+//! strata adapter for OpenAI Chat Completions and every OpenAI-compatible provider.
