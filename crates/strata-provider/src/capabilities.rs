@@ -223,6 +223,8 @@ pub struct WireQuirks {
     pub requires_assistant_after_tool_result: bool,
     /// Earlier thinking must be replayed as plain text.
     pub requires_thinking_as_text: bool,
+    /// Assistant messages must carry their `reasoning_content` when replayed (DeepSeek thinking).
+    pub requires_reasoning_content: bool,
     /// How cached tokens are reported.
     pub usage_dialect: UsageDialect,
 }
@@ -237,6 +239,7 @@ impl Default for WireQuirks {
             requires_tool_result_name: false,
             requires_assistant_after_tool_result: false,
             requires_thinking_as_text: false,
+            requires_reasoning_content: false,
             usage_dialect: UsageDialect::Standard,
         }
     }

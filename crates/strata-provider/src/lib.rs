@@ -4,18 +4,27 @@
 //! - [`Provider`] streams a request to a model as [`Event`]s; protocol crates implement it.
 //! - [`Usage`] is normalized token accounting; [`Usage::cost`] prices it with a model's [`Prices`].
 //! - [`Capabilities`] is what one provider + model can do; render and adapters branch on it.
+//! - [`Catalog`] is the 41-provider capability table plus every known model
+//!   ([`Catalog::builtin`]), with user additions merged by [`Catalog::with_user_config`].
 
 pub mod capabilities;
+pub mod catalog;
 pub mod error;
 pub mod event;
 pub mod model;
 pub mod provider;
+pub mod refresh;
 pub mod request;
+pub mod table;
 pub mod usage;
 
 pub use capabilities::{
     CacheKeyParam, CacheStyle, Capabilities, Feature, FeatureHeader, ParamLocation, Protocol,
     ReasoningStyle, SystemRole, UsageDialect, WireQuirks,
+};
+pub use catalog::{
+    Catalog, CatalogError, ConfigFormat, ModelsFile, ProviderSummary, Support, UserConfig,
+    UserProvider,
 };
 pub use error::{ApiKey, ProviderError};
 pub use event::{Event, EventStream, MessageAssembler, StopReason};
@@ -24,5 +33,9 @@ pub use provider::{Completion, Provider, StreamOptions};
 pub use request::{
     Breakpoint, BreakpointPosition, CacheTtl, ContentBlock, Message, Request, Role, SystemBlock,
     ThinkingLevel, ToolDefinition, ToolResultContent,
+};
+pub use table::{
+    AuthScheme, CacheSpec, CatalogSource, Endpoint, FeatureSpec, ModelEntry, ModelOverride,
+    PricesPatch, ProviderRow, ProviderTable,
 };
 pub use usage::{Cost, PriceMultipliers, Prices, Usage};
