@@ -28,6 +28,7 @@ mod message;
 mod scan;
 mod serde_util;
 mod session;
+mod store;
 mod time;
 mod tree;
 
@@ -47,5 +48,6 @@ pub use message::{
     UserMessage, join_text,
 };
 pub use session::{Opened, Session, WriteOptions, new_header};
+pub use store::{INDEX_FILE_NAME, SessionStore, SessionSummary, dir_name_for_cwd};
 pub use time::{format_iso_millis, now_iso, parse_iso_millis};
 pub use tree::{EntryRef, Tree};

@@ -18,3 +18,12 @@ pub fn pi_fixture_files() -> Vec<PathBuf> {
     files.sort();
     files
 }
+
+/// A user message with plain text.
+pub fn user(text: &str) -> strata_session::AgentMessage {
+    strata_session::AgentMessage::User(strata_session::UserMessage {
+        content: strata_session::MessageContent::Text(text.into()),
+        timestamp: 1_768_471_204_000,
+        extra: Default::default(),
+    })
+}

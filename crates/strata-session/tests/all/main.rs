@@ -7,3 +7,6 @@
 
 mod common;
 mod fixtures;
+mod fork;
+mod store;
+mod writer;
