@@ -1,1 +1,52 @@
-//! A local LLM provider server speaking the major wire protocols, with a prefix-cache simulator and scripted model.
+//! A local LLM provider server speaking the major wire protocols (Anthropic Messages, OpenAI
+//! Chat Completions and Responses, Gemini, Bedrock Converse), with a prefix-cache simulator,
+//! a scripted model and fault injection.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), strata_mock::MockError> {
+//! let server = strata_mock::MockServer::start(strata_mock::MockConfig::new()).await?;
+//! println!("point a client at {}/v1/messages", server.base_url());
+//! # Ok(()) }
+//! ```
+
+pub mod cache;
+pub mod clock;
+pub mod config;
+pub mod fault;
+pub mod prompt;
+pub mod protocol;
+pub mod record;
+pub mod scenario;
+mod server;
+pub mod tokens;
+
+pub use cache::{CacheAccounting, CacheSimulator};
+pub use config::{
+    CacheConfig, CacheStyle, ExcessBreakpoints, MockConfig, ModelProfile, ModelRule, Protocol,
+    UsageDialect,
+};
+pub use fault::{Fault, FaultKind};
+pub use protocol::anthropic::signature as anthropic_signature;
+pub use record::{Accounting, RequestRecord, Split};
+pub use scenario::{Scenario, ScenarioError};
+pub use server::{MockServer, ServeOptions};
+
+/// Errors starting or configuring a server.
+#[derive(Debug, thiserror::Error)]
+pub enum MockError {
+    /// The listening socket (or runtime) could not be set up.
+    #[error("cannot bind the mock server: {0}")]
+    Bind(#[source] std::io::Error),
+    /// The record file could not be opened.
+    #[error("cannot open record file {path}: {source}")]
+    RecordFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The scenario is invalid.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+}

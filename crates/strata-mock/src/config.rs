@@ -1,0 +1,376 @@
+//! Settings of the simulator: which cache rules, usage dialect and context window apply to a
+//! model on a route. Defaults follow `shared/research/PROVIDERS.md`; every fact that document
+//! marks as uncertain is a field here.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::Scenario;
+
+/// A wire protocol the mock speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// Anthropic Messages, `POST /v1/messages`.
+    Anthropic,
+    /// OpenAI Chat Completions, `POST /v1/chat/completions` (also the DeepSeek variant).
+    Chat,
+    /// OpenAI Responses, `POST /v1/responses`.
+    Responses,
+    /// Gemini `generateContent` / `streamGenerateContent`.
+    Gemini,
+    /// Bedrock Converse and ConverseStream.
+    Bedrock,
+}
+
+impl Protocol {
+    /// The short name used in records and settings.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::Chat => "chat",
+            Self::Responses => "responses",
+            Self::Gemini => "gemini",
+            Self::Bedrock => "bedrock",
+        }
+    }
+}
+
+/// How a provider decides what part of a prompt is cached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheStyle {
+    /// Anthropic / Bedrock: entries are written only at marked breakpoints.
+    Explicit,
+    /// OpenAI: every prompt above a minimum is cached in fixed token increments.
+    Automatic,
+    /// DeepSeek: the automatic rule on a disk cache, in storage units, reported as hit/miss.
+    DeepseekDisk,
+    /// Gemini 2.5+: implicit prefix caching above a per-model minimum.
+    GeminiImplicit,
+    /// No caching at all.
+    None,
+}
+
+/// What the explicit style does with more breakpoints than `max_breakpoints`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExcessBreakpoints {
+    /// Refuse the request with the provider's 400 error (what the Anthropic API does).
+    Reject,
+    /// Honour only the last `max_breakpoints` (what some third-party notes describe).
+    KeepLast,
+}
+
+/// The parameters of one cache model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CacheConfig {
+    /// Which rule set applies.
+    pub style: CacheStyle,
+    /// A prefix shorter than this is never cached (tokens).
+    pub min_tokens: u64,
+    /// Automatic styles: hits and writes are counted in multiples of this (tokens).
+    pub increment: u64,
+    /// Explicit style: the default entry lifetime (`5m`), refreshed on each hit.
+    #[serde(with = "secs")]
+    pub ttl_short: Duration,
+    /// Explicit style: the long lifetime (`1h`).
+    #[serde(with = "secs")]
+    pub ttl_long: Duration,
+    /// Automatic styles: how long an unused entry lives, refreshed on each hit.
+    #[serde(with = "secs")]
+    pub ttl_automatic: Duration,
+    /// Explicit style: how many blocks a breakpoint looks back for an earlier entry.
+    pub lookback_blocks: usize,
+    /// Explicit style: the most breakpoints one request may carry.
+    pub max_breakpoints: usize,
+    /// Explicit style: what happens above `max_breakpoints`.
+    pub excess_breakpoints: ExcessBreakpoints,
+    /// Whether `prompt_cache_key` (or the session header) separates cache entries.
+    pub keyed_by_cache_key: bool,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self::anthropic(1024)
+    }
+}
+
+impl CacheConfig {
+    /// Anthropic's explicit breakpoints with the given model minimum.
+    pub fn anthropic(min_tokens: u64) -> Self {
+        Self {
+            style: CacheStyle::Explicit,
+            min_tokens,
+            increment: 1,
+            ttl_short: Duration::from_secs(5 * 60),
+            ttl_long: Duration::from_secs(60 * 60),
+            ttl_automatic: Duration::from_secs(5 * 60),
+            lookback_blocks: 20,
+            max_breakpoints: 4,
+            excess_breakpoints: ExcessBreakpoints::Reject,
+            keyed_by_cache_key: false,
+        }
+    }
+
+    /// OpenAI's automatic prefix cache: 1024-token minimum, 128-token increments.
+    pub fn openai() -> Self {
+        Self {
+            style: CacheStyle::Automatic,
+            min_tokens: 1024,
+            increment: 128,
+            // In-memory retention: "cleared within 5 to 10 minutes of inactivity".
+            ttl_automatic: Duration::from_secs(10 * 60),
+            keyed_by_cache_key: true,
+            ..Self::anthropic(1024)
+        }
+    }
+
+    /// DeepSeek's disk cache: 64-token storage units, nothing under 64 tokens.
+    pub fn deepseek() -> Self {
+        Self {
+            style: CacheStyle::DeepseekDisk,
+            min_tokens: 64,
+            increment: 64,
+            // "cleared usually within a few hours to a few days".
+            ttl_automatic: Duration::from_secs(6 * 60 * 60),
+            keyed_by_cache_key: false,
+            ..Self::openai()
+        }
+    }
+
+    /// Gemini implicit caching with the given model minimum.
+    pub fn gemini(min_tokens: u64) -> Self {
+        Self {
+            style: CacheStyle::GeminiImplicit,
+            min_tokens,
+            // Google does not document a granularity; a modelling choice.
+            increment: 128,
+            ttl_automatic: Duration::from_secs(60 * 60),
+            keyed_by_cache_key: false,
+            ..Self::openai()
+        }
+    }
+
+    /// No cache.
+    pub fn none() -> Self {
+        Self {
+            style: CacheStyle::None,
+            ..Self::openai()
+        }
+    }
+}
+
+/// How usage is spelled on the Chat Completions route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UsageDialect {
+    /// `prompt_tokens_details.cached_tokens`.
+    Openai,
+    /// `prompt_cache_hit_tokens` / `prompt_cache_miss_tokens` (plus the OpenAI field).
+    Deepseek,
+}
+
+/// Everything the simulator needs to know about one model on one route.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelProfile {
+    /// The cache rules.
+    pub cache: CacheConfig,
+    /// The largest prompt accepted, in tokens; above it the provider's context-length error.
+    pub context_window: u64,
+    /// The usage field names on the Chat Completions route.
+    pub dialect: UsageDialect,
+    /// Bedrock: whether `inputTokens` includes cache reads and writes (unverified upstream;
+    /// off follows the Anthropic convention pi assumes).
+    #[serde(default)]
+    pub input_includes_cache: bool,
+}
+
+/// Overrides the profile of every model whose id matches `pattern` on `protocol`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelRule {
+    /// The route it applies to; any route when absent.
+    #[serde(default)]
+    pub protocol: Option<Protocol>,
+    /// A model id, or a prefix ending in `*`, or `*` for every model.
+    pub pattern: String,
+    /// The profile used when the rule matches.
+    pub profile: ModelProfile,
+}
+
+impl ModelRule {
+    fn matches(&self, protocol: Protocol, model: &str) -> bool {
+        if self.protocol.is_some_and(|p| p != protocol) {
+            return false;
+        }
+        match self.pattern.strip_suffix('*') {
+            Some(prefix) => model.starts_with(prefix),
+            None => self.pattern == model,
+        }
+    }
+}
+
+/// The default context window when no rule names one: large, so only tests that ask hit it.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 1_000_000;
+
+/// Settings of a mock server.
+#[derive(Debug, Clone, Default)]
+pub struct MockConfig {
+    /// Model rules, first match wins; unmatched models get the built-in profile.
+    pub models: Vec<ModelRule>,
+    /// The scripted model; without one every request gets the echo reply.
+    pub scenario: Option<Scenario>,
+    /// Keep request bodies in the records (off for benchmarks of huge requests).
+    pub record_bodies: bool,
+    /// The most records kept in memory; the oldest are dropped first. 0 means 10 000.
+    pub max_records: usize,
+    /// Characters per text delta in streams; 0 means 24.
+    pub delta_chars: usize,
+}
+
+impl MockConfig {
+    /// Defaults with request bodies recorded.
+    pub fn new() -> Self {
+        Self {
+            record_bodies: true,
+            ..Self::default()
+        }
+    }
+
+    /// Adds a model rule in front of the built-in profiles.
+    pub fn with_model(mut self, rule: ModelRule) -> Self {
+        self.models.push(rule);
+        self
+    }
+
+    /// Sets the scenario played by the scripted model.
+    pub fn with_scenario(mut self, scenario: Scenario) -> Self {
+        self.scenario = Some(scenario);
+        self
+    }
+
+    /// The profile of `model` on `protocol`: the first matching rule, else the built-in one.
+    pub fn profile(&self, protocol: Protocol, model: &str) -> ModelProfile {
+        self.models
+            .iter()
+            .find(|rule| rule.matches(protocol, model))
+            .map(|rule| rule.profile.clone())
+            .unwrap_or_else(|| builtin_profile(protocol, model))
+    }
+}
+
+/// The built-in profile of a model, from the minimums and styles in PROVIDERS.md.
+pub fn builtin_profile(protocol: Protocol, model: &str) -> ModelProfile {
+    let id = model.to_ascii_lowercase();
+    let (cache, dialect) = match protocol {
+        Protocol::Anthropic | Protocol::Bedrock => (
+            CacheConfig::anthropic(claude_minimum(&id)),
+            UsageDialect::Openai,
+        ),
+        Protocol::Chat if id.contains("deepseek") => {
+            (CacheConfig::deepseek(), UsageDialect::Deepseek)
+        }
+        Protocol::Chat | Protocol::Responses => (CacheConfig::openai(), UsageDialect::Openai),
+        Protocol::Gemini => (gemini_cache(&id), UsageDialect::Openai),
+    };
+    ModelProfile {
+        cache,
+        context_window: DEFAULT_CONTEXT_WINDOW,
+        dialect,
+        input_includes_cache: false,
+    }
+}
+
+/// The minimum cacheable prefix of a Claude model (PROVIDERS.md §1.3; conflicts take the
+/// larger documented figure).
+fn claude_minimum(id: &str) -> u64 {
+    const TABLE: &[(&str, u64)] = &[
+        ("opus-5", 512),
+        ("fable-5", 512),
+        ("mythos-5", 512),
+        ("opus-4-7", 4096),
+        ("opus-4-6", 4096),
+        ("opus-4-5", 4096),
+        ("haiku-4-5", 4096),
+        ("3-5-haiku", 2048),
+        ("3-haiku", 2048),
+        ("haiku-3", 2048),
+    ];
+    TABLE
+        .iter()
+        .find(|(needle, _)| id.contains(needle))
+        .map_or(1024, |(_, min)| *min)
+}
+
+/// Gemini implicit caching: 2.5 at 2,048, newer at 4,096, 2.0 and older none.
+fn gemini_cache(id: &str) -> CacheConfig {
+    if id.contains("gemini-2.0") || id.contains("gemini-1.") {
+        CacheConfig::none()
+    } else if id.contains("gemini-2.5") {
+        CacheConfig::gemini(2048)
+    } else {
+        CacheConfig::gemini(4096)
+    }
+}
+
+/// Durations as whole seconds in TOML and JSON.
+mod secs {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(value.as_secs())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+        u64::deserialize(deserializer).map(Duration::from_secs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deepseek_models_on_chat_use_disk_cache_and_hit_miss_fields() {
+        let profile = builtin_profile(Protocol::Chat, "deepseek-v4-flash");
+        assert_eq!(profile.cache.style, CacheStyle::DeepseekDisk);
+        assert_eq!(profile.cache.increment, 64);
+        assert_eq!(profile.dialect, UsageDialect::Deepseek);
+        assert_eq!(
+            builtin_profile(Protocol::Chat, "gpt-5").cache.increment,
+            128
+        );
+    }
+
+    #[test]
+    fn claude_minimums_follow_the_model_table() {
+        assert_eq!(claude_minimum("claude-opus-5"), 512);
+        assert_eq!(claude_minimum("claude-haiku-4-5-20251001"), 4096);
+        assert_eq!(claude_minimum("claude-sonnet-4-5"), 1024);
+    }
+
+    #[test]
+    fn rules_match_exact_ids_and_prefixes() {
+        let rule = ModelRule {
+            protocol: Some(Protocol::Chat),
+            pattern: "local-*".into(),
+            profile: builtin_profile(Protocol::Chat, "deepseek-chat"),
+        };
+        let config = MockConfig::new().with_model(rule);
+        assert_eq!(
+            config.profile(Protocol::Chat, "local-model").cache.style,
+            CacheStyle::DeepseekDisk
+        );
+        assert_eq!(
+            config
+                .profile(Protocol::Responses, "local-model")
+                .cache
+                .style,
+            CacheStyle::Automatic
+        );
+    }
+}

@@ -1,0 +1,335 @@
+//! Anthropic Messages: `POST /v1/messages`, streamed as `event:` + `data:` SSE.
+
+use axum::http::{HeaderValue, StatusCode};
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::{
+    ErrorKind, ErrorResponse, Outcome, ParseContext, Parsed, Wire, chunks, error_headers,
+    sse_event, text_of,
+};
+use crate::config::Protocol;
+use crate::prompt::{Chapter, PromptBuilder, Ttl, canonical_without};
+use crate::scenario::{Conversation, DeclaredTool, Stop};
+
+/// The Anthropic Messages protocol.
+pub struct Anthropic;
+
+fn ttl_of(value: &Value) -> Option<Ttl> {
+    let control = value.get("cache_control")?;
+    Some(Ttl::parse(control.get("ttl").and_then(Value::as_str)))
+}
+
+/// The deterministic signature sent with a thinking block.
+pub fn signature(thinking: &str) -> String {
+    format!("mock-sig-{:016x}", crate::tokens::hash_str(thinking))
+}
+
+fn usage(outcome: &Outcome<'_>) -> Value {
+    let cache = outcome.cache;
+    json!({
+        "input_tokens": cache.uncached,
+        "cache_creation_input_tokens": cache.cache_write,
+        "cache_read_input_tokens": cache.cache_read,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": cache.cache_write_5m,
+            "ephemeral_1h_input_tokens": cache.cache_write_1h,
+        },
+        "output_tokens": outcome.output_tokens,
+        "service_tier": "standard",
+    })
+}
+
+fn stop_reason(stop: Stop) -> &'static str {
+    match stop {
+        Stop::EndTurn => "end_turn",
+        Stop::ToolUse => "tool_use",
+    }
+}
+
+fn tool_id(id: &str) -> String {
+    format!("toolu_{id}")
+}
+
+impl Wire for Anthropic {
+    const PROTOCOL: Protocol = Protocol::Anthropic;
+
+    fn parse(
+        body: &Value,
+        _path_model: Option<&str>,
+        ctx: &ParseContext<'_>,
+    ) -> Result<Parsed, String> {
+        let model = body
+            .get("model")
+            .and_then(Value::as_str)
+            .ok_or("model: Field required")?
+            .to_owned();
+        if body.get("max_tokens").and_then(Value::as_u64).is_none() {
+            return Err("max_tokens: Field required".into());
+        }
+        let messages = body
+            .get("messages")
+            .and_then(Value::as_array)
+            .ok_or("messages: Field required")?;
+        if messages.is_empty() {
+            return Err("messages: at least one message is required".into());
+        }
+        let mut builder = PromptBuilder::new(ctx.tokenizer);
+        let mut conversation = Conversation::default();
+        if let Some(tools) = body.get("tools") {
+            let tools = tools
+                .as_array()
+                .ok_or("tools: Input should be a valid list")?;
+            for (i, tool) in tools.iter().enumerate() {
+                let name = tool
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("tools.{i}.name: Field required"))?;
+                conversation
+                    .tools
+                    .push(DeclaredTool::new(name, tool.get("input_schema")));
+                builder.push(
+                    Chapter::Tools,
+                    "tool",
+                    &canonical_without(tool, "cache_control"),
+                    ttl_of(tool),
+                );
+            }
+        }
+        match body.get("system") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => builder.push(Chapter::System, "system", text, None),
+            Some(Value::Array(blocks)) => {
+                for block in blocks {
+                    builder.push(
+                        Chapter::System,
+                        "system",
+                        &canonical_without(block, "cache_control"),
+                        ttl_of(block),
+                    );
+                }
+            }
+            Some(_) => return Err("system: Input should be a valid string or list".into()),
+        }
+        for (i, message) in messages.iter().enumerate() {
+            let role = message
+                .get("role")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if !matches!(role, "user" | "assistant" | "system") {
+                return Err(format!(
+                    "messages.{i}.role: Input should be 'user', 'assistant' or 'system'"
+                ));
+            }
+            if role == "assistant" {
+                conversation.assistant_turns += 1;
+            }
+            match message.get("content") {
+                Some(Value::String(text)) => builder.push(Chapter::Messages, role, text, None),
+                Some(Value::Array(blocks)) => {
+                    for block in blocks {
+                        let kind = block
+                            .get("type")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default();
+                        let text = canonical_without(block, "cache_control");
+                        if matches!(kind, "thinking" | "redacted_thinking") {
+                            builder.push_uncacheable(Chapter::Messages, role, &text);
+                        } else {
+                            builder.push(Chapter::Messages, role, &text, ttl_of(block));
+                        }
+                    }
+                }
+                _ => return Err(format!("messages.{i}.content: Field required")),
+            }
+        }
+        conversation.last_user_text = messages
+            .last()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+            .and_then(|m| text_of(m.get("content"), &["text"]));
+        let mut prompt = builder.finish();
+        if let Some(ttl) = ttl_of(body) {
+            prompt.mark_last_cacheable(ttl);
+        }
+        Ok(Parsed {
+            model,
+            stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+            prompt,
+            conversation,
+            ..Parsed::default()
+        })
+    }
+
+    fn respond(parsed: &Parsed, outcome: &Outcome<'_>) -> Value {
+        let reply = outcome.reply;
+        let mut content = Vec::new();
+        if let Some(thinking) = &reply.thinking {
+            content.push(
+                json!({"type": "thinking", "thinking": thinking, "signature": signature(thinking)}),
+            );
+        }
+        if let Some(text) = &reply.text {
+            content.push(json!({"type": "text", "text": text}));
+        }
+        for call in &reply.tool_calls {
+            content.push(json!({"type": "tool_use", "id": tool_id(&call.id), "name": call.name, "input": call.arguments}));
+        }
+        json!({
+            "id": format!("msg_{}", outcome.id),
+            "type": "message",
+            "role": "assistant",
+            "model": parsed.model,
+            "content": content,
+            "stop_reason": stop_reason(reply.stop),
+            "stop_sequence": null,
+            "usage": usage(outcome),
+        })
+    }
+
+    fn stream(parsed: &Parsed, outcome: &Outcome<'_>) -> Vec<Bytes> {
+        let reply = outcome.reply;
+        let mut events = Vec::new();
+        let mut start_usage = usage(outcome);
+        start_usage["output_tokens"] = json!(1);
+        events.push(sse_event("message_start", &json!({
+            "type": "message_start",
+            "message": {
+                "id": format!("msg_{}", outcome.id), "type": "message", "role": "assistant",
+                "model": parsed.model, "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": start_usage,
+            }
+        })));
+        events.push(sse_event("ping", &json!({"type": "ping"})));
+        let mut index = 0usize;
+        let delta = |index: usize, delta: Value| {
+            sse_event(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            )
+        };
+        let stop = |index: usize| {
+            sse_event(
+                "content_block_stop",
+                &json!({"type": "content_block_stop", "index": index}),
+            )
+        };
+        if let Some(thinking) = &reply.thinking {
+            events.push(sse_event(
+                "content_block_start",
+                &json!({
+                    "type": "content_block_start", "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""}
+                }),
+            ));
+            for piece in chunks(thinking, outcome.delta_chars) {
+                events.push(delta(
+                    index,
+                    json!({"type": "thinking_delta", "thinking": piece}),
+                ));
+            }
+            events.push(delta(
+                index,
+                json!({"type": "signature_delta", "signature": signature(thinking)}),
+            ));
+            events.push(stop(index));
+            index += 1;
+        }
+        if let Some(text) = &reply.text {
+            events.push(sse_event("content_block_start", &json!({
+                "type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}
+            })));
+            for piece in chunks(text, outcome.delta_chars) {
+                events.push(delta(index, json!({"type": "text_delta", "text": piece})));
+            }
+            events.push(stop(index));
+            index += 1;
+        }
+        for call in &reply.tool_calls {
+            events.push(sse_event("content_block_start", &json!({
+                "type": "content_block_start", "index": index,
+                "content_block": {"type": "tool_use", "id": tool_id(&call.id), "name": call.name, "input": {}}
+            })));
+            events.push(delta(
+                index,
+                json!({"type": "input_json_delta", "partial_json": ""}),
+            ));
+            for piece in chunks(&call.arguments_json(), outcome.delta_chars) {
+                events.push(delta(
+                    index,
+                    json!({"type": "input_json_delta", "partial_json": piece}),
+                ));
+            }
+            events.push(stop(index));
+            index += 1;
+        }
+        let cache = outcome.cache;
+        events.push(sse_event(
+            "message_delta",
+            &json!({
+                "type": "message_delta",
+                "delta": {"stop_reason": stop_reason(reply.stop), "stop_sequence": null},
+                "usage": {
+                    "input_tokens": cache.uncached,
+                    "cache_creation_input_tokens": cache.cache_write,
+                    "cache_read_input_tokens": cache.cache_read,
+                    "output_tokens": outcome.output_tokens,
+                }
+            }),
+        ));
+        events.push(sse_event("message_stop", &json!({"type": "message_stop"})));
+        events
+    }
+
+    fn error(kind: &ErrorKind) -> ErrorResponse {
+        let (status, kind_name, message) = match kind {
+            ErrorKind::BadRequest(message) => (
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                message.clone(),
+            ),
+            ErrorKind::ContextLength { tokens, window } => (
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                format!("prompt is too long: {tokens} tokens > {window} maximum"),
+            ),
+            ErrorKind::RateLimit { .. } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limit_error",
+                "Number of requests has exceeded your rate limit. Please try again later."
+                    .to_owned(),
+            ),
+            ErrorKind::Server => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "api_error",
+                "Internal server error".to_owned(),
+            ),
+            ErrorKind::Overloaded => (
+                overloaded_status(),
+                "overloaded_error",
+                "Overloaded".to_owned(),
+            ),
+            ErrorKind::NotFound(message) => {
+                (StatusCode::NOT_FOUND, "not_found_error", message.clone())
+            }
+        };
+        let mut headers = error_headers(kind);
+        headers.insert("request-id", HeaderValue::from_static("req_mock"));
+        let body = json!({"type": "error", "error": {"type": kind_name, "message": message}, "request_id": "req_mock"});
+        (status, headers, Bytes::from(body.to_string()))
+    }
+
+    fn stream_error() -> Bytes {
+        sse_event(
+            "error",
+            &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        )
+    }
+
+    fn malformed() -> Bytes {
+        Bytes::from_static(b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n")
+    }
+}
+
+fn overloaded_status() -> StatusCode {
+    StatusCode::from_u16(529).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
+}

@@ -1,0 +1,298 @@
+//! OpenAI Responses: `POST /v1/responses`, streamed as `event:` + `data:` SSE from
+//! `response.created` to `response.completed`.
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::chat::openai_error;
+use super::{
+    ErrorKind, ErrorResponse, Outcome, ParseContext, Parsed, Wire, chunks, sse_event, text_of,
+};
+use crate::config::Protocol;
+use crate::prompt::{Chapter, PromptBuilder};
+use crate::scenario::{Conversation, DeclaredTool};
+
+/// The Responses protocol.
+pub struct Responses;
+
+fn is_assistant_item(item: &Value) -> bool {
+    item.get("role").and_then(Value::as_str) == Some("assistant")
+        || matches!(
+            item.get("type").and_then(Value::as_str),
+            Some("function_call" | "reasoning" | "custom_tool_call")
+        )
+}
+
+/// The output items of a reply, in order.
+pub fn output_items(outcome: &Outcome<'_>) -> Vec<Value> {
+    let reply = outcome.reply;
+    let mut items = Vec::new();
+    if let Some(thinking) = &reply.thinking {
+        items.push(json!({
+            "type": "reasoning", "id": format!("rs_{}", outcome.id),
+            "summary": [{"type": "summary_text", "text": thinking}],
+        }));
+    }
+    if let Some(text) = &reply.text {
+        items.push(json!({
+            "type": "message", "id": format!("msg_{}", outcome.id), "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
+        }));
+    }
+    for call in &reply.tool_calls {
+        items.push(json!({
+            "type": "function_call", "id": format!("fc_{}", call.id), "call_id": format!("call_{}", call.id),
+            "name": call.name, "arguments": call.arguments_json(), "status": "completed",
+        }));
+    }
+    items
+}
+
+fn usage(outcome: &Outcome<'_>) -> Value {
+    let cache = outcome.cache;
+    json!({
+        "input_tokens": cache.input_tokens,
+        "input_tokens_details": {"cached_tokens": cache.cache_read},
+        "output_tokens": outcome.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": outcome.reasoning_tokens},
+        "total_tokens": cache.input_tokens + outcome.output_tokens,
+    })
+}
+
+fn response(
+    parsed: &Parsed,
+    outcome: &Outcome<'_>,
+    status: &str,
+    output: Vec<Value>,
+    usage: Value,
+) -> Value {
+    json!({
+        "id": format!("resp_{}", outcome.id),
+        "object": "response",
+        "created_at": outcome.created,
+        "status": status,
+        "error": null,
+        "incomplete_details": null,
+        "model": parsed.model,
+        "output": output,
+        "parallel_tool_calls": true,
+        "prompt_cache_key": parsed.cache_key,
+        "store": parsed.store,
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "auto",
+        "truncation": "disabled",
+        "usage": usage,
+        "metadata": {},
+    })
+}
+
+impl Wire for Responses {
+    const PROTOCOL: Protocol = Protocol::Responses;
+
+    fn parse(
+        body: &Value,
+        _path_model: Option<&str>,
+        ctx: &ParseContext<'_>,
+    ) -> Result<Parsed, String> {
+        let model = body
+            .get("model")
+            .and_then(Value::as_str)
+            .ok_or("Missing required parameter: 'model'.")?
+            .to_owned();
+        let mut items: Vec<Value> = match body.get("previous_response_id").and_then(Value::as_str) {
+            Some(id) => (ctx.previous)(id)
+                .ok_or_else(|| format!("Previous response with id '{id}' not found."))?,
+            None => Vec::new(),
+        };
+        match body.get("input") {
+            Some(Value::String(text)) => items.push(json!({"role": "user", "content": text})),
+            Some(Value::Array(list)) => items.extend(list.iter().cloned()),
+            None if !items.is_empty() => {}
+            _ => return Err("Missing required parameter: 'input'.".into()),
+        }
+        let mut builder = PromptBuilder::new(ctx.tokenizer);
+        let mut conversation = Conversation::default();
+        if let Some(tools) = body.get("tools") {
+            let tools = tools
+                .as_array()
+                .ok_or("Invalid type for 'tools': expected an array.")?;
+            for tool in tools {
+                if let Some(name) = tool.get("name").and_then(Value::as_str) {
+                    conversation
+                        .tools
+                        .push(DeclaredTool::new(name, tool.get("parameters")));
+                }
+                builder.push(Chapter::Tools, "tool", &tool.to_string(), None);
+            }
+        }
+        if let Some(instructions) = body.get("instructions").and_then(Value::as_str) {
+            builder.push(Chapter::System, "instructions", instructions, None);
+        }
+        let mut in_system = true;
+        let mut in_assistant = false;
+        for item in &items {
+            let role = item.get("role").and_then(Value::as_str);
+            in_system &= matches!(role, Some("system" | "developer"));
+            let assistant = is_assistant_item(item);
+            if assistant && !in_assistant {
+                conversation.assistant_turns += 1;
+            }
+            in_assistant = assistant;
+            let chapter = if in_system {
+                Chapter::System
+            } else {
+                Chapter::Messages
+            };
+            builder.push(chapter, role.unwrap_or("item"), &item.to_string(), None);
+        }
+        conversation.last_user_text = items
+            .last()
+            .filter(|i| i.get("role").and_then(Value::as_str) == Some("user"))
+            .and_then(|i| text_of(i.get("content"), &["input_text", "text"]));
+        Ok(Parsed {
+            model,
+            stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
+            prompt: builder.finish(),
+            conversation,
+            cache_key: body
+                .get("prompt_cache_key")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            store: body.get("store").and_then(Value::as_bool).unwrap_or(true),
+            items,
+            ..Parsed::default()
+        })
+    }
+
+    fn respond(parsed: &Parsed, outcome: &Outcome<'_>) -> Value {
+        response(
+            parsed,
+            outcome,
+            "completed",
+            output_items(outcome),
+            usage(outcome),
+        )
+    }
+
+    fn stream(parsed: &Parsed, outcome: &Outcome<'_>) -> Vec<Bytes> {
+        let mut sequence = 0u64;
+        let mut events = Vec::new();
+        let mut emit = |name: &str, mut data: Value| {
+            data["type"] = json!(name);
+            data["sequence_number"] = json!(sequence);
+            sequence += 1;
+            events.push(sse_event(name, &data));
+        };
+        let pending = response(parsed, outcome, "in_progress", Vec::new(), Value::Null);
+        emit("response.created", json!({"response": pending}));
+        emit("response.in_progress", json!({"response": pending}));
+        let items = output_items(outcome);
+        for (output_index, item) in items.iter().enumerate() {
+            let item_id = item["id"].clone();
+            match item["type"].as_str() {
+                Some("reasoning") => {
+                    let text = item["summary"][0]["text"].as_str().unwrap_or_default();
+                    emit(
+                        "response.output_item.added",
+                        json!({"output_index": output_index, "item": {"type": "reasoning", "id": item_id, "summary": []}}),
+                    );
+                    emit(
+                        "response.reasoning_summary_part.added",
+                        json!({"item_id": item_id, "output_index": output_index, "summary_index": 0, "part": {"type": "summary_text", "text": ""}}),
+                    );
+                    for piece in chunks(text, outcome.delta_chars) {
+                        emit(
+                            "response.reasoning_summary_text.delta",
+                            json!({"item_id": item_id, "output_index": output_index, "summary_index": 0, "delta": piece}),
+                        );
+                    }
+                    emit(
+                        "response.reasoning_summary_text.done",
+                        json!({"item_id": item_id, "output_index": output_index, "summary_index": 0, "text": text}),
+                    );
+                    emit(
+                        "response.reasoning_summary_part.done",
+                        json!({"item_id": item_id, "output_index": output_index, "summary_index": 0, "part": {"type": "summary_text", "text": text}}),
+                    );
+                }
+                Some("message") => {
+                    let text = item["content"][0]["text"].as_str().unwrap_or_default();
+                    emit(
+                        "response.output_item.added",
+                        json!({"output_index": output_index, "item": {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant", "content": []}}),
+                    );
+                    emit(
+                        "response.content_part.added",
+                        json!({"item_id": item_id, "output_index": output_index, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
+                    );
+                    for piece in chunks(text, outcome.delta_chars) {
+                        emit(
+                            "response.output_text.delta",
+                            json!({"item_id": item_id, "output_index": output_index, "content_index": 0, "delta": piece, "logprobs": []}),
+                        );
+                    }
+                    emit(
+                        "response.output_text.done",
+                        json!({"item_id": item_id, "output_index": output_index, "content_index": 0, "text": text, "logprobs": []}),
+                    );
+                    emit(
+                        "response.content_part.done",
+                        json!({"item_id": item_id, "output_index": output_index, "content_index": 0, "part": item["content"][0]}),
+                    );
+                }
+                _ => {
+                    let arguments = item["arguments"].as_str().unwrap_or_default();
+                    let mut added = item.clone();
+                    added["arguments"] = json!("");
+                    added["status"] = json!("in_progress");
+                    emit(
+                        "response.output_item.added",
+                        json!({"output_index": output_index, "item": added}),
+                    );
+                    for piece in chunks(arguments, outcome.delta_chars) {
+                        emit(
+                            "response.function_call_arguments.delta",
+                            json!({"item_id": item_id, "output_index": output_index, "delta": piece}),
+                        );
+                    }
+                    emit(
+                        "response.function_call_arguments.done",
+                        json!({"item_id": item_id, "output_index": output_index, "name": item["name"], "arguments": arguments}),
+                    );
+                }
+            }
+            emit(
+                "response.output_item.done",
+                json!({"output_index": output_index, "item": item}),
+            );
+        }
+        emit(
+            "response.completed",
+            json!({"response": response(parsed, outcome, "completed", items, usage(outcome))}),
+        );
+        events
+    }
+
+    fn error(kind: &ErrorKind) -> ErrorResponse {
+        openai_error(
+            kind,
+            "Your input exceeds the context window of this model. Please adjust your input and try again.",
+            "input",
+        )
+    }
+
+    fn stream_error() -> Bytes {
+        sse_event(
+            "error",
+            &json!({
+                "type": "error", "code": "server_error",
+                "message": "The server had an error while processing your request. Sorry about that!",
+                "param": null, "sequence_number": 0
+            }),
+        )
+    }
+
+    fn malformed() -> Bytes {
+        Bytes::from_static(b"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\n\n")
+    }
+}

@@ -1,0 +1,108 @@
+//! What the server remembers about each request: route, model, status, cache accounting.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::cache::{CacheAccounting, ChapterTokens, Chapters};
+use crate::config::{CacheStyle, Protocol};
+use crate::fault::FaultKind;
+
+/// One request as the mock saw and answered it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRecord {
+    /// 1-based sequence number.
+    pub seq: u64,
+    /// The route's protocol.
+    pub protocol: Protocol,
+    /// The URL path.
+    pub path: String,
+    /// The model id ("" when the request did not parse).
+    pub model: String,
+    /// Whether the reply was streamed.
+    pub stream: bool,
+    /// Virtual time of arrival, milliseconds.
+    pub at_ms: u64,
+    /// HTTP status sent.
+    pub status: u16,
+    /// The error message sent, for refusals.
+    pub error: Option<String>,
+    /// The cache style applied.
+    pub cache_style: Option<CacheStyle>,
+    /// `prompt_cache_key`, where sent.
+    pub cache_key: Option<String>,
+    /// Cache accounting (absent when the request was refused before the cache).
+    pub cache: Option<Accounting>,
+    /// Output tokens of the reply.
+    pub output_tokens: u64,
+    /// The scripted turn played (`None` for echo or refusals).
+    pub turn: Option<usize>,
+    /// The fault applied, if any.
+    pub fault: Option<FaultKind>,
+    /// The request body, when the server records bodies.
+    pub body: Option<Value>,
+}
+
+/// Cache accounting in a record (the serializable mirror of [`CacheAccounting`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Accounting {
+    /// All prompt tokens.
+    pub input_tokens: u64,
+    /// Read from cache.
+    pub cache_read: u64,
+    /// Written to cache.
+    pub cache_write: u64,
+    /// Written with the 5m lifetime.
+    pub cache_write_5m: u64,
+    /// Written with the 1h lifetime.
+    pub cache_write_1h: u64,
+    /// Neither read nor written.
+    pub uncached: u64,
+    /// Per chapter: tools.
+    pub tools: Split,
+    /// Per chapter: system.
+    pub system: Split,
+    /// Per chapter: messages.
+    pub messages: Split,
+}
+
+/// Read / written / uncached tokens of one chapter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Split {
+    /// Read.
+    pub read: u64,
+    /// Written.
+    pub written: u64,
+    /// Uncached.
+    pub uncached: u64,
+}
+
+impl From<ChapterTokens> for Split {
+    fn from(c: ChapterTokens) -> Self {
+        Self {
+            read: c.read,
+            written: c.written,
+            uncached: c.uncached,
+        }
+    }
+}
+
+impl From<&CacheAccounting> for Accounting {
+    fn from(c: &CacheAccounting) -> Self {
+        let Chapters {
+            tools,
+            system,
+            messages,
+        } = c.chapters;
+        Self {
+            input_tokens: c.input_tokens,
+            cache_read: c.cache_read,
+            cache_write: c.cache_write,
+            cache_write_5m: c.cache_write_5m,
+            cache_write_1h: c.cache_write_1h,
+            uncached: c.uncached,
+            tools: tools.into(),
+            system: system.into(),
+            messages: messages.into(),
+        }
+    }
+}

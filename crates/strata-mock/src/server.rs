@@ -1,0 +1,769 @@
+//! The HTTP server: provider routes, admin routes under `/_mock/`, and [`MockServer`].
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Path, RawQuery, State as AxumState};
+use axum::http::{HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use crate::MockError;
+use crate::cache::CacheSimulator;
+use crate::clock::VirtualClock;
+use crate::config::{MockConfig, Protocol};
+use crate::fault::{Fault, FaultKind};
+use crate::protocol::anthropic::Anthropic;
+use crate::protocol::bedrock::Bedrock;
+use crate::protocol::chat::Chat;
+use crate::protocol::gemini::Gemini;
+use crate::protocol::responses::{Responses, output_items};
+use crate::protocol::{ErrorKind, ErrorResponse, Outcome, ParseContext, Wire, json_body};
+use crate::record::{Accounting, RequestRecord};
+use crate::scenario::{self, Scenario};
+use crate::tokens::Tokenizer;
+
+/// Largest request body accepted (a 1M-token prompt is about 4 MB of JSON).
+const BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// Shared state of one server.
+pub(crate) struct State {
+    config: MockConfig,
+    tokenizer: Tokenizer,
+    pub(crate) clock: VirtualClock,
+    cache: Mutex<CacheSimulator>,
+    records: Mutex<VecDeque<RequestRecord>>,
+    faults: Mutex<VecDeque<Fault>>,
+    scenario: RwLock<Option<Arc<Scenario>>>,
+    fired_turns: Mutex<HashSet<usize>>,
+    stored_responses: Mutex<HashMap<String, Vec<Value>>>,
+    seq: AtomicU64,
+    record_file: Option<Mutex<std::fs::File>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding a lock leaves plain data behind; keep serving.
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What a provider handler produced before the body is sent.
+enum Prepared {
+    Error(ErrorResponse),
+    Json {
+        body: Bytes,
+        fault: Option<FaultKind>,
+    },
+    Stream {
+        frames: Vec<Bytes>,
+        fault: Option<FaultKind>,
+    },
+}
+
+/// How the route asks for a stream, when the route and not the body decides.
+#[derive(Clone, Copy)]
+enum Mode {
+    FromBody,
+    Stream,
+    Once,
+    /// Gemini `streamGenerateContent` without `alt=sse`: a JSON array.
+    JsonArray,
+}
+
+impl State {
+    pub(crate) fn new(config: MockConfig, record_file: Option<std::fs::File>) -> Self {
+        let scenario = config.scenario.clone().map(Arc::new);
+        Self {
+            config,
+            tokenizer: Tokenizer::new(),
+            clock: VirtualClock::new(),
+            cache: Mutex::new(CacheSimulator::new()),
+            records: Mutex::new(VecDeque::new()),
+            faults: Mutex::new(VecDeque::new()),
+            scenario: RwLock::new(scenario),
+            fired_turns: Mutex::new(HashSet::new()),
+            stored_responses: Mutex::new(HashMap::new()),
+            seq: AtomicU64::new(0),
+            record_file: record_file.map(Mutex::new),
+        }
+    }
+
+    pub(crate) fn requests(&self) -> Vec<RequestRecord> {
+        lock(&self.records).iter().cloned().collect()
+    }
+
+    pub(crate) fn push_fault(&self, fault: Fault) {
+        lock(&self.faults).push_back(fault);
+    }
+
+    pub(crate) fn load_scenario(&self, scenario: Scenario) {
+        if let Ok(mut slot) = self.scenario.write() {
+            *slot = Some(Arc::new(scenario));
+        }
+        lock(&self.fired_turns).clear();
+    }
+
+    pub(crate) fn reset(&self) {
+        lock(&self.cache).clear();
+        lock(&self.records).clear();
+        lock(&self.faults).clear();
+        lock(&self.fired_turns).clear();
+        lock(&self.stored_responses).clear();
+    }
+
+    fn take_fault(&self, protocol: Protocol) -> Option<FaultKind> {
+        let mut faults = lock(&self.faults);
+        let index = faults
+            .iter()
+            .position(|f| f.protocol.is_none_or(|p| p == protocol))?;
+        let fault = faults.get_mut(index)?;
+        let kind = fault.kind.clone();
+        fault.times = fault.times.saturating_sub(1);
+        if fault.times == 0 {
+            faults.remove(index);
+        }
+        Some(kind)
+    }
+
+    fn record(&self, record: RequestRecord) {
+        if let (Some(file), Ok(line)) = (&self.record_file, serde_json::to_string(&record)) {
+            let mut file = lock(file);
+            let _ = writeln!(file, "{line}");
+        }
+        let limit = if self.config.max_records == 0 {
+            10_000
+        } else {
+            self.config.max_records
+        };
+        let mut records = lock(&self.records);
+        while records.len() >= limit {
+            records.pop_front();
+        }
+        records.push_back(record);
+    }
+
+    fn refuse<W: Wire>(&self, mut record: RequestRecord, kind: ErrorKind) -> Prepared {
+        let (status, headers, body) = W::error(&kind);
+        record.status = status.as_u16();
+        record.error = Some(String::from_utf8_lossy(&body).into_owned());
+        self.record(record);
+        Prepared::Error((status, headers, body))
+    }
+
+    /// Parses, accounts, plays the script and renders; runs on the blocking pool.
+    fn process<W: Wire>(
+        &self,
+        path: String,
+        path_model: Option<String>,
+        mode: Mode,
+        body: &[u8],
+    ) -> Prepared {
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        let now = self.clock.now_ms();
+        let mut record = RequestRecord {
+            seq,
+            protocol: W::PROTOCOL,
+            path,
+            model: path_model.clone().unwrap_or_default(),
+            stream: false,
+            at_ms: now,
+            status: 200,
+            error: None,
+            cache_style: None,
+            cache_key: None,
+            cache: None,
+            output_tokens: 0,
+            turn: None,
+            fault: None,
+            body: None,
+        };
+        let value = match json_body(body) {
+            Ok(value) => value,
+            Err(message) => return self.refuse::<W>(record, ErrorKind::BadRequest(message)),
+        };
+        let previous = |id: &str| lock(&self.stored_responses).get(id).cloned();
+        let ctx = ParseContext {
+            tokenizer: &self.tokenizer,
+            previous: &previous,
+        };
+        let parsed = W::parse(&value, path_model.as_deref(), &ctx);
+        if self.config.record_bodies {
+            record.body = Some(value);
+        }
+        let mut parsed = match parsed {
+            Ok(parsed) => parsed,
+            Err(message) => return self.refuse::<W>(record, ErrorKind::BadRequest(message)),
+        };
+        match mode {
+            Mode::FromBody => {}
+            Mode::Stream | Mode::JsonArray => parsed.stream = true,
+            Mode::Once => parsed.stream = false,
+        }
+        record.model = parsed.model.clone();
+        record.stream = parsed.stream;
+        record.cache_key = parsed.cache_key.clone();
+        let profile = self.config.profile(W::PROTOCOL, &parsed.model);
+        record.cache_style = Some(profile.cache.style);
+
+        let scenario = self.scenario.read().ok().and_then(|s| s.clone());
+        let turn = scenario
+            .as_deref()
+            .and_then(|s| s.turn(&parsed.conversation));
+        let fault = self.take_fault(W::PROTOCOL).or_else(|| {
+            let (index, spec) = turn?;
+            let kind = spec.fault.clone()?;
+            lock(&self.fired_turns).insert(index).then_some(kind)
+        });
+        record.fault = fault.clone();
+        let total = parsed.prompt.total_tokens();
+        let refusal = match &fault {
+            Some(FaultKind::RateLimit { retry_after_secs }) => Some(ErrorKind::RateLimit {
+                retry_after_secs: *retry_after_secs,
+            }),
+            Some(FaultKind::ServerError) => Some(ErrorKind::Server),
+            Some(FaultKind::Overloaded) => Some(ErrorKind::Overloaded),
+            Some(FaultKind::StreamError { .. }) if !parsed.stream => Some(ErrorKind::Overloaded),
+            Some(FaultKind::ContextLength) => Some(ErrorKind::ContextLength {
+                tokens: total,
+                window: profile.context_window.min(total.saturating_sub(1)),
+            }),
+            _ if total > profile.context_window => Some(ErrorKind::ContextLength {
+                tokens: total,
+                window: profile.context_window,
+            }),
+            _ => None,
+        };
+        if let Some(kind) = refusal {
+            return self.refuse::<W>(record, kind);
+        }
+
+        let namespace = format!(
+            "{}|{}|{}",
+            W::PROTOCOL.name(),
+            parsed.model,
+            if profile.cache.keyed_by_cache_key {
+                parsed.cache_key.as_deref().unwrap_or("")
+            } else {
+                ""
+            }
+        );
+        let accounted = lock(&self.cache).account(&namespace, &profile.cache, &parsed.prompt, now);
+        let cache = match accounted {
+            Ok(cache) => cache,
+            Err(e) => return self.refuse::<W>(record, ErrorKind::BadRequest(e.to_string())),
+        };
+        let reply = scenario::reply(turn, &parsed.conversation);
+        let reasoning_tokens = reply
+            .thinking
+            .as_deref()
+            .map_or(0, |t| self.tokenizer.count(t));
+        let output_tokens = reasoning_tokens
+            + reply.text.as_deref().map_or(0, |t| self.tokenizer.count(t))
+            + reply
+                .tool_calls
+                .iter()
+                .map(|c| self.tokenizer.count(&c.name) + self.tokenizer.count(&c.arguments_json()))
+                .sum::<u64>();
+        let outcome = Outcome {
+            reply: &reply,
+            cache: &cache,
+            output_tokens,
+            reasoning_tokens,
+            id: format!("mock{seq:020}"),
+            created: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            profile: &profile,
+            delta_chars: if self.config.delta_chars == 0 {
+                24
+            } else {
+                self.config.delta_chars
+            },
+        };
+        if W::PROTOCOL == Protocol::Responses && parsed.store {
+            let mut items = std::mem::take(&mut parsed.items);
+            items.extend(output_items(&outcome));
+            lock(&self.stored_responses).insert(format!("resp_{}", outcome.id), items);
+        }
+        let prepared = match mode {
+            Mode::JsonArray => Prepared::Json {
+                body: Bytes::from(Gemini::json_array(&parsed, &outcome).to_string()),
+                fault,
+            },
+            _ if parsed.stream => Prepared::Stream {
+                frames: W::stream(&parsed, &outcome),
+                fault,
+            },
+            _ => Prepared::Json {
+                body: Bytes::from(W::respond(&parsed, &outcome).to_string()),
+                fault,
+            },
+        };
+        record.cache = Some(Accounting::from(&cache));
+        record.output_tokens = output_tokens;
+        record.turn = reply.turn;
+        self.record(record);
+        prepared
+    }
+}
+
+async fn serve<W: Wire>(
+    state: Arc<State>,
+    path: String,
+    path_model: Option<String>,
+    mode: Mode,
+    body: Bytes,
+) -> Response {
+    let worker = state.clone();
+    let prepared =
+        tokio::task::spawn_blocking(move || worker.process::<W>(path, path_model, mode, &body))
+            .await;
+    let prepared = match prepared {
+        Ok(prepared) => prepared,
+        Err(_) => Prepared::Error(W::error(&ErrorKind::Server)),
+    };
+    match prepared {
+        Prepared::Error((status, headers, body)) => (status, headers, body).into_response(),
+        Prepared::Json { body, fault } => json_response(body, fault).await,
+        Prepared::Stream { mut frames, fault } => {
+            let mut delay = None;
+            match fault {
+                Some(FaultKind::CutAfter { events }) => frames.truncate(events),
+                Some(FaultKind::Malformed { at_event }) => {
+                    if let Some(frame) = frames.get_mut(at_event) {
+                        *frame = W::malformed();
+                    }
+                }
+                Some(FaultKind::StreamError { after_events }) => {
+                    frames.truncate(after_events);
+                    frames.push(W::stream_error());
+                }
+                Some(FaultKind::Slow { delay_ms }) => delay = Some(Duration::from_millis(delay_ms)),
+                _ => {}
+            }
+            let mut response = Response::new(frames_body(frames, delay));
+            let headers = response.headers_mut();
+            headers.insert(
+                "content-type",
+                HeaderValue::from_static(W::STREAM_CONTENT_TYPE),
+            );
+            headers.insert("cache-control", HeaderValue::from_static("no-cache"));
+            response
+        }
+    }
+}
+
+async fn json_response(body: Bytes, fault: Option<FaultKind>) -> Response {
+    let body = match fault {
+        Some(FaultKind::CutAfter { .. } | FaultKind::Malformed { .. }) => {
+            Body::from(body.slice(..body.len() / 2))
+        }
+        Some(FaultKind::Slow { delay_ms }) => {
+            tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+            Body::from(body)
+        }
+        _ => Body::from(body),
+    };
+    let mut response = Response::new(body);
+    response
+        .headers_mut()
+        .insert("content-type", HeaderValue::from_static("application/json"));
+    response
+}
+
+/// A body sending `frames` one by one, each after `delay`. A cut stream ends cleanly after
+/// its last frame: what the client sees is a body without the terminal event.
+fn frames_body(frames: Vec<Bytes>, delay: Option<Duration>) -> Body {
+    let stream = futures::stream::unfold(frames.into_iter(), move |mut frames| async move {
+        let frame = frames.next()?;
+        if let Some(delay) = delay {
+            tokio::time::sleep(delay).await;
+        }
+        Some((Ok::<_, std::convert::Infallible>(frame), frames))
+    });
+    Body::from_stream(stream)
+}
+
+type Shared = AxumState<Arc<State>>;
+
+async fn anthropic(AxumState(state): Shared, uri: Uri, body: Bytes) -> Response {
+    serve::<Anthropic>(state, uri.path().to_owned(), None, Mode::FromBody, body).await
+}
+
+async fn chat(AxumState(state): Shared, uri: Uri, body: Bytes) -> Response {
+    serve::<Chat>(state, uri.path().to_owned(), None, Mode::FromBody, body).await
+}
+
+async fn responses(AxumState(state): Shared, uri: Uri, body: Bytes) -> Response {
+    serve::<Responses>(state, uri.path().to_owned(), None, Mode::FromBody, body).await
+}
+
+async fn gemini(
+    state: Arc<State>,
+    uri: Uri,
+    target: &str,
+    query: Option<String>,
+    body: Bytes,
+) -> Response {
+    let Some((model, method)) = target.rsplit_once(':') else {
+        let (status, headers, body) =
+            Gemini::error(&ErrorKind::NotFound(format!("unknown method in {target}")));
+        return (status, headers, body).into_response();
+    };
+    let sse = query
+        .as_deref()
+        .is_some_and(|q| q.split('&').any(|p| p == "alt=sse"));
+    let mode = match method {
+        "generateContent" => Mode::Once,
+        "streamGenerateContent" if sse => Mode::Stream,
+        "streamGenerateContent" => Mode::JsonArray,
+        other => {
+            let (status, headers, body) = Gemini::error(&ErrorKind::NotFound(format!(
+                "method {other} is not supported"
+            )));
+            return (status, headers, body).into_response();
+        }
+    };
+    serve::<Gemini>(
+        state,
+        uri.path().to_owned(),
+        Some(model.to_owned()),
+        mode,
+        body,
+    )
+    .await
+}
+
+async fn gemini_short(
+    AxumState(state): Shared,
+    Path(target): Path<String>,
+    RawQuery(query): RawQuery,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    gemini(state, uri, &target, query, body).await
+}
+
+async fn gemini_vertex(
+    AxumState(state): Shared,
+    Path((_project, _location, target)): Path<(String, String, String)>,
+    RawQuery(query): RawQuery,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    gemini(state, uri, &target, query, body).await
+}
+
+async fn converse(
+    AxumState(state): Shared,
+    Path(model): Path<String>,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    serve::<Bedrock>(state, uri.path().to_owned(), Some(model), Mode::Once, body).await
+}
+
+async fn converse_stream(
+    AxumState(state): Shared,
+    Path(model): Path<String>,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    serve::<Bedrock>(
+        state,
+        uri.path().to_owned(),
+        Some(model),
+        Mode::Stream,
+        body,
+    )
+    .await
+}
+
+async fn admin_requests(AxumState(state): Shared) -> Response {
+    let mut out = String::new();
+    for record in state.requests() {
+        if let Ok(line) = serde_json::to_string(&record) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    ([("content-type", "application/x-ndjson")], out).into_response()
+}
+
+fn admin_error(message: String) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        axum::Json(json!({"error": message})),
+    )
+        .into_response()
+}
+
+async fn admin_advance(AxumState(state): Shared, body: Bytes) -> Response {
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(value) => value,
+        Err(e) => {
+            return admin_error(format!(
+                "body must be {{\"seconds\": N}} or {{\"ms\": N}}: {e}"
+            ));
+        }
+    };
+    let ms = match (
+        value.get("seconds").and_then(Value::as_f64),
+        value.get("ms").and_then(Value::as_u64),
+    ) {
+        (Some(seconds), _) if seconds >= 0.0 => (seconds * 1000.0) as u64,
+        (_, Some(ms)) => ms,
+        _ => return admin_error("body must be {\"seconds\": N} or {\"ms\": N}".to_owned()),
+    };
+    let now = state.clock.advance(Duration::from_millis(ms));
+    axum::Json(json!({"now_ms": now})).into_response()
+}
+
+async fn admin_clock(AxumState(state): Shared) -> Response {
+    axum::Json(json!({"now_ms": state.clock.now_ms()})).into_response()
+}
+
+async fn admin_faults(AxumState(state): Shared, body: Bytes) -> Response {
+    let faults: Vec<Fault> = match serde_json::from_slice::<Value>(&body) {
+        Ok(Value::Array(list)) => match serde_json::from_value(Value::Array(list)) {
+            Ok(faults) => faults,
+            Err(e) => return admin_error(format!("bad fault list: {e}")),
+        },
+        Ok(one) => match serde_json::from_value(one) {
+            Ok(fault) => vec![fault],
+            Err(e) => return admin_error(format!("bad fault: {e}")),
+        },
+        Err(e) => return admin_error(format!("body is not JSON: {e}")),
+    };
+    let count = faults.len();
+    for fault in faults {
+        state.push_fault(fault);
+    }
+    axum::Json(json!({"queued": count})).into_response()
+}
+
+async fn admin_list_faults(AxumState(state): Shared) -> Response {
+    let faults: Vec<Fault> = lock(&state.faults).iter().cloned().collect();
+    axum::Json(json!(faults)).into_response()
+}
+
+async fn admin_scenario(AxumState(state): Shared, body: Bytes) -> Response {
+    let text = String::from_utf8_lossy(&body);
+    match Scenario::from_toml(&text, "POST /_mock/scenario") {
+        Ok(scenario) => {
+            let turns = scenario.turns.len();
+            state.load_scenario(scenario);
+            axum::Json(json!({"turns": turns})).into_response()
+        }
+        Err(e) => admin_error(e.to_string()),
+    }
+}
+
+async fn admin_reset(AxumState(state): Shared) -> Response {
+    state.reset();
+    axum::Json(json!({"reset": true})).into_response()
+}
+
+async fn not_found(uri: Uri) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        axum::Json(json!({"error": {"message": format!("strata-mock has no route {}", uri.path()), "type": "not_found"}})),
+    )
+        .into_response()
+}
+
+/// The router of all routes over `state`.
+pub(crate) fn router(state: Arc<State>) -> Router {
+    Router::new()
+        .route("/v1/messages", post(anthropic))
+        .route("/v1/chat/completions", post(chat))
+        .route("/chat/completions", post(chat))
+        .route("/v1/responses", post(responses))
+        .route("/responses", post(responses))
+        .route("/v1beta/models/{target}", post(gemini_short))
+        .route("/v1/models/{target}", post(gemini_short))
+        .route(
+            "/v1/projects/{project}/locations/{location}/publishers/google/models/{target}",
+            post(gemini_vertex),
+        )
+        .route("/model/{model}/converse", post(converse))
+        .route("/model/{model}/converse-stream", post(converse_stream))
+        .route("/_mock/requests", get(admin_requests))
+        .route("/_mock/clock", get(admin_clock))
+        .route("/_mock/clock/advance", post(admin_advance))
+        .route("/_mock/faults", post(admin_faults).get(admin_list_faults))
+        .route("/_mock/scenario", post(admin_scenario))
+        .route("/_mock/reset", post(admin_reset))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state)
+}
+
+/// A running mock server; it shuts down when dropped.
+pub struct MockServer {
+    addr: SocketAddr,
+    state: Arc<State>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for MockServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MockServer")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+/// Options of [`MockServer::start_with`].
+#[derive(Debug, Default)]
+pub struct ServeOptions {
+    /// Address to bind; `127.0.0.1:0` when absent.
+    pub addr: Option<SocketAddr>,
+    /// A file every record is appended to as a JSON line.
+    pub record_file: Option<std::path::PathBuf>,
+}
+
+impl MockServer {
+    /// Starts a server on `127.0.0.1:0` on the current tokio runtime.
+    pub async fn start(config: MockConfig) -> Result<Self, MockError> {
+        Self::start_with(config, ServeOptions::default()).await
+    }
+
+    /// Starts a server with an address and a record file on the current tokio runtime.
+    pub async fn start_with(config: MockConfig, options: ServeOptions) -> Result<Self, MockError> {
+        let (state, listener) = Self::bind(config, options).await?;
+        let addr = listener.local_addr().map_err(MockError::Bind)?;
+        let (tx, rx) = oneshot::channel::<()>();
+        let app = router(state.clone());
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = rx.await;
+                })
+                .await;
+        });
+        Ok(Self {
+            addr,
+            state,
+            shutdown: Some(tx),
+            thread: None,
+        })
+    }
+
+    /// Starts a server on its own thread and runtime, for callers without a runtime.
+    pub fn start_in_thread(config: MockConfig) -> Result<Self, MockError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(MockError::Bind)?;
+        let (state, listener) = runtime.block_on(Self::bind(config, ServeOptions::default()))?;
+        let addr = listener.local_addr().map_err(MockError::Bind)?;
+        let (tx, rx) = oneshot::channel::<()>();
+        let app = router(state.clone());
+        let thread = std::thread::spawn(move || {
+            runtime.block_on(async move {
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = rx.await;
+                    })
+                    .await;
+            });
+        });
+        Ok(Self {
+            addr,
+            state,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    async fn bind(
+        config: MockConfig,
+        options: ServeOptions,
+    ) -> Result<(Arc<State>, tokio::net::TcpListener), MockError> {
+        let record_file = match &options.record_file {
+            Some(path) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|source| MockError::RecordFile {
+                        path: path.clone(),
+                        source,
+                    })?,
+            ),
+            None => None,
+        };
+        Tokenizer::warm_up();
+        let addr = options
+            .addr
+            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(MockError::Bind)?;
+        Ok((Arc::new(State::new(config, record_file)), listener))
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT` (no trailing slash, no `/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The URL of `path` on this server.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Every request recorded so far, oldest first.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.state.requests()
+    }
+
+    /// Moves the virtual clock forward; returns the new time in milliseconds.
+    pub fn advance_clock(&self, by: Duration) -> u64 {
+        self.state.clock.advance(by)
+    }
+
+    /// Queues a fault for the next matching request(s).
+    pub fn push_fault(&self, fault: Fault) {
+        self.state.push_fault(fault);
+    }
+
+    /// Replaces the scenario the scripted model plays.
+    pub fn load_scenario(&self, scenario: Scenario) {
+        self.state.load_scenario(scenario);
+    }
+
+    /// Forgets cache entries, records, queued faults and stored responses.
+    pub fn reset(&self) {
+        self.state.reset();
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! Public-API tests of strata-mock, over real HTTP.
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers fail loudly on unexpected replies"
+)]
+
+mod admin;
+mod anthropic;
+mod bedrock;
+mod chat;
+mod common;
+mod faults;
+mod gemini;
+mod responses;
+mod scenario;

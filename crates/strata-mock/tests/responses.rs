@@ -1,0 +1,124 @@
+//! OpenAI Responses over HTTP.
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::common::{filler, parse_sse, start};
+
+fn request(words: usize) -> Value {
+    json!({
+        "model": "gpt-5.1-codex",
+        "instructions": filler("be helpful", words),
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
+        "tools": [{"type": "function", "name": "shell", "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}],
+        "prompt_cache_key": "session-1",
+        "store": false,
+    })
+}
+
+#[tokio::test]
+async fn the_same_request_twice_reads_whole_128_token_steps() {
+    let h = start().await;
+    let body = request(1200);
+    let first = h.post("/v1/responses", &body).await;
+    assert_eq!(first.status, 200, "{}", first.text);
+    let first = first.json();
+    assert_eq!(first["object"], "response");
+    assert_eq!(first["status"], "completed");
+    assert_eq!(
+        first["usage"]["input_tokens_details"]["cached_tokens"],
+        json!(0)
+    );
+    let input = first["usage"]["input_tokens"].as_u64().unwrap();
+    let second = h.post("/v1/responses", &body).await.json();
+    assert_eq!(
+        second["usage"]["input_tokens_details"]["cached_tokens"],
+        json!(input / 128 * 128)
+    );
+    assert_eq!(second["prompt_cache_key"], "session-1");
+}
+
+#[tokio::test]
+async fn the_stream_runs_from_created_to_completed() {
+    let h = start().await;
+    h.server.load_scenario(
+        strata_mock::Scenario::from_toml(
+            "[[turn]]\nthinking = \"plan\"\ntext = \"listing\"\n[[turn.tool_call]]\ntool = \"bash\"\nargs = { command = \"ls\" }\n",
+            "inline",
+        )
+        .unwrap(),
+    );
+    let mut body = request(10);
+    body["stream"] = json!(true);
+    let reply = h.post("/v1/responses", &body).await;
+    let events = parse_sse(&reply.text);
+    let data: Vec<Value> = events.iter().map(|e| e.json()).collect();
+    for (i, (event, d)) in events.iter().zip(&data).enumerate() {
+        assert_eq!(event.event.as_deref(), d["type"].as_str());
+        assert_eq!(d["sequence_number"], json!(i));
+    }
+    let names: Vec<&str> = data.iter().map(|d| d["type"].as_str().unwrap()).collect();
+    assert_eq!(names.first(), Some(&"response.created"));
+    assert_eq!(names.last(), Some(&"response.completed"));
+    for expected in [
+        "response.in_progress",
+        "response.reasoning_summary_text.delta",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.output_item.done",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let done = data
+        .iter()
+        .find(|d| d["type"] == "response.function_call_arguments.done")
+        .unwrap();
+    assert_eq!(done["name"], "shell");
+    assert_eq!(
+        serde_json::from_str::<Value>(done["arguments"].as_str().unwrap()).unwrap(),
+        json!({"cmd": "ls"})
+    );
+    let completed = data.last().unwrap();
+    assert!(completed["response"]["usage"]["input_tokens_details"]["cached_tokens"].is_u64());
+    assert_eq!(completed["response"]["output"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn previous_response_id_continues_a_stored_response() {
+    let h = start().await;
+    let mut body = request(1200);
+    body["store"] = json!(true);
+    let first = h.post("/v1/responses", &body).await.json();
+    let follow = json!({
+        "model": "gpt-5.1-codex",
+        "previous_response_id": first["id"],
+        "instructions": body["instructions"],
+        "tools": body["tools"],
+        "prompt_cache_key": "session-1",
+        "input": [{"role": "user", "content": "and then?"}],
+    });
+    let second = h.post("/v1/responses", &follow).await;
+    assert_eq!(second.status, 200, "{}", second.text);
+    assert!(
+        second.json()["usage"]["input_tokens_details"]["cached_tokens"]
+            .as_u64()
+            .unwrap()
+            >= 1024
+    );
+    let missing = h
+        .post(
+            "/v1/responses",
+            &json!({"model": "gpt-5", "previous_response_id": "resp_nope", "input": "x"}),
+        )
+        .await;
+    assert_eq!(missing.status, 400);
+    assert_eq!(
+        missing.json()["error"]["message"],
+        "Previous response with id 'resp_nope' not found."
+    );
+}
