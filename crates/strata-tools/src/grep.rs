@@ -102,12 +102,17 @@ impl Tool for GrepTool {
         } else {
             args.pattern.clone()
         };
-        let regex = match RegexBuilder::new(&pattern)
-            .case_insensitive(args.ignore_case.unwrap_or(false))
-            .build()
-        {
-            Ok(regex) => regex,
-            Err(e) => return ToolOutput::error(format!("Invalid regex pattern: {e}")),
+        let build = |multi_line: bool| {
+            RegexBuilder::new(&pattern)
+                .case_insensitive(args.ignore_case.unwrap_or(false))
+                .multi_line(multi_line)
+                .build()
+        };
+        let (regex, candidates) = match (build(false), build(true)) {
+            (Ok(regex), Ok(candidates)) => (regex, candidates),
+            (Err(e), _) | (_, Err(e)) => {
+                return ToolOutput::error(format!("Invalid regex pattern: {e}"));
+            }
         };
         let glob = match args.glob.as_deref().map(file_glob).transpose() {
             Ok(glob) => glob,
@@ -116,6 +121,7 @@ impl Tool for GrepTool {
         let search = Search {
             root,
             regex,
+            candidates,
             glob,
             context: usize::try_from(args.context.unwrap_or(0)).unwrap_or(usize::MAX),
             limit: usize::try_from(args.limit.unwrap_or(DEFAULT_LIMIT).max(1))
@@ -169,7 +175,11 @@ pub(crate) fn file_glob(pattern: &str) -> Result<FileGlob, globset::Error> {
 
 struct Search {
     root: PathBuf,
+    /// The pattern, matched against one line at a time.
     regex: Regex,
+    /// The same pattern with `^`/`$` at line boundaries, run over a whole file to find
+    /// candidate lines.
+    candidates: Regex,
     glob: Option<FileGlob>,
     context: usize,
     limit: usize,
@@ -222,36 +232,80 @@ impl Search {
             return;
         }
         let text = String::from_utf8_lossy(&bytes);
-        let lines: Vec<&str> = text.lines().collect();
+        let matching = self.matching_lines(&text);
+        if matching.is_empty() {
+            return;
+        }
+        let lines: Vec<&str> = if self.context > 0 {
+            text.lines().collect()
+        } else {
+            Vec::new()
+        };
         let mut printed_until = 0usize; // 1-indexed last line already shown
-        for (index, line) in lines.iter().enumerate() {
-            if !self.regex.is_match(line) {
-                continue;
-            }
+        for (number, line) in matching {
             if found.matches >= self.limit {
                 found.limit_reached = true;
                 return;
             }
             found.matches += 1;
-            let number = index + 1;
+            if self.context == 0 {
+                self.push_line(found, shown, number, line, true);
+                continue;
+            }
             let first = number
                 .saturating_sub(self.context)
                 .max(1)
                 .max(printed_until + 1);
             let last = (number + self.context).min(lines.len());
             for current in first..=last {
-                let text = lines[current - 1].replace('\r', "");
-                let (text, cut) = truncate_line(&text, self.max_line_chars);
-                found.lines_truncated |= cut;
                 let is_match = current == number || self.regex.is_match(lines[current - 1]);
-                found.lines.push(if is_match {
-                    format!("{shown}:{current}: {text}")
-                } else {
-                    format!("{shown}-{current}- {text}")
-                });
+                self.push_line(found, shown, current, lines[current - 1], is_match);
             }
             printed_until = printed_until.max(last);
         }
+    }
+
+    fn push_line(&self, found: &mut Found, shown: &str, number: usize, line: &str, is_match: bool) {
+        let clean = line.replace('\r', "");
+        let (text, cut) = truncate_line(&clean, self.max_line_chars);
+        found.lines_truncated |= cut;
+        found.lines.push(if is_match {
+            format!("{shown}:{number}: {text}")
+        } else {
+            format!("{shown}-{number}- {text}")
+        });
+    }
+
+    /// The lines (1-indexed number, text without line ending) on which the pattern matches,
+    /// at most one more than the limit. The multi-line regex runs over the whole text to find
+    /// candidate lines fast; each candidate is confirmed against the line alone, so the result
+    /// is exactly a line-by-line search.
+    fn matching_lines<'t>(&self, text: &'t str) -> Vec<(usize, &'t str)> {
+        let mut found = Vec::new();
+        let mut pos = 0usize;
+        let mut counted_to = 0usize;
+        let mut line_number = 1usize;
+        while pos < text.len() && found.len() <= self.limit {
+            let Some(candidate) = self.candidates.find_at(text, pos) else {
+                break;
+            };
+            let at = candidate.start();
+            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1).max(pos);
+            line_number +=
+                memchr::memchr_iter(b'\n', &text.as_bytes()[counted_to..line_start]).count();
+            counted_to = line_start;
+            let line_end = text[line_start..]
+                .find('\n')
+                .map_or(text.len(), |i| line_start + i);
+            let line = text[line_start..line_end]
+                .strip_suffix('\r')
+                .unwrap_or(&text[line_start..line_end]);
+            if self.regex.is_match(line) {
+                found.push((line_number, line));
+            }
+            pos = line_end + 1;
+        }
+        found
     }
 
     fn format(&self, found: Found) -> ToolOutput {
@@ -294,5 +348,67 @@ impl Search {
             Value::Object(details)
         };
         ToolOutput::text(output).with_details(details)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(pattern: &str, limit: usize) -> Search {
+        Search {
+            root: PathBuf::new(),
+            regex: RegexBuilder::new(pattern).build().unwrap(),
+            candidates: RegexBuilder::new(pattern).multi_line(true).build().unwrap(),
+            glob: None,
+            context: 0,
+            limit,
+            max_line_chars: 500,
+            max_bytes: 50 * 1024,
+        }
+    }
+
+    /// The whole-text search must find exactly what a line-by-line search finds.
+    #[test]
+    fn candidate_search_equals_a_line_by_line_search() {
+        for text in [
+            "fn a() {\r\n}\n\nlet x = 1;\nfn b() {}\n  fn c\n}\nend",
+            "fn a() {\n}\n\n",
+            "",
+            "\n",
+        ] {
+            for pattern in [
+                "^fn", r"\}$", r"[^x]+", "fn", r"\s*", "^$", r"x\n", "end$", r"\bfn\b", "zzz",
+                "(?s).",
+            ] {
+                let s = search(pattern, usize::MAX - 1);
+                let fast: Vec<(usize, &str)> = s.matching_lines(text);
+                let naive: Vec<(usize, &str)> = text
+                    .lines()
+                    .enumerate()
+                    .filter(|(_, line)| s.regex.is_match(line))
+                    .map(|(i, line)| (i + 1, line))
+                    .collect();
+                assert_eq!(fast, naive, "pattern {pattern:?} in {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn candidate_search_stops_one_past_the_limit() {
+        let text = "a\na\na\na\n";
+        assert_eq!(search("a", 2).matching_lines(text).len(), 3);
+    }
+
+    #[test]
+    fn globs_without_a_slash_match_names_at_any_depth() {
+        let glob = file_glob("*.rs").unwrap();
+        assert!(glob.is_match("src/deep/main.rs"));
+        let glob = file_glob("src/*.rs").unwrap();
+        assert!(glob.is_match("src/main.rs"));
+        assert!(glob.is_match("crates/x/src/main.rs"));
+        assert!(!glob.is_match("src/deep/main.rs"));
+        let anchored = file_glob("/src/*.rs").unwrap();
+        assert!(!anchored.is_match("crates/x/src/main.rs"));
     }
 }
