@@ -195,10 +195,12 @@ async fn run(
 
     let limits = &ctx.limits;
     let mut sink = OutputSink::new(limits.max_lines, limits.max_bytes, &ctx.temp_dir);
-    let deadline = args
-        .timeout
-        .filter(|t| *t > 0.0)
-        .map(|t| Instant::now() + Duration::from_secs_f64(t.min(1e9)));
+    let timeout = match args.timeout {
+        Some(seconds) if seconds > 0.0 => Some(seconds.min(1e9)),
+        Some(_) => None,
+        None => ctx.limits.bash_default_timeout.map(|d| d.as_secs_f64()),
+    };
+    let deadline = timeout.map(|t| Instant::now() + Duration::from_secs_f64(t));
     let timeout_sleep = async move {
         match deadline {
             Some(at) => tokio::time::sleep_until(at).await,
@@ -223,7 +225,7 @@ async fn run(
             }
             () = &mut timeout_sleep => {
                 killer.kill();
-                break Ending::TimedOut(args.timeout.unwrap_or_default());
+                break Ending::TimedOut(timeout.unwrap_or_default());
             }
             read = pipe.read(&mut buf), if !eof => match read {
                 Ok(0) | Err(_) => eof = true,

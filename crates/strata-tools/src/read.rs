@@ -105,6 +105,12 @@ async fn read(args: &ReadArgs, ctx: &ToolContext) -> ToolOutput {
             args.path
         ));
     }
+    if !meta.is_file() {
+        return ToolOutput::error(format!(
+            "{} is not a regular file (a device, pipe or socket); read only reads files.",
+            args.path
+        ));
+    }
     if let Some(mime) = sniff_image(&path).await {
         if meta.len() > ctx.limits.max_image_bytes {
             return image_too_large(mime, meta.len(), ctx.limits.max_image_bytes);

@@ -127,6 +127,9 @@ pub struct ToolLimits {
     pub max_image_bytes: u64,
     /// Longest grep match line shown, in characters.
     pub grep_max_line_chars: usize,
+    /// Timeout for bash commands whose call gives none; `None` lets them run until done or
+    /// cancelled (Pi's behaviour).
+    pub bash_default_timeout: Option<std::time::Duration>,
 }
 
 impl Default for ToolLimits {
@@ -137,6 +140,7 @@ impl Default for ToolLimits {
             // Anthropic rejects images over 5 MB; base64 adds a third, so stay below.
             max_image_bytes: 3_750_000,
             grep_max_line_chars: 500,
+            bash_default_timeout: None,
         }
     }
 }

@@ -108,16 +108,20 @@ async fn dropping_the_call_kills_the_group() {
 async fn output_streams_as_updates_before_the_result() {
     let env = Env::new();
     let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
-    let out = env
-        .call_with_updates(
-            "bash",
-            json!({"command": "echo first; sleep 0.3; echo second"}),
-            Some(sender),
-        )
-        .await;
-    assert_eq!(text(&out), "first\nsecond\n");
-    let first = receiver.recv().await.unwrap();
+    // The command only goes on once the test has seen its first line as an update.
+    let run = env.call_with_updates(
+        "bash",
+        json!({"command": "echo first; while [ ! -f go ]; do sleep 0.02; done; echo second"}),
+        Some(sender),
+    );
+    let release = async {
+        let first = receiver.recv().await.unwrap();
+        std::fs::write(env.cwd().join("go"), "").unwrap();
+        first
+    };
+    let (out, first) = tokio::join!(run, release);
     assert_eq!(text(&first), "first\n");
+    assert_eq!(text(&out), "first\nsecond\n");
 }
 
 #[tokio::test]
@@ -175,4 +179,23 @@ async fn a_missing_cwd_is_reported() {
     let out = env.call("bash", json!({"command": "true"})).await;
     assert!(out.is_error);
     assert!(text(&out).starts_with("Working directory does not exist"));
+}
+
+#[tokio::test]
+async fn the_context_default_timeout_applies_when_the_call_gives_none() {
+    let mut env = Env::new();
+    env.ctx.limits.bash_default_timeout = Some(std::time::Duration::from_millis(300));
+    let out = env
+        .call("bash", json!({"command": "echo $$; sleep 100"}))
+        .await;
+    assert!(out.is_error);
+    assert!(
+        text(&out).ends_with("Command timed out after 0.3 seconds"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        wait_for_group_to_die(pgid_of(&text(&out))).await,
+        Vec::<i32>::new()
+    );
 }

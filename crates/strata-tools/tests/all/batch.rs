@@ -11,7 +11,8 @@ fn call(id: &str, name: &str, args: serde_json::Value) -> ToolCall {
     ToolCall::new(id, name, args)
 }
 
-/// A test tool: waits `ms` milliseconds (or at a shared barrier), records when it finished.
+/// A test tool: waits at a shared barrier, for another call to finish, or `ms` milliseconds;
+/// records when it finished.
 struct Probe {
     access: Access,
     barrier: Arc<tokio::sync::Barrier>,
@@ -40,6 +41,11 @@ impl Tool for Probe {
     ) -> ToolOutput {
         if call.arguments["barrier"] == true {
             self.barrier.wait().await;
+        }
+        if let Some(other) = call.arguments["after"].as_str() {
+            while !self.finished.lock().unwrap().iter().any(|id| id == other) {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
         }
         let ms = call.arguments["ms"].as_u64().unwrap_or(0);
         tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
@@ -84,8 +90,8 @@ async fn results_are_in_call_order_even_when_later_calls_finish_first() {
     let env = Env::new();
     let (set, finished) = probe_set(Access::None, 1);
     let calls = vec![
-        call("slow", "probe", json!({"ms": 300})),
-        call("fast", "probe", json!({"ms": 0})),
+        call("slow", "probe", json!({"after": "fast"})),
+        call("fast", "probe", json!({})),
     ];
     let results = set.run_batch(calls, &env.ctx).await;
     assert_eq!(
@@ -256,6 +262,46 @@ async fn cancelling_during_a_batch_stops_the_running_shell() {
     });
     assert_eq!(text(&results[0]), "Command aborted");
     assert_eq!(text(&results[1]), "Command aborted");
+}
+
+struct Panicky;
+
+#[async_trait]
+#[expect(clippy::panic, reason = "panicking is what this test tool is for")]
+impl Tool for Panicky {
+    fn name(&self) -> &str {
+        "panicky"
+    }
+    fn description(&self) -> &str {
+        "always panics"
+    }
+    fn parameters(&self) -> serde_json::Value {
+        json!({"type": "object"})
+    }
+    async fn execute(
+        &self,
+        _c: ToolCall,
+        _ctx: &ToolContext,
+        _u: Option<UpdateSender>,
+    ) -> ToolOutput {
+        panic!("boom")
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tool_becomes_an_error_result_and_the_batch_goes_on() {
+    let env = Env::new();
+    env.write("a.txt", "A");
+    let mut set = ToolSet::default_set();
+    set.insert(Arc::new(Panicky));
+    let calls = vec![
+        call("1", "panicky", json!({})),
+        call("2", "read", json!({"path": "a.txt"})),
+    ];
+    let results = set.run_batch(calls, &env.ctx).await;
+    assert!(results[0].is_error);
+    assert_eq!(text(&results[0]), "Tool panicky failed unexpectedly: boom");
+    assert_eq!(text(&results[1]), "A");
 }
 
 #[test]

@@ -216,3 +216,11 @@ async fn crlf_text_is_returned_as_stored() {
     let out = env.call("read", json!({"path": "w.txt"})).await;
     assert_eq!(text(&out), "a\r\nb\r");
 }
+
+#[tokio::test]
+async fn devices_are_refused() {
+    let env = Env::new();
+    let out = env.call("read", json!({"path": "/dev/zero"})).await;
+    assert!(out.is_error);
+    assert!(text(&out).contains("not a regular file"), "{}", text(&out));
+}
