@@ -44,12 +44,14 @@ struct BashArgs {
 #[derive(Debug, Clone)]
 pub struct BashTool {
     shell: PathBuf,
+    command_prefix: Option<String>,
 }
 
 impl Default for BashTool {
     fn default() -> Self {
         Self {
             shell: find_shell(),
+            command_prefix: None,
         }
     }
 }
@@ -59,7 +61,15 @@ impl BashTool {
     pub fn with_shell(shell: impl Into<PathBuf>) -> Self {
         Self {
             shell: shell.into(),
+            command_prefix: None,
         }
+    }
+
+    /// The same tool, running `prefix` (e.g. `shopt -s expand_aliases`) on its own line before
+    /// every command, like Pi's `shellCommandPrefix` setting.
+    pub fn command_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.command_prefix = Some(prefix.into());
+        self
     }
 
     /// The shell it runs.
@@ -125,7 +135,11 @@ impl Tool for BashTool {
                 ctx.cwd.display()
             ));
         }
-        match run(&self.shell, &args, ctx, updates).await {
+        let command = match &self.command_prefix {
+            Some(prefix) => format!("{prefix}\n{}", args.command),
+            None => args.command.clone(),
+        };
+        match run(&self.shell, &command, args.timeout, ctx, updates).await {
             Ok(output) => output,
             Err(e) => ToolOutput::error(format!("Failed to run command: {e}")),
         }
@@ -165,7 +179,8 @@ enum Ending {
 
 async fn run(
     shell: &Path,
-    args: &BashArgs,
+    script: &str,
+    requested_timeout: Option<f64>,
     ctx: &ToolContext,
     updates: Option<UpdateSender>,
 ) -> std::io::Result<ToolOutput> {
@@ -175,7 +190,7 @@ async fn run(
     let mut command = tokio::process::Command::new(shell);
     command
         .arg("-c")
-        .arg(&args.command)
+        .arg(script)
         .current_dir(&ctx.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::from(writer))
@@ -195,7 +210,7 @@ async fn run(
 
     let limits = &ctx.limits;
     let mut sink = OutputSink::new(limits.max_lines, limits.max_bytes, &ctx.temp_dir);
-    let timeout = match args.timeout {
+    let timeout = match requested_timeout {
         Some(seconds) if seconds > 0.0 => Some(seconds.min(1e9)),
         Some(_) => None,
         None => ctx.limits.bash_default_timeout.map(|d| d.as_secs_f64()),

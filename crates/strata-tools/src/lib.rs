@@ -47,7 +47,7 @@ pub use grep::GrepTool;
 pub use ls::LsTool;
 pub use path::resolve_path;
 pub use read::{ReadTool, image_mime_type};
-pub use set::{ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES, ToolSet, builtin};
+pub use set::{ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES, ToolSet, builtin, run_batch};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     ABORTED_MESSAGE, Tool, ToolCall, ToolContent, ToolContext, ToolDefinition, ToolLimits,

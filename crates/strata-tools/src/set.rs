@@ -31,6 +31,16 @@ pub fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
     Some(tool)
 }
 
+/// Runs `calls` with `tools`: independent calls concurrently, results in call order
+/// (see [`ToolSet::run_batch`]).
+pub async fn run_batch(
+    tools: &ToolSet,
+    calls: Vec<ToolCall>,
+    ctx: &ToolContext,
+) -> Vec<ToolOutput> {
+    tools.run_batch(calls, ctx).await
+}
+
 /// An ordered set of tools with unique names; the order is the order of the tool array sent.
 #[derive(Clone, Default)]
 pub struct ToolSet {

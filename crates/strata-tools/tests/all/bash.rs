@@ -199,3 +199,20 @@ async fn the_context_default_timeout_applies_when_the_call_gives_none() {
         Vec::<i32>::new()
     );
 }
+
+#[tokio::test]
+async fn a_command_prefix_runs_before_every_command() {
+    let env = Env::new();
+    let mut tools = strata_tools::ToolSet::new();
+    tools.insert(std::sync::Arc::new(
+        strata_tools::BashTool::default().command_prefix("GREETING=hello"),
+    ));
+    let out = tools
+        .execute(
+            strata_tools::ToolCall::new("c", "bash", json!({"command": "echo $GREETING"})),
+            &env.ctx,
+            None,
+        )
+        .await;
+    assert_eq!(text(&out), "hello\n");
+}
