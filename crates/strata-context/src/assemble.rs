@@ -56,23 +56,22 @@ impl Assembler {
             inner: source,
             cache: &self.cache,
         };
-        let assembly = if try_extend(&mut self.built, &cached, leaf)? {
-            Assembly::Extended
-        } else {
-            let projected = project(&branch(&cached, leaf)?);
-            let excluded = projected.excluded.clone();
-            self.built = Some(Built {
-                context: flatten(projected),
-                excluded,
-            });
-            Assembly::Rebuilt
+        let (built, assembly) = match try_extend(self.built.take(), &cached, leaf)? {
+            Some(extended) => (extended, Assembly::Extended),
+            None => {
+                let projected = project(&branch(&cached, leaf)?);
+                let excluded = projected.excluded.clone();
+                (
+                    Built {
+                        context: flatten(projected),
+                        excluded,
+                    },
+                    Assembly::Rebuilt,
+                )
+            }
         };
-        match &self.built {
-            Some(built) => Ok((&built.context, assembly)),
-            None => Err(ContextError::UnknownLeaf {
-                id: leaf.cloned().unwrap_or_else(|| EntryId::new("")),
-            }),
-        }
+        let built = self.built.insert(built);
+        Ok((&built.context, assembly))
     }
 
     /// How many parsed entries the cache holds.
@@ -81,64 +80,63 @@ impl Assembler {
     }
 }
 
-/// Extends the previous context when `leaf` is a plain child of its leaf.
+/// The previous context extended to `leaf` when `leaf` is a plain child of its leaf (or is
+/// its leaf); `None` when it needs a rebuild.
 fn try_extend(
-    built: &mut Option<Built>,
+    built: Option<Built>,
     source: &impl EntrySource,
     leaf: Option<&EntryId>,
-) -> Result<bool, ContextError> {
-    {
-        let (Some(built), Some(leaf)) = (built.as_mut(), leaf) else {
-            return Ok(false);
-        };
-        let Some(previous) = built.context.leaf.as_ref() else {
-            return Ok(false);
-        };
-        if previous == leaf {
-            return Ok(true);
+) -> Result<Option<Built>, ContextError> {
+    let (Some(mut built), Some(leaf)) = (built, leaf) else {
+        return Ok(None);
+    };
+    let Some(previous) = built.context.leaf.as_ref() else {
+        return Ok(None);
+    };
+    if previous == leaf {
+        return Ok(Some(built));
+    }
+    if source.parent_of(leaf).as_ref() != Some(previous) {
+        return Ok(None);
+    }
+    // A compaction re-cuts the chain and a context edit re-projects it: rebuild those.
+    match source.kind_of(leaf) {
+        Some(EntryKind::Compaction | EntryKind::ContextEdit) | None => return Ok(None),
+        Some(_) => {}
+    }
+    let loaded = source.load(leaf)?;
+    let context = &mut built.context;
+    match &loaded.entry {
+        Entry::ModelChange(change) => {
+            context.model = Some(ModelRef {
+                provider: change.provider.clone(),
+                model_id: change.model_id.clone(),
+            });
         }
-        if source.parent_of(leaf).as_ref() != Some(previous) {
-            return Ok(false);
+        Entry::ThinkingLevelChange(change) => {
+            context.thinking_level = change.thinking_level.clone()
         }
-        // A compaction re-cuts the chain and a context edit re-projects it: rebuild those.
-        match source.kind_of(leaf) {
-            Some(EntryKind::Compaction | EntryKind::ContextEdit) | None => return Ok(false),
-            Some(_) => {}
-        }
-        let loaded = source.load(leaf)?;
-        let context = &mut built.context;
-        match &loaded.entry {
-            Entry::ModelChange(change) => {
+        Entry::Message(message) => {
+            if let AgentMessage::Assistant(assistant) = &message.message {
                 context.model = Some(ModelRef {
-                    provider: change.provider.clone(),
-                    model_id: change.model_id.clone(),
+                    provider: assistant.provider.clone(),
+                    model_id: assistant.model.clone(),
                 });
             }
-            Entry::ThinkingLevelChange(change) => {
-                context.thinking_level = change.thinking_level.clone()
-            }
-            Entry::Message(message) => {
-                if let AgentMessage::Assistant(assistant) = &message.message {
-                    context.model = Some(ModelRef {
-                        provider: assistant.provider.clone(),
-                        model_id: assistant.model.clone(),
-                    });
-                }
-            }
-            _ => {}
         }
-        if !built.excluded.contains(leaf) {
-            let item = match &loaded.entry {
-                Entry::System(system) => Some(Projection::System(SystemChange::of(system))),
-                _ => loaded.message.clone().map(Projection::Message),
-            };
-            if let Some(item) = item {
-                context.push(leaf, item);
-            }
-        }
-        context.leaf = Some(leaf.clone());
-        Ok(true)
+        _ => {}
     }
+    if !built.excluded.contains(leaf) {
+        let item = match &loaded.entry {
+            Entry::System(system) => Some(Projection::System(SystemChange::of(system))),
+            _ => loaded.message.clone().map(Projection::Message),
+        };
+        if let Some(item) = item {
+            context.push(leaf, item);
+        }
+    }
+    context.leaf = Some(leaf.clone());
+    Ok(Some(built))
 }
 
 /// An entry source that parses each entry once.
@@ -162,6 +160,10 @@ impl<S: EntrySource> EntrySource for CachedSource<'_, S> {
 
     fn kind_of(&self, id: &EntryId) -> Option<EntryKind> {
         self.inner.kind_of(id)
+    }
+
+    fn path_from_root(&self, leaf: &EntryId) -> Result<Vec<(EntryId, EntryKind)>, ContextError> {
+        self.inner.path_from_root(leaf)
     }
 
     fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError> {

@@ -43,7 +43,7 @@ pub struct ModelRef {
 pub struct Chain {
     /// The leaf the chain ends at (`None`: before the first entry, an empty chain).
     pub leaf: Option<EntryId>,
-    /// The entries in context order; when `compaction` is set, the first one is it.
+    /// The entries in context order; when `compacted` is set, the first one is the compaction.
     pub links: Vec<Link>,
     /// Whether `links[0]` is the compaction the chain is cut at.
     pub compacted: bool,
@@ -88,11 +88,8 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
     let Some(leaf) = leaf else {
         return Ok(Chain::empty());
     };
-    let path = path_to_root(source, leaf)?;
-    let kinds: Vec<EntryKind> = path
-        .iter()
-        .map(|id| source.kind_of(id).unwrap_or(EntryKind::Unknown))
-        .collect();
+    let (path, kinds): (Vec<EntryId>, Vec<EntryKind>) =
+        source.path_from_root(leaf)?.into_iter().unzip();
 
     let model = resolve_model(source, &path, &kinds)?;
     let thinking_level = resolve_thinking(source, &path, &kinds)?;
@@ -158,20 +155,11 @@ pub fn path_to_root(
     source: &impl EntrySource,
     leaf: &EntryId,
 ) -> Result<Vec<EntryId>, ContextError> {
-    if !source.contains(leaf) {
-        return Err(ContextError::UnknownLeaf { id: leaf.clone() });
-    }
-    let mut path = vec![leaf.clone()];
-    let mut current = leaf.clone();
-    while let Some(parent) = source.parent_of(&current) {
-        if path.len() > source.len() {
-            return Err(ContextError::ParentCycle { id: leaf.clone() });
-        }
-        path.push(parent.clone());
-        current = parent;
-    }
-    path.reverse();
-    Ok(path)
+    Ok(source
+        .path_from_root(leaf)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect())
 }
 
 fn load(source: &impl EntrySource, id: &EntryId) -> Result<Link, ContextError> {

@@ -30,6 +30,26 @@ pub trait EntrySource {
     fn kind_of(&self, id: &EntryId) -> Option<EntryKind>;
     /// The entry, parsed, with the message it projects to.
     fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError>;
+
+    /// The ids and kinds from the root down to `leaf`, following `parentId` until it is
+    /// missing. Sources with a faster walk than one lookup per step override it.
+    fn path_from_root(&self, leaf: &EntryId) -> Result<Vec<(EntryId, EntryKind)>, ContextError> {
+        if !self.contains(leaf) {
+            return Err(ContextError::UnknownLeaf { id: leaf.clone() });
+        }
+        let mut path = Vec::new();
+        let mut current = Some(leaf.clone());
+        while let Some(id) = current {
+            if path.len() >= self.len() {
+                return Err(ContextError::ParentCycle { id: leaf.clone() });
+            }
+            current = self.parent_of(&id);
+            let kind = self.kind_of(&id).unwrap_or(EntryKind::Unknown);
+            path.push((id, kind));
+        }
+        path.reverse();
+        Ok(path)
+    }
 }
 
 /// A parsed entry together with the message Pi would build from it.
@@ -96,6 +116,24 @@ impl EntrySource for strata_session::Tree {
 
     fn kind_of(&self, id: &EntryId) -> Option<EntryKind> {
         self.get(id.as_str()).map(|entry| entry.kind())
+    }
+
+    fn path_from_root(&self, leaf: &EntryId) -> Result<Vec<(EntryId, EntryKind)>, ContextError> {
+        if !strata_session::Tree::contains(self, leaf.as_str()) {
+            return Err(ContextError::UnknownLeaf { id: leaf.clone() });
+        }
+        // Walks parent links by index: no id hashing per step.
+        let limit = strata_session::Tree::len(self);
+        let mut path: Vec<(EntryId, EntryKind)> = self
+            .walk_to_root(leaf.as_str())
+            .take(limit + 1)
+            .map(|entry| (entry.id().clone(), entry.kind()))
+            .collect();
+        if path.len() > limit {
+            return Err(ContextError::ParentCycle { id: leaf.clone() });
+        }
+        path.reverse();
+        Ok(path)
     }
 
     fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError> {

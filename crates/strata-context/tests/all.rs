@@ -10,6 +10,8 @@
 
 #[path = "all/pi_fixtures.rs"]
 mod pi_fixtures;
+#[path = "all/properties.rs"]
+mod properties;
 #[path = "all/strata_entries.rs"]
 mod strata_entries;
 #[path = "all/support.rs"]
