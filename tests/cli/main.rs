@@ -2,5 +2,6 @@
 
 mod context;
 mod fork;
+mod listing;
 mod support;
 mod tree;

@@ -1,7 +1,91 @@
-//! `strata providers`: the capability table.
+//! `strata providers [--json]`: the capability table, one row per provider.
+
+use std::io::Write as _;
+
+use anyhow::Context as _;
+use serde::Serialize;
+use strata_provider::{CacheStyle, Catalog};
 
 use crate::args::ProvidersArgs;
 
-pub fn run(_args: &ProvidersArgs) -> anyhow::Result<()> {
-    anyhow::bail!("provider listing is not wired yet")
+/// One provider as listed: the row's defaults and, per feature, how many of its models have it
+/// once per-model overrides are applied.
+#[derive(Debug, Serialize)]
+struct Listed {
+    id: String,
+    name: String,
+    protocol: String,
+    base_url: String,
+    auth_env: Vec<String>,
+    cache: &'static str,
+    models: usize,
+    mid_conversation_system: usize,
+    tool_addition: usize,
+    tool_removal: usize,
+}
+
+pub fn run(args: &ProvidersArgs) -> anyhow::Result<()> {
+    let catalog = Catalog::builtin().context("loading the built-in capability table")?;
+    let listed: Vec<Listed> = catalog
+        .providers()
+        .map(|row| {
+            let models: Vec<_> = catalog.models_of(&row.id).collect();
+            let count = |feature: fn(&strata_provider::Capabilities) -> bool| {
+                models
+                    .iter()
+                    .filter(|m| feature(&catalog.capabilities(&row.id, &m.id)))
+                    .count()
+            };
+            Listed {
+                id: row.id.clone(),
+                name: row.name.clone(),
+                protocol: row.protocol.as_str().to_owned(),
+                base_url: row.base_url.clone(),
+                auth_env: row.auth_env.clone(),
+                cache: cache_name(row.cache.style),
+                models: models.len(),
+                mid_conversation_system: count(|c| c.mid_conversation_system),
+                tool_addition: count(|c| c.tool_addition),
+                tool_removal: count(|c| c.tool_removal),
+            }
+        })
+        .collect();
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &listed)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{:<26} {:<18} {:<10} {:>6} {:>9} {:>9} {:>9}",
+        "provider", "protocol", "cache", "models", "mid-sys", "tool-add", "tool-rm"
+    )?;
+    for row in &listed {
+        writeln!(
+            out,
+            "{:<26} {:<18} {:<10} {:>6} {:>9} {:>9} {:>9}",
+            row.id,
+            row.protocol,
+            row.cache,
+            row.models,
+            row.mid_conversation_system,
+            row.tool_addition,
+            row.tool_removal
+        )?;
+    }
+    writeln!(
+        out,
+        "{} providers; feature columns count the models that have the feature",
+        listed.len()
+    )?;
+    Ok(())
+}
+
+fn cache_name(style: CacheStyle) -> &'static str {
+    match style {
+        CacheStyle::ExplicitBreakpoints => "explicit",
+        CacheStyle::AutomaticPrefix => "automatic",
+        CacheStyle::None => "none",
+    }
 }

@@ -1,0 +1,66 @@
+//! `strata sessions` and `strata providers`.
+
+use serde_json::Value;
+
+use crate::support::{strata_ok, workspace};
+
+/// Sessions under a root are listed newest first with name or first message; `--cwd` keeps
+/// only that directory's sessions.
+#[test]
+fn sessions_lists_by_directory_and_all() {
+    let root = tempfile::tempdir().unwrap();
+    let tour = std::fs::read_to_string(workspace().join("examples/sessions/tour.jsonl")).unwrap();
+    // Pi's directory naming for the tour's cwd /home/ada/projects/tinycalc.
+    let dir = root.path().join("--home-ada-projects-tinycalc--");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("2026-11-30T09-00-00-000Z_tour.jsonl"), &tour).unwrap();
+    let other = root.path().join("--srv-other--");
+    std::fs::create_dir_all(&other).unwrap();
+    let header = r#"{"type":"session","version":3,"id":"0000","timestamp":"2026-11-29T08:00:00.000Z","cwd":"/srv/other"}"#;
+    let user = r#"{"type":"message","id":"b0000001","parentId":null,"timestamp":"2026-11-29T08:00:01.000Z","message":{"role":"user","content":"hello from other","timestamp":1795852801000}}"#;
+    std::fs::write(other.join("s.jsonl"), format!("{header}\n{user}\n")).unwrap();
+    let root_arg = root.path().to_str().unwrap();
+
+    let all = strata_ok(&["sessions", "--all", "--root", root_arg]);
+    let lines: Vec<&str> = all.lines().collect();
+    assert_eq!(lines.len(), 2, "{all}");
+    assert!(
+        lines[0].contains("fix add() and add subtract()"),
+        "newest first, named: {all}"
+    );
+    assert!(lines[1].contains("hello from other"), "{all}");
+
+    let one = strata_ok(&[
+        "sessions",
+        "--cwd",
+        "/srv/other",
+        "--root",
+        root_arg,
+        "--json",
+    ]);
+    let rows: Vec<Value> = one
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1, "{one}");
+    assert_eq!(rows[0]["cwd"], "/srv/other");
+    assert_eq!(rows[0]["firstMessage"], "hello from other");
+    assert!(rows[0]["path"].as_str().unwrap().ends_with("s.jsonl"));
+}
+
+/// The table lists 41 providers, each with a protocol; JSON has the same rows.
+#[test]
+fn providers_lists_the_whole_table() {
+    let json: Value = serde_json::from_str(&strata_ok(&["providers", "--json"])).unwrap();
+    let rows = json.as_array().unwrap();
+    assert_eq!(rows.len(), 41);
+    let anthropic = rows.iter().find(|r| r["id"] == "anthropic").unwrap();
+    assert_eq!(anthropic["protocol"], "anthropic-messages");
+    assert_eq!(anthropic["cache"], "explicit");
+    assert!(anthropic["models"].as_u64().unwrap() > 0);
+    let text = strata_ok(&["providers"]);
+    assert!(
+        text.contains("deepseek") && text.contains("41 providers"),
+        "{text}"
+    );
+}
