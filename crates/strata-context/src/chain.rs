@@ -222,3 +222,81 @@ fn resolve_thinking(
     }
     Ok(DEFAULT_THINKING_LEVEL.to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// Entries held in memory, parent links as written (cycles allowed).
+    struct Memory(HashMap<EntryId, Entry>);
+
+    impl Memory {
+        fn new(entries: &[serde_json::Value]) -> Self {
+            let parsed = entries.iter().map(|value| {
+                let serde_json::Value::Object(map) = value.clone() else {
+                    panic!("object")
+                };
+                let entry = Entry::from_json_map(map).expect("entry");
+                (entry.id().clone(), entry)
+            });
+            Self(parsed.collect())
+        }
+    }
+
+    impl EntrySource for Memory {
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+        fn contains(&self, id: &EntryId) -> bool {
+            self.0.contains_key(id)
+        }
+        fn parent_of(&self, id: &EntryId) -> Option<EntryId> {
+            let parent = self.0.get(id)?.parent_id()?;
+            self.0.contains_key(parent).then(|| parent.clone())
+        }
+        fn kind_of(&self, id: &EntryId) -> Option<EntryKind> {
+            self.0.get(id).map(Entry::kind)
+        }
+        fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError> {
+            let entry = self
+                .0
+                .get(id)
+                .cloned()
+                .ok_or_else(|| ContextError::UnknownLeaf { id: id.clone() })?;
+            Ok(Arc::new(LoadedEntry::new(entry)))
+        }
+    }
+
+    fn change(id: &str, parent: Option<&str>, level: &str) -> serde_json::Value {
+        json!({"type": "thinking_level_change", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00Z", "thinkingLevel": level})
+    }
+
+    #[test]
+    fn a_parent_cycle_is_an_error_not_a_hang() {
+        let memory = Memory::new(&[
+            change("a", Some("b"), "low"),
+            change("b", Some("a"), "high"),
+        ]);
+        let error = branch(&memory, Some(&EntryId::new("a"))).expect_err("cycle");
+        assert!(matches!(error, ContextError::ParentCycle { .. }), "{error}");
+    }
+
+    #[test]
+    fn a_missing_parent_ends_the_path_and_settings_come_from_the_last_change() {
+        let memory = Memory::new(&[
+            change("a", Some("gone"), "low"),
+            change("b", Some("a"), "high"),
+            change("c", Some("b"), "minimal"),
+        ]);
+        let chain = branch(&memory, Some(&EntryId::new("b"))).expect("chain");
+        let ids: Vec<&str> = chain.links.iter().map(|link| link.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert_eq!(chain.thinking_level, "high");
+        assert_eq!(chain.model, None);
+        assert!(!chain.compacted);
+    }
+}
