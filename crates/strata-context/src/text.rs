@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use strata_session::{AgentMessage, ContentBlock, MessageContent};
+use strata_session::{AgentMessage, ContentBlock, MessageContent, StopReason};
 
 use crate::flatten::Context;
 use crate::system::{Sections, SnapshotSource, SystemPatch};
@@ -81,6 +81,17 @@ pub fn to_text(context: &Context) -> String {
     for patch in patches {
         write_patch(&mut out, patch);
     }
+    let total: usize = context
+        .messages
+        .iter()
+        .map(|message| serde_json::to_string(message.message.as_ref()).map_or(0, |json| json.len()))
+        .sum();
+    let _ = writeln!(
+        out,
+        "total {} in {} messages",
+        format_size(total),
+        context.messages.len()
+    );
     out
 }
 
@@ -139,11 +150,14 @@ fn preview(message: &AgentMessage) -> String {
             )
         }
         AgentMessage::Assistant(assistant) => {
-            let mut text = blocks_preview(&assistant.content);
-            if let Some(error) = &assistant.error_message {
-                text = format!("({}: {error}) {text}", assistant.stop_reason.as_str());
+            let text = blocks_preview(&assistant.content);
+            match (&assistant.stop_reason, &assistant.error_message) {
+                (_, Some(error)) => format!("({}: {error}) {text}", assistant.stop_reason.as_str()),
+                (StopReason::Aborted | StopReason::Error | StopReason::Length, None) => {
+                    format!("({}) {text}", assistant.stop_reason.as_str())
+                }
+                _ => text,
             }
-            text
         }
         AgentMessage::ToolResult(result) => {
             let status = if result.is_error { "error" } else { "ok" };
@@ -154,12 +168,22 @@ fn preview(message: &AgentMessage) -> String {
             )
         }
         AgentMessage::BashExecution(bash) => {
-            let excluded = if bash.exclude_from_context == Some(true) {
-                " (excluded)"
+            let mut notes = Vec::new();
+            if bash.exclude_from_context == Some(true) {
+                notes.push("excluded from context".to_owned());
+            }
+            if bash.cancelled {
+                notes.push("cancelled".to_owned());
+            } else if let Some(Some(code)) = bash.exit_code
+                && code != 0
+            {
+                notes.push(format!("exit {code}"));
+            }
+            if notes.is_empty() {
+                format!("$ {}", bash.command)
             } else {
-                ""
-            };
-            format!("$ {}{excluded}", bash.command)
+                format!("$ {} ({})", bash.command, notes.join(", "))
+            }
         }
         AgentMessage::BranchSummary(summary) => summary.summary.clone(),
         AgentMessage::CompactionSummary(summary) => summary.summary.clone(),
