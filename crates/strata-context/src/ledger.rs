@@ -27,6 +27,7 @@ impl LedgerTool {
 
 /// Every tool declared since the chain's start, never shortened; removals are marks.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(transparent)]
 pub struct ToolLedger {
     tools: Vec<LedgerTool>,
 }

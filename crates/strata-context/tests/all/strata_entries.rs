@@ -311,7 +311,7 @@ fn json_and_text_views_carry_entry_ids() {
     );
     assert_eq!(value["system"]["snapshot"], json!({"intro": "I"}));
     assert_eq!(value["system"]["patches"][0]["afterMessages"], json!(2));
-    assert_eq!(value["tools"]["tools"][0]["removedBy"], json!("s2"));
+    assert_eq!(value["tools"][0]["removedBy"], json!("s2"));
     assert_eq!(value["thinkingLevel"], json!("off"));
 
     let text = to_text(&context);
