@@ -120,3 +120,39 @@ fn assembler_matches_a_fresh_build_for_every_leaf_in_file_order() {
         }
     }
 }
+
+#[test]
+fn text_and_json_views_name_every_message_of_every_fixture() {
+    for name in FIXTURES {
+        let session = open(name);
+        let tree = session.tree();
+        let context = build(tree, tree.leaf()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let text = strata_context::to_text(&context);
+        let json = strata_context::to_json(&context);
+        let listed = json["messages"].as_array().map_or(0, Vec::len);
+        assert_eq!(listed, context.messages.len(), "{name}");
+        for (index, message) in context.messages.iter().enumerate() {
+            let line = text
+                .lines()
+                .find(|line| {
+                    line.trim_start()
+                        .starts_with(&format!("{}  {}", index + 1, message.entry_id))
+                })
+                .unwrap_or_else(|| panic!("{name}: no line for message {} in\n{text}", index + 1));
+            assert!(
+                line.contains(" B ") || line.contains(" KiB "),
+                "{name}: no size in {line:?}"
+            );
+            assert_eq!(
+                json["messages"][index]["entryId"],
+                message.entry_id.as_str(),
+                "{name}"
+            );
+            assert_eq!(
+                json["messages"][index]["message"],
+                message.message.to_json(),
+                "{name}"
+            );
+        }
+    }
+}
