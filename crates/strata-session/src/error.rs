@@ -154,7 +154,7 @@ pub enum Problem {
         /// The entry whose parent link was cut.
         id: EntryId,
     },
-    /// A `leaf` entry points at an unknown entry; it is ignored.
+    /// The last `leaf` entry points at an unknown entry; that entry itself is the leaf (as in Pi).
     UnknownLeafTarget {
         /// The missing target.
         target: EntryId,
@@ -187,7 +187,10 @@ impl fmt::Display for Diagnostic {
                 write!(f, "entry {id} is in a parent cycle; treated as a root")
             }
             Problem::UnknownLeafTarget { target } => {
-                write!(f, "`leaf` entry points at unknown entry {target}; ignored")
+                write!(
+                    f,
+                    "`leaf` entry points at unknown entry {target}; the `leaf` entry itself is the leaf"
+                )
             }
         }
     }

@@ -9,42 +9,96 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The id of a session entry: 8 hex characters in files written by Pi or strata, any string in others.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct EntryId(Arc<str>);
+///
+/// Short ids (up to 22 bytes, which covers every id Pi or strata draws) are stored inline, so a
+/// tree of 100,000 entries allocates nothing per id.
+#[derive(Clone)]
+pub struct EntryId(Repr);
+
+const INLINE: usize = 22;
+
+#[derive(Clone)]
+enum Repr {
+    Inline { len: u8, bytes: [u8; INLINE] },
+    Shared(Arc<str>),
+}
 
 impl EntryId {
     /// Wraps a string as an entry id.
     pub fn new(id: impl AsRef<str>) -> Self {
-        Self(Arc::from(id.as_ref()))
+        let id = id.as_ref();
+        if id.len() <= INLINE {
+            let mut bytes = [0u8; INLINE];
+            bytes[..id.len()].copy_from_slice(id.as_bytes());
+            Self(Repr::Inline {
+                len: id.len() as u8,
+                bytes,
+            })
+        } else {
+            Self(Repr::Shared(Arc::from(id)))
+        }
     }
 
     /// The id as text.
     pub fn as_str(&self) -> &str {
-        &self.0
+        match &self.0 {
+            // The bytes were copied from a `str`, so they are valid UTF-8.
+            Repr::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).unwrap_or_default()
+            }
+            Repr::Shared(text) => text,
+        }
+    }
+}
+
+impl PartialEq for EntryId {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for EntryId {}
+
+impl std::hash::Hash for EntryId {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Must hash as `str` does, for lookups by `&str` through `Borrow<str>`.
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialOrd for EntryId {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for EntryId {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
     }
 }
 
 impl fmt::Debug for EntryId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl fmt::Display for EntryId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
 impl AsRef<str> for EntryId {
     fn as_ref(&self) -> &str {
-        &self.0
+        self.as_str()
     }
 }
 
 impl std::borrow::Borrow<str> for EntryId {
     fn borrow(&self) -> &str {
-        &self.0
+        self.as_str()
     }
 }
 
@@ -56,25 +110,25 @@ impl From<&str> for EntryId {
 
 impl From<String> for EntryId {
     fn from(value: String) -> Self {
-        Self(Arc::from(value))
+        Self::new(value)
     }
 }
 
 impl PartialEq<str> for EntryId {
     fn eq(&self, other: &str) -> bool {
-        &*self.0 == other
+        self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for EntryId {
     fn eq(&self, other: &&str) -> bool {
-        &*self.0 == *other
+        self.as_str() == *other
     }
 }
 
 impl Serialize for EntryId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
+        serializer.serialize_str(self.as_str())
     }
 }
 
@@ -157,9 +211,67 @@ mod tests {
     }
 
     #[test]
+    fn short_and_long_ids_compare_and_hash_as_their_text() {
+        use std::collections::HashMap;
+        let long = "0190a000-0000-7000-8000-000000000001";
+        let mut map = HashMap::new();
+        map.insert(EntryId::new("ab12cd34"), 1);
+        map.insert(EntryId::new(long), 2);
+        assert_eq!(map.get("ab12cd34"), Some(&1));
+        assert_eq!(map.get(long), Some(&2));
+        assert_eq!(EntryId::new(long).as_str(), long);
+        assert_eq!(EntryId::new("").as_str(), "");
+        assert!(EntryId::new("0") < EntryId::new(long));
+    }
+
+    #[test]
     fn uuids_have_their_version_nibble() {
         assert_eq!(&uuid_v4()[14..15], "4");
         let v7 = uuid_v7(0x0190_a000_0000);
         assert!(v7.starts_with("0190a000-0000-7"), "{v7}");
     }
 }
+
+/// A fast hasher for entry ids (short random hex strings). Session files are the user's own, so
+/// flooding resistance buys nothing here, while SipHash costs a noticeable share of opening a
+/// large file.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl IdHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for IdHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Builds [`IdHasher`]s.
+pub(crate) type IdHashBuilder = std::hash::BuildHasherDefault<IdHasher>;

@@ -45,6 +45,8 @@ struct Cursor<'a> {
 
 type ScanResult<T> = Result<T, ScanError>;
 
+const MAX_DEPTH: usize = 160;
+
 impl<'a> Cursor<'a> {
     fn fail<T>(&self, reason: &'static str) -> ScanResult<T> {
         Err(ScanError {
@@ -73,39 +75,35 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads a string at the cursor (which is on its opening quote); returns its raw bytes
-    /// (between the quotes) and whether it contains escapes.
-    fn raw_string(&mut self) -> ScanResult<(&'a [u8], bool)> {
+    /// (between the quotes).
+    ///
+    /// Searches for quotes only and counts the backslashes before each, so the common `\n`
+    /// escapes of code and logs cost nothing.
+    fn raw_string(&mut self) -> ScanResult<&'a [u8]> {
         self.expect(b'"', "expected a string")?;
         let start = self.pos;
-        let mut escaped = false;
         loop {
-            match memchr::memchr2(b'"', b'\\', &self.bytes[self.pos..]) {
-                None => {
-                    self.pos = self.bytes.len();
-                    return self.fail("unterminated string");
-                }
-                Some(offset) => {
-                    self.pos += offset;
-                    if self.bytes[self.pos] == b'"' {
-                        let raw = &self.bytes[start..self.pos];
-                        self.pos += 1;
-                        return Ok((raw, escaped));
-                    }
-                    escaped = true;
-                    self.pos += 2;
-                    if self.pos > self.bytes.len() {
-                        self.pos = self.bytes.len();
-                        return self.fail("unterminated string");
-                    }
-                }
+            let Some(offset) = memchr::memchr(b'"', &self.bytes[self.pos..]) else {
+                self.pos = self.bytes.len();
+                return self.fail("unterminated string");
+            };
+            let quote = self.pos + offset;
+            let backslashes = self.bytes[start..quote]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count();
+            self.pos = quote + 1;
+            if backslashes % 2 == 0 {
+                return Ok(&self.bytes[start..quote]);
             }
         }
     }
 
     fn string(&mut self) -> ScanResult<Cow<'a, str>> {
         let start = self.pos;
-        let (raw, escaped) = self.raw_string()?;
-        if escaped {
+        let raw = self.raw_string()?;
+        if memchr::memchr(b'\\', raw).is_some() {
             let quoted = &self.bytes[start..self.pos];
             match serde_json::from_slice::<String>(quoted) {
                 Ok(text) => Ok(Cow::Owned(text)),
@@ -162,8 +160,9 @@ impl<'a> Cursor<'a> {
     }
 
     fn skip_container(&mut self) -> ScanResult<()> {
-        // A stack of the closers expected; nesting beyond a few levels is rare.
-        let mut closers: Vec<u8> = Vec::with_capacity(8);
+        // The closers expected, innermost last; serde_json refuses nesting deeper than 128 anyway.
+        let mut closers = [0u8; MAX_DEPTH];
+        let mut depth = 0usize;
         loop {
             let Some(byte) = self.peek() else {
                 return self.fail("unterminated object or array");
@@ -172,20 +171,21 @@ impl<'a> Cursor<'a> {
                 b'"' => {
                     self.raw_string()?;
                 }
-                b'{' => {
-                    closers.push(b'}');
-                    self.pos += 1;
-                }
-                b'[' => {
-                    closers.push(b']');
+                b'{' | b'[' => {
+                    if depth == MAX_DEPTH {
+                        return self.fail("nested too deeply");
+                    }
+                    closers[depth] = if byte == b'{' { b'}' } else { b']' };
+                    depth += 1;
                     self.pos += 1;
                 }
                 b'}' | b']' => {
-                    if closers.pop() != Some(byte) {
+                    if depth == 0 || closers[depth - 1] != byte {
                         return self.fail("mismatched bracket");
                     }
+                    depth -= 1;
                     self.pos += 1;
-                    if closers.is_empty() {
+                    if depth == 0 {
                         return Ok(());
                     }
                 }
@@ -310,6 +310,16 @@ mod tests {
         assert_eq!(scanned.id.as_deref(), Some("ab"));
         assert_eq!(scanned.parent, Parent::Id(Cow::Borrowed("p\"q")));
         assert_eq!(scanned.role.as_deref(), Some("toolResult"));
+    }
+
+    #[test]
+    fn counts_backslashes_before_quotes() {
+        let line = br#"{"type":"a\\","id":"b\\\"c","x":"\\\\","parentId":null}"#;
+        let scanned = scan_entry(line).unwrap();
+        assert_eq!(scanned.entry_type.as_deref(), Some("a\\"));
+        assert_eq!(scanned.id.as_deref(), Some("b\\\"c"));
+        assert_eq!(scanned.parent, Parent::Null);
+        assert!(scan_entry(br#"{"type":"a\"}"#).is_err());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::entry::{Entry, EntryKind, Role};
 use crate::error::{Diagnostic, Problem, SessionError};
 use crate::header::{CURRENT_VERSION, SessionHeader};
-use crate::id::EntryId;
+use crate::id::{EntryId, IdHashBuilder};
 use crate::scan::{Parent, scan_entry};
 use crate::time::parse_iso_millis;
 
@@ -24,11 +24,10 @@ struct Node {
     line: u32,
     id: EntryId,
     parent: u32,
+    /// Children form a list through `next_sibling`, newest first (prepending is O(1)).
     first_child: u32,
-    last_child: u32,
     next_sibling: u32,
     kind: EntryKind,
-    millis: i64,
 }
 
 /// A label on an entry, with the time it was set.
@@ -49,7 +48,7 @@ pub struct Tree {
     text: String,
     appended: String,
     nodes: Vec<Node>,
-    by_id: HashMap<EntryId, u32>,
+    by_id: HashMap<EntryId, u32, IdHashBuilder>,
     leaf: u32,
     labels: HashMap<EntryId, LabelState>,
     name: Option<String>,
@@ -93,8 +92,7 @@ impl<'a> EntryRef<'a> {
 
     /// Its `timestamp` as Unix milliseconds, if it parses.
     pub fn timestamp_millis(&self) -> Option<i64> {
-        let millis = self.node().millis;
-        (millis != i64::MIN).then_some(millis)
+        self.tree.millis_of(self.index)
     }
 
     /// Its line exactly as in the file (no newline).
@@ -215,7 +213,9 @@ impl Tree {
             children.push(child);
             child = self.nodes[child as usize].next_sibling;
         }
-        children.sort_by_key(|&child| self.nodes[child as usize].millis);
+        // The list is newest first; file order first, then a stable sort by time.
+        children.reverse();
+        children.sort_by_cached_key(|&child| self.millis_of(child).unwrap_or(i64::MIN));
         children
             .into_iter()
             .map(|child| &self.nodes[child as usize].id)
@@ -324,6 +324,12 @@ impl Tree {
         }
     }
 
+    fn millis_of(&self, index: u32) -> Option<i64> {
+        let line = self.line_text(&self.nodes[index as usize]);
+        let scanned = scan_entry(line.as_bytes()).ok()?;
+        scanned.timestamp.as_deref().and_then(parse_iso_millis)
+    }
+
     fn invalid(&self, index: u32, entry_type: &str, source: serde_json::Error) -> SessionError {
         let node = &self.nodes[index as usize];
         SessionError::InvalidEntry {
@@ -428,10 +434,8 @@ impl Tree {
             id: entry.id().clone(),
             parent,
             first_child: NONE,
-            last_child: NONE,
             next_sibling: NONE,
             kind: entry.kind(),
-            millis: parse_iso_millis(entry.timestamp()).unwrap_or(i64::MIN),
         });
         link_child(&mut self.nodes, parent, index);
         self.by_id.insert(entry.id().clone(), index);
@@ -481,13 +485,8 @@ fn link_child(nodes: &mut [Node], parent: u32, child: u32) {
     if parent == NONE {
         return;
     }
-    let last = nodes[parent as usize].last_child;
-    if last == NONE {
-        nodes[parent as usize].first_child = child;
-    } else {
-        nodes[last as usize].next_sibling = child;
-    }
-    nodes[parent as usize].last_child = child;
+    nodes[child as usize].next_sibling = nodes[parent as usize].first_child;
+    nodes[parent as usize].first_child = child;
 }
 
 fn apply_label(
@@ -518,14 +517,14 @@ fn clean_name(name: Option<&str>) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// One pass over the text building nodes, then parent resolution.
+/// One pass over the text building nodes, then the id map and parent resolution.
 struct Builder {
     path: PathBuf,
     nodes: Vec<Node>,
-    by_id: HashMap<EntryId, u32>,
-    /// Parents not yet seen when their child was read: (child, parent id).
+    /// Parents other than the previous line, resolved once every id is known: (child, parent id).
     pending: Vec<(u32, EntryId)>,
-    leaf: u32,
+    /// The last entry in file order that decides the leaf (an entry, or a `leaf` entry).
+    leaf_decider: u32,
     labels: HashMap<EntryId, LabelState>,
     name: Option<String>,
     diagnostics: Vec<Diagnostic>,
@@ -535,14 +534,13 @@ struct Builder {
 
 impl Builder {
     fn new(path: &Path, text_len: usize) -> Self {
-        // Real sessions average well over 200 bytes a line; this avoids most regrowth.
+        // Untouched capacity costs no memory; real sessions average well over 512 bytes a line.
         let estimate = (text_len / 512).max(16);
         Self {
             path: path.to_path_buf(),
             nodes: Vec::with_capacity(estimate),
-            by_id: HashMap::with_capacity(estimate),
             pending: Vec::new(),
-            leaf: NONE,
+            leaf_decider: NONE,
             labels: HashMap::new(),
             name: None,
             diagnostics: Vec::new(),
@@ -595,10 +593,7 @@ impl Builder {
         }
         self.line_count = line_no as u32;
         match header {
-            Some(header) => {
-                self.resolve_pending();
-                Ok(header)
-            }
+            Some(header) => Ok(header),
             None => Err(SessionError::MissingHeader {
                 path: self.path.clone(),
                 line: line_no.max(1),
@@ -683,32 +678,23 @@ impl Builder {
         } else {
             match &scanned.parent {
                 Parent::Id(parent) if **parent == *id.as_str() => NONE,
-                Parent::Id(parent) => match self.by_id.get(&**parent) {
-                    Some(&parent) => parent,
-                    None => {
-                        self.pending.push((index, EntryId::new(&**parent)));
-                        NONE
-                    }
-                },
+                // Most entries continue from the line before: resolved without a lookup.
+                Parent::Id(parent)
+                    if self
+                        .nodes
+                        .last()
+                        .is_some_and(|prev| *prev.id.as_str() == **parent) =>
+                {
+                    index - 1
+                }
+                Parent::Id(parent) => {
+                    self.pending.push((index, EntryId::new(&**parent)));
+                    NONE
+                }
                 Parent::Null | Parent::Absent | Parent::Other => NONE,
             }
         };
-        let millis = scanned
-            .timestamp
-            .as_deref()
-            .and_then(parse_iso_millis)
-            .unwrap_or(i64::MIN);
-        if kind == EntryKind::Leaf {
-            match &scanned.parent {
-                Parent::Id(target) if parent == NONE => {
-                    let target = EntryId::new(&**target);
-                    self.diagnose(line_no, Problem::UnknownLeafTarget { target });
-                }
-                _ => self.leaf = parent,
-            }
-        } else {
-            self.leaf = index;
-        }
+        self.leaf_decider = index;
         match kind {
             EntryKind::Label => {
                 #[derive(serde::Deserialize)]
@@ -741,9 +727,6 @@ impl Builder {
             }
             _ => {}
         }
-        if self.by_id.insert(id.clone(), index).is_some() {
-            self.diagnose(line_no, Problem::DuplicateId { id: id.clone() });
-        }
         self.nodes.push(Node {
             start,
             len: (end - start) as u32,
@@ -751,21 +734,32 @@ impl Builder {
             id,
             parent,
             first_child: NONE,
-            last_child: NONE,
             next_sibling: NONE,
             kind,
-            millis,
         });
     }
 
-    fn resolve_pending(&mut self) {
+    /// Builds the id map (sized exactly, now that the count is known) and resolves the parents
+    /// that were not the previous line.
+    fn index_ids(&mut self) -> HashMap<EntryId, u32, IdHashBuilder> {
+        let mut by_id: HashMap<EntryId, u32, IdHashBuilder> =
+            HashMap::with_capacity_and_hasher(self.nodes.len(), IdHashBuilder::default());
+        let mut duplicates = Vec::new();
+        for (index, node) in self.nodes.iter().enumerate() {
+            if by_id.insert(node.id.clone(), index as u32).is_some() {
+                duplicates.push((node.line as usize, node.id.clone()));
+            }
+        }
+        for (line, id) in duplicates {
+            self.diagnose(line, Problem::DuplicateId { id });
+        }
         let pending = std::mem::take(&mut self.pending);
         let mut forward = false;
         for (child, parent_id) in pending {
-            match self.by_id.get(&parent_id) {
+            match by_id.get(&parent_id) {
                 Some(&parent) if parent != child => {
                     self.nodes[child as usize].parent = parent;
-                    forward = true;
+                    forward |= parent > child;
                 }
                 _ => {
                     let node = &self.nodes[child as usize];
@@ -783,6 +777,7 @@ impl Builder {
         if forward {
             self.break_cycles();
         }
+        by_id
     }
 
     /// Parents normally precede children; a file linking forward could form a cycle, which
@@ -810,7 +805,35 @@ impl Builder {
         }
     }
 
+    /// The leaf: the last entry, or the position a final `leaf` entry points at.
+    fn resolve_leaf(&mut self) -> u32 {
+        let decider = self.leaf_decider;
+        if decider == NONE || self.nodes[decider as usize].kind != EntryKind::Leaf {
+            return decider;
+        }
+        let node = &self.nodes[decider as usize];
+        if node.parent != NONE {
+            return node.parent;
+        }
+        // A `leaf` entry to null is a reset; one to a missing entry is damage, and then the
+        // entry itself is the leaf, as Pi takes it.
+        let missing = self.diagnostics.iter().find_map(|d| match &d.problem {
+            Problem::UnknownParent { id, parent } if id == &node.id => Some(parent.clone()),
+            _ => None,
+        });
+        match missing {
+            Some(target) => {
+                let line = node.line as usize;
+                self.diagnose(line, Problem::UnknownLeafTarget { target });
+                decider
+            }
+            None => NONE,
+        }
+    }
+
     fn finish(mut self, header: SessionHeader, text: String) -> (Tree, Vec<Diagnostic>) {
+        let by_id = self.index_ids();
+        let leaf = self.resolve_leaf();
         for index in 0..self.nodes.len() as u32 {
             let parent = self.nodes[index as usize].parent;
             link_child(&mut self.nodes, parent, index);
@@ -822,8 +845,8 @@ impl Builder {
             text,
             appended: String::new(),
             nodes: self.nodes,
-            by_id: self.by_id,
-            leaf: self.leaf,
+            by_id,
+            leaf,
             labels: self.labels,
             name: self.name,
             ends_without_newline: self.ends_without_newline,

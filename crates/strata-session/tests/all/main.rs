@@ -8,5 +8,6 @@
 mod common;
 mod fixtures;
 mod fork;
+mod props;
 mod store;
 mod writer;
