@@ -16,6 +16,7 @@ pub mod provider;
 pub mod refresh;
 pub mod request;
 pub mod table;
+pub mod transport;
 pub mod usage;
 
 pub use capabilities::{

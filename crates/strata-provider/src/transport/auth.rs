@@ -1,0 +1,126 @@
+//! Credentials and URLs: which key, in which header, sent to which address.
+
+use crate::error::{ApiKey, ProviderError};
+use crate::table::AuthScheme;
+
+/// The key to use: the explicit one (config, options), else the first non-empty variable of
+/// `env_vars` as `lookup` reports it. `lookup` is injected so libraries and tests never
+/// touch the process environment; binaries pass [`process_env`].
+pub fn resolve_api_key(
+    explicit: Option<&ApiKey>,
+    env_vars: &[String],
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Option<ApiKey> {
+    if let Some(key) = explicit.filter(|k| !k.expose().is_empty()) {
+        return Some(key.clone());
+    }
+    env_vars
+        .iter()
+        .filter_map(|name| lookup(name))
+        .map(|v| v.trim().to_owned())
+        .find(|v| !v.is_empty())
+        .map(ApiKey::new)
+}
+
+/// Reads a variable from the process environment (for binaries; empty counts as unset).
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The header that carries `key` under `scheme`; `None` for schemes that sign or send nothing.
+pub fn auth_header(scheme: AuthScheme, key: &ApiKey) -> Option<(&'static str, String)> {
+    match scheme {
+        AuthScheme::Bearer => Some(("authorization", format!("Bearer {}", key.expose()))),
+        AuthScheme::XApiKey => Some(("x-api-key", key.expose().to_owned())),
+        AuthScheme::ApiKey => Some(("api-key", key.expose().to_owned())),
+        AuthScheme::XGoogApiKey => Some(("x-goog-api-key", key.expose().to_owned())),
+        AuthScheme::AwsSigv4 | AuthScheme::None => None,
+    }
+}
+
+/// `url` with every `{VAR}` placeholder filled from `lookup`; names the missing variable.
+pub fn expand_url(
+    url: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<String, ProviderError> {
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[open..]);
+            return Ok(out);
+        };
+        let name = &after[..close];
+        let value = lookup(name).ok_or_else(|| ProviderError::InvalidRequest {
+            status: 0,
+            request_id: None,
+            body: format!("base URL `{url}` needs the environment variable {name}"),
+        })?;
+        out.push_str(&value);
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// `base` and `path` joined with exactly one `/`.
+pub fn join_url(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_key_wins_then_env_in_order() {
+        let env = |name: &str| match name {
+            "EMPTY" => Some("  ".to_owned()),
+            "SECOND" => Some("sk-2".to_owned()),
+            _ => None,
+        };
+        let vars = [
+            "MISSING".to_owned(),
+            "EMPTY".to_owned(),
+            "SECOND".to_owned(),
+        ];
+        assert_eq!(resolve_api_key(None, &vars, env).unwrap().expose(), "sk-2");
+        let explicit = ApiKey::new("sk-cfg");
+        assert_eq!(
+            resolve_api_key(Some(&explicit), &vars, env)
+                .unwrap()
+                .expose(),
+            "sk-cfg"
+        );
+        assert!(resolve_api_key(None, &vars[..2], env).is_none());
+    }
+
+    #[test]
+    fn headers_per_scheme() {
+        let k = ApiKey::new("k");
+        assert_eq!(
+            auth_header(AuthScheme::Bearer, &k),
+            Some(("authorization", "Bearer k".to_owned()))
+        );
+        assert_eq!(auth_header(AuthScheme::XApiKey, &k).unwrap().0, "x-api-key");
+        assert_eq!(auth_header(AuthScheme::None, &k), None);
+    }
+
+    #[test]
+    fn urls_expand_and_join() {
+        let env = |n: &str| (n == "ACCT").then(|| "42".to_owned());
+        assert_eq!(
+            expand_url("https://x/{ACCT}/ai", env).unwrap(),
+            "https://x/42/ai"
+        );
+        let err = expand_url("https://x/{GW}/ai", env).unwrap_err();
+        assert!(err.to_string().contains("GW"));
+        assert_eq!(join_url("http://h/v1/", "/chat"), "http://h/v1/chat");
+    }
+}

@@ -1,0 +1,275 @@
+//! The HTTP client: POST a JSON body, retry before the first byte, classify failures.
+
+use std::pin::Pin;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use reqwest::header::HeaderMap;
+use tokio_util::sync::CancellationToken;
+
+use super::classify::{classify_response, scrub};
+use super::retry::RetryPolicy;
+use crate::error::{ApiKey, ProviderError};
+
+/// The response body after the first chunk, as a stream of byte chunks.
+pub type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, ProviderError>> + Send>>;
+
+/// Settings of an [`HttpClient`].
+#[derive(Debug, Clone)]
+pub struct TransportConfig {
+    /// Retry limits and backoff.
+    pub retry: RetryPolicy,
+    /// Time allowed to open a connection.
+    pub connect_timeout: Duration,
+    /// Longest silence between two body chunks before the stream counts as dropped.
+    pub read_timeout: Duration,
+    /// `User-Agent` header.
+    pub user_agent: String,
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        Self {
+            retry: RetryPolicy::default(),
+            connect_timeout: Duration::from_secs(30),
+            read_timeout: Duration::from_secs(300),
+            user_agent: concat!("strata/", env!("CARGO_PKG_VERSION")).to_owned(),
+        }
+    }
+}
+
+/// One POST to send: URL, headers (auth included) and the serialized body.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    /// Full URL.
+    pub url: String,
+    /// Headers in sending order.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body.
+    pub body: Bytes,
+    /// Secrets to scrub from any error text (the API key, tokens).
+    pub secrets: Vec<ApiKey>,
+    /// Re-sends allowed before the first byte; `None` uses the client's policy.
+    pub max_retries: Option<u32>,
+}
+
+impl HttpRequest {
+    /// A POST of `body` to `url` with `content-type: application/json`.
+    pub fn json(url: impl Into<String>, body: impl Into<Bytes>) -> Self {
+        Self {
+            url: url.into(),
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.into(),
+            secrets: Vec::new(),
+            max_retries: None,
+        }
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The value of header `name` (case-insensitive), for tests and logs.
+    pub fn header_value(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A successful response whose first body bytes have arrived.
+pub struct StreamingResponse {
+    /// HTTP status (2xx).
+    pub status: u16,
+    /// Response headers.
+    pub headers: HeaderMap,
+    /// The first non-empty chunk of the body.
+    pub first_chunk: Bytes,
+    /// The rest of the body; dropping it aborts the HTTP request.
+    pub body: ByteStream,
+    /// Attempts it took (1 = no retry).
+    pub attempts: u32,
+}
+
+impl std::fmt::Debug for StreamingResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamingResponse")
+            .field("status", &self.status)
+            .field("first_chunk_len", &self.first_chunk.len())
+            .field("attempts", &self.attempts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A reqwest client plus the retry policy; cheap to clone, share one per process.
+#[derive(Debug, Clone)]
+pub struct HttpClient {
+    client: reqwest::Client,
+    retry: RetryPolicy,
+}
+
+impl HttpClient {
+    /// A client with `config` (rustls, no proxy magic beyond reqwest's defaults).
+    pub fn new(config: &TransportConfig) -> Result<Self, ProviderError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .read_timeout(config.read_timeout)
+            .user_agent(config.user_agent.clone())
+            .build()
+            .map_err(|e| ProviderError::Transport {
+                message: format!("could not build the HTTP client: {e}"),
+            })?;
+        Ok(Self {
+            client,
+            retry: config.retry,
+        })
+    }
+
+    /// Wraps an existing reqwest client.
+    pub fn with_client(client: reqwest::Client, retry: RetryPolicy) -> Self {
+        Self { client, retry }
+    }
+
+    /// The retry policy.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        self.retry
+    }
+
+    /// Sends `request`, re-sending retryable failures until the first body byte arrives.
+    ///
+    /// Errors: the classified [`ProviderError`] of the last attempt (keys scrubbed), or
+    /// [`ProviderError::Cancelled`] as soon as `cancel` fires. After the first byte nothing
+    /// is re-sent: an SSE POST is never reconnected, since that would repeat the prompt.
+    pub async fn post_json(
+        &self,
+        request: &HttpRequest,
+        cancel: &CancellationToken,
+    ) -> Result<StreamingResponse, ProviderError> {
+        let policy = RetryPolicy {
+            max_retries: request.max_retries.unwrap_or(self.retry.max_retries),
+            ..self.retry
+        };
+        let mut attempt = 0;
+        loop {
+            let result = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+                r = self.attempt(request) => r,
+            };
+            let error = match result {
+                Ok(mut response) => {
+                    response.attempts = attempt + 1;
+                    return Ok(response);
+                }
+                Err(error) => error,
+            };
+            let Some(wait) = policy.delay(attempt, &error) else {
+                return Err(error);
+            };
+            tracing::debug!(attempt, ?wait, %error, "retrying provider request");
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Err(ProviderError::Cancelled),
+                () = tokio::time::sleep(wait) => {}
+            }
+            attempt += 1;
+        }
+    }
+
+    async fn attempt(&self, request: &HttpRequest) -> Result<StreamingResponse, ProviderError> {
+        let secrets = &request.secrets;
+        let mut builder = self.client.post(&request.url);
+        for (name, value) in &request.headers {
+            builder = builder.header(name, value);
+        }
+        let response = builder
+            .body(request.body.clone())
+            .send()
+            .await
+            .map_err(|e| transport_error("request failed", &e, secrets))?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        if !response.status().is_success() {
+            let body = response
+                .bytes()
+                .await
+                .map_err(|e| transport_error("reading the error body failed", &e, secrets))?;
+            let text = String::from_utf8_lossy(&body);
+            return Err(classify_response(
+                status,
+                &headers,
+                &text,
+                secrets,
+                SystemTime::now(),
+            ));
+        }
+        let owned_secrets = secrets.clone();
+        let mut body: ByteStream =
+            Box::pin(response.bytes_stream().map(move |r| {
+                r.map_err(|e| transport_error("the stream broke", &e, &owned_secrets))
+            }));
+        loop {
+            match body.next().await {
+                Some(Ok(chunk)) if chunk.is_empty() => continue,
+                Some(Ok(first_chunk)) => {
+                    return Ok(StreamingResponse {
+                        status,
+                        headers,
+                        first_chunk,
+                        body,
+                        attempts: 1,
+                    });
+                }
+                Some(Err(error)) => return Err(error),
+                None => {
+                    return Err(ProviderError::Transport {
+                        message: "the connection closed before the first byte".into(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// A reqwest error as [`ProviderError::Transport`], without the URL and without secrets.
+fn transport_error(what: &str, error: &reqwest::Error, secrets: &[ApiKey]) -> ProviderError {
+    use std::error::Error as _;
+    let mut message = format!("{what}: {}", WithoutUrl(error));
+    let mut source = error.source();
+    while let Some(s) = source {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        source = s.source();
+    }
+    ProviderError::Transport {
+        message: scrub(&message, secrets),
+    }
+}
+
+/// Displays a reqwest error's kind without its URL (a query string may carry a key).
+struct WithoutUrl<'a>(&'a reqwest::Error);
+
+impl std::fmt::Display for WithoutUrl<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let e = self.0;
+        let kind = if e.is_timeout() {
+            "timed out"
+        } else if e.is_connect() {
+            "could not connect"
+        } else if e.is_body() || e.is_decode() {
+            "body error"
+        } else if e.is_request() {
+            "request error"
+        } else {
+            "error"
+        };
+        match e.status() {
+            Some(s) => write!(f, "{kind} (status {s})"),
+            None => f.write_str(kind),
+        }
+    }
+}

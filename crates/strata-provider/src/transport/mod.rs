@@ -1,0 +1,36 @@
+//! Transport shared by the protocol crates: HTTP, retries, SSE framing, the stream driver.
+//!
+//! Nothing here knows a provider's JSON shapes. The layers, bottom up:
+//!
+//! - [`HttpClient::post_json`] sends an [`HttpRequest`], re-sends retryable failures with
+//!   jittered exponential backoff honouring `retry-after` ([`RetryPolicy`]) — but only until
+//!   the first body byte — and classifies error responses ([`classify_response`],
+//!   [`is_context_overflow`]) with keys scrubbed from every message.
+//! - [`SseDecoder`] (a [`FrameDecoder`]) turns body bytes into [`Frame`]s, sans IO.
+//! - A protocol implements [`StreamParser`]: frame in, [`Event`](crate::Event)s out,
+//!   assembling the message with a [`MessageBuilder`].
+//! - [`drive`] / [`StreamDriver`] connect them with one policy for unknown, corrupt, error,
+//!   truncated and cancelled streams.
+//! - [`parse_partial`] shows tool-call arguments while they stream.
+//!
+//! A protocol crate's `stream` is then: build the body, `post_json`, `drive`.
+
+pub mod assembly;
+pub mod auth;
+pub mod classify;
+pub mod client;
+pub mod driver;
+pub mod partial_json;
+pub mod retry;
+pub mod sse;
+
+pub use assembly::MessageBuilder;
+pub use auth::{auth_header, expand_url, join_url, process_env, resolve_api_key};
+pub use classify::{
+    classify_response, classify_stream_error, is_context_overflow, request_id, retry_after, scrub,
+};
+pub use client::{ByteStream, HttpClient, HttpRequest, StreamingResponse, TransportConfig};
+pub use driver::{FrameOutcome, ParseError, StreamDriver, StreamParser, drive, drive_with};
+pub use partial_json::{ArgumentsError, parse_arguments, parse_partial};
+pub use retry::RetryPolicy;
+pub use sse::{Flow, Frame, FrameDecoder, SseDecoder};
