@@ -31,6 +31,7 @@ mod flatten;
 mod ledger;
 mod pi;
 mod project;
+pub mod render;
 mod source;
 mod system;
 mod text;
@@ -43,6 +44,9 @@ pub use flatten::{Context, ContextMessage, flatten};
 pub use ledger::{LedgerTool, ToolLedger};
 pub use pi::{to_json, to_pi_json};
 pub use project::{ChainStart, Projected, ProjectedChain, Projection, SystemChange, project};
+pub use render::{
+    RenderNote, RenderOptions, RenderPolicy, RenderReport, Rendered, Renderer, render, render_with,
+};
 pub use source::{EntrySource, LoadedEntry};
 pub use system::{
     SECTION_ORDER, SectionName, Sections, SnapshotSource, SystemPatch, SystemPrompt, join_sections,

@@ -12,6 +12,8 @@
 mod pi_fixtures;
 #[path = "all/properties.rs"]
 mod properties;
+#[path = "render/mod.rs"]
+mod render;
 #[path = "all/strata_entries.rs"]
 mod strata_entries;
 #[path = "all/support.rs"]

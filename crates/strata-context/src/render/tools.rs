@@ -1,0 +1,116 @@
+//! Chapter 1: the tools array built from the ledger.
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+use strata_provider::{Capabilities, ToolDefinition};
+use strata_session::EntryId;
+
+use crate::flatten::Context;
+use crate::ledger::LedgerTool;
+
+/// Name of the deferred placeholder tool declared from the first request on.
+pub const DEFERRED_PLACEHOLDER: &str = "__strata_deferred_placeholder__";
+
+/// The placeholder's definition: a deferred tool that is never offered to the model, so that
+/// the provider's tool-search block sits in the prefix before any real tool is deferred.
+pub fn deferred_placeholder() -> ToolDefinition {
+    ToolDefinition {
+        name: DEFERRED_PLACEHOLDER.to_owned(),
+        description: "Placeholder that keeps deferred tool loading cache-stable. Never call it."
+            .to_owned(),
+        parameters: json!({"type": "object", "properties": {}}),
+        defer_loading: true,
+    }
+}
+
+/// How the tools chapter is laid out for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ToolLayout {
+    /// Withdrawn tools leave the array (fallback fold, naive policy).
+    pub live_only: bool,
+    /// Tools declared mid-chain are deferred (sent with `defer_loading`).
+    pub defer_later: bool,
+    /// The placeholder follows the tools the chain started with.
+    pub placeholder: bool,
+}
+
+impl ToolLayout {
+    /// The layout strata uses for `capabilities`; `fold` when patches fold into chapter 2.
+    pub fn strata(capabilities: &Capabilities, fold: bool) -> Self {
+        let deferred = capabilities.deferred_tools;
+        Self {
+            live_only: fold,
+            defer_later: !fold && deferred && capabilities.tool_addition,
+            placeholder: deferred && capabilities.deferred_tool_placeholder,
+        }
+    }
+
+    /// The naive layout: live tools only, nothing deferred, no placeholder.
+    pub fn naive() -> Self {
+        Self {
+            live_only: true,
+            defer_later: false,
+            placeholder: false,
+        }
+    }
+}
+
+/// The ids of the chain's patches: a tool declared by one of them came mid-chain.
+pub(crate) fn patch_ids(context: &Context) -> HashSet<&EntryId> {
+    context
+        .system
+        .patches
+        .iter()
+        .map(|patch| &patch.entry_id)
+        .collect()
+}
+
+/// The tools array: the chain's starting tools in ledger order, the placeholder, then tools
+/// declared mid-chain in ledger order (deferred where the layout says so).
+pub(crate) fn tools_chapter(context: &Context, layout: ToolLayout) -> Vec<ToolDefinition> {
+    let patches = patch_ids(context);
+    let later = |tool: &LedgerTool| patches.contains(&tool.declared_by);
+    let shown = |tool: &&LedgerTool| !layout.live_only || tool.is_live();
+    let all = context.tools.all();
+    let mut tools: Vec<ToolDefinition> = all
+        .iter()
+        .filter(|tool| !later(tool))
+        .filter(shown)
+        .map(|tool| definition(tool, false))
+        .collect();
+    if layout.placeholder && !all.is_empty() {
+        tools.push(deferred_placeholder());
+    }
+    tools.extend(
+        all.iter()
+            .filter(|tool| later(tool))
+            .filter(shown)
+            .map(|tool| definition(tool, layout.defer_later)),
+    );
+    tools
+}
+
+/// A ledger definition (`name`, `description`, `parameters`, extra fields) as a request tool;
+/// fields the neutral request has no place for are left to the definition's owner.
+pub(crate) fn definition(tool: &LedgerTool, defer_loading: bool) -> ToolDefinition {
+    from_value(&tool.name, &tool.definition, defer_loading)
+}
+
+/// A declared definition as a request tool.
+pub(crate) fn from_value(name: &str, value: &Value, defer_loading: bool) -> ToolDefinition {
+    ToolDefinition {
+        name: name.to_owned(),
+        description: value
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        parameters: value
+            .get("parameters")
+            .filter(|parameters| !parameters.is_null())
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+        defer_loading,
+    }
+}

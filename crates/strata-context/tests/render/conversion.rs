@@ -1,0 +1,225 @@
+//! Pi's conversion of history, chapter 2's order and the breakpoints, through `render`.
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use strata_context::render::{DEFERRED_PLACEHOLDER, NO_RESULT_PROVIDED};
+use strata_context::{RenderOptions, render, render_with};
+use strata_provider::{
+    Breakpoint, BreakpointPosition, CacheTtl, ContentBlock, Message, Role, ThinkingLevel,
+    ToolResultContent,
+};
+
+use super::support::{Script, full, no_mid, sections, tool, tools};
+
+fn texts(message: &Message) -> Vec<String> {
+    message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn pi_roles_become_user_messages_with_pis_text() {
+    let mut script = Script::new();
+    script.system(sections(), &tools(&["read"]), &[]);
+    script.user("hi");
+    script.entry("message", json!({"message": {"role": "bashExecution", "command": "cargo test", "output": "ok",
+        "exitCode": 101, "cancelled": false, "truncated": true, "fullOutputPath": "/tmp/full.log", "timestamp": 1}}));
+    script.entry("message", json!({"message": {"role": "bashExecution", "command": "secret", "output": "x",
+        "exitCode": 0, "cancelled": false, "truncated": false, "timestamp": 2, "excludeFromContext": true}}));
+    script.entry(
+        "custom_message",
+        json!({"customType": "note", "content": "from an extension", "display": true}),
+    );
+    script.entry(
+        "branch_summary",
+        json!({"fromId": "00000001", "summary": "tried X"}),
+    );
+    let request = render(&script.context(), &full());
+    let converted: Vec<(Role, Vec<String>)> = request
+        .messages
+        .iter()
+        .map(|message| (message.role, texts(message)))
+        .collect();
+    assert_eq!(
+        converted,
+        vec![
+            (Role::User, vec!["hi".to_owned()]),
+            (
+                Role::User,
+                vec!["Ran `cargo test`\n```\nok\n```\n\nCommand exited with code 101\n\n[Output truncated. Full output: /tmp/full.log]".to_owned()]
+            ),
+            (Role::User, vec!["from an extension".to_owned()]),
+            (
+                Role::User,
+                vec!["The following is a summary of a branch that this conversation came back from:\n\n<summary>\ntried X</summary>".to_owned()]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn compaction_summary_opens_the_messages() {
+    let mut script = Script::new();
+    script.system(sections(), &tools(&["read"]), &[]);
+    let kept = script.user("keep me");
+    script.compaction("did things", &kept, sections(), &tools(&["read"]));
+    let request = render(&script.context(), &full());
+    assert_eq!(
+        texts(&request.messages[0]),
+        [
+            "The conversation history before this point was compacted into the following summary:\n\n<summary>\ndid things\n</summary>"
+        ]
+    );
+    assert_eq!(texts(&request.messages[1]), ["keep me"]);
+}
+
+#[test]
+fn aborted_turns_are_dropped_and_open_calls_get_an_error_result() {
+    let mut script = Script::new();
+    script.system(sections(), &tools(&["read", "bash"]), &[]);
+    script.user("go");
+    script.calls(&[("c1", "read"), ("c2", "bash")]);
+    script.result("c1", "read", "file");
+    script.assistant_blocks(vec![json!({"type": "text", "text": "half"})], "aborted");
+    script.user("again");
+    script.calls(&[("c3", "read")]);
+    let request = render(&script.context(), &full());
+    let missing = |id: &str| Message {
+        role: Role::User,
+        content: vec![ContentBlock::ToolResult {
+            tool_call_id: id.to_owned(),
+            content: vec![ToolResultContent::Text {
+                text: NO_RESULT_PROVIDED.to_owned(),
+            }],
+            is_error: true,
+        }],
+    };
+    assert_eq!(request.messages.len(), 7);
+    assert_eq!(
+        request.messages[3],
+        missing("c2"),
+        "c2's result is synthesized before the next turn"
+    );
+    assert_eq!(
+        texts(&request.messages[4]),
+        ["again"],
+        "the aborted turn is gone"
+    );
+    assert_eq!(
+        request.messages[6],
+        missing("c3"),
+        "open calls at the end get one too"
+    );
+}
+
+#[test]
+fn chapters_settings_and_breakpoints() {
+    let mut script = Script::new();
+    script.entry(
+        "model_change",
+        json!({"provider": "anthropic", "modelId": "claude-opus-4-8"}),
+    );
+    script.entry("thinking_level_change", json!({"thinkingLevel": "high"}));
+    script.system(
+        json!({"cwd": "C", "intro": "I", "rules": "R", "docs": "", "tools": "T", "extra": "X"}),
+        &tools(&["read"]),
+        &[],
+    );
+    script.user("hi");
+    let options = RenderOptions::new()
+        .cache_key("session-1")
+        .max_tokens(1000)
+        .ttl(CacheTtl::OneHour);
+    let rendered = render_with(&script.context(), &full(), &options);
+    let request = &rendered.request;
+    let sections: Vec<(&str, &str)> = request
+        .system
+        .iter()
+        .map(|block| (block.section.as_deref().unwrap_or(""), block.text.as_str()))
+        .collect();
+    assert_eq!(
+        sections,
+        [
+            ("intro", "I"),
+            ("tools", "T"),
+            ("rules", "R"),
+            ("cwd", "C"),
+            ("extra", "X")
+        ]
+    );
+    assert_eq!(request.model, "claude-opus-4-8");
+    assert_eq!(request.thinking, ThinkingLevel::High);
+    assert_eq!(request.cache_key.as_deref(), Some("session-1"));
+    assert_eq!(request.max_tokens, Some(1000));
+    let names: Vec<&str> = request
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["read", DEFERRED_PLACEHOLDER],
+        "the placeholder is there from the first request"
+    );
+    let at = |position| Breakpoint {
+        position,
+        ttl: CacheTtl::OneHour,
+    };
+    assert_eq!(
+        request.breakpoints,
+        [
+            at(BreakpointPosition::Tools),
+            at(BreakpointPosition::System),
+            at(BreakpointPosition::Message { index: 0 })
+        ]
+    );
+    let mut two = no_mid();
+    two.max_breakpoints = 2;
+    let trimmed = render(&script.context(), &two);
+    assert_eq!(
+        trimmed.breakpoints.len(),
+        2,
+        "the latest breakpoints are kept"
+    );
+    assert_eq!(trimmed.breakpoints[0].position, BreakpointPosition::System);
+    assert!(
+        trimmed
+            .tools
+            .iter()
+            .all(|tool| tool.name != DEFERRED_PLACEHOLDER)
+    );
+}
+
+#[test]
+fn later_tools_are_deferred_and_announced() {
+    let mut script = Script::new();
+    script.system(sections(), &tools(&["read"]), &[]);
+    script.user("hi");
+    script.system(json!({}), &[tool("grep")], &["read"]);
+    script.user("search");
+    let request = render(&script.context(), &full());
+    let layout: Vec<(&str, bool)> = request
+        .tools
+        .iter()
+        .map(|tool| (tool.name.as_str(), tool.defer_loading))
+        .collect();
+    assert_eq!(
+        layout,
+        [
+            ("read", false),
+            (DEFERRED_PLACEHOLDER, true),
+            ("grep", true)
+        ]
+    );
+    let patch = &request.messages[1];
+    assert_eq!(patch.role, Role::System);
+    assert!(
+        matches!(&patch.content[..], [ContentBlock::ToolRemoval { names }, ContentBlock::ToolAddition { tools }]
+        if names == &["read".to_owned()] && tools.len() == 1 && tools[0].name == "grep" && tools[0].defer_loading)
+    );
+}

@@ -1,0 +1,7 @@
+//! Render: chapters, placement of patches, Pi's conversion, reports, the incremental renderer.
+
+mod conversion;
+mod golden;
+mod incremental;
+mod properties;
+mod support;
