@@ -591,7 +591,49 @@ impl Entry {
         })
     }
 
-    /// Parses one entry line whose `type` is already known, without an intermediate JSON tree.
+    /// Parses one entry line whose `type` (and, for messages, role) is already known, without
+    /// an intermediate JSON tree.
+    pub(crate) fn from_line_with_kind(
+        tag: &str,
+        role: Role,
+        line: &str,
+    ) -> Result<Self, serde_json::Error> {
+        fn message_as<M: serde::de::DeserializeOwned + HasExtra>(
+            line: &str,
+            wrap: fn(M) -> AgentMessage,
+        ) -> Result<MessageEntry, serde_json::Error> {
+            #[derive(Deserialize)]
+            struct MessageLine<M> {
+                #[serde(flatten)]
+                base: EntryBase,
+                message: M,
+                #[serde(flatten)]
+                extra: Extra,
+            }
+            let mut parsed: MessageLine<M> = serde_json::from_str(line)?;
+            parsed.extra.shift_remove("type");
+            parsed.message.extra_mut().shift_remove("role");
+            Ok(MessageEntry {
+                base: parsed.base,
+                message: wrap(parsed.message),
+                extra: parsed.extra,
+            })
+        }
+        if tag == "message" {
+            let entry = match role {
+                Role::User => message_as(line, AgentMessage::User)?,
+                Role::Assistant => message_as(line, AgentMessage::Assistant)?,
+                Role::ToolResult => message_as(line, AgentMessage::ToolResult)?,
+                Role::BashExecution => message_as(line, AgentMessage::BashExecution)?,
+                Role::Custom => message_as(line, AgentMessage::Custom)?,
+                Role::Other => return Self::from_line_with_type(tag, line),
+            };
+            return Ok(Self::Message(entry));
+        }
+        Self::from_line_with_type(tag, line)
+    }
+
+    /// Parses one entry line whose `type` is already known.
     pub(crate) fn from_line_with_type(tag: &str, line: &str) -> Result<Self, serde_json::Error> {
         fn typed<T: serde::de::DeserializeOwned + HasExtra>(
             line: &str,
@@ -626,6 +668,11 @@ macro_rules! has_extra {
     ($($ty:ty),*) => { $(impl HasExtra for $ty { fn extra_mut(&mut self) -> &mut Extra { &mut self.extra } })* };
 }
 has_extra!(
+    crate::message::UserMessage,
+    crate::message::AssistantMessage,
+    crate::message::ToolResultMessage,
+    crate::message::BashExecutionMessage,
+    crate::message::CustomMessage,
     MessageEntry,
     CompactionEntry,
     BranchSummaryEntry,

@@ -348,7 +348,12 @@ impl Tree {
             let tag = kind_tag(node.kind);
             return match tag {
                 Some(tag) => {
-                    Entry::from_line_with_type(tag, line).map_err(|e| self.invalid(index, tag, e))
+                    let role = match node.kind {
+                        EntryKind::Message(role) => role,
+                        _ => Role::Other,
+                    };
+                    Entry::from_line_with_kind(tag, role, line)
+                        .map_err(|e| self.invalid(index, tag, e))
                 }
                 None => serde_json::from_str::<Map<String, Value>>(line)
                     .and_then(Entry::from_json_map)

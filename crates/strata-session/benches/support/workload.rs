@@ -194,28 +194,27 @@ pub fn context_inputs(tree: &Tree) -> Result<ContextInputs, SessionError> {
         });
     };
     let path = tree.branch(leaf);
-    let mut chain = Vec::new();
-    let start = match path.iter().rposition(|e| e.kind() == EntryKind::Compaction) {
-        Some(at) => {
-            let compaction = path[at].entry()?;
-            let first_kept = match &compaction {
-                Entry::Compaction(c) => c.first_kept_entry_id.clone(),
-                _ => None,
-            };
-            chain.push(compaction);
-            if let Some(kept) = path[..at]
-                .iter()
-                .position(|e| Some(e.id()) == first_kept.as_ref())
-            {
-                for entry in &path[kept..at] {
-                    chain.push(entry.entry()?);
-                }
+    // The chain's parts as index ranges of the path, so the typed chain is allocated once.
+    let (compaction, kept, after) =
+        match path.iter().rposition(|e| e.kind() == EntryKind::Compaction) {
+            Some(at) => {
+                let compaction = path[at].entry()?;
+                let first_kept = match &compaction {
+                    Entry::Compaction(c) => c.first_kept_entry_id.clone(),
+                    _ => None,
+                };
+                let kept = path[..at]
+                    .iter()
+                    .position(|e| Some(e.id()) == first_kept.as_ref())
+                    .map_or(at..at, |start| start..at);
+                (Some(compaction), kept, at + 1..path.len())
             }
-            at + 1
-        }
-        None => 0,
-    };
-    for entry in &path[start..] {
+            None => (None, 0..0, 0..path.len()),
+        };
+    let mut chain =
+        Vec::with_capacity(usize::from(compaction.is_some()) + kept.len() + after.len());
+    chain.extend(compaction);
+    for entry in path[kept].iter().chain(&path[after]) {
         chain.push(entry.entry()?);
     }
     let thinking = path

@@ -171,3 +171,100 @@ fn legacy_v2_renames_hook_messages_to_custom() {
         assert_eq!(a.entry().unwrap(), b.entry().unwrap());
     }
 }
+
+/// What Pi's `buildSessionContext` reads from a path: how many messages, the thinking level
+/// and the model. Computed here from the tree, compared with Pi's own output for every leaf.
+fn pi_context_shape(tree: &strata_session::Tree, leaf: Option<&str>) -> (usize, String, Value) {
+    let Some(leaf) = leaf else {
+        return (0, "off".into(), Value::Null);
+    };
+    let path = tree.branch(leaf);
+    let mut thinking = "off".to_owned();
+    let mut model = Value::Null;
+    for entry in &path {
+        match entry.entry().unwrap() {
+            Entry::ThinkingLevelChange(change) => thinking = change.thinking_level,
+            Entry::ModelChange(change) => {
+                model = serde_json::json!({"provider": change.provider, "modelId": change.model_id})
+            }
+            Entry::Message(message) => {
+                if let AgentMessage::Assistant(assistant) = message.message {
+                    model = serde_json::json!({"provider": assistant.provider, "modelId": assistant.model});
+                }
+            }
+            _ => {}
+        }
+    }
+    let produces = |entry: &strata_session::EntryRef<'_>| match entry.entry().unwrap() {
+        Entry::Message(_) | Entry::CustomMessage(_) => 1,
+        Entry::BranchSummary(summary) => usize::from(!summary.summary.is_empty()),
+        _ => 0,
+    };
+    let count = match path.iter().rposition(|e| e.kind() == EntryKind::Compaction) {
+        Some(at) => {
+            let Entry::Compaction(compaction) = path[at].entry().unwrap() else {
+                unreachable!()
+            };
+            let kept = path[..at]
+                .iter()
+                .position(|e| Some(e.id()) == compaction.first_kept_entry_id.as_ref())
+                .map_or(0, |start| path[start..at].iter().map(produces).sum());
+            1 + kept + path[at + 1..].iter().map(produces).sum::<usize>()
+        }
+        None => path.iter().map(produces).sum(),
+    };
+    (count, thinking, model)
+}
+
+#[test]
+fn paths_and_compaction_cuts_match_pi_for_every_leaf() {
+    for name in [
+        "every-entry-type",
+        "branches",
+        "compactions",
+        "images",
+        "strata-entries",
+        "legacy-v2",
+        "legacy-v1",
+    ] {
+        let opened = Session::open(pi_fixture(&format!("{name}.jsonl"))).unwrap();
+        let tree = opened.session.tree();
+        let expected: Value = serde_json::from_slice(
+            &std::fs::read(pi_fixture(&format!("{name}.expected.json"))).unwrap(),
+        )
+        .unwrap();
+        // v1: Pi drew fresh ids; match its entries to ours by position in its migrated copy.
+        let pi_ids: Option<Vec<String>> = (name == "legacy-v1").then(|| {
+            let migrated = Session::open(pi_fixture("legacy-v1.migrated.jsonl")).unwrap();
+            migrated
+                .session
+                .tree()
+                .iter()
+                .map(|e| e.id().to_string())
+                .collect()
+        });
+        for (key, context) in expected.as_object().unwrap() {
+            let leaf = if key == "$default" {
+                tree.leaf().map(|id| id.to_string())
+            } else if let Some(pi_ids) = &pi_ids {
+                let position = pi_ids.iter().position(|id| id == key).unwrap();
+                Some(tree.get_index(position).unwrap().id().to_string())
+            } else {
+                Some(key.clone())
+            };
+            let (count, thinking, model) = pi_context_shape(tree, leaf.as_deref());
+            let what = format!("{name} leaf {key}");
+            assert_eq!(
+                count,
+                context["messages"].as_array().unwrap().len(),
+                "{what}"
+            );
+            assert_eq!(
+                thinking,
+                context["thinkingLevel"].as_str().unwrap(),
+                "{what}"
+            );
+            assert_eq!(model, context["model"], "{what}");
+        }
+    }
+}
