@@ -37,7 +37,7 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<()> {
             )
         })?
     };
-    sessions.sort_by(|a, b| b.modified.cmp(&a.modified));
+    sessions.sort_by_key(|s| std::cmp::Reverse(s.modified));
     let mut out = std::io::stdout().lock();
     if args.json {
         for summary in &sessions {

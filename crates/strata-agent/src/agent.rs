@@ -1,0 +1,593 @@
+//! The loop: user message → context → request → stream → tools → results → repeat.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use serde_json::Map;
+use strata_context::{Assembler, Context};
+use strata_provider::{
+    Capabilities, Event, MessageAssembler, Model, Provider, ProviderError, Request, StreamOptions,
+};
+use strata_session::{
+    AgentMessage, ContentBlock, EntryId, MessageContent, Session, StopReason, TextContent,
+    ToolCall, UserMessage,
+};
+use strata_tools::{ToolContext, ToolOutput, ToolSet};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+
+use crate::convert::{self, Origin};
+use crate::error::AgentError;
+use crate::event::AgentEvent;
+use crate::prompt::{PromptInputs, build_sections};
+use crate::resources::{context_files, skills};
+use crate::system_sync::{SystemUpdate, plan};
+
+/// Turns the render step into a request; the default is `strata_context::render`.
+pub type RenderFn = Arc<dyn Fn(&Context, &Capabilities) -> Request + Send + Sync>;
+
+/// strata's own render: every change as late in the request as the provider allows.
+pub fn default_render() -> RenderFn {
+    Arc::new(|context: &Context, capabilities: &Capabilities| {
+        strata_context::render(context, capabilities)
+    })
+}
+
+/// What the agent needs besides the session, the provider and the tools.
+#[derive(Clone)]
+pub struct AgentConfig {
+    /// The working directory tools run in.
+    pub cwd: PathBuf,
+    /// The model requests go to.
+    pub model: Model,
+    /// What the provider accepts, for render.
+    pub capabilities: Capabilities,
+    /// Protocol name recorded on assistant messages (Pi's `api`), e.g. `anthropic-messages`.
+    pub api: String,
+    /// Output cap per request (`None`: the model's maximum).
+    pub max_tokens: Option<u32>,
+    /// Global config dir holding AGENTS.md and `skills/` (`~/.config/strata`).
+    pub global_dir: Option<PathBuf>,
+    /// Replaces the built-in intro section.
+    pub custom_intro: Option<String>,
+    /// Appended to the rules section.
+    pub append_system_prompt: Option<String>,
+    /// Base URL, key and retry limit for the provider.
+    pub stream: StreamOptions,
+    /// How a context becomes a request.
+    pub render: RenderFn,
+}
+
+impl std::fmt::Debug for AgentConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentConfig")
+            .field("cwd", &self.cwd)
+            .field("model", &self.model.qualified_id())
+            .field("api", &self.api)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// Requests sent.
+    pub turns: usize,
+    /// `stop`, `length`, `aborted` or `error`.
+    pub reason: String,
+    /// Text of the last assistant message.
+    pub final_text: String,
+}
+
+/// Queue and abort switch shared with front ends while a run is going.
+#[derive(Debug, Clone, Default)]
+pub struct Control {
+    inner: Arc<Mutex<ControlState>>,
+}
+
+#[derive(Debug, Default)]
+struct ControlState {
+    steering: VecDeque<String>,
+    cancel: CancellationToken,
+}
+
+impl Control {
+    /// Queues a message delivered after the current tool batch (or when the model stops).
+    pub fn steer(&self, text: impl Into<String>) {
+        if let Ok(mut state) = self.inner.lock() {
+            state.steering.push_back(text.into());
+        }
+    }
+
+    /// Stops the stream and the running tools; the session stays well-formed.
+    pub fn abort(&self) {
+        if let Ok(state) = self.inner.lock() {
+            state.cancel.cancel();
+        }
+    }
+
+    fn take_steering(&self) -> Vec<String> {
+        self.inner
+            .lock()
+            .map(|mut s| s.steering.drain(..).collect())
+            .unwrap_or_default()
+    }
+
+    /// A fresh token for a run (a cancelled one stays cancelled).
+    fn start_run(&self) -> CancellationToken {
+        match self.inner.lock() {
+            Ok(mut state) => {
+                if state.cancel.is_cancelled() {
+                    state.cancel = CancellationToken::new();
+                }
+                state.cancel.clone()
+            }
+            Err(_) => CancellationToken::new(),
+        }
+    }
+}
+
+/// The orchestrator: owns the session and the live tool set, talks to one provider.
+pub struct Agent {
+    session: Session,
+    provider: Arc<dyn Provider>,
+    tools: ToolSet,
+    config: AgentConfig,
+    assembler: Assembler,
+    events: Option<UnboundedSender<AgentEvent>>,
+    control: Control,
+}
+
+impl Agent {
+    /// An agent appending to `session` (opened for writing).
+    pub fn new(
+        session: Session,
+        provider: Arc<dyn Provider>,
+        tools: ToolSet,
+        config: AgentConfig,
+    ) -> Self {
+        Self {
+            session,
+            provider,
+            tools,
+            config,
+            assembler: Assembler::new(),
+            events: None,
+            control: Control::default(),
+        }
+    }
+
+    /// A receiver of every event from now on (replaces an earlier subscriber).
+    pub fn subscribe(&mut self) -> UnboundedReceiver<AgentEvent> {
+        let (sender, receiver) = unbounded_channel();
+        self.events = Some(sender);
+        receiver
+    }
+
+    /// The steering queue and abort switch, to hand to a front end.
+    pub fn control(&self) -> Control {
+        self.control.clone()
+    }
+
+    /// The session.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The session, for navigation (moving the leaf, labels). The agent rebuilds its context
+    /// from the tree on the next request.
+    pub fn session_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+
+    /// The live tool set.
+    pub fn tools(&self) -> &ToolSet {
+        &self.tools
+    }
+
+    /// Replaces the live tool set. The change is stored as one `system` patch before the next
+    /// request (render decides what the provider sees).
+    pub fn set_tools(&mut self, tools: ToolSet) {
+        self.tools = tools;
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// The context at the session's leaf.
+    pub fn context(&mut self) -> Result<&Context, AgentError> {
+        let leaf = self.session.leaf().cloned();
+        let (context, _) = self.assembler.context(self.session.tree(), leaf.as_ref())?;
+        Ok(context)
+    }
+
+    /// Builds the system sections and tool definitions from disk and the live tool set.
+    pub fn desired_system(
+        &self,
+    ) -> (
+        crate::prompt::SectionTexts,
+        Vec<strata_session::ToolDefinition>,
+    ) {
+        let definitions = self.tools.definitions();
+        let inputs = PromptInputs {
+            cwd: self.config.cwd.clone(),
+            tools: definitions
+                .iter()
+                .map(|d| (d.name.clone(), d.description.clone()))
+                .collect(),
+            context_files: context_files(self.config.global_dir.as_deref(), &self.config.cwd),
+            skills: skills(&crate::prompt::skill_roots(
+                self.config.global_dir.as_deref(),
+                &self.config.cwd,
+            )),
+            custom_intro: self.config.custom_intro.clone(),
+            append: self.config.append_system_prompt.clone(),
+        };
+        let tools = definitions
+            .into_iter()
+            .map(|d| strata_session::ToolDefinition {
+                name: d.name,
+                description: d.description,
+                parameters: d.parameters,
+                extra: Map::new(),
+            })
+            .collect();
+        (build_sections(&inputs), tools)
+    }
+
+    /// Stores the system snapshot (first time) or a patch (something changed); returns the
+    /// entry written, if any.
+    pub fn sync_system(&mut self) -> Result<Option<EntryId>, AgentError> {
+        let (sections, tools) = self.desired_system();
+        let update = plan(self.context()?, &sections, &tools);
+        let Some(SystemUpdate {
+            snapshot,
+            sections,
+            tools_added,
+            tools_removed,
+        }) = update
+        else {
+            return Ok(None);
+        };
+        let event = AgentEvent::SystemUpdate {
+            entry_id: EntryId::new(""),
+            snapshot,
+            sections: sections.keys().cloned().collect(),
+            tools_added: tools_added.iter().map(|t| t.name.clone()).collect(),
+            tools_removed: tools_removed.clone(),
+        };
+        let id = self
+            .session
+            .append_system(sections, tools_added, tools_removed)?;
+        if let AgentEvent::SystemUpdate {
+            snapshot,
+            sections,
+            tools_added,
+            tools_removed,
+            ..
+        } = event
+        {
+            self.emit(AgentEvent::SystemUpdate {
+                entry_id: id.clone(),
+                snapshot,
+                sections,
+                tools_added,
+                tools_removed,
+            });
+        }
+        Ok(Some(id))
+    }
+
+    /// Runs one prompt to the end: every turn until the model stops without tool calls and
+    /// no steering message is queued, or until an abort or an error.
+    pub async fn prompt(&mut self, text: impl Into<String>) -> Result<RunSummary, AgentError> {
+        let cancel = self.control.start_run();
+        self.emit(AgentEvent::AgentStart);
+        self.sync_system()?;
+        self.append_user(text.into())?;
+        let mut turns = 0;
+        let mut final_text;
+        let reason = loop {
+            turns += 1;
+            self.emit(AgentEvent::TurnStart { turn: turns });
+            let outcome = self.turn(&cancel).await;
+            self.emit(AgentEvent::TurnEnd { turn: turns });
+            let (assistant, stop) = match outcome {
+                Ok(pair) => pair,
+                Err(error) => {
+                    self.emit(AgentEvent::AgentEnd {
+                        reason: "error".into(),
+                    });
+                    return Err(error);
+                }
+            };
+            final_text = assistant_text(&assistant);
+            match stop {
+                StopReason::Aborted => break "aborted".to_owned(),
+                StopReason::Error => break "error".to_owned(),
+                StopReason::Length => break "length".to_owned(),
+                _ => {}
+            }
+            let calls: Vec<ToolCall> = match &assistant {
+                AgentMessage::Assistant(m) => m.tool_calls().cloned().collect(),
+                _ => Vec::new(),
+            };
+            if !calls.is_empty() {
+                self.run_tools(calls, &cancel).await?;
+                if cancel.is_cancelled() {
+                    break "aborted".to_owned();
+                }
+                self.deliver_steering()?;
+                continue;
+            }
+            if self.deliver_steering()? == 0 {
+                break "stop".to_owned();
+            }
+        };
+        self.emit(AgentEvent::AgentEnd {
+            reason: reason.clone(),
+        });
+        Ok(RunSummary {
+            turns,
+            reason,
+            final_text,
+        })
+    }
+
+    /// One request: render the context, stream the answer, append it.
+    async fn turn(
+        &mut self,
+        cancel: &CancellationToken,
+    ) -> Result<(AgentMessage, StopReason), AgentError> {
+        let request = {
+            let render = self.config.render.clone();
+            let capabilities = self.config.capabilities.clone();
+            let cache_key = self.session.header().id.clone();
+            let max_tokens = self.config.max_tokens;
+            let context = self.context()?;
+            let mut request = render(context, &capabilities);
+            if request.cache_key.is_none() {
+                request.cache_key = Some(cache_key);
+            }
+            if request.max_tokens.is_none() {
+                request.max_tokens = max_tokens;
+            }
+            request
+        };
+        self.emit(AgentEvent::RequestStart {
+            chapter_bytes: chapter_bytes(&request),
+        });
+        let mut options = self.config.stream.clone();
+        options.cancel = cancel.clone();
+        options.session_id = Some(self.session.header().id.clone());
+
+        let mut assembler = MessageAssembler::new();
+        let stream = tokio::select! {
+            biased;
+            () = cancel.cancelled() => Err(ProviderError::Cancelled),
+            result = self.provider.stream(&self.config.model, &request, &options) => result,
+        };
+        let mut stream = match stream {
+            Ok(stream) => stream,
+            Err(ProviderError::Cancelled) => {
+                return self.finish_partial(&assembler, StopReason::Aborted, None);
+            }
+            Err(error) => return Err(error.into()),
+        };
+        loop {
+            let event = tokio::select! {
+                biased;
+                () = cancel.cancelled() => None,
+                event = stream.next() => Some(event),
+            };
+            let Some(event) = event else {
+                return self.finish_partial(&assembler, StopReason::Aborted, None);
+            };
+            let Some(event) = event else {
+                let reason = "stream ended without a done event".to_owned();
+                return self.finish_partial(&assembler, StopReason::Error, Some(reason));
+            };
+            assembler.push(&event);
+            match event {
+                Event::TextDelta { text, .. } => self.emit(AgentEvent::TextDelta { text }),
+                Event::ThinkingDelta { text, .. } => self.emit(AgentEvent::ThinkingDelta { text }),
+                Event::ToolCallStart { id, name, .. } => {
+                    self.emit(AgentEvent::ToolCallStart { id, name })
+                }
+                Event::ToolCallDelta { index, .. } => {
+                    let arguments = assembler.partial_arguments(index).unwrap_or("").to_owned();
+                    self.emit(AgentEvent::ToolCallDelta { index, arguments });
+                }
+                Event::Start { .. } | Event::ToolCallEnd { .. } | Event::Usage(_) => {}
+                Event::Done {
+                    stop_reason,
+                    message,
+                    usage,
+                } => {
+                    let cost = usage.cost(&self.config.model.prices);
+                    self.emit(AgentEvent::Usage { usage, cost });
+                    let stop = convert::stop_reason(stop_reason);
+                    let stored = convert::assistant(
+                        &message,
+                        stop.clone(),
+                        convert::usage(&usage, &cost),
+                        &self.origin(),
+                        None,
+                        now_millis(),
+                    );
+                    let message = AgentMessage::Assistant(stored);
+                    self.append(message.clone())?;
+                    return Ok((message, stop));
+                }
+                Event::Error(error) => {
+                    if matches!(error, ProviderError::Cancelled) {
+                        return self.finish_partial(&assembler, StopReason::Aborted, None);
+                    }
+                    // Tokens already arrived: keep them, marked as an error, never truncated silently.
+                    let text = error.to_string();
+                    let (message, stop) =
+                        self.finish_partial(&assembler, StopReason::Error, Some(text))?;
+                    let _ = (message, stop);
+                    return Err(error.into());
+                }
+            }
+        }
+    }
+
+    /// Stores what arrived before an abort or an error, so the session shows it (Pi persists
+    /// such messages and leaves them out of later requests).
+    fn finish_partial(
+        &mut self,
+        assembler: &MessageAssembler,
+        stop: StopReason,
+        error: Option<String>,
+    ) -> Result<(AgentMessage, StopReason), AgentError> {
+        let mut partial = assembler.message();
+        // Unfinished tool calls cannot run; drop them so no call is left without a result.
+        partial
+            .content
+            .retain(|block| !matches!(block, strata_provider::ContentBlock::ToolCall { .. }));
+        let stored = convert::assistant(
+            &partial,
+            stop.clone(),
+            strata_session::Usage::default(),
+            &self.origin(),
+            error,
+            now_millis(),
+        );
+        let message = AgentMessage::Assistant(stored);
+        self.append(message.clone())?;
+        Ok((message, stop))
+    }
+
+    /// Runs a batch of calls (independent ones concurrently) and appends the results in call
+    /// order. An abort stops running tools; their results say so.
+    async fn run_tools(
+        &mut self,
+        calls: Vec<ToolCall>,
+        cancel: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        for call in &calls {
+            self.emit(AgentEvent::ToolStart {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            });
+        }
+        let mut ctx = ToolContext::new(self.config.cwd.clone());
+        ctx.cancel = cancel.clone();
+        let wire_calls: Vec<strata_tools::ToolCall> = calls
+            .iter()
+            .map(|c| strata_tools::ToolCall::new(c.id.clone(), c.name.clone(), c.arguments.clone()))
+            .collect();
+        let (updates, mut update_rx) = unbounded_channel::<(usize, ToolOutput)>();
+        let events = self.events.clone();
+        let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
+        let forward = async move {
+            while let Some((index, update)) = update_rx.recv().await {
+                if let (Some(events), Some(id)) = (&events, ids.get(index)) {
+                    let _ = events.send(AgentEvent::ToolUpdate {
+                        id: id.clone(),
+                        text: update.text_content(),
+                    });
+                }
+            }
+        };
+        let run = self
+            .tools
+            .run_batch_with_updates(wire_calls, &ctx, Some(updates));
+        let (outputs, ()) = tokio::join!(run, forward);
+        for (call, output) in calls.iter().zip(outputs) {
+            self.emit(AgentEvent::ToolEnd {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                is_error: output.is_error,
+            });
+            self.append(convert::tool_result(call, &output, now_millis()))?;
+        }
+        Ok(())
+    }
+
+    /// Appends queued steering messages as user messages; returns how many.
+    fn deliver_steering(&mut self) -> Result<usize, AgentError> {
+        let queued = self.control.take_steering();
+        let count = queued.len();
+        for text in queued {
+            self.append_user(text)?;
+        }
+        if count > 0 {
+            self.emit(AgentEvent::SteeringDelivered { count });
+        }
+        Ok(count)
+    }
+
+    fn append_user(&mut self, text: String) -> Result<EntryId, AgentError> {
+        let message = AgentMessage::User(UserMessage {
+            content: MessageContent::Blocks(vec![ContentBlock::Text(TextContent {
+                text,
+                ..TextContent::default()
+            })]),
+            timestamp: now_millis(),
+            extra: Map::new(),
+        });
+        self.append(message)
+    }
+
+    fn append(&mut self, message: AgentMessage) -> Result<EntryId, AgentError> {
+        let id = self.session.append_message(message.clone())?;
+        self.emit(AgentEvent::MessageEnd {
+            entry_id: id.clone(),
+            message: Box::new(message),
+        });
+        Ok(id)
+    }
+
+    fn origin(&self) -> Origin {
+        Origin {
+            api: self.config.api.clone(),
+            provider: self.config.model.provider.clone(),
+            model: self.config.model.id.clone(),
+        }
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        if let Some(events) = &self.events {
+            let _ = events.send(event);
+        }
+    }
+}
+
+fn assistant_text(message: &AgentMessage) -> String {
+    match message {
+        AgentMessage::Assistant(m) => m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// Serialized size of each chapter, for the request event.
+fn chapter_bytes(request: &Request) -> [usize; 3] {
+    let size = |value: Result<String, serde_json::Error>| value.map_or(0, |s| s.len());
+    [
+        size(serde_json::to_string(&request.tools)),
+        size(serde_json::to_string(&request.system)),
+        size(serde_json::to_string(&request.messages)),
+    ]
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

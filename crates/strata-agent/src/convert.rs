@@ -1,0 +1,144 @@
+//! Between the provider's normalized types and the session's Pi-shaped messages.
+
+use serde_json::{Map, Value};
+use strata_provider::{
+    ContentBlock as WireBlock, Cost as WireCost, Message as WireMessage, StopReason as WireStop,
+    Usage as WireUsage,
+};
+use strata_session::{
+    AgentMessage, AssistantMessage, ContentBlock, Cost, ImageContent, StopReason, TextContent,
+    ThinkingContent, ToolCall, ToolResultMessage, Usage,
+};
+use strata_tools::{ToolContent, ToolOutput};
+
+/// Who produced an assistant message, as Pi records it (`api`, `provider`, `model`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// Wire protocol name, e.g. `anthropic-messages`.
+    pub api: String,
+    /// Provider id from the capability table.
+    pub provider: String,
+    /// Model id.
+    pub model: String,
+}
+
+/// The session's stop reason for the provider's.
+pub fn stop_reason(stop: WireStop) -> StopReason {
+    match stop {
+        WireStop::EndTurn | WireStop::StopSequence | WireStop::PauseTurn => StopReason::Stop,
+        WireStop::MaxTokens | WireStop::ContextWindowExceeded => StopReason::Length,
+        WireStop::ToolUse => StopReason::ToolUse,
+        WireStop::Refusal => StopReason::Other("refusal".into()),
+    }
+}
+
+/// Usage and cost in the session's shape (`input` is uncached input, as in Pi).
+pub fn usage(usage: &WireUsage, cost: &WireCost) -> Usage {
+    let mut extra = Map::new();
+    if usage.cache_write_1h > 0 {
+        // Pi has one cacheWrite bucket; keep the 1-hour share so stats can price it exactly.
+        extra.insert("cacheWrite1h".into(), Value::from(usage.cache_write_1h));
+    }
+    Usage {
+        input: usage.input,
+        output: usage.output,
+        cache_read: usage.cache_read,
+        cache_write: usage.cache_write(),
+        total_tokens: usage.total_tokens(),
+        cost: Cost {
+            input: cost.input,
+            output: cost.output,
+            cache_read: cost.cache_read,
+            cache_write: cost.cache_write(),
+            total: cost.total(),
+            extra: Map::new(),
+        },
+        extra,
+    }
+}
+
+/// The assistant message to store for a provider message.
+pub fn assistant(
+    message: &WireMessage,
+    stop: StopReason,
+    usage: Usage,
+    origin: &Origin,
+    error: Option<String>,
+    timestamp: i64,
+) -> AssistantMessage {
+    let content = message.content.iter().filter_map(block).collect();
+    AssistantMessage {
+        content,
+        api: origin.api.clone(),
+        provider: origin.provider.clone(),
+        model: origin.model.clone(),
+        usage,
+        stop_reason: stop,
+        error_message: error,
+        timestamp,
+        extra: Map::new(),
+    }
+}
+
+fn block(block: &WireBlock) -> Option<ContentBlock> {
+    Some(match block {
+        WireBlock::Text { text } => ContentBlock::Text(TextContent {
+            text: text.clone(),
+            ..TextContent::default()
+        }),
+        WireBlock::Thinking {
+            text,
+            signature,
+            redacted,
+        } => ContentBlock::Thinking(ThinkingContent {
+            thinking: text.clone(),
+            thinking_signature: signature.clone(),
+            redacted: redacted.then_some(true),
+            extra: Map::new(),
+        }),
+        WireBlock::ToolCall {
+            id,
+            name,
+            arguments,
+        } => ContentBlock::ToolCall(ToolCall {
+            id: id.clone(),
+            name: name.clone(),
+            arguments: arguments.clone(),
+            ..ToolCall::default()
+        }),
+        WireBlock::Image { media_type, data } => ContentBlock::Image(ImageContent {
+            data: data.clone(),
+            mime_type: media_type.clone(),
+            extra: Map::new(),
+        }),
+        _ => return None,
+    })
+}
+
+/// The tool result message to store for a tool's output.
+pub fn tool_result(call: &ToolCall, output: &ToolOutput, timestamp: i64) -> AgentMessage {
+    let content = output
+        .content
+        .iter()
+        .map(|part| match part {
+            ToolContent::Text { text } => ContentBlock::Text(TextContent {
+                text: text.clone(),
+                ..TextContent::default()
+            }),
+            ToolContent::Image { media_type, data } => ContentBlock::Image(ImageContent {
+                data: data.clone(),
+                mime_type: media_type.clone(),
+                extra: Map::new(),
+            }),
+        })
+        .collect();
+    AgentMessage::ToolResult(ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content,
+        details: (!output.details.is_null()).then(|| output.details.clone()),
+        is_error: output.is_error,
+        timestamp,
+        extra: Map::new(),
+    })
+}

@@ -1,0 +1,19 @@
+//! Errors that end a run.
+
+use strata_context::ContextError;
+use strata_provider::ProviderError;
+use strata_session::SessionError;
+
+/// Why the agent could not go on. Tool failures are not here: they go back to the model.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// Reading or appending the session failed.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The context could not be built from the session.
+    #[error(transparent)]
+    Context(#[from] ContextError),
+    /// The provider refused or failed (after its own retries).
+    #[error("provider: {0}")]
+    Provider(#[from] ProviderError),
+}

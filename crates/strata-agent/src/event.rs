@@ -1,0 +1,115 @@
+//! What the agent reports while it works, for every front end (TUI, print, json, rpc).
+
+use serde::Serialize;
+use serde_json::Value;
+use strata_provider::{Cost, Usage};
+use strata_session::{AgentMessage, EntryId};
+
+/// One thing that happened. Sent on an unbounded channel; a slow reader never blocks the loop.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A run (one prompt and every turn it takes) started.
+    AgentStart,
+    /// A turn (one request and the tools it calls) started.
+    TurnStart {
+        /// 1-based turn number within the run.
+        turn: usize,
+    },
+    /// A request is about to be sent.
+    RequestStart {
+        /// Bytes of the tools, system and messages chapters as rendered.
+        chapter_bytes: [usize; 3],
+    },
+    /// A piece of answer text.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// A piece of reasoning.
+    ThinkingDelta {
+        /// The text.
+        text: String,
+    },
+    /// The model began a tool call.
+    ToolCallStart {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+    },
+    /// More argument text of a tool call, and the arguments parsed so far.
+    ToolCallDelta {
+        /// Position of the call in the message.
+        index: usize,
+        /// Raw argument text received so far.
+        arguments: String,
+    },
+    /// Tokens and cost of the request just finished.
+    Usage {
+        /// Normalized token counts.
+        usage: Usage,
+        /// Cost at the model's prices.
+        cost: Cost,
+    },
+    /// A message was appended to the session.
+    MessageEnd {
+        /// The entry written.
+        entry_id: EntryId,
+        /// The message (boxed: messages are large, most events small).
+        message: Box<AgentMessage>,
+    },
+    /// A tool started.
+    ToolStart {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Its arguments.
+        arguments: Value,
+    },
+    /// A tool reported partial output.
+    ToolUpdate {
+        /// Call id.
+        id: String,
+        /// Output so far.
+        text: String,
+    },
+    /// A tool finished.
+    ToolEnd {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Whether it failed.
+        is_error: bool,
+    },
+    /// The system prompt or tool set changed and was stored.
+    SystemUpdate {
+        /// The `system` entry written.
+        entry_id: EntryId,
+        /// Whether it is the chain's first (the snapshot).
+        snapshot: bool,
+        /// Sections it rewrites.
+        sections: Vec<String>,
+        /// Tools added.
+        tools_added: Vec<String>,
+        /// Tools removed.
+        tools_removed: Vec<String>,
+    },
+    /// Queued steering messages were delivered after a tool batch.
+    SteeringDelivered {
+        /// How many.
+        count: usize,
+    },
+    /// A turn ended.
+    TurnEnd {
+        /// 1-based turn number.
+        turn: usize,
+    },
+    /// The run ended.
+    AgentEnd {
+        /// Why: `stop`, `aborted`, `error`, `length`.
+        reason: String,
+    },
+}

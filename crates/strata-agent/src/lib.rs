@@ -1,0 +1,24 @@
+//! The strata agent: the loop that turns a prompt into work.
+//!
+//! [`Agent::prompt`] appends the user message, then repeats: build the context at the
+//! session's leaf (strata-context), render it for the provider's capabilities, stream the
+//! answer, append it, run the tool calls (independent ones concurrently, results in call
+//! order), append their results, deliver queued steering messages — until the model stops.
+//! Every step is an [`AgentEvent`] on a channel.
+//!
+//! The system prompt is a set of named sections ([`prompt`]) stored in the session: the first
+//! request stores the snapshot, and a later change (a tool enabled, AGENTS.md edited) is
+//! stored as a patch holding only what changed ([`system_sync`]). Resuming a session therefore
+//! sends the bytes it sent before, and a change found on disk arrives at the end.
+
+mod agent;
+pub mod convert;
+mod error;
+mod event;
+pub mod prompt;
+pub mod resources;
+pub mod system_sync;
+
+pub use agent::{Agent, AgentConfig, Control, RenderFn, RunSummary, default_render};
+pub use error::AgentError;
+pub use event::AgentEvent;

@@ -1,0 +1,11 @@
+//! The agent loop against a scripted in-process provider: files really change, the session
+//! stays well-formed, and the system chapter stays byte-stable.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] functions unwrap like the tests do"
+)]
+
+mod loop_;
+mod scripted;
+mod system;
