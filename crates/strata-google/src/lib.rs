@@ -1,1 +1,19 @@
-//! strata adapter for Gemini generateContent / streamGenerateContent (AI Studio and Vertex).
+//! strata adapter for Gemini `generateContent` / `streamGenerateContent` (AI Studio and Vertex).
+//!
+//! - [`request::build_body`]: rendered request → `GenerateContentRequest`.
+//! - [`stream::GeminiParser`]: sans-IO parser of the `alt=sse` stream.
+//! - [`usage::normalize_usage`]: `usageMetadata` → [`strata_provider::Usage`].
+//! - [`provider::GoogleProvider`]: the [`strata_provider::Provider`] over HTTP.
+//! - [`auth`]: API key, bearer token, or an `authorized_user` ADC file.
+
+pub mod auth;
+pub mod provider;
+pub mod request;
+pub mod stream;
+pub mod usage;
+
+pub use auth::{AdcFile, AuthorizedUser, GoogleCredentials};
+pub use provider::{GoogleApi, GoogleProvider};
+pub use request::build_body;
+pub use stream::GeminiParser;
+pub use usage::normalize_usage;

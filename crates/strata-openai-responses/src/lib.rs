@@ -1,1 +1,16 @@
-//! strata adapter for the OpenAI Responses API.
+//! strata adapter for the OpenAI Responses API (`POST {base}/responses`).
+//!
+//! - [`request::build_request`] turns a rendered [`strata_provider::Request`] into the body:
+//!   `input` items, `tools`, `reasoning`, `prompt_cache_key`, `store: false`.
+//! - [`stream::ResponsesParser`] is the sans-IO SSE parser producing [`strata_provider::Event`]s.
+//! - [`usage::normalize_usage`] maps `ResponseUsage` to [`strata_provider::Usage`].
+
+pub mod request;
+pub mod stream;
+pub mod usage;
+
+pub use request::{BuiltRequest, SystemPlacement, build_request};
+pub use stream::{ResponsesParser, classify_stream_error};
+pub use usage::normalize_usage;
+pub mod provider;
+pub use provider::{ResponsesConfig, ResponsesProvider};

@@ -1,0 +1,519 @@
+//! Rendered [`Request`] → Responses `POST /responses` body.
+
+use serde_json::{Map, Value, json};
+use strata_provider::{
+    BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Message, Model, ParamLocation,
+    ReasoningStyle, Request, Role, ThinkingLevel, ToolResultContent,
+};
+
+/// Where the system chapter goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SystemPlacement {
+    /// A first input item with the row's system role (`developer` or `system`).
+    #[default]
+    Message,
+    /// The top-level `instructions` field (required by the ChatGPT-plan Codex endpoint).
+    Instructions,
+}
+
+/// The body plus the headers that carry request data (a header-located cache key).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuiltRequest {
+    /// JSON body.
+    pub body: Value,
+    /// Extra headers derived from the request.
+    pub headers: Vec<(String, String)>,
+}
+
+/// Builds the body for `request` to `model` with the row's capabilities.
+///
+/// `cache_key` is the routing key (the session id); it goes where `caps.cache_key` says.
+pub fn build_request(
+    model: &Model,
+    request: &Request,
+    caps: &Capabilities,
+    placement: SystemPlacement,
+    cache_key: Option<&str>,
+) -> BuiltRequest {
+    let mut body = Map::new();
+    let mut headers = Vec::new();
+    body.insert("model".into(), json!(request.model));
+
+    let explicit = caps.uses_breakpoints();
+    let mut input: Vec<Value> = Vec::new();
+    let system_text = request.system_text();
+    let system_breakpoint = explicit
+        && request
+            .breakpoints
+            .iter()
+            .any(|b| b.position == BreakpointPosition::System);
+    match placement {
+        SystemPlacement::Instructions => {
+            if !system_text.is_empty() {
+                body.insert("instructions".into(), json!(system_text));
+            }
+        }
+        SystemPlacement::Message => {
+            if !request.system.is_empty() {
+                let mut parts: Vec<Value> = request
+                    .system
+                    .iter()
+                    .map(|b| json!({"type": "input_text", "text": b.text}))
+                    .collect();
+                if system_breakpoint && let Some(last) = parts.last_mut() {
+                    last["prompt_cache_breakpoint"] = json!({"mode": "explicit"});
+                }
+                input.push(json!({"role": caps.system_role.as_str(), "content": parts}));
+            }
+        }
+    }
+
+    for (i, message) in request.messages.iter().enumerate() {
+        let first_item = input.len();
+        push_message(&mut input, message, caps);
+        let marked = explicit
+            && request
+                .breakpoints
+                .iter()
+                .any(|b| b.position == BreakpointPosition::Message { index: i });
+        if marked {
+            mark_last_text_part(&mut input[first_item..]);
+        }
+    }
+    body.insert("input".into(), Value::Array(input));
+
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                let mut tool = json!({
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                });
+                if caps.wire.supports_strict_mode {
+                    tool["strict"] = json!(false);
+                }
+                if t.defer_loading && caps.deferred_tools {
+                    tool["defer_loading"] = json!(true);
+                }
+                tool
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tool_choice".into(), json!("auto"));
+        body.insert("parallel_tool_calls".into(), json!(true));
+    }
+
+    let reasoning = caps.reasoning == ReasoningStyle::OpenaiEffort
+        && model.reasoning
+        && request.thinking != ThinkingLevel::Off;
+    if reasoning {
+        body.insert(
+            "reasoning".into(),
+            json!({"effort": request.thinking.as_str(), "summary": "auto"}),
+        );
+        // With store:false the reasoning comes back encrypted so it can be replayed.
+        body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    }
+
+    if let Some(max) = request
+        .max_tokens
+        .map(u64::from)
+        .or((model.max_output > 0).then_some(model.max_output))
+    {
+        body.insert("max_output_tokens".into(), json!(max));
+    }
+
+    if let (Some(key), Some(param)) = (cache_key, &caps.cache_key) {
+        match param.location {
+            ParamLocation::Body => {
+                body.insert(param.name.clone(), json!(key));
+            }
+            ParamLocation::Header => headers.push((param.name.clone(), key.to_owned())),
+        }
+    }
+    let longest = request.breakpoints.iter().map(|b| b.ttl).max();
+    if longest == Some(CacheTtl::TwentyFourHours) && caps.supports_ttl(CacheTtl::TwentyFourHours) {
+        body.insert("prompt_cache_retention".into(), json!("24h"));
+    }
+    if explicit && caps.supports_ttl(CacheTtl::ThirtyMinutes) && !request.breakpoints.is_empty() {
+        body.insert("prompt_cache_options".into(), json!({"ttl": "30m"}));
+    }
+    if caps.wire.supports_store {
+        body.insert("store".into(), json!(false));
+    }
+    body.insert("stream".into(), json!(true));
+    BuiltRequest {
+        body: Value::Object(body),
+        headers,
+    }
+}
+
+fn input_image(media_type: &str, data: &str) -> Value {
+    json!({"type": "input_image", "detail": "auto", "image_url": format!("data:{media_type};base64,{data}")})
+}
+
+fn push_message(input: &mut Vec<Value>, message: &Message, caps: &Capabilities) {
+    match message.role {
+        Role::User => {
+            let mut parts = Vec::new();
+            let flush = |input: &mut Vec<Value>, parts: &mut Vec<Value>| {
+                if !parts.is_empty() {
+                    input.push(json!({"role": "user", "content": std::mem::take(parts)}));
+                }
+            };
+            for block in &message.content {
+                match block {
+                    ContentBlock::Text { text } => {
+                        parts.push(json!({"type": "input_text", "text": text}));
+                    }
+                    ContentBlock::Image { media_type, data } => {
+                        parts.push(input_image(media_type, data));
+                    }
+                    ContentBlock::ToolResult {
+                        tool_call_id,
+                        content,
+                        is_error: _,
+                    } => {
+                        flush(input, &mut parts);
+                        input.push(json!({
+                            "type": "function_call_output",
+                            "call_id": tool_call_id,
+                            "output": tool_output(content),
+                        }));
+                    }
+                    other => text_fallback(other, &mut parts, "input_text"),
+                }
+            }
+            flush(input, &mut parts);
+        }
+        Role::Assistant => {
+            let mut parts = Vec::new();
+            let flush = |input: &mut Vec<Value>, parts: &mut Vec<Value>| {
+                if !parts.is_empty() {
+                    input.push(json!({
+                        "type": "message",
+                        "role": "assistant",
+                        "status": "completed",
+                        "content": std::mem::take(parts),
+                    }));
+                }
+            };
+            for block in &message.content {
+                match block {
+                    ContentBlock::Text { text } => {
+                        if !text.is_empty() {
+                            parts.push(
+                                json!({"type": "output_text", "text": text, "annotations": []}),
+                            );
+                        }
+                    }
+                    ContentBlock::Thinking { signature, .. } => {
+                        // Only an encrypted reasoning item can be replayed with store:false;
+                        // it is sent back exactly as it came.
+                        if let Some(item) = signature
+                            .as_deref()
+                            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+                            .filter(|v| {
+                                v.get("type").and_then(Value::as_str) == Some("reasoning")
+                                    && v.get("encrypted_content").is_some_and(Value::is_string)
+                            })
+                        {
+                            flush(input, &mut parts);
+                            input.push(item);
+                        }
+                    }
+                    ContentBlock::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    } => {
+                        flush(input, &mut parts);
+                        let arguments = match arguments {
+                            Value::String(raw) => raw.clone(),
+                            other => other.to_string(),
+                        };
+                        input.push(json!({
+                            "type": "function_call",
+                            "call_id": id,
+                            "name": name,
+                            "arguments": arguments,
+                        }));
+                    }
+                    other => text_fallback(other, &mut parts, "output_text"),
+                }
+            }
+            flush(input, &mut parts);
+        }
+        Role::System => {
+            let mut parts = Vec::new();
+            for block in &message.content {
+                text_fallback(block, &mut parts, "input_text");
+            }
+            if !parts.is_empty() {
+                input.push(json!({"role": caps.system_role.as_str(), "content": parts}));
+            }
+        }
+    }
+}
+
+/// Blocks with no Responses form of their own, as text (tool changes say what changed).
+fn text_fallback(block: &ContentBlock, parts: &mut Vec<Value>, kind: &str) {
+    let text = match block {
+        ContentBlock::Text { text } => text.clone(),
+        ContentBlock::ToolAddition { tools } => {
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            format!("Tools now available: {}.", names.join(", "))
+        }
+        ContentBlock::ToolRemoval { names } => {
+            format!("Tools no longer available: {}.", names.join(", "))
+        }
+        ContentBlock::Image { media_type, data } if kind == "input_text" => {
+            parts.push(input_image(media_type, data));
+            return;
+        }
+        _ => return,
+    };
+    if !text.is_empty() {
+        parts.push(json!({"type": kind, "text": text}));
+    }
+}
+
+fn tool_output(content: &[ToolResultContent]) -> Value {
+    let has_image = content
+        .iter()
+        .any(|c| matches!(c, ToolResultContent::Image { .. }));
+    if !has_image {
+        let text: Vec<&str> = content
+            .iter()
+            .map(|c| match c {
+                ToolResultContent::Text { text } => text.as_str(),
+                ToolResultContent::Image { .. } => "",
+            })
+            .collect();
+        return json!(text.join("\n"));
+    }
+    Value::Array(
+        content
+            .iter()
+            .map(|c| match c {
+                ToolResultContent::Text { text } => json!({"type": "input_text", "text": text}),
+                ToolResultContent::Image { media_type, data } => input_image(media_type, data),
+            })
+            .collect(),
+    )
+}
+
+fn mark_last_text_part(items: &mut [Value]) {
+    for item in items.iter_mut().rev() {
+        if let Some(parts) = item.get_mut("content").and_then(Value::as_array_mut)
+            && let Some(part) = parts
+                .iter_mut()
+                .rev()
+                .find(|p| p.get("type").and_then(Value::as_str) == Some("input_text"))
+        {
+            part["prompt_cache_breakpoint"] = json!({"mode": "explicit"});
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use strata_provider::{
+        Breakpoint, CacheKeyParam, Modality, Prices, SystemBlock, SystemRole, ToolDefinition,
+    };
+
+    fn model(reasoning: bool) -> Model {
+        Model {
+            provider: "openai".into(),
+            id: "gpt-5.2".into(),
+            name: "GPT-5.2".into(),
+            context_window: 400_000,
+            max_output: 128_000,
+            input: vec![Modality::Text, Modality::Image],
+            reasoning,
+            prices: Prices::default(),
+        }
+    }
+
+    fn caps() -> Capabilities {
+        let mut caps = Capabilities {
+            reasoning: ReasoningStyle::OpenaiEffort,
+            system_role: SystemRole::Developer,
+            cache_key: Some(CacheKeyParam {
+                location: ParamLocation::Body,
+                name: "prompt_cache_key".into(),
+            }),
+            ..Capabilities::default()
+        };
+        caps.wire.supports_store = true;
+        caps
+    }
+
+    #[test]
+    fn conversation_with_tools_reasoning_and_cache_key() {
+        let mut request = Request::new("gpt-5.2");
+        request.system.push(SystemBlock::text("You are strata."));
+        request.tools.push(ToolDefinition {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object"}),
+            defer_loading: false,
+        });
+        request.thinking = ThinkingLevel::High;
+        request.max_tokens = Some(4096);
+        request.messages.push(Message::user_text("read a"));
+        let reasoning_item =
+            json!({"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc"});
+        request.messages.push(Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Thinking {
+                    text: "hm".into(),
+                    signature: Some(reasoning_item.to_string()),
+                    redacted: false,
+                },
+                ContentBlock::ToolCall {
+                    id: "call_1".into(),
+                    name: "read".into(),
+                    arguments: json!({"path": "a"}),
+                },
+            ],
+        });
+        request.messages.push(Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_call_id: "call_1".into(),
+                content: vec![ToolResultContent::Text { text: "A".into() }],
+                is_error: false,
+            }],
+        });
+        request.messages.push(Message::system_text("Be brief."));
+        let built = build_request(
+            &model(true),
+            &request,
+            &caps(),
+            SystemPlacement::Message,
+            Some("sess-1"),
+        );
+        assert_eq!(
+            built.body,
+            json!({
+                "model": "gpt-5.2",
+                "input": [
+                    {"role": "developer", "content": [{"type": "input_text", "text": "You are strata."}]},
+                    {"role": "user", "content": [{"type": "input_text", "text": "read a"}]},
+                    reasoning_item,
+                    {"type": "function_call", "call_id": "call_1", "name": "read", "arguments": "{\"path\":\"a\"}"},
+                    {"type": "function_call_output", "call_id": "call_1", "output": "A"},
+                    {"role": "developer", "content": [{"type": "input_text", "text": "Be brief."}]},
+                ],
+                "tools": [{"type": "function", "name": "read", "description": "Read a file", "parameters": {"type": "object"}}],
+                "tool_choice": "auto",
+                "parallel_tool_calls": true,
+                "reasoning": {"effort": "high", "summary": "auto"},
+                "include": ["reasoning.encrypted_content"],
+                "max_output_tokens": 4096,
+                "prompt_cache_key": "sess-1",
+                "store": false,
+                "stream": true,
+            })
+        );
+    }
+
+    #[test]
+    fn instructions_placement_and_explicit_breakpoints() {
+        let mut request = Request::new("gpt-5.6");
+        request.system.push(SystemBlock::text("sys"));
+        request.messages.push(Message::user_text("hi"));
+        request.breakpoints.push(Breakpoint {
+            position: BreakpointPosition::Message { index: 0 },
+            ttl: CacheTtl::ThirtyMinutes,
+        });
+        let mut c = caps();
+        c.cache_style = strata_provider::CacheStyle::ExplicitBreakpoints;
+        c.max_breakpoints = 4;
+        c.ttl_options = vec![CacheTtl::ThirtyMinutes];
+        let built = build_request(
+            &model(false),
+            &request,
+            &c,
+            SystemPlacement::Instructions,
+            None,
+        );
+        assert_eq!(built.body["instructions"], json!("sys"));
+        assert_eq!(
+            built.body["input"][0]["content"][0]["prompt_cache_breakpoint"],
+            json!({"mode": "explicit"})
+        );
+        assert_eq!(built.body["prompt_cache_options"], json!({"ttl": "30m"}));
+        assert!(built.body.get("reasoning").is_none());
+        assert!(built.body.get("prompt_cache_key").is_none());
+    }
+
+    #[test]
+    fn unencrypted_reasoning_is_not_replayed_and_images_are_data_urls() {
+        let mut request = Request::new("gpt-5.2");
+        request.messages.push(Message {
+            role: Role::User,
+            content: vec![
+                ContentBlock::text("see"),
+                ContentBlock::Image {
+                    media_type: "image/png".into(),
+                    data: "AAAA".into(),
+                },
+            ],
+        });
+        request.messages.push(Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Thinking {
+                    text: "x".into(),
+                    signature: None,
+                    redacted: false,
+                },
+                ContentBlock::text("ok"),
+            ],
+        });
+        let built = build_request(
+            &model(true),
+            &request,
+            &caps(),
+            SystemPlacement::Message,
+            None,
+        );
+        let input = built.body["input"].as_array().unwrap();
+        assert_eq!(input.len(), 2);
+        assert_eq!(
+            input[0]["content"][1]["image_url"],
+            json!("data:image/png;base64,AAAA")
+        );
+        assert_eq!(input[1]["content"][0]["type"], json!("output_text"));
+    }
+
+    #[test]
+    fn header_cache_key_goes_to_headers() {
+        let mut c = caps();
+        c.cache_key = Some(CacheKeyParam {
+            location: ParamLocation::Header,
+            name: "x-session".into(),
+        });
+        let built = build_request(
+            &model(false),
+            &Request::new("m"),
+            &c,
+            SystemPlacement::Message,
+            Some("k"),
+        );
+        assert_eq!(
+            built.headers,
+            vec![("x-session".to_owned(), "k".to_owned())]
+        );
+    }
+}

@@ -1,0 +1,311 @@
+//! The adapter against strata-mock over real HTTP: streaming, usage and cost, every fault
+//! kind, cancellation.
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use strata_mock::{Fault, FaultKind, MockConfig, MockServer, Scenario};
+use strata_provider::{
+    ContentBlock, Event, Message, Provider, ProviderError, Request, StopReason, SystemBlock,
+    ThinkingLevel, ToolDefinition,
+};
+
+use crate::support::{collect, openai, options};
+
+fn scenario(text: &str) -> Scenario {
+    Scenario::from_toml(text, "inline").unwrap()
+}
+
+fn request(system_words: usize) -> Request {
+    let mut request = Request::new("gpt-5.2");
+    request.system.push(SystemBlock::text(
+        std::iter::repeat_n("You are a careful coding agent.", system_words)
+            .collect::<Vec<_>>()
+            .join(" "),
+    ));
+    request.tools.push(ToolDefinition {
+        name: "read".into(),
+        description: "Read a file".into(),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        defer_loading: false,
+    });
+    request
+        .messages
+        .push(Message::user_text("Look at both files."));
+    request.thinking = ThinkingLevel::Medium;
+    request
+}
+
+#[tokio::test]
+async fn streams_thinking_text_and_parallel_tool_calls() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(scenario(
+        "[[turn]]\nthinking = \"Two files, two reads.\"\ntext = \"Reading them now.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a.txt\" }\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"b.txt\" }\n",
+    ));
+    let (provider, model) = openai(0);
+    let events = collect(
+        provider
+            .stream(&model, &request(5), &options(&server.base_url()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(matches!(events[0], Event::Start { .. }));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::ThinkingDelta { .. }))
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::ToolCallDelta { .. }))
+    );
+    let Some(Event::Done {
+        stop_reason,
+        message,
+        ..
+    }) = events.last()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*stop_reason, StopReason::ToolUse);
+    assert_eq!(message.text(), "Reading them now.");
+    let calls: Vec<(&str, serde_json::Value)> = message
+        .tool_calls()
+        .map(|(_, name, args)| (name, args.clone()))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("read", json!({"path": "a.txt"})),
+            ("read", json!({"path": "b.txt"}))
+        ]
+    );
+    assert!(
+        matches!(&message.content[0], ContentBlock::Thinking { text, .. } if text == "Two files, two reads.")
+    );
+
+    let records = server.requests();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].path, "/v1/responses");
+    assert_eq!(records[0].cache_key.as_deref(), Some("session-1"));
+    let body = records[0].body.as_ref().unwrap();
+    assert_eq!(body["store"], json!(false));
+    assert_eq!(body["stream"], json!(true));
+    assert_eq!(
+        body["reasoning"],
+        json!({"effort": "medium", "summary": "auto"})
+    );
+    assert_eq!(body["include"], json!(["reasoning.encrypted_content"]));
+    assert_eq!(body["input"][0]["role"], json!("developer"));
+}
+
+#[tokio::test]
+async fn second_identical_request_reads_the_cache_and_is_priced() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    let (provider, model) = openai(0);
+    let request = request(400);
+    let opts = options(&server.base_url());
+    let first = provider.complete(&model, &request, &opts).await.unwrap();
+    assert_eq!(first.usage.cache_read, 0);
+    let second = provider.complete(&model, &request, &opts).await.unwrap();
+    assert!(second.usage.cache_read >= 1024, "{:?}", second.usage);
+    assert_eq!(second.usage.cache_read % 128, 0);
+    assert_eq!(second.usage.prompt_tokens(), first.usage.prompt_tokens());
+    let expected = second.usage.input as f64 * model.prices.input / 1e6
+        + second.usage.cache_read as f64 * model.prices.cache_read / 1e6
+        + second.usage.output as f64 * model.prices.output / 1e6;
+    assert!((second.cost.total() - expected).abs() < 1e-12);
+    assert!(second.cost.total() < first.cost.total());
+    let records = server.requests();
+    assert_eq!(
+        records[1].cache.unwrap().cache_read,
+        second.usage.cache_read
+    );
+}
+
+#[tokio::test]
+async fn rate_limit_is_retried_after_the_servers_delay() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.push_fault(Fault::next(FaultKind::RateLimit {
+        retry_after_secs: 1,
+    }));
+    let (provider, model) = openai(2);
+    let started = Instant::now();
+    let done = provider
+        .complete(&model, &request(5), &options(&server.base_url()))
+        .await
+        .unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(950));
+    assert_eq!(done.stop_reason, StopReason::EndTurn);
+    let statuses: Vec<u16> = server.requests().iter().map(|r| r.status).collect();
+    assert_eq!(statuses, vec![429, 200]);
+}
+
+#[tokio::test]
+async fn server_errors_and_overload_are_retried_with_backoff() {
+    for kind in [FaultKind::ServerError, FaultKind::Overloaded] {
+        let server = MockServer::start(MockConfig::new()).await.unwrap();
+        server.push_fault(Fault::next(kind.clone()).times(2));
+        let (provider, model) = openai(3);
+        provider
+            .complete(&model, &request(5), &options(&server.base_url()))
+            .await
+            .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+        assert_eq!(server.requests().len(), 3, "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn retries_stop_at_the_configured_limit() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.push_fault(Fault::next(FaultKind::ServerError).times(5));
+    let (provider, model) = openai(3);
+    let mut opts = options(&server.base_url());
+    opts.max_retries = 1;
+    let err = provider
+        .complete(&model, &request(5), &opts)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ProviderError::Server { status: 500, .. }),
+        "{err:?}"
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn context_length_error_is_context_overflow_and_not_retried() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.push_fault(Fault::next(FaultKind::ContextLength));
+    let (provider, model) = openai(3);
+    let err = provider
+        .stream(&model, &request(5), &options(&server.base_url()))
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, ProviderError::ContextOverflow { status: 400, .. }),
+        "{err:?}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_cut_stream_ends_truncated_with_the_partial_text_and_is_not_resent() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(scenario(
+        "[[turn]]\ntext = \"A fairly long answer that will be cut in the middle.\"\n",
+    ));
+    server.push_fault(Fault::next(FaultKind::CutAfter { events: 6 }));
+    let (provider, model) = openai(3);
+    let events = collect(
+        provider
+            .stream(&model, &request(5), &options(&server.base_url()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        events.iter().any(|e| matches!(e, Event::TextDelta { .. })),
+        "{events:?}"
+    );
+    assert!(
+        matches!(
+            events.last(),
+            Some(Event::Error(ProviderError::Truncated { .. }))
+        ),
+        "{events:?}"
+    );
+    assert!(!events.iter().any(|e| matches!(e, Event::Done { .. })));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn malformed_event_and_in_stream_error_end_the_stream() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    let (provider, model) = openai(0);
+    server.push_fault(Fault::next(FaultKind::Malformed { at_event: 3 }));
+    let events = collect(
+        provider
+            .stream(&model, &request(5), &options(&server.base_url()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        matches!(
+            events.last(),
+            Some(Event::Error(ProviderError::Decode { .. }))
+        ),
+        "{events:?}"
+    );
+
+    server.push_fault(Fault::next(FaultKind::StreamError { after_events: 3 }));
+    let events = collect(
+        provider
+            .stream(&model, &request(5), &options(&server.base_url()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(
+        matches!(
+            events.last(),
+            Some(Event::Error(ProviderError::Server { status: 0, .. }))
+        ),
+        "{events:?}"
+    );
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_stream_at_once() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(scenario(
+        "[[turn]]\ntext = \"one two three four five six seven eight nine ten\"\n",
+    ));
+    server.push_fault(Fault::next(FaultKind::Slow { delay_ms: 300 }));
+    let (provider, model) = openai(0);
+    let opts = options(&server.base_url());
+    let mut stream = provider.stream(&model, &request(5), &opts).await.unwrap();
+    let first = stream.next().await.unwrap();
+    assert!(matches!(first, Event::Start { .. }), "{first:?}");
+    let started = Instant::now();
+    opts.cancel.cancel();
+    let next = stream.next().await.unwrap();
+    assert!(
+        matches!(next, Event::Error(ProviderError::Cancelled)),
+        "{next:?}"
+    );
+    assert!(started.elapsed() < Duration::from_millis(250));
+    assert!(stream.next().await.is_none());
+}
+
+#[tokio::test]
+async fn missing_key_is_an_auth_error_and_keys_never_appear_in_errors() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    let (provider, model) = openai(0);
+    let mut opts = options(&server.base_url());
+    opts.api_key = None;
+    let err = provider
+        .stream(&model, &request(5), &opts)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, ProviderError::Auth { status: 0, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
+
+    server.push_fault(Fault::next(FaultKind::ContextLength));
+    let err = provider
+        .stream(&model, &request(5), &options(&server.base_url()))
+        .await
+        .err()
+        .unwrap();
+    assert!(!format!("{err:?}").contains("sk-test-secret"));
+}

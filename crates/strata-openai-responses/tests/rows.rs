@@ -1,0 +1,140 @@
+//! Every capability-table row (or per-model override) that speaks Responses routes here and
+//! builds a valid request: URL, auth header, field names.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use strata_openai_responses::ResponsesProvider;
+use strata_provider::transport::auth_header;
+use strata_provider::{
+    ApiKey, AuthScheme, Message, ParamLocation, Protocol, Request, StreamOptions, SystemBlock,
+    ThinkingLevel,
+};
+
+use crate::support::{catalog, client};
+
+#[test]
+fn every_responses_row_builds_a_valid_request() {
+    let catalog = catalog();
+    let mut covered = Vec::new();
+    for row in catalog.providers() {
+        if !row.protocols().contains(&Protocol::OpenaiResponses) {
+            continue;
+        }
+        let model = catalog
+            .models_of(&row.id)
+            .find(|m| row.endpoint(&m.id).protocol == Protocol::OpenaiResponses)
+            .unwrap_or_else(|| panic!("row `{}` has no Responses model", row.id))
+            .clone();
+        let endpoint = row.endpoint(&model.id);
+        let caps = row.capabilities(&model.id);
+        let vars: BTreeMap<String, String> = [
+            "AZURE_OPENAI_RESOURCE_NAME",
+            "CLOUDFLARE_ACCOUNT_ID",
+            "CLOUDFLARE_GATEWAY_ID",
+        ]
+        .into_iter()
+        .map(|v| (v.to_owned(), format!("test-{}", v.to_ascii_lowercase())))
+        .collect();
+        let provider = ResponsesProvider::new(row.clone(), client(0)).with_url_vars(vars);
+        let mut request = Request::new(model.id.clone());
+        request.system.push(SystemBlock::text("sys"));
+        request.messages.push(Message::user_text("hi"));
+        request.thinking = ThinkingLevel::High;
+        let options = StreamOptions {
+            api_key: Some(ApiKey::new("key-123")),
+            cache_key: Some("sess".into()),
+            ..StreamOptions::default()
+        };
+        let http = provider.prepare(&model, &request, &options).unwrap();
+
+        assert!(http.url.ends_with("/responses"), "{}: {}", row.id, http.url);
+        assert!(!http.url.contains('{'), "{}: {}", row.id, http.url);
+        assert!(
+            http.url
+                .starts_with(endpoint.base_url.split('{').next().unwrap()),
+            "{}: {}",
+            row.id,
+            http.url
+        );
+        // The header is the one the row's scheme names (Bearer, api-key, x-api-key).
+        let (name, value) =
+            auth_header(endpoint.auth, &ApiKey::new("key-123")).unwrap_or_else(|| {
+                panic!(
+                    "{}: auth scheme {:?} sends no header",
+                    row.id, endpoint.auth
+                )
+            });
+        assert_eq!(http.header_value(name), Some(value.as_str()), "{}", row.id);
+        if endpoint.auth == AuthScheme::Bearer {
+            assert_eq!(http.header_value("authorization"), Some("Bearer key-123"));
+        }
+        let body: Value = serde_json::from_slice(&http.body).unwrap();
+        assert_eq!(body["model"], Value::String(model.id.clone()), "{}", row.id);
+        assert_eq!(body["stream"], Value::Bool(true));
+        assert_eq!(
+            body["input"][0]["role"].as_str(),
+            Some(caps.system_role.as_str()),
+            "{}",
+            row.id
+        );
+        assert_eq!(body["input"][1]["content"][0]["type"], "input_text");
+        if let Some(param) = &caps.cache_key {
+            match param.location {
+                ParamLocation::Body => assert_eq!(body[&param.name], "sess", "{}", row.id),
+                ParamLocation::Header => assert_eq!(http.header_value(&param.name), Some("sess")),
+            }
+        }
+        assert_eq!(
+            body.get("store").is_some(),
+            caps.wire.supports_store,
+            "{}",
+            row.id
+        );
+        if model.reasoning && caps.reasoning == strata_provider::ReasoningStyle::OpenaiEffort {
+            assert_eq!(body["reasoning"]["effort"], "high", "{}", row.id);
+        } else {
+            assert!(body.get("reasoning").is_none(), "{}", row.id);
+        }
+        if model.max_output > 0 {
+            assert_eq!(body["max_output_tokens"], model.max_output, "{}", row.id);
+        }
+        covered.push(row.id.clone());
+    }
+    for expected in [
+        "openai",
+        "azure-openai-responses",
+        "openai-codex",
+        "github-copilot",
+        "opencode",
+        "cloudflare-ai-gateway",
+    ] {
+        assert!(
+            covered.iter().any(|c| c == expected),
+            "{expected} not covered: {covered:?}"
+        );
+    }
+}
+
+#[test]
+fn codex_config_uses_instructions_and_the_session_header() {
+    let catalog = catalog();
+    let row = catalog.provider("openai-codex").unwrap().clone();
+    let model = catalog.models_of("openai-codex").next().unwrap().clone();
+    let provider = ResponsesProvider::new(row, client(0))
+        .with_config(strata_openai_responses::ResponsesConfig::codex());
+    let mut request = Request::new(model.id.clone());
+    request.system.push(SystemBlock::text("sys"));
+    request.messages.push(Message::user_text("hi"));
+    let options = StreamOptions {
+        api_key: Some(ApiKey::new("tok")),
+        session_id: Some("sess-9".into()),
+        ..StreamOptions::default()
+    };
+    let http = provider.prepare(&model, &request, &options).unwrap();
+    assert_eq!(http.url, "https://chatgpt.com/backend-api/codex/responses");
+    assert_eq!(http.header_value("session_id"), Some("sess-9"));
+    let body: Value = serde_json::from_slice(&http.body).unwrap();
+    assert_eq!(body["instructions"], "sys");
+    assert_eq!(body["input"][0]["role"], "user");
+}
