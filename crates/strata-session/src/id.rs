@@ -272,6 +272,3 @@ impl Hasher for IdHasher {
         self.0
     }
 }
-
-/// Builds [`IdHasher`]s.
-pub(crate) type IdHashBuilder = std::hash::BuildHasherDefault<IdHasher>;

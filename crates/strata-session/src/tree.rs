@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::entry::{Entry, EntryKind, Role};
 use crate::error::{Diagnostic, Problem, SessionError};
 use crate::header::{CURRENT_VERSION, SessionHeader};
-use crate::id::{EntryId, IdHashBuilder};
+use crate::id::{EntryId, IdHasher};
 use crate::scan::{Parent, scan_entry};
 use crate::time::parse_iso_millis;
 
@@ -48,7 +48,7 @@ pub struct Tree {
     text: String,
     appended: String,
     nodes: Vec<Node>,
-    by_id: HashMap<EntryId, u32, IdHashBuilder>,
+    by_id: IdIndex,
     leaf: u32,
     labels: HashMap<EntryId, LabelState>,
     name: Option<String>,
@@ -171,15 +171,15 @@ impl Tree {
     /// Whether an entry has this id.
     pub fn contains<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> bool {
         let id = id.as_ref();
-        self.by_id.contains_key(id)
+        self.by_id.get(&self.nodes, id).is_some()
     }
 
     /// A view of the entry with this id.
     pub fn get<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Option<EntryRef<'_>> {
         let id = id.as_ref();
         self.by_id
-            .get(id)
-            .map(|&index| EntryRef { tree: self, index })
+            .get(&self.nodes, id)
+            .map(|index| EntryRef { tree: self, index })
     }
 
     /// The n-th entry in file order.
@@ -204,7 +204,7 @@ impl Tree {
     /// The children of an entry, oldest first by timestamp (file order among equals).
     pub fn children<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Vec<&EntryId> {
         let id = id.as_ref();
-        let Some(&index) = self.by_id.get(id) else {
+        let Some(index) = self.by_id.get(&self.nodes, id) else {
             return Vec::new();
         };
         let mut children = Vec::new();
@@ -237,7 +237,7 @@ impl Tree {
         id: &Q,
     ) -> impl Iterator<Item = EntryRef<'_>> {
         let id = id.as_ref();
-        let start = self.by_id.get(id).copied().unwrap_or(NONE);
+        let start = self.by_id.get(&self.nodes, id).unwrap_or(NONE);
         std::iter::successors((start != NONE).then_some(start), move |&index| {
             let parent = self.nodes[index as usize].parent;
             (parent != NONE).then_some(parent)
@@ -270,8 +270,8 @@ impl Tree {
     /// The typed entry with this id, parsed from its line now.
     pub fn entry<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Result<Entry, SessionError> {
         let id = id.as_ref();
-        match self.by_id.get(id) {
-            Some(&index) => self.parse_node(index),
+        match self.by_id.get(&self.nodes, id) {
+            Some(index) => self.parse_node(index),
             None => Err(SessionError::UnknownEntry {
                 path: self.path.clone(),
                 id: EntryId::new(id),
@@ -419,7 +419,7 @@ impl Tree {
     }
 
     pub(crate) fn index_of(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).map(|&index| index as usize)
+        self.by_id.get(&self.nodes, id).map(|index| index as usize)
     }
 
     /// Records a line just appended to the file: updates leaf, children, labels and name.
@@ -428,7 +428,7 @@ impl Tree {
         self.appended.push_str(&line);
         let parent = entry
             .parent_id()
-            .and_then(|parent| self.by_id.get(parent.as_str()).copied())
+            .and_then(|parent| self.by_id.get(&self.nodes, parent.as_str()))
             .unwrap_or(NONE);
         let index = self.nodes.len() as u32;
         let line_number = self.next_line_number();
@@ -443,7 +443,7 @@ impl Tree {
             kind: entry.kind(),
         });
         link_child(&mut self.nodes, parent, index);
-        self.by_id.insert(entry.id().clone(), index);
+        self.by_id.insert(&self.nodes, index);
         self.leaf = if matches!(entry, Entry::Leaf(_)) {
             parent
         } else {
@@ -746,12 +746,12 @@ impl Builder {
 
     /// Builds the id map (sized exactly, now that the count is known) and resolves the parents
     /// that were not the previous line.
-    fn index_ids(&mut self) -> HashMap<EntryId, u32, IdHashBuilder> {
-        let mut by_id: HashMap<EntryId, u32, IdHashBuilder> =
-            HashMap::with_capacity_and_hasher(self.nodes.len(), IdHashBuilder::default());
+    fn index_ids(&mut self) -> IdIndex {
+        let mut by_id = IdIndex::with_capacity(self.nodes.len());
         let mut duplicates = Vec::new();
-        for (index, node) in self.nodes.iter().enumerate() {
-            if by_id.insert(node.id.clone(), index as u32).is_some() {
+        for index in 0..self.nodes.len() as u32 {
+            if by_id.insert(&self.nodes, index).is_some() {
+                let node = &self.nodes[index as usize];
                 duplicates.push((node.line as usize, node.id.clone()));
             }
         }
@@ -761,8 +761,8 @@ impl Builder {
         let pending = std::mem::take(&mut self.pending);
         let mut forward = false;
         for (child, parent_id) in pending {
-            match by_id.get(&parent_id) {
-                Some(&parent) if parent != child => {
+            match by_id.get(&self.nodes, parent_id.as_str()) {
+                Some(parent) if parent != child => {
                     self.nodes[child as usize].parent = parent;
                     forward |= parent > child;
                 }
@@ -858,5 +858,78 @@ impl Builder {
             line_count: self.line_count,
         };
         (tree, self.diagnostics)
+    }
+}
+
+/// Id → node index, as an open-addressing table of node indices (4 bytes a slot): the ids
+/// themselves live in the nodes, so the table adds about 1 MB per 100,000 entries.
+#[derive(Debug, Clone)]
+struct IdIndex {
+    slots: Vec<u32>,
+    len: usize,
+}
+
+impl IdIndex {
+    fn with_capacity(entries: usize) -> Self {
+        let slots = (entries.max(8) * 2).next_power_of_two();
+        Self {
+            slots: vec![NONE; slots],
+            len: 0,
+        }
+    }
+
+    fn slot_of(&self, id: &str) -> usize {
+        let mut hasher = IdHasher::default();
+        std::hash::Hasher::write(&mut hasher, id.as_bytes());
+        // The multiplicative hash puts its best bits high.
+        let hash = std::hash::Hasher::finish(&hasher);
+        (hash >> (64 - self.slots.len().trailing_zeros())) as usize
+    }
+
+    fn get(&self, nodes: &[Node], id: &str) -> Option<u32> {
+        let mask = self.slots.len() - 1;
+        let mut slot = self.slot_of(id);
+        loop {
+            let index = self.slots[slot];
+            if index == NONE {
+                return None;
+            }
+            if nodes[index as usize].id.as_str() == id {
+                return Some(index);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    /// Maps the node's id to `index`; returns the index it replaced (a duplicate id).
+    fn insert(&mut self, nodes: &[Node], index: u32) -> Option<u32> {
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow(nodes);
+        }
+        let id = nodes[index as usize].id.as_str();
+        let mask = self.slots.len() - 1;
+        let mut slot = self.slot_of(id);
+        loop {
+            let current = self.slots[slot];
+            if current == NONE {
+                self.slots[slot] = index;
+                self.len += 1;
+                return None;
+            }
+            if nodes[current as usize].id.as_str() == id {
+                self.slots[slot] = index;
+                return Some(current);
+            }
+            slot = (slot + 1) & mask;
+        }
+    }
+
+    fn grow(&mut self, nodes: &[Node]) {
+        let doubled = self.slots.len() * 2;
+        let old = std::mem::replace(&mut self.slots, vec![NONE; doubled]);
+        self.len = 0;
+        for index in old.into_iter().filter(|&index| index != NONE) {
+            self.insert(nodes, index);
+        }
     }
 }

@@ -455,3 +455,55 @@ fn a_failed_line_never_merges_with_the_next_append() {
     assert_eq!(reopened.diagnostics[0].line, 3);
     assert_eq!(reopened.session.tree().parent_of(&three), Some(&two));
 }
+
+#[test]
+fn duplicate_ids_forward_links_and_cycles_are_reported_not_fatal() {
+    let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/p"}"#;
+    let line = |id: &str, parent: &str, text: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-15T10:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+        )
+    };
+    let lines = [
+        header.to_owned(),
+        line("a", "null", "first a"),
+        line("b", "\"c\"", "b points forward to c"),
+        line("c", "\"a\"", "c"),
+        line("a", "null", "second a"),
+        line("x", "\"y\"", "x and y form a cycle"),
+        line("y", "\"x\"", "y"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.jsonl");
+    fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let opened = Session::open(&path).unwrap();
+    let problems: Vec<(usize, &Problem)> = opened
+        .diagnostics
+        .iter()
+        .map(|d| (d.line, &d.problem))
+        .collect();
+    assert!(
+        problems.contains(&(
+            5,
+            &Problem::DuplicateId {
+                id: EntryId::new("a")
+            }
+        )),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|(_, p)| matches!(p, Problem::ParentCycle { .. })),
+        "{problems:?}"
+    );
+    let tree = opened.session.tree();
+    // Lookups find the later `a`; the forward link resolves; the cycle is cut.
+    assert_eq!(tree.get("a").unwrap().line_number(), 5);
+    assert_eq!(tree.parent_of("b").map(|id| id.as_str()), Some("c"));
+    for id in ["x", "y"] {
+        let path = tree.path_to_root(id);
+        assert!(path.len() <= 2);
+        assert_eq!(tree.parent_of(path.last().unwrap()), None);
+    }
+}
