@@ -1,7 +1,17 @@
 //! Credentials and URLs: which key, in which header, sent to which address.
 
+use std::sync::Arc;
+
 use crate::error::{ApiKey, ProviderError};
 use crate::table::AuthScheme;
+
+/// Reads a variable by name: [`process_env`] in binaries, a map in tests.
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// An [`EnvLookup`] over the process environment.
+pub fn process_env_lookup() -> EnvLookup {
+    Arc::new(process_env)
+}
 
 /// The key to use: the explicit one (config, options), else the first non-empty variable of
 /// `env_vars` as `lookup` reports it. `lookup` is injected so libraries and tests never

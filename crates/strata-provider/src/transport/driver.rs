@@ -315,6 +315,13 @@ where
     };
     Box::pin(futures::stream::unfold(state, |mut st| async move {
         loop {
+            // Cancellation wins over events already decoded but not yet delivered.
+            if !st.driver.is_finished() && st.cancel.is_cancelled() {
+                st.pending.clear();
+                st.driver.finished = true;
+                st.body = None;
+                return Some((Event::Error(ProviderError::Cancelled), st));
+            }
             if let Some(event) = st.pending.pop_front() {
                 return Some((event, st));
             }

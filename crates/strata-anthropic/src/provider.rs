@@ -1,0 +1,197 @@
+//! [`AnthropicProvider`]: one capability-table row speaking Anthropic Messages.
+
+use async_trait::async_trait;
+use strata_provider::transport::{
+    EnvLookup, HttpClient, HttpRequest, auth_header, drive, expand_url, join_url,
+    process_env_lookup, resolve_api_key,
+};
+use strata_provider::{
+    ApiKey, AuthScheme, EventStream, Feature, Model, ParamLocation, Protocol, Provider,
+    ProviderError, ProviderRow, Request, StreamOptions,
+};
+use tracing::Instrument;
+
+use crate::request::{ANTHROPIC_VERSION, build_body, uses_tool_changes};
+use crate::stream::AnthropicParser;
+
+/// The Messages adapter for one provider row (Anthropic, MiniMax, Kimi, gateways, …).
+#[derive(Clone)]
+pub struct AnthropicProvider {
+    row: ProviderRow,
+    client: HttpClient,
+    env: EnvLookup,
+}
+
+impl std::fmt::Debug for AnthropicProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicProvider")
+            .field("row", &self.row.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AnthropicProvider {
+    /// The adapter for `row`; keys and `{VAR}` URL parts come from the process environment.
+    pub fn for_row(row: &ProviderRow, client: HttpClient) -> Self {
+        Self {
+            row: row.clone(),
+            client,
+            env: process_env_lookup(),
+        }
+    }
+
+    /// Reads keys and URL variables through `env` instead of the process environment.
+    pub fn with_env(mut self, env: EnvLookup) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// The row this adapter serves.
+    pub fn row(&self) -> &ProviderRow {
+        &self.row
+    }
+
+    /// The HTTP request `stream` would send: URL, headers (auth included) and body.
+    pub fn build_http_request(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, ProviderError> {
+        let endpoint = self.row.endpoint(&model.id);
+        if endpoint.protocol != Protocol::AnthropicMessages {
+            return Err(ProviderError::InvalidRequest {
+                status: 0,
+                request_id: None,
+                body: format!(
+                    "model `{}` of provider `{}` speaks {}, not anthropic-messages",
+                    model.id, self.row.id, endpoint.protocol
+                ),
+            });
+        }
+        let caps = self.row.capabilities(&model.id);
+        let env = |name: &str| (self.env)(name);
+        let base = match &options.base_url {
+            Some(url) => url.clone(),
+            None => expand_url(&endpoint.base_url, env)?,
+        };
+        let base = base.trim_end_matches('/');
+        let url = if base.ends_with("/v1") {
+            join_url(base, "messages")
+        } else {
+            join_url(base, "v1/messages")
+        };
+
+        let mut request = request.clone();
+        if let Some(key) = options.cache_key.clone() {
+            request.cache_key = Some(key);
+        }
+        let body = build_body(&request, model, &caps);
+        let bytes = serde_json::to_vec(&body).map_err(|e| ProviderError::InvalidRequest {
+            status: 0,
+            request_id: None,
+            body: format!("could not serialize the request: {e}"),
+        })?;
+        let mut http = HttpRequest::json(url, bytes)
+            .header("accept", "text/event-stream")
+            .header("anthropic-version", ANTHROPIC_VERSION);
+
+        let key = resolve_api_key(options.api_key.as_ref(), &endpoint.auth_env, env);
+        match (&key, endpoint.auth) {
+            (Some(key), scheme) => {
+                // OAuth tokens (Claude subscriptions) go as Bearer whatever the row says.
+                let scheme = if key.expose().starts_with("sk-ant-oat") {
+                    AuthScheme::Bearer
+                } else {
+                    scheme
+                };
+                if let Some((name, value)) = auth_header(scheme, key) {
+                    http = http.header(name, value);
+                }
+            }
+            (None, AuthScheme::None) => {}
+            (None, _) => return Err(missing_key(&self.row, &endpoint.auth_env)),
+        }
+        for (name, value) in &endpoint.headers {
+            http = http.header(name.clone(), value.clone());
+        }
+
+        let mut betas: Vec<&str> = Vec::new();
+        let mut wanted = Vec::new();
+        if uses_tool_changes(&request, &caps) {
+            wanted.push(Feature::ToolChanges);
+        }
+        if body.get("thinking").is_some() && !request.tools.is_empty() {
+            wanted.push(Feature::InterleavedThinking);
+        }
+        for feature in wanted {
+            for h in caps.headers_for(feature) {
+                if h.header.eq_ignore_ascii_case("anthropic-beta") {
+                    betas.push(&h.value);
+                } else {
+                    http = http.header(h.header.clone(), h.value.clone());
+                }
+            }
+        }
+        if !betas.is_empty() {
+            http = http.header("anthropic-beta", betas.join(","));
+        }
+        if let (Some(param), Some(key)) = (&caps.cache_key, &request.cache_key)
+            && param.location == ParamLocation::Header
+        {
+            http = http.header(param.name.clone(), key.clone());
+        }
+        for (name, value) in &options.headers {
+            http = http.header(name.clone(), value.clone());
+        }
+        http.secrets = key.into_iter().collect::<Vec<ApiKey>>();
+        http.max_retries = Some(options.max_retries);
+        Ok(http)
+    }
+}
+
+pub(crate) fn missing_key(row: &ProviderRow, vars: &[String]) -> ProviderError {
+    ProviderError::Auth {
+        status: 0,
+        request_id: None,
+        body: if vars.is_empty() {
+            format!(
+                "no API key for provider `{}`: set one in the config",
+                row.id
+            )
+        } else {
+            format!(
+                "no API key for provider `{}`: set {} or configure a key",
+                row.id,
+                vars.join(" or ")
+            )
+        },
+    }
+}
+
+#[async_trait]
+impl Provider for AnthropicProvider {
+    fn protocol(&self) -> Protocol {
+        Protocol::AnthropicMessages
+    }
+
+    async fn stream(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<EventStream, ProviderError> {
+        let http = self.build_http_request(model, request, options)?;
+        let span = tracing::debug_span!("anthropic", provider = %self.row.id, model = %model.id);
+        let response = self
+            .client
+            .post_json(&http, &options.cancel)
+            .instrument(span)
+            .await?;
+        Ok(drive(
+            response,
+            AnthropicParser::new(),
+            options.cancel.clone(),
+        ))
+    }
+}

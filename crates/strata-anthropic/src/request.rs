@@ -1,0 +1,622 @@
+//! The Messages request body, rendered from a provider-neutral [`Request`].
+//!
+//! Chapter order is kept (tools → system → messages) so the provider's prefix cache sees the
+//! same bytes turn after turn. Breakpoints become `cache_control` markers on the last tool,
+//! the last system block and the last cacheable block of a message.
+
+use serde_json::{Map, Value, json};
+use strata_provider::{
+    Breakpoint, BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Message, Model,
+    ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition, ToolResultContent,
+};
+
+/// The `anthropic-version` header value.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Output cap when neither the request nor the model says (Pi's simple-path ceiling).
+const DEFAULT_MAX_TOKENS: u64 = 32_000;
+
+/// The JSON body for `request` to `model`, shaped by `caps`.
+pub fn build_body(request: &Request, model: &Model, caps: &Capabilities) -> Value {
+    let markers = Markers::new(&request.breakpoints, caps);
+    let mut body = Map::new();
+    body.insert("model".into(), Value::String(request.model.clone()));
+
+    let (max_tokens, thinking, effort) = thinking_params(request, model, caps);
+    body.insert("max_tokens".into(), json!(max_tokens));
+    body.insert("stream".into(), Value::Bool(true));
+
+    if !request.tools.is_empty() {
+        let last = request.tools.len() - 1;
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut tool = tool_json(t, caps);
+                if i == last {
+                    markers.attach(&mut tool, Slot::Tools);
+                }
+                tool
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+
+    if !request.system.is_empty() {
+        let last = request.system.len() - 1;
+        let system: Vec<Value> = request
+            .system
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let mut block = json!({"type": "text", "text": b.text});
+                if i == last {
+                    markers.attach(&mut block, Slot::System);
+                }
+                block
+            })
+            .collect();
+        body.insert("system".into(), Value::Array(system));
+    }
+
+    body.insert(
+        "messages".into(),
+        Value::Array(messages_json(&request.messages, caps, &markers)),
+    );
+    if let Some(thinking) = thinking {
+        body.insert("thinking".into(), thinking);
+    }
+    if let Some(effort) = effort {
+        body.insert("output_config".into(), json!({ "effort": effort }));
+    }
+    if let (Some(key), Some(param)) = (request.cache_key.as_ref(), caps.cache_key.as_ref())
+        && param.location == strata_provider::ParamLocation::Body
+    {
+        body.insert(param.name.clone(), Value::String(key.clone()));
+    }
+    Value::Object(body)
+}
+
+/// Whether the rendered body uses `tool_addition` / `tool_removal` blocks (beta header needed).
+pub fn uses_tool_changes(request: &Request, caps: &Capabilities) -> bool {
+    request.messages.iter().any(|m| {
+        m.role == Role::System
+            && m.content.iter().any(|b| match b {
+                ContentBlock::ToolAddition { .. } => caps.tool_addition,
+                ContentBlock::ToolRemoval { .. } => caps.tool_removal,
+                _ => false,
+            })
+    })
+}
+
+fn tool_json(tool: &ToolDefinition, caps: &Capabilities) -> Value {
+    let mut v = json!({
+        "name": tool.name,
+        "description": tool.description,
+        "input_schema": tool.parameters,
+    });
+    if tool.defer_loading && caps.deferred_tools {
+        v["defer_loading"] = Value::Bool(true);
+    }
+    v
+}
+
+/// `max_tokens`, the `thinking` object and the adaptive `effort`, per the row's reasoning style.
+fn thinking_params(
+    request: &Request,
+    model: &Model,
+    caps: &Capabilities,
+) -> (u64, Option<Value>, Option<&'static str>) {
+    let model_max = if model.max_output > 0 {
+        model.max_output
+    } else {
+        DEFAULT_MAX_TOKENS
+    };
+    let base = request
+        .max_tokens
+        .map(u64::from)
+        .unwrap_or_else(|| model_max.min(DEFAULT_MAX_TOKENS));
+    let level = request.thinking;
+    if level == ThinkingLevel::Off || !model.reasoning {
+        return (base, None, None);
+    }
+    match caps.reasoning {
+        ReasoningStyle::AnthropicAdaptive => {
+            let effort = match level {
+                ThinkingLevel::Off | ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
+                ThinkingLevel::Medium => "medium",
+                ThinkingLevel::High => "high",
+                ThinkingLevel::Xhigh => "max",
+            };
+            (base, Some(json!({"type": "adaptive"})), Some(effort))
+        }
+        ReasoningStyle::AnthropicBudget => {
+            let Some(budget) = level.default_budget_tokens().map(u64::from) else {
+                return (base, None, None);
+            };
+            // The budget counts against max_tokens and must stay below it (Pi's rule).
+            let max_tokens = (base + budget).min(model_max);
+            let budget = budget.min(max_tokens.saturating_sub(1024)).max(1024);
+            if budget >= max_tokens {
+                return (base, None, None);
+            }
+            (
+                max_tokens,
+                Some(json!({"type": "enabled", "budget_tokens": budget})),
+                None,
+            )
+        }
+        _ => (base, None, None),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Tools,
+    System,
+    Message(usize),
+}
+
+/// The breakpoints this row honours, each with the TTL it can take.
+struct Markers {
+    slots: Vec<(Slot, CacheTtl)>,
+    send_ttl: bool,
+}
+
+impl Markers {
+    fn new(breakpoints: &[Breakpoint], caps: &Capabilities) -> Self {
+        if !caps.uses_breakpoints() {
+            return Self {
+                slots: Vec::new(),
+                send_ttl: false,
+            };
+        }
+        // Later breakpoints cover more of the prompt: keep the last `max_breakpoints`.
+        let max = usize::from(caps.max_breakpoints);
+        let skip = breakpoints.len().saturating_sub(max);
+        let mut slots = Vec::new();
+        let mut seen_short = false;
+        for bp in &breakpoints[skip..] {
+            let mut ttl = if caps.supports_ttl(bp.ttl) {
+                bp.ttl
+            } else {
+                CacheTtl::FiveMinutes
+            };
+            // A 1h entry may not follow a 5m one in the same request.
+            if ttl == CacheTtl::OneHour && seen_short {
+                ttl = CacheTtl::FiveMinutes;
+            }
+            seen_short |= ttl == CacheTtl::FiveMinutes;
+            let slot = match bp.position {
+                BreakpointPosition::Tools => Slot::Tools,
+                BreakpointPosition::System => Slot::System,
+                BreakpointPosition::Message { index } => Slot::Message(index),
+            };
+            slots.push((slot, ttl));
+        }
+        Self {
+            slots,
+            send_ttl: caps.supports_ttl(CacheTtl::OneHour),
+        }
+    }
+
+    fn ttl(&self, slot: Slot) -> Option<CacheTtl> {
+        self.slots.iter().find(|(s, _)| *s == slot).map(|(_, t)| *t)
+    }
+
+    fn attach(&self, block: &mut Value, slot: Slot) -> bool {
+        let Some(ttl) = self.ttl(slot) else {
+            return false;
+        };
+        let control = if self.send_ttl {
+            json!({"type": "ephemeral", "ttl": ttl.as_str()})
+        } else {
+            json!({"type": "ephemeral"})
+        };
+        if let Value::Object(map) = block {
+            map.insert("cache_control".into(), control);
+        }
+        true
+    }
+}
+
+fn api_role(role: Role, caps: &Capabilities) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::System if caps.mid_conversation_system => "system",
+        // Without mid-conversation system messages the patch is read as user input.
+        Role::System => "user",
+    }
+}
+
+fn messages_json(messages: &[Message], caps: &Capabilities, markers: &Markers) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(messages.len());
+    for (index, message) in messages.iter().enumerate() {
+        let role = api_role(message.role, caps);
+        let mut blocks = if message.role == Role::System {
+            system_blocks(message, caps)
+        } else {
+            message
+                .content
+                .iter()
+                .filter_map(|b| block_json(b, message.role))
+                .collect()
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        // Breakpoints sit on the last block that can carry one (not thinking).
+        if let Some(last) = blocks.iter_mut().rev().find(|b| {
+            !matches!(
+                b.get("type").and_then(Value::as_str),
+                Some("thinking" | "redacted_thinking")
+            )
+        }) {
+            markers.attach(last, Slot::Message(index));
+        }
+        // The API wants alternating turns: merge into the previous message of the same role.
+        if let Some(prev) = out.last_mut()
+            && prev.get("role").and_then(Value::as_str) == Some(role)
+            && let Some(Value::Array(existing)) = prev.get_mut("content")
+        {
+            existing.append(&mut blocks);
+            continue;
+        }
+        out.push(json!({"role": role, "content": blocks}));
+    }
+    out
+}
+
+/// A mid-conversation system message: one `mid_conv_system` block holding text and tool
+/// changes, or (without that feature) plain text blocks for a user turn.
+fn system_blocks(message: &Message, caps: &Capabilities) -> Vec<Value> {
+    let mut inner = Vec::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::Text { text } if !text.is_empty() => {
+                inner.push(json!({"type": "text", "text": text}));
+            }
+            ContentBlock::ToolAddition { tools } if caps.tool_addition => {
+                for t in tools {
+                    inner.push(json!({"type": "tool_addition", "tool": {"type": "tool_reference", "name": t.name}}));
+                }
+            }
+            ContentBlock::ToolRemoval { names } if caps.tool_removal => {
+                for name in names {
+                    inner.push(json!({"type": "tool_removal", "tool": {"type": "tool_reference", "name": name}}));
+                }
+            }
+            _ => {}
+        }
+    }
+    if inner.is_empty() {
+        return inner;
+    }
+    if caps.mid_conversation_system {
+        vec![json!({"type": "mid_conv_system", "content": inner})]
+    } else {
+        inner
+            .into_iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .collect()
+    }
+}
+
+fn image_json(media_type: &str, data: &str) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+}
+
+fn block_json(block: &ContentBlock, role: Role) -> Option<Value> {
+    match block {
+        ContentBlock::Text { text } if text.is_empty() => None,
+        ContentBlock::Text { text } => Some(json!({"type": "text", "text": text})),
+        ContentBlock::Image { media_type, data } => Some(image_json(media_type, data)),
+        ContentBlock::Thinking {
+            text,
+            signature,
+            redacted,
+        } if role == Role::Assistant => match (signature, redacted) {
+            (Some(sig), true) => Some(json!({"type": "redacted_thinking", "data": sig})),
+            (Some(sig), false) => {
+                Some(json!({"type": "thinking", "thinking": text, "signature": sig}))
+            }
+            // Thinking without a signature came from another provider: the API would reject it
+            // as thinking, so it travels as text.
+            (None, _) if !text.is_empty() => Some(json!({"type": "text", "text": text})),
+            (None, _) => None,
+        },
+        ContentBlock::ToolCall {
+            id,
+            name,
+            arguments,
+        } if role == Role::Assistant => Some(json!({
+            "type": "tool_use",
+            "id": id,
+            "name": name,
+            "input": if arguments.is_object() { arguments.clone() } else { json!({}) },
+        })),
+        ContentBlock::ToolResult {
+            tool_call_id,
+            content,
+            is_error,
+        } => {
+            let parts: Vec<Value> = content
+                .iter()
+                .map(|c| match c {
+                    ToolResultContent::Text { text } => json!({"type": "text", "text": text}),
+                    ToolResultContent::Image { media_type, data } => image_json(media_type, data),
+                })
+                .collect();
+            let mut v =
+                json!({"type": "tool_result", "tool_use_id": tool_call_id, "content": parts});
+            if *is_error {
+                v["is_error"] = Value::Bool(true);
+            }
+            Some(v)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use strata_provider::{CacheStyle, Modality, Prices, SystemBlock};
+
+    fn model(reasoning: bool) -> Model {
+        Model {
+            provider: "anthropic".into(),
+            id: "claude-test".into(),
+            name: "Claude Test".into(),
+            context_window: 200_000,
+            max_output: 64_000,
+            input: vec![Modality::Text, Modality::Image],
+            reasoning,
+            prices: Prices::default(),
+        }
+    }
+
+    fn caps() -> Capabilities {
+        Capabilities {
+            cache_style: CacheStyle::ExplicitBreakpoints,
+            max_breakpoints: 4,
+            ttl_options: vec![CacheTtl::FiveMinutes, CacheTtl::OneHour],
+            reasoning: ReasoningStyle::AnthropicBudget,
+            ..Capabilities::default()
+        }
+    }
+
+    fn tool(name: &str) -> ToolDefinition {
+        ToolDefinition {
+            name: name.into(),
+            description: format!("{name} tool"),
+            parameters: json!({"type": "object"}),
+            defer_loading: false,
+        }
+    }
+
+    #[test]
+    fn breakpoints_land_on_last_tool_system_block_and_message() {
+        let mut r = Request::new("claude-test");
+        r.tools = vec![tool("read"), tool("bash")];
+        r.system = vec![SystemBlock::text("a"), SystemBlock::text("b")];
+        r.messages = vec![
+            Message::user_text("hi"),
+            Message::assistant_text("yo"),
+            Message::user_text("go"),
+        ];
+        r.breakpoints = vec![
+            Breakpoint {
+                position: BreakpointPosition::Tools,
+                ttl: CacheTtl::OneHour,
+            },
+            Breakpoint {
+                position: BreakpointPosition::System,
+                ttl: CacheTtl::OneHour,
+            },
+            Breakpoint {
+                position: BreakpointPosition::Message { index: 2 },
+                ttl: CacheTtl::FiveMinutes,
+            },
+        ];
+        let body = build_body(&r, &model(false), &caps());
+        assert_eq!(body["tools"][0].get("cache_control"), None);
+        assert_eq!(
+            body["tools"][1]["cache_control"],
+            json!({"type": "ephemeral", "ttl": "1h"})
+        );
+        assert_eq!(body["system"][0].get("cache_control"), None);
+        assert_eq!(
+            body["system"][1]["cache_control"],
+            json!({"type": "ephemeral", "ttl": "1h"})
+        );
+        assert_eq!(
+            body["messages"][2]["content"][0]["cache_control"],
+            json!({"type": "ephemeral", "ttl": "5m"})
+        );
+        assert_eq!(body["messages"][0]["content"][0].get("cache_control"), None);
+    }
+
+    #[test]
+    fn at_most_max_breakpoints_and_no_1h_after_5m() {
+        let mut r = Request::new("m");
+        r.messages = (0..6)
+            .map(|i| Message::user_text(format!("m{i}")))
+            .collect();
+        r.breakpoints = (0..6)
+            .map(|i| Breakpoint {
+                position: BreakpointPosition::Message { index: i },
+                ttl: if i == 3 {
+                    CacheTtl::FiveMinutes
+                } else {
+                    CacheTtl::OneHour
+                },
+            })
+            .collect();
+        let body = build_body(&r, &model(false), &caps());
+        // Consecutive user messages merge into one turn.
+        let blocks = body["messages"][0]["content"].as_array().unwrap();
+        let marked: Vec<(usize, &str)> = blocks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| {
+                b.get("cache_control")
+                    .map(|c| (i, c["ttl"].as_str().unwrap()))
+            })
+            .collect();
+        assert_eq!(marked, vec![(2, "1h"), (3, "5m"), (4, "5m"), (5, "5m")]);
+    }
+
+    #[test]
+    fn no_markers_for_automatic_caches() {
+        let mut r = Request::new("m");
+        r.system = vec![SystemBlock::text("s")];
+        r.breakpoints = vec![Breakpoint {
+            position: BreakpointPosition::System,
+            ttl: CacheTtl::FiveMinutes,
+        }];
+        let c = Capabilities {
+            cache_style: CacheStyle::AutomaticPrefix,
+            ..caps()
+        };
+        assert!(
+            !build_body(&r, &model(false), &c)
+                .to_string()
+                .contains("cache_control")
+        );
+    }
+
+    #[test]
+    fn thinking_budget_and_adaptive() {
+        let mut r = Request::new("m");
+        r.thinking = ThinkingLevel::Medium;
+        let body = build_body(&r, &model(true), &caps());
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 8192})
+        );
+        assert_eq!(body["max_tokens"], json!(32_000 + 8192));
+        let adaptive = Capabilities {
+            reasoning: ReasoningStyle::AnthropicAdaptive,
+            ..caps()
+        };
+        let body = build_body(&r, &model(true), &adaptive);
+        assert_eq!(body["thinking"], json!({"type": "adaptive"}));
+        assert_eq!(body["output_config"], json!({"effort": "medium"}));
+        r.thinking = ThinkingLevel::Off;
+        assert_eq!(build_body(&r, &model(true), &caps()).get("thinking"), None);
+    }
+
+    #[test]
+    fn mid_conversation_system_and_tool_changes_follow_the_row() {
+        let mut r = Request::new("m");
+        r.messages = vec![
+            Message::user_text("hi"),
+            Message {
+                role: Role::System,
+                content: vec![
+                    ContentBlock::text("now also grep"),
+                    ContentBlock::ToolAddition {
+                        tools: vec![tool("grep")],
+                    },
+                    ContentBlock::ToolRemoval {
+                        names: vec!["bash".into()],
+                    },
+                ],
+            },
+        ];
+        let full = Capabilities {
+            mid_conversation_system: true,
+            tool_addition: true,
+            tool_removal: true,
+            ..caps()
+        };
+        let body = build_body(&r, &model(false), &full);
+        assert_eq!(
+            body["messages"][1],
+            json!({"role": "system", "content": [{"type": "mid_conv_system", "content": [
+                {"type": "text", "text": "now also grep"},
+                {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "grep"}},
+                {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "bash"}},
+            ]}]})
+        );
+        assert!(uses_tool_changes(&r, &full));
+        let body = build_body(&r, &model(false), &caps());
+        assert_eq!(
+            body["messages"].as_array().unwrap().len(),
+            1,
+            "folded into the user turn"
+        );
+        assert_eq!(
+            body["messages"][0]["content"][1],
+            json!({"type": "text", "text": "now also grep"})
+        );
+        assert!(!uses_tool_changes(&r, &caps()));
+    }
+
+    #[test]
+    fn assistant_history_keeps_signatures_and_tool_results_go_in_user_turns() {
+        let mut r = Request::new("m");
+        r.messages = vec![
+            Message::user_text("hi"),
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::Thinking {
+                        text: "t".into(),
+                        signature: Some("sig".into()),
+                        redacted: false,
+                    },
+                    ContentBlock::Thinking {
+                        text: String::new(),
+                        signature: Some("enc".into()),
+                        redacted: true,
+                    },
+                    ContentBlock::ToolCall {
+                        id: "c1".into(),
+                        name: "read".into(),
+                        arguments: json!({"path": "a"}),
+                    },
+                ],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_call_id: "c1".into(),
+                    content: vec![
+                        ToolResultContent::Text { text: "ok".into() },
+                        ToolResultContent::Image {
+                            media_type: "image/png".into(),
+                            data: "AAA=".into(),
+                        },
+                    ],
+                    is_error: true,
+                }],
+            },
+        ];
+        r.breakpoints = vec![Breakpoint {
+            position: BreakpointPosition::Message { index: 1 },
+            ttl: CacheTtl::FiveMinutes,
+        }];
+        let body = build_body(&r, &model(false), &caps());
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([
+                {"type": "thinking", "thinking": "t", "signature": "sig"},
+                {"type": "redacted_thinking", "data": "enc"},
+                {"type": "tool_use", "id": "c1", "name": "read", "input": {"path": "a"},
+                 "cache_control": {"type": "ephemeral", "ttl": "5m"}},
+            ])
+        );
+        assert_eq!(
+            body["messages"][2]["content"][0],
+            json!({"type": "tool_result", "tool_use_id": "c1", "is_error": true, "content": [
+                {"type": "text", "text": "ok"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAA="}},
+            ]})
+        );
+    }
+}

@@ -1,0 +1,363 @@
+//! strata-anthropic against strata-mock over real HTTP.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::json;
+use strata_anthropic::AnthropicProvider;
+use strata_mock::{Fault, FaultKind, MockConfig, MockServer, Scenario};
+use strata_provider::transport::{HttpClient, RetryPolicy, TransportConfig};
+use strata_provider::{
+    ApiKey, Breakpoint, BreakpointPosition, CacheTtl, Catalog, ContentBlock, Event, Message, Model,
+    Provider, ProviderError, Request, StopReason, StreamOptions, SystemBlock, ThinkingLevel,
+    ToolDefinition,
+};
+
+const MODEL: &str = "claude-sonnet-4-5";
+
+struct Setup {
+    server: MockServer,
+    adapter: AnthropicProvider,
+    model: Model,
+}
+
+async fn setup(config: MockConfig) -> Setup {
+    let server = MockServer::start(config).await.unwrap();
+    let catalog = Catalog::builtin().unwrap();
+    let row = catalog.provider("anthropic").unwrap();
+    let client = HttpClient::new(&TransportConfig {
+        retry: RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_secs(5),
+        },
+        ..TransportConfig::default()
+    })
+    .unwrap();
+    let model = catalog.model("anthropic", MODEL).unwrap();
+    Setup {
+        adapter: AnthropicProvider::for_row(row, client),
+        server,
+        model,
+    }
+}
+
+impl Setup {
+    fn options(&self) -> StreamOptions {
+        StreamOptions {
+            base_url: Some(self.server.base_url()),
+            api_key: Some(ApiKey::new("sk-ant-test-key")),
+            ..StreamOptions::default()
+        }
+    }
+
+    async fn collect(&self, request: &Request, options: &StreamOptions) -> Vec<Event> {
+        match self.adapter.stream(&self.model, request, options).await {
+            Ok(stream) => stream.collect().await,
+            Err(e) => vec![Event::Error(e)],
+        }
+    }
+}
+
+fn tool(name: &str) -> ToolDefinition {
+    ToolDefinition {
+        name: name.into(),
+        description: format!("The {name} tool. ").repeat(60),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}, "command": {"type": "string"}}}),
+        defer_loading: false,
+    }
+}
+
+/// A request long enough to pass the model's cache minimum, with strata's three breakpoints.
+fn long_request(question: &str) -> Request {
+    let mut r = Request::new(MODEL);
+    r.tools = vec![tool("read"), tool("bash")];
+    r.system = vec![SystemBlock::text(
+        "You are strata, a careful coding agent. ".repeat(200),
+    )];
+    r.messages = vec![Message::user_text(question)];
+    r.breakpoints = vec![
+        Breakpoint {
+            position: BreakpointPosition::Tools,
+            ttl: CacheTtl::OneHour,
+        },
+        Breakpoint {
+            position: BreakpointPosition::System,
+            ttl: CacheTtl::OneHour,
+        },
+        Breakpoint {
+            position: BreakpointPosition::Message { index: 0 },
+            ttl: CacheTtl::FiveMinutes,
+        },
+    ];
+    r
+}
+
+fn done(events: &[Event]) -> (&StopReason, &Message, &strata_provider::Usage) {
+    match events.last() {
+        Some(Event::Done {
+            stop_reason,
+            message,
+            usage,
+        }) => (stop_reason, message, usage),
+        other => panic!("expected done, got {other:?} in {events:?}"),
+    }
+}
+
+#[tokio::test]
+async fn streams_text_and_sends_cache_control_in_the_rows_form() {
+    let s = setup(MockConfig::new()).await;
+    let events = s
+        .collect(&long_request("echo this please"), &s.options())
+        .await;
+    assert!(matches!(events[0], Event::Start { .. }));
+    let (stop, message, _) = done(&events);
+    assert_eq!(*stop, StopReason::EndTurn);
+    let streamed: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(message.text(), streamed);
+    assert!(streamed.contains("echo this please"), "{streamed}");
+    let body = s.server.requests()[0].body.clone().unwrap();
+    assert_eq!(
+        body["tools"][1]["cache_control"],
+        json!({"type": "ephemeral", "ttl": "1h"})
+    );
+    assert_eq!(
+        body["system"][0]["cache_control"],
+        json!({"type": "ephemeral", "ttl": "1h"})
+    );
+    assert_eq!(
+        body["messages"][0]["content"][0]["cache_control"],
+        json!({"type": "ephemeral", "ttl": "5m"})
+    );
+}
+
+#[tokio::test]
+async fn thinking_and_parallel_tool_calls() {
+    let scenario = Scenario::from_toml(
+        r#"
+name = "two-tools"
+[[turn]]
+thinking = "Read first, then list."
+text = "Looking."
+[[turn.tool_call]]
+tool = "read"
+args = { path = "src/main.rs" }
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "ls -la" }
+"#,
+        "test",
+    )
+    .unwrap();
+    let s = setup(MockConfig::new().with_scenario(scenario)).await;
+    let mut request = long_request("go");
+    request.thinking = ThinkingLevel::Low;
+    let events = s.collect(&request, &s.options()).await;
+    let (stop, message, _) = done(&events);
+    assert_eq!(*stop, StopReason::ToolUse);
+    let thinking = message.content.iter().find_map(|b| match b {
+        ContentBlock::Thinking {
+            text, signature, ..
+        } => Some((text.clone(), signature.clone())),
+        _ => None,
+    });
+    let (text, signature) = thinking.expect("a thinking block");
+    assert_eq!(text, "Read first, then list.");
+    assert!(signature.is_some(), "the signature rides along");
+    let calls: Vec<(String, serde_json::Value)> = message
+        .tool_calls()
+        .map(|(_, name, args)| (name.to_owned(), args.clone()))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("read".into(), json!({"path": "src/main.rs"})),
+            ("bash".into(), json!({"command": "ls -la"})),
+        ]
+    );
+    let body = s.server.requests()[0].body.clone().unwrap();
+    assert_eq!(body["thinking"]["type"], "enabled");
+    assert_eq!(body["thinking"]["budget_tokens"], 2048);
+}
+
+#[tokio::test]
+async fn usage_and_cost_count_cache_writes_by_ttl_then_reads() {
+    let s = setup(MockConfig::new()).await;
+    let request = long_request("first question");
+    let first = s
+        .adapter
+        .complete(&s.model, &request, &s.options())
+        .await
+        .unwrap();
+    assert_eq!(first.usage.cache_read, 0);
+    assert!(first.usage.cache_write_1h > 1000, "{:?}", first.usage);
+    let second = s
+        .adapter
+        .complete(&s.model, &request, &s.options())
+        .await
+        .unwrap();
+    assert!(
+        second.usage.cache_read >= first.usage.cache_write_1h,
+        "{:?}",
+        second.usage
+    );
+    assert_eq!(second.usage.cache_write(), 0, "{:?}", second.usage);
+    let p = s.model.prices;
+    let expected = first.usage.input as f64 * p.input
+        + first.usage.output as f64 * p.output
+        + first.usage.cache_write_5m as f64 * p.cache_write_5m
+        + first.usage.cache_write_1h as f64 * p.cache_write_1h;
+    assert!((first.cost.total() - expected / 1e6).abs() < 1e-12);
+    assert!(second.cost.total() < first.cost.total());
+    // The mock's own accounting agrees with what the adapter reported.
+    let record = &s.server.requests()[1];
+    assert_eq!(
+        record.cache.as_ref().unwrap().cache_read,
+        second.usage.cache_read
+    );
+}
+
+#[tokio::test]
+async fn retryable_faults_are_retried_before_the_first_byte() {
+    for kind in [
+        FaultKind::ServerError,
+        FaultKind::Overloaded,
+        FaultKind::RateLimit {
+            retry_after_secs: 1,
+        },
+    ] {
+        let s = setup(MockConfig::new()).await;
+        s.server.push_fault(Fault::next(kind.clone()));
+        let events = s.collect(&long_request("hello"), &s.options()).await;
+        done(&events);
+        let records = s.server.requests();
+        assert_eq!(records.len(), 2, "{kind:?}");
+        assert_eq!(records[1].status, 200);
+    }
+}
+
+#[tokio::test]
+async fn retries_stop_at_the_limit_with_the_classified_error() {
+    let s = setup(MockConfig::new()).await;
+    s.server
+        .push_fault(Fault::next(FaultKind::Overloaded).times(10));
+    let mut options = s.options();
+    options.max_retries = 1;
+    let events = s.collect(&long_request("hello"), &options).await;
+    assert!(
+        matches!(
+            events.as_slice(),
+            [Event::Error(ProviderError::Overloaded { status: 529, .. })]
+        ),
+        "{events:?}"
+    );
+    assert_eq!(s.server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn context_overflow_is_recognised_and_not_retried() {
+    let s = setup(MockConfig::new()).await;
+    s.server.push_fault(Fault::next(FaultKind::ContextLength));
+    let events = s.collect(&long_request("hello"), &s.options()).await;
+    match events.as_slice() {
+        [Event::Error(e @ ProviderError::ContextOverflow { .. })] => {
+            assert!(!e.to_string().contains("sk-ant-test-key"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_stream_cut_after_tokens_ends_truncated_with_the_partial_text() {
+    let s = setup(MockConfig::new()).await;
+    s.server
+        .push_fault(Fault::next(FaultKind::CutAfter { events: 5 }));
+    let events = s
+        .collect(
+            &long_request("a long enough echo to stream several deltas"),
+            &s.options(),
+        )
+        .await;
+    assert!(
+        matches!(
+            events.last(),
+            Some(Event::Error(ProviderError::Truncated { .. }))
+        ),
+        "{events:?}"
+    );
+    assert!(!events.iter().any(|e| matches!(e, Event::Done { .. })));
+    assert_eq!(
+        s.server.requests().len(),
+        1,
+        "no re-send after the first byte"
+    );
+    // The partial message can be rebuilt from the deltas.
+    let mut assembler = strata_provider::MessageAssembler::new();
+    events.iter().for_each(|e| assembler.push(e));
+    assert!(!assembler.message().text().is_empty());
+}
+
+#[tokio::test]
+async fn malformed_and_in_stream_errors_end_the_stream() {
+    let s = setup(MockConfig::new()).await;
+    s.server
+        .push_fault(Fault::next(FaultKind::Malformed { at_event: 3 }));
+    let events = s.collect(&long_request("hello there"), &s.options()).await;
+    assert!(
+        matches!(
+            events.last(),
+            Some(Event::Error(ProviderError::Decode { .. }))
+        ),
+        "{events:?}"
+    );
+
+    s.server
+        .push_fault(Fault::next(FaultKind::StreamError { after_events: 3 }));
+    let events = s.collect(&long_request("hello there"), &s.options()).await;
+    match events.last() {
+        Some(Event::Error(e)) => assert!(
+            matches!(
+                e,
+                ProviderError::Overloaded { status: 0, .. }
+                    | ProviderError::Server { status: 0, .. }
+            ),
+            "{e:?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn cancellation_mid_stream_stops_at_once() {
+    let s = setup(MockConfig::new()).await;
+    s.server
+        .push_fault(Fault::next(FaultKind::Slow { delay_ms: 300 }));
+    let options = s.options();
+    let mut stream = s
+        .adapter
+        .stream(
+            &s.model,
+            &long_request("slow echo of many words here"),
+            &options,
+        )
+        .await
+        .unwrap();
+    let first = stream.next().await;
+    assert!(matches!(first, Some(Event::Start { .. })), "{first:?}");
+    options.cancel.cancel();
+    let started = std::time::Instant::now();
+    let next = stream.next().await;
+    assert!(
+        matches!(next, Some(Event::Error(ProviderError::Cancelled))),
+        "{next:?}"
+    );
+    assert!(stream.next().await.is_none());
+    assert!(started.elapsed() < Duration::from_millis(250));
+}
