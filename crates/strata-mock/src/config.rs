@@ -188,6 +188,71 @@ pub struct ModelProfile {
     pub input_includes_cache: bool,
 }
 
+impl From<strata_provider::Protocol> for Protocol {
+    fn from(protocol: strata_provider::Protocol) -> Self {
+        match protocol {
+            strata_provider::Protocol::AnthropicMessages => Self::Anthropic,
+            strata_provider::Protocol::OpenaiChat => Self::Chat,
+            strata_provider::Protocol::OpenaiResponses => Self::Responses,
+            strata_provider::Protocol::GoogleGenerativeAi => Self::Gemini,
+            strata_provider::Protocol::BedrockConverse => Self::Bedrock,
+        }
+    }
+}
+
+impl ModelProfile {
+    /// The profile a capability-table row implies for `model` on `protocol`: cache style,
+    /// minimum, breakpoint limit, cache key and usage dialect from the row; what the table does
+    /// not hold (increments, lookback, lifetimes, window) from the built-in profile.
+    pub fn from_capabilities(
+        protocol: Protocol,
+        model: &str,
+        caps: &strata_provider::Capabilities,
+    ) -> Self {
+        use strata_provider::{CacheStyle as Style, UsageDialect as Dialect};
+        let builtin = builtin_profile(protocol, model);
+        let min = u64::from(caps.min_cacheable_tokens);
+        let deepseek = caps.wire.usage_dialect == Dialect::DeepseekHitMiss;
+        let mut cache = match caps.cache_style {
+            Style::None => CacheConfig::none(),
+            Style::ExplicitBreakpoints => {
+                let mut cache = CacheConfig::anthropic(if min > 0 {
+                    min
+                } else {
+                    builtin.cache.min_tokens
+                });
+                if caps.max_breakpoints > 0 {
+                    cache.max_breakpoints = usize::from(caps.max_breakpoints);
+                }
+                cache
+            }
+            Style::AutomaticPrefix if deepseek => CacheConfig::deepseek(),
+            Style::AutomaticPrefix => {
+                let mut cache = match protocol {
+                    Protocol::Gemini => CacheConfig::gemini(builtin.cache.min_tokens),
+                    _ => CacheConfig::openai(),
+                };
+                if min > 0 {
+                    cache.min_tokens = min;
+                }
+                cache
+            }
+        };
+        if caps.cache_style == Style::AutomaticPrefix {
+            cache.keyed_by_cache_key = caps.cache_key.is_some();
+        }
+        Self {
+            cache,
+            dialect: if deepseek {
+                UsageDialect::Deepseek
+            } else {
+                UsageDialect::Openai
+            },
+            ..builtin
+        }
+    }
+}
+
 /// Overrides the profile of every model whose id matches `pattern` on `protocol`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelRule {
@@ -222,7 +287,7 @@ pub struct MockConfig {
     pub models: Vec<ModelRule>,
     /// The scripted model; without one every request gets the echo reply.
     pub scenario: Option<Scenario>,
-    /// Keep request bodies in the records (off for benchmarks of huge requests).
+    /// Keep request bodies in the records (the newest 256 keep theirs).
     pub record_bodies: bool,
     /// The most records kept in memory; the oldest are dropped first. 0 means 10 000.
     pub max_records: usize,
@@ -351,6 +416,44 @@ mod tests {
         assert_eq!(claude_minimum("claude-opus-5"), 512);
         assert_eq!(claude_minimum("claude-haiku-4-5-20251001"), 4096);
         assert_eq!(claude_minimum("claude-sonnet-4-5"), 1024);
+    }
+
+    #[test]
+    fn capability_rows_set_style_minimum_and_dialect() {
+        let caps = strata_provider::Capabilities {
+            cache_style: strata_provider::CacheStyle::AutomaticPrefix,
+            wire: strata_provider::WireQuirks {
+                usage_dialect: strata_provider::UsageDialect::DeepseekHitMiss,
+                ..strata_provider::WireQuirks::default()
+            },
+            ..strata_provider::Capabilities::default()
+        };
+        let profile = ModelProfile::from_capabilities(
+            strata_provider::Protocol::OpenaiChat.into(),
+            "any",
+            &caps,
+        );
+        assert_eq!(
+            (profile.cache.style, profile.dialect),
+            (CacheStyle::DeepseekDisk, UsageDialect::Deepseek)
+        );
+        let caps = strata_provider::Capabilities {
+            cache_style: strata_provider::CacheStyle::ExplicitBreakpoints,
+            max_breakpoints: 4,
+            min_cacheable_tokens: 2048,
+            ..strata_provider::Capabilities::default()
+        };
+        let profile = ModelProfile::from_capabilities(Protocol::Anthropic, "claude-x", &caps);
+        assert_eq!(
+            (profile.cache.style, profile.cache.min_tokens),
+            (CacheStyle::Explicit, 2048)
+        );
+        let none = ModelProfile::from_capabilities(
+            Protocol::Chat,
+            "m",
+            &strata_provider::Capabilities::default(),
+        );
+        assert_eq!(none.cache.style, CacheStyle::None);
     }
 
     #[test]

@@ -35,6 +35,9 @@ use crate::tokens::Tokenizer;
 /// Largest request body accepted (a 1M-token prompt is about 4 MB of JSON).
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
 
+/// How many of the newest records keep their request body.
+const BODIES_KEPT: usize = 256;
+
 /// Shared state of one server.
 pub(crate) struct State {
     config: MockConfig,
@@ -150,6 +153,14 @@ impl State {
             records.pop_front();
         }
         records.push_back(record);
+        // Bodies of large requests add up; only the newest ones keep theirs.
+        let len = records.len();
+        if let Some(old) = len
+            .checked_sub(BODIES_KEPT + 1)
+            .and_then(|i| records.get_mut(i))
+        {
+            old.body = None;
+        }
     }
 
     fn refuse<W: Wire>(&self, mut record: RequestRecord, kind: ErrorKind) -> Prepared {

@@ -8,6 +8,7 @@
 mod admin;
 mod anthropic;
 mod bedrock;
+mod binary;
 mod chat;
 mod common;
 mod faults;
