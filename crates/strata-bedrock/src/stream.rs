@@ -1,15 +1,21 @@
 //! Sans-IO parser for ConverseStream: event-stream messages in, normalized events out.
 //!
-//! The turn ends with `messageStop` followed by `metadata` (usage); a stream that closes
-//! before `metadata` is [`ProviderError::Truncated`]. Exceptions arrive as messages with
-//! `:message-type exception` and are classified by their `:exception-type`.
+//! [`EventStreamFrames`] turns AWS event-stream messages into the shared driver's frames
+//! (the frame's event name is the `:event-type`, or `exception:<type>` / `error:<code>`);
+//! [`ConverseParser`] interprets them. The turn ends with `messageStop` followed by
+//! `metadata` (usage); a stream that closes before `metadata` is
+//! [`ProviderError::Truncated`]. Exceptions are classified by their `:exception-type`.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 use strata_provider::{Event, Message, MessageAssembler, ProviderError, StopReason, Usage};
 
-use crate::eventstream::{EventMessage, EventStreamDecoder};
+use strata_provider::transport::{
+    self, Flow, Frame, FrameDecoder, FrameOutcome, ParseError, StreamParser, parse_arguments,
+};
+
+use crate::eventstream::EventStreamDecoder;
 use crate::usage::normalize_usage;
 
 /// A tool call being streamed.
@@ -24,7 +30,6 @@ struct PendingCall {
 /// State of one ConverseStream response.
 #[derive(Debug, Default)]
 pub struct ConverseParser {
-    decoder: EventStreamDecoder,
     assembler: MessageAssembler,
     /// Bedrock's `contentBlockIndex` → our block index.
     blocks: HashMap<u64, usize>,
@@ -53,24 +58,6 @@ impl ConverseParser {
         self.done
     }
 
-    /// Feeds received bytes (any split) and returns the events of every whole message.
-    pub fn push_bytes(&mut self, bytes: &[u8]) -> Result<Vec<Event>, ProviderError> {
-        self.decoder.push(bytes);
-        let mut out = Vec::new();
-        loop {
-            let message = self
-                .decoder
-                .next_message()
-                .map_err(|e| ProviderError::Decode {
-                    message: e.to_string(),
-                })?;
-            let Some(message) = message else {
-                return Ok(out);
-            };
-            out.extend(self.push_message(&message)?);
-        }
-    }
-
     fn slot(&mut self, block: u64) -> usize {
         if let Some(i) = self.blocks.get(&block) {
             return *i;
@@ -86,43 +73,36 @@ impl ConverseParser {
         out.push(event);
     }
 
-    /// Interprets one decoded message.
-    pub fn push_message(&mut self, message: &EventMessage) -> Result<Vec<Event>, ProviderError> {
-        let payload = String::from_utf8_lossy(&message.payload).into_owned();
-        match message.header(":message-type") {
-            Some("exception") => {
-                self.done = true;
-                let kind = message.header(":exception-type").unwrap_or("exception");
-                return Err(classify_exception(kind, &payload));
-            }
-            Some("error") => {
-                self.done = true;
-                let code = message.header(":error-code").unwrap_or("error");
-                let text = message.header(":error-message").unwrap_or(&payload);
-                return Err(classify_exception(code, text));
-            }
-            _ => {}
+    fn event(
+        &mut self,
+        kind: &str,
+        payload: &str,
+        out: &mut Vec<Event>,
+    ) -> Result<FrameOutcome, ParseError> {
+        if let Some(exception) = kind
+            .strip_prefix("exception:")
+            .or_else(|| kind.strip_prefix("error:"))
+        {
+            self.done = true;
+            return Err(ParseError::Provider(classify_exception(exception, payload)));
         }
-        let kind = message.header(":event-type").unwrap_or("").to_owned();
-        self.last_event.clone_from(&kind);
+        self.last_event = kind.to_owned();
         let value: Value = if payload.trim().is_empty() {
             Value::Object(serde_json::Map::new())
         } else {
-            serde_json::from_str(&payload).map_err(|e| ProviderError::Decode {
-                message: format!("invalid JSON in ConverseStream `{kind}` event: {e}: {payload}"),
-            })?
+            serde_json::from_str(payload)?
         };
+        let mut outcome = FrameOutcome::Known;
         let block_of = |v: &Value| {
             v.get("contentBlockIndex")
                 .and_then(Value::as_u64)
                 .unwrap_or(0)
         };
-        let mut out = Vec::new();
-        match kind.as_str() {
+        match kind {
             "messageStart" => {
                 let model = self.model.clone();
                 self.emit(
-                    &mut out,
+                    out,
                     Event::Start {
                         model,
                         response_id: None,
@@ -153,7 +133,7 @@ impl ConverseParser {
                         name: call.name.clone(),
                     };
                     self.calls.insert(block, call);
-                    self.emit(&mut out, start);
+                    self.emit(out, start);
                 }
             }
             "contentBlockDelta" => {
@@ -163,7 +143,7 @@ impl ConverseParser {
                     if !text.is_empty() {
                         let index = self.slot(block);
                         self.emit(
-                            &mut out,
+                            out,
                             Event::TextDelta {
                                 index,
                                 text: text.to_owned(),
@@ -178,7 +158,7 @@ impl ConverseParser {
                         call.input.push_str(input);
                         let index = call.index;
                         self.emit(
-                            &mut out,
+                            out,
                             Event::ToolCallDelta {
                                 index,
                                 arguments: input.to_owned(),
@@ -190,7 +170,7 @@ impl ConverseParser {
                     if let Some(text) = reasoning.get("text").and_then(Value::as_str) {
                         if !text.is_empty() {
                             self.emit(
-                                &mut out,
+                                out,
                                 Event::ThinkingDelta {
                                     index,
                                     text: text.to_owned(),
@@ -202,7 +182,7 @@ impl ConverseParser {
                         reasoning.get("signature").and_then(Value::as_str)
                     {
                         self.emit(
-                            &mut out,
+                            out,
                             Event::ThinkingDelta {
                                 index,
                                 text: String::new(),
@@ -215,7 +195,7 @@ impl ConverseParser {
                         // The event grammar has no redacted delta: the block becomes a
                         // signature-only thinking block, marked redacted at the end.
                         self.emit(
-                            &mut out,
+                            out,
                             Event::ThinkingDelta {
                                 index,
                                 text: String::new(),
@@ -225,15 +205,15 @@ impl ConverseParser {
                         self.redacted.push(redacted.to_owned());
                     }
                 } else {
-                    tracing::debug!(delta = %delta, "ignoring unknown ConverseStream delta");
+                    outcome = FrameOutcome::Unknown;
                 }
             }
             "contentBlockStop" => {
                 let block = block_of(&value);
                 if let Some(call) = self.calls.remove(&block) {
-                    let arguments = parse_arguments(&call.input);
+                    let arguments = parse_arguments(&call.id, &call.name, &call.input)?;
                     self.emit(
-                        &mut out,
+                        out,
                         Event::ToolCallEnd {
                             index: call.index,
                             id: call.id,
@@ -269,13 +249,12 @@ impl ConverseParser {
                         message: self.message(),
                         usage: self.usage,
                     });
+                    outcome = FrameOutcome::Terminal;
                 }
             }
-            other => {
-                tracing::debug!(event = other, "ignoring unknown ConverseStream event");
-            }
+            _ => outcome = FrameOutcome::Unknown,
         }
-        Ok(out)
+        Ok(outcome)
     }
 
     fn message(&self) -> Message {
@@ -294,63 +273,130 @@ impl ConverseParser {
         }
         message
     }
+}
 
-    /// Ends the stream: `Ok` after `metadata`, else [`ProviderError::Truncated`].
-    pub fn finish(&self) -> Result<(), ProviderError> {
-        if self.done {
-            return Ok(());
-        }
-        let pending = self.decoder.buffered();
-        Err(ProviderError::Truncated {
-            reason: format!(
-                "ConverseStream closed before metadata (last event: {}, {pending} byte(s) of an unfinished frame)",
-                if self.last_event.is_empty() {
-                    "none"
-                } else {
-                    &self.last_event
-                }
-            ),
-        })
+impl StreamParser for ConverseParser {
+    fn on_frame(
+        &mut self,
+        frame: Frame<'_>,
+        out: &mut Vec<Event>,
+    ) -> Result<FrameOutcome, ParseError> {
+        self.event(frame.event.unwrap_or(""), frame.data, out)
     }
 
-    /// The assistant message assembled so far (the partial message after an error).
-    pub fn partial_message(&self) -> Message {
+    fn partial_message(&self) -> Message {
         self.message()
     }
 }
 
-/// Tool input as JSON; text that is not JSON is kept as a string so it is not lost.
-pub fn parse_arguments(raw: &str) -> Value {
-    if raw.trim().is_empty() {
-        return Value::Object(serde_json::Map::new());
+/// The event-stream binary framing as a [`FrameDecoder`] for the shared driver.
+#[derive(Debug, Default)]
+pub struct EventStreamFrames {
+    decoder: EventStreamDecoder,
+    name: String,
+}
+
+impl EventStreamFrames {
+    /// A decoder at the start of a body.
+    pub fn new() -> Self {
+        Self::default()
     }
-    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned()))
+
+    fn drain(&mut self, sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Result<Flow, ProviderError> {
+        loop {
+            let message = self
+                .decoder
+                .next_message()
+                .map_err(|e| ProviderError::Decode {
+                    message: e.to_string(),
+                })?;
+            let Some(message) = message else {
+                return Ok(Flow::Continue);
+            };
+            self.name.clear();
+            match message.header(":message-type") {
+                Some("exception") => {
+                    self.name.push_str("exception:");
+                    self.name
+                        .push_str(message.header(":exception-type").unwrap_or("exception"));
+                }
+                Some("error") => {
+                    self.name.push_str("error:");
+                    self.name
+                        .push_str(message.header(":error-code").unwrap_or("error"));
+                }
+                _ => self
+                    .name
+                    .push_str(message.header(":event-type").unwrap_or("")),
+            }
+            let error_text = message.header(":error-message").map(str::to_owned);
+            let payload = match error_text {
+                Some(text) if message.payload.is_empty() => text,
+                _ => String::from_utf8(message.payload).map_err(|_| ProviderError::Decode {
+                    message: format!("event-stream payload of `{}` is not UTF-8", self.name),
+                })?,
+            };
+            if sink(Frame {
+                event: Some(&self.name),
+                data: &payload,
+            }) == Flow::Stop
+            {
+                return Ok(Flow::Stop);
+            }
+        }
+    }
+}
+
+impl FrameDecoder for EventStreamFrames {
+    fn decode(
+        &mut self,
+        chunk: &[u8],
+        sink: &mut dyn FnMut(Frame<'_>) -> Flow,
+    ) -> Result<Flow, ProviderError> {
+        self.decoder.push(chunk);
+        self.drain(sink)
+    }
+
+    fn finish(&mut self, sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Result<Flow, ProviderError> {
+        let flow = self.drain(sink)?;
+        if self.decoder.buffered() > 0 {
+            tracing::debug!(
+                bytes = self.decoder.buffered(),
+                "event stream ended inside a frame"
+            );
+        }
+        Ok(flow)
+    }
 }
 
 /// Maps a Bedrock exception (by its type name) to the error the caller must act on.
 pub fn classify_exception(kind: &str, body: &str) -> ProviderError {
-    let status = match kind {
-        "throttlingException" | "ThrottlingException" => 429,
-        "serviceUnavailableException" | "ServiceUnavailableException" => 503,
-        "modelNotReadyException" | "ModelNotReadyException" => 503,
-        "internalServerException" | "InternalServerException" => 500,
-        "modelStreamErrorException" | "ModelStreamErrorException" => 500,
-        "modelTimeoutException" | "ModelTimeoutException" => 504,
-        "accessDeniedException" | "AccessDeniedException" => 403,
-        "UnrecognizedClientException" | "ExpiredTokenException" => 403,
-        "resourceNotFoundException" | "ResourceNotFoundException" => 404,
-        _ => 400,
-    };
-    let body = if body.contains(kind) {
-        body.to_owned()
+    let lower = kind.to_ascii_lowercase();
+    let class = if lower.starts_with("throttling") {
+        "rate_limit"
+    } else if lower.starts_with("serviceunavailable") || lower.starts_with("modelnotready") {
+        "unavailable"
+    } else if lower.starts_with("accessdenied")
+        || lower.starts_with("unrecognizedclient")
+        || lower.starts_with("expiredtoken")
+    {
+        "authentication"
+    } else if lower.starts_with("validation") || lower.starts_with("resourcenotfound") {
+        "invalid_request"
     } else {
-        format!("{kind}: {body}")
+        // internalServer, modelStreamError, modelTimeout and unknown exceptions.
+        "server_error"
     };
-    let error = ProviderError::from_http(status, None, body, None);
+    let message = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_else(|| body.to_owned());
+    let raw = format!("{kind}: {body}");
+    let error = transport::classify_stream_error(class, &message, &raw);
     match error {
         // Bedrock words overflow as "Input is too long for requested model" and similar.
         ProviderError::InvalidRequest { body, .. }
-            if body.to_ascii_lowercase().contains("too long") =>
+            if message.to_ascii_lowercase().contains("too long") =>
         {
             ProviderError::ContextOverflow {
                 status: 0,

@@ -1,6 +1,6 @@
 //! Streams one turn from strata-mock's Responses route and prints each event.
 //!
-//! `cargo run -p strata-openai-responses --example stream`
+//! `cargo run -p strata-openai-responses --example responses_stream`
 
 use futures::StreamExt;
 use strata_mock::{MockConfig, MockServer};

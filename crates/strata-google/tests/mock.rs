@@ -1,0 +1,277 @@
+//! The adapter against strata-mock's Gemini routes (AI Studio and Vertex) over real HTTP.
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use strata_google::{GoogleCredentials, GoogleProvider};
+use strata_mock::{Fault, FaultKind, MockConfig, MockServer, Scenario};
+use strata_provider::transport::{HttpClient, RetryPolicy, TransportConfig};
+use strata_provider::{
+    ApiKey, Catalog, ContentBlock, Event, EventStream, Message, Model, Provider, ProviderError,
+    Request, StopReason, StreamOptions, SystemBlock, ThinkingLevel, ToolDefinition,
+};
+
+fn client(max_retries: u32) -> HttpClient {
+    HttpClient::new(&TransportConfig {
+        retry: RetryPolicy {
+            max_retries,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_secs(5),
+        },
+        ..TransportConfig::default()
+    })
+    .unwrap()
+}
+
+fn studio(max_retries: u32) -> (GoogleProvider, Model) {
+    let catalog = Catalog::builtin().unwrap();
+    let row = catalog.provider("google").unwrap().clone();
+    let model = catalog.model("google", "gemini-2.5-flash").unwrap();
+    (GoogleProvider::new(row, client(max_retries)), model)
+}
+
+fn studio_options(server: &MockServer) -> StreamOptions {
+    StreamOptions {
+        api_key: Some(ApiKey::new("gemini-key-secret")),
+        base_url: Some(format!("{}/v1beta", server.base_url())),
+        max_retries: 3,
+        ..StreamOptions::default()
+    }
+}
+
+fn request(system_repeats: usize) -> Request {
+    let mut request = Request::new("gemini-2.5-flash");
+    request.system.push(SystemBlock::text(
+        std::iter::repeat_n("You are a careful coding agent.", system_repeats)
+            .collect::<Vec<_>>()
+            .join(" "),
+    ));
+    request.tools.push(ToolDefinition {
+        name: "read".into(),
+        description: "Read a file".into(),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        defer_loading: false,
+    });
+    request
+        .messages
+        .push(Message::user_text("Look at both files."));
+    request.thinking = ThinkingLevel::Medium;
+    request
+}
+
+async fn collect(mut stream: EventStream) -> Vec<Event> {
+    let mut events = Vec::new();
+    while let Some(event) = stream.next().await {
+        events.push(event);
+    }
+    events
+}
+
+#[tokio::test]
+async fn streams_thinking_text_and_parallel_calls_from_ai_studio() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(
+        Scenario::from_toml(
+            "[[turn]]\nthinking = \"Two reads.\"\ntext = \"Reading.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a.txt\" }\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"b.txt\" }\n",
+            "inline",
+        )
+        .unwrap(),
+    );
+    let (provider, model) = studio(0);
+    let events = collect(
+        provider
+            .stream(&model, &request(5), &studio_options(&server))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let Some(Event::Done {
+        stop_reason,
+        message,
+        ..
+    }) = events.last()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*stop_reason, StopReason::ToolUse);
+    assert_eq!(message.text(), "Reading.");
+    assert!(
+        matches!(&message.content[0], ContentBlock::Thinking { text, .. } if text == "Two reads.")
+    );
+    let args: Vec<serde_json::Value> = message.tool_calls().map(|(_, _, a)| a.clone()).collect();
+    assert_eq!(
+        args,
+        vec![json!({"path": "a.txt"}), json!({"path": "b.txt"})]
+    );
+    let record = &server.requests()[0];
+    assert_eq!(
+        record.path,
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    );
+    let body = record.body.as_ref().unwrap();
+    assert_eq!(
+        body["systemInstruction"]["parts"][0]["text"]
+            .as_str()
+            .map(|s| s.len() > 10),
+        Some(true)
+    );
+    assert_eq!(
+        body["generationConfig"]["thinkingConfig"],
+        json!({"thinkingBudget": 8192, "includeThoughts": true})
+    );
+}
+
+#[tokio::test]
+async fn implicit_cache_reads_are_not_billed_as_input() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    let (provider, model) = studio(0);
+    let request = request(500);
+    let first = provider
+        .complete(&model, &request, &studio_options(&server))
+        .await
+        .unwrap();
+    let second = provider
+        .complete(&model, &request, &studio_options(&server))
+        .await
+        .unwrap();
+    assert_eq!(first.usage.cache_read, 0);
+    assert!(second.usage.cache_read > 1000, "{:?}", second.usage);
+    assert_eq!(second.usage.prompt_tokens(), first.usage.prompt_tokens());
+    let record = &server.requests()[1];
+    assert_eq!(second.usage.cache_read, record.cache.unwrap().cache_read);
+    assert_eq!(
+        second.usage.input + second.usage.cache_read,
+        record.cache.unwrap().input_tokens
+    );
+    let expected = (second.usage.input as f64 * model.prices.input
+        + second.usage.cache_read as f64 * model.prices.cache_read
+        + second.usage.output as f64 * model.prices.output)
+        / 1e6;
+    assert!((second.cost.total() - expected).abs() < 1e-12);
+}
+
+#[tokio::test]
+async fn vertex_route_with_a_bearer_token() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    let catalog = Catalog::builtin().unwrap();
+    let row = catalog.provider("google-vertex").unwrap().clone();
+    let model = catalog.models_of("google-vertex").next().unwrap().clone();
+    let provider = GoogleProvider::new(row, client(0))
+        .vertex("my-project", "us-central1")
+        .with_credentials(GoogleCredentials::Bearer(ApiKey::new("ya29.token")));
+    let options = StreamOptions {
+        base_url: Some(server.base_url()),
+        ..StreamOptions::default()
+    };
+    let mut req = request(5);
+    req.model = model.id.clone();
+    let done = provider.complete(&model, &req, &options).await.unwrap();
+    assert_eq!(done.stop_reason, StopReason::EndTurn);
+    assert_eq!(
+        server.requests()[0].path,
+        format!(
+            "/v1/projects/my-project/locations/us-central1/publishers/google/models/{}:streamGenerateContent",
+            model.id
+        )
+    );
+}
+
+#[tokio::test]
+async fn faults_are_retried_classified_or_reported() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(
+        Scenario::from_toml(
+            "[[turn]]\ntext = \"A fairly long answer, streamed in many small pieces.\"\n",
+            "inline",
+        )
+        .unwrap(),
+    );
+    let (provider, model) = studio(3);
+    server.push_fault(Fault::next(FaultKind::RateLimit {
+        retry_after_secs: 1,
+    }));
+    let started = Instant::now();
+    provider
+        .complete(&model, &request(5), &studio_options(&server))
+        .await
+        .unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(950));
+    for kind in [FaultKind::ServerError, FaultKind::Overloaded] {
+        server.push_fault(Fault::next(kind.clone()));
+        provider
+            .complete(&model, &request(5), &studio_options(&server))
+            .await
+            .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+    }
+    assert_eq!(server.requests().len(), 6);
+
+    server.push_fault(Fault::next(FaultKind::ContextLength));
+    let err = provider
+        .stream(&model, &request(5), &studio_options(&server))
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, ProviderError::ContextOverflow { .. }),
+        "{err:?}"
+    );
+    assert!(!format!("{err:?}").contains("gemini-key-secret"));
+
+    for (fault, what) in [
+        (FaultKind::CutAfter { events: 3 }, "truncated"),
+        (FaultKind::Malformed { at_event: 2 }, "decode"),
+        (FaultKind::StreamError { after_events: 2 }, "error"),
+    ] {
+        let before = server.requests().len();
+        server.push_fault(Fault::next(fault));
+        let events = collect(
+            provider
+                .stream(&model, &request(5), &studio_options(&server))
+                .await
+                .unwrap(),
+        )
+        .await;
+        let last = events.last().unwrap();
+        let ok = match what {
+            "truncated" => matches!(last, Event::Error(ProviderError::Truncated { .. })),
+            "decode" => matches!(last, Event::Error(ProviderError::Decode { .. })),
+            _ => matches!(last, Event::Error(e) if e.is_retryable()),
+        };
+        assert!(ok, "{what}: {events:?}");
+        assert!(
+            !events.iter().any(|e| matches!(e, Event::Done { .. })),
+            "{what}"
+        );
+        assert_eq!(server.requests().len(), before + 1, "{what}: never re-sent");
+    }
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_stream_at_once() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(
+        Scenario::from_toml(
+            "[[turn]]\ntext = \"one two three four five six seven eight\"\n",
+            "inline",
+        )
+        .unwrap(),
+    );
+    server.push_fault(Fault::next(FaultKind::Slow { delay_ms: 300 }));
+    let (provider, model) = studio(0);
+    let opts = studio_options(&server);
+    let mut stream = provider.stream(&model, &request(5), &opts).await.unwrap();
+    assert!(matches!(stream.next().await, Some(Event::Start { .. })));
+    let started = Instant::now();
+    opts.cancel.cancel();
+    let mut last = None;
+    while let Some(event) = stream.next().await {
+        last = Some(event);
+    }
+    assert!(
+        matches!(last, Some(Event::Error(ProviderError::Cancelled))),
+        "{last:?}"
+    );
+    assert!(started.elapsed() < Duration::from_millis(250));
+}
