@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -239,6 +240,15 @@ impl Catalog {
     /// The committed table and model list.
     pub fn builtin() -> Result<Self, CatalogError> {
         Self::from_sources(BUILTIN_PROVIDERS_TOML, BUILTIN_MODELS_JSON)
+    }
+
+    /// The committed catalog, parsed once per process (about 7 ms) and shared afterwards.
+    pub fn builtin_shared() -> Result<&'static Self, CatalogError> {
+        static BUILTIN: OnceLock<Result<Catalog, CatalogError>> = OnceLock::new();
+        BUILTIN
+            .get_or_init(Self::builtin)
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// Loads a table (`providers.toml` text) and a model list (`models.json` text).

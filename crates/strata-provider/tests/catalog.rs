@@ -279,6 +279,14 @@ fn per_model_overrides_change_protocol_and_cache_style() {
 }
 
 #[test]
+fn shared_builtin_is_loaded_once() {
+    let a = Catalog::builtin_shared().unwrap();
+    let b = Catalog::builtin_shared().unwrap();
+    assert!(std::ptr::eq(a, b));
+    assert_eq!(a.providers().count(), 41);
+}
+
+#[test]
 fn unknown_provider_gets_conservative_capabilities() {
     let caps = catalog().capabilities("no-such-provider", "m");
     assert_eq!(caps, strata_provider::Capabilities::default());
