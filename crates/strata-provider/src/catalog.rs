@@ -117,6 +117,9 @@ impl ConfigFormat {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UserConfig {
+    /// Editor hint pointing at `schema.json`; ignored.
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
     /// Format version (1 when given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_version: Option<u32>,
@@ -625,6 +628,7 @@ pub fn parse_user_config(
     let mut config = UserConfig::default();
     for (key, value) in top {
         match key.as_str() {
+            "$schema" => config.schema = Some(field_from(value, origin, "$schema")?),
             "schema_version" => {
                 config.schema_version = Some(field_from(value, origin, "schema_version")?)
             }

@@ -174,3 +174,22 @@ fn user_config_files_load_by_extension() {
     assert!(matches!(missing, CatalogError::Io { .. }));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_builtin_table_fits_the_user_config_schema() {
+    // One schema (schema.json, from UserConfig) describes both providers.toml and user files.
+    let config = strata_provider::catalog::parse_user_config(
+        strata_provider::catalog::BUILTIN_PROVIDERS_TOML,
+        ConfigFormat::Toml,
+        "providers.toml",
+    )
+    .unwrap();
+    assert_eq!(config.providers.len(), 41);
+    assert_eq!(config.schema_version, Some(1));
+    let with_hint = merge(
+        r#"{"$schema": "./schema.json", "providers": {"vllm": {"models": {"m": {}}}}}"#,
+        ConfigFormat::Json,
+    )
+    .unwrap();
+    assert!(with_hint.model("vllm", "m").is_some());
+}
