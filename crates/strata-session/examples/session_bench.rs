@@ -3,7 +3,8 @@
 //! only opens the file and reads the context inputs.
 //!
 //! `cargo run --release -p strata-session --example session_bench [-- ENTRIES]`
-//! (`-- --generate PATH [ENTRIES]` only writes the file; `-- --child PATH` measures one open.)
+//! (`-- --generate PATH [ENTRIES]` only writes the file; `-- --child PATH` measures one open;
+//! `-- --listing` times listing 1,000 sessions of about 1 MB each, cold and with the index.)
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -60,6 +61,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             generated.entries, generated.bytes
         );
         return Ok(());
+    }
+    if args.get(1).map(String::as_str) == Some("--listing") {
+        return listing();
     }
     let entries: usize = args
         .get(1)
@@ -130,5 +134,66 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "append one entry + typed entry of the new leaf: median {:.3} ms of 200 (no fsync)",
         median(append_times).as_secs_f64() * 1e3
     );
+    Ok(())
+}
+
+/// Lists 1,000 sessions of 1,000 entries (about 1.1 GB): once with no index (every file scanned),
+/// then with the index fresh, then after one session grew.
+fn listing() -> Result<(), Box<dyn std::error::Error>> {
+    use std::io::Write;
+    let root = tempfile::tempdir()?;
+    let store = strata_session::SessionStore::new(root.path());
+    let cwd = "/home/dev/project";
+    let dir = store.dir_for_cwd(cwd);
+    std::fs::create_dir_all(&dir)?;
+    let template_path = root.path().join("template.jsonl");
+    workload::generate(&template_path, 1000)?;
+    let template = std::fs::read(&template_path)?;
+    let body_start = template
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let mut total = 0u64;
+    let mut last_path = None;
+    for n in 0..1000 {
+        let header = strata_session::new_header(cwd, None);
+        let path = dir.join(format!("{n:04}_{}.jsonl", header.id));
+        let mut file = std::fs::File::create(&path)?;
+        file.write_all(header.to_json_line()?.as_bytes())?;
+        file.write_all(b"\n")?;
+        file.write_all(&template[body_start..])?;
+        total += file.metadata()?.len();
+        last_path = Some(path);
+    }
+    println!("1000 sessions, {:.2} GB", total as f64 / 1e9);
+    let start = Instant::now();
+    let cold = store.list(cwd)?;
+    println!(
+        "list, no index (every file scanned once): {:.0} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    let mut warm_times = Vec::new();
+    for _ in 0..5 {
+        let start = Instant::now();
+        let warm = store.list(cwd)?;
+        warm_times.push(start.elapsed());
+        assert_eq!(warm.len(), cold.len());
+    }
+    println!(
+        "list, index fresh: median {:.1} ms of 5",
+        median(warm_times).as_secs_f64() * 1e3
+    );
+    if let Some(path) = last_path {
+        let mut session = Session::open_writable(&path, WriteOptions::default())?.session;
+        session.append_session_info("grown")?;
+        drop(session);
+        let start = Instant::now();
+        let listed = store.list(cwd)?;
+        println!(
+            "list, one session grew: {:.1} ms",
+            start.elapsed().as_secs_f64() * 1e3
+        );
+        assert!(listed.iter().any(|s| s.name.as_deref() == Some("grown")));
+    }
     Ok(())
 }

@@ -10,17 +10,21 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The id of a session entry: 8 hex characters in files written by Pi or strata, any string in others.
 ///
-/// Short ids (up to 22 bytes, which covers every id Pi or strata draws) are stored inline, so a
-/// tree of 100,000 entries allocates nothing per id.
+/// Short ids (up to 14 bytes, which covers the 8-hex ids Pi and strata draw) are stored inline in
+/// 16 bytes, so a tree of 100,000 entries allocates nothing per id.
 #[derive(Clone)]
 pub struct EntryId(Repr);
 
-const INLINE: usize = 22;
+const INLINE: usize = 14;
 
 #[derive(Clone)]
 enum Repr {
-    Inline { len: u8, bytes: [u8; INLINE] },
-    Shared(Arc<str>),
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE],
+    },
+    /// A thin pointer keeps the whole id at 16 bytes.
+    Shared(Arc<String>),
 }
 
 impl EntryId {
@@ -35,7 +39,7 @@ impl EntryId {
                 bytes,
             })
         } else {
-            Self(Repr::Shared(Arc::from(id)))
+            Self(Repr::Shared(Arc::new(id.to_owned())))
         }
     }
 
@@ -208,6 +212,13 @@ mod tests {
         assert!(id.as_str().chars().all(|c| c.is_ascii_hexdigit()));
         let fallback = fresh_id(|_| true);
         assert_eq!(fallback.as_str().len(), 36);
+    }
+
+    #[test]
+    fn ids_take_sixteen_bytes() {
+        assert_eq!(std::mem::size_of::<EntryId>(), 16);
+        assert_eq!(EntryId::new("0123456789abcd").as_str(), "0123456789abcd");
+        assert_eq!(EntryId::new("0123456789abcde").as_str(), "0123456789abcde");
     }
 
     #[test]

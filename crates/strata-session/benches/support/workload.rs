@@ -8,9 +8,9 @@ use std::path::Path;
 use serde_json::json;
 use strata_session::{
     AgentMessage, AssistantMessage, CompactionEntry, ContentBlock, Entry, EntryBase, EntryId,
-    EntryKind, MessageContent, MessageEntry, ModelChangeEntry, Role, SessionError, StopReason,
-    TextContent, ThinkingLevelChangeEntry, ToolCall, ToolResultMessage, Tree, Usage, UserMessage,
-    format_iso_millis,
+    EntryKind, EntryRef, MessageContent, MessageEntry, ModelChangeEntry, Role, SessionError,
+    StopReason, TextContent, ThinkingLevelChangeEntry, ToolCall, ToolResultMessage, Tree, Usage,
+    UserMessage, format_iso_millis,
 };
 
 /// What was generated.
@@ -193,52 +193,77 @@ pub fn context_inputs(tree: &Tree) -> Result<ContextInputs, SessionError> {
             model: None,
         });
     };
-    let path = tree.branch(leaf);
-    // The chain's parts as index ranges of the path, so the typed chain is allocated once.
-    let (compaction, kept, after) =
-        match path.iter().rposition(|e| e.kind() == EntryKind::Compaction) {
-            Some(at) => {
-                let compaction = path[at].entry()?;
-                let first_kept = match &compaction {
-                    Entry::Compaction(c) => c.first_kept_entry_id.clone(),
-                    _ => None,
-                };
-                let kept = path[..at]
-                    .iter()
-                    .position(|e| Some(e.id()) == first_kept.as_ref())
-                    .map_or(at..at, |start| start..at);
-                (Some(compaction), kept, at + 1..path.len())
+    // Walk up from the leaf: the entries after the latest compaction, then its kept span, then
+    // on to the root only while a setting is still unknown. The first setting met going up is
+    // the last on the path.
+    let mut walk = tree.walk_to_root(leaf);
+    let mut settings = Settings::default();
+    let mut after = Vec::new();
+    let mut compaction = None;
+    for entry in walk.by_ref() {
+        settings.note(entry);
+        if entry.kind() == EntryKind::Compaction {
+            compaction = Some(entry.entry()?);
+            break;
+        }
+        after.push(entry);
+    }
+    let mut kept = Vec::new();
+    if let Some(Entry::Compaction(c)) = &compaction {
+        let mut found = false;
+        for entry in walk.by_ref() {
+            settings.note(entry);
+            kept.push(entry);
+            if Some(entry.id()) == c.first_kept_entry_id.as_ref() {
+                found = true;
+                break;
             }
-            None => (None, 0..0, 0..path.len()),
-        };
+        }
+        if !found {
+            // Pi emits no kept entries when `firstKeptEntryId` is not on the path.
+            kept.clear();
+        }
+    }
+    for entry in walk {
+        if settings.thinking.is_some() && settings.model.is_some() {
+            break;
+        }
+        settings.note(entry);
+    }
     let mut chain =
         Vec::with_capacity(usize::from(compaction.is_some()) + kept.len() + after.len());
     chain.extend(compaction);
-    for entry in path[kept].iter().chain(&path[after]) {
+    for entry in kept.iter().rev().chain(after.iter().rev()) {
         chain.push(entry.entry()?);
     }
-    let thinking = path
-        .iter()
-        .rev()
-        .find(|e| e.kind() == EntryKind::ThinkingLevelChange)
-        .map(|e| e.entry())
-        .transpose()?;
-    let model = path
-        .iter()
-        .rev()
-        .find(|e| {
-            matches!(
-                e.kind(),
-                EntryKind::ModelChange | EntryKind::Message(Role::Assistant)
-            )
-        })
-        .map(|e| e.entry())
-        .transpose()?;
     Ok(ContextInputs {
         chain,
-        thinking,
-        model,
+        thinking: settings.thinking.map(|e| e.entry()).transpose()?,
+        model: settings.model.map(|e| e.entry()).transpose()?,
     })
+}
+
+/// The last thinking-level and model entries met walking up a path.
+#[derive(Default)]
+struct Settings<'a> {
+    thinking: Option<EntryRef<'a>>,
+    model: Option<EntryRef<'a>>,
+}
+
+impl<'a> Settings<'a> {
+    fn note(&mut self, entry: EntryRef<'a>) {
+        match entry.kind() {
+            EntryKind::ThinkingLevelChange if self.thinking.is_none() => {
+                self.thinking = Some(entry)
+            }
+            EntryKind::ModelChange | EntryKind::Message(Role::Assistant)
+                if self.model.is_none() =>
+            {
+                self.model = Some(entry);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The typed inputs of one context build.
