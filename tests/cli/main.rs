@@ -4,9 +4,14 @@
     clippy::expect_used,
     reason = "test helpers fail loudly when the binary cannot run"
 )]
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] functions unwrap like the tests do"
+)]
 
 mod context;
 mod fork;
 mod listing;
+mod run;
 mod support;
 mod tree;

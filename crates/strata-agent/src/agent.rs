@@ -393,8 +393,13 @@ impl Agent {
             };
             assembler.push(&event);
             match event {
-                Event::TextDelta { text, .. } => self.emit(AgentEvent::TextDelta { text }),
-                Event::ThinkingDelta { text, .. } => self.emit(AgentEvent::ThinkingDelta { text }),
+                Event::TextDelta { text, .. } if !text.is_empty() => {
+                    self.emit(AgentEvent::TextDelta { text });
+                }
+                Event::ThinkingDelta { text, .. } if !text.is_empty() => {
+                    self.emit(AgentEvent::ThinkingDelta { text });
+                }
+                Event::TextDelta { .. } | Event::ThinkingDelta { .. } => {}
                 Event::ToolCallStart { id, name, .. } => {
                     self.emit(AgentEvent::ToolCallStart { id, name })
                 }

@@ -5,11 +5,68 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// strata: a coding agent that keeps the provider's prompt cache intact.
+///
+/// Without a subcommand, strata runs the agent: `-p "..."` prints the final answer,
+/// `--mode json` prints every event as a JSON line.
 #[derive(Debug, Parser)]
-#[command(name = "strata", version, about, long_about = None)]
+#[command(name = "strata", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Flags of an agent run (also read by `strata config`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RunArgs {
+    /// Run one prompt non-interactively and print the final answer (stdin, when piped, is
+    /// added to the prompt).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT")]
+    pub print: Option<String>,
+    /// Output mode: text (the final answer) or json (every event as a JSON line).
+    #[arg(long, value_enum, default_value_t = Mode::Text)]
+    pub mode: Mode,
+    /// Model as provider/id, optionally with :thinking (e.g. anthropic/claude-sonnet-4-5:high).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Provider, when --model gives only an id.
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// API key for the provider (otherwise its environment variables are read).
+    #[arg(long, env = "STRATA_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// Base URL overriding the provider's (a proxy, or strata-mock).
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Use this session file (created when missing).
+    #[arg(long, conflicts_with_all = ["continue_session", "no_session"])]
+    pub session: Option<PathBuf>,
+    /// Continue the most recent session of this directory.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+    /// Do not keep a session file.
+    #[arg(long)]
+    pub no_session: bool,
+    /// Tools to enable, comma separated (default: read,bash,edit,write).
+    #[arg(long, value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+    /// Replaces the built-in intro of the system prompt.
+    #[arg(long)]
+    pub system_prompt: Option<String>,
+    /// Appended to the system prompt's rules.
+    #[arg(long)]
+    pub append_system_prompt: Option<String>,
+}
+
+/// How a run reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// The final answer as text.
+    #[default]
+    Text,
+    /// Every event as one JSON line.
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -24,6 +81,24 @@ pub enum Command {
     Fork(ForkArgs),
     /// List the provider capability table.
     Providers(ProvidersArgs),
+    /// Show the merged configuration and where each value came from.
+    Config(ConfigArgs),
+    /// Print shell completions.
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ConfigArgs {
+    /// Print JSON instead of annotated TOML-like lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, clap::Args)]

@@ -2,6 +2,8 @@
 
 mod args;
 mod commands;
+mod config;
+mod run;
 
 use std::io::Write;
 use std::process::ExitCode;

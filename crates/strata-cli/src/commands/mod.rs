@@ -1,5 +1,6 @@
 //! One module per subcommand; each takes its parsed arguments and writes to stdout.
 
+mod config;
 mod context;
 mod fork;
 mod open;
@@ -7,15 +8,28 @@ mod providers;
 mod sessions;
 mod tree;
 
+use clap::CommandFactory as _;
+
 use crate::args::{Cli, Command};
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Context(args) => context::run(&args),
-        Command::Tree(args) => tree::run(&args),
-        Command::Sessions(args) => sessions::run(&args),
-        Command::Fork(args) => fork::run(&args),
-        Command::Providers(args) => providers::run(&args),
+        Some(Command::Context(args)) => context::run(&args),
+        Some(Command::Tree(args)) => tree::run(&args),
+        Some(Command::Sessions(args)) => sessions::run(&args),
+        Some(Command::Fork(args)) => fork::run(&args),
+        Some(Command::Providers(args)) => providers::run(&args),
+        Some(Command::Config(args)) => config::run(&args, &cli.run),
+        Some(Command::Completions(args)) => {
+            clap_complete::generate(
+                args.shell,
+                &mut Cli::command(),
+                "strata",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
+        None => crate::run::run(&cli.run),
     }
 }

@@ -1,0 +1,137 @@
+//! Agent runs of the binary against strata-mock's scripted model over real HTTP.
+
+use std::process::Command;
+
+use serde_json::Value;
+use strata_mock::{MockConfig, MockServer, Scenario};
+
+use crate::support::workspace;
+
+fn mock() -> MockServer {
+    let server = MockServer::start_in_thread(MockConfig::new()).expect("mock starts");
+    let scenario = workspace().join("crates/strata-mock/scenarios/demo.toml");
+    server.load_scenario(Scenario::from_file(&scenario).expect("scenario parses"));
+    server
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/greeting.rs"),
+        "pub fn greet() -> &'static str { \"Helo\" }\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn strata_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .current_dir(dir)
+        .args(args)
+        .env("HOME", dir)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("STRATA_MODEL")
+        .output()
+        .expect("strata runs")
+}
+
+#[test]
+fn print_mode_runs_the_task_and_prints_the_final_answer() {
+    let server = mock();
+    let dir = project();
+    let url = server.base_url();
+    let output = strata_in(
+        dir.path(),
+        &[
+            "-p",
+            "fix the greeting",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            &url,
+            "--api-key",
+            "k",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "Fixed the typo in `src/greeting.rs` (Helo → Hello); the tests pass.\n"
+    );
+    let source = std::fs::read_to_string(dir.path().join("src/greeting.rs")).unwrap();
+    assert!(source.contains("\"Hello\""), "{source}");
+    assert_eq!(server.requests().len(), 4);
+    // The session was stored under HOME's default root, in the directory for this cwd.
+    let root = dir.path().join(".strata/sessions");
+    let dirs: Vec<_> = std::fs::read_dir(&root).unwrap().collect();
+    assert_eq!(dirs.len(), 1);
+    // The key never reaches the session.
+    let dir_path = dirs[0].as_ref().unwrap().path();
+    for file in std::fs::read_dir(dir_path).unwrap() {
+        let text = std::fs::read_to_string(file.unwrap().path()).unwrap_or_default();
+        assert!(!text.contains("\"k\""));
+    }
+}
+
+#[test]
+fn json_mode_prints_every_event_in_order() {
+    let server = mock();
+    let dir = project();
+    let url = server.base_url();
+    let output = strata_in(
+        dir.path(),
+        &[
+            "-p",
+            "fix the greeting",
+            "--mode",
+            "json",
+            "--no-session",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            &url,
+            "--api-key",
+            "k",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"agent_start"));
+    assert_eq!(kinds.last(), Some(&"agent_end"));
+    assert_eq!(events.last().unwrap()["reason"], "stop");
+    assert_eq!(kinds.iter().filter(|k| **k == "turn_start").count(), 4);
+    assert_eq!(kinds.iter().filter(|k| **k == "tool_end").count(), 3);
+    let snapshot = events
+        .iter()
+        .find(|e| e["type"] == "system_update")
+        .unwrap();
+    assert_eq!(snapshot["snapshot"], true);
+    // Each turn: request, then usage, then the assistant message.
+    let first_request = kinds.iter().position(|k| *k == "request_start").unwrap();
+    let first_usage = kinds.iter().position(|k| *k == "usage").unwrap();
+    assert!(first_request < first_usage);
+    assert!(kinds.contains(&"thinking_delta") && kinds.contains(&"tool_call_delta"));
+}
+
+#[test]
+fn a_missing_model_or_unknown_provider_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = strata_in(dir.path(), &["-p", "hi", "--no-session"]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--model"));
+    let output = strata_in(
+        dir.path(),
+        &["-p", "hi", "--no-session", "--model", "nope/x"],
+    );
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown provider `nope`"));
+}
