@@ -485,6 +485,55 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn row(toml_text: &str) -> ProviderRow {
+        let mut table = crate::catalog::parse_provider_table(toml_text, "test").unwrap();
+        table.providers.remove("p").unwrap()
+    }
+
+    #[test]
+    fn overrides_apply_in_order_and_later_ones_win() {
+        let row = row(r#"
+schema_version = 1
+[providers.p]
+name = "P"
+protocol = "anthropic-messages"
+base_url = "https://p"
+[providers.p.cache]
+style = "explicit-breakpoints"
+min_tokens = 1024
+[[providers.p.overrides]]
+models = ["m-*"]
+min_cacheable_tokens = 2048
+mid_conversation_system = true
+[[providers.p.overrides]]
+models = ["m-old*"]
+mid_conversation_system = false
+[[providers.p.overrides]]
+models = ["m-gw"]
+protocol = "openai-chat"
+base_url = "https://p/compat"
+"#);
+        let new = row.capabilities("m-new");
+        assert_eq!(new.min_cacheable_tokens, 2048);
+        assert!(new.mid_conversation_system);
+        let old = row.capabilities("m-old-1");
+        assert_eq!(
+            old.min_cacheable_tokens, 2048,
+            "earlier override still applies"
+        );
+        assert!(!old.mid_conversation_system, "later override wins");
+        let other = row.capabilities("x");
+        assert_eq!(other.min_cacheable_tokens, 1024);
+        let gw = row.endpoint("m-gw");
+        assert_eq!(gw.protocol, Protocol::OpenaiChat);
+        assert_eq!(gw.base_url, "https://p/compat");
+        assert_eq!(row.endpoint("m-new").protocol, Protocol::AnthropicMessages);
+        assert_eq!(
+            row.protocols(),
+            vec![Protocol::AnthropicMessages, Protocol::OpenaiChat]
+        );
+    }
+
     #[test]
     fn glob_matches_stars_anywhere() {
         assert!(glob_match("claude-opus-4-8*", "claude-opus-4-8"));
