@@ -128,3 +128,66 @@ fn malformed_line_is_reported_and_skipped() {
     );
     assert!(String::from_utf8_lossy(&output.stdout).contains("leaf a100001a"));
 }
+
+/// `--format request` renders for the session's provider: the request, the chapter report
+/// with divergence from another leaf, and Anthropic's wire body.
+#[test]
+fn request_format_shows_request_report_and_wire_body() {
+    let tour = workspace().join("examples/sessions/tour.jsonl");
+    let tour = tour.to_str().unwrap();
+    let out: Value = serde_json::from_str(&strata_ok(&[
+        "context",
+        tour,
+        "--format",
+        "request",
+        "--leaf",
+        "a1000016",
+        "--against",
+        "a1000013",
+    ]))
+    .unwrap();
+    assert_eq!(out["provider"], "anthropic");
+    assert_eq!(out["model"], "claude-sonnet-4-5");
+    // a1000016 extends a1000013: the earlier request is a byte prefix of the later one.
+    assert_eq!(out["report"]["divergence"]["kind"], "extends");
+    let tools = out["request"]["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t["name"] == "read"));
+    assert!(
+        out["wire"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/v1/messages")
+    );
+    assert!(out["wire"]["body"]["messages"].is_array());
+    let bytes = |c: &str| out["report"][c]["bytes"].as_u64().unwrap();
+    assert!(bytes("tools") > 0 && bytes("system") > 0 && bytes("messages") > 0);
+
+    // The same leaf against itself: identical.
+    let same: Value = serde_json::from_str(&strata_ok(&[
+        "context",
+        tour,
+        "--format",
+        "request",
+        "--leaf",
+        "a1000016",
+        "--against",
+        "a1000016",
+    ]))
+    .unwrap();
+    assert_eq!(same["report"]["divergence"]["kind"], "identical");
+
+    // Another provider's rules: OpenAI Chat has no Anthropic wire body here.
+    let openai: Value = serde_json::from_str(&strata_ok(&[
+        "context",
+        tour,
+        "--format",
+        "request",
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-4.1",
+    ]))
+    .unwrap();
+    assert_eq!(openai["provider"], "openai");
+    assert!(openai.get("wire").is_none());
+}

@@ -117,6 +117,10 @@ pub struct ContextArgs {
     /// Model id (with `--format request`); defaults to the session's model.
     #[arg(long)]
     pub model: Option<String>,
+    /// With `--format request`: also render the context at this entry and report where the
+    /// two requests diverge.
+    #[arg(long)]
+    pub against: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

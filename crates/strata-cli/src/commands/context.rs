@@ -26,9 +26,7 @@ pub fn run(args: &ContextArgs) -> anyhow::Result<()> {
             serde_json::to_writer_pretty(&mut out, &strata_context::to_pi_json(&context))?;
             writeln!(out)?;
         }
-        ContextFormat::Request => {
-            anyhow::bail!("--format request needs the renderer, which is not built yet")
-        }
+        ContextFormat::Request => super::request::print(args, &session, &context)?,
     }
     Ok(())
 }

@@ -5,6 +5,7 @@ mod context;
 mod fork;
 mod open;
 mod providers;
+mod request;
 mod sessions;
 mod tree;
 
