@@ -90,6 +90,12 @@ pub struct CacheConfig {
     pub excess_breakpoints: ExcessBreakpoints,
     /// Whether `prompt_cache_key` (or the session header) separates cache entries.
     pub keyed_by_cache_key: bool,
+    /// Price of a cache read relative to an uncached input token.
+    pub read_price: f64,
+    /// Price of a 5-minute (or automatic) cache write relative to an uncached input token.
+    pub write_price_5m: f64,
+    /// Price of a 1-hour cache write relative to an uncached input token.
+    pub write_price_1h: f64,
 }
 
 impl Default for CacheConfig {
@@ -112,6 +118,10 @@ impl CacheConfig {
             max_breakpoints: 4,
             excess_breakpoints: ExcessBreakpoints::Reject,
             keyed_by_cache_key: false,
+            // "5-minute cache writes cost 1.25x … 1-hour 2x … hits 0.1x base input".
+            read_price: 0.1,
+            write_price_5m: 1.25,
+            write_price_1h: 2.0,
         }
     }
 
@@ -124,6 +134,10 @@ impl CacheConfig {
             // In-memory retention: "cleared within 5 to 10 minutes of inactivity".
             ttl_automatic: Duration::from_secs(10 * 60),
             keyed_by_cache_key: true,
+            // GPT-5 family reads at 0.1x; writes are free before GPT-5.6.
+            read_price: 0.1,
+            write_price_5m: 1.0,
+            write_price_1h: 1.0,
             ..Self::anthropic(1024)
         }
     }
@@ -137,6 +151,8 @@ impl CacheConfig {
             // "cleared usually within a few hours to a few days".
             ttl_automatic: Duration::from_secs(6 * 60 * 60),
             keyed_by_cache_key: false,
+            // V4 pricing: a hit costs about 0.02x a miss.
+            read_price: 0.02,
             ..Self::openai()
         }
     }
@@ -158,8 +174,17 @@ impl CacheConfig {
     pub fn none() -> Self {
         Self {
             style: CacheStyle::None,
+            read_price: 1.0,
             ..Self::openai()
         }
+    }
+
+    /// Cost of a request's input in units of one uncached input token.
+    pub fn input_cost_units(&self, uncached: u64, read: u64, write_5m: u64, write_1h: u64) -> f64 {
+        uncached as f64
+            + read as f64 * self.read_price
+            + write_5m as f64 * self.write_price_5m
+            + write_1h as f64 * self.write_price_1h
     }
 }
 
@@ -240,6 +265,14 @@ impl ModelProfile {
         };
         if caps.cache_style == Style::AutomaticPrefix {
             cache.keyed_by_cache_key = caps.cache_key.is_some();
+        }
+        let prices = &caps.price_multipliers;
+        if caps.cache_style != Style::None
+            && *prices != strata_provider::PriceMultipliers::default()
+        {
+            cache.read_price = prices.cache_read;
+            cache.write_price_5m = prices.cache_write_5m;
+            cache.write_price_1h = prices.cache_write_1h;
         }
         Self {
             cache,
@@ -337,7 +370,13 @@ pub fn builtin_profile(protocol: Protocol, model: &str) -> ModelProfile {
         Protocol::Chat if id.contains("deepseek") => {
             (CacheConfig::deepseek(), UsageDialect::Deepseek)
         }
-        Protocol::Chat | Protocol::Responses => (CacheConfig::openai(), UsageDialect::Openai),
+        Protocol::Chat | Protocol::Responses => (
+            CacheConfig {
+                read_price: openai_read_price(&id),
+                ..CacheConfig::openai()
+            },
+            UsageDialect::Openai,
+        ),
         Protocol::Gemini => (gemini_cache(&id), UsageDialect::Openai),
     };
     ModelProfile {
@@ -367,6 +406,23 @@ fn claude_minimum(id: &str) -> u64 {
         .iter()
         .find(|(needle, _)| id.contains(needle))
         .map_or(1024, |(_, min)| *min)
+}
+
+/// Cached-input ratio of an OpenAI model family (PROVIDERS.md §2.3, models.dev ratios).
+fn openai_read_price(id: &str) -> f64 {
+    if ["gpt-4o", "o1", "o3-mini"]
+        .iter()
+        .any(|f| id.starts_with(f))
+    {
+        0.5
+    } else if ["gpt-4.1", "o3", "o4-mini"]
+        .iter()
+        .any(|f| id.starts_with(f))
+    {
+        0.25
+    } else {
+        0.1
+    }
 }
 
 /// Gemini implicit caching: 2.5 at 2,048, newer at 4,096, 2.0 and older none.

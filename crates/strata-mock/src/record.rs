@@ -43,7 +43,7 @@ pub struct RequestRecord {
 }
 
 /// Cache accounting in a record (the serializable mirror of [`CacheAccounting`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Accounting {
     /// All prompt tokens.
     pub input_tokens: u64,
@@ -63,6 +63,9 @@ pub struct Accounting {
     pub system: Split,
     /// Per chapter: messages.
     pub messages: Split,
+    /// Input cost in units of one uncached input token, at the model's cache price ratios.
+    #[serde(default)]
+    pub input_cost_units: f64,
 }
 
 /// Read / written / uncached tokens of one chapter.
@@ -103,6 +106,7 @@ impl From<&CacheAccounting> for Accounting {
             tools: tools.into(),
             system: system.into(),
             messages: messages.into(),
+            input_cost_units: 0.0,
         }
     }
 }

@@ -320,7 +320,14 @@ impl State {
                 fault,
             },
         };
-        record.cache = Some(Accounting::from(&cache));
+        let mut accounting = Accounting::from(&cache);
+        accounting.input_cost_units = profile.cache.input_cost_units(
+            cache.uncached,
+            cache.cache_read,
+            cache.cache_write_5m,
+            cache.cache_write_1h,
+        );
+        record.cache = Some(accounting);
         record.output_tokens = output_tokens;
         record.turn = reply.turn;
         self.record(record);

@@ -68,6 +68,15 @@ async fn the_same_request_twice_reads_everything_up_to_its_last_breakpoint() {
     );
     assert_eq!(cache.messages.uncached, uncached);
     assert_eq!(cache.input_tokens, read + written + uncached);
+    // Priced at Anthropic's ratios: reads 0.1x, 5-minute writes 1.25x.
+    let expected = uncached as f64 + written as f64 * 0.1;
+    assert!(
+        (cache.input_cost_units - expected).abs() < 1e-6,
+        "{} vs {expected}",
+        cache.input_cost_units
+    );
+    let first_cost = h.server.requests()[0].cache.unwrap().input_cost_units;
+    assert!((first_cost - (uncached as f64 + written as f64 * 1.25)).abs() < 1e-6);
     // The 5m/1h split of writes: all default 5m.
     assert_eq!(
         first.json()["usage"]["cache_creation"]["ephemeral_5m_input_tokens"],
