@@ -56,7 +56,8 @@ impl<'a> Cursor<'a> {
     }
 
     fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+        // A line break ends the line: inside an entry it is an error, not whitespace.
+        while let Some(b' ' | b'\t' | b'\r') = self.bytes.get(self.pos) {
             self.pos += 1;
         }
     }
@@ -83,11 +84,15 @@ impl<'a> Cursor<'a> {
         self.expect(b'"', "expected a string")?;
         let start = self.pos;
         loop {
-            let Some(offset) = memchr::memchr(b'"', &self.bytes[self.pos..]) else {
+            let Some(offset) = memchr::memchr2(b'"', b'\n', &self.bytes[self.pos..]) else {
                 self.pos = self.bytes.len();
                 return self.fail("unterminated string");
             };
             let quote = self.pos + offset;
+            if self.bytes[quote] == b'\n' {
+                self.pos = quote;
+                return self.fail("line ends inside a string");
+            }
             let backslashes = self.bytes[start..quote]
                 .iter()
                 .rev()
@@ -189,7 +194,8 @@ impl<'a> Cursor<'a> {
                         return Ok(());
                     }
                 }
-                b',' | b':' | b' ' | b'\t' | b'\n' | b'\r' => self.pos += 1,
+                b',' | b':' | b' ' | b'\t' | b'\r' => self.pos += 1,
+                b'\n' => return self.fail("line ends inside a value"),
                 _ => {
                     self.scalar()?;
                 }
@@ -224,10 +230,22 @@ impl<'a> Cursor<'a> {
 
 /// Scans one line holding one entry object.
 pub(crate) fn scan_entry(line: &[u8]) -> ScanResult<Scanned<'_>> {
-    let mut cursor = Cursor {
-        bytes: line,
-        pos: 0,
-    };
+    let (scanned, end) = scan_line(line)?;
+    if end != line.len() {
+        return Err(ScanError {
+            reason: "text after the object",
+            offset: end,
+        });
+    }
+    Ok(scanned)
+}
+
+/// Scans the entry object at the start of `bytes` (the rest of a file), which must end its line;
+/// returns the fields and where the line ends (the offset of its `\n`, or the end of `bytes`).
+/// This finds the line's end in the same pass, so no separate search for newlines is needed.
+pub(crate) fn scan_line(bytes: &[u8]) -> ScanResult<(Scanned<'_>, usize)> {
+    let line = bytes;
+    let mut cursor = Cursor { bytes, pos: 0 };
     let mut scanned = Scanned::default();
     cursor.skip_ws();
     cursor.expect(b'{', "expected `{`")?;
@@ -280,10 +298,10 @@ pub(crate) fn scan_entry(line: &[u8]) -> ScanResult<Scanned<'_>> {
         }
     }
     cursor.skip_ws();
-    if cursor.pos != line.len() {
-        return cursor.fail("text after the object");
+    match cursor.peek() {
+        None | Some(b'\n') => Ok((scanned, cursor.pos)),
+        Some(_) => cursor.fail("text after the object"),
     }
-    Ok(scanned)
 }
 
 #[cfg(test)]
@@ -332,6 +350,19 @@ mod tests {
                 "prefix of {cut} bytes accepted"
             );
         }
+    }
+
+    #[test]
+    fn finds_the_end_of_the_line_in_the_same_pass() {
+        let text = b"{\"type\":\"a\",\"id\":\"b\"} \r\n{\"type\":\"c\"}\n";
+        let (scanned, end) = scan_line(text).unwrap();
+        assert_eq!(scanned.id.as_deref(), Some("b"));
+        assert_eq!(text[end], b'\n');
+        assert_eq!(end, 23);
+        // A string or value cut by a line break fails at the break, never reads the next line.
+        assert!(scan_line(b"{\"type\":\"a\n\"}\n").is_err());
+        assert!(scan_line(b"{\"type\":[1,\n2]}\n").is_err());
+        assert!(scan_line(b"{\"type\":\"a\"} x\n").is_err());
     }
 
     #[test]

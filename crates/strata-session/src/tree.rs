@@ -11,7 +11,7 @@ use crate::entry::{Entry, EntryKind, Role};
 use crate::error::{Diagnostic, Problem, SessionError};
 use crate::header::{CURRENT_VERSION, SessionHeader};
 use crate::id::{EntryId, IdHasher};
-use crate::scan::{Parent, scan_entry};
+use crate::scan::{Parent, ScanError, Scanned, scan_entry, scan_line};
 use crate::time::parse_iso_millis;
 
 const NONE: u32 = u32::MAX;
@@ -570,20 +570,28 @@ impl Builder {
         let mut line_no = 0usize;
         let mut start = 0usize;
         while start < bytes.len() {
-            let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
             line_no += 1;
-            let line = &bytes[start..end];
-            let line_start = start;
-            start = end + 1;
-            if line.iter().all(u8::is_ascii_whitespace) {
+            let mut probe = start;
+            while let Some(b' ' | b'\t' | b'\r') = bytes.get(probe) {
+                probe += 1;
+            }
+            if probe == bytes.len() {
+                break;
+            }
+            if bytes[probe] == b'\n' {
+                start = probe + 1;
                 continue;
             }
-            let unterminated = end == bytes.len();
+            let line_end = |from: usize| {
+                memchr::memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |i| from + i)
+            };
             if header.is_none() {
-                match text.get(line_start..end).and_then(SessionHeader::parse) {
+                let end = line_end(start);
+                match text.get(start..end).and_then(SessionHeader::parse) {
                     Some(parsed) => {
                         version = parsed.effective_version();
                         header = Some(parsed);
+                        start = end + 1;
                         continue;
                     }
                     None => {
@@ -594,7 +602,21 @@ impl Builder {
                     }
                 }
             }
-            self.entry_line(text, line_start, end, line_no, unterminated, version);
+            // The scan finds the end of a well-formed line itself; a damaged one is cut at its newline.
+            let (end, scanned) = match scan_line(&bytes[start..]) {
+                Ok((scanned, length)) => (start + length, Ok(scanned)),
+                Err(error) => (line_end(start), Err(error)),
+            };
+            let unterminated = end == bytes.len();
+            self.entry_line(
+                &bytes[start..end],
+                start,
+                line_no,
+                unterminated,
+                version,
+                scanned,
+            );
+            start = end + 1;
         }
         self.line_count = line_no as u32;
         match header {
@@ -608,15 +630,15 @@ impl Builder {
 
     fn entry_line(
         &mut self,
-        text: &str,
+        line: &[u8],
         start: usize,
-        end: usize,
         line_no: usize,
         unterminated: bool,
         version: u32,
+        scanned: Result<Scanned<'_>, ScanError>,
     ) {
-        let line = &text.as_bytes()[start..end];
-        let scanned = match scan_entry(line) {
+        let end = start + line.len();
+        let scanned = match scanned {
             // A cut-short write can still look balanced only if it is complete; confirm with serde.
             Ok(scanned)
                 if !unterminated
