@@ -64,3 +64,36 @@ fn providers_lists_the_whole_table() {
         "{text}"
     );
 }
+
+/// `strata stats` on each log kind: a strata session, a Pi session, a Claude Code project log
+/// (one line per content block, counted once per request); a directory is walked.
+#[test]
+fn stats_reads_strata_pi_and_claude_code_logs() {
+    let cc = crate::support::fixture("claude-code/project.jsonl");
+    let json: Value =
+        serde_json::from_str(&strata_ok(&["stats", "--json", cc.to_str().unwrap()])).unwrap();
+    let log = &json[0];
+    assert_eq!(log["kind"], "claude-code");
+    let requests = log["requests"].as_array().unwrap();
+    assert_eq!(
+        requests.len(),
+        3,
+        "three requests, not one per content block"
+    );
+    assert_eq!(requests[1]["cache_read"], 14200);
+    // The third request came after a 9-minute gap and read nothing: a break.
+    assert_eq!(log["breaks"][0]["request"], 3);
+    assert!(
+        requests[0]["cost"].as_f64().unwrap() > 0.0,
+        "priced from the table"
+    );
+
+    let tour = workspace().join("examples/sessions/tour.jsonl");
+    let text = strata_ok(&["stats", "--requests", tour.to_str().unwrap()]);
+    assert!(text.contains("(strata)"), "{text}");
+    assert!(text.contains("7 requests"), "{text}");
+
+    let pi_dir = crate::support::fixture("pi");
+    let all = strata_ok(&["stats", pi_dir.to_str().unwrap()]);
+    assert!(all.contains("(pi)") && all.contains("all "), "{all}");
+}

@@ -83,8 +83,23 @@ pub enum Command {
     Providers(ProvidersArgs),
     /// Show the merged configuration and where each value came from.
     Config(ConfigArgs),
+    /// Cache hit rate, tokens and cost of sessions (strata, Pi) and Claude Code project logs.
+    Stats(StatsArgs),
     /// Print shell completions.
     Completions(CompletionsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StatsArgs {
+    /// Session files or directories (walked for `*.jsonl`).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// One line per request too.
+    #[arg(long)]
+    pub requests: bool,
+    /// JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -7,6 +7,7 @@ mod open;
 mod providers;
 mod request;
 mod sessions;
+mod stats;
 mod tree;
 
 use clap::CommandFactory as _;
@@ -22,6 +23,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Fork(args)) => fork::run(&args),
         Some(Command::Providers(args)) => providers::run(&args),
         Some(Command::Config(args)) => config::run(&args, &cli.run),
+        Some(Command::Stats(args)) => stats::run(&args),
         Some(Command::Completions(args)) => {
             clap_complete::generate(
                 args.shell,
