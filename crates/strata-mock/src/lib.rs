@@ -27,7 +27,7 @@ pub use config::{
 };
 pub use fault::{Fault, FaultKind};
 pub use protocol::anthropic::signature as anthropic_signature;
-pub use record::{Accounting, RequestRecord, Split};
+pub use record::{Accounting, Change, RequestRecord, Split};
 pub use scenario::{Scenario, ScenarioError};
 pub use server::{MockServer, ServeOptions};
 

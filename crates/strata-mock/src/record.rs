@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::cache::{CacheAccounting, ChapterTokens, Chapters};
 use crate::config::{CacheStyle, Protocol};
 use crate::fault::FaultKind;
+use crate::prompt::Chapter;
 
 /// One request as the mock saw and answered it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,12 +35,26 @@ pub struct RequestRecord {
     pub cache: Option<Accounting>,
     /// Output tokens of the reply.
     pub output_tokens: u64,
+    /// Where this request first differs from the previous one in its cache namespace
+    /// (Anthropic's `tools_changed` / `system_changed` / `messages_changed`); `None` when it
+    /// only appends to it, repeats it, or is the first.
+    #[serde(default)]
+    pub changed: Option<Change>,
     /// The scripted turn played (`None` for echo or refusals).
     pub turn: Option<usize>,
     /// The fault applied, if any.
     pub fault: Option<FaultKind>,
     /// The request body, when the server records bodies.
     pub body: Option<Value>,
+}
+
+/// The first block that differs from the previous request in the same cache namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    /// The chapter it is in.
+    pub chapter: Chapter,
+    /// Its index among the request's blocks.
+    pub block: usize,
 }
 
 /// Cache accounting in a record (the serializable mirror of [`CacheAccounting`]).

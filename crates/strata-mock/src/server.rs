@@ -22,13 +22,14 @@ use crate::cache::CacheSimulator;
 use crate::clock::VirtualClock;
 use crate::config::{MockConfig, Protocol};
 use crate::fault::{Fault, FaultKind};
+use crate::prompt::Chapter;
 use crate::protocol::anthropic::Anthropic;
 use crate::protocol::bedrock::Bedrock;
 use crate::protocol::chat::Chat;
 use crate::protocol::gemini::Gemini;
 use crate::protocol::responses::{Responses, output_items};
 use crate::protocol::{ErrorKind, ErrorResponse, Outcome, ParseContext, Wire, json_body};
-use crate::record::{Accounting, RequestRecord};
+use crate::record::{Accounting, Change, RequestRecord};
 use crate::scenario::{self, Scenario};
 use crate::tokens::Tokenizer;
 
@@ -49,6 +50,8 @@ pub(crate) struct State {
     scenario: RwLock<Option<Arc<Scenario>>>,
     fired_turns: Mutex<HashSet<usize>>,
     stored_responses: Mutex<HashMap<String, Vec<Value>>>,
+    /// The block hashes of the last request in each cache namespace, to name what changed.
+    last_blocks: Mutex<HashMap<String, Vec<(Chapter, u64)>>>,
     seq: AtomicU64,
     record_file: Option<Mutex<std::fs::File>>,
 }
@@ -96,6 +99,7 @@ impl State {
             scenario: RwLock::new(scenario),
             fired_turns: Mutex::new(HashSet::new()),
             stored_responses: Mutex::new(HashMap::new()),
+            last_blocks: Mutex::new(HashMap::new()),
             seq: AtomicU64::new(0),
             record_file: record_file.map(Mutex::new),
         }
@@ -122,6 +126,19 @@ impl State {
         lock(&self.faults).clear();
         lock(&self.fired_turns).clear();
         lock(&self.stored_responses).clear();
+        lock(&self.last_blocks).clear();
+    }
+
+    /// The first block of `prompt` that differs from the previous request in `namespace`.
+    fn first_change(&self, namespace: &str, prompt: &crate::prompt::Prompt) -> Option<Change> {
+        let blocks: Vec<(Chapter, u64)> =
+            prompt.blocks.iter().map(|b| (b.chapter, b.hash)).collect();
+        let previous = lock(&self.last_blocks).insert(namespace.to_owned(), blocks.clone())?;
+        let block = previous.iter().zip(&blocks).position(|(a, b)| a != b)?;
+        Some(Change {
+            chapter: blocks[block].0,
+            block,
+        })
     }
 
     fn take_fault(&self, protocol: Protocol) -> Option<FaultKind> {
@@ -194,6 +211,7 @@ impl State {
             cache_key: None,
             cache: None,
             output_tokens: 0,
+            changed: None,
             turn: None,
             fault: None,
             body: None,
@@ -273,6 +291,7 @@ impl State {
             Ok(cache) => cache,
             Err(e) => return self.refuse::<W>(record, ErrorKind::BadRequest(e.to_string())),
         };
+        record.changed = self.first_change(&namespace, &parsed.prompt);
         let reply = scenario::reply(turn, &parsed.conversation);
         let reasoning_tokens = reply
             .thinking

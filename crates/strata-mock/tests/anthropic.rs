@@ -59,6 +59,7 @@ async fn the_same_request_twice_reads_everything_up_to_its_last_breakpoint() {
     assert!(written > 2000, "written {written}");
     let second = h.post("/v1/messages", &body).await.json();
     assert_eq!(usage(&second), (written, 0, uncached));
+    assert_eq!(h.last_record().changed, None, "a repeat changes nothing");
     // Only the blocks after the last breakpoint are uncached: the assistant "ok" and the question.
     let record = h.last_record();
     let cache = record.cache.unwrap();
@@ -107,6 +108,9 @@ async fn a_changed_system_chapter_still_reads_the_tools_and_writes_the_rest() {
     assert_eq!(record.system.read, 0);
     assert_eq!(written, record.system.written + record.messages.written);
     assert_eq!(record.messages.read, 0);
+    let change = h.last_record().changed.unwrap();
+    assert_eq!(change.chapter, strata_mock::prompt::Chapter::System);
+    assert_eq!(change.block, 4, "four tools, then the system block");
 }
 
 #[tokio::test]
