@@ -273,3 +273,119 @@ impl std::fmt::Display for WithoutUrl<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// A server that answers the n-th connection with `replies[n]` (raw HTTP), then closes.
+    async fn serve(replies: Vec<&'static str>) -> (String, tokio::task::JoinHandle<usize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1/x", listener.local_addr().unwrap());
+        let handle = tokio::spawn(async move {
+            let mut served = 0;
+            for reply in replies {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let mut buf = vec![0u8; 64 * 1024];
+                let _ = socket.read(&mut buf).await;
+                socket.write_all(reply.as_bytes()).await.unwrap();
+                socket.shutdown().await.ok();
+                served += 1;
+            }
+            served
+        });
+        (url, handle)
+    }
+
+    fn client() -> HttpClient {
+        HttpClient::new(&TransportConfig {
+            retry: RetryPolicy {
+                max_retries: 2,
+                base_delay: Duration::from_millis(5),
+                max_delay: Duration::from_secs(2),
+            },
+            ..TransportConfig::default()
+        })
+        .unwrap()
+    }
+
+    const OK: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 12\r\nconnection: close\r\n\r\ndata: hi\n\n\n\n";
+
+    #[tokio::test]
+    async fn a_connection_dropped_before_the_first_byte_is_retried() {
+        let dropped = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 100\r\nconnection: close\r\n\r\n";
+        let (url, server) = serve(vec![dropped, OK]).await;
+        let request = HttpRequest::json(url, "{}");
+        let response = client()
+            .post_json(&request, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(response.attempts, 2);
+        assert_eq!(&response.first_chunk[..], b"data: hi\n\n\n\n");
+        assert_eq!(server.await.unwrap(), 2);
+    }
+
+    #[tokio::test]
+    async fn rate_limits_honour_retry_after_and_errors_lose_the_key() {
+        let limited = "HTTP/1.1 429 Too Many Requests\r\nretry-after: 0\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}";
+        let (url, server) = serve(vec![limited, OK]).await;
+        let request = HttpRequest::json(url, "{}");
+        let response = client()
+            .post_json(&request, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(response.attempts, 2);
+        server.await.unwrap();
+
+        let denied = "HTTP/1.1 401 Unauthorized\r\nrequest-id: req_7\r\ncontent-length: 30\r\nconnection: close\r\n\r\ninvalid x-api-key: sk-secret-1";
+        let (url, _server) = serve(vec![denied]).await;
+        let mut request = HttpRequest::json(url, "{}");
+        request.secrets.push(ApiKey::new("sk-secret-1"));
+        let err = client()
+            .post_json(&request, &CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ProviderError::Auth { status: 401, .. }),
+            "{err:?}"
+        );
+        assert_eq!(err.request_id(), Some("req_7"));
+        assert!(!err.to_string().contains("sk-secret-1"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn cancellation_during_backoff_returns_at_once() {
+        let busy = "HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+        let (url, _server) = serve(vec![busy]).await;
+        let request = HttpRequest::json(url, "{}");
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            trigger.cancel();
+        });
+        let started = std::time::Instant::now();
+        let err = client().post_json(&request, &cancel).await.unwrap_err();
+        assert_eq!(err, ProviderError::Cancelled);
+        assert!(started.elapsed() < Duration::from_millis(800));
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_a_transport_error() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        drop(listener);
+        let request = HttpRequest {
+            max_retries: Some(0),
+            ..HttpRequest::json(url, "{}")
+        };
+        let err = client()
+            .post_json(&request, &CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::Transport { .. }), "{err:?}");
+        assert!(err.is_retryable());
+    }
+}
