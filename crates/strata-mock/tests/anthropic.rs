@@ -415,3 +415,36 @@ async fn the_stream_follows_the_message_event_sequence() {
         h.last_record().output_tokens
     );
 }
+
+#[tokio::test]
+async fn replayed_thinking_must_keep_its_signature() {
+    let h = start().await;
+    h.server.load_scenario(
+        strata_mock::Scenario::from_toml("[[turn]]\nthinking = \"hmm\"\ntext = \"hi\"\n", "inline")
+            .unwrap(),
+    );
+    let first = h.post("/v1/messages", &json!({"model": MODEL, "max_tokens": 10, "messages": [{"role": "user", "content": "a"}]})).await.json();
+    let content = first["content"].clone();
+    assert_eq!(content[0]["type"], "thinking");
+    let replay = |content: Value| {
+        json!({"model": MODEL, "max_tokens": 10, "messages": [
+        {"role": "user", "content": "a"}, {"role": "assistant", "content": content}, {"role": "user", "content": "b"}]})
+    };
+    assert_eq!(
+        h.post("/v1/messages", &replay(content.clone()))
+            .await
+            .status,
+        200
+    );
+    let mut altered = content.clone();
+    altered[0]["thinking"] = json!("edited");
+    let rejected = h.post("/v1/messages", &replay(altered)).await;
+    assert_eq!(rejected.status, 400);
+    assert_eq!(
+        rejected.json()["error"]["message"],
+        "messages.1.content.0.thinking: Invalid `signature` in `thinking` block"
+    );
+    let mut unsigned = content;
+    unsigned[0].as_object_mut().unwrap().remove("signature");
+    assert_eq!(h.post("/v1/messages", &replay(unsigned)).await.status, 400);
+}

@@ -25,6 +25,23 @@ pub fn signature(thinking: &str) -> String {
     format!("mock-sig-{:016x}", crate::tokens::hash_str(thinking))
 }
 
+/// A replayed thinking block must carry its signature, unchanged when the mock issued it
+/// (the API rejects a thinking block whose text or signature was altered).
+fn check_signature(block: &Value) -> Result<(), String> {
+    let signature = block
+        .get("signature")
+        .and_then(Value::as_str)
+        .ok_or("signature: Field required")?;
+    let thinking = block
+        .get("thinking")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if signature.starts_with("mock-sig-") && signature != self::signature(thinking) {
+        return Err("thinking: Invalid `signature` in `thinking` block".into());
+    }
+    Ok(())
+}
+
 fn usage(outcome: &Outcome<'_>) -> Value {
     let cache = outcome.cache;
     json!({
@@ -127,11 +144,15 @@ impl Wire for Anthropic {
             match message.get("content") {
                 Some(Value::String(text)) => builder.push(Chapter::Messages, role, text, None),
                 Some(Value::Array(blocks)) => {
-                    for block in blocks {
+                    for (j, block) in blocks.iter().enumerate() {
                         let kind = block
                             .get("type")
                             .and_then(Value::as_str)
                             .unwrap_or_default();
+                        if kind == "thinking" {
+                            check_signature(block)
+                                .map_err(|e| format!("messages.{i}.content.{j}.{e}"))?;
+                        }
                         let text = canonical_without(block, "cache_control");
                         if matches!(kind, "thinking" | "redacted_thinking") {
                             builder.push_uncacheable(Chapter::Messages, role, &text);

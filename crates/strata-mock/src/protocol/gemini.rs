@@ -52,6 +52,24 @@ fn chunk(parsed: &Parsed, outcome: &Outcome<'_>, parts: Vec<Value>, finish: bool
     })
 }
 
+/// Function-call parts; after thinking, the first carries a `thoughtSignature` that the client
+/// must send back on that part.
+fn call_parts(outcome: &Outcome<'_>) -> Vec<Value> {
+    let reply = outcome.reply;
+    reply
+        .tool_calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut part = json!({"functionCall": {"name": c.name, "args": c.arguments}});
+            if let (0, Some(thinking)) = (i, &reply.thinking) {
+                part["thoughtSignature"] = json!(crate::anthropic_signature(thinking));
+            }
+            part
+        })
+        .collect()
+}
+
 /// One SSE event as Gemini frames it.
 fn data(value: &Value) -> Bytes {
     Bytes::from(format!("data: {value}\r\n\r\n"))
@@ -82,11 +100,7 @@ fn stream_chunks(parsed: &Parsed, outcome: &Outcome<'_>) -> Vec<Value> {
             out.push(chunk(parsed, outcome, vec![json!({"text": piece})], false));
         }
     }
-    let calls: Vec<Value> = reply
-        .tool_calls
-        .iter()
-        .map(|c| json!({"functionCall": {"name": c.name, "args": c.arguments}}))
-        .collect();
+    let calls = call_parts(outcome);
     // Function calls arrive whole, in the final chunk with the finish reason.
     out.push(chunk(parsed, outcome, calls, true));
     out
@@ -189,9 +203,7 @@ impl Wire for Gemini {
         if let Some(text) = &reply.text {
             parts.push(json!({"text": text}));
         }
-        for call in &reply.tool_calls {
-            parts.push(json!({"functionCall": {"name": call.name, "args": call.arguments}}));
-        }
+        parts.extend(call_parts(outcome));
         chunk(parsed, outcome, parts, true)
     }
 
