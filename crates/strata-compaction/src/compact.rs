@@ -1,0 +1,298 @@
+//! Running a compaction: the summary requests (concurrent for a split turn), checks on the
+//! answers, and the entry that records the result.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use strata_context::Context;
+use strata_provider::{
+    ContentBlock, Cost, Model, Provider, Request, StopReason, StreamOptions, Usage,
+};
+use strata_session::{CompactionEntry, EntryBase, EntryId, Extra, ToolDefinition};
+
+use crate::error::CompactionError;
+use crate::estimate::js_len;
+use crate::files::FileLists;
+use crate::prepare::Preparation;
+use crate::prompt::{NO_PRIOR_HISTORY, SPLIT_TURN_SEPARATOR};
+use crate::request::{SummaryPart, cache_friendly_request, transcript_request};
+use crate::settings::{CompactionSettings, SummaryMode};
+
+/// Field of a compaction or branch summary entry holding the summary requests' usage
+/// (Pi's `Usage` shape with its `cost`); Pi ignores it.
+pub const USAGE_FIELD: &str = "usage";
+/// Field naming the summary form used (`cache_friendly` or `transcript`).
+pub const SUMMARY_MODE_FIELD: &str = "summaryMode";
+
+/// A finished compaction, ready to be written as an entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactionResult {
+    /// The summary, with the `<read-files>` / `<modified-files>` tags appended.
+    pub summary: String,
+    /// The first entry kept after the summary.
+    pub first_kept_entry_id: EntryId,
+    /// Estimated context tokens before compaction.
+    pub tokens_before: u64,
+    /// Accumulated file lists (`details`).
+    pub details: FileLists,
+    /// Tokens the summary requests used, both summed for a split turn.
+    pub usage: Usage,
+    /// What they cost.
+    pub cost: Cost,
+    /// The form the requests took.
+    pub mode: SummaryMode,
+}
+
+/// One summary answer.
+struct Summary {
+    text: String,
+    usage: Usage,
+    cost: Cost,
+}
+
+/// Compacts with the session's model: see [`compact_with_focus`].
+pub async fn compact(
+    provider: &dyn Provider,
+    model: &Model,
+    main_request: &Request,
+    preparation: &Preparation,
+    settings: &CompactionSettings,
+    options: &StreamOptions,
+) -> Result<CompactionResult, CompactionError> {
+    compact_with_focus(
+        provider,
+        model,
+        main_request,
+        preparation,
+        settings,
+        options,
+        None,
+    )
+    .await
+}
+
+/// Makes the summary for `preparation` (with `focus` appended as Pi's `/compact <text>`):
+/// the history and the turn prefix concurrently when the turn is split, merged in Pi's format.
+///
+/// `settings.summary_mode` picks the form; the cache-friendly form falls back to the
+/// transcript when `model` is not the one `main_request` goes to (another model cannot read
+/// the session's cache). A summary cut at the output cap, one without text, or one not
+/// smaller than what it replaces is an error.
+pub async fn compact_with_focus(
+    provider: &dyn Provider,
+    model: &Model,
+    main_request: &Request,
+    preparation: &Preparation,
+    settings: &CompactionSettings,
+    options: &StreamOptions,
+    focus: Option<&str>,
+) -> Result<CompactionResult, CompactionError> {
+    let mode = match settings.summary_mode {
+        SummaryMode::CacheFriendly if model.id == main_request.model => SummaryMode::CacheFriendly,
+        _ => SummaryMode::Transcript,
+    };
+    let build = |part: SummaryPart, max_tokens: u32| {
+        let mut request = match mode {
+            SummaryMode::CacheFriendly => {
+                cache_friendly_request(main_request, preparation, part, focus, max_tokens)
+            }
+            SummaryMode::Transcript => {
+                transcript_request(main_request, preparation, part, focus, max_tokens)
+            }
+        };
+        request.model.clone_from(&model.id);
+        if !model.reasoning {
+            request.thinking = strata_provider::ThinkingLevel::Off;
+        }
+        request
+    };
+    let history_request = (!preparation.messages_to_summarize.is_empty())
+        .then(|| build(SummaryPart::History, settings.history_max_tokens()));
+    let summary = if preparation.is_split_turn && !preparation.turn_prefix.is_empty() {
+        let prefix_request = build(SummaryPart::TurnPrefix, settings.turn_prefix_max_tokens());
+        let history = async {
+            match &history_request {
+                Some(request) => {
+                    summarize(provider, model, request, options, SummaryPart::History).await
+                }
+                None => Ok(Summary {
+                    text: NO_PRIOR_HISTORY.to_owned(),
+                    usage: Usage::default(),
+                    cost: Cost::default(),
+                }),
+            }
+        };
+        let prefix = summarize(
+            provider,
+            model,
+            &prefix_request,
+            options,
+            SummaryPart::TurnPrefix,
+        );
+        let (history, prefix) = futures::future::try_join(history, prefix).await?;
+        Summary {
+            text: format!("{}{SPLIT_TURN_SEPARATOR}{}", history.text, prefix.text),
+            usage: history.usage + prefix.usage,
+            cost: history.cost + prefix.cost,
+        }
+    } else {
+        let request = history_request
+            .unwrap_or_else(|| build(SummaryPart::History, settings.history_max_tokens()));
+        summarize(provider, model, &request, options, SummaryPart::History).await?
+    };
+
+    let summary_tokens = js_len(&summary.text).div_ceil(4);
+    let replaced_tokens = preparation.replaced_tokens();
+    if summary_tokens >= replaced_tokens {
+        return Err(CompactionError::NotSmaller {
+            summary_tokens,
+            replaced_tokens,
+        });
+    }
+    let details = preparation.file_lists();
+    Ok(CompactionResult {
+        summary: format!("{}{}", summary.text, details.tags()),
+        first_kept_entry_id: preparation.first_kept_entry_id.clone(),
+        tokens_before: preparation.tokens_before,
+        details,
+        usage: summary.usage,
+        cost: summary.cost,
+        mode,
+    })
+}
+
+/// Sends one summary request and checks the answer.
+pub(crate) async fn summarize_once(
+    provider: &dyn Provider,
+    model: &Model,
+    request: &Request,
+    options: &StreamOptions,
+    part: &'static str,
+) -> Result<(String, Usage, Cost), CompactionError> {
+    let completion = provider
+        .complete(model, request, options)
+        .await
+        .map_err(|source| CompactionError::Provider { part, source })?;
+    if completion.stop_reason == StopReason::MaxTokens {
+        return Err(CompactionError::Truncated {
+            part,
+            max_tokens: request.max_tokens.unwrap_or_default(),
+        });
+    }
+    let text: Vec<&str> = completion
+        .message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let text = text.join("\n");
+    if text.trim().is_empty() {
+        return Err(CompactionError::EmptySummary {
+            part,
+            stop_reason: format!("{:?}", completion.stop_reason),
+        });
+    }
+    Ok((text, completion.usage, completion.cost))
+}
+
+async fn summarize(
+    provider: &dyn Provider,
+    model: &Model,
+    request: &Request,
+    options: &StreamOptions,
+    part: SummaryPart,
+) -> Result<Summary, CompactionError> {
+    let (text, usage, cost) =
+        summarize_once(provider, model, request, options, part.name()).await?;
+    Ok(Summary { text, usage, cost })
+}
+
+/// The usage in Pi's session shape (`input`, `output`, `cacheRead`, `cacheWrite`,
+/// `totalTokens`, `cost`), as assistant messages record it.
+pub fn session_usage(usage: &Usage, cost: &Cost) -> strata_session::Usage {
+    strata_session::Usage {
+        input: usage.input,
+        output: usage.output,
+        cache_read: usage.cache_read,
+        cache_write: usage.cache_write(),
+        total_tokens: usage.total_tokens(),
+        cost: strata_session::Cost {
+            input: cost.input,
+            output: cost.output,
+            cache_read: cost.cache_read,
+            cache_write: cost.cache_write(),
+            total: cost.total(),
+            extra: Extra::new(),
+        },
+        extra: Extra::new(),
+    }
+}
+
+/// The extra fields recording a summary's usage and form on its entry.
+pub(crate) fn usage_fields(usage: &Usage, cost: &Cost, mode: Option<SummaryMode>) -> Extra {
+    let mut extra = Extra::new();
+    extra.insert(
+        USAGE_FIELD.to_owned(),
+        serde_json::to_value(session_usage(usage, cost)).unwrap_or(Value::Null),
+    );
+    if let Some(mode) = mode {
+        extra.insert(
+            SUMMARY_MODE_FIELD.to_owned(),
+            serde_json::to_value(mode).unwrap_or(Value::Null),
+        );
+    }
+    extra
+}
+
+/// The `compaction` entry for `result`, with the folded system snapshot and the live tool
+/// set of `context` (the context at the leaf being compacted), and the summary requests'
+/// usage in its `usage` field. Append it with `Session::append_compaction`.
+pub fn compaction_entry(result: &CompactionResult, context: &Context) -> CompactionEntry {
+    let system: BTreeMap<String, String> = context
+        .system
+        .folded()
+        .into_iter()
+        .map(|(name, text)| (name.as_str().to_owned(), text))
+        .collect();
+    let tools: Vec<ToolDefinition> = context
+        .tools
+        .live()
+        // Ledger definitions are serialized `ToolDefinition`s, so they always read back.
+        .filter_map(|tool| serde_json::from_value(tool.definition.clone()).ok())
+        .collect();
+    CompactionEntry {
+        base: EntryBase::pending(),
+        summary: result.summary.clone(),
+        first_kept_entry_id: Some(result.first_kept_entry_id.clone()),
+        tokens_before: result.tokens_before,
+        details: Some(result.details.to_details()),
+        from_hook: None,
+        system: Some(system),
+        tools: Some(tools),
+        extra: usage_fields(&result.usage, &result.cost, Some(result.mode)),
+    }
+}
+
+/// Reads the summary usage strata recorded on an entry's extra fields (compaction or branch
+/// summary), for session totals.
+pub fn recorded_usage(extra: &Extra) -> Option<strata_session::Usage> {
+    extra
+        .get(USAGE_FIELD)
+        .and_then(|value| serde_json::from_value(value.clone()).ok())
+}
+
+/// `customType` of a `custom` entry recording a summary request's usage where no entry field
+/// can hold it (branch summaries, failed compactions).
+pub const USAGE_CUSTOM_TYPE: &str = "strata.usage";
+
+/// The `data` of a [`USAGE_CUSTOM_TYPE`] entry: `{kind, usage}` with `kind` such as
+/// `"compaction"` or `"branch_summary"` and `usage` in Pi's shape (cost included).
+pub fn usage_record(kind: &str, usage: &Usage, cost: &Cost) -> Value {
+    json!({
+        "kind": kind,
+        "usage": serde_json::to_value(session_usage(usage, cost)).unwrap_or(Value::Null),
+    })
+}

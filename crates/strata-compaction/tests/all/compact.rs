@@ -1,0 +1,397 @@
+//! Running compactions: split turns, repeated compaction, refusals, usage.
+
+use serde_json::json;
+use strata_compaction::{
+    CompactionError, CompactionSettings, SummaryMode, TRANSCRIPT_CACHE_KEY_SUFFIX, compact,
+    compaction_entry, prepare, recorded_usage,
+};
+use strata_context::render;
+use strata_provider::{BreakpointPosition, StopReason, StreamOptions};
+use strata_session::{AgentMessage, Entry};
+
+use crate::support::{
+    ScriptedProvider, TestSession, anthropic_capabilities, assistant, context, last_user_text,
+    model, tool_call, tool_result, user,
+};
+
+fn split_turn_session() -> TestSession {
+    let mut session = TestSession::new();
+    session.push(user("first task: rename the module"));
+    session.push(assistant(&"renamed ".repeat(60), 0));
+    session.push(user("second task: fix every warning"));
+    for call in 0..8 {
+        let id = format!("w{call}");
+        session.push(tool_call(
+            &id,
+            "read",
+            json!({"path": format!("src/m{call}.rs")}),
+            0,
+        ));
+        session.push(tool_result(&id, "read", &"warning: unused ".repeat(30)));
+    }
+    session.push(assistant("all warnings fixed", 5000));
+    session
+}
+
+#[tokio::test]
+async fn split_turn_summaries_run_concurrently_and_merge() {
+    let session = split_turn_session();
+    let settings = CompactionSettings {
+        keep_recent_tokens: 400,
+        ..CompactionSettings::default()
+    };
+    let tree = session.session.tree();
+    let preparation = prepare(tree, &session.leaf(), &settings)
+        .expect("prepare")
+        .expect("due");
+    assert!(preparation.is_split_turn);
+    let context = context(&session);
+    let main = render(&context, &anthropic_capabilities());
+    // Each call waits for the other: run one after the other, they would time out.
+    let provider = ScriptedProvider::new(|request| {
+        let text = last_user_text(request);
+        let answer = if text.contains("<turn-start>") {
+            "PREFIX SUMMARY"
+        } else {
+            "HISTORY SUMMARY"
+        };
+        Ok((answer.to_owned(), StopReason::EndTurn))
+    })
+    .concurrent(2);
+    let result = compact(
+        &provider,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &StreamOptions::default(),
+    )
+    .await
+    .expect("compact");
+    let merged = "HISTORY SUMMARY\n\n---\n\n**Turn Context (split turn):**\n\nPREFIX SUMMARY";
+    assert_eq!(result.summary, format!("{merged}{}", result.details.tags()));
+    assert!(result.details.read_files.contains(&"src/m0.rs".to_owned()));
+    assert!(result.summary.contains("<read-files>\nsrc/m0.rs\n"));
+    assert_eq!(result.mode, SummaryMode::CacheFriendly);
+    assert_eq!(result.usage.input, 2000, "both requests' usage is counted");
+
+    // Both requests are the session's request plus one instruction, read from cache.
+    for request in provider.requests() {
+        assert_eq!(request.tools, main.tools);
+        assert_eq!(request.system, main.system);
+        assert_eq!(request.messages[..main.messages.len()], main.messages[..]);
+        assert_eq!(request.messages.len(), main.messages.len() + 1);
+        let last_assistant = main
+            .messages
+            .iter()
+            .rposition(|m| m.role == strata_provider::Role::Assistant)
+            .expect("assistant");
+        let message_breakpoints: Vec<_> = request
+            .breakpoints
+            .iter()
+            .filter_map(|b| match b.position {
+                BreakpointPosition::Message { index } => Some(index),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            message_breakpoints,
+            [last_assistant - 1],
+            "reads what the last turn wrote"
+        );
+    }
+}
+
+#[tokio::test]
+async fn second_compaction_summarizes_the_first_ones_kept_tail() {
+    let mut session = TestSession::new();
+    for turn in 0..10 {
+        session.push(user(&format!("request {turn} {}", "q".repeat(400))));
+        session.push(assistant(&format!("answer {turn} {}", "a".repeat(400)), 0));
+    }
+    // 400 tokens: the cut lands on a user message (request 8), no split turn.
+    let settings = CompactionSettings {
+        keep_recent_tokens: 400,
+        summary_mode: SummaryMode::Transcript,
+        ..CompactionSettings::default()
+    };
+    let provider = ScriptedProvider::new(|request| {
+        let text = last_user_text(request);
+        Ok((
+            if text.contains("<previous-summary>") {
+                "SECOND"
+            } else {
+                "FIRST"
+            }
+            .to_owned(),
+            StopReason::EndTurn,
+        ))
+    });
+    let first_preparation = prepare(session.session.tree(), &session.leaf(), &settings)
+        .expect("prepare")
+        .expect("due");
+    let main = render(&context(&session), &anthropic_capabilities());
+    let first = compact(
+        &provider,
+        &model(&main.model),
+        &main,
+        &first_preparation,
+        &settings,
+        &StreamOptions::default(),
+    )
+    .await
+    .expect("first");
+    let entry = compaction_entry(&first, &context(&session));
+    session.session.append_compaction(entry).expect("append");
+    // The first compaction kept a tail (requests 8, 9 and answers).
+    let kept_tail_id = first.first_kept_entry_id.clone();
+    for turn in 10..16 {
+        session.push(user(&format!("request {turn} {}", "q".repeat(400))));
+        session.push(assistant(&format!("answer {turn} {}", "a".repeat(400)), 0));
+    }
+    let second_preparation = prepare(session.session.tree(), &session.leaf(), &settings)
+        .expect("prepare")
+        .expect("due");
+    assert_eq!(
+        second_preparation.previous_summary.as_deref(),
+        Some("FIRST")
+    );
+    assert_eq!(
+        second_preparation.messages_to_summarize[0].entry_id, kept_tail_id,
+        "the second compaction starts at the first one's first kept entry"
+    );
+    let main = render(&context(&session), &anthropic_capabilities());
+    let second = compact(
+        &provider,
+        &model(&main.model),
+        &main,
+        &second_preparation,
+        &settings,
+        &StreamOptions::default(),
+    )
+    .await
+    .expect("second");
+    assert!(second.summary.starts_with("SECOND"));
+    let transcript = last_user_text(&provider.requests()[1]);
+    let kept_text = match &*second_preparation.messages_to_summarize[0].message {
+        AgentMessage::User(_) => "request 8",
+        _ => "answer 8",
+    };
+    assert!(
+        transcript.contains(kept_text),
+        "the kept tail is in what is summarized"
+    );
+    assert!(transcript.contains("<previous-summary>\nFIRST\n</previous-summary>"));
+    session
+        .session
+        .append_compaction(compaction_entry(&second, &context(&session)))
+        .expect("append");
+    // Every turn is either in the second summary's input or kept after it.
+    let after = context(&session);
+    let kept_turns: Vec<String> = after.messages[1..]
+        .iter()
+        .filter_map(|m| match &*m.message {
+            AgentMessage::User(u) => Some(u.content.text_joined("")),
+            _ => None,
+        })
+        .collect();
+    let summarized: String = transcript.clone();
+    for turn in 8..16 {
+        let marker = format!("request {turn} ");
+        assert!(
+            summarized.contains(&marker) || kept_turns.iter().any(|t| t.starts_with(&marker)),
+            "turn {turn} lost"
+        );
+    }
+}
+
+#[tokio::test]
+async fn transcript_form_is_pis_with_its_own_cache_key_and_no_writes() {
+    let session = split_turn_session();
+    let settings = CompactionSettings {
+        keep_recent_tokens: 100_000_000,
+        summary_mode: SummaryMode::Transcript,
+        ..CompactionSettings::default()
+    };
+    // Nothing before the cut when everything fits.
+    assert!(
+        prepare(session.session.tree(), &session.leaf(), &settings)
+            .expect("prepare")
+            .is_none()
+    );
+    let settings = CompactionSettings {
+        keep_recent_tokens: 20,
+        ..settings
+    };
+    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
+        .expect("prepare")
+        .expect("due");
+    let mut main = render(&context(&session), &anthropic_capabilities());
+    main.cache_key = Some("session-1".into());
+    let provider = ScriptedProvider::answering("S");
+    compact(
+        &provider,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &StreamOptions::default(),
+    )
+    .await
+    .expect("compact");
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2, "history and turn prefix");
+    let request = &requests[0];
+    assert!(requests[1].tools.is_empty() && requests[1].breakpoints.is_empty());
+    assert!(request.tools.is_empty());
+    assert!(request.breakpoints.is_empty());
+    assert_eq!(
+        request.cache_key.as_deref(),
+        Some(&*format!("session-1{TRANSCRIPT_CACHE_KEY_SUFFIX}"))
+    );
+    assert_eq!(request.messages.len(), 1);
+    let text = last_user_text(request);
+    assert!(text.starts_with(
+        "<conversation>\n[User]: first task: rename the module\n\n[Assistant]: renamed"
+    ));
+    let prefix = last_user_text(&requests[1]);
+    assert!(prefix.starts_with("<conversation>\n[User]: second task: fix every warning"));
+    assert!(prefix.contains("[Assistant tool calls]: read(path=\"src/m0.rs\")"));
+    assert!(prefix.contains("## Original Request") && prefix.contains("## Context for Suffix"));
+    assert!(text.contains("## Goal") && text.contains("## Critical Context"));
+}
+
+#[tokio::test]
+async fn another_model_falls_back_to_the_transcript() {
+    let session = split_turn_session();
+    let settings = CompactionSettings {
+        keep_recent_tokens: 20,
+        ..CompactionSettings::default()
+    };
+    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
+        .expect("prepare")
+        .expect("due");
+    let main = render(&context(&session), &anthropic_capabilities());
+    let provider = ScriptedProvider::answering("S");
+    let result = compact(
+        &provider,
+        &model("claude-haiku-cheap"),
+        &main,
+        &preparation,
+        &settings,
+        &StreamOptions::default(),
+    )
+    .await
+    .expect("compact");
+    assert_eq!(result.mode, SummaryMode::Transcript);
+    assert_eq!(provider.requests()[0].model, "claude-haiku-cheap");
+}
+
+#[tokio::test]
+async fn cut_summaries_and_bloated_summaries_are_refused() {
+    let session = split_turn_session();
+    let settings = CompactionSettings {
+        keep_recent_tokens: 20,
+        ..CompactionSettings::default()
+    };
+    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
+        .expect("prepare")
+        .expect("due");
+    let main = render(&context(&session), &anthropic_capabilities());
+    let options = StreamOptions::default();
+    let truncated =
+        ScriptedProvider::new(|_| Ok(("## Goal\npartial".into(), StopReason::MaxTokens)));
+    let error = compact(
+        &truncated,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &options,
+    )
+    .await
+    .expect_err("truncated");
+    assert!(
+        matches!(
+            error,
+            CompactionError::Truncated {
+                max_tokens: 13107,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("max_tokens"));
+
+    let bloated = ScriptedProvider::answering(&"x".repeat(100_000));
+    let error = compact(
+        &bloated,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &options,
+    )
+    .await
+    .expect_err("bloated");
+    assert!(
+        matches!(error, CompactionError::NotSmaller { .. }),
+        "{error}"
+    );
+
+    let silent = ScriptedProvider::new(|_| Ok((String::new(), StopReason::ToolUse)));
+    let error = compact(
+        &silent,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &options,
+    )
+    .await
+    .expect_err("empty");
+    assert!(
+        matches!(error, CompactionError::EmptySummary { .. }),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn usage_is_recorded_on_the_entry_and_survives_a_reopen() {
+    let mut session = split_turn_session();
+    let settings = CompactionSettings {
+        keep_recent_tokens: 20,
+        ..CompactionSettings::default()
+    };
+    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
+        .expect("prepare")
+        .expect("due");
+    let main = render(&context(&session), &anthropic_capabilities());
+    let provider = ScriptedProvider::answering("S");
+    let result = compact(
+        &provider,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &StreamOptions::default(),
+    )
+    .await
+    .expect("compact");
+    let id = session
+        .session
+        .append_compaction(compaction_entry(&result, &context(&session)))
+        .expect("append");
+    let reopened = strata_session::Session::open(session.session.path()).expect("open");
+    let Entry::Compaction(entry) = reopened.session.tree().entry(id.as_str()).expect("entry")
+    else {
+        panic!("not a compaction");
+    };
+    let usage = recorded_usage(&entry.extra).expect("usage recorded");
+    assert_eq!(usage.input, result.usage.input);
+    assert_eq!(usage.output, result.usage.output);
+    assert_eq!(usage.output, 200, "history and turn prefix requests");
+    assert!((usage.cost.total - result.cost.total()).abs() < 1e-12);
+    assert!(usage.cost.total > 0.0);
+    assert_eq!(entry.details, Some(result.details.to_details()));
+}
