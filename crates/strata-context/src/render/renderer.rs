@@ -22,7 +22,7 @@ use crate::system::SystemPatch;
 /// as the request keeps it at the same place; the first message that differs and everything
 /// after it are rendered again. The result is byte-identical to [`render_with`](super::render_with).
 /// Use one renderer per session and provider: entry ids are only unique within a session.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Renderer {
     capabilities: Capabilities,
     options: RenderOptions,
@@ -30,7 +30,7 @@ pub struct Renderer {
 }
 
 /// The previous request and what each of its messages came from.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct State {
     rendered: Rendered,
     model: Option<ModelRef>,
@@ -102,13 +102,20 @@ impl Renderer {
     }
 
     /// Renders `context`; the report's divergence is against the previous render (none for
-    /// the first, or after the model changed, which re-renders every message).
+    /// the first). After a model change every message is rendered again.
     pub fn render(&mut self, context: &Context) -> (&Rendered, RenderReport) {
         let frame = Frame::new(context, &self.capabilities, &self.options);
-        let previous = self
-            .state
-            .take()
-            .filter(|state| state.model == context.model);
+        let mut previous = self.state.take();
+        if let Some(state) = previous.as_mut()
+            && state.model != context.model
+        {
+            // Assistant turns convert differently for another model: keep the old bytes to
+            // report the divergence, but reuse none of the messages.
+            state.sources.clear();
+            state.line_ends.clear();
+            state.hashes.clear();
+            state.model = context.model.clone();
+        }
         let (state, report) = self.render_over(context, &frame, previous);
         let state = self.state.insert(state);
         (&state.rendered, report)

@@ -223,3 +223,64 @@ fn later_tools_are_deferred_and_announced() {
         if names == &["read".to_owned()] && tools.len() == 1 && tools[0].name == "grep" && tools[0].defer_loading)
     );
 }
+
+#[test]
+fn a_changed_definition_rewrites_the_array_and_says_so() {
+    let mut script = Script::new();
+    script.system(sections(), &tools(&["read", "bash"]), &[]);
+    script.user("hi");
+    script.system(json!({}), &[tool("grep")], &[]);
+    script.user("search");
+    let before = strata_context::render_with(&script.context(), &full(), &RenderOptions::new());
+
+    // `grep` withdrawn, then re-declared with a new definition; `read` redefined in place.
+    script.system(json!({}), &[], &["grep"]);
+    script.user("stop searching");
+    let mut grep = tool("grep");
+    grep["description"] = json!("Search files with a regular expression.");
+    let mut read = tool("read");
+    read["description"] = json!("Read a file, with line numbers.");
+    let redefined = script.system(json!({}), &[grep, read], &[]);
+    script.user("search again");
+    let after = strata_context::render_with(&script.context(), &full(), &RenderOptions::new());
+
+    let report = after.report(Some(&before));
+    assert!(
+        report
+            .notes
+            .contains(&strata_context::RenderNote::ToolRedefined {
+                name: "grep".to_owned(),
+                by: strata_session::EntryId::new(redefined),
+            })
+    );
+    assert!(
+        report.deferred_changed,
+        "grep is deferred: its new definition is outside the prefix"
+    );
+    assert!(
+        report
+            .notes
+            .contains(&strata_context::RenderNote::ToolsRewritten {
+                tool: Some("read".to_owned())
+            }),
+        "{report:?}"
+    );
+    assert!(matches!(
+        report.divergence,
+        Some(strata_context::render::Divergence::At {
+            chapter: strata_context::render::Chapter::Tools,
+            ..
+        })
+    ));
+    let names: Vec<&str> = after
+        .request
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["read", "bash", DEFERRED_PLACEHOLDER, "grep"],
+        "order and length kept"
+    );
+}

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use strata_context::render::{Chapter, Divergence, NO_RESULT_PROVIDED, RequestBytes};
-use strata_context::{Context, RenderOptions, Rendered, render_with};
+use strata_context::{Context, ModelRef, RenderOptions, Rendered, render_with};
 use strata_provider::{ContentBlock, ToolResultContent};
 
 use super::support::{Script, full, mid_only, no_mid, tool};
@@ -26,6 +26,8 @@ pub enum Step {
     Aborted,
     /// A `!cmd` the user ran.
     Bash(u8),
+    /// A switch to another model (assistant turns with thinking convert differently).
+    SwitchModel(bool),
     /// A patch: one section rewritten, tools added and removed (pool indices).
     Patch {
         section: Option<(usize, u8)>,
@@ -41,6 +43,7 @@ pub fn step() -> impl Strategy<Value = Step> {
         3 => prop::collection::vec((0..POOL.len(), prop::bool::weighted(0.85)), 1..3).prop_map(Step::ToolTurn),
         1 => Just(Step::Aborted),
         1 => any::<u8>().prop_map(Step::Bash),
+        1 => any::<bool>().prop_map(Step::SwitchModel),
         2 => (
             prop::option::of((0..SECTIONS.len(), any::<u8>())),
             prop::collection::vec(0..POOL.len(), 0..3),
@@ -85,6 +88,10 @@ pub fn write(script: &mut Script, step: &Step, counter: &mut usize) -> Vec<Strin
                 }
             }
             written
+        }
+        Step::SwitchModel(back) => {
+            let (provider, model) = if *back { ("anthropic", "claude-opus-4-8") } else { ("openai", "gpt-5.6") };
+            vec![script.entry("model_change", json!({"provider": provider, "modelId": model}))]
         }
         Step::Aborted => vec![script.assistant_blocks(vec![json!({"type": "text", "text": "partial"})], "aborted")],
         Step::Bash(seed) => vec![script.entry(
@@ -169,13 +176,16 @@ proptest! {
         let tree = script.tree();
         let options = RenderOptions::new().cache_key("s");
         for capabilities in [full(), mid_only()] {
-            let mut previous: Option<(Rendered, Vec<String>)> = None;
+            let mut previous: Option<(Rendered, Vec<String>, Option<ModelRef>)> = None;
             for id in script.ids() {
                 let context = script.context_at(&tree, id);
                 let rendered = render_with(&context, &capabilities, &options);
                 prop_assert_eq!(&rendered, &render_with(&context.clone(), &capabilities, &options), "deterministic");
                 let names = tool_names(&context);
-                if let Some((before, before_names)) = &previous {
+                // A model switch re-renders history (Pi turns another model's thinking into
+                // text); the property is about appends under one model.
+                let same_model = previous.as_ref().is_some_and(|(_, _, model)| *model == context.model);
+                if let Some((before, before_names, _)) = previous.as_ref().filter(|_| same_model) {
                     let divergence = rendered.report(Some(before)).divergence;
                     let grew = names.len() > before_names.len();
                     match divergence {
@@ -194,7 +204,7 @@ proptest! {
                         None => prop_assert!(false, "no divergence computed"),
                     }
                 }
-                previous = Some((rendered, names));
+                previous = Some((rendered, names, context.model.clone()));
             }
         }
     }

@@ -72,8 +72,15 @@ impl Script {
         self.message(json!({"role": "user", "content": text, "timestamp": ms}))
     }
 
+    /// An assistant answer with signed thinking before its text.
     pub fn assistant(&mut self, text: &str) -> String {
-        self.assistant_blocks(vec![json!({"type": "text", "text": text})], "stop")
+        self.assistant_blocks(
+            vec![
+                json!({"type": "thinking", "thinking": format!("thinking about {text}"), "thinkingSignature": "sig"}),
+                json!({"type": "text", "text": text}),
+            ],
+            "stop",
+        )
     }
 
     /// An assistant turn that calls `calls` (`(id, tool)` pairs).
