@@ -2,9 +2,11 @@
 //! less than the serialized transcript for a 150k-token session.
 
 use serde_json::json;
-use strata_compaction::{CompactionSettings, SummaryMode, compact, prepare};
+use strata_compaction::{
+    CompactionSettings, SummaryMode, compact, estimate_message_tokens, prepare,
+};
 use strata_context::{RenderOptions, render_with};
-use strata_mock::{MockConfig, MockServer};
+use strata_mock::{MockConfig, MockServer, Scenario};
 use strata_provider::{Catalog, Provider, StreamOptions};
 
 use crate::anthropic_wire::AnthropicWire;
@@ -75,19 +77,22 @@ async fn cache_friendly_summary_costs_less_than_the_transcript() {
         .expect("system");
     let mut seed = 7u64;
     let mut turn = 0;
-    while strata_compaction::estimate_context_tokens(&crate::support::context(&session)) < 150_000 {
-        session.push(user(&prose(&mut seed, 300)));
+    // chars/4 of everything pushed (the assistants carry no usage here). This prose takes
+    // about 0.68 BPE tokens per chars/4 unit: 222k units make a prompt of 150k+ tokens.
+    let mut estimated = 0;
+    while estimated < 222_000 {
+        let mut messages = vec![user(&prose(&mut seed, 300))];
         for call in 0..3 {
             let id = format!("t{turn}c{call}");
-            session.push(tool_call(
-                &id,
-                "read",
-                json!({"path": format!("src/f{turn}_{call}.rs")}),
-                0,
-            ));
-            session.push(tool_result(&id, "read", &prose(&mut seed, 4000)));
+            let path = format!("src/f{turn}_{call}.rs");
+            messages.push(tool_call(&id, "read", json!({"path": path}), 0));
+            messages.push(tool_result(&id, "read", &prose(&mut seed, 4000)));
         }
-        session.push(assistant(&prose(&mut seed, 600), 0));
+        messages.push(assistant(&prose(&mut seed, 600), 0));
+        for message in messages {
+            estimated += estimate_message_tokens(&message);
+            session.push(message);
+        }
         turn += 1;
     }
     let capabilities = anthropic_capabilities();
@@ -103,8 +108,21 @@ async fn cache_friendly_summary_costs_less_than_the_transcript() {
         .complete(&model, &last_turn_request, &StreamOptions::default())
         .await
         .expect("last turn");
-    assert!(primed.usage.prompt_tokens() > 140_000, "{:?}", primed.usage);
+    let session_tokens = primed.usage.prompt_tokens();
+    assert!(
+        (150_000..170_000).contains(&session_tokens),
+        "{:?}",
+        primed.usage
+    );
+    println!("session: {session_tokens} prompt tokens in the last turn's request");
 
+    // The scripted model answers every request with the same summary, whatever the number of
+    // assistant turns in it, so both forms pay for the same output.
+    let summary = format!("## Goal\\n{}", prose(&mut seed, 1500).replace('\n', " "));
+    let scenario: String = (0..turn * 4 + 8)
+        .map(|_| format!("[[turn]]\ntext = \"{summary}\"\n"))
+        .collect();
+    server.load_scenario(Scenario::from_toml(&scenario, "summaries").expect("scenario"));
     let context = crate::support::context(&session);
     let main = render_with(&context, &capabilities, &RenderOptions::default()).request;
     let mut figures = Vec::new();
@@ -143,10 +161,14 @@ async fn cache_friendly_summary_costs_less_than_the_transcript() {
         0,
         "the summary request writes no cache entry"
     );
-    assert!(friendly.usage.cache_read > 140_000, "{:?}", friendly.usage);
+    assert!(friendly.usage.cache_read > 145_000, "{:?}", friendly.usage);
     assert_eq!(
         transcript.usage.cache_read + transcript.usage.cache_write(),
         0
+    );
+    assert_eq!(
+        friendly.usage.output, transcript.usage.output,
+        "same summaries"
     );
     assert!(
         friendly.cost.total() < transcript.cost.total(),
