@@ -108,10 +108,18 @@ pub fn find_cut_point(
             _ => cut -= 1,
         }
     }
-    let at_user = matches!(
-        entries[cut].entry(),
-        Entry::Message(message) if matches!(message.message, AgentMessage::User(_))
-    );
+    // Judged by the first message at or after the cut: settings entries the cut took in
+    // before a user message do not make a split turn (Pi looks at the entry itself and would
+    // summarize a whole turn as a "prefix").
+    let at_user = entries[cut..end]
+        .iter()
+        .find(|link| matches!(link.entry(), Entry::Message(_)) || is_valid_cut(link.entry()))
+        .is_some_and(|link| {
+            matches!(
+                link.entry(),
+                Entry::Message(message) if matches!(message.message, AgentMessage::User(_))
+            )
+        });
     let turn_start = if at_user {
         None
     } else {
@@ -120,5 +128,68 @@ pub fn find_cut_point(
     CutPoint {
         first_kept: cut,
         turn_start,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+    use strata_context::LoadedEntry;
+
+    use super::*;
+
+    fn link(id: &str, value: serde_json::Value) -> Link {
+        let mut map = value.as_object().cloned().unwrap_or_default();
+        map.insert("id".into(), json!(id));
+        map.insert("parentId".into(), serde_json::Value::Null);
+        map.insert("timestamp".into(), json!("2026-01-01T00:00:00.000Z"));
+        let entry = Entry::from_json_map(map).expect("entry");
+        Link {
+            id: EntryId::new(id),
+            loaded: Arc::new(LoadedEntry::new(entry)),
+        }
+    }
+
+    fn user(id: &str, chars: usize) -> Link {
+        link(
+            id,
+            json!({"type": "message", "message": {"role": "user", "content": "u".repeat(chars), "timestamp": 0}}),
+        )
+    }
+
+    fn result(id: &str, chars: usize) -> Link {
+        link(
+            id,
+            json!({"type": "message", "message": {"role": "toolResult", "toolCallId": "c", "toolName": "read", "content": [{"type": "text", "text": "r".repeat(chars)}], "isError": false, "timestamp": 0}}),
+        )
+    }
+
+    #[test]
+    fn the_cut_moves_forward_past_tool_results_and_back_over_settings() {
+        let entries = [
+            user("u1", 400),
+            link(
+                "m",
+                json!({"type": "model_change", "provider": "p", "modelId": "x"}),
+            ),
+            user("u2", 400),
+            result("r1", 400),
+            result("r2", 400),
+        ];
+        let none = HashSet::new();
+        // 200 tokens reached at r1: the next valid cut at or after it does not exist, so the
+        // first valid cut point keeps everything.
+        let cut = find_cut_point(&entries, 0, entries.len(), 200, &none);
+        assert_eq!(cut.first_kept, 0);
+        // 300 tokens reached at u2, a user message; the model_change before it comes along.
+        let cut = find_cut_point(&entries, 0, entries.len(), 300, &none);
+        assert_eq!(cut.first_kept, 1);
+        assert!(!cut.is_split_turn());
+        // Excluded messages do not count toward the budget.
+        let excluded: HashSet<EntryId> = [EntryId::new("r2")].into_iter().collect();
+        let cut = find_cut_point(&entries, 0, entries.len(), 200, &excluded);
+        assert_eq!(cut.first_kept, 1);
     }
 }

@@ -152,3 +152,72 @@ pub fn transcript_request(
     request.max_tokens = Some(output_cap(max_tokens, main));
     request
 }
+
+#[cfg(test)]
+mod tests {
+    use strata_provider::{CacheTtl, Message};
+
+    use super::*;
+
+    #[test]
+    fn cached_prefix_ends_before_the_last_assistant_turn() {
+        let messages = [
+            Message::user_text("a"),
+            Message::assistant_text("b"),
+            Message::user_text("c"),
+            Message::assistant_text("d"),
+        ];
+        assert_eq!(cached_prefix_end(&messages), Some(2));
+        assert_eq!(cached_prefix_end(&messages[..3]), Some(0));
+        assert_eq!(cached_prefix_end(&messages[..1]), None);
+    }
+
+    #[test]
+    fn instruction_has_no_breakpoint_and_the_prefix_is_untouched() {
+        let mut main = Request::new("m");
+        main.messages = vec![
+            Message::user_text("a"),
+            Message::assistant_text("b"),
+            Message::user_text("c"),
+            Message::assistant_text("d"),
+        ];
+        main.breakpoints = vec![
+            Breakpoint {
+                position: BreakpointPosition::System,
+                ttl: CacheTtl::FiveMinutes,
+            },
+            Breakpoint {
+                position: BreakpointPosition::Message { index: 3 },
+                ttl: CacheTtl::FiveMinutes,
+            },
+        ];
+        let preparation = Preparation {
+            first_kept_entry_id: strata_session::EntryId::new("k"),
+            messages_to_summarize: Vec::new(),
+            turn_prefix: Vec::new(),
+            is_split_turn: false,
+            tokens_before: 0,
+            previous_summary: None,
+            file_ops: crate::files::FileOps::new(),
+            kept_from_excerpt: "[User]: c".into(),
+            turn_start_excerpt: None,
+        };
+        let request = cache_friendly_request(&main, &preparation, SummaryPart::History, None, 100);
+        assert_eq!(request.messages[..4], main.messages[..]);
+        assert_eq!(request.messages.len(), 5);
+        assert!(
+            request.messages[4]
+                .text()
+                .contains("<boundary>\n[User]: c\n</boundary>")
+        );
+        let positions: Vec<_> = request.breakpoints.iter().map(|b| b.position).collect();
+        assert_eq!(
+            positions,
+            [
+                BreakpointPosition::System,
+                BreakpointPosition::Message { index: 2 }
+            ]
+        );
+        assert_eq!(request.max_tokens, Some(100));
+    }
+}

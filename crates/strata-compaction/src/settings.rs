@@ -178,6 +178,14 @@ pub enum CompactionReason {
     Manual,
 }
 
+/// Whether a provider error means the prompt did not fit: compact, then retry once.
+pub fn is_context_overflow(error: &strata_provider::ProviderError) -> bool {
+    matches!(
+        error,
+        strata_provider::ProviderError::ContextOverflow { .. }
+    )
+}
+
 /// Pi's one-retry rule for context overflow: at most one compact-and-retry per user message.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OverflowRecovery {
@@ -263,6 +271,19 @@ mod tests {
         };
         assert!(!should_compact(u64::MAX, 1000, &settings));
         assert!(!OverflowRecovery::new().try_attempt(&settings));
+    }
+
+    #[test]
+    fn overflow_errors_are_recognized() {
+        let overflow = strata_provider::ProviderError::ContextOverflow {
+            status: 400,
+            request_id: None,
+            body: "prompt is too long".into(),
+        };
+        assert!(is_context_overflow(&overflow));
+        assert!(!is_context_overflow(
+            &strata_provider::ProviderError::Cancelled
+        ));
     }
 
     #[test]
