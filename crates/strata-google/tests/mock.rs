@@ -275,3 +275,22 @@ async fn cancellation_stops_the_stream_at_once() {
     );
     assert!(started.elapsed() < Duration::from_millis(250));
 }
+
+#[tokio::test]
+async fn bad_request_keeps_the_providers_message_and_not_the_key() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    let (provider, model) = studio(3);
+    let empty = Request::new("gemini-2.5-flash");
+    let err = provider
+        .stream(&model, &empty, &studio_options(&server))
+        .await
+        .err()
+        .unwrap();
+    let ProviderError::InvalidRequest { status, body, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*status, 400);
+    assert!(body.contains("contents is not specified"), "{body}");
+    assert!(!format!("{err:?}").contains("gemini-key-secret"));
+    assert_eq!(server.requests().len(), 1, "a bad request is not retried");
+}

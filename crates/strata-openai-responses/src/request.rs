@@ -197,7 +197,6 @@ fn push_message(input: &mut Vec<Value>, message: &Message, caps: &Capabilities) 
                     input.push(json!({
                         "type": "message",
                         "role": "assistant",
-                        "status": "completed",
                         "content": std::mem::take(parts),
                     }));
                 }
