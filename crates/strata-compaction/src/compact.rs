@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use strata_context::Context;
+use strata_context::{Context, SnapshotSource};
 use strata_provider::{
     ContentBlock, Cost, Model, Provider, Request, StopReason, StreamOptions, Usage,
 };
@@ -248,8 +248,9 @@ pub(crate) fn usage_fields(usage: &Usage, cost: &Cost, mode: Option<SummaryMode>
 }
 
 /// The `compaction` entry for `result`, with the folded system snapshot and the live tool
-/// set of `context` (the context at the leaf being compacted), and the summary requests'
-/// usage in its `usage` field. Append it with `Session::append_compaction`.
+/// set of `context` (the context at the leaf being compacted; omitted when the chain has
+/// neither, as in a Pi session), and the summary requests' usage in its `usage` field.
+/// Append it with `Session::append_compaction`.
 pub fn compaction_entry(result: &CompactionResult, context: &Context) -> CompactionEntry {
     let system: BTreeMap<String, String> = context
         .system
@@ -263,6 +264,9 @@ pub fn compaction_entry(result: &CompactionResult, context: &Context) -> Compact
         // Ledger definitions are serialized `ToolDefinition`s, so they always read back.
         .filter_map(|tool| serde_json::from_value(tool.definition.clone()).ok())
         .collect();
+    // A chain with no system prompt or tools of its own (a Pi session) gets no snapshot, so
+    // the entry says nothing it does not know.
+    let snapshot = context.system.source != SnapshotSource::None || !context.tools.is_empty();
     CompactionEntry {
         base: EntryBase::pending(),
         summary: result.summary.clone(),
@@ -270,8 +274,8 @@ pub fn compaction_entry(result: &CompactionResult, context: &Context) -> Compact
         tokens_before: result.tokens_before,
         details: Some(result.details.to_details()),
         from_hook: None,
-        system: Some(system),
-        tools: Some(tools),
+        system: snapshot.then_some(system),
+        tools: snapshot.then_some(tools),
         extra: usage_fields(&result.usage, &result.cost, Some(result.mode)),
     }
 }

@@ -394,4 +394,6 @@ async fn usage_is_recorded_on_the_entry_and_survives_a_reopen() {
     assert!((usage.cost.total - result.cost.total()).abs() < 1e-12);
     assert!(usage.cost.total > 0.0);
     assert_eq!(entry.details, Some(result.details.to_details()));
+    // A chain without system entries (a Pi session) gets no snapshot fields.
+    assert_eq!((entry.system, entry.tools), (None, None));
 }
