@@ -1,6 +1,7 @@
 //! After compaction: tools and system chapters byte-identical in an unchanged epoch; the live
 //! tool set and only the changed sections in a changed one (the seeds' figures).
 
+use pretty_assertions::assert_eq;
 use strata_compaction::{CompactionSettings, compact, compaction_entry, prepare};
 use strata_context::{RenderOptions, Rendered, render_with};
 use strata_provider::StreamOptions;

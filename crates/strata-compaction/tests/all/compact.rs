@@ -1,5 +1,6 @@
 //! Running compactions: split turns, repeated compaction, refusals, usage.
 
+use pretty_assertions::assert_eq;
 use serde_json::json;
 use strata_compaction::{
     CompactionError, CompactionSettings, SummaryMode, TRANSCRIPT_CACHE_KEY_SUFFIX, compact,
