@@ -4,12 +4,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures::StreamExt;
 use strata_provider::transport::{
-    HttpClient, HttpRequest, auth_header, drive, expand_url, join_url,
+    HttpClient, HttpRequest, ParseError, StreamParser, auth_header, drive, expand_url, join_url,
 };
 use strata_provider::{
-    AuthScheme, EventStream, Model, Protocol, Provider, ProviderError, ProviderRow, Request,
-    StreamOptions,
+    AuthScheme, Completion, Event, EventStream, Model, Protocol, Provider, ProviderError,
+    ProviderRow, Request, StreamOptions,
 };
 use tracing::Instrument;
 
@@ -161,6 +162,71 @@ impl GoogleProvider {
             http = http.header(name, value);
         }
         Ok(http)
+    }
+}
+
+impl GoogleProvider {
+    /// Sends `request` to the non-streaming `:generateContent` method and returns the answer.
+    ///
+    /// The same parser reads the single response, so usage, signatures and stop reasons are
+    /// normalized exactly as in [`Provider::stream`].
+    pub async fn generate(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<Completion, ProviderError> {
+        let bearer = tokio::select! {
+            biased;
+            () = options.cancel.cancelled() => return Err(ProviderError::Cancelled),
+            token = self.credentials.bearer(&self.token_client) => token?,
+        };
+        let mut http = self.prepare(model, request, options, bearer.as_ref())?;
+        http.url = self.url(model, "generateContent", options)?;
+        http.headers
+            .retain(|(name, _)| !name.eq_ignore_ascii_case("accept"));
+        let response = self.client.post_json(&http, &options.cancel).await?;
+        let mut body = response.first_chunk.to_vec();
+        let mut rest = response.body;
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = options.cancel.cancelled() => return Err(ProviderError::Cancelled),
+                next = rest.next() => next,
+            };
+            match next {
+                Some(chunk) => body.extend_from_slice(&chunk?),
+                None => break,
+            }
+        }
+        let text = String::from_utf8(body).map_err(|_| ProviderError::Decode {
+            message: "generateContent answered with a body that is not UTF-8".into(),
+        })?;
+        let mut parser = GeminiParser::new();
+        let mut events = Vec::new();
+        let decode = |e: ParseError| match e {
+            ParseError::Provider(e) => e,
+            other => ProviderError::Decode {
+                message: other.to_string(),
+            },
+        };
+        parser.chunk(&text, &mut events).map_err(decode)?;
+        parser.on_end(&mut events).map_err(decode)?;
+        match events.pop() {
+            Some(Event::Done {
+                stop_reason,
+                message,
+                usage,
+            }) => Ok(Completion {
+                message,
+                stop_reason,
+                cost: usage.cost(&model.prices),
+                usage,
+            }),
+            _ => Err(ProviderError::Truncated {
+                reason: "generateContent answered without a finishReason".into(),
+            }),
+        }
     }
 }
 

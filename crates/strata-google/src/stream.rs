@@ -90,7 +90,9 @@ impl GeminiParser {
         );
     }
 
-    fn chunk(&mut self, data: &str, out: &mut Vec<Event>) -> Result<FrameOutcome, ParseError> {
+    /// Interprets one `GenerateContentResponse` (a stream chunk, or a whole non-streamed
+    /// answer); `Done` follows from [`StreamParser::on_end`].
+    pub fn chunk(&mut self, data: &str, out: &mut Vec<Event>) -> Result<FrameOutcome, ParseError> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(FrameOutcome::Known);

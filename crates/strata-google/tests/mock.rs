@@ -294,3 +294,29 @@ async fn bad_request_keeps_the_providers_message_and_not_the_key() {
     assert!(!format!("{err:?}").contains("gemini-key-secret"));
     assert_eq!(server.requests().len(), 1, "a bad request is not retried");
 }
+
+#[tokio::test]
+async fn non_streaming_generate_content_is_normalized_the_same_way() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(
+        Scenario::from_toml(
+            "[[turn]]\nthinking = \"hm\"\ntext = \"Reading.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a.txt\" }\n",
+            "inline",
+        )
+        .unwrap(),
+    );
+    let (provider, model) = studio(0);
+    let done = provider
+        .generate(&model, &request(5), &studio_options(&server))
+        .await
+        .unwrap();
+    assert_eq!(done.stop_reason, StopReason::ToolUse);
+    assert_eq!(done.message.text(), "Reading.");
+    assert_eq!(done.message.tool_calls().count(), 1);
+    assert!(done.usage.input > 0);
+    assert_eq!(
+        server.requests()[0].path,
+        "/v1beta/models/gemini-2.5-flash:generateContent"
+    );
+    assert!(!server.requests()[0].stream);
+}
