@@ -135,3 +135,40 @@ fn a_missing_model_or_unknown_provider_is_a_clear_error() {
     );
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown provider `nope`"));
 }
+
+/// The same task through each other wire protocol the capability table routes to: OpenAI
+/// Responses (openai), Chat Completions with DeepSeek's usage fields, and Gemini.
+#[test]
+fn print_mode_works_through_every_protocol_adapter() {
+    for (model, path) in [
+        ("openai/gpt-4.1", ""),
+        ("deepseek/deepseek-v4-flash", ""),
+        ("google/gemini-2.5-flash", "/v1beta"),
+    ] {
+        let server = mock();
+        let dir = project();
+        let url = format!("{}{path}", server.base_url());
+        let output = strata_in(
+            dir.path(),
+            &[
+                "-p",
+                "fix the greeting",
+                "--no-session",
+                "--model",
+                model,
+                "--base-url",
+                &url,
+                "--api-key",
+                "k",
+            ],
+        );
+        assert!(
+            output.status.success(),
+            "{model}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let source = std::fs::read_to_string(dir.path().join("src/greeting.rs")).unwrap();
+        assert!(source.contains("\"Hello\""), "{model}: {source}");
+        assert_eq!(server.requests().len(), 4, "{model}");
+    }
+}

@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
+use anyhow::Context as _;
 use strata_provider::transport::{HttpClient, TransportConfig};
-use strata_provider::{Protocol, Provider, ProviderRow};
+use strata_provider::{ApiKey, Protocol, Provider, ProviderRow};
 
 /// The adapter that speaks `protocol` for `row`.
 pub fn provider_for(
@@ -19,9 +20,34 @@ pub fn provider_for(
         Protocol::AnthropicMessages => {
             Arc::new(strata_anthropic::AnthropicProvider::for_row(row, client))
         }
-        other => anyhow::bail!(
-            "provider `{}` speaks {other}, whose adapter is not built into this strata yet",
-            row.id
-        ),
+        Protocol::OpenaiChat => Arc::new(strata_openai::OpenAiChatProvider::for_row(row, client)),
+        Protocol::OpenaiResponses => Arc::new(strata_openai_responses::ResponsesProvider::new(
+            row.clone(),
+            client,
+        )),
+        Protocol::GoogleGenerativeAi => {
+            Arc::new(strata_google::GoogleProvider::new(row.clone(), client))
+        }
+        Protocol::BedrockConverse => {
+            let aws = strata_bedrock::credentials::resolve_from_process()
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .context("resolving AWS credentials for Bedrock")?;
+            Arc::new(strata_bedrock::BedrockProvider::new(
+                row.clone(),
+                client,
+                aws,
+            ))
+        }
     })
+}
+
+/// The key from `--api-key`, else from the first of the row's environment variables that is set.
+pub fn api_key(flag: Option<&str>, row: &ProviderRow) -> Option<ApiKey> {
+    if let Some(key) = flag {
+        return Some(ApiKey::new(key));
+    }
+    row.auth_env
+        .iter()
+        .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+        .map(ApiKey::new)
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use strata_agent::{Agent, AgentConfig, default_render};
-use strata_provider::{ApiKey, Catalog, Model, StreamOptions};
+use strata_provider::{Catalog, Model, StreamOptions};
 use strata_session::{Session, SessionStore, WriteOptions};
 use strata_tools::ToolSet;
 
@@ -122,7 +122,7 @@ async fn run_prompt(
 
     let stream = StreamOptions {
         max_retries: config.max_retries,
-        api_key: run.api_key.clone().map(ApiKey::new),
+        api_key: factory::api_key(run.api_key.as_deref(), &row),
         base_url: run.base_url.clone().or_else(|| {
             config
                 .providers
