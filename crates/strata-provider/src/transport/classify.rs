@@ -186,7 +186,8 @@ pub fn classify_response(
 /// `kind` is the provider's error type or code (`overloaded_error`, `rate_limit_error`,
 /// `context_length_exceeded`, …); `body` is the raw event payload kept for the caller.
 pub fn classify_stream_error(kind: &str, message: &str, body: &str) -> ProviderError {
-    let lower = kind.to_ascii_lowercase();
+    // Gateways put the upstream's kind in the message ("Provider returned error: overloaded").
+    let lower = format!("{kind} {message}").to_ascii_lowercase();
     let body = body.to_owned();
     if is_context_overflow(0, message) || is_context_overflow(0, kind) {
         return ProviderError::ContextOverflow {
@@ -202,7 +203,11 @@ pub fn classify_stream_error(kind: &str, message: &str, body: &str) -> ProviderE
             request_id: None,
             body,
         }
-    } else if lower.contains("rate_limit") || lower.contains("rate-limit") || lower == "429" {
+    } else if lower.contains("rate_limit")
+        || lower.contains("rate-limit")
+        || lower.contains("rate limit")
+        || lower.split_whitespace().next() == Some("429")
+    {
         ProviderError::RateLimited {
             retry_after: None,
             status: 0,
@@ -354,6 +359,10 @@ mod tests {
         assert!(matches!(
             classify_stream_error("api_error", "Internal", "{}"),
             ProviderError::Server { .. }
+        ));
+        assert!(matches!(
+            classify_stream_error("502", "Provider returned error: overloaded", "{}"),
+            ProviderError::Overloaded { .. }
         ));
     }
 }
