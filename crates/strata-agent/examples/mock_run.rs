@@ -76,6 +76,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..StreamOptions::default()
         },
         render: default_render(),
+        compaction: strata_compaction::CompactionSettings::default(),
     };
     let mut agent = Agent::new(session, Arc::new(provider), ToolSet::default_set(), config);
     let mut events = agent.subscribe();

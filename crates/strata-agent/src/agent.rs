@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use serde_json::Map;
+use strata_compaction::{CompactionReason, CompactionSettings, OverflowRecovery};
 use strata_context::{Assembler, Context};
 use strata_provider::{
     Capabilities, Event, MessageAssembler, Model, Provider, ProviderError, Request, StreamOptions,
@@ -58,6 +59,8 @@ pub struct AgentConfig {
     pub stream: StreamOptions,
     /// How a context becomes a request.
     pub render: RenderFn,
+    /// When and how to compact.
+    pub compaction: CompactionSettings,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -291,13 +294,34 @@ impl Agent {
         self.append_user(text.into())?;
         let mut turns = 0;
         let mut final_text;
+        let mut overflow = OverflowRecovery::new();
         let reason = loop {
+            if let Err(error) = self.compact_if_due().await {
+                self.emit(AgentEvent::AgentEnd {
+                    reason: "error".into(),
+                });
+                return Err(error);
+            }
             turns += 1;
             self.emit(AgentEvent::TurnStart { turn: turns });
             let outcome = self.turn(&cancel).await;
             self.emit(AgentEvent::TurnEnd { turn: turns });
             let (assistant, stop) = match outcome {
                 Ok(pair) => pair,
+                Err(AgentError::Provider(error))
+                    if strata_compaction::is_context_overflow(&error)
+                        && overflow.try_attempt(&self.compaction_settings()) =>
+                {
+                    // The window was exceeded: compact once and send the turn again.
+                    tracing::warn!("context overflow: compacting and retrying once");
+                    if let Err(error) = self.compact(CompactionReason::Overflow, None).await {
+                        self.emit(AgentEvent::AgentEnd {
+                            reason: "error".into(),
+                        });
+                        return Err(error);
+                    }
+                    continue;
+                }
                 Err(error) => {
                     self.emit(AgentEvent::AgentEnd {
                         reason: "error".into(),
@@ -338,26 +362,106 @@ impl Agent {
         })
     }
 
+    /// The request the session's leaf would be sent as now.
+    pub fn request(&mut self) -> Result<Request, AgentError> {
+        let render = self.config.render.clone();
+        let capabilities = self.config.capabilities.clone();
+        let cache_key = self.session.header().id.clone();
+        let max_tokens = self.config.max_tokens;
+        let context = self.context()?;
+        let mut request = render(context, &capabilities);
+        if request.cache_key.is_none() {
+            request.cache_key = Some(cache_key);
+        }
+        if request.max_tokens.is_none() {
+            request.max_tokens = max_tokens;
+        }
+        Ok(request)
+    }
+
+    /// Compacts when the context is past the trigger (window − reserve, or the percentage).
+    async fn compact_if_due(&mut self) -> Result<Option<EntryId>, AgentError> {
+        let settings = self.compaction_settings();
+        if !settings.enabled {
+            return Ok(None);
+        }
+        let tokens = strata_compaction::estimate_context_tokens(self.context()?);
+        if !strata_compaction::should_compact(tokens, self.config.model.context_window, &settings) {
+            return Ok(None);
+        }
+        self.compact(CompactionReason::Threshold, None).await
+    }
+
+    fn compaction_settings(&self) -> CompactionSettings {
+        self.config
+            .compaction
+            .for_model(&self.config.model.provider, &self.config.model.id)
+    }
+
+    /// Summarises everything before the kept tail into a compaction entry (with the folded
+    /// system snapshot and the live tools), `focus` added to the instructions like Pi's
+    /// `/compact <text>`. By default the summary request is the session's own cached request
+    /// plus one instruction, so its input is read from cache. `None`: nothing to compact.
+    pub async fn compact(
+        &mut self,
+        reason: CompactionReason,
+        focus: Option<&str>,
+    ) -> Result<Option<EntryId>, AgentError> {
+        let Some(leaf) = self.session.leaf().cloned() else {
+            return Ok(None);
+        };
+        let settings = self.compaction_settings();
+        let Some(preparation) = strata_compaction::prepare(self.session.tree(), &leaf, &settings)?
+        else {
+            return Ok(None);
+        };
+        self.emit(AgentEvent::CompactionStart {
+            reason: reason_name(reason).to_owned(),
+        });
+        let main_request = self.request()?;
+        let mut options = self.config.stream.clone();
+        options.session_id = Some(self.session.header().id.clone());
+        let result = strata_compaction::compact_with_focus(
+            &*self.provider,
+            &self.config.model,
+            &main_request,
+            &preparation,
+            &settings,
+            &options,
+            focus,
+        )
+        .await;
+        let result = match result {
+            Ok(result) => result,
+            Err(error) => {
+                self.emit(AgentEvent::CompactionEnd {
+                    entry_id: None,
+                    tokens_before: preparation.tokens_before,
+                    usage: None,
+                    cost: None,
+                    error: Some(error.to_string()),
+                });
+                return Err(error.into());
+            }
+        };
+        let entry = strata_compaction::compaction_entry(&result, self.context()?);
+        let id = self.session.append_compaction(entry)?;
+        self.emit(AgentEvent::CompactionEnd {
+            entry_id: Some(id.clone()),
+            tokens_before: result.tokens_before,
+            usage: Some(result.usage),
+            cost: Some(result.cost),
+            error: None,
+        });
+        Ok(Some(id))
+    }
+
     /// One request: render the context, stream the answer, append it.
     async fn turn(
         &mut self,
         cancel: &CancellationToken,
     ) -> Result<(AgentMessage, StopReason), AgentError> {
-        let request = {
-            let render = self.config.render.clone();
-            let capabilities = self.config.capabilities.clone();
-            let cache_key = self.session.header().id.clone();
-            let max_tokens = self.config.max_tokens;
-            let context = self.context()?;
-            let mut request = render(context, &capabilities);
-            if request.cache_key.is_none() {
-                request.cache_key = Some(cache_key);
-            }
-            if request.max_tokens.is_none() {
-                request.max_tokens = max_tokens;
-            }
-            request
-        };
+        let request = self.request()?;
         self.emit(AgentEvent::RequestStart {
             chapter_bytes: chapter_bytes(&request),
         });
@@ -563,6 +667,14 @@ impl Agent {
         if let Some(events) = &self.events {
             let _ = events.send(event);
         }
+    }
+}
+
+fn reason_name(reason: CompactionReason) -> &'static str {
+    match reason {
+        CompactionReason::Threshold => "threshold",
+        CompactionReason::Overflow => "overflow",
+        CompactionReason::Manual => "manual",
     }
 }
 

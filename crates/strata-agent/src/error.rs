@@ -1,5 +1,6 @@
 //! Errors that end a run.
 
+use strata_compaction::CompactionError;
 use strata_context::ContextError;
 use strata_provider::ProviderError;
 use strata_session::SessionError;
@@ -13,6 +14,9 @@ pub enum AgentError {
     /// The context could not be built from the session.
     #[error(transparent)]
     Context(#[from] ContextError),
+    /// Compaction could not make a usable summary.
+    #[error("compaction: {0}")]
+    Compaction(#[from] CompactionError),
     /// The provider refused or failed (after its own retries).
     #[error("provider: {0}")]
     Provider(#[from] ProviderError),

@@ -97,6 +97,24 @@ pub enum AgentEvent {
         /// Tools removed.
         tools_removed: Vec<String>,
     },
+    /// A compaction started.
+    CompactionStart {
+        /// `threshold`, `overflow` or `manual`.
+        reason: String,
+    },
+    /// A compaction ended.
+    CompactionEnd {
+        /// The compaction entry written (`None` when it failed or had nothing to do).
+        entry_id: Option<EntryId>,
+        /// Estimated context tokens it replaced.
+        tokens_before: u64,
+        /// Tokens and cost of the summary request(s).
+        usage: Option<Usage>,
+        /// Cost of the summary request(s).
+        cost: Option<Cost>,
+        /// Why it failed.
+        error: Option<String>,
+    },
     /// Queued steering messages were delivered after a tool batch.
     SteeringDelivered {
         /// How many.

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
+use strata_compaction::CompactionSettings;
 
 use crate::args::RunArgs;
 
@@ -29,23 +30,9 @@ pub struct Config {
     /// Retries of a failed request before its first byte.
     pub max_retries: u32,
     /// When and how the context is compacted.
-    pub compaction: CompactionConfig,
+    pub compaction: CompactionSettings,
     /// Per-provider settings (base URL of a proxy, …), by provider id.
     pub providers: BTreeMap<String, ProviderSettings>,
-}
-
-/// `[compaction]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct CompactionConfig {
-    /// Compact automatically.
-    pub enabled: bool,
-    /// Tokens kept free for the answer: compact when the context exceeds window − this.
-    pub reserve_tokens: u64,
-    /// Recent tokens kept verbatim after a compaction.
-    pub keep_recent_tokens: u64,
-    /// Compact at this share of the window instead (0–100), when set.
-    pub trigger_percent: Option<f64>,
 }
 
 /// `[providers.<id>]`.
@@ -66,19 +53,8 @@ impl Default for Config {
             append_system_prompt: None,
             max_tokens: None,
             max_retries: 3,
-            compaction: CompactionConfig::default(),
+            compaction: CompactionSettings::default(),
             providers: BTreeMap::new(),
-        }
-    }
-}
-
-impl Default for CompactionConfig {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            reserve_tokens: 16_384,
-            keep_recent_tokens: 20_000,
-            trigger_percent: None,
         }
     }
 }

@@ -6,6 +6,7 @@
     reason = "test helpers outside #[test] functions unwrap like the tests do"
 )]
 
+mod compaction;
 mod loop_;
 mod scripted;
 mod system;

@@ -73,6 +73,17 @@ impl Provider for Scripted {
     ) -> Result<EventStream, ProviderError> {
         self.requests.lock().unwrap().push(request.clone());
         let prompt_tokens = serde_json::to_string(request).unwrap().len() as u64 / 4;
+        if is_summary_request(request) {
+            let text = "## Goal\nRead big.txt twice.\n\n## Progress\n### Done\n- [x] read big.txt";
+            return Ok(futures::stream::iter(vec![done(
+                vec![ContentBlock::Text {
+                    text: text.to_owned(),
+                }],
+                StopReason::EndTurn,
+                prompt_tokens,
+            )])
+            .boxed());
+        }
         let turn = self
             .turns
             .lock()
@@ -139,6 +150,14 @@ impl Provider for Scripted {
     }
 }
 
+/// A compaction's summary request ends with a user message asking for Pi's sections.
+pub fn is_summary_request(request: &Request) -> bool {
+    request.messages.last().is_some_and(|m| {
+        m.role == Role::User
+            && (m.text().contains("## Goal") || m.text().contains("## Original Request"))
+    })
+}
+
 pub fn model() -> Model {
     Model {
         provider: "anthropic".into(),
@@ -169,9 +188,27 @@ pub fn appending_capabilities() -> Capabilities {
 }
 
 pub fn agent(session: Session, provider: Scripted, cwd: &Path, global: Option<&Path>) -> Agent {
+    agent_with(
+        session,
+        provider,
+        cwd,
+        global,
+        model(),
+        strata_compaction::CompactionSettings::default(),
+    )
+}
+
+pub fn agent_with(
+    session: Session,
+    provider: Scripted,
+    cwd: &Path,
+    global: Option<&Path>,
+    model: Model,
+    compaction: strata_compaction::CompactionSettings,
+) -> Agent {
     let config = AgentConfig {
         cwd: cwd.to_path_buf(),
-        model: model(),
+        model,
         capabilities: appending_capabilities(),
         api: "anthropic-messages".into(),
         max_tokens: Some(1024),
@@ -180,6 +217,7 @@ pub fn agent(session: Session, provider: Scripted, cwd: &Path, global: Option<&P
         append_system_prompt: None,
         stream: StreamOptions::default(),
         render: default_render(),
+        compaction,
     };
     Agent::new(session, Arc::new(provider), ToolSet::default_set(), config)
 }

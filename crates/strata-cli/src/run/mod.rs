@@ -142,6 +142,7 @@ async fn run_prompt(
         append_system_prompt: config.append_system_prompt.clone(),
         stream,
         render: default_render(),
+        compaction: config.compaction.clone(),
     };
     let names: Vec<&str> = config.tools.iter().map(String::as_str).collect();
     for name in &names {
