@@ -456,6 +456,56 @@ impl Agent {
         Ok(Some(id))
     }
 
+    /// Moves the session to `target` (`None`: before the first entry), as `/tree` does. With
+    /// `summarize`, the abandoned path is summarised (newest first within the window less the
+    /// reserve) and stored as a `branch_summary` at the target, as Pi stores it, and the summary
+    /// request's usage is recorded in a `strata.usage` custom entry; without, a `leaf` entry
+    /// records the move so it survives a restart. Returns the entry written.
+    pub async fn navigate(
+        &mut self,
+        target: Option<&EntryId>,
+        summarize: bool,
+        instructions: Option<&str>,
+    ) -> Result<EntryId, AgentError> {
+        let old_leaf = self.session.leaf().cloned();
+        let Some(old_leaf) = old_leaf.filter(|_| summarize) else {
+            return Ok(self.session.move_leaf(target)?);
+        };
+        let budget = self
+            .config
+            .model
+            .context_window
+            .saturating_sub(self.compaction_settings().reserve_tokens);
+        let preparation = strata_compaction::prepare_branch_summary(
+            self.session.tree(),
+            &old_leaf,
+            target,
+            budget,
+        )?;
+        let mut options = self.config.stream.clone();
+        options.session_id = Some(self.session.header().id.clone());
+        let summary = strata_compaction::summarize_branch(
+            &*self.provider,
+            &self.config.model,
+            &preparation,
+            &options,
+            instructions,
+            false,
+        )
+        .await?;
+        let details = Some(summary.details.to_details());
+        let id = self
+            .session
+            .branch_with_summary(target, &summary.summary, details, None)?;
+        if summary.usage.prompt_tokens() > 0 {
+            let record =
+                strata_compaction::usage_record("branch_summary", &summary.usage, &summary.cost);
+            self.session
+                .append_custom(strata_compaction::USAGE_CUSTOM_TYPE, Some(record))?;
+        }
+        Ok(id)
+    }
+
     /// One request: render the context, stream the answer, append it.
     async fn turn(
         &mut self,

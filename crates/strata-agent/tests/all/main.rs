@@ -8,5 +8,6 @@
 
 mod compaction;
 mod loop_;
+mod mock;
 mod scripted;
 mod system;
