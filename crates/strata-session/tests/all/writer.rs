@@ -507,3 +507,60 @@ fn duplicate_ids_forward_links_and_cycles_are_reported_not_fatal() {
         assert_eq!(tree.parent_of(path.last().unwrap()), None);
     }
 }
+
+/// A long file with damage scattered through it: every damaged line is reported at its own
+/// number, the others keep their numbers and file order, and a torn last line is still caught.
+#[test]
+fn damage_anywhere_in_a_long_file_is_reported_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    let mut text = String::from(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/\"}\n",
+    );
+    let damaged_lines = [2_000usize, 4_097, 8_193, 12_001];
+    let mut parent = "null".to_owned();
+    for line in 2..=20_000usize {
+        if damaged_lines.contains(&line) {
+            text.push_str("{\"type\":\"message\",\"id\":\n");
+            continue;
+        }
+        let id = format!("{line:08x}");
+        text.push_str(&format!(
+            "{{\"type\":\"custom\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"customType\":\"n\",\"data\":{line}}}\n"
+        ));
+        parent = format!("\"{id}\"");
+    }
+    text.push_str("{\"type\":\"custom\",\"id\":\"torn\"");
+    fs::write(&path, &text).unwrap();
+
+    let opened = Session::open(&path).unwrap();
+    let malformed: Vec<usize> = opened
+        .diagnostics
+        .iter()
+        .filter(|d| matches!(d.problem, Problem::MalformedLine { .. }))
+        .map(|d| d.line)
+        .collect();
+    assert_eq!(malformed, damaged_lines);
+    let torn: Vec<usize> = opened
+        .diagnostics
+        .iter()
+        .filter(|d| matches!(d.problem, Problem::TornLastLine { .. }))
+        .map(|d| d.line)
+        .collect();
+    assert_eq!(torn, [20_001]);
+    let tree = opened.session.tree();
+    assert_eq!(tree.len(), 19_999 - damaged_lines.len());
+    // File order and line numbers survive the split.
+    for (index, entry) in tree.iter().enumerate().step_by(997) {
+        let number = entry.line_number();
+        assert_eq!(
+            entry.id().as_str(),
+            format!("{number:08x}"),
+            "entry {index}"
+        );
+    }
+    assert_eq!(
+        tree.leaf().map(|id| id.as_str()),
+        Some(format!("{:08x}", 20_000).as_str())
+    );
+}
