@@ -93,6 +93,24 @@ fn stats_reads_strata_pi_and_claude_code_logs() {
     assert!(text.contains("(strata)"), "{text}");
     assert!(text.contains("7 requests"), "{text}");
 
+    // A compaction's summary request, whose usage strata stores on the entry, is a request too.
+    let dir = tempfile::tempdir().unwrap();
+    let with_compaction = dir.path().join("c.jsonl");
+    let mut text = std::fs::read_to_string(&tour).unwrap();
+    text.push_str(r#"{"type":"compaction","id":"c0000001","parentId":"a100001a","timestamp":"2026-11-30T10:00:00.000Z","summary":"s","firstKeptEntryId":"a100001a","tokensBefore":3000,"usage":{"input":40,"output":300,"cacheRead":2900,"cacheWrite":0,"totalTokens":3240,"cost":{"input":0.0001,"output":0.0045,"cacheRead":0.00087,"cacheWrite":0,"total":0.00547}},"summaryMode":"cache_friendly"}"#);
+    text.push('\n');
+    std::fs::write(&with_compaction, text).unwrap();
+    let json: Value = serde_json::from_str(&strata_ok(&[
+        "stats",
+        "--json",
+        with_compaction.to_str().unwrap(),
+    ]))
+    .unwrap();
+    let requests = json[0]["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 8);
+    assert_eq!(requests[7]["id"], "c0000001 (compaction)");
+    assert_eq!(requests[7]["cache_read"], 2900);
+
     let pi_dir = crate::support::fixture("pi");
     let all = strata_ok(&["stats", pi_dir.to_str().unwrap()]);
     assert!(all.contains("(pi)") && all.contains("all "), "{all}");

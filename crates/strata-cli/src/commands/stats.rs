@@ -275,16 +275,50 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<Option<LogStats>> 
     }))
 }
 
-/// An assistant `message` entry of a Pi / strata session.
+/// A request recorded in a Pi / strata session: an assistant `message`, a compaction whose
+/// summary request's usage strata stored on it, or strata's `strata.usage` custom entry
+/// (branch summaries). Pi drops its summary requests' usage, so its files have only the first.
 fn session_request(entry: &Value, catalog: &Catalog) -> Option<RequestUsage> {
-    let message = &entry["message"];
-    if entry["type"] != "message" || message["role"] != "assistant" {
+    let (usage, provider, model, kind) = match entry["type"].as_str() {
+        Some("message") if entry["message"]["role"] == "assistant" => {
+            let message = &entry["message"];
+            (
+                &message["usage"],
+                message["provider"].as_str(),
+                message["model"].as_str(),
+                "",
+            )
+        }
+        Some("compaction") if entry["usage"].is_object() => {
+            (&entry["usage"], None, None, " (compaction)")
+        }
+        Some("custom") if entry["customType"] == strata_compaction::USAGE_CUSTOM_TYPE => {
+            (&entry["data"]["usage"], None, None, " (summary)")
+        }
+        _ => return None,
+    };
+    let mut request = usage_of(
+        entry,
+        usage,
+        provider.unwrap_or(""),
+        model.unwrap_or(""),
+        catalog,
+    )?;
+    request.id.push_str(kind);
+    Some(request)
+}
+
+fn usage_of(
+    entry: &Value,
+    usage: &Value,
+    provider: &str,
+    model: &str,
+    catalog: &Catalog,
+) -> Option<RequestUsage> {
+    if !usage.is_object() {
         return None;
     }
-    let usage = &message["usage"];
     let number = |key: &str| usage[key].as_u64().unwrap_or(0);
-    let provider = message["provider"].as_str().unwrap_or("");
-    let model = message["model"].as_str().unwrap_or("");
     let mut request = RequestUsage {
         id: entry["id"].as_str().unwrap_or("").to_owned(),
         model: format!("{provider}/{model}"),
