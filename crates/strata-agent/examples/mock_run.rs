@@ -77,6 +77,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         render: default_render(),
         compaction: strata_compaction::CompactionSettings::default(),
+        summary_model: None,
     };
     let mut agent = Agent::new(session, Arc::new(provider), ToolSet::default_set(), config);
     let mut events = agent.subscribe();

@@ -61,6 +61,20 @@ pub struct AgentConfig {
     pub render: RenderFn,
     /// When and how to compact.
     pub compaction: CompactionSettings,
+    /// A separate (cheaper) model for summaries; `None` uses the session's model. Another model
+    /// cannot read the session's cache, so its summary requests take the transcript form.
+    pub summary_model: Option<SummaryModel>,
+}
+
+/// The provider, model and options summary requests go to instead of the session's.
+#[derive(Clone)]
+pub struct SummaryModel {
+    /// The adapter.
+    pub provider: Arc<dyn Provider>,
+    /// The model.
+    pub model: Model,
+    /// Base URL, key and retry limit for it.
+    pub stream: StreamOptions,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -194,6 +208,11 @@ impl Agent {
     /// request (render decides what the provider sees).
     pub fn set_tools(&mut self, tools: ToolSet) {
         self.tools = tools;
+    }
+
+    /// Sends summary requests (compaction, branch summaries) to another model from now on.
+    pub fn set_summary_model(&mut self, summary_model: Option<SummaryModel>) {
+        self.config.summary_model = summary_model;
     }
 
     /// The configuration.
@@ -392,6 +411,22 @@ impl Agent {
         self.compact(CompactionReason::Threshold, None).await
     }
 
+    /// Where summary requests go: the separate summary model, else the session's.
+    fn summarizer(&self) -> (Arc<dyn Provider>, Model, StreamOptions) {
+        match &self.config.summary_model {
+            Some(summary) => (
+                summary.provider.clone(),
+                summary.model.clone(),
+                summary.stream.clone(),
+            ),
+            None => (
+                self.provider.clone(),
+                self.config.model.clone(),
+                self.config.stream.clone(),
+            ),
+        }
+    }
+
     fn compaction_settings(&self) -> CompactionSettings {
         self.config
             .compaction
@@ -419,11 +454,11 @@ impl Agent {
             reason: reason_name(reason).to_owned(),
         });
         let main_request = self.request()?;
-        let mut options = self.config.stream.clone();
+        let (provider, model, mut options) = self.summarizer();
         options.session_id = Some(self.session.header().id.clone());
         let result = strata_compaction::compact_with_focus(
-            &*self.provider,
-            &self.config.model,
+            &*provider,
+            &model,
             &main_request,
             &preparation,
             &settings,
@@ -482,11 +517,11 @@ impl Agent {
             target,
             budget,
         )?;
-        let mut options = self.config.stream.clone();
+        let (provider, model, mut options) = self.summarizer();
         options.session_id = Some(self.session.header().id.clone());
         let summary = strata_compaction::summarize_branch(
-            &*self.provider,
-            &self.config.model,
+            &*provider,
+            &model,
             &preparation,
             &options,
             instructions,

@@ -115,3 +115,64 @@ async fn the_window_triggers_a_cache_friendly_compaction_and_the_run_continues()
     let context = strata_context::build(reopened.session.tree(), reopened.session.leaf()).unwrap();
     assert_eq!(context.messages[0].message.role(), "compactionSummary");
 }
+
+#[tokio::test]
+async fn a_separate_summary_model_gets_the_transcript_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let big: String = (0..300)
+        .map(|i| format!("line {i:04} of a long file\n"))
+        .collect();
+    std::fs::write(dir.path().join("big.txt"), &big).unwrap();
+    let turns = || {
+        vec![
+            Turn::Calls(vec![("read", json!({"path": "big.txt"}))]),
+            Turn::Text("It is a long file."),
+            Turn::Calls(vec![("read", json!({"path": "big.txt"}))]),
+            Turn::Text("Still long."),
+            Turn::Calls(vec![("read", json!({"path": "big.txt"}))]),
+            Turn::Text("Long again."),
+        ]
+    };
+    let main = Scripted::new(turns());
+    let cheap = Scripted::new(Vec::new());
+    let session =
+        Session::create(dir.path().join("s.jsonl"), "/x", WriteOptions::default()).unwrap();
+    let mut small = model();
+    small.context_window = 6_000;
+    let settings = strata_compaction::CompactionSettings {
+        reserve_tokens: 1_000,
+        keep_recent_tokens: 1_500,
+        ..strata_compaction::CompactionSettings::default()
+    };
+    let mut agent = agent_with(
+        session,
+        main.clone(),
+        dir.path(),
+        None,
+        small.clone(),
+        settings,
+    );
+    let mut cheap_model = small;
+    cheap_model.id = "claude-haiku-4-5".into();
+    agent.set_summary_model(Some(strata_agent::SummaryModel {
+        provider: std::sync::Arc::new(cheap.clone()),
+        model: cheap_model,
+        stream: strata_provider::StreamOptions::default(),
+    }));
+    for prompt in ["read big.txt", "read it again", "and again"] {
+        agent.prompt(prompt).await.unwrap();
+    }
+    assert!(
+        !main.requests().iter().any(is_summary_request),
+        "summaries go elsewhere"
+    );
+    let summaries = cheap.requests();
+    assert!(!summaries.is_empty());
+    // Another model cannot read the session's cache: Pi's transcript form, no tools.
+    assert!(
+        summaries
+            .iter()
+            .all(|r| r.tools.is_empty() && r.messages.len() == 1)
+    );
+    assert!(summaries[0].messages[0].text().contains("<conversation>"));
+}

@@ -47,6 +47,7 @@ fn agent(server: &MockServer, session: Session, cwd: &std::path::Path) -> Agent 
         },
         render: default_render(),
         compaction: strata_compaction::CompactionSettings::default(),
+        summary_model: None,
     };
     Agent::new(session, Arc::new(provider), ToolSet::default_set(), config)
 }

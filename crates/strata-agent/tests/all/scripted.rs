@@ -218,6 +218,7 @@ pub fn agent_with(
         stream: StreamOptions::default(),
         render: default_render(),
         compaction,
+        summary_model: None,
     };
     Agent::new(session, Arc::new(provider), ToolSet::default_set(), config)
 }

@@ -7,7 +7,7 @@ use std::io::{IsTerminal as _, Read as _};
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use strata_agent::{Agent, AgentConfig, default_render};
+use strata_agent::{Agent, AgentConfig, SummaryModel, default_render};
 use strata_provider::{Catalog, Model, StreamOptions};
 use strata_session::{Session, SessionStore, WriteOptions};
 use strata_tools::ToolSet;
@@ -143,6 +143,7 @@ async fn run_prompt(
         stream,
         render: default_render(),
         compaction: config.compaction.clone(),
+        summary_model: summary_model(&catalog, config)?,
     };
     let names: Vec<&str> = config.tools.iter().map(String::as_str).collect();
     for name in &names {
@@ -168,6 +169,37 @@ async fn run_prompt(
         anyhow::bail!("the run ended: {}", summary.reason);
     }
     Ok(())
+}
+
+/// `[compaction] compaction_model = "provider/id"`: the adapter and options for summaries.
+fn summary_model(catalog: &Catalog, config: &Config) -> anyhow::Result<Option<SummaryModel>> {
+    let Some(name) = &config.compaction.compaction_model else {
+        return Ok(None);
+    };
+    let choice = parse_model(name, None).context("compaction.compaction_model")?;
+    let row = catalog.provider(&choice.provider).with_context(|| {
+        format!(
+            "compaction.compaction_model: unknown provider `{}`",
+            choice.provider
+        )
+    })?;
+    let model = resolve_model(catalog, &choice).context("compaction.compaction_model")?;
+    let provider = provider_for(row, row.endpoint(&model.id).protocol, config.max_retries)?;
+    // --api-key and --base-url belong to the session's model; this one uses its own settings.
+    let stream = StreamOptions {
+        max_retries: config.max_retries,
+        api_key: factory::api_key(None, row),
+        base_url: config
+            .providers
+            .get(&row.id)
+            .and_then(|p| p.base_url.clone()),
+        ..StreamOptions::default()
+    };
+    Ok(Some(SummaryModel {
+        provider,
+        model,
+        stream,
+    }))
 }
 
 fn resolve_model(catalog: &Catalog, choice: &ModelChoice) -> anyhow::Result<Model> {
