@@ -146,6 +146,49 @@ impl Control {
     }
 }
 
+/// Carries the transport's retry notices to an agent's event channel. Build the provider's
+/// `HttpClient` with [`RetryEvents::observer`] and give the same value to
+/// [`Agent::with_retry_events`]: the client exists before the agent does.
+#[derive(Clone, Default)]
+pub struct RetryEvents {
+    slot: Arc<Mutex<Option<UnboundedSender<AgentEvent>>>>,
+}
+
+impl std::fmt::Debug for RetryEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RetryEvents").finish_non_exhaustive()
+    }
+}
+
+impl RetryEvents {
+    /// A forwarder with no agent attached yet (notices are dropped until one is).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The observer to hand to `HttpClient::with_retry_observer`.
+    pub fn observer(&self) -> strata_provider::transport::RetryObserver {
+        let slot = Arc::clone(&self.slot);
+        Arc::new(move |notice: &strata_provider::transport::RetryNotice| {
+            if let Ok(slot) = slot.lock()
+                && let Some(events) = slot.as_ref()
+            {
+                let _ = events.send(AgentEvent::Retry {
+                    attempt: notice.attempt,
+                    wait_ms: u64::try_from(notice.wait.as_millis()).unwrap_or(u64::MAX),
+                    error: notice.error.clone(),
+                });
+            }
+        })
+    }
+
+    fn attach(&self, events: Option<UnboundedSender<AgentEvent>>) {
+        if let Ok(mut slot) = self.slot.lock() {
+            *slot = events;
+        }
+    }
+}
+
 /// The orchestrator: owns the session and the live tool set, talks to one provider.
 pub struct Agent {
     session: Session,
@@ -155,6 +198,7 @@ pub struct Agent {
     assembler: Assembler,
     events: Option<UnboundedSender<AgentEvent>>,
     control: Control,
+    retry_events: RetryEvents,
 }
 
 impl Agent {
@@ -173,12 +217,22 @@ impl Agent {
             assembler: Assembler::new(),
             events: None,
             control: Control::default(),
+            retry_events: RetryEvents::new(),
         }
+    }
+
+    /// Reports the retries of the provider's client (built with `retries.observer()`) as
+    /// [`AgentEvent::Retry`].
+    pub fn with_retry_events(mut self, retries: RetryEvents) -> Self {
+        retries.attach(self.events.clone());
+        self.retry_events = retries;
+        self
     }
 
     /// A receiver of every event from now on (replaces an earlier subscriber).
     pub fn subscribe(&mut self) -> UnboundedReceiver<AgentEvent> {
         let (sender, receiver) = unbounded_channel();
+        self.retry_events.attach(Some(sender.clone()));
         self.events = Some(sender);
         receiver
     }

@@ -97,6 +97,15 @@ pub enum AgentEvent {
         /// Tools removed.
         tools_removed: Vec<String>,
     },
+    /// A request failed before its first byte and is sent again after a wait.
+    Retry {
+        /// The failed attempt (1 = the first send).
+        attempt: u32,
+        /// Milliseconds until the next send.
+        wait_ms: u64,
+        /// Why it failed.
+        error: String,
+    },
     /// A compaction started.
     CompactionStart {
         /// `threshold`, `overflow` or `manual`.

@@ -19,6 +19,8 @@ pub mod prompt;
 pub mod resources;
 pub mod system_sync;
 
-pub use agent::{Agent, AgentConfig, Control, RenderFn, RunSummary, SummaryModel, default_render};
+pub use agent::{
+    Agent, AgentConfig, Control, RenderFn, RetryEvents, RunSummary, SummaryModel, default_render,
+};
 pub use error::AgentError;
 pub use event::AgentEvent;

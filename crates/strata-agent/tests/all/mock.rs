@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use strata_agent::{Agent, AgentConfig, AgentEvent, default_render};
+use strata_agent::{Agent, AgentConfig, AgentEvent, RetryEvents, default_render};
 use strata_anthropic::AnthropicProvider;
 use strata_mock::{Fault, FaultKind, MockConfig, MockServer, Scenario};
 use strata_provider::transport::{HttpClient, RetryPolicy, TransportConfig};
@@ -19,6 +19,15 @@ async fn mock(scenario: &str) -> MockServer {
 }
 
 fn agent(server: &MockServer, session: Session, cwd: &std::path::Path) -> Agent {
+    agent_reporting_retries(server, session, cwd, RetryEvents::new())
+}
+
+fn agent_reporting_retries(
+    server: &MockServer,
+    session: Session,
+    cwd: &std::path::Path,
+    retries: RetryEvents,
+) -> Agent {
     let catalog = Catalog::builtin().unwrap();
     let row = catalog.provider("anthropic").unwrap().clone();
     let model = catalog.model("anthropic", "claude-sonnet-4-5").unwrap();
@@ -30,7 +39,10 @@ fn agent(server: &MockServer, session: Session, cwd: &std::path::Path) -> Agent 
         },
         ..TransportConfig::default()
     };
-    let provider = AnthropicProvider::for_row(&row, HttpClient::new(&transport).unwrap());
+    let client = HttpClient::new(&transport)
+        .unwrap()
+        .with_retry_observer(retries.observer());
+    let provider = AnthropicProvider::for_row(&row, client);
     let config = AgentConfig {
         cwd: cwd.to_path_buf(),
         capabilities: row.capabilities(&model.id),
@@ -50,6 +62,7 @@ fn agent(server: &MockServer, session: Session, cwd: &std::path::Path) -> Agent 
         summary_model: None,
     };
     Agent::new(session, Arc::new(provider), ToolSet::default_set(), config)
+        .with_retry_events(retries)
 }
 
 fn new_session(dir: &std::path::Path) -> Session {
@@ -97,7 +110,20 @@ async fn read_edit_bash_answer_through_the_mock_and_a_529_is_retried() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("calc.sh"), "echo $(($1 - $2))\n").unwrap();
     let mut agent = agent(&server, new_session(dir.path()), dir.path());
+    let mut events = agent.subscribe();
     let summary = agent.prompt("fix add").await.unwrap();
+    let mut retries = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let AgentEvent::Retry { attempt, error, .. } = event {
+            retries.push((attempt, error));
+        }
+    }
+    assert_eq!(retries.len(), 1, "{retries:?}");
+    assert_eq!(retries[0].0, 1);
+    assert!(
+        retries[0].1.to_lowercase().contains("overload"),
+        "{retries:?}"
+    );
     assert_eq!(summary.reason, "stop");
     assert_eq!(summary.final_text, "add now adds.");
     assert_eq!(

@@ -3,19 +3,23 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use strata_provider::transport::{HttpClient, TransportConfig};
+use strata_provider::transport::{HttpClient, RetryObserver, TransportConfig};
 use strata_provider::{ApiKey, Protocol, Provider, ProviderRow};
 
-/// The adapter that speaks `protocol` for `row`.
+/// The adapter that speaks `protocol` for `row`; its retries are reported through `retries`.
 pub fn provider_for(
     row: &ProviderRow,
     protocol: Protocol,
     max_retries: u32,
+    retries: Option<RetryObserver>,
 ) -> anyhow::Result<Arc<dyn Provider>> {
     let mut transport = TransportConfig::default();
     transport.retry.max_retries = max_retries;
-    let client = HttpClient::new(&transport)
+    let mut client = HttpClient::new(&transport)
         .map_err(|e| anyhow::anyhow!("creating the HTTP client: {e}"))?;
+    if let Some(observer) = retries {
+        client = client.with_retry_observer(observer);
+    }
     Ok(match protocol {
         Protocol::AnthropicMessages => {
             Arc::new(strata_anthropic::AnthropicProvider::for_row(row, client))

@@ -7,7 +7,7 @@ use std::io::{IsTerminal as _, Read as _};
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use strata_agent::{Agent, AgentConfig, SummaryModel, default_render};
+use strata_agent::{Agent, AgentConfig, RetryEvents, SummaryModel, default_render};
 use strata_provider::{Catalog, Model, StreamOptions};
 use strata_session::{Session, SessionStore, WriteOptions};
 use strata_tools::ToolSet;
@@ -114,7 +114,13 @@ async fn run_prompt(
         .clone();
     let model = resolve_model(&catalog, &choice)?;
     let endpoint = row.endpoint(&model.id);
-    let provider = provider_for(&row, endpoint.protocol, config.max_retries)?;
+    let retries = RetryEvents::new();
+    let provider = provider_for(
+        &row,
+        endpoint.protocol,
+        config.max_retries,
+        Some(retries.observer()),
+    )?;
 
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let (mut session, _temp) = open_session(run, config, &cwd)?;
@@ -154,7 +160,8 @@ async fn run_prompt(
             );
         }
     }
-    let mut agent = Agent::new(session, provider, ToolSet::builtins(&names), agent_config);
+    let mut agent = Agent::new(session, provider, ToolSet::builtins(&names), agent_config)
+        .with_retry_events(retries);
     let events = agent.subscribe();
     let printer = tokio::spawn(output::print_events(events, run.mode));
     let result = agent.prompt(prompt).await;
@@ -184,7 +191,12 @@ fn summary_model(catalog: &Catalog, config: &Config) -> anyhow::Result<Option<Su
         )
     })?;
     let model = resolve_model(catalog, &choice).context("compaction.compaction_model")?;
-    let provider = provider_for(row, row.endpoint(&model.id).protocol, config.max_retries)?;
+    let provider = provider_for(
+        row,
+        row.endpoint(&model.id).protocol,
+        config.max_retries,
+        None,
+    )?;
     // --api-key and --base-url belong to the session's model; this one uses its own settings.
     let stream = StreamOptions {
         max_retries: config.max_retries,

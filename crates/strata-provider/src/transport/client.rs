@@ -1,6 +1,7 @@
 //! The HTTP client: POST a JSON body, retry before the first byte, classify failures.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -105,11 +106,35 @@ impl std::fmt::Debug for StreamingResponse {
     }
 }
 
+/// A retry about to happen: which attempt failed, how long the client waits, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryNotice {
+    /// The failed attempt (1 = the first send).
+    pub attempt: u32,
+    /// The wait before the next send.
+    pub wait: Duration,
+    /// The error of the failed attempt (keys scrubbed).
+    pub error: String,
+}
+
+/// Called before each retry, so a front end can say why the answer is late.
+pub type RetryObserver = Arc<dyn Fn(&RetryNotice) + Send + Sync>;
+
 /// A reqwest client plus the retry policy; cheap to clone, share one per process.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpClient {
     client: reqwest::Client,
     retry: RetryPolicy,
+    on_retry: Option<RetryObserver>,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("retry", &self.retry)
+            .field("on_retry", &self.on_retry.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl HttpClient {
@@ -126,12 +151,23 @@ impl HttpClient {
         Ok(Self {
             client,
             retry: config.retry,
+            on_retry: None,
         })
     }
 
     /// Wraps an existing reqwest client.
     pub fn with_client(client: reqwest::Client, retry: RetryPolicy) -> Self {
-        Self { client, retry }
+        Self {
+            client,
+            retry,
+            on_retry: None,
+        }
+    }
+
+    /// Calls `observer` before every retry this client makes.
+    pub fn with_retry_observer(mut self, observer: RetryObserver) -> Self {
+        self.on_retry = Some(observer);
+        self
     }
 
     /// The retry policy.
@@ -171,6 +207,13 @@ impl HttpClient {
                 return Err(error);
             };
             tracing::debug!(attempt, ?wait, %error, "retrying provider request");
+            if let Some(observer) = &self.on_retry {
+                observer(&RetryNotice {
+                    attempt: attempt + 1,
+                    wait,
+                    error: error.to_string(),
+                });
+            }
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(ProviderError::Cancelled),
@@ -325,6 +368,30 @@ mod tests {
         assert_eq!(response.attempts, 2);
         assert_eq!(&response.first_chunk[..], b"data: hi\n\n\n\n");
         assert_eq!(server.await.unwrap(), 2);
+    }
+
+    #[tokio::test]
+    async fn the_retry_observer_hears_each_retry_before_it_happens() {
+        let limited = "HTTP/1.1 429 Too Many Requests\r\nretry-after: 0\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}";
+        let (url, _server) = serve(vec![limited, limited, OK]).await;
+        let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = Arc::clone(&heard);
+        let observed = client().with_retry_observer(Arc::new(move |notice: &RetryNotice| {
+            sink.lock().unwrap().push(notice.clone());
+        }));
+        let response = observed
+            .post_json(&HttpRequest::json(url, "{}"), &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(response.attempts, 3);
+        let heard = heard.lock().unwrap();
+        let attempts: Vec<u32> = heard.iter().map(|n| n.attempt).collect();
+        assert_eq!(attempts, [1, 2]);
+        assert!(
+            heard[0].error.contains("429") || heard[0].error.to_lowercase().contains("rate"),
+            "{}",
+            heard[0].error
+        );
     }
 
     #[tokio::test]

@@ -31,7 +31,10 @@ pub use auth::{
 pub use classify::{
     classify_response, classify_stream_error, is_context_overflow, request_id, retry_after, scrub,
 };
-pub use client::{ByteStream, HttpClient, HttpRequest, StreamingResponse, TransportConfig};
+pub use client::{
+    ByteStream, HttpClient, HttpRequest, RetryNotice, RetryObserver, StreamingResponse,
+    TransportConfig,
+};
 pub use driver::{FrameOutcome, ParseError, StreamDriver, StreamParser, drive, drive_with};
 pub use partial_json::{ArgumentsError, parse_arguments, parse_partial};
 pub use retry::RetryPolicy;
