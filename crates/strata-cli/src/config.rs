@@ -41,6 +41,8 @@ pub struct Config {
 pub struct ProviderSettings {
     /// Base URL replacing the table's.
     pub base_url: Option<String>,
+    /// API key (the flag and the row's environment variables come first); never printed.
+    pub api_key: Option<String>,
 }
 
 impl Default for Config {
@@ -171,6 +173,11 @@ pub fn explain(figment: &Figment, config: &Config) -> Vec<(String, serde_json::V
     let mut out = Vec::new();
     let value = serde_json::to_value(config).unwrap_or(serde_json::Value::Null);
     walk("", &value, &mut |key, value| {
+        let value = if key.ends_with(".api_key") {
+            &serde_json::Value::String("***".into())
+        } else {
+            value
+        };
         let source = figment
             .find_metadata(key)
             .map(|m| match &m.source {
@@ -266,6 +273,29 @@ mod tests {
             .find(|(k, _, _)| k == "tools")
             .map(|(_, _, s)| s)
             .unwrap()
+    }
+
+    #[test]
+    fn api_keys_in_config_are_never_printed() {
+        let dir = tempfile::tempdir().unwrap();
+        let sources = sources(dir.path());
+        std::fs::create_dir_all(sources.project_dir.join(".strata")).unwrap();
+        std::fs::write(
+            sources.project_dir.join(".strata/config.toml"),
+            "[providers.anthropic]\napi_key = \"sk-ant-secret\"\n",
+        )
+        .unwrap();
+        let figment = figment(&sources, &RunArgs::default());
+        let config: Config = figment.extract().unwrap();
+        assert_eq!(
+            config.providers["anthropic"].api_key.as_deref(),
+            Some("sk-ant-secret")
+        );
+        let shown = format!("{:?}", explain(&figment, &config));
+        assert!(
+            !shown.contains("sk-ant-secret") && shown.contains("***"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -11,7 +11,16 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
     let figment = config::figment(&sources, run);
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &merged)?;
+        let mut value = serde_json::to_value(&merged)?;
+        // Keys never leave the process in output.
+        if let Some(providers) = value.get_mut("providers").and_then(|p| p.as_object_mut()) {
+            for settings in providers.values_mut() {
+                if let Some(key) = settings.get_mut("api_key").filter(|k| !k.is_null()) {
+                    *key = serde_json::Value::String("***".into());
+                }
+            }
+        }
+        serde_json::to_writer_pretty(&mut out, &value)?;
         writeln!(out)?;
         return Ok(());
     }

@@ -45,13 +45,15 @@ pub fn provider_for(
     })
 }
 
-/// The key from `--api-key`, else from the first of the row's environment variables that is set.
-pub fn api_key(flag: Option<&str>, row: &ProviderRow) -> Option<ApiKey> {
+/// The key from `--api-key`, else from the first of the row's environment variables that is
+/// set, else from the provider's `api_key` in config.
+pub fn api_key(flag: Option<&str>, configured: Option<&str>, row: &ProviderRow) -> Option<ApiKey> {
     if let Some(key) = flag {
         return Some(ApiKey::new(key));
     }
     row.auth_env
         .iter()
         .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
+        .or_else(|| configured.map(str::to_owned))
         .map(ApiKey::new)
 }

@@ -128,7 +128,14 @@ async fn run_prompt(
 
     let stream = StreamOptions {
         max_retries: config.max_retries,
-        api_key: factory::api_key(run.api_key.as_deref(), &row),
+        api_key: factory::api_key(
+            run.api_key.as_deref(),
+            config
+                .providers
+                .get(&row.id)
+                .and_then(|p| p.api_key.as_deref()),
+            &row,
+        ),
         base_url: run.base_url.clone().or_else(|| {
             config
                 .providers
@@ -200,7 +207,14 @@ fn summary_model(catalog: &Catalog, config: &Config) -> anyhow::Result<Option<Su
     // --api-key and --base-url belong to the session's model; this one uses its own settings.
     let stream = StreamOptions {
         max_retries: config.max_retries,
-        api_key: factory::api_key(None, row),
+        api_key: factory::api_key(
+            None,
+            config
+                .providers
+                .get(&row.id)
+                .and_then(|p| p.api_key.as_deref()),
+            row,
+        ),
         base_url: config
             .providers
             .get(&row.id)
