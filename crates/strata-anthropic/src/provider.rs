@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use strata_provider::transport::{
-    EnvLookup, HttpClient, HttpRequest, auth_header, drive, expand_url, join_url,
+    EnvLookup, HttpClient, HttpRequest, auth_header, drive, expand_url, join_url, missing_key,
     process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
@@ -87,12 +87,7 @@ impl AnthropicProvider {
             request.cache_key = Some(key);
         }
         let body = build_body(&request, model, &caps);
-        let bytes = serde_json::to_vec(&body).map_err(|e| ProviderError::InvalidRequest {
-            status: 0,
-            request_id: None,
-            body: format!("could not serialize the request: {e}"),
-        })?;
-        let mut http = HttpRequest::json(url, bytes)
+        let mut http = HttpRequest::json_of(url, &body)?
             .header("accept", "text/event-stream")
             .header("anthropic-version", ANTHROPIC_VERSION);
 
@@ -110,7 +105,7 @@ impl AnthropicProvider {
                 }
             }
             (None, AuthScheme::None) => {}
-            (None, _) => return Err(missing_key(&self.row, &endpoint.auth_env)),
+            (None, _) => return Err(missing_key(&self.row.id, &endpoint.auth_env)),
         }
         for (name, value) in &endpoint.headers {
             http = http.header(name.clone(), value.clone());
@@ -147,25 +142,6 @@ impl AnthropicProvider {
         http.secrets = key.into_iter().collect::<Vec<ApiKey>>();
         http.max_retries = Some(options.max_retries);
         Ok(http)
-    }
-}
-
-pub(crate) fn missing_key(row: &ProviderRow, vars: &[String]) -> ProviderError {
-    ProviderError::Auth {
-        status: 0,
-        request_id: None,
-        body: if vars.is_empty() {
-            format!(
-                "no API key for provider `{}`: set one in the config",
-                row.id
-            )
-        } else {
-            format!(
-                "no API key for provider `{}`: set {} or configure a key",
-                row.id,
-                vars.join(" or ")
-            )
-        },
     }
 }
 

@@ -82,17 +82,10 @@ impl BedrockProvider {
         time: SystemTime,
     ) -> Result<HttpRequest, ProviderError> {
         let caps = self.row.capabilities(&model.id);
-        let body = serde_json::to_vec(&build_body(model, request, &caps)).map_err(|e| {
-            ProviderError::InvalidRequest {
-                status: 0,
-                request_id: None,
-                body: format!("could not serialize the request: {e}"),
-            }
-        })?;
         let base = self.base_url(model, options);
         let path = format!("/model/{}/converse-stream", uri_encode(&model.id, true));
         let url = join_url(&base, &path);
-        let mut http = HttpRequest::json(url.clone(), body)
+        let mut http = HttpRequest::json_of(url.clone(), &build_body(model, request, &caps))?
             .header("accept", "application/vnd.amazon.eventstream");
         http.max_retries = Some(options.max_retries);
         let auth = match (&options.api_key, &self.auth) {

@@ -117,14 +117,8 @@ impl GoogleProvider {
     ) -> Result<HttpRequest, ProviderError> {
         let endpoint = self.row.endpoint(&model.id);
         let caps = self.row.capabilities(&model.id);
-        let body = serde_json::to_vec(&build_body(model, request, &caps)).map_err(|e| {
-            ProviderError::InvalidRequest {
-                status: 0,
-                request_id: None,
-                body: format!("could not serialize the request: {e}"),
-            }
-        })?;
-        let mut http = HttpRequest::json(self.url(model, "streamGenerateContent", options)?, body)
+        let url = self.url(model, "streamGenerateContent", options)?;
+        let mut http = HttpRequest::json_of(url, &build_body(model, request, &caps))?
             .header("accept", "text/event-stream");
         http.max_retries = Some(options.max_retries);
         match (bearer, &options.api_key, endpoint.auth) {

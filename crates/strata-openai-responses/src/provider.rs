@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use strata_provider::transport::{
-    HttpClient, HttpRequest, auth_header, drive, expand_url, join_url,
+    HttpClient, HttpRequest, auth_header, drive, expand_url, join_url, missing_key,
 };
 use strata_provider::{
     AuthScheme, EventStream, Model, Protocol, Provider, ProviderError, ProviderRow, Request,
@@ -110,12 +110,7 @@ impl ResponsesProvider {
             self.config.system_placement,
             cache_key,
         );
-        let body = serde_json::to_vec(&built.body).map_err(|e| ProviderError::InvalidRequest {
-            status: 0,
-            request_id: None,
-            body: format!("could not serialize the request: {e}"),
-        })?;
-        let mut http = HttpRequest::json(join_url(&base, &self.config.path), body)
+        let mut http = HttpRequest::json_of(join_url(&base, &self.config.path), &built.body)?
             .header("accept", "text/event-stream");
         http.max_retries = Some(options.max_retries);
         match (&options.api_key, endpoint.auth) {
@@ -126,13 +121,7 @@ impl ResponsesProvider {
                 http.secrets.push(key.clone());
             }
             (None, AuthScheme::None) => {}
-            (None, _) => {
-                return Err(ProviderError::Auth {
-                    status: 0,
-                    request_id: None,
-                    body: missing_key(&self.row),
-                });
-            }
+            (None, _) => return Err(missing_key(&self.row.id, &self.row.auth_env)),
         }
         for (name, value) in &endpoint.headers {
             http = http.header(name, value);
@@ -147,21 +136,6 @@ impl ResponsesProvider {
             http = http.header(name, value);
         }
         Ok(http)
-    }
-}
-
-fn missing_key(row: &ProviderRow) -> String {
-    if row.auth_env.is_empty() {
-        format!(
-            "no API key for provider `{}`: set one in the config",
-            row.id
-        )
-    } else {
-        format!(
-            "no API key for provider `{}`: set {} or configure a key",
-            row.id,
-            row.auth_env.join(" or ")
-        )
     }
 }
 

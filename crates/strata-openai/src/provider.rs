@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use strata_provider::transport::{
-    EnvLookup, HttpClient, HttpRequest, auth_header, drive, expand_url, join_url,
+    EnvLookup, HttpClient, HttpRequest, auth_header, drive, expand_url, join_url, missing_key,
     process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
@@ -82,12 +82,7 @@ impl OpenAiChatProvider {
             request.cache_key = Some(key);
         }
         let body = build_body(&request, model, &caps);
-        let bytes = serde_json::to_vec(&body).map_err(|e| ProviderError::InvalidRequest {
-            status: 0,
-            request_id: None,
-            body: format!("could not serialize the request: {e}"),
-        })?;
-        let mut http = HttpRequest::json(url, bytes).header("accept", "text/event-stream");
+        let mut http = HttpRequest::json_of(url, &body)?.header("accept", "text/event-stream");
         let key = resolve_api_key(options.api_key.as_ref(), &endpoint.auth_env, env);
         match (&key, endpoint.auth) {
             (Some(key), scheme) => {
@@ -98,7 +93,7 @@ impl OpenAiChatProvider {
             (None, AuthScheme::None) => {}
             // Self-hosted servers (vLLM, llama.cpp) take a key only when started with one.
             (None, _) if is_loopback(&base) => {}
-            (None, _) => return Err(missing_key(&self.row, &endpoint.auth_env)),
+            (None, _) => return Err(missing_key(&self.row.id, &endpoint.auth_env)),
         }
         for (name, value) in &endpoint.headers {
             http = http.header(name.clone(), value.clone());
@@ -120,25 +115,6 @@ impl OpenAiChatProvider {
 fn is_loopback(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     rest.starts_with("127.") || rest.starts_with("localhost") || rest.starts_with("[::1]")
-}
-
-fn missing_key(row: &ProviderRow, vars: &[String]) -> ProviderError {
-    ProviderError::Auth {
-        status: 0,
-        request_id: None,
-        body: if vars.is_empty() {
-            format!(
-                "no API key for provider `{}`: set one in the config",
-                row.id
-            )
-        } else {
-            format!(
-                "no API key for provider `{}`: set {} or configure a key",
-                row.id,
-                vars.join(" or ")
-            )
-        },
-    }
 }
 
 #[async_trait]

@@ -32,6 +32,23 @@ pub fn resolve_api_key(
         .map(ApiKey::new)
 }
 
+/// The error for a provider that needs a key and has none, naming where one can come from.
+pub fn missing_key(provider: &str, env_vars: &[String]) -> ProviderError {
+    let body = if env_vars.is_empty() {
+        format!("no API key for provider `{provider}`: set one in the config")
+    } else {
+        format!(
+            "no API key for provider `{provider}`: set {} or configure a key",
+            env_vars.join(" or ")
+        )
+    };
+    ProviderError::Auth {
+        status: 0,
+        request_id: None,
+        body,
+    }
+}
+
 /// Reads a variable from the process environment (for binaries; empty counts as unset).
 pub fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())

@@ -67,6 +67,20 @@ impl HttpRequest {
         }
     }
 
+    /// A POST of `body` serialized as JSON; a body that cannot be serialized is an
+    /// `InvalidRequest` saying so.
+    pub fn json_of(
+        url: impl Into<String>,
+        body: &impl serde::Serialize,
+    ) -> Result<Self, ProviderError> {
+        let bytes = serde_json::to_vec(body).map_err(|e| ProviderError::InvalidRequest {
+            status: 0,
+            request_id: None,
+            body: format!("could not serialize the request: {e}"),
+        })?;
+        Ok(Self::json(url, bytes))
+    }
+
     /// Adds a header.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
