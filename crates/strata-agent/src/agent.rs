@@ -329,32 +329,19 @@ impl Agent {
         else {
             return Ok(None);
         };
-        let event = AgentEvent::SystemUpdate {
-            entry_id: EntryId::new(""),
-            snapshot,
-            sections: sections.keys().cloned().collect(),
-            tools_added: tools_added.iter().map(|t| t.name.clone()).collect(),
-            tools_removed: tools_removed.clone(),
-        };
+        let section_names = sections.keys().cloned().collect();
+        let added_names = tools_added.iter().map(|t| t.name.clone()).collect();
+        let removed = tools_removed.clone();
         let id = self
             .session
             .append_system(sections, tools_added, tools_removed)?;
-        if let AgentEvent::SystemUpdate {
+        self.emit(AgentEvent::SystemUpdate {
+            entry_id: id.clone(),
             snapshot,
-            sections,
-            tools_added,
-            tools_removed,
-            ..
-        } = event
-        {
-            self.emit(AgentEvent::SystemUpdate {
-                entry_id: id.clone(),
-                snapshot,
-                sections,
-                tools_added,
-                tools_removed,
-            });
-        }
+            sections: section_names,
+            tools_added: added_names,
+            tools_removed: removed,
+        });
         Ok(Some(id))
     }
 

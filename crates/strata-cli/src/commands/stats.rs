@@ -111,7 +111,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
     let catalog = Catalog::builtin().context("loading the capability table")?;
     let mut files = Vec::new();
     for path in &args.paths {
-        collect(path, &mut files).with_context(|| format!("reading {}", path.display()))?;
+        collect(path, true, &mut files).with_context(|| format!("reading {}", path.display()))?;
     }
     files.sort();
     let mut logs = Vec::new();
@@ -204,12 +204,14 @@ fn write_log(
     Ok(())
 }
 
-fn collect(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// A file named on the command line is read whatever its name; a directory is walked for
+/// `*.jsonl`.
+fn collect(path: &Path, named: bool, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
     if path.is_dir() {
         for entry in std::fs::read_dir(path)? {
-            collect(&entry?.path(), files)?;
+            collect(&entry?.path(), false, files)?;
         }
-    } else if path.extension().is_some_and(|e| e == "jsonl") || path.is_file() && files.is_empty() {
+    } else if named || path.extension().is_some_and(|e| e == "jsonl") {
         files.push(path.to_path_buf());
     }
     Ok(())
@@ -218,21 +220,11 @@ fn collect(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
 /// Reads one log: a session (first line is a `session` header) or a Claude Code log.
 fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<Option<LogStats>> {
     let text = std::fs::read_to_string(path)?;
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let Some((_, first)) = lines.next() else {
-        return Ok(None);
-    };
-    let first: Value = serde_json::from_str(first).unwrap_or(Value::Null);
-    let is_session = first["type"] == "session";
-    let mut kind = if is_session { "pi" } else { "claude-code" };
+    // Decided by the first JSON line: a session header, or a Claude Code log.
+    let mut is_session: Option<bool> = None;
+    let mut strata_entries = false;
     let mut requests: Vec<RequestUsage> = Vec::new();
-    let all = std::iter::once((0, ""))
-        .chain(text.lines().enumerate())
-        .skip(1);
-    for (number, line) in all {
+    for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
@@ -244,13 +236,11 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<Option<LogStats>> 
             );
             continue;
         };
-        if is_session {
-            if matches!(
+        if *is_session.get_or_insert_with(|| value["type"] == "session") {
+            strata_entries |= matches!(
                 value["type"].as_str(),
                 Some("system" | "context_edit" | "leaf")
-            ) {
-                kind = "strata";
-            }
+            );
             if let Some(request) = session_request(&value, catalog) {
                 requests.push(request);
             }
@@ -266,6 +256,11 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<Option<LogStats>> 
     if requests.is_empty() {
         return Ok(None);
     }
+    let kind = match (is_session, strata_entries) {
+        (Some(true), true) => "strata",
+        (Some(true), false) => "pi",
+        _ => "claude-code",
+    };
     let breaks = find_breaks(&requests);
     Ok(Some(LogStats {
         path: path.to_path_buf(),

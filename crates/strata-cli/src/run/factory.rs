@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use strata_provider::transport::{HttpClient, RetryObserver, TransportConfig};
+use strata_provider::transport::{
+    HttpClient, RetryObserver, TransportConfig, process_env, resolve_api_key,
+};
 use strata_provider::{ApiKey, Protocol, Provider, ProviderRow};
 
 /// The adapter that speaks `protocol` for `row`; its retries are reported through `retries`.
@@ -48,12 +50,7 @@ pub fn provider_for(
 /// The key from `--api-key`, else from the first of the row's environment variables that is
 /// set, else from the provider's `api_key` in config.
 pub fn api_key(flag: Option<&str>, configured: Option<&str>, row: &ProviderRow) -> Option<ApiKey> {
-    if let Some(key) = flag {
-        return Some(ApiKey::new(key));
-    }
-    row.auth_env
-        .iter()
-        .find_map(|var| std::env::var(var).ok().filter(|v| !v.is_empty()))
-        .or_else(|| configured.map(str::to_owned))
-        .map(ApiKey::new)
+    let flag = flag.map(ApiKey::new);
+    resolve_api_key(flag.as_ref(), &row.auth_env, process_env)
+        .or_else(|| configured.map(ApiKey::new))
 }

@@ -123,25 +123,20 @@ async fn run_prompt(
     )?;
 
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    let (mut session, _temp) = open_session(run, config, &cwd)?;
-    record_model(&mut session, &model, choice.thinking.as_deref())?;
+    let (session, _temp) = open_session(run, config, &cwd)?;
 
+    let configured = config.providers.get(&row.id);
     let stream = StreamOptions {
         max_retries: config.max_retries,
         api_key: factory::api_key(
             run.api_key.as_deref(),
-            config
-                .providers
-                .get(&row.id)
-                .and_then(|p| p.api_key.as_deref()),
+            configured.and_then(|p| p.api_key.as_deref()),
             &row,
         ),
-        base_url: run.base_url.clone().or_else(|| {
-            config
-                .providers
-                .get(&row.id)
-                .and_then(|p| p.base_url.clone())
-        }),
+        base_url: run
+            .base_url
+            .clone()
+            .or_else(|| configured.and_then(|p| p.base_url.clone())),
         ..StreamOptions::default()
     };
     let agent_config = AgentConfig {
@@ -169,6 +164,7 @@ async fn run_prompt(
     }
     let mut agent = Agent::new(session, provider, ToolSet::builtins(&names), agent_config)
         .with_retry_events(retries);
+    record_model(&mut agent, choice.thinking.as_deref())?;
     let events = agent.subscribe();
     let printer = tokio::spawn(output::print_events(events, run.mode));
     let result = agent.prompt(prompt).await;
@@ -296,26 +292,27 @@ fn home() -> anyhow::Result<PathBuf> {
 }
 
 /// Appends `model_change` / `thinking_level_change` when they differ from the session's.
-fn record_model(
-    session: &mut Session,
-    model: &Model,
-    thinking: Option<&str>,
-) -> anyhow::Result<()> {
-    let context = strata_context::build(session.tree(), session.leaf())?;
+fn record_model(agent: &mut Agent, thinking: Option<&str>) -> anyhow::Result<()> {
+    let model = agent.config().model.clone();
+    // The agent's own assembler: the context built here is the one its first request extends.
+    let context = agent.context()?;
     let same_model = context
         .model
         .as_ref()
         .is_some_and(|m| m.provider == model.provider && m.model_id == model.id);
-    if !same_model {
-        session.append_model_change(&model.provider, &model.id)?;
-    }
+    let current = context.thinking_level.clone();
+    let empty = context.leaf.is_none();
     let wanted = match thinking {
         Some(level) => level,
-        None if context.thinking_level != "off" || !model.reasoning => &context.thinking_level,
+        None if current != "off" || !model.reasoning => &current,
         None => "medium",
     };
     let wanted = if model.reasoning { wanted } else { "off" };
-    if context.thinking_level != wanted || context.leaf.is_none() {
+    let session = agent.session_mut();
+    if !same_model {
+        session.append_model_change(&model.provider, &model.id)?;
+    }
+    if current != wanted || empty {
         session.append_thinking_level_change(wanted)?;
     }
     Ok(())
