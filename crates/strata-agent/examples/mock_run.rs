@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use strata_agent::{Agent, AgentConfig, AgentEvent, default_render};
+use strata_agent::{Agent, AgentConfig, AgentEvent};
 use strata_anthropic::AnthropicProvider;
 use strata_mock::{MockConfig, MockServer, Scenario};
 use strata_provider::transport::{HttpClient, TransportConfig};
@@ -75,7 +75,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             api_key: Some(ApiKey::new("mock")),
             ..StreamOptions::default()
         },
-        render: default_render(),
+        render_policy: strata_context::RenderPolicy::Strata,
         compaction: strata_compaction::CompactionSettings::default(),
         summary_model: None,
     };

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use serde_json::Map;
 use strata_compaction::{CompactionReason, CompactionSettings, OverflowRecovery};
-use strata_context::{Assembler, Context};
+use strata_context::{Assembler, Context, RenderOptions, RenderPolicy, RenderReport, Renderer};
 use strata_provider::{
     Capabilities, Event, MessageAssembler, Model, Provider, ProviderError, Request, StreamOptions,
 };
@@ -25,16 +25,6 @@ use crate::event::AgentEvent;
 use crate::prompt::{PromptInputs, build_sections};
 use crate::resources::{context_files, skills};
 use crate::system_sync::{SystemUpdate, plan};
-
-/// Turns the render step into a request; the default is `strata_context::render`.
-pub type RenderFn = Arc<dyn Fn(&Context, &Capabilities) -> Request + Send + Sync>;
-
-/// strata's own render: every change as late in the request as the provider allows.
-pub fn default_render() -> RenderFn {
-    Arc::new(|context: &Context, capabilities: &Capabilities| {
-        strata_context::render(context, capabilities)
-    })
-}
 
 /// What the agent needs besides the session, the provider and the tools.
 #[derive(Clone)]
@@ -57,8 +47,9 @@ pub struct AgentConfig {
     pub append_system_prompt: Option<String>,
     /// Base URL, key and retry limit for the provider.
     pub stream: StreamOptions,
-    /// How a context becomes a request.
-    pub render: RenderFn,
+    /// How changes to the system prompt and tools are laid into requests (strata's by default;
+    /// others exist for comparisons).
+    pub render_policy: RenderPolicy,
     /// When and how to compact.
     pub compaction: CompactionSettings,
     /// A separate (cheaper) model for summaries; `None` uses the session's model. Another model
@@ -199,6 +190,9 @@ pub struct Agent {
     events: Option<UnboundedSender<AgentEvent>>,
     control: Control,
     retry_events: RetryEvents,
+    /// Keeps the previous request's bytes, so a request after an append serializes only the
+    /// new messages.
+    renderer: Renderer,
 }
 
 impl Agent {
@@ -209,6 +203,13 @@ impl Agent {
         tools: ToolSet,
         config: AgentConfig,
     ) -> Self {
+        let options = RenderOptions {
+            policy: config.render_policy,
+            cache_key: Some(session.header().id.clone()),
+            max_tokens: config.max_tokens,
+            ..RenderOptions::default()
+        };
+        let renderer = Renderer::new(config.capabilities.clone(), options);
         Self {
             session,
             provider,
@@ -218,6 +219,7 @@ impl Agent {
             events: None,
             control: Control::default(),
             retry_events: RetryEvents::new(),
+            renderer,
         }
     }
 
@@ -424,19 +426,16 @@ impl Agent {
 
     /// The request the session's leaf would be sent as now.
     pub fn request(&mut self) -> Result<Request, AgentError> {
-        let render = self.config.render.clone();
-        let capabilities = self.config.capabilities.clone();
-        let cache_key = self.session.header().id.clone();
-        let max_tokens = self.config.max_tokens;
-        let context = self.context()?;
-        let mut request = render(context, &capabilities);
-        if request.cache_key.is_none() {
-            request.cache_key = Some(cache_key);
-        }
-        if request.max_tokens.is_none() {
-            request.max_tokens = max_tokens;
-        }
-        Ok(request)
+        Ok(self.render()?.0)
+    }
+
+    /// Renders the context at the leaf, reusing the previous request's bytes, with the
+    /// chapter report.
+    fn render(&mut self) -> Result<(Request, RenderReport), AgentError> {
+        let leaf = self.session.leaf().cloned();
+        let (context, _) = self.assembler.context(self.session.tree(), leaf.as_ref())?;
+        let (rendered, report) = self.renderer.render(context);
+        Ok((rendered.request.clone(), report))
     }
 
     /// Compacts when the context is past the trigger (window − reserve, or the percentage).
@@ -587,9 +586,13 @@ impl Agent {
         &mut self,
         cancel: &CancellationToken,
     ) -> Result<(AgentMessage, StopReason), AgentError> {
-        let request = self.request()?;
+        let (request, report) = self.render()?;
         self.emit(AgentEvent::RequestStart {
-            chapter_bytes: chapter_bytes(&request),
+            chapter_bytes: [
+                report.tools.bytes,
+                report.system.bytes,
+                report.messages.bytes,
+            ],
         });
         let mut options = self.config.stream.clone();
         options.cancel = cancel.clone();
@@ -817,16 +820,6 @@ fn assistant_text(message: &AgentMessage) -> String {
             .join(""),
         _ => String::new(),
     }
-}
-
-/// Serialized size of each chapter, for the request event.
-fn chapter_bytes(request: &Request) -> [usize; 3] {
-    let size = |value: Result<String, serde_json::Error>| value.map_or(0, |s| s.len());
-    [
-        size(serde_json::to_string(&request.tools)),
-        size(serde_json::to_string(&request.system)),
-        size(serde_json::to_string(&request.messages)),
-    ]
 }
 
 fn now_millis() -> i64 {

@@ -18,7 +18,7 @@ pub enum AgentEvent {
     },
     /// A request is about to be sent.
     RequestStart {
-        /// Bytes of the tools, system and messages chapters as rendered.
+        /// Bytes of the tools, system and messages chapters in the render's canonical form.
         chapter_bytes: [usize; 3],
     },
     /// A piece of answer text.

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use strata_agent::{Agent, AgentConfig, AgentEvent, RetryEvents, default_render};
+use strata_agent::{Agent, AgentConfig, AgentEvent, RetryEvents};
 use strata_anthropic::AnthropicProvider;
 use strata_mock::{Fault, FaultKind, MockConfig, MockServer, Scenario};
 use strata_provider::transport::{HttpClient, RetryPolicy, TransportConfig};
@@ -57,7 +57,7 @@ fn agent_reporting_retries(
             api_key: Some(ApiKey::new("test-key")),
             ..StreamOptions::default()
         },
-        render: default_render(),
+        render_policy: strata_context::RenderPolicy::Strata,
         compaction: strata_compaction::CompactionSettings::default(),
         summary_model: None,
     };

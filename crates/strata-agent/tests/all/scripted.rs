@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::Value;
-use strata_agent::{Agent, AgentConfig, default_render};
+use strata_agent::{Agent, AgentConfig};
 use strata_provider::{
     Capabilities, ContentBlock, Event, EventStream, Message, Model, Prices, Protocol, Provider,
     ProviderError, Request, Role, StopReason, StreamOptions, Usage,
@@ -216,7 +216,7 @@ pub fn agent_with(
         custom_intro: None,
         append_system_prompt: None,
         stream: StreamOptions::default(),
-        render: default_render(),
+        render_policy: strata_context::RenderPolicy::Strata,
         compaction,
         summary_model: None,
     };

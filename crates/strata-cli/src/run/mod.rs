@@ -7,7 +7,7 @@ use std::io::{IsTerminal as _, Read as _};
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use strata_agent::{Agent, AgentConfig, RetryEvents, SummaryModel, default_render};
+use strata_agent::{Agent, AgentConfig, RetryEvents, SummaryModel};
 use strata_provider::{Catalog, Model, StreamOptions};
 use strata_session::{Session, SessionStore, WriteOptions};
 use strata_tools::ToolSet;
@@ -149,7 +149,7 @@ async fn run_prompt(
         custom_intro: config.system_prompt.clone(),
         append_system_prompt: config.append_system_prompt.clone(),
         stream,
-        render: default_render(),
+        render_policy: strata_context::RenderPolicy::Strata,
         compaction: config.compaction.clone(),
         summary_model: summary_model(&catalog, config)?,
     };
