@@ -78,6 +78,21 @@ impl std::fmt::Debug for AgentConfig {
     }
 }
 
+/// Everything that changes with the model: see [`Agent::set_model`].
+#[derive(Clone)]
+pub struct ModelSwitch {
+    /// The adapter for the model's provider.
+    pub provider: Arc<dyn Provider>,
+    /// The model.
+    pub model: Model,
+    /// What the provider accepts for this model.
+    pub capabilities: Capabilities,
+    /// Protocol name recorded on assistant messages.
+    pub api: String,
+    /// Base URL, key and retry limit.
+    pub stream: StreamOptions,
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSummary {
@@ -264,6 +279,46 @@ impl Agent {
     /// request (render decides what the provider sees).
     pub fn set_tools(&mut self, tools: ToolSet) {
         self.tools = tools;
+    }
+
+    /// Sends requests to another model (and possibly another provider) from now on. The change
+    /// is recorded as a `model_change` entry when it differs from the session's model; the
+    /// renderer starts afresh because a new model never shares the old one's cache.
+    pub fn set_model(&mut self, switch: ModelSwitch) -> Result<(), AgentError> {
+        let changed = self.config.model.provider != switch.model.provider
+            || self.config.model.id != switch.model.id;
+        self.provider = switch.provider;
+        self.config.capabilities = switch.capabilities.clone();
+        self.config.api = switch.api;
+        self.config.stream = switch.stream;
+        self.config.model = switch.model;
+        let options = RenderOptions {
+            policy: self.config.render_policy,
+            cache_key: Some(self.session.header().id.clone()),
+            max_tokens: self.config.max_tokens,
+            ..RenderOptions::default()
+        };
+        self.renderer = Renderer::new(switch.capabilities, options);
+        if changed {
+            let model = &self.config.model;
+            self.session
+                .append_model_change(&model.provider, &model.id)?;
+        }
+        Ok(())
+    }
+
+    /// Records a thinking level (`off`, `minimal`, `low`, `medium`, `high`, `xhigh`) for the
+    /// next requests; models without reasoning keep `off`. Returns the level in effect.
+    pub fn set_thinking_level(&mut self, level: &str) -> Result<String, AgentError> {
+        let wanted = if self.config.model.reasoning {
+            level
+        } else {
+            "off"
+        };
+        if self.context()?.thinking_level != wanted {
+            self.session.append_thinking_level_change(wanted)?;
+        }
+        Ok(wanted.to_owned())
     }
 
     /// Sends summary requests (compaction, branch summaries) to another model from now on.
@@ -593,6 +648,7 @@ impl Agent {
                 report.system.bytes,
                 report.messages.bytes,
             ],
+            divergence: report.divergence.clone(),
         });
         let mut options = self.config.stream.clone();
         options.cancel = cancel.clone();

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use strata_context::render::Divergence;
 use strata_provider::{Cost, Usage};
 use strata_session::{AgentMessage, EntryId};
 
@@ -20,6 +21,10 @@ pub enum AgentEvent {
     RequestStart {
         /// Bytes of the tools, system and messages chapters in the render's canonical form.
         chapter_bytes: [usize; 3],
+        /// Where this request first differs from the previous one the agent sent (`None` for
+        /// the first request): `extends` keeps the whole cached prefix, `at` names the chapter
+        /// where the cache breaks.
+        divergence: Option<Divergence>,
     },
     /// A piece of answer text.
     TextDelta {

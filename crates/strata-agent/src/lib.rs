@@ -19,6 +19,6 @@ pub mod prompt;
 pub mod resources;
 pub mod system_sync;
 
-pub use agent::{Agent, AgentConfig, Control, RetryEvents, RunSummary, SummaryModel};
+pub use agent::{Agent, AgentConfig, Control, ModelSwitch, RetryEvents, RunSummary, SummaryModel};
 pub use error::AgentError;
 pub use event::AgentEvent;

@@ -24,7 +24,8 @@ pub struct RunArgs {
     /// added to the prompt).
     #[arg(short = 'p', long = "print", value_name = "PROMPT")]
     pub print: Option<String>,
-    /// Output mode: text (the final answer) or json (every event as a JSON line).
+    /// Output mode: text (the final answer), json (every event as a JSON line) or rpc (Pi's
+    /// RPC protocol on stdin/stdout).
     #[arg(long, value_enum, default_value_t = Mode::Text)]
     pub mode: Mode,
     /// Model as provider/id, optionally with :thinking (e.g. anthropic/claude-sonnet-4-5:high).
@@ -67,6 +68,8 @@ pub enum Mode {
     Text,
     /// Every event as one JSON line.
     Json,
+    /// Pi's RPC protocol: JSON commands on stdin, responses and events on stdout.
+    Rpc,
 }
 
 #[derive(Debug, Subcommand)]
@@ -87,6 +90,33 @@ pub enum Command {
     Stats(StatsArgs),
     /// Print shell completions.
     Completions(CompletionsArgs),
+    /// Run a real coding task against the built-in mock provider (no key, no network) and
+    /// show what every request cost, beside a renderer that rewrites its prefix.
+    Demo(DemoArgs),
+    /// Write a session tree as one self-contained HTML file.
+    Export(ExportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Run the demo in the terminal UI.
+    #[arg(long)]
+    pub interactive: bool,
+    /// Keep the demo's working copy and session here instead of a temporary directory.
+    #[arg(long)]
+    pub keep: Option<PathBuf>,
+    /// Print the per-request table and totals as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// The session file (JSONL).
+    pub file: PathBuf,
+    /// The HTML file to write (default: the session's name with `.html`).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

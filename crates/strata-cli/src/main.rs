@@ -3,7 +3,9 @@
 mod args;
 mod commands;
 mod config;
+mod export;
 mod run;
+mod tui;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -2,6 +2,8 @@
 
 mod config;
 mod context;
+mod demo;
+mod export;
 mod fork;
 mod open;
 mod providers;
@@ -33,6 +35,8 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        Some(Command::Demo(args)) => demo::run(&args),
+        Some(Command::Export(args)) => export::run(&args),
         None => crate::run::run(&cli.run),
     }
 }

@@ -1,0 +1,1 @@
+//! A session tree as one self-contained HTML file (`strata export`, `/export`).

@@ -1,0 +1,289 @@
+//! Turning flags and configuration into a ready agent: shared by print, json and rpc modes and
+//! the terminal UI, so every front end opens sessions and picks models the same way.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use strata_agent::{Agent, AgentConfig, ModelSwitch, RetryEvents, SummaryModel};
+use strata_provider::transport::RetryObserver;
+use strata_provider::{Catalog, Model, StreamOptions};
+use strata_session::{Session, SessionStore, WriteOptions};
+use strata_tools::ToolSet;
+
+use super::factory::{self, provider_for};
+use super::model::{ModelChoice, parse_model, resolve_model};
+use crate::args::RunArgs;
+use crate::config::{self, Config, Sources};
+
+/// Everything a front end needs before it builds an agent.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// The capability table.
+    pub catalog: Catalog,
+    /// The merged configuration.
+    pub config: Config,
+    /// Where configuration came from (the global dir also holds AGENTS.md and skills).
+    pub sources: Sources,
+    /// The command-line flags.
+    pub run: RunArgs,
+    /// The working directory tools run in.
+    pub cwd: PathBuf,
+}
+
+/// An agent ready to run, with what it was built from.
+pub struct Built {
+    /// The agent.
+    pub agent: Agent,
+    /// The model as chosen (`:thinking` included).
+    #[allow(dead_code, reason = "read by the TUI and rpc mode")]
+    pub choice: ModelChoice,
+    /// A temporary session directory (`--no-session`), deleted when dropped.
+    pub temp: Option<tempfile::TempDir>,
+}
+
+impl Setup {
+    /// Reads configuration layers and the capability table.
+    pub fn load(run: &RunArgs) -> anyhow::Result<Self> {
+        let sources = Sources::from_environment();
+        let config = config::load(&sources, run)?;
+        let catalog = Catalog::builtin().context("loading the capability table")?;
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        Ok(Self {
+            catalog,
+            config,
+            sources,
+            run: run.clone(),
+            cwd,
+        })
+    }
+
+    /// The model from `--model` / config.
+    pub fn model_choice(&self) -> anyhow::Result<ModelChoice> {
+        match &self.config.model {
+            Some(text) => parse_model(text, self.run.provider.as_deref()),
+            None => anyhow::bail!(
+                "no model chosen: pass --model provider/id (see `strata providers`) or set `model` in config.toml"
+            ),
+        }
+    }
+
+    /// The adapter, model, capabilities and options for `choice`. `--api-key` and
+    /// `--base-url` apply to the provider chosen on the command line only.
+    pub fn model_switch(
+        &self,
+        choice: &ModelChoice,
+        retries: Option<RetryObserver>,
+    ) -> anyhow::Result<ModelSwitch> {
+        let row = self
+            .catalog
+            .provider(&choice.provider)
+            .with_context(|| {
+                format!(
+                    "unknown provider `{}` (see `strata providers`)",
+                    choice.provider
+                )
+            })?
+            .clone();
+        let model = resolve_model(&self.catalog, choice)?;
+        let endpoint = row.endpoint(&model.id);
+        let provider = provider_for(&row, endpoint.protocol, self.config.max_retries, retries)?;
+        let flags_apply = self
+            .model_choice()
+            .is_ok_and(|initial| initial.provider == choice.provider);
+        let configured = self.config.providers.get(&row.id);
+        let flag_key = self.run.api_key.as_deref().filter(|_| flags_apply);
+        let flag_url = self.run.base_url.clone().filter(|_| flags_apply);
+        let stream = StreamOptions {
+            max_retries: self.config.max_retries,
+            api_key: factory::api_key(
+                flag_key,
+                configured.and_then(|p| p.api_key.as_deref()),
+                &row,
+            ),
+            base_url: flag_url.or_else(|| configured.and_then(|p| p.base_url.clone())),
+            ..StreamOptions::default()
+        };
+        Ok(ModelSwitch {
+            provider,
+            capabilities: row.capabilities(&model.id),
+            api: endpoint.protocol.as_str().to_owned(),
+            model,
+            stream,
+        })
+    }
+
+    /// The tools named in configuration, checked against the built-in set.
+    pub fn tools(&self) -> anyhow::Result<ToolSet> {
+        let names: Vec<&str> = self.config.tools.iter().map(String::as_str).collect();
+        check_tool_names(&names)?;
+        Ok(ToolSet::builtins(&names))
+    }
+
+    /// Opens the session the flags name and builds the agent on it, recording the model and
+    /// thinking level when they differ from the session's.
+    pub fn build_agent(&self) -> anyhow::Result<Built> {
+        let choice = self.model_choice()?;
+        let (session, temp) = self.open_session()?;
+        let agent = self.agent_on(session, &choice)?;
+        Ok(Built {
+            agent,
+            choice,
+            temp,
+        })
+    }
+
+    /// An agent appending to `session` with the model `choice`.
+    pub fn agent_on(&self, session: Session, choice: &ModelChoice) -> anyhow::Result<Agent> {
+        let retries = RetryEvents::new();
+        let switch = self.model_switch(choice, Some(retries.observer()))?;
+        let agent_config = AgentConfig {
+            cwd: self.cwd.clone(),
+            capabilities: switch.capabilities,
+            api: switch.api,
+            model: switch.model,
+            max_tokens: self.config.max_tokens,
+            global_dir: self.sources.global_dir.clone(),
+            custom_intro: self.config.system_prompt.clone(),
+            append_system_prompt: self.config.append_system_prompt.clone(),
+            stream: switch.stream,
+            render_policy: strata_context::RenderPolicy::Strata,
+            compaction: self.config.compaction.clone(),
+            summary_model: self.summary_model()?,
+        };
+        let mut agent = Agent::new(session, switch.provider, self.tools()?, agent_config)
+            .with_retry_events(retries);
+        record_model(&mut agent, choice.thinking.as_deref())?;
+        Ok(agent)
+    }
+
+    /// The session store under the configured root.
+    pub fn store(&self) -> anyhow::Result<SessionStore> {
+        let root = match &self.config.sessions_dir {
+            Some(root) => root.clone(),
+            None => SessionStore::default_root(&home()?),
+        };
+        Ok(SessionStore::new(root))
+    }
+
+    /// A new session in the store for this working directory.
+    #[allow(dead_code, reason = "used by /new and new_session")]
+    pub fn new_session(&self) -> anyhow::Result<Session> {
+        Ok(self
+            .store()?
+            .create(&self.cwd.display().to_string(), WriteOptions::default())?)
+    }
+
+    /// The session a run appends to, and a temp dir to delete afterwards for `--no-session`.
+    pub fn open_session(&self) -> anyhow::Result<(Session, Option<tempfile::TempDir>)> {
+        let options = WriteOptions::default();
+        let cwd_text = self.cwd.display().to_string();
+        if self.run.no_session {
+            let dir = tempfile::tempdir().context("creating a temporary session dir")?;
+            let session = Session::create(dir.path().join("session.jsonl"), &cwd_text, options)?;
+            return Ok((session, Some(dir)));
+        }
+        if let Some(path) = &self.run.session {
+            return Ok((open_or_create(path, &cwd_text)?, None));
+        }
+        let store = self.store()?;
+        if self.run.continue_session
+            && let Some(path) = store.most_recent(&cwd_text)?
+        {
+            return Ok((open_or_create(&path, &cwd_text)?, None));
+        }
+        Ok((store.create(&cwd_text, options)?, None))
+    }
+
+    /// `[compaction] compaction_model = "provider/id"`: the adapter and options for summaries.
+    fn summary_model(&self) -> anyhow::Result<Option<SummaryModel>> {
+        let Some(name) = &self.config.compaction.compaction_model else {
+            return Ok(None);
+        };
+        let choice = parse_model(name, None).context("compaction.compaction_model")?;
+        let row = self.catalog.provider(&choice.provider).with_context(|| {
+            format!(
+                "compaction.compaction_model: unknown provider `{}`",
+                choice.provider
+            )
+        })?;
+        let model: Model =
+            resolve_model(&self.catalog, &choice).context("compaction.compaction_model")?;
+        let provider = provider_for(
+            row,
+            row.endpoint(&model.id).protocol,
+            self.config.max_retries,
+            None,
+        )?;
+        // --api-key and --base-url belong to the session's model; this one uses its own settings.
+        let configured = self.config.providers.get(&row.id);
+        let stream = StreamOptions {
+            max_retries: self.config.max_retries,
+            api_key: factory::api_key(None, configured.and_then(|p| p.api_key.as_deref()), row),
+            base_url: configured.and_then(|p| p.base_url.clone()),
+            ..StreamOptions::default()
+        };
+        Ok(Some(SummaryModel {
+            provider,
+            model,
+            stream,
+        }))
+    }
+}
+
+/// Errors on a tool name strata does not have, listing the ones it has.
+pub fn check_tool_names(names: &[&str]) -> anyhow::Result<()> {
+    for name in names {
+        if strata_tools::builtin(name).is_none() {
+            anyhow::bail!(
+                "unknown tool `{name}` (known: {})",
+                strata_tools::ALL_TOOL_NAMES.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Opens `path` for appending, or creates it for `cwd`.
+pub fn open_or_create(path: &Path, cwd: &str) -> anyhow::Result<Session> {
+    let options = WriteOptions::default();
+    if path.exists() {
+        Ok(Session::open_writable(path, options)
+            .with_context(|| format!("opening {}", path.display()))?
+            .session)
+    } else {
+        Session::create(path, cwd, options).with_context(|| format!("creating {}", path.display()))
+    }
+}
+
+fn home() -> anyhow::Result<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .context("HOME is not set; set sessions_dir in config.toml")
+}
+
+/// Appends `model_change` / `thinking_level_change` when they differ from the session's.
+fn record_model(agent: &mut Agent, thinking: Option<&str>) -> anyhow::Result<()> {
+    let model = agent.config().model.clone();
+    // The agent's own assembler: the context built here is the one its first request extends.
+    let context = agent.context()?;
+    let same_model = context
+        .model
+        .as_ref()
+        .is_some_and(|m| m.provider == model.provider && m.model_id == model.id);
+    let current = context.thinking_level.clone();
+    let empty = context.leaf.is_none();
+    let wanted = match thinking {
+        Some(level) => level,
+        None if current != "off" || !model.reasoning => &current,
+        None => "medium",
+    };
+    let wanted = if model.reasoning { wanted } else { "off" };
+    let session = agent.session_mut();
+    if !same_model {
+        session.append_model_change(&model.provider, &model.id)?;
+    }
+    if current != wanted || empty {
+        session.append_thinking_level_change(wanted)?;
+    }
+    Ok(())
+}
