@@ -10,8 +10,12 @@
 )]
 
 mod context;
+mod demo;
+mod export;
 mod fork;
 mod listing;
+mod rpc;
 mod run;
 mod support;
 mod tree;
+mod tui;

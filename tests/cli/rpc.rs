@@ -1,0 +1,1 @@
+//! `--mode rpc` driven by a client written from Pi's documented protocol (being built).

@@ -1,0 +1,1 @@
+//! The terminal UI driven through a real terminal (tmux), against strata-mock (being built).
