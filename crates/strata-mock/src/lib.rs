@@ -13,11 +13,13 @@ pub mod cache;
 pub mod clock;
 pub mod config;
 pub mod fault;
+pub mod playback;
 pub mod prompt;
 pub mod protocol;
 pub mod record;
 pub mod scenario;
 mod server;
+pub mod summary;
 pub mod tokens;
 
 pub use cache::{CacheAccounting, CacheSimulator};
@@ -26,10 +28,12 @@ pub use config::{
     UsageDialect,
 };
 pub use fault::{Fault, FaultKind};
+pub use playback::{Pick, Player};
 pub use protocol::anthropic::signature as anthropic_signature;
 pub use record::{Accounting, Change, RequestRecord, Split};
-pub use scenario::{Scenario, ScenarioError};
+pub use scenario::{Playback, Scenario, ScenarioError, SummarySpec, TurnSpec};
 pub use server::{MockServer, ServeOptions};
+pub use summary::SummaryKind;
 
 /// Errors starting or configuring a server.
 #[derive(Debug, thiserror::Error)]

@@ -7,6 +7,7 @@ use crate::cache::{CacheAccounting, ChapterTokens, Chapters};
 use crate::config::{CacheStyle, Protocol};
 use crate::fault::FaultKind;
 use crate::prompt::Chapter;
+use crate::summary::SummaryKind;
 
 /// One request as the mock saw and answered it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,8 +41,11 @@ pub struct RequestRecord {
     /// only appends to it, repeats it, or is the first.
     #[serde(default)]
     pub changed: Option<Change>,
-    /// The scripted turn played (`None` for echo or refusals).
+    /// The scripted turn played (`None` for echo, summaries or refusals).
     pub turn: Option<usize>,
+    /// The summary a summary request asked for (`sequence` playback), when it was one.
+    #[serde(default)]
+    pub summary: Option<SummaryKind>,
     /// The fault applied, if any.
     pub fault: Option<FaultKind>,
     /// The request body, when the server records bodies.

@@ -1,5 +1,38 @@
-//! The scripted model: a TOML list of assistant turns, played by the number of assistant
-//! turns already in the request, with tool calls resolved against the declared tools.
+//! The scripted model: a TOML list of assistant turns, with tool calls resolved against the
+//! declared tools.
+//!
+//! Two playbacks pick the turn that answers a request:
+//!
+//! - `playback = "assistant_count"` (the default): turn *n* answers a request that already
+//!   holds *n* assistant messages.
+//! - `playback = "sequence"`: each request takes the next `[[turn]]`; a request whose
+//!   conversation (its messages, cache markers left out) equals one already answered — a
+//!   retry — gets that same turn again. Summary requests (strata's and Pi's compaction,
+//!   split-turn and branch-summary requests, recognised by their fixed instruction text) are
+//!   answered from `[[summary]]` entries in order, or a deterministic default summary when
+//!   none are left, and never take a turn. A turn may carry `user = "..."`: the prompt a driver
+//!   sends before it ([`Scenario::user_prompts`]). Past the last turn the model echoes.
+//!
+//! ```
+//! let scenario = strata_mock::Scenario::from_toml(r#"
+//! playback = "sequence"
+//!
+//! [[turn]]
+//! user = "Fix the failing test."
+//! text = "Reading the test first."
+//! [[turn.tool_call]]
+//! tool = "read"
+//! args = { path = "test.sh" }
+//!
+//! [[turn]]
+//! text = "Done."
+//!
+//! [[summary]]
+//! text = "Goal: fix the failing test. Done: nothing yet."
+//! "#, "inline")?;
+//! assert_eq!(scenario.user_prompts(), ["Fix the failing test."]);
+//! # Ok::<(), strata_mock::ScenarioError>(())
+//! ```
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
@@ -15,15 +48,44 @@ pub struct Scenario {
     /// A name shown in records.
     #[serde(default)]
     pub name: String,
-    /// Turn `n` answers a request that already holds `n` assistant messages.
+    /// How a request picks its turn.
+    #[serde(default)]
+    pub playback: Playback,
+    /// The scripted assistant turns.
     #[serde(default, rename = "turn")]
     pub turns: Vec<TurnSpec>,
+    /// Answers to summary requests, in order (`sequence` playback).
+    #[serde(default, rename = "summary")]
+    pub summaries: Vec<SummarySpec>,
+}
+
+/// How a request picks the turn that answers it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Playback {
+    /// Turn `n` answers a request that already holds `n` assistant messages.
+    #[default]
+    AssistantCount,
+    /// Each new request takes the next turn; retries replay theirs; summary requests are
+    /// answered from `[[summary]]` entries.
+    Sequence,
+}
+
+/// A scripted answer to a summary request.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SummarySpec {
+    /// The summary text the model returns.
+    pub text: String,
 }
 
 /// One scripted assistant turn.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TurnSpec {
+    /// The user prompt a driver sends before this turn (see [`Scenario::user_prompts`]).
+    #[serde(default)]
+    pub user: Option<String>,
     /// Reasoning text, streamed before everything else.
     #[serde(default)]
     pub thinking: Option<String>,
@@ -80,6 +142,13 @@ pub struct Conversation {
     pub assistant_turns: usize,
     /// The text of the last user message, if the last message is user text.
     pub last_user_text: Option<String>,
+    /// The text of every user message that carries text, in order.
+    pub user_texts: Vec<String>,
+    /// The system prompt's text, its blocks joined by newlines.
+    pub system_text: String,
+    /// Identity of the conversation: a hash of its messages with cache markers left out, so a
+    /// retried request has the key of the one it retries.
+    pub key: u64,
     /// Declared tools.
     pub tools: Vec<DeclaredTool>,
 }
@@ -156,7 +225,16 @@ impl Scenario {
         Self::from_toml(&text, &origin)
     }
 
-    /// The turn for this conversation, if the script has one.
+    /// The user prompts of the turns that carry one, in order: what a driver sends.
+    pub fn user_prompts(&self) -> Vec<&str> {
+        self.turns
+            .iter()
+            .filter_map(|turn| turn.user.as_deref())
+            .collect()
+    }
+
+    /// The turn `assistant_count` playback picks: the one indexed by the assistant messages
+    /// already in the request, if the script has it.
     pub fn turn(&self, conversation: &Conversation) -> Option<(usize, &TurnSpec)> {
         self.turns
             .get(conversation.assistant_turns)
@@ -203,6 +281,17 @@ pub fn reply(turn: Option<(usize, &TurnSpec)>, conversation: &Conversation) -> R
         tool_calls,
         stop,
         turn: Some(index),
+    }
+}
+
+/// The reply to a summary request: the summary text, nothing else.
+pub fn summary_reply(text: &str) -> Reply {
+    Reply {
+        thinking: None,
+        text: Some(text.to_owned()),
+        tool_calls: Vec::new(),
+        stop: Stop::EndTurn,
+        turn: None,
     }
 }
 

@@ -22,6 +22,7 @@ use crate::cache::CacheSimulator;
 use crate::clock::VirtualClock;
 use crate::config::{MockConfig, Protocol};
 use crate::fault::{Fault, FaultKind};
+use crate::playback::{Pick, Player, conversation_key};
 use crate::prompt::Chapter;
 use crate::protocol::anthropic::Anthropic;
 use crate::protocol::bedrock::Bedrock;
@@ -49,6 +50,7 @@ pub(crate) struct State {
     faults: Mutex<VecDeque<Fault>>,
     scenario: RwLock<Option<Arc<Scenario>>>,
     fired_turns: Mutex<HashSet<usize>>,
+    player: Mutex<Player>,
     stored_responses: Mutex<HashMap<String, Vec<Value>>>,
     /// The block hashes of the last request in each cache namespace, to name what changed.
     last_blocks: Mutex<HashMap<String, Vec<(Chapter, u64)>>>,
@@ -98,6 +100,7 @@ impl State {
             faults: Mutex::new(VecDeque::new()),
             scenario: RwLock::new(scenario),
             fired_turns: Mutex::new(HashSet::new()),
+            player: Mutex::new(Player::new()),
             stored_responses: Mutex::new(HashMap::new()),
             last_blocks: Mutex::new(HashMap::new()),
             seq: AtomicU64::new(0),
@@ -118,6 +121,7 @@ impl State {
             *slot = Some(Arc::new(scenario));
         }
         lock(&self.fired_turns).clear();
+        *lock(&self.player) = Player::new();
     }
 
     pub(crate) fn reset(&self) {
@@ -125,6 +129,7 @@ impl State {
         lock(&self.records).clear();
         lock(&self.faults).clear();
         lock(&self.fired_turns).clear();
+        *lock(&self.player) = Player::new();
         lock(&self.stored_responses).clear();
         lock(&self.last_blocks).clear();
     }
@@ -213,6 +218,7 @@ impl State {
             output_tokens: 0,
             changed: None,
             turn: None,
+            summary: None,
             fault: None,
             body: None,
         };
@@ -226,6 +232,7 @@ impl State {
             previous: &previous,
         };
         let parsed = W::parse(&value, path_model.as_deref(), &ctx);
+        let key = conversation_key(W::PROTOCOL, &value);
         if self.config.record_bodies {
             record.body = Some(value);
         }
@@ -244,10 +251,12 @@ impl State {
         let profile = self.config.profile(W::PROTOCOL, &parsed.model);
         record.cache_style = Some(profile.cache.style);
 
+        parsed.conversation.key = key;
         let scenario = self.scenario.read().ok().and_then(|s| s.clone());
-        let turn = scenario
-            .as_deref()
-            .and_then(|s| s.turn(&parsed.conversation));
+        let pick = scenario.as_deref().map_or(Pick::Echo, |s| {
+            lock(&self.player).pick(s, &parsed.conversation)
+        });
+        let turn = pick.turn();
         let fault = self.take_fault(W::PROTOCOL).or_else(|| {
             let (index, spec) = turn?;
             let kind = spec.fault.clone()?;
@@ -292,7 +301,13 @@ impl State {
             Err(e) => return self.refuse::<W>(record, ErrorKind::BadRequest(e.to_string())),
         };
         record.changed = self.first_change(&namespace, &parsed.prompt);
-        let reply = scenario::reply(turn, &parsed.conversation);
+        let reply = match &pick {
+            Pick::Summary { kind, text, .. } => {
+                record.summary = Some(*kind);
+                scenario::summary_reply(text)
+            }
+            _ => scenario::reply(turn, &parsed.conversation),
+        };
         let reasoning_tokens = reply
             .thinking
             .as_deref()

@@ -168,6 +168,12 @@ impl Wire for Anthropic {
             .last()
             .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
             .and_then(|m| text_of(m.get("content"), &["text"]));
+        conversation.user_texts = messages
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+            .filter_map(|m| text_of(m.get("content"), &["text"]))
+            .collect();
+        conversation.system_text = text_of(body.get("system"), &["text"]).unwrap_or_default();
         let mut prompt = builder.finish();
         if let Some(ttl) = ttl_of(body) {
             prompt.mark_last_cacheable(ttl);

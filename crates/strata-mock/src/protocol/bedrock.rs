@@ -131,6 +131,12 @@ impl Wire for Bedrock {
             .last()
             .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
             .and_then(|m| super::text_of(m.get("content"), &[]));
+        conversation.user_texts = messages
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+            .filter_map(|m| super::text_of(m.get("content"), &[]))
+            .collect();
+        conversation.system_text = super::text_of(body.get("system"), &[]).unwrap_or_default();
         Ok(Parsed {
             model,
             prompt: builder.finish(),

@@ -170,6 +170,22 @@ impl Wire for Chat {
             .last()
             .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
             .and_then(|m| text_of(m.get("content"), &["text"]));
+        conversation.user_texts = messages
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+            .filter_map(|m| text_of(m.get("content"), &["text"]))
+            .collect();
+        conversation.system_text = messages
+            .iter()
+            .take_while(|m| {
+                matches!(
+                    m.get("role").and_then(Value::as_str),
+                    Some("system" | "developer")
+                )
+            })
+            .filter_map(|m| text_of(m.get("content"), &["text"]))
+            .collect::<Vec<_>>()
+            .join("\n");
         Ok(Parsed {
             model,
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),

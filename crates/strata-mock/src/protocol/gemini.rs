@@ -186,6 +186,14 @@ impl Wire for Gemini {
             .last()
             .filter(|c| c.get("role").and_then(Value::as_str).unwrap_or("user") == "user")
             .and_then(|c| super::text_of(c.get("parts"), &[]));
+        conversation.user_texts = contents
+            .iter()
+            .filter(|c| c.get("role").and_then(Value::as_str).unwrap_or("user") == "user")
+            .filter_map(|c| super::text_of(c.get("parts"), &[]))
+            .collect();
+        conversation.system_text = field(body, "systemInstruction", "system_instruction")
+            .and_then(|system| super::text_of(system.get("parts"), &[]))
+            .unwrap_or_default();
         Ok(Parsed {
             model,
             prompt: builder.finish(),

@@ -149,6 +149,29 @@ impl Wire for Responses {
             .last()
             .filter(|i| i.get("role").and_then(Value::as_str) == Some("user"))
             .and_then(|i| text_of(i.get("content"), &["input_text", "text"]));
+        conversation.user_texts = items
+            .iter()
+            .filter(|i| i.get("role").and_then(Value::as_str) == Some("user"))
+            .filter_map(|i| text_of(i.get("content"), &["input_text", "text"]))
+            .collect();
+        conversation.system_text = body
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .into_iter()
+            .chain(
+                items
+                    .iter()
+                    .take_while(|i| {
+                        matches!(
+                            i.get("role").and_then(Value::as_str),
+                            Some("system" | "developer")
+                        )
+                    })
+                    .filter_map(|i| text_of(i.get("content"), &["input_text", "text"])),
+            )
+            .collect::<Vec<_>>()
+            .join("\n");
         Ok(Parsed {
             model,
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),

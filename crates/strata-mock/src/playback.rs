@@ -1,0 +1,247 @@
+//! The player: which scripted turn (or summary) answers a request, and the conversation key
+//! that makes a retried request get the turn it retries.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use serde_json::Value;
+
+use crate::config::Protocol;
+use crate::scenario::{Conversation, Playback, Scenario, TurnSpec};
+use crate::summary::{SummaryKind, default_summary};
+
+/// What answers one request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pick<'a> {
+    /// A scripted turn, by index.
+    Turn(usize, &'a TurnSpec),
+    /// A summary request and the summary to return.
+    Summary {
+        /// What it asked for.
+        kind: SummaryKind,
+        /// The `[[summary]]` entry used, `None` for the default summary.
+        entry: Option<usize>,
+        /// The text.
+        text: String,
+    },
+    /// No script, or past its end: the echo default.
+    Echo,
+}
+
+impl Pick<'_> {
+    /// The turn, as [`crate::scenario::reply`] takes it.
+    pub fn turn(&self) -> Option<(usize, &TurnSpec)> {
+        match self {
+            Self::Turn(index, spec) => Some((*index, spec)),
+            _ => None,
+        }
+    }
+}
+
+/// The playback position of one scenario: the next turn and summary, and the turns already
+/// given to each conversation.
+#[derive(Debug, Clone, Default)]
+pub struct Player {
+    next_turn: usize,
+    next_summary: usize,
+    answered: HashMap<u64, usize>,
+    summarized: HashMap<u64, (SummaryKind, Option<usize>, String)>,
+}
+
+impl Player {
+    /// A player at the start of the script.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Picks what answers `conversation` under `scenario`'s playback, advancing the position.
+    pub fn pick<'a>(&mut self, scenario: &'a Scenario, conversation: &Conversation) -> Pick<'a> {
+        match scenario.playback {
+            Playback::AssistantCount => scenario
+                .turn(conversation)
+                .map_or(Pick::Echo, |(index, spec)| Pick::Turn(index, spec)),
+            Playback::Sequence => self.pick_in_sequence(scenario, conversation),
+        }
+    }
+
+    fn pick_in_sequence<'a>(
+        &mut self,
+        scenario: &'a Scenario,
+        conversation: &Conversation,
+    ) -> Pick<'a> {
+        if let Some(kind) = SummaryKind::recognise(conversation) {
+            let (kind, entry, text) = self
+                .summarized
+                .entry(conversation.key)
+                .or_insert_with(|| {
+                    let index = self.next_summary;
+                    self.next_summary += 1;
+                    match scenario.summaries.get(index) {
+                        Some(spec) => (kind, Some(index), spec.text.clone()),
+                        None => (kind, None, default_summary(kind, conversation)),
+                    }
+                })
+                .clone();
+            return Pick::Summary { kind, entry, text };
+        }
+        let index = match self.answered.get(&conversation.key) {
+            Some(index) => *index,
+            None if self.next_turn < scenario.turns.len() => {
+                let index = self.next_turn;
+                self.next_turn += 1;
+                self.answered.insert(conversation.key, index);
+                index
+            }
+            None => return Pick::Echo,
+        };
+        scenario
+            .turns
+            .get(index)
+            .map_or(Pick::Echo, |spec| Pick::Turn(index, spec))
+    }
+}
+
+/// The conversation's identity: a hash of its messages (the part after the system prompt)
+/// with cache markers (`cache_control`, Bedrock `cachePoint` blocks) left out. A retried
+/// request has the key of the one it retries; any new message changes it.
+pub fn conversation_key(protocol: Protocol, body: &Value) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    let messages: Vec<&Value> = match protocol {
+        Protocol::Anthropic | Protocol::Bedrock => list(body.get("messages")).collect(),
+        Protocol::Chat => list(body.get("messages"))
+            .skip_while(|m| is_system(m))
+            .collect(),
+        Protocol::Responses => {
+            body.get("previous_response_id")
+                .and_then(Value::as_str)
+                .hash(&mut hasher);
+            match body.get("input") {
+                Some(Value::Array(items)) => items.iter().skip_while(|m| is_system(m)).collect(),
+                Some(other) => vec![other],
+                None => Vec::new(),
+            }
+        }
+        Protocol::Gemini => list(body.get("contents")).collect(),
+    };
+    for message in messages {
+        without_cache_markers(message).to_string().hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+fn list(value: Option<&Value>) -> impl Iterator<Item = &Value> {
+    value.and_then(Value::as_array).into_iter().flatten()
+}
+
+fn is_system(message: &Value) -> bool {
+    matches!(
+        message.get("role").and_then(Value::as_str),
+        Some("system" | "developer")
+    )
+}
+
+fn without_cache_markers(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, _)| key.as_str() != "cache_control")
+                .map(|(key, item)| (key.clone(), without_cache_markers(item)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .filter(|item| item.get("cachePoint").is_none())
+                .map(without_cache_markers)
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn cache_markers_do_not_change_the_key() {
+        let plain =
+            json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]});
+        let marked = json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}]});
+        assert_eq!(
+            conversation_key(Protocol::Anthropic, &plain),
+            conversation_key(Protocol::Anthropic, &marked)
+        );
+        let bedrock = json!({"messages": [{"role": "user", "content": [{"text": "hi"}, {"cachePoint": {"type": "default"}}]}]});
+        let bedrock_plain = json!({"messages": [{"role": "user", "content": [{"text": "hi"}]}]});
+        assert_eq!(
+            conversation_key(Protocol::Bedrock, &bedrock),
+            conversation_key(Protocol::Bedrock, &bedrock_plain)
+        );
+        let longer =
+            json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "hi!"}]}]});
+        assert_ne!(
+            conversation_key(Protocol::Anthropic, &plain),
+            conversation_key(Protocol::Anthropic, &longer)
+        );
+    }
+
+    #[test]
+    fn the_system_prompt_is_not_part_of_the_key() {
+        let a = json!({"messages": [{"role": "system", "content": "a"}, {"role": "user", "content": "hi"}]});
+        let b = json!({"messages": [{"role": "system", "content": "b"}, {"role": "user", "content": "hi"}]});
+        assert_eq!(
+            conversation_key(Protocol::Chat, &a),
+            conversation_key(Protocol::Chat, &b)
+        );
+    }
+
+    #[test]
+    fn sequence_playback_replays_a_retry_and_skips_summaries() {
+        let scenario = Scenario::from_toml(
+            "playback = \"sequence\"\n[[turn]]\ntext = \"one\"\n[[turn]]\ntext = \"two\"\n[[summary]]\ntext = \"S\"\n",
+            "inline",
+        )
+        .unwrap();
+        let mut player = Player::new();
+        let first = Conversation {
+            key: 1,
+            last_user_text: Some("go".into()),
+            ..Conversation::default()
+        };
+        let summary = Conversation {
+            key: 2,
+            last_user_text: Some(
+                "[Context checkpoint request — not a message from the user]".into(),
+            ),
+            ..Conversation::default()
+        };
+        let second = Conversation {
+            key: 3,
+            ..Conversation::default()
+        };
+        assert!(matches!(player.pick(&scenario, &first), Pick::Turn(0, _)));
+        assert!(matches!(player.pick(&scenario, &first), Pick::Turn(0, _)));
+        assert_eq!(
+            player.pick(&scenario, &summary),
+            Pick::Summary {
+                kind: SummaryKind::History,
+                entry: Some(0),
+                text: "S".into()
+            }
+        );
+        assert!(matches!(player.pick(&scenario, &second), Pick::Turn(1, _)));
+        let third = Conversation {
+            key: 4,
+            ..Conversation::default()
+        };
+        assert_eq!(player.pick(&scenario, &third), Pick::Echo);
+        let another_summary = Conversation { key: 5, ..summary };
+        assert!(matches!(
+            player.pick(&scenario, &another_summary),
+            Pick::Summary { entry: None, .. }
+        ));
+    }
+}

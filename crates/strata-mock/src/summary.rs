@@ -1,0 +1,301 @@
+//! Summary requests: recognising the compaction, split-turn and branch-summary requests of
+//! strata and Pi by their fixed instruction text, and the default summary the scripted model
+//! writes when the scenario has no `[[summary]]` entry left.
+//!
+//! The phrases below are copied from the harnesses' prompts (strata-compaction's
+//! `prompt.rs`; Pi's `core/compaction/*.js`), not imported: the simulator must not depend on
+//! the code it tests.
+
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::Conversation;
+
+/// Which summary a request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SummaryKind {
+    /// The history before a compaction's cut (first summary or update).
+    History,
+    /// The early part of a turn split by a compaction.
+    TurnPrefix,
+    /// A branch the user leaves when navigating the session tree.
+    Branch,
+}
+
+/// Opening of strata's cache-friendly requests (the session's request plus one instruction).
+const STRATA_CHECKPOINT: &str = "[Context checkpoint request — not a message from the user]";
+/// In strata's cache-friendly turn-prefix instruction only.
+const STRATA_TURN_START: &str = "<turn-start>";
+/// strata's summarizer system prompt (transcript form), first sentence.
+const STRATA_SYSTEM: &str = "You turn a transcript of a session between a user and an AI coding assistant into a structured summary";
+/// Pi's summarizer system prompt, first sentence.
+const PI_SYSTEM: &str = "You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant";
+
+/// Instruction phrases of transcript-form requests, with the summary each asks for.
+const TRANSCRIPT_PHRASES: &[(&str, SummaryKind)] = &[
+    // strata
+    (
+        "The transcript above is a session to summarize.",
+        SummaryKind::History,
+    ),
+    (
+        "The transcript above holds NEW messages.",
+        SummaryKind::History,
+    ),
+    (
+        "The transcript above is the EARLY PART of a turn",
+        SummaryKind::TurnPrefix,
+    ),
+    (
+        "The transcript above is a branch of the session the user has left.",
+        SummaryKind::Branch,
+    ),
+    // Pi
+    (
+        "The messages above are a conversation to summarize.",
+        SummaryKind::History,
+    ),
+    (
+        "The messages above are NEW conversation messages to incorporate into the existing summary",
+        SummaryKind::History,
+    ),
+    (
+        "This is the PREFIX of a turn that was too large to keep.",
+        SummaryKind::TurnPrefix,
+    ),
+    (
+        "Create a structured summary of this conversation branch",
+        SummaryKind::Branch,
+    ),
+];
+
+/// Prefixes of the user messages harnesses insert to carry an earlier summary.
+const SUMMARY_CARRIERS: &[&str] = &[
+    "The conversation history before this point was compacted",
+    "The following is a summary of a branch",
+    "The user explored a different conversation branch",
+];
+
+impl SummaryKind {
+    /// The summary a request asks for, or `None` when it is an ordinary turn.
+    ///
+    /// A request is a summary request when its last message is strata's checkpoint
+    /// instruction, or when it carries a summarizer system prompt (strata's or Pi's), or when
+    /// its last message is a `<conversation>` transcript ending in one of the known
+    /// instructions. Phrases met anywhere else (a session that discusses these prompts) do
+    /// not count.
+    pub fn recognise(conversation: &Conversation) -> Option<Self> {
+        let last = conversation.last_user_text.as_deref()?;
+        if last.starts_with(STRATA_CHECKPOINT) {
+            return Some(if last.contains(STRATA_TURN_START) {
+                Self::TurnPrefix
+            } else {
+                Self::History
+            });
+        }
+        let system = &conversation.system_text;
+        let summarizer = system.contains(STRATA_SYSTEM) || system.contains(PI_SYSTEM);
+        let transcript = last.trim_start().starts_with("<conversation>");
+        if !summarizer && !transcript {
+            return None;
+        }
+        // The instructions follow the transcript; search only after it.
+        let instructions = last
+            .rfind("</conversation>")
+            .map_or(last, |end| &last[end..]);
+        let phrased = TRANSCRIPT_PHRASES
+            .iter()
+            .find(|(phrase, _)| instructions.contains(phrase))
+            .map(|(_, kind)| *kind);
+        match phrased {
+            Some(kind) => Some(kind),
+            // Custom branch instructions replace the phrase; the system prompt still tells.
+            None if summarizer => Some(Self::History),
+            None => None,
+        }
+    }
+
+    /// The name shown in records and output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::History => "history",
+            Self::TurnPrefix => "turn prefix",
+            Self::Branch => "branch",
+        }
+    }
+}
+
+/// The user requests a summary request covers, oldest first: the `[User]:` lines of a
+/// transcript, or the conversation's user messages before the checkpoint instruction.
+fn user_requests(conversation: &Conversation) -> Vec<String> {
+    let last = conversation.last_user_text.as_deref().unwrap_or_default();
+    let texts: Vec<String> = if last.trim_start().starts_with("<conversation>") {
+        let start = last
+            .find("<conversation>")
+            .map_or(0, |at| at + "<conversation>".len());
+        let end = last
+            .rfind("</conversation>")
+            .unwrap_or(last.len())
+            .max(start);
+        last[start..end]
+            .split("\n\n")
+            .map(str::trim_start)
+            .filter_map(|part| part.strip_prefix("[User]: "))
+            .map(str::to_owned)
+            .collect()
+    } else {
+        let count = conversation.user_texts.len().saturating_sub(1);
+        conversation.user_texts[..count].to_vec()
+    };
+    texts
+        .into_iter()
+        .filter(|text| {
+            !SUMMARY_CARRIERS
+                .iter()
+                .any(|carrier| text.starts_with(carrier))
+        })
+        .map(|text| first_line(&text))
+        .filter(|text| !text.is_empty())
+        .collect()
+}
+
+/// The first line of `text`, at most 160 characters.
+fn first_line(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or_default().trim();
+    match line.char_indices().nth(160) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    }
+}
+
+/// A deterministic, well-formed summary built from the user requests the summary request
+/// covers, in the format its kind asks for (Pi's section headers).
+pub fn default_summary(kind: SummaryKind, conversation: &Conversation) -> String {
+    let requests = user_requests(conversation);
+    let goal = requests
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "Continue the work of this session.".to_owned());
+    let latest = requests.last().cloned().unwrap_or_else(|| goal.clone());
+    let done: Vec<String> = requests
+        .iter()
+        .take(requests.len().saturating_sub(1))
+        .map(|request| format!("- [x] {request}"))
+        .collect();
+    let done = if done.is_empty() {
+        "- (none yet)".to_owned()
+    } else {
+        done.join("\n")
+    };
+    let covered = format!(
+        "- {} user request(s) covered; summary written by strata-mock's scripted model",
+        requests.len()
+    );
+    match kind {
+        SummaryKind::TurnPrefix => format!(
+            "## Original Request\n{latest}\n\n## Early Progress\n- Work on the request began; the kept part of the turn continues it.\n\n## Context for Suffix\n{covered}"
+        ),
+        SummaryKind::History | SummaryKind::Branch => {
+            let mut text = format!(
+                "## Goal\n{goal}\n\n## Constraints & Preferences\n- (none)\n\n## Progress\n### Done\n{done}\n\n### In Progress\n- [ ] {latest}\n\n### Blocked\n- (none)\n\n## Key Decisions\n- **Keep going**: the work continues from the latest request\n\n## Next Steps\n1. {latest}"
+            );
+            if kind == SummaryKind::History {
+                text.push_str(&format!("\n\n## Critical Context\n{covered}"));
+            }
+            text
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conversation(system: &str, users: &[&str]) -> Conversation {
+        Conversation {
+            system_text: system.to_owned(),
+            user_texts: users.iter().map(|u| (*u).to_owned()).collect(),
+            last_user_text: users.last().map(|u| (*u).to_owned()),
+            ..Conversation::default()
+        }
+    }
+
+    #[test]
+    fn strata_cache_friendly_requests_are_recognised_by_their_opening() {
+        let history = conversation(
+            "You are a coding agent.",
+            &[
+                "fix the bug",
+                "[Context checkpoint request — not a message from the user]\nStop the task here.",
+            ],
+        );
+        assert_eq!(SummaryKind::recognise(&history), Some(SummaryKind::History));
+        let prefix = conversation(
+            "",
+            &[
+                "[Context checkpoint request — not a message from the user]\nScope: only the turn that begins with the message\n<turn-start>\nx\n</turn-start>",
+            ],
+        );
+        assert_eq!(
+            SummaryKind::recognise(&prefix),
+            Some(SummaryKind::TurnPrefix)
+        );
+    }
+
+    #[test]
+    fn transcripts_are_recognised_by_the_instruction_after_them() {
+        let pi_branch = conversation(
+            PI_SYSTEM,
+            &[
+                "<conversation>\n[User]: hi\n</conversation>\n\nCreate a structured summary of this conversation branch for context when returning later.",
+            ],
+        );
+        assert_eq!(
+            SummaryKind::recognise(&pi_branch),
+            Some(SummaryKind::Branch)
+        );
+        let strata_update = conversation(
+            "",
+            &[
+                "<conversation>\n[User]: hi\n</conversation>\n\n<previous-summary>\nx\n</previous-summary>\n\nThe transcript above holds NEW messages. Fold them in.",
+            ],
+        );
+        assert_eq!(
+            SummaryKind::recognise(&strata_update),
+            Some(SummaryKind::History)
+        );
+    }
+
+    #[test]
+    fn a_session_that_quotes_the_phrases_is_not_a_summary_request() {
+        let chat = conversation(
+            "You are a coding agent.",
+            &["Why does the prompt say 'The transcript above is a session to summarize.'?"],
+        );
+        assert_eq!(SummaryKind::recognise(&chat), None);
+    }
+
+    #[test]
+    fn the_default_summary_is_built_from_the_user_requests() {
+        let request = conversation(
+            STRATA_SYSTEM,
+            &[
+                "<conversation>\n[User]: Fix the failing test.\n\n[Assistant]: Reading.\n\n[User]: Now add a changelog line.\n</conversation>\n\nThe transcript above is a session to summarize.",
+            ],
+        );
+        let summary = default_summary(SummaryKind::History, &request);
+        assert!(
+            summary.starts_with("## Goal\nFix the failing test.\n"),
+            "{summary}"
+        );
+        assert!(summary.contains("- [x] Fix the failing test."), "{summary}");
+        assert!(
+            summary.contains("1. Now add a changelog line."),
+            "{summary}"
+        );
+        assert!(summary.contains("## Critical Context"), "{summary}");
+        assert_eq!(summary, default_summary(SummaryKind::History, &request));
+        let branch = default_summary(SummaryKind::Branch, &request);
+        assert!(!branch.contains("## Critical Context"), "{branch}");
+    }
+}
