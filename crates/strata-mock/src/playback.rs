@@ -43,7 +43,7 @@ impl Pick<'_> {
 #[derive(Debug, Clone, Default)]
 pub struct Player {
     next_turn: usize,
-    next_summary: usize,
+    used_summaries: Vec<usize>,
     answered: HashMap<u64, usize>,
     summarized: HashMap<u64, (SummaryKind, Option<usize>, String)>,
 }
@@ -74,10 +74,14 @@ impl Player {
                 .summarized
                 .entry(conversation.key)
                 .or_insert_with(|| {
-                    let index = self.next_summary;
-                    self.next_summary += 1;
-                    match scenario.summaries.get(index) {
-                        Some(spec) => (kind, Some(index), spec.text.clone()),
+                    let unused = scenario.summaries.iter().enumerate().find(|(index, spec)| {
+                        !self.used_summaries.contains(index) && spec.kind.is_none_or(|k| k == kind)
+                    });
+                    match unused {
+                        Some((index, spec)) => {
+                            self.used_summaries.push(index);
+                            (kind, Some(index), spec.text.clone())
+                        }
                         None => (kind, None, default_summary(kind, conversation)),
                     }
                 })
@@ -238,10 +242,46 @@ mod tests {
             ..Conversation::default()
         };
         assert_eq!(player.pick(&scenario, &third), Pick::Echo);
-        let another_summary = Conversation { key: 5, ..summary };
+        let another_summary = Conversation {
+            key: 5,
+            ..summary.clone()
+        };
         assert!(matches!(
             player.pick(&scenario, &another_summary),
             Pick::Summary { entry: None, .. }
+        ));
+    }
+
+    #[test]
+    fn a_summary_entry_with_a_kind_answers_only_that_kind() {
+        let scenario = Scenario::from_toml(
+            "playback = \"sequence\"\n[[summary]]\ntext = \"H\"\nkind = \"history\"\n[[summary]]\ntext = \"P\"\nkind = \"turn_prefix\"\n",
+            "inline",
+        )
+        .unwrap();
+        let mut player = Player::new();
+        let prefix = Conversation {
+            key: 1,
+            last_user_text: Some(
+                "[Context checkpoint request — not a message from the user]\n<turn-start>".into(),
+            ),
+            ..Conversation::default()
+        };
+        let history = Conversation {
+            key: 2,
+            last_user_text: Some(
+                "[Context checkpoint request — not a message from the user]".into(),
+            ),
+            ..Conversation::default()
+        };
+        // The turn prefix arrives first and still gets its own entry.
+        assert!(matches!(
+            player.pick(&scenario, &prefix),
+            Pick::Summary { entry: Some(1), .. }
+        ));
+        assert!(matches!(
+            player.pick(&scenario, &history),
+            Pick::Summary { entry: Some(0), .. }
         ));
     }
 }

@@ -9,8 +9,8 @@
 //!   conversation (its messages, cache markers left out) equals one already answered — a
 //!   retry — gets that same turn again. Summary requests (strata's and Pi's compaction,
 //!   split-turn and branch-summary requests, recognised by their fixed instruction text) are
-//!   answered from `[[summary]]` entries in order, or a deterministic default summary when
-//!   none are left, and never take a turn. A turn may carry `user = "..."`: the prompt a driver
+//!   answered from `[[summary]]` entries in order (an entry with a `kind` answers only that
+//!   kind), or a deterministic default summary when none are left, and never take a turn. A turn may carry `user = "..."`: the prompt a driver
 //!   sends before it ([`Scenario::user_prompts`]). Past the last turn the model echoes.
 //!
 //! ```
@@ -40,6 +40,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::fault::FaultKind;
+use crate::summary::SummaryKind;
 
 /// A scenario file: the assistant turns, in order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -77,6 +78,11 @@ pub enum Playback {
 pub struct SummarySpec {
     /// The summary text the model returns.
     pub text: String,
+    /// Only answer this kind of summary request (`history`, `turn_prefix`, `branch`); any
+    /// kind when absent. A compaction that splits a turn sends its history and turn-prefix
+    /// requests at once, so their order of arrival is not fixed, but their kinds are.
+    #[serde(default)]
+    pub kind: Option<SummaryKind>,
 }
 
 /// One scripted assistant turn.
