@@ -1,0 +1,534 @@
+//! Peer runs: Pi and Claude Code play the same workloads as strata — same prompts, same
+//! scripted model turns, same window — against an in-process strata-mock, so their requests go
+//! through the same cache simulator and become [`Run`]s in the same tables.
+//!
+//! The harnesses are the npm packages pinned in `xtask/peers/package.json`, installed with
+//! `cargo xtask bench-peers --install` into `target/peers/` (or `$STRATA_PEERS_DIR`). Where
+//! node or the packages are absent a peer is skipped with a message; the peer runs are not part
+//! of CI. See `docs/peers.md`.
+//!
+//! What a peer cannot play: the workload's tool-set changes (neither harness lets a driver
+//! withdraw or add tools mid-session, and neither has the bench's MCP-like tools, so those calls
+//! become shell commands, see [`script`]) and branching back (no tree navigation in Claude
+//! Code; Pi's RPC has none either). Idle gaps, AGENTS.md edits, the window, compaction
+//! settings and the virtual time between requests are played as for strata.
+
+pub mod claude;
+pub mod install;
+pub mod pi;
+pub mod process;
+pub mod rows;
+pub mod script;
+pub mod startup;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use strata_mock::config::builtin_profile;
+use strata_mock::{MockConfig, MockServer, ModelRule, Protocol, Scenario};
+
+use crate::bench::PeerRunner;
+use crate::bench::ideal::{BodyShape, IdealCache};
+use crate::bench::model::{CacheModel, endpoint};
+use crate::bench::run::Run;
+use crate::bench::workload::Workload;
+pub use install::Install;
+use rows::{Left, Rows};
+
+/// The peer harnesses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    /// Pi, `@mariozechner/pi-coding-agent`, in RPC mode.
+    Pi,
+    /// Claude Code, `@anthropic-ai/claude-code`, in `-p` stream-json mode.
+    ClaudeCode,
+}
+
+impl Peer {
+    /// Both, in table order.
+    pub const ALL: [Self; 2] = [Self::Pi, Self::ClaudeCode];
+
+    /// The harness name in tables (`Run::harness`, `Run::strategy`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pi => "pi",
+            Self::ClaudeCode => "claude-code",
+        }
+    }
+
+    /// The executable under `node_modules/.bin`.
+    pub fn bin(self) -> &'static str {
+        match self {
+            Self::Pi => "pi",
+            Self::ClaudeCode => "claude",
+        }
+    }
+
+    /// Parses a name from [`Self::name`].
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|peer| peer.name() == name)
+    }
+}
+
+/// The peer runners for `cargo xtask bench` (see [`crate::bench::peer_runners`]).
+pub fn runners() -> Vec<(&'static str, PeerRunner)> {
+    vec![("pi", run_pi), ("claude-code", run_claude_code)]
+}
+
+fn run_pi(workload: &Workload, cache_models: &[CacheModel]) -> Result<Vec<Run>> {
+    run_peer(Peer::Pi, workload, cache_models)
+}
+
+fn run_claude_code(workload: &Workload, cache_models: &[CacheModel]) -> Result<Vec<Run>> {
+    run_peer(Peer::ClaudeCode, workload, cache_models)
+}
+
+/// The cache models a peer can be measured on: both speak Anthropic Messages to the mock, with
+/// their own 5-minute breakpoints.
+pub const PEER_CACHE_MODELS: [CacheModel; 1] = [CacheModel::AnthropicFiveMinutes];
+
+/// Runs `peer` on `workload` for each of `cache_models` it supports; fails (so the caller
+/// prints why and goes on) when the harness is not installed.
+pub fn run_peer(peer: Peer, workload: &Workload, cache_models: &[CacheModel]) -> Result<Vec<Run>> {
+    let install = Install::locate()?;
+    install.check(peer)?;
+    let mut runs = Vec::new();
+    for cache_model in cache_models {
+        if !PEER_CACHE_MODELS.contains(cache_model) {
+            continue;
+        }
+        let played = play(peer, &install, workload, *cache_model)?;
+        eprintln!("{}", played.summary());
+        runs.push(played.run);
+    }
+    Ok(runs)
+}
+
+/// One peer run with what the rows leave out.
+#[derive(Debug, Clone)]
+pub struct PeerRun {
+    /// The run, in the bench's format.
+    pub run: Run,
+    /// Requests not in the rows.
+    pub left: Left,
+    /// Why tasks did not complete, by task number.
+    pub failures: Vec<(usize, String)>,
+    /// Wall-clock seconds the run took.
+    pub seconds: f64,
+}
+
+impl PeerRun {
+    /// One line for the console.
+    pub fn summary(&self) -> String {
+        let totals = self.run.totals();
+        let mut line = format!(
+            "{}: {} requests, ${:.4}, hit {:.2}% (ideal {:.2}%), {}/{} tasks, {} compactions, {:.1}s",
+            self.run.label(),
+            totals.requests,
+            totals.cost,
+            totals.hit_rate() * 100.0,
+            totals.ideal_hit_rate() * 100.0,
+            self.run.tasks_completed,
+            self.run.tasks_total,
+            self.run.compactions,
+            self.seconds
+        );
+        if !self.left.other_model.is_empty() {
+            line.push_str(&format!(
+                "; {} side requests for other models left out",
+                self.left.other_model.len()
+            ));
+        }
+        if !self.left.refused.is_empty() {
+            line.push_str(&format!(
+                "; {} refused (first: {} {})",
+                self.left.refused.len(),
+                self.left.refused[0].0,
+                self.left.refused[0].1
+            ));
+        }
+        if let Some((task, why)) = self.failures.first() {
+            line.push_str(&format!("; task {task} not completed: {why}"));
+        }
+        line
+    }
+}
+
+/// What a harness needs to start on a run.
+pub struct Launch<'a> {
+    /// Where the harness is installed.
+    pub install: &'a Install,
+    /// The working directory (seeded by the workload).
+    pub cwd: &'a Path,
+    /// The harness's home and config directory for this run.
+    pub home: &'a Path,
+    /// strata-mock's base URL.
+    pub base_url: String,
+    /// The model id.
+    pub model: &'a str,
+    /// The context window, tokens.
+    pub window: u64,
+    /// Most output tokens per request.
+    pub max_tokens: u64,
+    /// Compaction reserve, tokens.
+    pub reserve_tokens: u64,
+    /// Recent tokens kept by a compaction.
+    pub keep_recent_tokens: u64,
+    /// Virtual seconds between requests.
+    pub seconds_between_requests: u64,
+}
+
+impl Launch<'_> {
+    /// The mock's clock route.
+    pub fn clock_url(&self) -> String {
+        format!("{}/_mock/clock/advance", self.base_url)
+    }
+}
+
+/// How one task went, as the harness reported it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// The last assistant text.
+    pub final_text: String,
+    /// Why the last assistant message stopped (`stop` when it finished its turn).
+    pub stop_reason: String,
+    /// Tool calls made.
+    pub tool_calls: usize,
+    /// Compactions made.
+    pub compactions: usize,
+    /// Provider retries reported.
+    pub retries: usize,
+    /// Errors: failed tools, error messages.
+    pub errors: Vec<String>,
+}
+
+/// A running harness that plays one task per prompt.
+pub trait PeerSession {
+    /// Sends `text` as the user's prompt and waits until the harness is idle again.
+    fn prompt(&mut self, text: &str, deadline: Instant) -> Result<Outcome>;
+    /// Ends the harness.
+    fn finish(self: Box<Self>) -> Result<()>;
+}
+
+/// Longest wait for one task.
+const TASK_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Plays `workload` with `peer` on `cache_model`.
+pub fn play(
+    peer: Peer,
+    install: &Install,
+    workload: &Workload,
+    cache_model: CacheModel,
+) -> Result<PeerRun> {
+    let started = Instant::now();
+    let spec = &workload.spec;
+    let scenario_text = script::scenario_toml(workload)?;
+    let scenario = Scenario::from_toml(&scenario_text, "peer scenario")
+        .context("loading the peer scenario")?;
+    let (_, model_id) = cache_model.qualified_model();
+    // The same profile strata's runs get, with the workload's window: an over-window prompt
+    // is refused with the provider's own error.
+    let mut profile = builtin_profile(Protocol::Anthropic, model_id);
+    profile.context_window = spec.context_window;
+    let config = MockConfig::new()
+        .with_scenario(scenario)
+        .with_model(ModelRule {
+            protocol: Some(Protocol::Anthropic),
+            pattern: model_id.to_owned(),
+            profile,
+        });
+    let server = Arc::new(MockServer::start_in_thread(config).context("starting strata-mock")?);
+    let endpoint = endpoint(cache_model, spec.context_window, Arc::new(|| {}))?;
+    let (increment, min_tokens) = cache_model.granularity(&endpoint.capabilities);
+    let mut rows = Rows::new(
+        model_id,
+        endpoint.model.prices,
+        IdealCache::new(BodyShape::Anthropic, increment, min_tokens),
+    );
+
+    let cwd = tempfile::tempdir().context("creating the working directory")?;
+    let home = tempfile::tempdir().context("creating the harness home")?;
+    workload.seed(cwd.path())?;
+    let launch = Launch {
+        install,
+        cwd: cwd.path(),
+        home: home.path(),
+        base_url: server.base_url(),
+        model: model_id,
+        window: spec.context_window,
+        max_tokens: 4096,
+        reserve_tokens: spec.reserve_tokens,
+        keep_recent_tokens: spec.keep_recent_tokens,
+        seconds_between_requests: spec.seconds_between_requests,
+    };
+    let mut session: Box<dyn PeerSession> = match peer {
+        Peer::Pi => Box::new(pi::start(&launch)?),
+        Peer::ClaudeCode => Box::new(claude::start(&launch)?),
+    };
+    let mut completed = 0;
+    let mut compactions = 0;
+    let mut failures = Vec::new();
+    for task in &workload.tasks {
+        for event in &task.events {
+            if event.idle_seconds > 0 {
+                server.advance_clock(Duration::from_secs(event.idle_seconds));
+            }
+            if let Some(text) = &event.agents_md {
+                let path = cwd.path().join("AGENTS.md");
+                std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+        }
+        let outcome = session
+            .prompt(&task.prompt, Instant::now() + TASK_TIMEOUT)
+            .with_context(|| {
+                format!("{} on {}: task {}", peer.name(), spec.name, task.index + 1)
+            })?;
+        compactions += outcome.compactions;
+        match task_failure(task, &outcome) {
+            None => completed += 1,
+            Some(why) => failures.push((task.index + 1, why)),
+        }
+        rows.take(server.requests())?;
+        if task.idle_after > 0 {
+            server.advance_clock(Duration::from_secs(task.idle_after));
+        }
+    }
+    session.finish()?;
+    rows.take(server.requests())?;
+    if rows.rows.is_empty() {
+        bail!(
+            "{} sent no request for {} to strata-mock",
+            peer.name(),
+            model_id
+        );
+    }
+    Ok(PeerRun {
+        run: Run {
+            harness: peer.name().to_owned(),
+            strategy: peer.name().to_owned(),
+            workload: spec.name.clone(),
+            cache_model: cache_model.name().to_owned(),
+            requests: rows.rows,
+            tasks_completed: completed,
+            tasks_total: workload.tasks.len(),
+            compactions,
+        },
+        left: rows.left,
+        failures,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Why a task did not end as scripted: every scripted call made without error, and the run
+/// ended with the task's closing answer.
+fn task_failure(task: &crate::bench::workload::Task, outcome: &Outcome) -> Option<String> {
+    if let Some(error) = outcome.errors.first() {
+        return Some(error.clone());
+    }
+    if outcome.tool_calls != task.calls.len() {
+        return Some(format!(
+            "{} tool calls made, {} scripted",
+            outcome.tool_calls,
+            task.calls.len()
+        ));
+    }
+    if outcome.final_text != task.final_text {
+        return Some(format!(
+            "ended with {:?}, not {:?}",
+            outcome.final_text, task.final_text
+        ));
+    }
+    if outcome.stop_reason != "stop" {
+        return Some(format!("stopped with {:?}", outcome.stop_reason));
+    }
+    None
+}
+
+/// Usage of `cargo xtask bench-peers`.
+pub const USAGE: &str =
+    "  bench-peers [--install] [--only WORKLOAD]... [--peer pi|claude-code]... [--startup] [--rows]
+      The peer harnesses (Pi, Claude Code, pinned in xtask/peers/package.json) on the bench's
+      workloads against strata-mock (anthropic-5m); prints per-run totals, with --rows every
+      request. Default workloads: short and long.
+      --install    npm ci the pinned packages into target/peers (or $STRATA_PEERS_DIR) first
+      --startup    also time `--version` of each harness (wall time, peak RSS)
+      --rows       print every request row as JSON lines";
+
+/// `cargo xtask bench-peers ARGS`.
+pub fn main(args: &[String]) -> Result<()> {
+    let mut workloads = Vec::new();
+    let mut peers = Vec::new();
+    let mut install_first = false;
+    let mut startup_too = false;
+    let mut print_rows = false;
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        match arg.as_str() {
+            "--install" => install_first = true,
+            "--startup" => startup_too = true,
+            "--rows" => print_rows = true,
+            "--only" => workloads.push(iter.next().context("--only needs a workload")?.clone()),
+            "--peer" => {
+                let name = iter.next().context("--peer needs a harness")?;
+                peers.push(
+                    Peer::parse(name).with_context(|| {
+                        format!("unknown peer `{name}` (known: pi, claude-code)")
+                    })?,
+                );
+            }
+            other => bail!("unknown option `{other}`\n\n{USAGE}"),
+        }
+    }
+    if workloads.is_empty() {
+        workloads = vec!["short".to_owned(), "long".to_owned()];
+    }
+    if peers.is_empty() {
+        peers = Peer::ALL.to_vec();
+    }
+    let install = Install::locate()?;
+    if install_first {
+        install.install()?;
+    }
+    if startup_too {
+        for peer in &peers {
+            match install.check(*peer) {
+                Ok(()) => {
+                    let s = startup::measure(peer.name(), &install.bin(peer.bin()), 5)?;
+                    println!(
+                        "startup {}: {} --version {:.3} s, peak RSS {} (median of {})",
+                        s.harness,
+                        s.version,
+                        s.seconds,
+                        s.peak_rss_mib
+                            .map_or_else(|| "not measured".to_owned(), |m| format!("{m:.1} MiB")),
+                        s.runs
+                    );
+                }
+                Err(error) => println!("startup {}: skipped: {error:#}", peer.name()),
+            }
+        }
+    }
+    for name in &workloads {
+        let workload = Workload::load(name)?;
+        for peer in &peers {
+            if let Err(error) = install.check(*peer) {
+                println!("{name} / {}: skipped: {error:#}", peer.name());
+                continue;
+            }
+            for cache_model in PEER_CACHE_MODELS {
+                match play(*peer, &install, &workload, cache_model) {
+                    Ok(played) => {
+                        println!("{}", played.summary());
+                        if print_rows {
+                            for row in &played.run.requests {
+                                println!("{}", serde_json::to_string(row)?);
+                            }
+                        }
+                    }
+                    Err(error) => println!(
+                        "{name} / {} / {}: did not run: {error:#}",
+                        cache_model.name(),
+                        peer.name()
+                    ),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Opt-in (needs the harnesses installed, see docs/peers.md):
+    /// `STRATA_PEERS_DIR=… cargo test -p xtask peers::tests::peers_play_short -- --ignored`.
+    #[test]
+    #[ignore = "needs Pi and Claude Code installed (cargo xtask bench-peers --install)"]
+    fn peers_play_short() {
+        let workload = Workload::load("short").unwrap();
+        let install = Install::locate().unwrap();
+        for peer in Peer::ALL {
+            install.check(peer).unwrap();
+            let played = play(peer, &install, &workload, CacheModel::AnthropicFiveMinutes).unwrap();
+            eprintln!("{}", played.summary());
+            for row in &played.run.requests {
+                eprintln!("{}", serde_json::to_string(row).unwrap());
+            }
+            assert_eq!(
+                played.run.requests.len(),
+                workload.scripted_requests(),
+                "{peer:?}"
+            );
+            assert!(played.run.all_tasks_completed(), "{:?}", played.failures);
+            assert!(played.left.other_model.is_empty(), "{:?}", played.left);
+            for row in &played.run.requests {
+                assert_eq!(row.cache_read + row.cache_write + row.uncached, row.input);
+            }
+        }
+    }
+
+    /// Opt-in, as above: `long` (330 scripted requests, window 24,000) for each peer; prints
+    /// the summary and rows, asserts only that the rows add up.
+    #[test]
+    #[ignore = "needs Pi and Claude Code installed; takes minutes"]
+    fn peers_play_long() {
+        let workload = Workload::load("long").unwrap();
+        let install = Install::locate().unwrap();
+        for peer in Peer::ALL {
+            install.check(peer).unwrap();
+            match play(peer, &install, &workload, CacheModel::AnthropicFiveMinutes) {
+                Ok(played) => {
+                    eprintln!("{}", played.summary());
+                    for row in &played.run.requests {
+                        eprintln!("{}", serde_json::to_string(row).unwrap());
+                        assert_eq!(row.cache_read + row.cache_write + row.uncached, row.input);
+                    }
+                }
+                Err(error) => eprintln!("long / {}: did not run: {error:#}", peer.name()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_missed_closing_answer_or_a_failed_tool_fails_the_task() {
+        let workload = Workload::load("short").unwrap();
+        let task = &workload.tasks[0];
+        let good = Outcome {
+            final_text: task.final_text.clone(),
+            stop_reason: "stop".into(),
+            tool_calls: task.calls.len(),
+            ..Outcome::default()
+        };
+        assert_eq!(task_failure(task, &good), None);
+        let wrong_text = Outcome {
+            final_text: "something else".into(),
+            ..good.clone()
+        };
+        assert!(
+            task_failure(task, &wrong_text)
+                .unwrap()
+                .contains("ended with")
+        );
+        let failed_tool = Outcome {
+            errors: vec!["tool read failed".into()],
+            ..good.clone()
+        };
+        assert_eq!(
+            task_failure(task, &failed_tool).unwrap(),
+            "tool read failed"
+        );
+        let fewer_calls = Outcome {
+            tool_calls: 1,
+            ..good
+        };
+        assert!(
+            task_failure(task, &fewer_calls)
+                .unwrap()
+                .contains("tool calls made")
+        );
+    }
+}

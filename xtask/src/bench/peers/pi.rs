@@ -1,0 +1,198 @@
+//! Pi (`@mariozechner/pi-coding-agent`) driven through its RPC mode (`pi --mode rpc`, Pi's
+//! docs/rpc.md): a custom provider in `models.json` points at strata-mock over
+//! `anthropic-messages`, `settings.json` holds the workload's compaction settings, and the
+//! extension `xtask/peers/pi-clock.ts` moves the mock's clock before each request.
+
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use super::process::JsonLines;
+use super::{Launch, Outcome, PeerSession};
+
+/// The provider id Pi knows strata-mock by.
+pub const PROVIDER: &str = "strata-mock";
+
+/// Pi's `models.json` for a launch: one provider, one model with the workload's window.
+pub fn models_json(launch: &Launch<'_>) -> Value {
+    json!({
+        "providers": {
+            PROVIDER: {
+                "baseUrl": launch.base_url,
+                "api": "anthropic-messages",
+                "apiKey": "bench-key",
+                "models": [{
+                    "id": launch.model,
+                    "contextWindow": launch.window,
+                    "maxTokens": launch.max_tokens,
+                    "reasoning": false,
+                }],
+            }
+        }
+    })
+}
+
+/// Pi's `settings.json` for a launch: the workload's compaction settings.
+pub fn settings_json(launch: &Launch<'_>) -> Value {
+    json!({
+        "compaction": {
+            "enabled": true,
+            "reserveTokens": launch.reserve_tokens,
+            "keepRecentTokens": launch.keep_recent_tokens,
+        },
+        "retry": { "enabled": true, "maxRetries": 2, "baseDelayMs": 10 },
+    })
+}
+
+/// A running `pi --mode rpc`.
+pub struct PiSession {
+    process: JsonLines,
+}
+
+/// Starts Pi in RPC mode on `launch`.
+pub fn start(launch: &Launch<'_>) -> Result<PiSession> {
+    let agent_dir = launch.home.join("pi-agent");
+    std::fs::create_dir_all(&agent_dir)
+        .with_context(|| format!("creating {}", agent_dir.display()))?;
+    let write = |name: &str, value: &Value| -> Result<()> {
+        let path = agent_dir.join(name);
+        std::fs::write(&path, serde_json::to_vec_pretty(value)?)
+            .with_context(|| format!("writing {}", path.display()))
+    };
+    write("models.json", &models_json(launch))?;
+    write("settings.json", &settings_json(launch))?;
+    let mut command = Command::new(launch.install.bin("pi"));
+    command
+        .args([
+            "--mode",
+            "rpc",
+            "--provider",
+            PROVIDER,
+            "--model",
+            launch.model,
+        ])
+        .arg("--session-dir")
+        .arg(launch.home.join("pi-sessions"))
+        .arg("--extension")
+        .arg(launch.install.script("pi-clock.ts"))
+        .current_dir(launch.cwd)
+        .env("HOME", launch.home)
+        .env("PI_CODING_AGENT_DIR", &agent_dir)
+        .env("PI_OFFLINE", "1")
+        .env("PI_SKIP_VERSION_CHECK", "1")
+        .env("PI_TELEMETRY", "0")
+        .env("STRATA_BENCH_CLOCK_URL", launch.clock_url())
+        .env(
+            "STRATA_BENCH_CLOCK_SECONDS",
+            launch.seconds_between_requests.to_string(),
+        );
+    let process = JsonLines::spawn("pi", command, &launch.home.join("pi.stderr"))?;
+    Ok(PiSession { process })
+}
+
+impl PeerSession for PiSession {
+    fn prompt(&mut self, text: &str, deadline: Instant) -> Result<Outcome> {
+        self.process
+            .send(&json!({"type": "prompt", "message": text}))?;
+        let mut outcome = Outcome::default();
+        loop {
+            let event = self.process.next(deadline)?;
+            match event
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+            {
+                "response" if event.get("success") == Some(&Value::Bool(false)) => {
+                    bail!("pi refused the prompt: {event}")
+                }
+                "message_end" => {
+                    let message = &event["message"];
+                    if message.get("role").and_then(Value::as_str) == Some("assistant") {
+                        outcome.final_text = assistant_text(message);
+                        outcome.stop_reason = message
+                            .get("stopReason")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned();
+                        if let Some(error) = message.get("errorMessage").and_then(Value::as_str) {
+                            outcome.errors.push(error.to_owned());
+                        }
+                    }
+                }
+                "tool_execution_end" => {
+                    outcome.tool_calls += 1;
+                    if event.get("isError") == Some(&Value::Bool(true)) {
+                        outcome.errors.push(format!(
+                            "tool {} failed: {}",
+                            event["toolName"], event["result"]
+                        ));
+                    }
+                }
+                "compaction_end" if compacted(&event) => outcome.compactions += 1,
+                "agent_end" => break,
+                _ => {}
+            }
+        }
+        // Pi compacts after the run ends (threshold compaction): wait until it is idle.
+        loop {
+            self.process
+                .send(&json!({"type": "get_state", "id": "settle"}))?;
+            let state = loop {
+                let event = self.process.next(deadline)?;
+                if event.get("id").and_then(Value::as_str) == Some("settle") {
+                    break event;
+                }
+                if event.get("type").and_then(Value::as_str) == Some("compaction_end")
+                    && compacted(&event)
+                {
+                    outcome.compactions += 1;
+                }
+            };
+            let busy = |key: &str| state["data"].get(key) == Some(&Value::Bool(true));
+            if !busy("isCompacting") && !busy("isStreaming") {
+                return Ok(outcome);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Result<()> {
+        self.process.finish(std::time::Duration::from_secs(5))
+    }
+}
+
+/// Whether a `compaction_end` event reports a compaction made (not aborted or failed).
+fn compacted(event: &Value) -> bool {
+    event.get("result").is_some_and(|r| !r.is_null())
+}
+
+/// The text blocks of a Pi assistant message, joined.
+fn assistant_text(message: &Value) -> String {
+    message
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|block| block.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assistant_text_joins_text_blocks_and_skips_tool_calls() {
+        let message = json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "hm"},
+            {"type": "text", "text": "Task 1 "},
+            {"type": "toolCall", "id": "x", "name": "read", "arguments": {}},
+            {"type": "text", "text": "is done."}
+        ]});
+        assert_eq!(assistant_text(&message), "Task 1 is done.");
+    }
+}

@@ -1,0 +1,154 @@
+//! strata-mock's records of a peer's requests as the benchmark's [`RequestRow`]s: the same
+//! accounting, miss causes, prices and ideal as strata's own runs.
+
+use std::collections::HashSet;
+
+use anyhow::Result;
+use serde_json::Value;
+use strata_mock::RequestRecord;
+
+use crate::bench::ideal::IdealCache;
+use crate::bench::run::{MissCause, RequestKind, RequestRow};
+
+/// Text only summary requests carry: strata's and Pi's summary instructions, and Claude
+/// Code's compaction prompt.
+const SUMMARY_MARKERS: [&str; 4] = [
+    "Use exactly this format:",
+    "Rules for the update:",
+    "Summarize it so the kept remainder of the turn makes sense",
+    "Your task is to create a detailed summary of the conversation so far",
+];
+
+/// Requests the rows leave out, and why.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Left {
+    /// Requests for another model than the workload's (a harness's side requests).
+    pub other_model: Vec<String>,
+    /// Requests refused (status, message).
+    pub refused: Vec<(u16, String)>,
+    /// Requests whose prompt the ideal counted differently from the mock.
+    pub ideal_mismatch: usize,
+}
+
+/// Turns records into rows as they arrive (the mock keeps only its newest bodies).
+pub struct Rows {
+    /// The rows so far.
+    pub rows: Vec<RequestRow>,
+    /// What was left out.
+    pub left: Left,
+    model: String,
+    next_seq: u64,
+    start_ms: Option<u64>,
+    prices: strata_provider::Prices,
+    ideal: IdealCache,
+    first_done: HashSet<Option<String>>,
+}
+
+impl Rows {
+    /// Rows for requests to `model`, priced at `prices`, against `ideal`.
+    pub fn new(model: &str, prices: strata_provider::Prices, ideal: IdealCache) -> Self {
+        Self {
+            rows: Vec::new(),
+            left: Left::default(),
+            model: model.to_owned(),
+            next_seq: 1,
+            start_ms: None,
+            prices,
+            ideal,
+            first_done: HashSet::new(),
+        }
+    }
+
+    /// Takes the records not seen yet.
+    pub fn take(&mut self, records: Vec<RequestRecord>) -> Result<()> {
+        for record in records {
+            if record.seq < self.next_seq {
+                continue;
+            }
+            self.next_seq = record.seq + 1;
+            self.push(&record)?;
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, record: &RequestRecord) -> Result<()> {
+        if record.model != self.model {
+            self.left
+                .other_model
+                .push(format!("{} {}", record.model, record.path));
+            return Ok(());
+        }
+        if record.status != 200 {
+            self.left
+                .refused
+                .push((record.status, record.error.clone().unwrap_or_default()));
+            return Ok(());
+        }
+        let Some(cache) = record.cache else {
+            self.left
+                .refused
+                .push((record.status, "no accounting".into()));
+            return Ok(());
+        };
+        let start = *self.start_ms.get_or_insert(record.at_ms);
+        let (new_tokens, kind) = match &record.body {
+            Some(body) => {
+                let (new_tokens, total) = self.ideal.account(body)?;
+                if total != cache.input_tokens {
+                    self.left.ideal_mismatch += 1;
+                }
+                let kind = if record.summary.is_some() {
+                    RequestKind::Summary
+                } else {
+                    kind_of(body)
+                };
+                (new_tokens.min(cache.input_tokens), kind)
+            }
+            None => (cache.input_tokens, RequestKind::Turn),
+        };
+        let first = self.first_done.insert(record.cache_key.clone());
+        let cause = if first {
+            MissCause::First
+        } else if let Some(change) = record.changed {
+            match change.chapter {
+                strata_mock::prompt::Chapter::Tools => MissCause::Tools,
+                strata_mock::prompt::Chapter::System => MissCause::System,
+                strata_mock::prompt::Chapter::Messages => MissCause::Messages,
+            }
+        } else if cache.cache_read == 0 {
+            MissCause::Expired
+        } else {
+            MissCause::Appended
+        };
+        let p = &self.prices;
+        let cost = (cache.uncached as f64 * p.input
+            + cache.cache_read as f64 * p.cache_read
+            + cache.cache_write_5m as f64 * p.cache_write_5m
+            + cache.cache_write_1h as f64 * p.cache_write_1h
+            + record.output_tokens as f64 * p.output)
+            / 1_000_000.0;
+        self.rows.push(RequestRow {
+            seq: self.rows.len() + 1,
+            at_ms: record.at_ms.saturating_sub(start),
+            kind,
+            input: cache.input_tokens,
+            cache_read: cache.cache_read,
+            cache_write: cache.cache_write,
+            uncached: cache.uncached,
+            output: record.output_tokens,
+            cost,
+            new_tokens,
+            cause,
+        });
+        Ok(())
+    }
+}
+
+fn kind_of(body: &Value) -> RequestKind {
+    let text = body.to_string();
+    if SUMMARY_MARKERS.iter().any(|marker| text.contains(marker)) {
+        RequestKind::Summary
+    } else {
+        RequestKind::Turn
+    }
+}
