@@ -47,6 +47,9 @@ type ScanResult<T> = Result<T, ScanError>;
 
 const MAX_DEPTH: usize = 160;
 
+/// Strings scanned byte by byte before falling back to a vector search.
+const SHORT_STRING: usize = 24;
+
 impl<'a> Cursor<'a> {
     fn fail<T>(&self, reason: &'static str) -> ScanResult<T> {
         Err(ScanError {
@@ -83,6 +86,19 @@ impl<'a> Cursor<'a> {
     fn raw_string(&mut self) -> ScanResult<&'a [u8]> {
         self.expect(b'"', "expected a string")?;
         let start = self.pos;
+        // Keys, ids and small values end within a few bytes: a byte loop is cheaper there than
+        // setting up a vector search. It stops at the first byte that needs the general path.
+        let short_end = (start + SHORT_STRING).min(self.bytes.len());
+        while self.pos < short_end {
+            match self.bytes[self.pos] {
+                b'"' => {
+                    self.pos += 1;
+                    return Ok(&self.bytes[start..self.pos - 1]);
+                }
+                b'\\' | b'\n' => break,
+                _ => self.pos += 1,
+            }
+        }
         loop {
             let Some(offset) = memchr::memchr2(b'"', b'\n', &self.bytes[self.pos..]) else {
                 self.pos = self.bytes.len();
@@ -108,7 +124,12 @@ impl<'a> Cursor<'a> {
     fn string(&mut self) -> ScanResult<Cow<'a, str>> {
         let start = self.pos;
         let raw = self.raw_string()?;
-        if memchr::memchr(b'\\', raw).is_some() {
+        let escaped = if raw.len() <= SHORT_STRING {
+            raw.contains(&b'\\')
+        } else {
+            memchr::memchr(b'\\', raw).is_some()
+        };
+        if escaped {
             let quoted = &self.bytes[start..self.pos];
             match serde_json::from_slice::<String>(quoted) {
                 Ok(text) => Ok(Cow::Owned(text)),

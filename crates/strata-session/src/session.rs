@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -50,12 +50,10 @@ struct Writer {
     needs_newline: bool,
 }
 
-fn read_all(path: &Path, file: &mut File) -> Result<Vec<u8>, SessionError> {
-    let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
-    let mut bytes = Vec::with_capacity(size + 1);
-    file.read_to_end(&mut bytes)
-        .map_err(|e| SessionError::io(path, e))?;
-    Ok(bytes)
+/// Reads and indexes the whole file.
+fn read_tree(path: &Path, file: &mut File) -> Result<(Tree, Vec<Diagnostic>), SessionError> {
+    let size = file.metadata().map_or(0, |m| m.len() as usize);
+    Tree::read(path, file, size)
 }
 
 fn lock(path: &Path, file: &File) -> Result<(), SessionError> {
@@ -73,8 +71,7 @@ impl Session {
     pub fn open(path: impl AsRef<Path>) -> Result<Opened, SessionError> {
         let path = path.as_ref();
         let mut file = File::open(path).map_err(|e| SessionError::io(path, e))?;
-        let bytes = read_all(path, &mut file)?;
-        let (tree, diagnostics) = Tree::parse(path, bytes)?;
+        let (tree, diagnostics) = read_tree(path, &mut file)?;
         Ok(Opened {
             session: Self {
                 tree,
@@ -99,8 +96,7 @@ impl Session {
             .open(path)
             .map_err(|e| SessionError::io(path, e))?;
         lock(path, &file)?;
-        let bytes = read_all(path, &mut file)?;
-        let (tree, diagnostics) = Tree::parse(path, bytes)?;
+        let (tree, diagnostics) = read_tree(path, &mut file)?;
         if tree.version() < 2 {
             return Err(SessionError::LegacyFormat {
                 path: path.to_path_buf(),

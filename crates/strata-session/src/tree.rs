@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -15,6 +16,9 @@ use crate::scan::{Parent, ScanError, Scanned, scan_entry, scan_line};
 use crate::time::parse_iso_millis;
 
 const NONE: u32 = u32::MAX;
+
+/// How much of a file is read before its lines are indexed: small enough to stay in cache.
+const READ_BLOCK: u64 = 512 * 1024;
 
 #[derive(Debug, Clone)]
 struct Node {
@@ -45,8 +49,12 @@ struct LabelState {
 pub struct Tree {
     path: PathBuf,
     header: SessionHeader,
-    text: String,
+    /// The file as read. Every line an entry was made from is UTF-8 (checked when indexed);
+    /// lines that were not are kept repaired in `repaired`.
+    text: Vec<u8>,
     appended: String,
+    /// Lossy copies (U+FFFD for bad bytes) of the entry lines that were not UTF-8, by node index.
+    repaired: HashMap<u32, String>,
     nodes: Vec<Node>,
     by_id: IdIndex,
     leaf: u32,
@@ -97,7 +105,7 @@ impl<'a> EntryRef<'a> {
 
     /// Its line exactly as in the file (no newline).
     pub fn raw_line(&self) -> &'a str {
-        self.tree.line_text(self.node())
+        self.tree.line_text(self.index)
     }
 
     /// The typed entry, parsed from its line now (migrated when the file is v1 or v2).
@@ -114,27 +122,45 @@ impl<'a> EntryRef<'a> {
 impl Tree {
     /// Indexes a session file's bytes. `path` is only used in messages.
     pub fn parse(path: &Path, bytes: Vec<u8>) -> Result<(Self, Vec<Diagnostic>), SessionError> {
-        let mut diagnostics = Vec::new();
-        let text = match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(error) => {
-                let bytes = error.into_bytes();
-                for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
-                    if std::str::from_utf8(line).is_err() {
-                        diagnostics.push(Diagnostic {
-                            path: path.to_path_buf(),
-                            line: index + 1,
-                            problem: Problem::InvalidUtf8,
-                        });
-                    }
-                }
-                String::from_utf8_lossy(&bytes).into_owned()
+        let mut builder = Builder::new(path, bytes.len());
+        builder.feed(&bytes, true)?;
+        builder.finish(bytes)
+    }
+
+    /// Reads and indexes a session file from `reader` (`size_hint`: its expected length).
+    ///
+    /// Reads in blocks into one buffer sized up front and indexes each block's lines while they
+    /// are still in the CPU cache, instead of reading everything and then passing over it again.
+    pub(crate) fn read(
+        path: &Path,
+        reader: &mut impl Read,
+        size_hint: usize,
+    ) -> Result<(Self, Vec<Diagnostic>), SessionError> {
+        Self::read_in_blocks(path, reader, size_hint, READ_BLOCK)
+    }
+
+    fn read_in_blocks(
+        path: &Path,
+        reader: &mut impl Read,
+        size_hint: usize,
+        block: u64,
+    ) -> Result<(Self, Vec<Diagnostic>), SessionError> {
+        // One byte over the expected size, so reaching the end needs no reallocation.
+        let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
+        let mut builder = Builder::new(path, size_hint);
+        loop {
+            let read = reader
+                .by_ref()
+                .take(block)
+                .read_to_end(&mut bytes)
+                .map_err(|e| SessionError::io(path, e))?;
+            if read == 0 {
+                break;
             }
-        };
-        let mut builder = Builder::new(path, text.len());
-        builder.diagnostics = diagnostics;
-        let header = builder.run(&text)?;
-        Ok(builder.finish(header, text))
+            builder.feed(&bytes, false)?;
+        }
+        builder.feed(&bytes, true)?;
+        builder.finish(bytes)
     }
 
     /// The file this tree was read from.
@@ -312,10 +338,15 @@ impl Tree {
         self.labels.get(id).map(|label| label.timestamp.as_str())
     }
 
-    fn line_text(&self, node: &Node) -> &str {
+    fn line_text(&self, index: u32) -> &str {
+        let node = &self.nodes[index as usize];
         let end = node.start + node.len as usize;
         if node.start < self.text.len() {
-            self.text.get(node.start..end).unwrap_or("")
+            let line = self.text.get(node.start..end).unwrap_or_default();
+            match std::str::from_utf8(line) {
+                Ok(text) => text,
+                Err(_) => self.repaired.get(&index).map_or("", String::as_str),
+            }
         } else {
             let offset = self.text.len();
             self.appended
@@ -325,7 +356,7 @@ impl Tree {
     }
 
     fn millis_of(&self, index: u32) -> Option<i64> {
-        let line = self.line_text(&self.nodes[index as usize]);
+        let line = self.line_text(index);
         let scanned = scan_entry(line.as_bytes()).ok()?;
         scanned.timestamp.as_deref().and_then(parse_iso_millis)
     }
@@ -343,7 +374,7 @@ impl Tree {
 
     fn parse_node(&self, index: u32) -> Result<Entry, SessionError> {
         let node = &self.nodes[index as usize];
-        let line = self.line_text(node);
+        let line = self.line_text(index);
         if self.version() >= CURRENT_VERSION {
             let tag = kind_tag(node.kind);
             return match tag {
@@ -372,7 +403,7 @@ impl Tree {
     /// The entry's JSON object after Pi's v1→v2→v3 migrations (ids, `firstKeptEntryId`, roles).
     fn migrated_map(&self, index: u32) -> Result<Map<String, Value>, SessionError> {
         let node = &self.nodes[index as usize];
-        let line = self.line_text(node);
+        let line = self.line_text(index);
         let mut map: Map<String, Value> = serde_json::from_str(line)
             .map_err(|e| self.invalid(index, kind_tag(node.kind).unwrap_or(""), e))?;
         let version = self.version();
@@ -410,7 +441,7 @@ impl Tree {
     pub(crate) fn v3_line(&self, index: usize) -> Result<Cow<'_, str>, SessionError> {
         let node = &self.nodes[index];
         if self.version() >= CURRENT_VERSION {
-            return Ok(Cow::Borrowed(self.line_text(node)));
+            return Ok(Cow::Borrowed(self.line_text(index as u32)));
         }
         let map = self.migrated_map(index as u32)?;
         serde_json::to_string(&map)
@@ -535,6 +566,11 @@ struct Builder {
     diagnostics: Vec<Diagnostic>,
     ends_without_newline: bool,
     line_count: u32,
+    header: Option<SessionHeader>,
+    version: u32,
+    /// Where the next line to index starts.
+    next_line: usize,
+    repaired: HashMap<u32, String>,
 }
 
 impl Builder {
@@ -551,6 +587,10 @@ impl Builder {
             diagnostics: Vec::new(),
             ends_without_newline: false,
             line_count: 0,
+            header: None,
+            version: CURRENT_VERSION,
+            next_line: 0,
+            repaired: HashMap::new(),
         }
     }
 
@@ -562,81 +602,98 @@ impl Builder {
         });
     }
 
-    fn run(&mut self, text: &str) -> Result<SessionHeader, SessionError> {
-        let bytes = text.as_bytes();
-        self.ends_without_newline = !bytes.is_empty() && !bytes.ends_with(b"\n");
-        let mut header: Option<SessionHeader> = None;
-        let mut version = CURRENT_VERSION;
-        let mut line_no = 0usize;
-        let mut start = 0usize;
-        while start < bytes.len() {
-            line_no += 1;
+    /// Indexes the lines of `bytes` (the text read so far) not indexed yet. Without `at_end`, a
+    /// last line that may still continue is left for the next call.
+    fn feed(&mut self, bytes: &[u8], at_end: bool) -> Result<(), SessionError> {
+        while self.next_line < bytes.len() {
+            let start = self.next_line;
             let mut probe = start;
             while let Some(b' ' | b'\t' | b'\r') = bytes.get(probe) {
                 probe += 1;
             }
-            if probe == bytes.len() {
-                break;
-            }
-            if bytes[probe] == b'\n' {
-                start = probe + 1;
+            if probe < bytes.len() && bytes[probe] == b'\n' {
+                // A blank line: counted, nothing else.
+                self.line_count += 1;
+                self.next_line = probe + 1;
                 continue;
             }
-            let line_end = |from: usize| {
-                memchr::memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |i| from + i)
+            if probe == bytes.len() {
+                if at_end {
+                    self.line_count += 1;
+                    self.next_line = bytes.len();
+                }
+                return Ok(());
+            }
+            // The scan finds the end of a well-formed line itself; a damaged one is cut at its
+            // newline.
+            let rest = &bytes[start..];
+            let (end, scanned) = match scan_line(rest) {
+                Ok((scanned, length)) if length < rest.len() || at_end => {
+                    (start + length, Ok(scanned))
+                }
+                Ok(_) => return Ok(()),
+                Err(error) => match memchr::memchr(b'\n', rest) {
+                    Some(length) => (start + length, Err(error)),
+                    None if at_end => (bytes.len(), Err(error)),
+                    None => return Ok(()),
+                },
             };
-            if header.is_none() {
-                let end = line_end(start);
-                match text.get(start..end).and_then(SessionHeader::parse) {
+            self.line_count += 1;
+            self.next_line = end + 1;
+            let line = &bytes[start..end];
+            let unterminated = end == bytes.len();
+            if self.header.is_none() {
+                let header = match std::str::from_utf8(line) {
+                    Ok(text) => SessionHeader::parse(text),
+                    Err(_) => SessionHeader::parse(&String::from_utf8_lossy(line)),
+                };
+                match header {
                     Some(parsed) => {
-                        version = parsed.effective_version();
-                        header = Some(parsed);
-                        start = end + 1;
+                        self.version = parsed.effective_version();
+                        self.header = Some(parsed);
                         continue;
                     }
                     None => {
                         return Err(SessionError::MissingHeader {
                             path: self.path.clone(),
-                            line: line_no,
+                            line: self.line_count as usize,
                         });
                     }
                 }
             }
-            // The scan finds the end of a well-formed line itself; a damaged one is cut at its newline.
-            let (end, scanned) = match scan_line(&bytes[start..]) {
-                Ok((scanned, length)) => (start + length, Ok(scanned)),
-                Err(error) => (line_end(start), Err(error)),
-            };
-            let unterminated = end == bytes.len();
-            self.entry_line(
-                &bytes[start..end],
-                start,
-                line_no,
-                unterminated,
-                version,
-                scanned,
-            );
-            start = end + 1;
+            let line_no = self.line_count as usize;
+            // Checked here, while the line is in cache; almost every line is plain ASCII.
+            if line.is_ascii() || std::str::from_utf8(line).is_ok() {
+                self.entry_line(line, start, line_no, unterminated, scanned);
+            } else {
+                self.diagnose(line_no, Problem::InvalidUtf8);
+                let lossy = String::from_utf8_lossy(line).into_owned();
+                let scanned = scan_entry(lossy.as_bytes());
+                let index = self.nodes.len() as u32;
+                let indexed =
+                    self.entry_line(lossy.as_bytes(), start, line_no, unterminated, scanned);
+                if indexed {
+                    // The node spans the raw line; its text is the repaired copy.
+                    if let Some(node) = self.nodes.last_mut() {
+                        node.len = line.len() as u32;
+                    }
+                    self.repaired.insert(index, lossy);
+                }
+            }
         }
-        self.line_count = line_no as u32;
-        match header {
-            Some(header) => Ok(header),
-            None => Err(SessionError::MissingHeader {
-                path: self.path.clone(),
-                line: line_no.max(1),
-            }),
-        }
+        Ok(())
     }
 
+    /// Indexes one entry line; false when it was skipped (and diagnosed).
     fn entry_line(
         &mut self,
         line: &[u8],
         start: usize,
         line_no: usize,
         unterminated: bool,
-        version: u32,
         scanned: Result<Scanned<'_>, ScanError>,
-    ) {
+    ) -> bool {
+        let version = self.version;
         let end = start + line.len();
         let scanned = match scanned {
             // A cut-short write can still look balanced only if it is complete; confirm with serde.
@@ -648,7 +705,7 @@ impl Builder {
             }
             Ok(_) => {
                 self.diagnose(line_no, Problem::TornLastLine { bytes: line.len() });
-                return;
+                return false;
             }
             Err(error) => {
                 let problem = if unterminated {
@@ -659,7 +716,7 @@ impl Builder {
                     }
                 };
                 self.diagnose(line_no, problem);
-                return;
+                return false;
             }
         };
         let Some(entry_type) = scanned.entry_type.as_deref() else {
@@ -669,7 +726,7 @@ impl Builder {
                     reason: "no string `type` field".into(),
                 },
             );
-            return;
+            return false;
         };
         if entry_type == "session" {
             self.diagnose(
@@ -678,7 +735,7 @@ impl Builder {
                     reason: "a second `session` header".into(),
                 },
             );
-            return;
+            return false;
         }
         let index = self.nodes.len() as u32;
         let legacy_v1 = version < 2;
@@ -691,7 +748,7 @@ impl Builder {
                 Some(id) => EntryId::new(id),
                 None => {
                     self.diagnose(line_no, Problem::MissingId);
-                    return;
+                    return false;
                 }
             }
         };
@@ -764,6 +821,7 @@ impl Builder {
             next_sibling: NONE,
             kind,
         });
+        true
     }
 
     /// Builds the id map (sized exactly, now that the count is known) and resolves the parents
@@ -858,7 +916,14 @@ impl Builder {
         }
     }
 
-    fn finish(mut self, header: SessionHeader, text: String) -> (Tree, Vec<Diagnostic>) {
+    fn finish(mut self, bytes: Vec<u8>) -> Result<(Tree, Vec<Diagnostic>), SessionError> {
+        let Some(header) = self.header.take() else {
+            return Err(SessionError::MissingHeader {
+                path: self.path.clone(),
+                line: (self.line_count as usize).max(1),
+            });
+        };
+        self.ends_without_newline = !bytes.is_empty() && !bytes.ends_with(b"\n");
         let by_id = self.index_ids();
         let leaf = self.resolve_leaf();
         for index in 0..self.nodes.len() as u32 {
@@ -869,8 +934,9 @@ impl Builder {
         let tree = Tree {
             path: self.path,
             header,
-            text,
+            text: bytes,
             appended: String::new(),
+            repaired: self.repaired,
             nodes: self.nodes,
             by_id,
             leaf,
@@ -879,7 +945,7 @@ impl Builder {
             ends_without_newline: self.ends_without_newline,
             line_count: self.line_count,
         };
-        (tree, self.diagnostics)
+        Ok((tree, self.diagnostics))
     }
 }
 
@@ -953,5 +1019,103 @@ impl IdIndex {
         for index in old.into_iter().filter(|&index| index != NONE) {
             self.insert(nodes, index);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}"#;
+
+    fn message(id: &str, parent: &str, text: &str) -> String {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-15T10:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+        )
+    }
+
+    /// Lines of every kind the indexer treats specially.
+    fn awkward_file() -> Vec<u8> {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(HEADER.as_bytes());
+        bytes.extend_from_slice(b"\n\n   \n");
+        bytes.extend_from_slice(message("a1", "null", "first \\\"quoted\\\" line").as_bytes());
+        bytes.extend_from_slice(b"\n  ");
+        bytes.extend_from_slice(message("b2", "\"a1\"", "second").as_bytes());
+        bytes.extend_from_slice(b" \r\n");
+        // A torn write in the middle of the file, then more entries.
+        bytes.extend_from_slice(
+            br#"{"type":"message","id":"c3","parentId":"b2","message":{"role":"us"#,
+        );
+        bytes.push(b'\n');
+        let mut bad = message("d4", "\"b2\"", "caf\u{e9} XX").into_bytes();
+        let at = bad.len() - 20;
+        bad[at] = 0xff;
+        bytes.extend_from_slice(&bad);
+        bytes.push(b'\n');
+        bytes.extend_from_slice(message("e5", "\"d4\"", "\u{1F600} fine").as_bytes());
+        bytes.push(b'\n');
+        bytes.extend_from_slice(br#"{"type":"message","id":"f6","parentId":"e5","mess"#);
+        bytes
+    }
+
+    fn summary(tree: &Tree, diagnostics: &[Diagnostic]) -> Vec<String> {
+        let mut out: Vec<String> = tree
+            .iter()
+            .map(|entry| {
+                format!(
+                    "{} {} {:?} {:?} {}",
+                    entry.line_number(),
+                    entry.id(),
+                    entry.parent_id(),
+                    entry.kind(),
+                    entry.raw_line()
+                )
+            })
+            .collect();
+        out.extend(diagnostics.iter().map(ToString::to_string));
+        out.push(format!(
+            "leaf {:?} end {}",
+            tree.leaf(),
+            tree.ends_without_newline()
+        ));
+        out
+    }
+
+    #[test]
+    fn reading_in_any_block_size_indexes_like_one_buffer() {
+        let bytes = awkward_file();
+        let path = Path::new("awkward.jsonl");
+        let (tree, diagnostics) = Tree::parse(path, bytes.clone()).unwrap();
+        let expected = summary(&tree, &diagnostics);
+        assert_eq!(tree.len(), 4, "{expected:#?}");
+        for block in [1, 2, 3, 7, 64, 100, 4096] {
+            let (read, read_diagnostics) =
+                Tree::read_in_blocks(path, &mut bytes.as_slice(), 0, block).unwrap();
+            assert_eq!(summary(&read, &read_diagnostics), expected, "block {block}");
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_repaired_reported_and_kept() {
+        let (tree, diagnostics) = Tree::parse(Path::new("bad.jsonl"), awkward_file()).unwrap();
+        let problems: Vec<(usize, &Problem)> =
+            diagnostics.iter().map(|d| (d.line, &d.problem)).collect();
+        assert!(
+            problems.contains(&(7, &Problem::InvalidUtf8)),
+            "{problems:?}"
+        );
+        assert!(problems.iter().any(|(line, _)| *line == 6), "{problems:?}");
+        assert!(problems.iter().any(|(line, _)| *line == 9), "{problems:?}");
+        let repaired = tree.get("d4").unwrap();
+        assert_eq!(repaired.line_number(), 7);
+        assert!(repaired.raw_line().contains('\u{FFFD}'));
+        assert!(repaired.raw_line().contains("café"));
+        assert!(repaired.entry().is_ok());
+        // Its neighbours are untouched and linked through it.
+        assert_eq!(tree.parent_of("e5").map(EntryId::as_str), Some("d4"));
+        assert!(tree.get("e5").unwrap().raw_line().contains('\u{1F600}'));
+        assert_eq!(tree.leaf().map(EntryId::as_str), Some("e5"));
+        assert!(tree.ends_without_newline());
     }
 }
