@@ -1,1 +1,858 @@
-//! `--mode rpc` driven by a client written from Pi's documented protocol (being built).
+//! `--mode rpc` driven by a client written from Pi's documented protocol (docs/rpc.md), and
+//! by Pi's own `RpcClient` when node and the installed package are present.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use strata_mock::{Fault, FaultKind, MockConfig, MockServer, Scenario};
+
+use crate::support::workspace;
+
+const MODEL: &str = "anthropic/claude-sonnet-4-5";
+const WAIT: Duration = Duration::from_secs(60);
+
+fn mock_with(scenario: Scenario) -> MockServer {
+    let server = MockServer::start_in_thread(MockConfig::new()).expect("mock starts");
+    server.load_scenario(scenario);
+    server
+}
+
+fn demo_mock() -> MockServer {
+    let path = workspace().join("crates/strata-mock/scenarios/demo.toml");
+    mock_with(Scenario::from_file(&path).expect("scenario parses"))
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/greeting.rs"),
+        "pub fn greet() -> &'static str { \"Helo\" }\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// A client of the protocol as docs/rpc.md describes it: JSON lines, responses matched by
+/// `id`, everything else an event.
+struct Rpc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Value>,
+    /// Events read while waiting for responses, not yet taken.
+    events: Vec<Value>,
+    next_id: u64,
+}
+
+impl Rpc {
+    fn start(dir: &Path, server: &MockServer, extra: &[&str]) -> Self {
+        let url = server.base_url();
+        let mut args = vec![
+            "--mode",
+            "rpc",
+            "--model",
+            MODEL,
+            "--base-url",
+            &url,
+            "--api-key",
+            "k",
+        ];
+        args.extend_from_slice(extra);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+            .current_dir(dir)
+            .args(&args)
+            .env("HOME", dir)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("STRATA_MODEL")
+            .env_remove("STRATA_SESSIONS_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("strata starts");
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = channel();
+        std::thread::spawn(move || {
+            // LF framing only, as the protocol requires.
+            let mut reader = BufReader::new(stdout);
+            let mut buffer = Vec::new();
+            while reader.read_until(b'\n', &mut buffer).unwrap_or(0) > 0 {
+                let text = String::from_utf8_lossy(&buffer);
+                let value: Value = serde_json::from_str(text.trim_end_matches(['\n', '\r']))
+                    .map_err(|e| format!("stdout line is not JSON ({e}): {text}"))
+                    .unwrap();
+                if sender.send(value).is_err() {
+                    return;
+                }
+                buffer.clear();
+            }
+        });
+        Self {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            events: Vec::new(),
+            next_id: 0,
+        }
+    }
+
+    fn write(&mut self, command: &Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{command}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends `command` with a fresh id and returns its response.
+    fn call(&mut self, mut command: Value) -> Value {
+        self.next_id += 1;
+        let id = format!("req_{}", self.next_id);
+        command["id"] = json!(id);
+        self.write(&command);
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let line = self.next_line(deadline, &command);
+            if line["type"] == "response" && line["id"] == json!(id) {
+                assert_eq!(line["command"], command["type"], "{line}");
+                return line;
+            }
+            assert_ne!(line["type"], "response", "unexpected response {line}");
+            self.events.push(line);
+        }
+    }
+
+    /// Like [`Rpc::call`], failing the test unless it succeeded; returns `data`.
+    fn ok(&mut self, command: Value) -> Value {
+        let response = self.call(command);
+        assert_eq!(response["success"], true, "{response}");
+        response.get("data").cloned().unwrap_or(Value::Null)
+    }
+
+    fn next_line(&mut self, deadline: Instant, waiting_for: &Value) -> Value {
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.lines
+            .recv_timeout(left)
+            .map_err(|e| match e {
+                RecvTimeoutError::Timeout => format!("no answer to {waiting_for} in time"),
+                RecvTimeoutError::Disconnected => {
+                    format!("strata exited waiting for {waiting_for}")
+                }
+            })
+            .unwrap()
+    }
+
+    /// The next response, whatever its id; events before it are kept.
+    fn next_response(&mut self) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let line = self.next_line(deadline, &json!("a response"));
+            if line["type"] == "response" {
+                return line;
+            }
+            self.events.push(line);
+        }
+    }
+
+    /// Events up to and including the next `agent_end`.
+    fn until_agent_end(&mut self) -> Vec<Value> {
+        self.until(|e| e["type"] == "agent_end")
+    }
+
+    /// Events up to and including the first matching one.
+    fn until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut taken = Vec::new();
+        let buffered = std::mem::take(&mut self.events);
+        let mut rest = buffered.into_iter();
+        for event in rest.by_ref() {
+            let last = done(&event);
+            taken.push(event);
+            if last {
+                self.events = rest.collect();
+                return taken;
+            }
+        }
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let event = self.next_line(deadline, &json!("an event"));
+            assert_ne!(event["type"], "response", "unexpected response {event}");
+            let last = done(&event);
+            taken.push(event);
+            if last {
+                return taken;
+            }
+        }
+    }
+
+    fn prompt_and_wait(&mut self, message: &str) -> Vec<Value> {
+        self.ok(json!({"type": "prompt", "message": message}));
+        self.until_agent_end()
+    }
+
+    fn close(mut self) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut exited = false;
+        while !exited && Instant::now() < deadline {
+            exited = self.child.try_wait().unwrap().is_some();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if !exited {
+            let _ = self.child.kill();
+        }
+        assert!(exited, "strata did not exit when stdin closed");
+    }
+}
+
+fn kinds(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
+fn count(events: &[Value], kind: &str) -> usize {
+    events.iter().filter(|e| e["type"] == kind).count()
+}
+
+#[test]
+fn a_prompt_streams_pi_events_and_ends_with_agent_end() {
+    let server = demo_mock();
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    // The response comes first, before any event of the run.
+    let response = rpc.call(json!({"type": "prompt", "message": "fix the greeting"}));
+    assert_eq!(
+        response,
+        json!({"id": "req_1", "type": "response", "command": "prompt", "success": true})
+    );
+    assert!(rpc.events.is_empty(), "{:?}", rpc.events);
+    let events = rpc.until_agent_end();
+    let kinds = kinds(&events);
+    assert_eq!(
+        &kinds[..6],
+        [
+            "agent_start",
+            "turn_start",
+            "message_start",
+            "message_end",
+            "message_start",
+            "message_update"
+        ]
+    );
+    assert_eq!(events[2]["message"]["role"], "user");
+    assert_eq!(
+        events[2]["message"]["content"][0]["text"],
+        "fix the greeting"
+    );
+    assert_eq!(events[4]["message"]["role"], "assistant");
+    assert_eq!(count(&events, "turn_start"), 4);
+    assert_eq!(count(&events, "turn_end"), 4);
+    assert_eq!(count(&events, "tool_execution_start"), 3);
+    assert_eq!(count(&events, "tool_execution_end"), 3);
+    assert_eq!(kinds.last(), Some(&"agent_end"));
+
+    // Every message_start has its message_end, assistant deltas in between.
+    let starts = count(&events, "message_start");
+    assert_eq!(starts, count(&events, "message_end"));
+    assert_eq!(starts, 8);
+    let deltas: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "message_update")
+        .map(|e| e["assistantMessageEvent"]["type"].as_str().unwrap())
+        .collect();
+    for kind in [
+        "thinking_start",
+        "thinking_delta",
+        "thinking_end",
+        "text_start",
+        "text_delta",
+        "text_end",
+        "toolcall_start",
+        "toolcall_delta",
+        "toolcall_end",
+    ] {
+        assert!(deltas.contains(&kind), "{kind} missing from {deltas:?}");
+    }
+    // The first turn: thinking at index 0, text at 1, the read call at 2; the partial
+    // message carries what arrived so far.
+    let first_turn: Vec<&Value> = events
+        .iter()
+        .take_while(|e| e["type"] != "turn_end")
+        .filter(|e| e["type"] == "message_update")
+        .collect();
+    let text_delta = first_turn
+        .iter()
+        .find(|e| e["assistantMessageEvent"]["type"] == "text_delta")
+        .unwrap();
+    assert_eq!(text_delta["assistantMessageEvent"]["contentIndex"], 1);
+    assert_eq!(
+        text_delta["assistantMessageEvent"]["partial"]["content"][0]["type"],
+        "thinking"
+    );
+    let call_end = first_turn
+        .iter()
+        .find(|e| e["assistantMessageEvent"]["type"] == "toolcall_end")
+        .unwrap();
+    assert_eq!(call_end["assistantMessageEvent"]["contentIndex"], 2);
+    assert_eq!(
+        call_end["assistantMessageEvent"]["toolCall"]["arguments"],
+        json!({"path": "src/greeting.rs"})
+    );
+
+    // Text deltas add up to the final answer.
+    let last_turn_start = kinds.iter().rposition(|k| *k == "turn_start").unwrap();
+    let streamed: String = events[last_turn_start..]
+        .iter()
+        .filter(|e| e["assistantMessageEvent"]["type"] == "text_delta")
+        .map(|e| e["assistantMessageEvent"]["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        streamed,
+        "Fixed the typo in `src/greeting.rs` (Helo → Hello); the tests pass."
+    );
+
+    // Tool events: start, then end with the result, then the toolResult message.
+    let start = events
+        .iter()
+        .position(|e| e["type"] == "tool_execution_start")
+        .unwrap();
+    assert_eq!(events[start]["toolName"], "read");
+    assert_eq!(events[start]["args"], json!({"path": "src/greeting.rs"}));
+    let end = &events[start + 1];
+    assert_eq!(end["type"], "tool_execution_end");
+    assert_eq!(end["toolCallId"], events[start]["toolCallId"]);
+    assert_eq!(end["isError"], false);
+    assert!(
+        end["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Helo")
+    );
+    assert_eq!(events[start + 2]["type"], "message_start");
+    assert_eq!(events[start + 2]["message"]["role"], "toolResult");
+
+    // turn_end carries the assistant message and the turn's tool results.
+    let turn_end = events.iter().find(|e| e["type"] == "turn_end").unwrap();
+    assert_eq!(turn_end["message"]["role"], "assistant");
+    assert_eq!(turn_end["message"]["stopReason"], "toolUse");
+    assert_eq!(turn_end["toolResults"].as_array().unwrap().len(), 1);
+
+    // agent_end lists every message of the run.
+    let end = events.last().unwrap();
+    let roles: Vec<&str> = end["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "toolResult",
+            "assistant"
+        ]
+    );
+    rpc.close();
+}
+
+#[test]
+fn get_state_get_messages_and_stats_have_pi_shapes_and_the_mock_numbers() {
+    let server = demo_mock();
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    let state = rpc.ok(json!({"type": "get_state"}));
+    let mut keys: Vec<&str> = state
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "autoCompactionEnabled",
+            "followUpMode",
+            "isCompacting",
+            "isStreaming",
+            "messageCount",
+            "model",
+            "pendingMessageCount",
+            "sessionFile",
+            "sessionId",
+            "steeringMode",
+            "thinkingLevel"
+        ]
+    );
+    assert_eq!(state["model"]["id"], "claude-sonnet-4-5");
+    assert_eq!(state["model"]["provider"], "anthropic");
+    assert_eq!(state["model"]["api"], "anthropic-messages");
+    assert_eq!(state["model"]["baseUrl"], json!(server.base_url()));
+    assert!(state["model"]["contextWindow"].as_u64().unwrap() > 0);
+    assert!(state["model"]["cost"]["cacheRead"].is_number());
+    assert_eq!(state["isStreaming"], false);
+    assert_eq!(state["messageCount"], 0);
+    assert_eq!(state["thinkingLevel"], "medium");
+    assert!(Path::new(state["sessionFile"].as_str().unwrap()).is_file());
+
+    rpc.prompt_and_wait("fix the greeting");
+    let messages = rpc.ok(json!({"type": "get_messages"}));
+    let messages = messages["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 8);
+    assert_eq!(messages[0]["role"], "user");
+    assert_eq!(messages[7]["role"], "assistant");
+    assert_eq!(messages[7]["stopReason"], "stop");
+    assert!(messages[7]["usage"]["cost"]["total"].is_number());
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["messageCount"], 8);
+    assert_eq!(state["isStreaming"], false);
+
+    let stats = rpc.ok(json!({"type": "get_session_stats"}));
+    assert_eq!(stats["userMessages"], 1);
+    assert_eq!(stats["assistantMessages"], 4);
+    assert_eq!(stats["toolCalls"], 3);
+    assert_eq!(stats["toolResults"], 3);
+    assert_eq!(stats["totalMessages"], 8);
+    assert_eq!(stats["sessionFile"], state["sessionFile"]);
+    // The mock's own accounting of the four requests.
+    let records = server.requests();
+    assert_eq!(records.len(), 4);
+    let sum = |f: &dyn Fn(&strata_mock::Accounting) -> u64| -> u64 {
+        records.iter().map(|r| f(r.cache.as_ref().unwrap())).sum()
+    };
+    let output: u64 = records.iter().map(|r| r.output_tokens).sum();
+    assert_eq!(stats["tokens"]["cacheRead"], sum(&|a| a.cache_read));
+    assert_eq!(stats["tokens"]["cacheWrite"], sum(&|a| a.cache_write));
+    assert_eq!(stats["tokens"]["input"], sum(&|a| a.uncached));
+    assert_eq!(stats["tokens"]["output"], output);
+    assert_eq!(
+        stats["tokens"]["total"],
+        sum(&|a| a.cache_read + a.cache_write + a.uncached) + output
+    );
+    assert!(stats["tokens"]["cacheRead"].as_u64().unwrap() > 0);
+    assert!(stats["cost"].as_f64().unwrap() > 0.0);
+    assert!(stats["contextUsage"]["tokens"].as_u64().unwrap() > 0);
+
+    let text = rpc.ok(json!({"type": "get_last_assistant_text"}));
+    assert_eq!(
+        text["text"],
+        "Fixed the typo in `src/greeting.rs` (Helo → Hello); the tests pass."
+    );
+    rpc.close();
+}
+
+#[test]
+fn set_model_switches_the_next_request_and_rejects_unknown_models() {
+    let server = demo_mock();
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    let response =
+        rpc.call(json!({"type": "set_model", "provider": "anthropic", "modelId": "nope"}));
+    assert_eq!(response["success"], false);
+    assert_eq!(response["error"], "Model not found: anthropic/nope");
+
+    let models = rpc.ok(json!({"type": "get_available_models"}));
+    let models = models["models"].as_array().unwrap();
+    let other = models
+        .iter()
+        .find(|m| m["provider"] == "anthropic" && m["id"] != "claude-sonnet-4-5")
+        .expect("another anthropic model")
+        .clone();
+    let model =
+        rpc.ok(json!({"type": "set_model", "provider": "anthropic", "modelId": other["id"]}));
+    assert_eq!(model, other);
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["model"]["id"], other["id"]);
+    rpc.prompt_and_wait("fix the greeting");
+    let records = server.requests();
+    assert!(
+        records
+            .iter()
+            .all(|r| r.model == other["id"].as_str().unwrap())
+    );
+
+    let level = rpc.call(json!({"type": "set_thinking_level", "level": "loud"}));
+    assert_eq!(level["success"], false);
+    rpc.ok(json!({"type": "set_thinking_level", "level": "low"}));
+    let state = rpc.ok(json!({"type": "get_state"}));
+    let expected = if other["reasoning"] == true {
+        "low"
+    } else {
+        "off"
+    };
+    assert_eq!(state["thinkingLevel"], expected);
+    rpc.close();
+}
+
+#[test]
+fn compact_summarises_and_the_context_starts_with_the_summary() {
+    let long = "The parser handles nested expressions and reports errors with spans. ".repeat(60);
+    let scenario = Scenario::from_toml(
+        &format!(
+            "name = \"long\"\nplayback = \"sequence\"\n[[turn]]\ntext = \"{long}\"\n[[turn]]\ntext = \"{long}\"\n[[summary]]\ntext = \"Two long answers about the parser.\"\n"
+        ),
+        "long.toml",
+    )
+    .unwrap();
+    let server = mock_with(scenario);
+    let dir = project();
+    std::fs::create_dir_all(dir.path().join(".strata")).unwrap();
+    std::fs::write(
+        dir.path().join(".strata/config.toml"),
+        "[compaction]\nkeep_recent_tokens = 10\n",
+    )
+    .unwrap();
+    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    let nothing = rpc.call(json!({"type": "compact"}));
+    assert_eq!(nothing["success"], false, "{nothing}");
+    rpc.prompt_and_wait("write a parser");
+    rpc.prompt_and_wait("explain it");
+    let result = rpc.ok(json!({"type": "compact", "customInstructions": "focus on the file"}));
+    // The scripted history summary, followed by the split turn's prefix summary.
+    assert!(
+        result["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("Two long answers about the parser."),
+        "{result}"
+    );
+    assert!(!result["summary"].as_str().unwrap().is_empty(), "{result}");
+    assert!(result["firstKeptEntryId"].is_string(), "{result}");
+    assert!(result["tokensBefore"].as_u64().unwrap() > 0, "{result}");
+    let events = std::mem::take(&mut rpc.events);
+    assert_eq!(kinds(&events), ["compaction_start", "compaction_end"]);
+    assert_eq!(events[0]["reason"], "manual");
+    assert_eq!(events[1]["result"], result);
+    assert_eq!(events[1]["aborted"], false);
+    let messages = rpc.ok(json!({"type": "get_messages"}));
+    assert_eq!(messages["messages"][0]["role"], "compactionSummary");
+    assert_eq!(messages["messages"][0]["summary"], result["summary"]);
+    let stats = rpc.ok(json!({"type": "get_session_stats"}));
+    assert_eq!(stats["contextUsage"]["tokens"], Value::Null);
+    rpc.close();
+}
+
+#[test]
+fn steering_during_a_run_reaches_the_model_before_its_next_request() {
+    let server = demo_mock();
+    server.push_fault(Fault::next(FaultKind::Slow { delay_ms: 100 }));
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    rpc.ok(json!({"type": "prompt", "message": "fix the greeting"}));
+    rpc.until(|e| e["type"] == "message_update");
+    // A prompt while streaming needs a streamingBehavior.
+    let refused = rpc.call(json!({"type": "prompt", "message": "again"}));
+    assert_eq!(refused["success"], false);
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("streamingBehavior")
+    );
+    // Served while the run goes on.
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["isStreaming"], true);
+    rpc.ok(json!({"type": "steer", "message": "also keep the signature"}));
+    let events = rpc.until_agent_end();
+    let update = events.iter().find(|e| e["type"] == "queue_update").unwrap();
+    assert_eq!(update["steering"], json!(["also keep the signature"]));
+    let steered = events
+        .iter()
+        .position(|e| {
+            e["type"] == "message_end"
+                && e["message"]["role"] == "user"
+                && e["message"]["content"][0]["text"] == "also keep the signature"
+        })
+        .expect("the steering message is reported");
+    // Delivered after the first tool batch: a new turn opens with it.
+    assert_eq!(events[steered - 2]["type"], "turn_start");
+    let first_turn_end = events.iter().position(|e| e["type"] == "turn_end").unwrap();
+    assert!(first_turn_end < steered);
+    // The second request carried it.
+    let records = server.requests();
+    let second = records[1].body.as_ref().unwrap().to_string();
+    assert!(second.contains("also keep the signature"));
+    assert!(
+        !records[0]
+            .body
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .contains("also keep the signature")
+    );
+    rpc.close();
+}
+
+#[test]
+fn abort_stops_a_running_tool_and_answers_when_idle() {
+    let scenario = Scenario::from_toml(
+        "name = \"sleepy\"\n[[turn]]\ntext = \"Waiting.\"\n[[turn.tool_call]]\ntool = \"bash\"\nargs = { command = \"sleep 30\" }\n",
+        "sleepy.toml",
+    )
+    .unwrap();
+    let server = mock_with(scenario);
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    let started = Instant::now();
+    rpc.ok(json!({"type": "prompt", "message": "wait"}));
+    rpc.until(|e| e["type"] == "tool_execution_start");
+    rpc.ok(json!({"type": "abort"}));
+    assert!(started.elapsed() < Duration::from_secs(20));
+    // The answer came after the run ended.
+    let events = std::mem::take(&mut rpc.events);
+    assert_eq!(events.last().unwrap()["type"], "agent_end", "{events:?}");
+    let end = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(end["isError"], true);
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["isStreaming"], false);
+    rpc.close();
+}
+
+#[test]
+fn bash_output_is_recorded_and_sent_with_the_next_prompt() {
+    let server = demo_mock();
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    let result = rpc.ok(json!({"type": "bash", "command": "echo hello-from-bash; exit 3"}));
+    assert_eq!(
+        result,
+        json!({"output": "hello-from-bash", "exitCode": 3, "cancelled": false, "truncated": false})
+    );
+    // No event for it, as in Pi.
+    assert!(rpc.events.is_empty());
+    let messages = rpc.ok(json!({"type": "get_messages"}));
+    let last = &messages["messages"][0];
+    assert_eq!(last["role"], "bashExecution");
+    assert_eq!(last["command"], "echo hello-from-bash; exit 3");
+    assert_eq!(last["exitCode"], 3);
+    rpc.prompt_and_wait("fix the greeting");
+    let first = server.requests()[0].body.as_ref().unwrap().to_string();
+    assert!(
+        first.contains("Ran `echo hello-from-bash; exit 3`"),
+        "{first}"
+    );
+
+    // abort_bash stops a long command.
+    rpc.write(&json!({"id": "long", "type": "bash", "command": "sleep 30"}));
+    std::thread::sleep(Duration::from_millis(300));
+    rpc.write(&json!({"id": "stop", "type": "abort_bash"}));
+    let mut responses = [rpc.next_response(), rpc.next_response()];
+    responses.sort_by_key(|r| r["id"].as_str().unwrap().to_owned());
+    assert_eq!(responses[1]["success"], true, "{}", responses[1]);
+    let data = &responses[0]["data"];
+    assert_eq!(data["cancelled"], true);
+    assert_eq!(data["exitCode"], Value::Null);
+    rpc.close();
+}
+
+#[test]
+fn new_session_fork_and_switch_move_between_files() {
+    let server = demo_mock();
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    rpc.prompt_and_wait("fix the greeting");
+    rpc.prompt_and_wait("now say thanks");
+    let first = rpc.ok(json!({"type": "get_state"}));
+    let first_file = first["sessionFile"].as_str().unwrap().to_owned();
+
+    let forks = rpc.ok(json!({"type": "get_fork_messages"}));
+    let forks = forks["messages"].as_array().unwrap().clone();
+    let texts: Vec<&str> = forks.iter().map(|m| m["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["fix the greeting", "now say thanks"]);
+
+    // Forking at the second prompt keeps the first exchange and hands back the prompt.
+    let forked = rpc.ok(json!({"type": "fork", "entryId": forks[1]["entryId"]}));
+    assert_eq!(
+        forked,
+        json!({"text": "now say thanks", "cancelled": false})
+    );
+    let state = rpc.ok(json!({"type": "get_state"}));
+    let fork_file = state["sessionFile"].as_str().unwrap().to_owned();
+    assert_ne!(fork_file, first_file);
+    assert_eq!(state["messageCount"], 8);
+    let header = first_line(Path::new(&fork_file));
+    assert_eq!(header["parentSession"], json!(first_file));
+
+    let fresh = rpc.ok(json!({"type": "new_session", "parentSession": first_file}));
+    assert_eq!(fresh, json!({"cancelled": false}));
+    let state = rpc.ok(json!({"type": "get_state"}));
+    let new_file = state["sessionFile"].as_str().unwrap().to_owned();
+    assert!(new_file != first_file && new_file != fork_file);
+    assert_eq!(state["messageCount"], 0);
+    assert_eq!(
+        first_line(Path::new(&new_file))["parentSession"],
+        json!(first_file)
+    );
+
+    rpc.ok(json!({"type": "set_session_name", "name": "  the first one  "}));
+    let switched = rpc.ok(json!({"type": "switch_session", "sessionPath": first_file}));
+    assert_eq!(switched, json!({"cancelled": false}));
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["sessionFile"], json!(first_file));
+    // The second prompt was past the script: the mock echoed, without tools.
+    assert_eq!(state["messageCount"], 10);
+    assert!(state.get("sessionName").is_none());
+    rpc.ok(json!({"type": "switch_session", "sessionPath": new_file}));
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["sessionName"], "the first one");
+
+    let missing = rpc.call(json!({"type": "switch_session", "sessionPath": "/nonexistent.jsonl"}));
+    assert_eq!(missing["success"], false);
+    rpc.close();
+}
+
+#[test]
+fn unknown_and_unsupported_commands_fail_loudly() {
+    let server = demo_mock();
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    let unknown = rpc.call(json!({"type": "dance"}));
+    assert_eq!(unknown["success"], false);
+    assert_eq!(unknown["error"], "Unknown command: dance");
+    let retry = rpc.call(json!({"type": "abort_retry"}));
+    assert_eq!(retry["success"], false);
+    let images = rpc.call(json!({"type": "prompt", "message": "look",
+        "images": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]}));
+    assert_eq!(images["success"], false);
+    assert!(images["error"].as_str().unwrap().contains("images"));
+    rpc.write(&json!("not a command"));
+    let typeless = rpc.next_response();
+    assert_eq!(typeless["success"], false);
+    assert_eq!(typeless["command"], "parse");
+    rpc.stdin.as_mut().unwrap().write_all(b"{broken\n").unwrap();
+    let parse = rpc.next_response();
+    assert_eq!(parse["success"], false);
+    assert!(
+        parse["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to parse command"),
+        "{parse}"
+    );
+    let empty = rpc.call(json!({"type": "set_session_name", "name": "  "}));
+    assert_eq!(empty["error"], "Session name cannot be empty");
+    rpc.ok(json!({"type": "set_steering_mode", "mode": "all"}));
+    rpc.ok(json!({"type": "set_follow_up_mode", "mode": "one-at-a-time"}));
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["steeringMode"], "all");
+    let commands = rpc.ok(json!({"type": "get_commands"}));
+    assert_eq!(commands, json!({"commands": []}));
+    rpc.close();
+}
+
+#[test]
+fn follow_ups_run_after_the_run_as_one_pi_run() {
+    let server = demo_mock();
+    server.push_fault(Fault::next(FaultKind::Slow { delay_ms: 100 }));
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    rpc.ok(json!({"type": "prompt", "message": "fix the greeting"}));
+    rpc.until(|e| e["type"] == "message_update");
+    rpc.ok(json!({"type": "prompt", "message": "then summarise", "streamingBehavior": "followUp"}));
+    let events = rpc.until_agent_end();
+    assert_eq!(count(&events, "agent_start"), 0);
+    let end = events.last().unwrap();
+    let users: Vec<&Value> = end["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert_eq!(users.len(), 2, "{end}");
+    assert_eq!(users[1]["content"][0]["text"], "then summarise");
+    // Nothing else follows: one agent_end for both.
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["isStreaming"], false);
+    assert_eq!(state["pendingMessageCount"], 0);
+    assert!(rpc.events.iter().all(|e| e["type"] != "agent_end"));
+    rpc.close();
+}
+
+#[test]
+fn export_html_writes_the_session_page() {
+    let server = demo_mock();
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    rpc.prompt_and_wait("fix the greeting");
+    let out = dir.path().join("page.html");
+    let data = rpc.ok(json!({"type": "export_html", "outputPath": out}));
+    assert_eq!(data["path"], json!(out));
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(page.contains("fix the greeting"));
+    rpc.close();
+}
+
+fn first_line(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
+}
+
+/// Pi's own `RpcClient` (from the installed package) drives strata: the strongest check
+/// that Pi clients work unchanged. Skipped when node or the package is missing.
+#[test]
+fn pi_rpc_client_drives_strata_unchanged() {
+    let package = PathBuf::from(
+        "/work/pi-ref/node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js",
+    );
+    let package = std::env::var_os("PI_RPC_CLIENT").map_or(package, PathBuf::from);
+    if !package.is_file() {
+        eprintln!(
+            "skipped: Pi's rpc-client.js not found at {}",
+            package.display()
+        );
+        return;
+    }
+    if Command::new("node").arg("--version").output().is_err() {
+        eprintln!("skipped: node is not installed");
+        return;
+    }
+    let server = demo_mock();
+    let dir = project();
+    let script = crate::support::fixture("rpc/pi-client.mjs");
+    let output = Command::new("node")
+        .arg(&script)
+        .current_dir(dir.path())
+        .env("PI_RPC_CLIENT", &package)
+        .env("SHIM_TARGET", env!("CARGO_BIN_EXE_strata"))
+        .env("SHIM_PATH", crate::support::fixture("rpc/strata-shim.mjs"))
+        .env("MOCK_URL", server.base_url())
+        .env("HOME", dir.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(report["firstEvent"], "agent_start");
+    assert_eq!(report["lastEvent"], "agent_end");
+    assert_eq!(report["toolEnds"], 3);
+    assert_eq!(
+        report["streamed"],
+        "Fixed the typo in `src/greeting.rs` (Helo → Hello); the tests pass."
+    );
+    assert_eq!(report["state"]["model"]["id"], "claude-sonnet-4-5");
+    assert_eq!(report["state"]["isStreaming"], false);
+    assert_eq!(report["stats"]["assistantMessages"], 4);
+    assert_eq!(report["lastText"], report["streamed"]);
+    assert_eq!(report["bash"]["output"], "hi");
+    assert_eq!(report["forkMessages"], 1);
+    assert_eq!(report["messages"], 9);
+    assert_eq!(report["newSession"], json!({"cancelled": false}));
+    assert_eq!(report["afterNew"], 0);
+    assert_eq!(report["unknownModel"], "Model not found: anthropic/nope");
+    let source = std::fs::read_to_string(dir.path().join("src/greeting.rs")).unwrap();
+    assert!(source.contains("\"Hello\""));
+}

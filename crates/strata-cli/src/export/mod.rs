@@ -1,1 +1,35 @@
-//! A session tree as one self-contained HTML file (`strata export`, `/export`).
+//! A session tree as one self-contained HTML file (`strata export`, `/export`, rpc's
+//! `export_html`): every branch, the current leaf marked, messages by role, tool calls and
+//! results and thinking collapsible, compaction and branch summaries, per-request usage,
+//! the session name and labels. Styles and script are inline; nothing is fetched.
+
+mod html;
+mod render;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use strata_session::Session;
+
+/// Writes the HTML export of `session_file` to `output` (default: the session file's name
+/// with `.html`, in the current directory) and returns the path written.
+pub fn export_html(session_file: &Path, output: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let opened = Session::open(session_file)
+        .with_context(|| format!("reading {}", session_file.display()))?;
+    let page = render::page(&opened.session, &opened.diagnostics);
+    let path = match output {
+        Some(path) => path.to_path_buf(),
+        None => default_output(session_file)?,
+    };
+    std::fs::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
+
+/// `<session file stem>.html` in the current directory.
+fn default_output(session_file: &Path) -> anyhow::Result<PathBuf> {
+    let stem = session_file
+        .file_stem()
+        .map_or_else(|| "session".into(), |s| s.to_string_lossy());
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    Ok(cwd.join(format!("{stem}.html")))
+}

@@ -1,0 +1,581 @@
+//! The page: a header (name, ids, totals), then the tree — linear runs of entries, and at
+//! each fork one collapsible block per branch, the branch holding the current leaf unfolded.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use serde_json::Value;
+use strata_session::{Diagnostic, Session, Tree};
+
+use super::html::{details, escape, pre};
+
+const STYLE: &str = include_str!("style.css");
+const SCRIPT: &str = include_str!("script.js");
+
+/// The whole HTML document for `session`.
+pub fn page(session: &Session, diagnostics: &[Diagnostic]) -> String {
+    let tree = session.tree();
+    let on_path: HashSet<String> = tree
+        .leaf()
+        .map(|leaf| {
+            tree.path_to_root(leaf)
+                .into_iter()
+                .map(|id| id.as_str().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let title = tree
+        .name()
+        .map_or_else(|| format!("Session {}", tree.header().id), str::to_owned);
+    let mut body = String::new();
+    body.push_str(&header(session, &title, diagnostics));
+    body.push_str("<main id=\"tree\">");
+    body.push_str(&entries(tree, &on_path));
+    body.push_str("</main>");
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n{body}\n\
+         <script>\n{SCRIPT}</script>\n</body>\n</html>\n",
+        escape(&title)
+    )
+}
+
+fn header(session: &Session, title: &str, diagnostics: &[Diagnostic]) -> String {
+    let tree = session.tree();
+    let head = tree.header();
+    let totals = Totals::of(tree);
+    let mut out = String::from("<header>");
+    let _ = write!(out, "<h1>{}</h1><dl class=\"facts\">", escape(title));
+    let mut fact = |name: &str, value: &str| {
+        let _ = write!(out, "<dt>{}</dt><dd>{}</dd>", escape(name), escape(value));
+    };
+    if let Some(name) = tree.name() {
+        fact("Name", name);
+    }
+    fact("Session", &head.id);
+    fact("File", &session.path().display().to_string());
+    fact("Working directory", &head.cwd);
+    fact("Created", &head.timestamp);
+    if let Some(parent) = &head.parent_session {
+        fact("Forked from", parent);
+    }
+    fact("Entries", &tree.len().to_string());
+    fact(
+        "Requests",
+        &format!(
+            "{} — input {} · output {} · cache read {} · cache write {} · ${:.4}",
+            totals.requests,
+            totals.input,
+            totals.output,
+            totals.cache_read,
+            totals.cache_write,
+            totals.cost
+        ),
+    );
+    out.push_str("</dl>");
+    match tree.leaf() {
+        Some(leaf) => {
+            let _ = write!(
+                out,
+                "<p class=\"leaf-note\">Current leaf: <a href=\"#entry-{0}\">{0}</a></p>",
+                escape(leaf.as_str())
+            );
+        }
+        None => out.push_str("<p class=\"leaf-note\">No current leaf (empty session).</p>"),
+    }
+    if !diagnostics.is_empty() {
+        let list: String = diagnostics
+            .iter()
+            .map(|d| format!("<li>{}</li>", escape(&d.to_string())))
+            .collect();
+        out.push_str(&details(
+            "diagnostics",
+            &format!("{} damaged line(s) skipped or repaired", diagnostics.len()),
+            &format!("<ul>{list}</ul>"),
+            false,
+        ));
+    }
+    out.push_str(
+        "<nav class=\"controls\"><button data-action=\"expand\">Expand all</button>\
+         <button data-action=\"collapse\">Collapse all</button>\
+         <button data-action=\"path\">Current path only</button>\
+         <button data-action=\"leaf\">Go to leaf</button></nav></header>",
+    );
+    out
+}
+
+/// Token and cost totals over every assistant message in the file (all branches).
+#[derive(Default)]
+struct Totals {
+    requests: u64,
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cache_write: u64,
+    cost: f64,
+}
+
+impl Totals {
+    fn of(tree: &Tree) -> Self {
+        let mut totals = Self::default();
+        for entry in tree.iter() {
+            let Some(value) = entry_json(&entry) else {
+                continue;
+            };
+            let message = &value["message"];
+            if message["role"] != "assistant" {
+                continue;
+            }
+            let usage = &message["usage"];
+            totals.requests += 1;
+            totals.input += usage["input"].as_u64().unwrap_or(0);
+            totals.output += usage["output"].as_u64().unwrap_or(0);
+            totals.cache_read += usage["cacheRead"].as_u64().unwrap_or(0);
+            totals.cache_write += usage["cacheWrite"].as_u64().unwrap_or(0);
+            totals.cost += usage["cost"]["total"].as_f64().unwrap_or(0.0);
+        }
+        totals
+    }
+}
+
+fn entry_json(entry: &strata_session::EntryRef<'_>) -> Option<Value> {
+    entry
+        .entry()
+        .ok()
+        .and_then(|e| serde_json::to_value(e).ok())
+}
+
+/// Pieces still to write: an entry (and below it its descendants) or literal markup.
+enum Work {
+    Entry(String),
+    Markup(String),
+}
+
+/// The tree depth-first, without recursion (a linear session may hold thousands of entries).
+fn entries(tree: &Tree, on_path: &HashSet<String>) -> String {
+    let mut out = String::new();
+    let mut work: Vec<Work> = Vec::new();
+    let roots: Vec<String> = tree
+        .roots()
+        .iter()
+        .map(|id| id.as_str().to_owned())
+        .collect();
+    push_children(&mut work, &roots, on_path, "root");
+    while let Some(item) = work.pop() {
+        match item {
+            Work::Markup(markup) => out.push_str(&markup),
+            Work::Entry(id) => {
+                out.push_str(&entry(tree, &id, on_path));
+                let children: Vec<String> = tree
+                    .children(id.as_str())
+                    .iter()
+                    .map(|c| c.as_str().to_owned())
+                    .collect();
+                push_children(&mut work, &children, on_path, &id);
+            }
+        }
+    }
+    out
+}
+
+/// One child continues the run; several open a fork with one block per branch.
+fn push_children(
+    work: &mut Vec<Work>,
+    children: &[String],
+    on_path: &HashSet<String>,
+    parent: &str,
+) {
+    match children {
+        [] => {}
+        [only] => work.push(Work::Entry(only.clone())),
+        _ => {
+            work.push(Work::Markup("</div>".to_owned()));
+            let count = children.len();
+            for (index, child) in children.iter().enumerate().rev() {
+                let current = on_path.contains(child);
+                work.push(Work::Markup("</div></details>".to_owned()));
+                work.push(Work::Entry(child.clone()));
+                work.push(Work::Markup(format!(
+                    "<details class=\"branch{}\"{}><summary>Branch {} of {count} from {}{}</summary><div class=\"branch-body\">",
+                    if current { " on-path" } else { "" },
+                    if current { " open" } else { "" },
+                    index + 1,
+                    escape(parent),
+                    if current { " — holds the current leaf" } else { "" },
+                )));
+            }
+            work.push(Work::Markup(format!(
+                "<div class=\"fork\" data-branches=\"{count}\">"
+            )));
+        }
+    }
+}
+
+fn entry(tree: &Tree, id: &str, on_path: &HashSet<String>) -> String {
+    let Some(reference) = tree.get(id) else {
+        return String::new();
+    };
+    let value = entry_json(&reference)
+        .unwrap_or_else(|| serde_json::from_str(reference.raw_line()).unwrap_or(Value::Null));
+    let kind = value["type"].as_str().unwrap_or("unknown");
+    let role = value["message"]["role"].as_str();
+    let is_leaf = tree.leaf().is_some_and(|leaf| leaf.as_str() == id);
+    let mut classes = vec!["entry".to_owned(), css_name(kind)];
+    if let Some(role) = role {
+        classes.push(format!("role-{}", css_name(role)));
+    }
+    if on_path.contains(id) {
+        classes.push("on-path".to_owned());
+    }
+    if is_leaf {
+        classes.push("leaf".to_owned());
+    }
+    let mut out = format!(
+        "<section class=\"{}\" id=\"entry-{}\">",
+        classes.join(" "),
+        escape(id)
+    );
+    let _ = write!(
+        out,
+        "<div class=\"meta\"><span class=\"kind\">{}</span> <a class=\"id\" href=\"#entry-{1}\">{1}</a> <time>{2}</time>",
+        escape(role.unwrap_or(kind)),
+        escape(id),
+        escape(value["timestamp"].as_str().unwrap_or(""))
+    );
+    if let Some(label) = tree.label_of(id) {
+        let _ = write!(
+            out,
+            " <span class=\"badge label\">label: {}</span>",
+            escape(label)
+        );
+    }
+    if is_leaf {
+        out.push_str(" <span class=\"badge leaf-badge\">current leaf</span>");
+    }
+    out.push_str("</div>");
+    out.push_str(&entry_body(kind, &value));
+    out.push_str("</section>");
+    out
+}
+
+fn entry_body(kind: &str, value: &Value) -> String {
+    match kind {
+        "message" => message(&value["message"]),
+        "compaction" => {
+            let first = value["firstKeptEntryId"].as_str().unwrap_or("");
+            let mut out = format!(
+                "<div class=\"summary compaction-summary\"><p class=\"note\">Compaction: {} tokens summarized; kept from <a href=\"#entry-{1}\">{1}</a></p>{2}",
+                value["tokensBefore"].as_u64().unwrap_or(0),
+                escape(first),
+                pre(value["summary"].as_str().unwrap_or(""))
+            );
+            if let Some(details_value) = value.get("details").filter(|d| !d.is_null()) {
+                out.push_str(&details(
+                    "data",
+                    "Details",
+                    &pre(&pretty(details_value)),
+                    false,
+                ));
+            }
+            out.push_str("</div>");
+            out
+        }
+        "branch_summary" => format!(
+            "<div class=\"summary branch-summary\"><p class=\"note\">Summary of the branch left at {}</p>{}</div>",
+            escape(value["fromId"].as_str().unwrap_or("")),
+            pre(value["summary"].as_str().unwrap_or(""))
+        ),
+        "model_change" => note(&format!(
+            "Model → {}/{}",
+            value["provider"].as_str().unwrap_or("?"),
+            value["modelId"].as_str().unwrap_or("?")
+        )),
+        "thinking_level_change" => note(&format!(
+            "Thinking level → {}",
+            value["thinkingLevel"].as_str().unwrap_or("?")
+        )),
+        "label" => match value["label"].as_str() {
+            Some(label) => note(&format!(
+                "Label “{label}” set on {}",
+                value["targetId"].as_str().unwrap_or("?")
+            )),
+            None => note(&format!(
+                "Label cleared on {}",
+                value["targetId"].as_str().unwrap_or("?")
+            )),
+        },
+        "session_info" => match value["name"].as_str() {
+            Some(name) => note(&format!("Session named “{name}”")),
+            None => note("Session name cleared"),
+        },
+        "custom" => details(
+            "data",
+            &format!(
+                "Custom entry: {}",
+                value["customType"].as_str().unwrap_or("?")
+            ),
+            &pre(&pretty(&value["data"])),
+            false,
+        ),
+        "custom_message" => format!(
+            "<p class=\"note\">Custom message: {}{}</p>{}",
+            escape(value["customType"].as_str().unwrap_or("?")),
+            if value["display"] == false {
+                " (hidden in Pi's UI)"
+            } else {
+                ""
+            },
+            content(&value["content"])
+        ),
+        "system" => system(value),
+        "context_edit" => note(&format!(
+            "Context edit: {} {}",
+            value["action"].as_str().unwrap_or("?"),
+            value["targets"]
+                .as_array()
+                .map(|t| t
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", "))
+                .unwrap_or_default()
+        )),
+        "leaf" => note("Leaf moved here"),
+        _ => details(
+            "data",
+            &format!("Entry of type {kind}"),
+            &pre(&pretty(value)),
+            false,
+        ),
+    }
+}
+
+fn system(value: &Value) -> String {
+    let sections = value["sections"].as_object();
+    let added: Vec<&str> = value["toolsAdded"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|d| d["name"].as_str()).collect())
+        .unwrap_or_default();
+    let removed: Vec<&str> = value["toolsRemoved"]
+        .as_array()
+        .map(|t| t.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut body = String::new();
+    for (name, text) in sections.into_iter().flatten() {
+        body.push_str(&details(
+            "section",
+            &format!("Section {name}"),
+            &pre(text.as_str().unwrap_or("")),
+            false,
+        ));
+    }
+    if let Some(tools) = value["toolsAdded"].as_array() {
+        for tool in tools {
+            body.push_str(&details(
+                "tool-definition",
+                &format!("Tool {}", tool["name"].as_str().unwrap_or("?")),
+                &pre(&pretty(tool)),
+                false,
+            ));
+        }
+    }
+    details(
+        "system",
+        &format!(
+            "System prompt: {} section(s){}{}",
+            sections.map_or(0, serde_json::Map::len),
+            if added.is_empty() {
+                String::new()
+            } else {
+                format!(", tools added: {}", added.join(", "))
+            },
+            if removed.is_empty() {
+                String::new()
+            } else {
+                format!(", tools removed: {}", removed.join(", "))
+            },
+        ),
+        &body,
+        false,
+    )
+}
+
+fn message(message: &Value) -> String {
+    match message["role"].as_str().unwrap_or("") {
+        "user" => content(&message["content"]),
+        "assistant" => assistant(message),
+        "toolResult" => {
+            let name = message["toolName"].as_str().unwrap_or("?");
+            let error = message["isError"] == true;
+            let mut body = content(&message["content"]);
+            if let Some(extra) = message.get("details").filter(|d| !d.is_null()) {
+                body.push_str(&details("data", "Details", &pre(&pretty(extra)), false));
+            }
+            details(
+                if error {
+                    "tool-result error"
+                } else {
+                    "tool-result"
+                },
+                &format!("Result of {name}{}", if error { " (error)" } else { "" }),
+                &body,
+                false,
+            )
+        }
+        "bashExecution" => {
+            let mut status = Vec::new();
+            if message["cancelled"] == true {
+                status.push("cancelled".to_owned());
+            }
+            if let Some(code) = message["exitCode"].as_i64() {
+                status.push(format!("exit {code}"));
+            }
+            if message["truncated"] == true {
+                status.push("truncated".to_owned());
+            }
+            if message["excludeFromContext"] == true {
+                status.push("not sent to the model".to_owned());
+            }
+            details(
+                "bash",
+                &format!(
+                    "$ {}{}",
+                    message["command"].as_str().unwrap_or(""),
+                    if status.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", status.join(", "))
+                    }
+                ),
+                &pre(message["output"].as_str().unwrap_or("")),
+                false,
+            )
+        }
+        "custom" | "hookMessage" => format!(
+            "<p class=\"note\">Custom message: {}</p>{}",
+            escape(message["customType"].as_str().unwrap_or("?")),
+            content(&message["content"])
+        ),
+        "branchSummary" | "compactionSummary" => format!(
+            "<div class=\"summary\">{}</div>",
+            pre(message["summary"].as_str().unwrap_or(""))
+        ),
+        _ => details("data", "Message", &pre(&pretty(message)), false),
+    }
+}
+
+fn assistant(message: &Value) -> String {
+    let mut out = String::new();
+    for block in message["content"].as_array().into_iter().flatten() {
+        match block["type"].as_str().unwrap_or("") {
+            "text" => out.push_str(&text(block["text"].as_str().unwrap_or(""))),
+            "thinking" => {
+                let redacted = block["redacted"] == true;
+                let summary = if redacted {
+                    "Thinking (redacted)"
+                } else {
+                    "Thinking"
+                };
+                out.push_str(&details(
+                    "thinking",
+                    summary,
+                    &pre(block["thinking"].as_str().unwrap_or("")),
+                    false,
+                ));
+            }
+            "toolCall" => out.push_str(&details(
+                "tool-call",
+                &format!("Tool call: {}", block["name"].as_str().unwrap_or("?")),
+                &pre(&pretty(&block["arguments"])),
+                false,
+            )),
+            _ => out.push_str(&other_block(block)),
+        }
+    }
+    let usage = &message["usage"];
+    let _ = write!(
+        out,
+        "<div class=\"usage\">{} · input {} · output {} · cache read {} · cache write {} · ${:.4} · {}</div>",
+        escape(&format!(
+            "{}/{}",
+            message["provider"].as_str().unwrap_or("?"),
+            message["model"].as_str().unwrap_or("?")
+        )),
+        usage["input"].as_u64().unwrap_or(0),
+        usage["output"].as_u64().unwrap_or(0),
+        usage["cacheRead"].as_u64().unwrap_or(0),
+        usage["cacheWrite"].as_u64().unwrap_or(0),
+        usage["cost"]["total"].as_f64().unwrap_or(0.0),
+        escape(message["stopReason"].as_str().unwrap_or("?")),
+    );
+    if let Some(error) = message["errorMessage"].as_str() {
+        let _ = write!(out, "<div class=\"error-message\">{}</div>", escape(error));
+    }
+    out
+}
+
+/// User, tool-result and custom content: a string or text and image blocks.
+fn content(value: &Value) -> String {
+    match value {
+        Value::String(s) => text(s),
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|block| match block["type"].as_str().unwrap_or("") {
+                "text" => text(block["text"].as_str().unwrap_or("")),
+                _ => other_block(block),
+            })
+            .collect(),
+        Value::Null => String::new(),
+        other => pre(&pretty(other)),
+    }
+}
+
+fn other_block(block: &Value) -> String {
+    if block["type"] == "image" {
+        return image(block);
+    }
+    details("data", "Content block", &pre(&pretty(block)), false)
+}
+
+/// An inline image (a data URL: the page fetches nothing), or a note when the data is not
+/// plain base64 of an image type.
+fn image(block: &Value) -> String {
+    let mime = block["mimeType"].as_str().unwrap_or("");
+    let data = block["data"].as_str().unwrap_or("");
+    let base64 = data
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='));
+    let safe_mime = mime.starts_with("image/")
+        && mime[6..]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+    if base64 && safe_mime && !data.is_empty() {
+        format!(
+            "<img class=\"image\" alt=\"{0}\" src=\"data:{0};base64,{1}\">",
+            escape(mime),
+            escape(data)
+        )
+    } else {
+        note(&format!("[image {mime}, {} bytes of data]", data.len()))
+    }
+}
+
+fn text(text: &str) -> String {
+    format!("<div class=\"text\">{}</div>", escape(text))
+}
+
+fn note(text: &str) -> String {
+    format!("<p class=\"note\">{}</p>", escape(text))
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+/// A CSS class from a type or role name (letters, digits, '-').
+fn css_name(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}

@@ -1,0 +1,181 @@
+//! The `bash` command: a shell command the user runs, whose output joins the context as a
+//! `bashExecution` message (Pi's `!cmd`).
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde_json::{Map, Value, json};
+use strata_session::BashExecutionMessage;
+use strata_tools::CancellationToken;
+use strata_tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncate_tail};
+
+/// How long to keep reading after the shell exits, for output still in the pipe; a
+/// background process that keeps the pipe open must not hold the result back.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
+
+/// Runs `command` in `cwd` with stdout and stderr interleaved; `cancel` kills its process
+/// group. The output keeps its last 2000 lines or 50KB; the whole of it goes to a temp file
+/// when cut.
+pub async fn run(command: &str, cwd: &Path, cancel: CancellationToken) -> BashExecutionMessage {
+    let outcome = execute(command, cwd, &cancel).await;
+    let (output, exit_code, cancelled) = match outcome {
+        Ok(done) => done,
+        Err(error) => (
+            format!("failed to run the command: {error}").into_bytes(),
+            Some(127),
+            false,
+        ),
+    };
+    let text = String::from_utf8_lossy(&output).into_owned();
+    let cut = truncate_tail(&text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+    let full_output_path = cut.truncated.then(|| save_full_output(&text)).flatten();
+    BashExecutionMessage {
+        command: command.to_owned(),
+        output: cut.content.trim_end_matches('\n').to_owned(),
+        exit_code: Some(exit_code),
+        cancelled,
+        truncated: cut.truncated,
+        full_output_path: full_output_path.map(|p| p.display().to_string()),
+        timestamp: now_millis(),
+        exclude_from_context: None,
+        extra: Map::new(),
+    }
+}
+
+/// Pi's `BashResult`: the `bash` response data.
+pub fn result_json(message: &BashExecutionMessage) -> Value {
+    let mut data = Map::new();
+    data.insert("output".into(), json!(message.output));
+    data.insert("exitCode".into(), json!(message.exit_code.flatten()));
+    data.insert("cancelled".into(), json!(message.cancelled));
+    data.insert("truncated".into(), json!(message.truncated));
+    if let Some(path) = &message.full_output_path {
+        data.insert("fullOutputPath".into(), json!(path));
+    }
+    Value::Object(data)
+}
+
+async fn execute(
+    command: &str,
+    cwd: &Path,
+    cancel: &CancellationToken,
+) -> std::io::Result<(Vec<u8>, Option<i64>, bool)> {
+    let (mut reader, writer) = std::io::pipe()?;
+    let mut child = tokio::process::Command::new(shell())
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone()?)
+        .stderr(writer)
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()?;
+    let output = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&output);
+    let read = tokio::task::spawn_blocking(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            if let Ok(mut out) = sink.lock() {
+                out.extend_from_slice(&buf[..n]);
+            }
+        }
+    });
+    let (code, cancelled) = tokio::select! {
+        status = child.wait() => (status?.code().map(i64::from), false),
+        () = cancel.cancelled() => {
+            if let Some(pid) = child.id().and_then(|id| i32::try_from(id).ok()) {
+                let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+            let _ = child.wait().await;
+            (None, true)
+        }
+    };
+    // The command's own pipe ends were dropped with the Command; wait for the reader briefly.
+    let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, read).await;
+    let bytes = output.lock().map(|o| o.clone()).unwrap_or_default();
+    Ok((bytes, code, cancelled))
+}
+
+fn shell() -> &'static str {
+    if Path::new("/bin/bash").exists() {
+        "/bin/bash"
+    } else {
+        "sh"
+    }
+}
+
+fn save_full_output(text: &str) -> Option<PathBuf> {
+    let file = tempfile::Builder::new()
+        .prefix("strata-bash-")
+        .suffix(".log")
+        .tempfile()
+        .ok()?;
+    std::fs::write(file.path(), text).ok()?;
+    file.keep().ok().map(|(_, path)| path)
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn output_and_exit_code_are_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let message = run(
+            "echo out; echo err >&2; exit 3",
+            dir.path(),
+            CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(message.output, "out\nerr");
+        assert_eq!(message.exit_code, Some(Some(3)));
+        assert!(!message.cancelled && !message.truncated);
+        assert_eq!(result_json(&message)["exitCode"], 3);
+    }
+
+    #[tokio::test]
+    async fn cancel_kills_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            trigger.cancel();
+        });
+        let started = std::time::Instant::now();
+        let message = run("echo begun; sleep 30", dir.path(), cancel).await;
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(message.cancelled);
+        assert_eq!(message.exit_code, Some(None));
+        assert_eq!(result_json(&message)["exitCode"], Value::Null);
+        assert_eq!(message.output, "begun");
+    }
+
+    #[tokio::test]
+    async fn long_output_keeps_the_tail_and_saves_the_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let message = run("seq 1 3000", dir.path(), CancellationToken::new()).await;
+        assert!(message.truncated);
+        assert!(message.output.ends_with("3000"));
+        assert!(!message.output.starts_with("1\n"));
+        let path = message.full_output_path.clone().unwrap();
+        let whole = std::fs::read_to_string(&path).unwrap();
+        assert!(whole.starts_with("1\n2\n"));
+        std::fs::remove_file(path).unwrap();
+    }
+}

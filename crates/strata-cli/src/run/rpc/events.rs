@@ -1,0 +1,488 @@
+//! strata's [`AgentEvent`]s as Pi's agent events: `agent_start`, `turn_start`,
+//! `message_start` / `message_update` (with an `assistantMessageEvent` delta and the partial
+//! message) / `message_end`, `tool_execution_*`, `turn_end`, `agent_end`, `compaction_*` and
+//! `auto_retry_*`.
+//!
+//! The two event grammars differ in order: strata reports the user message before
+//! `turn_start` and ends a turn before its tools run; Pi opens the turn first and closes it
+//! after the tool results. The mapper keeps enough state to emit Pi's order.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+use strata_agent::AgentEvent;
+use strata_session::{AgentMessage, Entry, EntryId, Session};
+
+/// The kind of the content block being streamed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Block {
+    Text,
+    Thinking,
+    ToolCall,
+}
+
+/// Which model the partial assistant message names (Pi's `api`, `provider`, `model`).
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// Protocol name, e.g. `anthropic-messages`.
+    pub api: String,
+    /// Provider id.
+    pub provider: String,
+    /// Model id.
+    pub model: String,
+}
+
+/// Turns one agent's events into Pi's, for the length of one run (follow-ups included).
+#[derive(Debug)]
+pub struct EventMapper {
+    origin: Origin,
+    max_retries: u32,
+    session_file: PathBuf,
+    turn_open: bool,
+    turn_end_pending: bool,
+    turn_message: Option<Value>,
+    turn_results: Vec<Value>,
+    run_messages: Vec<Value>,
+    partial: Option<Map<String, Value>>,
+    block: Option<Block>,
+    raw_arguments: String,
+    tools: HashMap<String, (String, Value)>,
+    tool_errors: HashMap<String, bool>,
+    retry_attempt: Option<u32>,
+    compaction_reason: String,
+    skip_agent_start: bool,
+}
+
+impl EventMapper {
+    /// A mapper for an agent on `origin`'s model appending to `session_file` (read back for
+    /// compaction summaries); `max_retries` is reported as `maxAttempts`.
+    pub fn new(origin: Origin, max_retries: u32, session_file: PathBuf) -> Self {
+        Self {
+            origin,
+            max_retries,
+            session_file,
+            turn_open: false,
+            turn_end_pending: false,
+            turn_message: None,
+            turn_results: Vec::new(),
+            run_messages: Vec::new(),
+            partial: None,
+            block: None,
+            raw_arguments: String::new(),
+            tools: HashMap::new(),
+            tool_errors: HashMap::new(),
+            retry_attempt: None,
+            compaction_reason: "manual".to_owned(),
+            skip_agent_start: false,
+        }
+    }
+
+    /// Pi's events for one strata event (often none, sometimes several).
+    pub fn handle(&mut self, event: AgentEvent) -> Vec<Value> {
+        let mut out = Vec::new();
+        match event {
+            AgentEvent::AgentStart => {
+                if self.skip_agent_start {
+                    self.skip_agent_start = false;
+                } else {
+                    self.run_messages.clear();
+                    out.push(json!({"type": "agent_start"}));
+                }
+            }
+            AgentEvent::TurnStart { .. } => {
+                self.close_turn(&mut out);
+                self.open_turn(&mut out);
+            }
+            AgentEvent::RequestStart { .. } => {
+                self.partial = None;
+                self.block = None;
+            }
+            AgentEvent::TextDelta { text } => {
+                self.retry_succeeded(&mut out);
+                self.stream_text(Block::Text, &text, &mut out);
+            }
+            AgentEvent::ThinkingDelta { text } => {
+                self.retry_succeeded(&mut out);
+                self.stream_text(Block::Thinking, &text, &mut out);
+            }
+            AgentEvent::ToolCallStart { id, name } => {
+                self.retry_succeeded(&mut out);
+                self.start_partial(&mut out);
+                self.close_block(&mut out);
+                self.push_block(
+                    json!({"type": "toolCall", "id": id, "name": name, "arguments": {}}),
+                );
+                self.block = Some(Block::ToolCall);
+                self.raw_arguments.clear();
+                out.push(self.update(json!({"type": "toolcall_start"})));
+            }
+            AgentEvent::ToolCallDelta { arguments, .. } => {
+                if self.block != Some(Block::ToolCall) {
+                    return out;
+                }
+                let delta = arguments
+                    .strip_prefix(self.raw_arguments.as_str())
+                    .unwrap_or(&arguments)
+                    .to_owned();
+                self.raw_arguments = arguments;
+                if let Ok(parsed) = serde_json::from_str::<Value>(&self.raw_arguments)
+                    && let Some(block) = self.last_block_mut()
+                {
+                    block.insert("arguments".into(), parsed);
+                }
+                out.push(self.update(json!({"type": "toolcall_delta", "delta": delta})));
+            }
+            AgentEvent::Usage { .. } => self.retry_succeeded(&mut out),
+            AgentEvent::MessageEnd { message, .. } => self.message_end(&message, &mut out),
+            AgentEvent::ToolStart {
+                id,
+                name,
+                arguments,
+            } => {
+                out.push(json!({
+                    "type": "tool_execution_start",
+                    "toolCallId": id,
+                    "toolName": name,
+                    "args": arguments,
+                }));
+                self.tools.insert(id, (name, arguments));
+            }
+            AgentEvent::ToolUpdate { id, text } => {
+                let (name, args) = self.tools.get(&id).cloned().unwrap_or_default();
+                out.push(json!({
+                    "type": "tool_execution_update",
+                    "toolCallId": id,
+                    "toolName": name,
+                    "args": args,
+                    "partialResult": {"content": [{"type": "text", "text": text}], "details": {}},
+                }));
+            }
+            AgentEvent::ToolEnd { id, is_error, .. } => {
+                self.tool_errors.insert(id, is_error);
+            }
+            AgentEvent::Retry {
+                attempt,
+                wait_ms,
+                error,
+            } => {
+                self.retry_attempt = Some(attempt);
+                out.push(json!({
+                    "type": "auto_retry_start",
+                    "attempt": attempt,
+                    "maxAttempts": self.max_retries,
+                    "delayMs": wait_ms,
+                    "errorMessage": error,
+                }));
+            }
+            AgentEvent::CompactionStart { reason } => {
+                self.compaction_reason.clone_from(&reason);
+                out.push(json!({"type": "compaction_start", "reason": reason}));
+            }
+            AgentEvent::CompactionEnd {
+                entry_id,
+                tokens_before,
+                error,
+                ..
+            } => out.push(self.compaction_end(entry_id.as_ref(), tokens_before, error)),
+            AgentEvent::TurnEnd { .. } => self.turn_end_pending = true,
+            // Held until the run is over: a follow-up may continue it, and a failed run's
+            // error is known only then.
+            AgentEvent::AgentEnd { .. } => {}
+            // strata's own bookkeeping: Pi has no event for these.
+            AgentEvent::SystemUpdate { .. } | AgentEvent::SteeringDelivered { .. } => {}
+        }
+        out
+    }
+
+    /// The run goes on with a queued follow-up: Pi reports one run, so the next
+    /// `agent_start` is swallowed and no `agent_end` is sent yet.
+    pub fn continue_run(&mut self) {
+        self.skip_agent_start = true;
+    }
+
+    /// `turn_end` and `agent_end` with every message of the run, once the run is over.
+    /// `error`: the run failed without storing an assistant message saying why (a request
+    /// refused before its first byte); Pi always ends such a run with an assistant message
+    /// whose `stopReason` is `error`, so one is reported.
+    pub fn finish_run(&mut self, error: Option<&str>) -> Vec<Value> {
+        let mut out = Vec::new();
+        if let Some(error) = error {
+            let reported = self
+                .run_messages
+                .last()
+                .is_some_and(|m| m["role"] == "assistant" && m["stopReason"] == "error");
+            if !reported {
+                self.open_turn(&mut out);
+                self.turn_end_pending = true;
+                self.start_partial(&mut Vec::new());
+                if let Some(mut message) = self.partial.take() {
+                    message.insert("stopReason".into(), json!("error"));
+                    message.insert("errorMessage".into(), json!(error));
+                    let message = Value::Object(message);
+                    out.push(json!({"type": "message_start", "message": message}));
+                    out.push(json!({"type": "message_end", "message": message}));
+                    self.turn_message = Some(message.clone());
+                    self.run_messages.push(message);
+                }
+            }
+        }
+        self.close_turn(&mut out);
+        if let Some(attempt) = self.retry_attempt.take() {
+            let final_error = error.map(str::to_owned).or_else(|| {
+                self.run_messages
+                    .iter()
+                    .rev()
+                    .find_map(|m| m.get("errorMessage").and_then(Value::as_str))
+                    .map(str::to_owned)
+            });
+            match final_error {
+                Some(final_error) => out.push(json!({
+                    "type": "auto_retry_end",
+                    "success": false,
+                    "attempt": attempt,
+                    "finalError": final_error,
+                })),
+                None => {
+                    out.push(json!({"type": "auto_retry_end", "success": true, "attempt": attempt}))
+                }
+            }
+        }
+        out.push(json!({
+            "type": "agent_end",
+            "messages": std::mem::take(&mut self.run_messages),
+        }));
+        out
+    }
+
+    fn open_turn(&mut self, out: &mut Vec<Value>) {
+        if !self.turn_open {
+            self.turn_open = true;
+            self.turn_message = None;
+            self.turn_results.clear();
+            out.push(json!({"type": "turn_start"}));
+        }
+    }
+
+    /// Sends the `turn_end` strata's `turn_end` announced, now that the tools ran.
+    fn close_turn(&mut self, out: &mut Vec<Value>) {
+        if self.turn_open && self.turn_end_pending {
+            out.push(json!({
+                "type": "turn_end",
+                "message": self.turn_message.take().unwrap_or(Value::Null),
+                "toolResults": std::mem::take(&mut self.turn_results),
+            }));
+            self.turn_open = false;
+            self.turn_end_pending = false;
+        }
+    }
+
+    fn retry_succeeded(&mut self, out: &mut Vec<Value>) {
+        if let Some(attempt) = self.retry_attempt.take() {
+            out.push(json!({"type": "auto_retry_end", "success": true, "attempt": attempt}));
+        }
+    }
+
+    fn start_partial(&mut self, out: &mut Vec<Value>) {
+        if self.partial.is_some() {
+            return;
+        }
+        let mut partial = Map::new();
+        partial.insert("role".into(), json!("assistant"));
+        partial.insert("content".into(), json!([]));
+        partial.insert("api".into(), json!(self.origin.api));
+        partial.insert("provider".into(), json!(self.origin.provider));
+        partial.insert("model".into(), json!(self.origin.model));
+        partial.insert(
+            "usage".into(),
+            json!({
+                "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            }),
+        );
+        partial.insert("stopReason".into(), json!("stop"));
+        partial.insert("timestamp".into(), json!(now_millis()));
+        out.push(json!({"type": "message_start", "message": Value::Object(partial.clone())}));
+        self.partial = Some(partial);
+        self.block = None;
+    }
+
+    fn content(&mut self) -> Option<&mut Vec<Value>> {
+        self.partial
+            .as_mut()
+            .and_then(|p| p.get_mut("content"))
+            .and_then(Value::as_array_mut)
+    }
+
+    fn push_block(&mut self, block: Value) {
+        if let Some(content) = self.content() {
+            content.push(block);
+        }
+    }
+
+    fn last_block_mut(&mut self) -> Option<&mut Map<String, Value>> {
+        self.content()
+            .and_then(|c| c.last_mut())
+            .and_then(Value::as_object_mut)
+    }
+
+    fn content_index(&self) -> usize {
+        self.partial
+            .as_ref()
+            .and_then(|p| p.get("content"))
+            .and_then(Value::as_array)
+            .map_or(0, |c| c.len().saturating_sub(1))
+    }
+
+    /// A `message_update` carrying `event` (given `contentIndex` and `partial`).
+    fn update(&self, mut event: Value) -> Value {
+        let partial = Value::Object(self.partial.clone().unwrap_or_default());
+        if let Value::Object(map) = &mut event {
+            if map.get("type").and_then(Value::as_str) != Some("start") {
+                map.insert("contentIndex".into(), json!(self.content_index()));
+            }
+            map.insert("partial".into(), partial.clone());
+        }
+        json!({"type": "message_update", "message": partial, "assistantMessageEvent": event})
+    }
+
+    fn stream_text(&mut self, kind: Block, text: &str, out: &mut Vec<Value>) {
+        self.start_partial(out);
+        let key = if kind == Block::Text {
+            "text"
+        } else {
+            "thinking"
+        };
+        if self.block != Some(kind) {
+            self.close_block(out);
+            self.push_block(json!({"type": key, key: ""}));
+            self.block = Some(kind);
+            out.push(self.update(json!({"type": format!("{key}_start")})));
+        }
+        if let Some(block) = self.last_block_mut() {
+            let mut whole = block
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            whole.push_str(text);
+            block.insert(key.into(), Value::String(whole));
+        }
+        out.push(self.update(json!({"type": format!("{key}_delta"), "delta": text})));
+    }
+
+    /// `text_end` / `thinking_end` / `toolcall_end` for the block being streamed.
+    fn close_block(&mut self, out: &mut Vec<Value>) {
+        let Some(kind) = self.block.take() else {
+            return;
+        };
+        let block = self
+            .content()
+            .and_then(|c| c.last())
+            .cloned()
+            .unwrap_or(Value::Null);
+        let event = match kind {
+            Block::Text => json!({"type": "text_end", "content": block.get("text")}),
+            Block::Thinking => json!({"type": "thinking_end", "content": block.get("thinking")}),
+            Block::ToolCall => json!({"type": "toolcall_end", "toolCall": block}),
+        };
+        out.push(self.update(event));
+    }
+
+    fn message_end(&mut self, message: &AgentMessage, out: &mut Vec<Value>) {
+        let value = message.to_json();
+        match message {
+            AgentMessage::Assistant(assistant) => {
+                if assistant.stop_reason != strata_session::StopReason::Error {
+                    self.retry_succeeded(out);
+                }
+                self.open_turn(out);
+                self.close_block(out);
+                if self.partial.take().is_none() {
+                    out.push(json!({"type": "message_start", "message": value}));
+                }
+                out.push(json!({"type": "message_end", "message": value}));
+                self.turn_message = Some(value.clone());
+            }
+            AgentMessage::ToolResult(result) => {
+                let is_error = self
+                    .tool_errors
+                    .remove(&result.tool_call_id)
+                    .unwrap_or(result.is_error);
+                self.tools.remove(&result.tool_call_id);
+                out.push(json!({
+                    "type": "tool_execution_end",
+                    "toolCallId": result.tool_call_id,
+                    "toolName": result.tool_name,
+                    "result": {
+                        "content": value.get("content").cloned().unwrap_or(json!([])),
+                        "details": value.get("details").cloned().unwrap_or(json!({})),
+                    },
+                    "isError": is_error,
+                }));
+                out.push(json!({"type": "message_start", "message": value}));
+                out.push(json!({"type": "message_end", "message": value}));
+                self.turn_results.push(value.clone());
+            }
+            _ => {
+                // A prompt or steering message opens the next turn, as Pi reports it.
+                self.close_turn(out);
+                self.open_turn(out);
+                out.push(json!({"type": "message_start", "message": value}));
+                out.push(json!({"type": "message_end", "message": value}));
+            }
+        }
+        self.run_messages.push(value);
+    }
+
+    fn compaction_end(
+        &self,
+        entry_id: Option<&EntryId>,
+        tokens_before: u64,
+        error: Option<String>,
+    ) -> Value {
+        let result = entry_id.and_then(|id| compaction_result(&self.session_file, id));
+        let succeeded = result.is_some();
+        let mut event = json!({
+            "type": "compaction_end",
+            "reason": self.compaction_reason,
+            "result": result.unwrap_or(Value::Null),
+            "aborted": false,
+            "willRetry": succeeded && self.compaction_reason == "overflow",
+        });
+        if let Value::Object(map) = &mut event {
+            if let Some(error) = error {
+                map.insert("errorMessage".into(), json!(error));
+            } else if !succeeded {
+                map.insert(
+                    "errorMessage".into(),
+                    json!(format!(
+                        "nothing to compact ({tokens_before} tokens in context)"
+                    )),
+                );
+            }
+        }
+        event
+    }
+}
+
+/// Pi's `CompactionResult` (`summary`, `firstKeptEntryId`, `tokensBefore`, `details`) of the
+/// compaction entry `id`, read back from the session file.
+pub fn compaction_result(session_file: &std::path::Path, id: &EntryId) -> Option<Value> {
+    let opened = Session::open(session_file).ok()?;
+    match opened.session.tree().entry(id).ok()? {
+        Entry::Compaction(entry) => Some(json!({
+            "summary": entry.summary,
+            "firstKeptEntryId": entry.first_kept_entry_id,
+            "tokensBefore": entry.tokens_before,
+            "details": entry.details.unwrap_or(json!({})),
+        })),
+        _ => None,
+    }
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

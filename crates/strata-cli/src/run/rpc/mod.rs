@@ -1,0 +1,844 @@
+//! `--mode rpc`: Pi's RPC protocol, so Pi's RPC clients drive strata unchanged.
+//!
+//! Commands arrive as JSON lines on stdin (optional `id` echoed in the response); responses
+//! (`{"type":"response","command","success","data"|"error"}`) and Pi's agent events go to
+//! stdout as JSON lines. A prompt is answered at once and runs in its own task, which owns
+//! the agent; meanwhile the loop here serves steer, follow_up, abort, bash and the read-only
+//! commands from [`state::Shared`], and holds commands that change the agent (set_model,
+//! compact, new_session, …) until the run ends — compact, new_session, switch_session, fork
+//! and clone abort the run first, as Pi does.
+
+mod bash;
+mod events;
+mod jobs;
+mod protocol;
+mod sessions;
+mod skills;
+mod state;
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context as _;
+use serde_json::{Value, json};
+use std::io::BufRead as _;
+use strata_agent::{Agent, Control, RetryEvents};
+use strata_provider::Model;
+use strata_session::{AgentMessage, BashExecutionMessage};
+use strata_tools::CancellationToken;
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use tokio::task::JoinHandle;
+
+use super::Setup;
+use super::model::{ModelChoice, THINKING_LEVELS};
+use jobs::{JobContext, JobEnd, lock, refresh};
+use protocol::{Id, Out, bool_field, failure, optional_text, success, text_field};
+use state::{QueueMode, Shared};
+
+/// Thinking levels `cycle_thinking_level` steps through (`xhigh` only when asked for by name:
+/// few models take it).
+const CYCLED_LEVELS: [&str; 5] = ["off", "minimal", "low", "medium", "high"];
+
+/// Serves RPC commands from stdin until it closes.
+pub async fn serve(setup: Setup) -> anyhow::Result<()> {
+    let built = setup.build_agent()?;
+    let (inputs, mut received) = unbounded_channel();
+    let mut server = Server::new(setup, built.agent, built.temp, inputs.clone());
+    std::thread::spawn(move || read_stdin(inputs));
+    let mut job: Option<Job> = None;
+    loop {
+        let step = tokio::select! {
+            input = received.recv() => Step::Input(input),
+            done = wait(&mut job) => Step::Done(done),
+        };
+        match step {
+            Step::Input(Some(Input::Line(line))) => server.handle_line(&line, &mut job),
+            Step::Input(Some(Input::BashDone { id, message })) => {
+                server.bash_done(&id, *message);
+            }
+            Step::Input(Some(Input::Closed) | None) => break,
+            Step::Done(done) => {
+                job = None;
+                let end = done.context("the agent task failed")?;
+                server.job_finished(end, &mut job);
+            }
+        }
+    }
+    // stdin closed: stop a running job and wait for it, so the session ends well-formed.
+    if let Some(running) = job.take() {
+        server.control.abort();
+        let _ = running.handle.await;
+    }
+    Ok(())
+}
+
+enum Step {
+    Input(Option<Input>),
+    Done(Result<JobEnd, tokio::task::JoinError>),
+}
+
+/// What the command loop reacts to besides a finished job.
+enum Input {
+    /// One command line (LF-framed, a trailing CR removed).
+    Line(String),
+    /// stdin reached its end.
+    Closed,
+    /// A `bash` command finished.
+    BashDone {
+        /// The command's id.
+        id: Id,
+        /// The message to record.
+        message: Box<BashExecutionMessage>,
+    },
+}
+
+/// Reads LF-terminated records on a thread of its own (stdin blocks); U+2028 and U+2029 stay
+/// inside records, as the protocol says.
+fn read_stdin(inputs: UnboundedSender<Input>) {
+    let mut stdin = std::io::stdin().lock();
+    let mut buffer = Vec::new();
+    loop {
+        buffer.clear();
+        match stdin.read_until(b'\n', &mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let mut line = String::from_utf8_lossy(&buffer).into_owned();
+                if line.ends_with('\n') {
+                    line.pop();
+                }
+                if line.ends_with('\r') {
+                    line.pop();
+                }
+                if line.trim().is_empty() {
+                    continue;
+                }
+                if inputs.send(Input::Line(line)).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = inputs.send(Input::Closed);
+}
+
+/// A task holding the agent.
+struct Job {
+    handle: JoinHandle<JobEnd>,
+    kind: JobKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JobKind {
+    Prompt,
+    Compact,
+}
+
+async fn wait(job: &mut Option<Job>) -> Result<JobEnd, tokio::task::JoinError> {
+    match job {
+        Some(job) => (&mut job.handle).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The command loop's state.
+struct Server {
+    setup: Setup,
+    out: Out,
+    shared: Arc<Mutex<Shared>>,
+    /// `None` while a job holds it, or after a rebuild failed (`broken` says why).
+    agent: Option<Box<Agent>>,
+    broken: Option<String>,
+    control: Control,
+    /// `--no-session`'s directory, deleted when the server ends.
+    _temp: Option<tempfile::TempDir>,
+    inputs: UnboundedSender<Input>,
+    /// Commands that change the agent, held while a job runs.
+    deferred: VecDeque<Value>,
+    /// `abort` answers, sent once the aborted job has ended (Pi answers when idle).
+    abort_replies: Vec<Value>,
+    /// `bash` results that finished during a run, recorded once the agent is back.
+    pending_bash: Vec<BashExecutionMessage>,
+    bash_cancel: Option<CancellationToken>,
+    /// The configured retry limit (`set_auto_retry false` sets 0, `true` restores this).
+    max_retries: u32,
+}
+
+impl Server {
+    fn new(
+        setup: Setup,
+        agent: Agent,
+        temp: Option<tempfile::TempDir>,
+        inputs: UnboundedSender<Input>,
+    ) -> Self {
+        let control = agent.control();
+        let max_retries = setup.config.max_retries;
+        let mut server = Self {
+            setup,
+            out: Out,
+            shared: Arc::new(Mutex::new(Shared::default())),
+            agent: Some(Box::new(agent)),
+            broken: None,
+            control,
+            _temp: temp,
+            inputs,
+            deferred: VecDeque::new(),
+            abort_replies: Vec::new(),
+            pending_bash: Vec::new(),
+            bash_cancel: None,
+            max_retries,
+        };
+        server.refresh();
+        server
+    }
+
+    fn handle_line(&mut self, line: &str, job: &mut Option<Job>) {
+        let command: Value = match serde_json::from_str(line) {
+            Ok(value) => value,
+            Err(error) => {
+                self.out.send(&failure(
+                    &None,
+                    "parse",
+                    format!("Failed to parse command: {error}"),
+                ));
+                return;
+            }
+        };
+        if command.get("type").and_then(Value::as_str) == Some("extension_ui_response") {
+            // strata has no extensions asking questions; a stray answer has nobody to reach.
+            return;
+        }
+        self.dispatch(command, job);
+    }
+
+    fn dispatch(&mut self, command: Value, job: &mut Option<Job>) {
+        let id: Id = command.get("id").cloned();
+        let Some(kind) = command
+            .get("type")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            self.out.send(&failure(
+                &id,
+                "parse",
+                "a command needs a string field `type`",
+            ));
+            return;
+        };
+        let busy = job.as_ref().map(|j| j.kind);
+        let reply = match kind.as_str() {
+            "prompt" => return self.prompt(command, &id, job),
+            "steer" => self.queue(&command, true),
+            "follow_up" => self.queue(&command, false),
+            "abort" => {
+                if busy.is_some() {
+                    self.control.abort();
+                    self.abort_replies.push(success(&id, "abort", None));
+                    return;
+                }
+                Ok(None)
+            }
+            "get_state" => Ok(Some(lock(&self.shared).state())),
+            "get_messages" => Ok(Some(
+                json!({"messages": lock(&self.shared).snapshot.messages}),
+            )),
+            "get_session_stats" => Ok(Some(lock(&self.shared).stats())),
+            "get_last_assistant_text" => Ok(Some(
+                json!({"text": lock(&self.shared).last_assistant_text()}),
+            )),
+            "get_fork_messages" => self.fork_messages(),
+            "get_available_models" => Ok(Some(json!({"models": self.available_models_json()}))),
+            "get_commands" => Ok(Some(json!({"commands": self.commands()}))),
+            "set_steering_mode" | "set_follow_up_mode" => self.set_mode(&command, &kind),
+            "bash" => return self.bash(&command, id),
+            "abort_bash" => {
+                if let Some(cancel) = self.bash_cancel.take() {
+                    cancel.cancel();
+                }
+                Ok(None)
+            }
+            "abort_retry" => Err(
+                "abort_retry is not supported: strata retries inside the transport, where only `abort` (which ends the run) stops a retry"
+                    .to_owned(),
+            ),
+            "export_html" => self.export_html(&command),
+            "compact" | "new_session" | "switch_session" | "fork" | "clone" if busy.is_some() => {
+                // Pi aborts the run first; the command runs once the agent is back.
+                self.control.abort();
+                self.deferred.push_back(command);
+                return;
+            }
+            "set_model" | "cycle_model" | "set_thinking_level" | "cycle_thinking_level"
+            | "set_auto_compaction" | "set_auto_retry" | "set_session_name"
+                if busy.is_some() =>
+            {
+                self.deferred.push_back(command);
+                return;
+            }
+            "compact" => return self.compact(&command, id, job),
+            "new_session" => self.new_session(&command),
+            "switch_session" => self.switch_session(&command),
+            "fork" => self.fork(&command),
+            "clone" => self.clone_session(),
+            "set_model" => self.set_model(&command),
+            "cycle_model" => self.cycle_model(),
+            "set_thinking_level" => self.set_thinking_level(&command),
+            "cycle_thinking_level" => self.cycle_thinking_level(),
+            "set_auto_compaction" => self.set_auto_compaction(&command),
+            "set_auto_retry" => self.set_auto_retry(&command),
+            "set_session_name" => self.set_session_name(&command),
+            other => Err(format!("Unknown command: {other}")),
+        };
+        let response = match reply {
+            Ok(data) => success(&id, &kind, data),
+            Err(error) => failure(&id, &kind, error),
+        };
+        self.out.send(&response);
+    }
+
+    // ---------------------------------------------------------------- prompting
+
+    fn prompt(&mut self, command: Value, id: &Id, job: &mut Option<Job>) {
+        let message = match text_field(&command, "message") {
+            Ok(message) => message.to_owned(),
+            Err(error) => return self.out.send(&failure(id, "prompt", error)),
+        };
+        if let Err(error) = check_images(&command) {
+            return self.out.send(&failure(id, "prompt", error));
+        }
+        let text = self.expand(&message);
+        match job.as_ref().map(|j| j.kind) {
+            Some(JobKind::Compact) => self.deferred.push_back(command),
+            Some(JobKind::Prompt) => {
+                let reply = match optional_text(&command, "streamingBehavior") {
+                    Some("steer") => self.enqueue(text, true),
+                    Some("followUp") => self.enqueue(text, false),
+                    Some(other) => Err(format!(
+                        "unknown streamingBehavior `{other}` (expected `steer` or `followUp`)"
+                    )),
+                    None => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".to_owned()),
+                };
+                let response = match reply {
+                    Ok(()) => success(id, "prompt", None),
+                    Err(error) => failure(id, "prompt", error),
+                };
+                self.out.send(&response);
+            }
+            None => match self.start_prompt(text, id, job) {
+                Ok(()) => {}
+                Err(error) => self.out.send(&failure(id, "prompt", error)),
+            },
+        }
+    }
+
+    fn start_prompt(&mut self, text: String, id: &Id, job: &mut Option<Job>) -> Result<(), String> {
+        self.flush_bash()?;
+        let agent = self.take_agent()?;
+        {
+            let mut shared = lock(&self.shared);
+            shared.streaming = true;
+            shared.feed_steering(&self.control);
+        }
+        // Pi answers once the prompt is accepted, before its events.
+        self.out.send(&success(id, "prompt", None));
+        let handle = tokio::spawn(jobs::prompt(agent, text, self.job_context()));
+        *job = Some(Job {
+            handle,
+            kind: JobKind::Prompt,
+        });
+        Ok(())
+    }
+
+    /// `steer` / `follow_up`: queued for the run going on, or for the next one.
+    fn queue(&mut self, command: &Value, steer: bool) -> Result<Option<Value>, String> {
+        let message = text_field(command, "message")?;
+        check_images(command)?;
+        let text = self.expand(message);
+        self.enqueue(text, steer)?;
+        Ok(None)
+    }
+
+    fn enqueue(&mut self, text: String, steer: bool) -> Result<(), String> {
+        let mut shared = lock(&self.shared);
+        if steer {
+            shared.steering.push_back(text);
+            if shared.streaming {
+                shared.feed_steering(&self.control);
+            }
+        } else {
+            shared.follow_ups.push_back(text);
+        }
+        self.out.send(&shared.queue_update());
+        Ok(())
+    }
+
+    fn expand(&self, text: &str) -> String {
+        if !text.starts_with("/skill:") {
+            return text.to_owned();
+        }
+        let found = skills::find(self.setup.sources.global_dir.as_deref(), &self.setup.cwd);
+        skills::expand(text, &found)
+    }
+
+    fn commands(&self) -> Vec<Value> {
+        let global = self.setup.sources.global_dir.as_deref();
+        skills::commands(&skills::find(global, &self.setup.cwd), global)
+    }
+
+    fn set_mode(&mut self, command: &Value, kind: &str) -> Result<Option<Value>, String> {
+        let text = text_field(command, "mode")?;
+        let mode = QueueMode::parse(text)
+            .ok_or_else(|| format!("unknown mode `{text}` (expected `all` or `one-at-a-time`)"))?;
+        let mut shared = lock(&self.shared);
+        if kind == "set_steering_mode" {
+            shared.steering_mode = mode;
+            if shared.streaming {
+                shared.feed_steering(&self.control);
+            }
+        } else {
+            shared.follow_up_mode = mode;
+        }
+        Ok(None)
+    }
+
+    // ---------------------------------------------------------------- jobs
+
+    fn job_context(&self) -> JobContext {
+        JobContext {
+            out: self.out,
+            shared: Arc::clone(&self.shared),
+            control: self.control.clone(),
+            max_retries: self.setup.config.max_retries,
+        }
+    }
+
+    fn compact(&mut self, command: &Value, id: Id, job: &mut Option<Job>) {
+        let focus = optional_text(command, "customInstructions").map(str::to_owned);
+        let agent = match self.take_agent() {
+            Ok(agent) => agent,
+            Err(error) => return self.out.send(&failure(&id, "compact", error)),
+        };
+        lock(&self.shared).compacting = true;
+        let handle = tokio::spawn(jobs::compact(agent, focus, id, self.job_context()));
+        *job = Some(Job {
+            handle,
+            kind: JobKind::Compact,
+        });
+    }
+
+    /// The agent is back: answer aborts, record bash output, run the held commands.
+    fn job_finished(&mut self, end: JobEnd, job: &mut Option<Job>) {
+        self.agent = Some(end.agent);
+        self.out.send_all(&end.records);
+        for reply in std::mem::take(&mut self.abort_replies) {
+            self.out.send(&reply);
+        }
+        if let Err(error) = self.flush_bash() {
+            jobs::tracing_error(&error);
+        }
+        self.refresh();
+        while job.is_none() {
+            let Some(command) = self.deferred.pop_front() else {
+                break;
+            };
+            self.dispatch(command, job);
+        }
+    }
+
+    // ---------------------------------------------------------------- bash
+
+    fn bash(&mut self, command: &Value, id: Id) {
+        let line = match text_field(command, "command") {
+            Ok(line) => line.to_owned(),
+            Err(error) => return self.out.send(&failure(&id, "bash", error)),
+        };
+        let cancel = CancellationToken::new();
+        if let Some(previous) = self.bash_cancel.replace(cancel.clone()) {
+            previous.cancel();
+        }
+        let cwd = self.setup.cwd.clone();
+        let inputs = self.inputs.clone();
+        tokio::spawn(async move {
+            let message = bash::run(&line, &cwd, cancel).await;
+            let _ = inputs.send(Input::BashDone {
+                id,
+                message: Box::new(message),
+            });
+        });
+    }
+
+    fn bash_done(&mut self, id: &Id, message: BashExecutionMessage) {
+        let data = bash::result_json(&message);
+        self.pending_bash.push(message);
+        if self.agent.is_some() {
+            if let Err(error) = self.flush_bash() {
+                return self.out.send(&failure(id, "bash", error));
+            }
+            self.refresh();
+        }
+        self.out.send(&success(id, "bash", Some(data)));
+    }
+
+    /// Appends bash results to the session (they reach the model with the next prompt).
+    fn flush_bash(&mut self) -> Result<(), String> {
+        if self.pending_bash.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending_bash);
+        let agent = self.agent_mut()?;
+        for message in pending {
+            agent
+                .session_mut()
+                .append_message(AgentMessage::BashExecution(message))
+                .map_err(|e| format!("recording the bash output: {e}"))?;
+        }
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- model and thinking
+
+    fn set_model(&mut self, command: &Value) -> Result<Option<Value>, String> {
+        let provider = text_field(command, "provider")?;
+        let model_id = text_field(command, "modelId")?;
+        let model = self
+            .available_models()
+            .into_iter()
+            .find(|m| m.provider == provider && m.id == model_id)
+            .ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
+        self.switch_model(&model)?;
+        Ok(Some(self.model_json(&model)))
+    }
+
+    fn cycle_model(&mut self) -> Result<Option<Value>, String> {
+        let models = self.available_models();
+        if models.len() <= 1 {
+            return Ok(Some(Value::Null));
+        }
+        let current = self.agent_mut()?.config().model.clone();
+        let position = models
+            .iter()
+            .position(|m| m.provider == current.provider && m.id == current.id);
+        let next = match position {
+            Some(index) => models[(index + 1) % models.len()].clone(),
+            None => models[0].clone(),
+        };
+        self.switch_model(&next)?;
+        let thinking = lock(&self.shared).snapshot.thinking_level.clone();
+        Ok(Some(json!({
+            "model": self.model_json(&next),
+            "thinkingLevel": thinking,
+            "isScoped": false,
+        })))
+    }
+
+    fn switch_model(&mut self, model: &Model) -> Result<(), String> {
+        let choice = ModelChoice {
+            provider: model.provider.clone(),
+            id: model.id.clone(),
+            thinking: None,
+        };
+        let retries = RetryEvents::new();
+        let switch = self
+            .setup
+            .model_switch(&choice, Some(retries.observer()))
+            .map_err(|e| format!("{e:#}"))?;
+        let agent = self.take_agent()?;
+        let mut agent = Box::new((*agent).with_retry_events(retries));
+        let level = agent
+            .context()
+            .map(|c| c.thinking_level.clone())
+            .unwrap_or_default();
+        let result = agent
+            .set_model(switch)
+            .and_then(|()| agent.set_thinking_level(&level).map(|_| ()));
+        self.agent = Some(agent);
+        result.map_err(|e| e.to_string())?;
+        self.refresh();
+        Ok(())
+    }
+
+    fn set_thinking_level(&mut self, command: &Value) -> Result<Option<Value>, String> {
+        let level = text_field(command, "level")?;
+        if !THINKING_LEVELS.contains(&level) {
+            return Err(format!(
+                "Invalid thinking level: {level} (expected one of {})",
+                THINKING_LEVELS.join(", ")
+            ));
+        }
+        self.agent_mut()?
+            .set_thinking_level(level)
+            .map_err(|e| e.to_string())?;
+        self.refresh();
+        Ok(None)
+    }
+
+    fn cycle_thinking_level(&mut self) -> Result<Option<Value>, String> {
+        let agent = self.agent_mut()?;
+        if !agent.config().model.reasoning {
+            return Ok(Some(Value::Null));
+        }
+        let current = agent
+            .context()
+            .map(|c| c.thinking_level.clone())
+            .map_err(|e| e.to_string())?;
+        let next = CYCLED_LEVELS
+            .iter()
+            .position(|l| *l == current)
+            .map_or(CYCLED_LEVELS[0], |i| {
+                CYCLED_LEVELS[(i + 1) % CYCLED_LEVELS.len()]
+            });
+        let level = agent.set_thinking_level(next).map_err(|e| e.to_string())?;
+        self.refresh();
+        Ok(Some(json!({"level": level})))
+    }
+
+    /// Models of providers strata has a key for (the command line's provider always).
+    fn available_models(&self) -> Vec<Model> {
+        let initial = self.setup.model_choice().ok().map(|c| c.provider);
+        self.setup
+            .catalog
+            .providers()
+            .filter(|row| {
+                initial.as_deref() == Some(row.id.as_str()) || {
+                    let configured = self.setup.config.providers.get(&row.id);
+                    super::factory::api_key(
+                        None,
+                        configured.and_then(|p| p.api_key.as_deref()),
+                        row,
+                    )
+                    .is_some()
+                }
+            })
+            .flat_map(|row| self.setup.catalog.models_of(&row.id).cloned())
+            .collect()
+    }
+
+    fn available_models_json(&self) -> Vec<Value> {
+        self.available_models()
+            .iter()
+            .map(|m| self.model_json(m))
+            .collect()
+    }
+
+    /// Pi's `Model` object, with the protocol and base URL requests would use.
+    fn model_json(&self, model: &Model) -> Value {
+        let Some(row) = self.setup.catalog.provider(&model.provider) else {
+            return state::model_json(model, "", "");
+        };
+        let api = row.endpoint(&model.id).protocol.as_str();
+        let initial = self.setup.model_choice().ok().map(|c| c.provider);
+        let flag_url = self
+            .setup
+            .run
+            .base_url
+            .clone()
+            .filter(|_| initial.as_deref() == Some(row.id.as_str()));
+        let base_url = flag_url
+            .or_else(|| {
+                self.setup
+                    .config
+                    .providers
+                    .get(&row.id)
+                    .and_then(|p| p.base_url.clone())
+            })
+            .unwrap_or_else(|| row.base_url.clone());
+        state::model_json(model, api, &base_url)
+    }
+
+    // ---------------------------------------------------------------- settings
+
+    fn set_auto_compaction(&mut self, command: &Value) -> Result<Option<Value>, String> {
+        self.setup.config.compaction.enabled = bool_field(command, "enabled")?;
+        self.rebuild(None)?;
+        Ok(None)
+    }
+
+    fn set_auto_retry(&mut self, command: &Value) -> Result<Option<Value>, String> {
+        let enabled = bool_field(command, "enabled")?;
+        self.setup.config.max_retries = if enabled { self.max_retries } else { 0 };
+        self.rebuild(None)?;
+        Ok(None)
+    }
+
+    fn set_session_name(&mut self, command: &Value) -> Result<Option<Value>, String> {
+        let name = text_field(command, "name")?.trim().to_owned();
+        if name.is_empty() {
+            return Err("Session name cannot be empty".to_owned());
+        }
+        self.agent_mut()?
+            .session_mut()
+            .append_session_info(&name)
+            .map_err(|e| e.to_string())?;
+        self.refresh();
+        Ok(None)
+    }
+
+    fn export_html(&mut self, command: &Value) -> Result<Option<Value>, String> {
+        let file = PathBuf::from(lock(&self.shared).snapshot.session_file.clone());
+        let output = optional_text(command, "outputPath").map(Path::new);
+        let path = crate::export::export_html(&file, output).map_err(|e| format!("{e:#}"))?;
+        Ok(Some(json!({"path": path.display().to_string()})))
+    }
+
+    // ---------------------------------------------------------------- sessions
+
+    fn new_session(&mut self, command: &Value) -> Result<Option<Value>, String> {
+        let parent = optional_text(command, "parentSession").map(str::to_owned);
+        let dir = self.session_dir()?;
+        self.release_agent();
+        let cwd = self.setup.cwd.display().to_string();
+        let path = sessions::create(&dir, &cwd, parent).map_err(|e| format!("{e:#}"))?;
+        self.clear_queues();
+        self.rebuild(Some(path))?;
+        Ok(Some(json!({"cancelled": false})))
+    }
+
+    fn switch_session(&mut self, command: &Value) -> Result<Option<Value>, String> {
+        let path = PathBuf::from(text_field(command, "sessionPath")?);
+        if !path.is_file() {
+            return Err(format!("Session file not found: {}", path.display()));
+        }
+        self.clear_queues();
+        self.rebuild(Some(path))?;
+        Ok(Some(json!({"cancelled": false})))
+    }
+
+    fn fork(&mut self, command: &Value) -> Result<Option<Value>, String> {
+        let entry_id = text_field(command, "entryId")?;
+        let agent = self.agent_mut()?;
+        let (target, text) =
+            sessions::fork_point(agent.session(), entry_id).map_err(|e| format!("{e:#}"))?;
+        let path =
+            sessions::fork(agent.session(), target.as_ref()).map_err(|e| format!("{e:#}"))?;
+        self.clear_queues();
+        self.rebuild(Some(path))?;
+        Ok(Some(json!({"text": text, "cancelled": false})))
+    }
+
+    fn clone_session(&mut self) -> Result<Option<Value>, String> {
+        let agent = self.agent_mut()?;
+        let Some(leaf) = agent.session().leaf().cloned() else {
+            return Err("Cannot clone session: no current entry selected".to_owned());
+        };
+        let path = sessions::fork(agent.session(), Some(&leaf)).map_err(|e| format!("{e:#}"))?;
+        self.clear_queues();
+        self.rebuild(Some(path))?;
+        Ok(Some(json!({"cancelled": false})))
+    }
+
+    fn fork_messages(&self) -> Result<Option<Value>, String> {
+        let file = PathBuf::from(lock(&self.shared).snapshot.session_file.clone());
+        let messages = sessions::user_messages(&file).map_err(|e| format!("{e:#}"))?;
+        Ok(Some(json!({"messages": messages})))
+    }
+
+    fn session_dir(&mut self) -> Result<PathBuf, String> {
+        let agent = self.agent_mut()?;
+        Ok(agent
+            .session()
+            .path()
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf))
+    }
+
+    fn clear_queues(&mut self) {
+        let mut shared = lock(&self.shared);
+        shared.steering.clear();
+        shared.handed_over = 0;
+        shared.follow_ups.clear();
+    }
+
+    /// Builds a fresh agent on `path` (default: the current session), with the current
+    /// model and thinking level, or the session's own model when switching to another file.
+    fn rebuild(&mut self, path: Option<PathBuf>) -> Result<(), String> {
+        let (current_path, mut choice) = match self.agent.as_mut() {
+            Some(agent) => {
+                let thinking = agent.context().ok().map(|c| c.thinking_level.clone());
+                let model = &agent.config().model;
+                (
+                    Some(agent.session().path().to_path_buf()),
+                    Some(ModelChoice {
+                        provider: model.provider.clone(),
+                        id: model.id.clone(),
+                        thinking,
+                    }),
+                )
+            }
+            None => (None, None),
+        };
+        let path = path
+            .or(current_path)
+            .ok_or_else(|| "no session is open".to_owned())?;
+        // The session file is locked while an agent holds it.
+        self.release_agent();
+        if choice.is_none() {
+            choice = self.setup.model_choice().ok();
+        }
+        let result = sessions::open_agent(&self.setup, &path, choice);
+        match result {
+            Ok(agent) => {
+                self.control = agent.control();
+                self.agent = Some(Box::new(agent));
+                self.broken = None;
+                self.refresh();
+                Ok(())
+            }
+            Err(error) => {
+                let message = format!("{error:#}");
+                self.broken = Some(message.clone());
+                Err(message)
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- agent access
+
+    fn release_agent(&mut self) {
+        self.agent = None;
+    }
+
+    fn take_agent(&mut self) -> Result<Box<Agent>, String> {
+        self.agent.take().ok_or_else(|| self.no_agent())
+    }
+
+    fn agent_mut(&mut self) -> Result<&mut Agent, String> {
+        match self.agent.as_deref_mut() {
+            Some(agent) => Ok(agent),
+            None => Err(match &self.broken {
+                Some(reason) => format!("no agent: {reason}"),
+                None => "the agent is busy".to_owned(),
+            }),
+        }
+    }
+
+    fn no_agent(&self) -> String {
+        match &self.broken {
+            Some(reason) => format!("no agent: {reason}"),
+            None => "the agent is busy".to_owned(),
+        }
+    }
+
+    fn refresh(&mut self) {
+        let Some(agent) = self.agent.as_deref_mut() else {
+            return;
+        };
+        refresh(agent, &self.shared);
+        let model = agent.config().model.clone();
+        let value = self.model_json(&model);
+        let mut shared = lock(&self.shared);
+        shared.snapshot.model = value;
+        shared.snapshot.context_window = model.context_window;
+    }
+}
+
+/// Images ride on Pi's prompt; strata's agent takes a text prompt only, so refuse them
+/// loudly instead of dropping them.
+fn check_images(command: &Value) -> Result<(), String> {
+    match command.get("images").and_then(Value::as_array) {
+        Some(images) if !images.is_empty() => Err(
+            "images are not supported by strata's rpc mode yet: the agent's prompt takes text only"
+                .to_owned(),
+        ),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,362 @@
+//! What commands read while a run may be going: the queues, the modes, and a snapshot of the
+//! agent's state taken whenever the agent is idle (plus the messages of the run so far).
+
+use std::collections::VecDeque;
+
+use serde_json::{Map, Value, json};
+use strata_agent::Control;
+use strata_provider::Model;
+
+/// How queued steering or follow-up messages are handed over (Pi's queue modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueMode {
+    /// Everything queued at once.
+    All,
+    /// One message per turn (steering) or per run end (follow-up).
+    OneAtATime,
+}
+
+impl QueueMode {
+    /// Parses Pi's names.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "all" => Some(Self::All),
+            "one-at-a-time" => Some(Self::OneAtATime),
+            _ => None,
+        }
+    }
+
+    /// Pi's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::All => "all",
+            Self::OneAtATime => "one-at-a-time",
+        }
+    }
+}
+
+/// The agent's state as of the last time it was idle.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Pi's `Model` object of the current model.
+    pub model: Value,
+    /// The model's context window in tokens.
+    pub context_window: u64,
+    /// The thinking level in effect.
+    pub thinking_level: String,
+    /// The session file.
+    pub session_file: String,
+    /// The session id.
+    pub session_id: String,
+    /// The display name, when set.
+    pub session_name: Option<String>,
+    /// Whether automatic compaction is on.
+    pub auto_compaction: bool,
+    /// The context's messages in Pi's shape.
+    pub messages: Vec<Value>,
+}
+
+/// State shared by the command loop and the task running the agent.
+#[derive(Debug)]
+pub struct Shared {
+    /// A prompt run is going.
+    pub streaming: bool,
+    /// A compaction is going.
+    pub compacting: bool,
+    /// How steering messages are delivered.
+    pub steering_mode: QueueMode,
+    /// How follow-up messages are delivered.
+    pub follow_up_mode: QueueMode,
+    /// Steering messages not yet delivered, oldest first; the first `handed_over` of them are
+    /// already in the agent's queue.
+    pub steering: VecDeque<String>,
+    /// How many of `steering` the agent holds.
+    pub handed_over: usize,
+    /// Follow-up messages waiting for the run to end.
+    pub follow_ups: VecDeque<String>,
+    /// The agent's state.
+    pub snapshot: Snapshot,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Self {
+            streaming: false,
+            compacting: false,
+            steering_mode: QueueMode::OneAtATime,
+            follow_up_mode: QueueMode::OneAtATime,
+            steering: VecDeque::new(),
+            handed_over: 0,
+            follow_ups: VecDeque::new(),
+            snapshot: Snapshot::default(),
+        }
+    }
+}
+
+impl Shared {
+    /// Hands queued steering messages to the agent as the mode allows.
+    pub fn feed_steering(&mut self, control: &Control) {
+        let target = match self.steering_mode {
+            QueueMode::All => self.steering.len(),
+            QueueMode::OneAtATime => self.steering.len().min(1),
+        };
+        while self.handed_over < target {
+            if let Some(text) = self.steering.get(self.handed_over) {
+                control.steer(text.clone());
+            }
+            self.handed_over += 1;
+        }
+    }
+
+    /// The agent delivered `count` steering messages.
+    pub fn steering_delivered(&mut self, count: usize, control: &Control) {
+        let delivered = count.min(self.handed_over);
+        self.steering.drain(..delivered);
+        self.handed_over -= delivered;
+        self.feed_steering(control);
+    }
+
+    /// The next follow-up(s) to run, as the mode allows, joined by blank lines for `all`.
+    pub fn take_follow_up(&mut self) -> Option<String> {
+        match self.follow_up_mode {
+            QueueMode::OneAtATime => self.follow_ups.pop_front(),
+            QueueMode::All if self.follow_ups.is_empty() => None,
+            QueueMode::All => Some(self.follow_ups.drain(..).collect::<Vec<_>>().join("\n\n")),
+        }
+    }
+
+    /// Pi's `queue_update` event.
+    pub fn queue_update(&self) -> Value {
+        json!({
+            "type": "queue_update",
+            "steering": self.steering,
+            "followUp": self.follow_ups,
+        })
+    }
+
+    /// Pi's `get_state` data.
+    pub fn state(&self) -> Value {
+        let snapshot = &self.snapshot;
+        let mut state = Map::new();
+        state.insert("model".into(), snapshot.model.clone());
+        state.insert("thinkingLevel".into(), json!(snapshot.thinking_level));
+        state.insert("isStreaming".into(), json!(self.streaming));
+        state.insert("isCompacting".into(), json!(self.compacting));
+        state.insert("steeringMode".into(), json!(self.steering_mode.as_str()));
+        state.insert("followUpMode".into(), json!(self.follow_up_mode.as_str()));
+        state.insert("sessionFile".into(), json!(snapshot.session_file));
+        state.insert("sessionId".into(), json!(snapshot.session_id));
+        if let Some(name) = &snapshot.session_name {
+            state.insert("sessionName".into(), json!(name));
+        }
+        state.insert(
+            "autoCompactionEnabled".into(),
+            json!(snapshot.auto_compaction),
+        );
+        state.insert("messageCount".into(), json!(snapshot.messages.len()));
+        state.insert(
+            "pendingMessageCount".into(),
+            json!(self.steering.len() + self.follow_ups.len()),
+        );
+        Value::Object(state)
+    }
+
+    /// Pi's `get_session_stats` data: counts and usage summed over the context's assistant
+    /// messages, and the context window in use.
+    pub fn stats(&self) -> Value {
+        let messages = &self.snapshot.messages;
+        let count = |role: &str| messages.iter().filter(|m| m["role"] == role).count();
+        let mut tool_calls = 0;
+        let (mut input, mut output, mut cache_read, mut cache_write) = (0u64, 0u64, 0u64, 0u64);
+        let mut cost = 0.0;
+        for message in messages.iter().filter(|m| m["role"] == "assistant") {
+            tool_calls += message["content"]
+                .as_array()
+                .map_or(0, |c| c.iter().filter(|b| b["type"] == "toolCall").count());
+            let usage = &message["usage"];
+            input += usage["input"].as_u64().unwrap_or(0);
+            output += usage["output"].as_u64().unwrap_or(0);
+            cache_read += usage["cacheRead"].as_u64().unwrap_or(0);
+            cache_write += usage["cacheWrite"].as_u64().unwrap_or(0);
+            cost += usage["cost"]["total"].as_f64().unwrap_or(0.0);
+        }
+        let mut stats = Map::new();
+        stats.insert("sessionFile".into(), json!(self.snapshot.session_file));
+        stats.insert("sessionId".into(), json!(self.snapshot.session_id));
+        stats.insert("userMessages".into(), json!(count("user")));
+        stats.insert("assistantMessages".into(), json!(count("assistant")));
+        stats.insert("toolCalls".into(), json!(tool_calls));
+        stats.insert("toolResults".into(), json!(count("toolResult")));
+        stats.insert("totalMessages".into(), json!(messages.len()));
+        stats.insert(
+            "tokens".into(),
+            json!({
+                "input": input,
+                "output": output,
+                "cacheRead": cache_read,
+                "cacheWrite": cache_write,
+                "total": input + output + cache_read + cache_write,
+            }),
+        );
+        stats.insert("cost".into(), json!(cost));
+        if let Some(usage) = context_usage(messages, self.snapshot.context_window) {
+            stats.insert("contextUsage".into(), usage);
+        }
+        Value::Object(stats)
+    }
+
+    /// Text of the last assistant message that has any (Pi skips empty aborted ones).
+    pub fn last_assistant_text(&self) -> Value {
+        let last = self.snapshot.messages.iter().rev().find(|m| {
+            m["role"] == "assistant"
+                && !(m["stopReason"] == "aborted"
+                    && m["content"].as_array().is_none_or(Vec::is_empty))
+        });
+        let text: String = last
+            .and_then(|m| m["content"].as_array())
+            .map(|blocks| {
+                blocks
+                    .iter()
+                    .filter(|b| b["type"] == "text")
+                    .filter_map(|b| b["text"].as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let text = text.trim();
+        if text.is_empty() {
+            Value::Null
+        } else {
+            json!(text)
+        }
+    }
+}
+
+/// Pi's `contextUsage`: the last valid assistant usage plus an estimate (4 bytes a token) of
+/// the messages after it; `null` tokens right after a compaction, until a new answer.
+fn context_usage(messages: &[Value], window: u64) -> Option<Value> {
+    if window == 0 {
+        return None;
+    }
+    let last_usage = messages.iter().enumerate().rev().find_map(|(index, m)| {
+        let valid =
+            m["role"] == "assistant" && m["stopReason"] != "aborted" && m["stopReason"] != "error";
+        let usage = &m["usage"];
+        let total: u64 = ["input", "output", "cacheRead", "cacheWrite"]
+            .iter()
+            .map(|k| usage[k].as_u64().unwrap_or(0))
+            .sum();
+        (valid && total > 0).then_some((index, total))
+    });
+    // Kept messages follow the summary in the context but predate it: only an answer newer
+    // than the compaction measures the compacted context.
+    let compacted_at = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "compactionSummary")
+        .map(|m| m["timestamp"].as_i64().unwrap_or(0));
+    let measured = match (compacted_at, last_usage) {
+        (Some(at), Some((index, _))) => messages[index]["timestamp"].as_i64().unwrap_or(0) > at,
+        (Some(_), None) => false,
+        (None, _) => true,
+    };
+    if !measured {
+        return Some(json!({"tokens": null, "contextWindow": window, "percent": null}));
+    }
+    let (tokens, from) = last_usage.map_or((0, 0), |(index, total)| (total, index + 1));
+    let trailing: u64 = messages
+        .iter()
+        .skip(from)
+        .map(|m| m.to_string().len() as u64 / 4)
+        .sum();
+    let tokens = tokens + trailing;
+    Some(json!({
+        "tokens": tokens,
+        "contextWindow": window,
+        "percent": tokens as f64 / window as f64 * 100.0,
+    }))
+}
+
+/// Pi's `Model` object for a catalog model reached through `api` at `base_url`.
+pub fn model_json(model: &Model, api: &str, base_url: &str) -> Value {
+    json!({
+        "id": model.id,
+        "name": model.name,
+        "api": api,
+        "provider": model.provider,
+        "baseUrl": base_url,
+        "reasoning": model.reasoning,
+        "input": model.input,
+        "contextWindow": model.context_window,
+        "maxTokens": model.max_output,
+        "cost": {
+            "input": model.prices.input,
+            "output": model.prices.output,
+            "cacheRead": model.prices.cache_read,
+            "cacheWrite": model.prices.cache_write_5m,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_at_a_time_steering_hands_over_one_message_per_delivery() {
+        let control = Control::default();
+        let mut shared = Shared::default();
+        shared.steering.extend(["a".to_owned(), "b".to_owned()]);
+        shared.feed_steering(&control);
+        assert_eq!(shared.handed_over, 1);
+        shared.steering_delivered(1, &control);
+        assert_eq!(shared.steering, ["b"]);
+        assert_eq!(shared.handed_over, 1);
+        shared.steering_delivered(1, &control);
+        assert!(shared.steering.is_empty());
+        assert_eq!(shared.handed_over, 0);
+    }
+
+    #[test]
+    fn stats_sum_assistant_usage_and_count_roles() {
+        let mut shared = Shared::default();
+        shared.snapshot.context_window = 1000;
+        shared.snapshot.messages = vec![
+            json!({"role": "user", "content": "hi"}),
+            json!({"role": "assistant", "stopReason": "toolUse",
+                "content": [{"type": "toolCall"}, {"type": "toolCall"}],
+                "usage": {"input": 10, "output": 5, "cacheRead": 100, "cacheWrite": 20,
+                    "cost": {"total": 0.5}}}),
+            json!({"role": "toolResult"}),
+            json!({"role": "toolResult"}),
+            json!({"role": "assistant", "stopReason": "stop",
+                "content": [{"type": "text", "text": " done "}],
+                "usage": {"input": 1, "output": 2, "cacheRead": 130, "cacheWrite": 0,
+                    "cost": {"total": 0.25}}}),
+        ];
+        let stats = shared.stats();
+        assert_eq!(stats["userMessages"], 1);
+        assert_eq!(stats["assistantMessages"], 2);
+        assert_eq!(stats["toolCalls"], 2);
+        assert_eq!(stats["toolResults"], 2);
+        assert_eq!(stats["totalMessages"], 5);
+        assert_eq!(
+            stats["tokens"],
+            json!({"input": 11, "output": 7, "cacheRead": 230, "cacheWrite": 20, "total": 268})
+        );
+        assert_eq!(stats["cost"], 0.75);
+        assert_eq!(stats["contextUsage"]["tokens"], 133);
+        assert_eq!(shared.last_assistant_text(), json!("done"));
+    }
+
+    #[test]
+    fn context_tokens_are_unknown_after_a_compaction_until_a_new_answer() {
+        let messages = vec![
+            json!({"role": "compactionSummary", "summary": "s", "timestamp": 10}),
+            json!({"role": "assistant", "stopReason": "stop", "usage": {"input": 50},
+                "timestamp": 5}),
+        ];
+        let usage = context_usage(&messages, 100).unwrap();
+        assert_eq!(usage["tokens"], Value::Null);
+        assert_eq!(usage["percent"], Value::Null);
+    }
+}
