@@ -4,6 +4,9 @@
 //! `provider-data/models.json` and `provider-data/schema.json` (and the trimmed catalog
 //! snapshot `provider-data/catalog.json`) from a models.dev-format catalog merged with the
 //! hand-kept `provider-data/providers.toml`.
+//!
+//! `cargo xtask bench [--quick] [--only WORKLOAD] …` runs the cache-efficiency benchmark and
+//! the speed benches and rewrites `docs/benchmarks.md` (see [`xtask::bench`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -27,7 +30,8 @@ commands:
                    live catalog; without it the live catalog is fetched and, when offline,
                    the committed snapshot provider-data/catalog.json is used alone
       --offline    use only the committed snapshot
-      --check      write nothing; fail if regenerating would change a committed file";
+      --check      write nothing; fail if regenerating would change a committed file
+";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -43,11 +47,15 @@ fn main() -> ExitCode {
 fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("refresh-capabilities") => refresh_capabilities(&args[1..]),
+        Some("bench") => xtask::bench::main(&workspace_root()?, &args[1..]),
         Some("-h" | "--help") | None => {
-            println!("{USAGE}");
+            println!("{USAGE}{}", xtask::bench::USAGE);
             Ok(())
         }
-        Some(other) => bail!("unknown command `{other}`\n\n{USAGE}"),
+        Some(other) => bail!(
+            "unknown command `{other}`\n\n{USAGE}{}",
+            xtask::bench::USAGE
+        ),
     }
 }
 

@@ -208,6 +208,9 @@ pub struct Agent {
     /// Keeps the previous request's bytes, so a request after an append serializes only the
     /// new messages.
     renderer: Renderer,
+    /// Requests sent since the last compaction (or since this agent started): the cost
+    /// trigger's estimate of the requests still to come.
+    requests_since_compaction: u64,
 }
 
 impl Agent {
@@ -235,6 +238,7 @@ impl Agent {
             control: Control::default(),
             retry_events: RetryEvents::new(),
             renderer,
+            requests_since_compaction: 0,
         }
     }
 
@@ -490,20 +494,66 @@ impl Agent {
         let leaf = self.session.leaf().cloned();
         let (context, _) = self.assembler.context(self.session.tree(), leaf.as_ref())?;
         let (rendered, report) = self.renderer.render(context);
-        Ok((rendered.request.clone(), report))
+        let mut request = rendered.request.clone();
+        if request.model.is_empty() {
+            // A new session names no model until its first answer: the request goes to the
+            // configured one, and must say so (an empty model is refused, and caches by model).
+            request.model.clone_from(&self.config.model.id);
+        }
+        Ok((request, report))
     }
 
-    /// Compacts when the context is past the trigger (window − reserve, or the percentage).
+    /// Compacts when the context is past the trigger (window − reserve, or the percentage), or
+    /// earlier when the cost trigger is chosen and says so.
     async fn compact_if_due(&mut self) -> Result<Option<EntryId>, AgentError> {
         let settings = self.compaction_settings();
         if !settings.enabled {
             return Ok(None);
         }
         let tokens = strata_compaction::estimate_context_tokens(self.context()?);
-        if !strata_compaction::should_compact(tokens, self.config.model.context_window, &settings) {
+        if !strata_compaction::should_compact(tokens, self.config.model.context_window, &settings)
+            && !self.cost_says_compact(tokens, &settings)?
+        {
             return Ok(None);
         }
         self.compact(CompactionReason::Threshold, None).await
+    }
+
+    /// The cost-aware trigger (`trigger = "cost"`): compacting now is cheaper than re-reading
+    /// the context over the requests still expected (by default as many as were sent since the
+    /// last compaction: an epoch tends to go on about as long as it has gone on).
+    fn cost_says_compact(
+        &mut self,
+        tokens: u64,
+        settings: &CompactionSettings,
+    ) -> Result<bool, AgentError> {
+        if settings.trigger != strata_compaction::CompactionTrigger::Cost {
+            return Ok(false);
+        }
+        let remaining = settings
+            .expected_remaining_requests
+            .unwrap_or(self.requests_since_compaction);
+        // The tools and system chapters stay whatever happens: a compaction keeps them, the
+        // recent tail and the summary.
+        let fixed = self.renderer.rendered().map_or(0, |rendered| {
+            (rendered.bytes.tools.len() + rendered.bytes.system.len()) as u64 / 4
+        });
+        let same_model = self.config.summary_model.is_none();
+        let estimate = strata_compaction::CostEstimate {
+            context_tokens: tokens,
+            kept_tokens: settings.keep_recent_tokens + fixed,
+            summary_tokens: strata_compaction::EXPECTED_SUMMARY_TOKENS,
+            remaining_requests: remaining,
+            summary_mode: strata_compaction::resolve_summary_mode(
+                settings,
+                &self.config.capabilities,
+                same_model,
+            ),
+        };
+        Ok(strata_compaction::cost_says_compact(
+            &estimate,
+            &self.config.model.prices,
+        ))
     }
 
     /// Where summary requests go: the separate summary model, else the session's.
@@ -576,6 +626,7 @@ impl Agent {
         };
         let entry = strata_compaction::compaction_entry(&result, self.context()?);
         let id = self.session.append_compaction(entry)?;
+        self.requests_since_compaction = 0;
         self.emit(AgentEvent::CompactionEnd {
             entry_id: Some(id.clone()),
             tokens_before: result.tokens_before,
@@ -642,6 +693,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<(AgentMessage, StopReason), AgentError> {
         let (request, report) = self.render()?;
+        self.requests_since_compaction += 1;
         self.emit(AgentEvent::RequestStart {
             chapter_bytes: [
                 report.tools.bytes,

@@ -3,6 +3,9 @@
 //!
 //! 1. [`estimate_context_tokens`] and [`should_compact`]: the last response's real usage plus
 //!    chars/4 for what followed, against `window - reserve_tokens` (or a percentage).
+//!    With [`CompactionTrigger::Cost`] a context is also due earlier, when
+//!    [`cost_says_compact`]: re-reading it over the expected remaining requests costs more than
+//!    summarising it and writing the smaller context once.
 //! 2. [`prepare`]: the cut (never at a tool result, a turn larger than the budget split), the
 //!    messages to summarize (from the previous compaction's first kept entry on), the previous
 //!    summary and the accumulated file lists.
@@ -39,6 +42,7 @@
 
 mod branch;
 mod compact;
+mod cost;
 mod cut;
 mod error;
 mod estimate;
@@ -57,6 +61,7 @@ pub use compact::{
     CompactionResult, SUMMARY_MODE_FIELD, USAGE_CUSTOM_TYPE, USAGE_FIELD, compact,
     compact_with_focus, compaction_entry, recorded_usage, session_usage, usage_record,
 };
+pub use cost::{CompactionTrigger, CostEstimate, EXPECTED_SUMMARY_TOKENS, cost_says_compact};
 pub use cut::{CutPoint, find_cut_point, find_turn_start, is_valid_cut};
 pub use error::CompactionError;
 pub use estimate::{

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use strata_provider::{CacheStyle, Capabilities};
 
+use crate::cost::CompactionTrigger;
 use crate::error::CompactionError;
 
 /// Pi's default headroom kept free for the answer and the summary.
@@ -42,6 +43,8 @@ pub struct CompactionOverride {
     pub summary_mode: Option<SummaryMode>,
     /// Overrides [`CompactionSettings::compaction_model`].
     pub compaction_model: Option<String>,
+    /// Overrides [`CompactionSettings::trigger`].
+    pub trigger: Option<CompactionTrigger>,
 }
 
 /// When and how a session is compacted (config table `[compaction]`, snake_case keys).
@@ -64,6 +67,13 @@ pub struct CompactionSettings {
     /// A separate (cheaper) model for summaries, `provider/model`; it cannot read the
     /// session's cache, so summaries made with it use the transcript form.
     pub compaction_model: Option<String>,
+    /// `window` (default): compact near the window limit only. `cost`: also as soon as
+    /// re-reading the context over the expected remaining requests costs more than summarising
+    /// it and writing the smaller context once (see [`crate::cost_says_compact`]).
+    pub trigger: CompactionTrigger,
+    /// For the `cost` trigger: requests still expected in the session; unset, as many as the
+    /// context already holds (a session tends to go on about as long as it has gone on).
+    pub expected_remaining_requests: Option<u64>,
 }
 
 impl Default for CompactionSettings {
@@ -76,6 +86,8 @@ impl Default for CompactionSettings {
             summary_mode: SummaryMode::CacheFriendly,
             models: BTreeMap::new(),
             compaction_model: None,
+            trigger: CompactionTrigger::Window,
+            expected_remaining_requests: None,
         }
     }
 }
@@ -113,6 +125,9 @@ impl CompactionSettings {
         }
         if patch.compaction_model.is_some() {
             self.compaction_model.clone_from(&patch.compaction_model);
+        }
+        if let Some(trigger) = patch.trigger {
+            self.trigger = trigger;
         }
     }
 
@@ -319,6 +334,27 @@ mod tests {
         );
         let other = settings.for_model("openai", "gpt");
         assert_eq!(other.reserve_tokens, 10000);
+    }
+
+    #[test]
+    fn the_cost_trigger_is_read_from_config_and_overridable_per_model() {
+        let toml = r#"
+            trigger = "cost"
+            expected_remaining_requests = 40
+            [models."cheap"]
+            trigger = "window"
+        "#;
+        let settings: CompactionSettings = toml::from_str(toml).expect("parse");
+        assert_eq!(settings.trigger, CompactionTrigger::Cost);
+        assert_eq!(settings.expected_remaining_requests, Some(40));
+        assert_eq!(
+            settings.for_model("x", "cheap").trigger,
+            CompactionTrigger::Window
+        );
+        assert_eq!(
+            CompactionSettings::default().trigger,
+            CompactionTrigger::Window
+        );
     }
 
     #[test]

@@ -148,6 +148,19 @@ async fn read_edit_bash_answer_through_the_mock_and_a_529_is_retried() {
         [529, 200, 200, 200, 200],
         "the overloaded request was retried"
     );
+    // The first request of a new session names the configured model too.
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| r.model == "claude-sonnet-4-5"),
+        "{:?}",
+        server
+            .requests()
+            .iter()
+            .map(|r| &r.model)
+            .collect::<Vec<_>>()
+    );
     // Usage with cache accounting was stored on every answer.
     let last = messages(agent.session())
         .into_iter()

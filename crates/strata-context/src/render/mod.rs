@@ -42,7 +42,9 @@ pub use convert::{
 pub use digest::{Chapter, ChapterDigest, Divergence, Fnv1a, RequestBytes};
 pub use renderer::Renderer;
 pub use report::{RenderNote, RenderReport};
-pub use tools::{DEFERRED_PLACEHOLDER, deferred_placeholder};
+pub use tools::{
+    DEFERRED_PLACEHOLDER, DYNAMIC_TOOLS_RECENT_MESSAGES, deferred_placeholder, guessed_tools,
+};
 
 use plan::{Item, Plan};
 use prompt::{Declarations, patch_message, system_chapter};
@@ -63,6 +65,10 @@ pub enum RenderPolicy {
     /// What most harnesses do: the system prompt is rewritten in place on every change and
     /// withdrawn tools are cut from the array (for comparisons).
     Naive,
+    /// What some harnesses do to send fewer tokens: per request, the tools array holds only the
+    /// live tools the model is guessed to need (those called in the recent messages plus those
+    /// the last user message names), recomputed every time (for comparisons).
+    DynamicTools,
 }
 
 /// Settings of a render beyond the context and the capabilities.
@@ -201,6 +207,10 @@ impl<'a> Frame<'a> {
                 (fold, ToolLayout::strata(capabilities, fold))
             }
             RenderPolicy::Naive => (true, ToolLayout::naive()),
+            RenderPolicy::DynamicTools => {
+                let fold = !capabilities.mid_conversation_system;
+                (fold, ToolLayout::dynamic())
+            }
         };
         let tools = tools_chapter(context, layout);
         let system = if fold {

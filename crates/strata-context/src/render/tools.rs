@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use serde_json::{Value, json};
 use strata_provider::{Capabilities, ToolDefinition};
-use strata_session::EntryId;
+use strata_session::{AgentMessage, EntryId};
 
 use crate::flatten::Context;
 use crate::ledger::LedgerTool;
@@ -33,6 +33,8 @@ pub(crate) struct ToolLayout {
     pub defer_later: bool,
     /// The placeholder follows the tools the chain started with.
     pub placeholder: bool,
+    /// Only the tools [`guessed_tools`] names are shown (the dynamic-tools policy).
+    pub guessed_only: bool,
 }
 
 impl ToolLayout {
@@ -43,6 +45,15 @@ impl ToolLayout {
             live_only: fold,
             defer_later: !fold && deferred && capabilities.tool_addition,
             placeholder: deferred && capabilities.deferred_tool_placeholder,
+            guessed_only: false,
+        }
+    }
+
+    /// The dynamic-tools layout: live tools the model is guessed to need, nothing deferred.
+    pub fn dynamic() -> Self {
+        Self {
+            guessed_only: true,
+            ..Self::naive()
         }
     }
 
@@ -52,6 +63,7 @@ impl ToolLayout {
             live_only: true,
             defer_later: false,
             placeholder: false,
+            guessed_only: false,
         }
     }
 }
@@ -71,7 +83,15 @@ pub(crate) fn patch_ids(context: &Context) -> HashSet<&EntryId> {
 pub(crate) fn tools_chapter(context: &Context, layout: ToolLayout) -> Vec<ToolDefinition> {
     let patches = patch_ids(context);
     let later = |tool: &LedgerTool| patches.contains(&tool.declared_by);
-    let shown = |tool: &&LedgerTool| !layout.live_only || tool.is_live();
+    let guessed: HashSet<String> = if layout.guessed_only {
+        guessed_tools(context).into_iter().collect()
+    } else {
+        HashSet::new()
+    };
+    let shown = |tool: &&LedgerTool| {
+        (!layout.live_only || tool.is_live())
+            && (!layout.guessed_only || guessed.contains(&tool.name))
+    };
     let all = context.tools.all();
     let mut tools: Vec<ToolDefinition> = all
         .iter()
@@ -89,6 +109,51 @@ pub(crate) fn tools_chapter(context: &Context, layout: ToolLayout) -> Vec<ToolDe
             .map(|tool| definition(tool, layout.defer_later)),
     );
     tools
+}
+
+/// How many of the last context messages the dynamic-tools policy looks at for tool calls.
+pub const DYNAMIC_TOOLS_RECENT_MESSAGES: usize = 8;
+
+/// The live tools the dynamic-tools policy sends, in ledger order: those called in the last
+/// [`DYNAMIC_TOOLS_RECENT_MESSAGES`] messages, those the last user message names, and the
+/// first live tool when nothing else is guessed (a request always offers one tool).
+pub fn guessed_tools(context: &Context) -> Vec<String> {
+    let recent = context
+        .messages
+        .len()
+        .saturating_sub(DYNAMIC_TOOLS_RECENT_MESSAGES);
+    let mut called: HashSet<&str> = HashSet::new();
+    for message in &context.messages[recent..] {
+        if let AgentMessage::Assistant(assistant) = message.message.as_ref() {
+            called.extend(assistant.tool_calls().map(|call| call.name.as_str()));
+        }
+    }
+    let last_user = context
+        .messages
+        .iter()
+        .rev()
+        .find_map(|message| match message.message.as_ref() {
+            AgentMessage::User(user) => Some(user.content.text_joined(" ")),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let named = |name: &str| {
+        last_user
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+            .any(|word| word == name)
+    };
+    let mut guessed: Vec<String> = context
+        .tools
+        .live()
+        .filter(|tool| called.contains(tool.name.as_str()) || named(&tool.name))
+        .map(|tool| tool.name.clone())
+        .collect();
+    if guessed.is_empty()
+        && let Some(first) = context.tools.live().next()
+    {
+        guessed.push(first.name.clone());
+    }
+    guessed
 }
 
 /// A ledger definition (`name`, `description`, `parameters`, extra fields) as a request tool;

@@ -16,7 +16,7 @@ proptest! {
         initial in 1usize..6,
         steps in prop::collection::vec(step(), 1..20),
         jumps in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
-        naive in any::<bool>(),
+        policy in prop::sample::select(vec![RenderPolicy::Strata, RenderPolicy::Naive, RenderPolicy::DynamicTools]),
     ) {
         let mut script = Script::new();
         start(&mut script, initial);
@@ -38,7 +38,6 @@ proptest! {
             let target = leaves[at].clone();
             leaves.insert(at + 1, target);
         }
-        let policy = if naive { RenderPolicy::Naive } else { RenderPolicy::Strata };
         for capabilities in [full(), mid_only(), no_mid()] {
             let options = RenderOptions::new().cache_key("k").max_tokens(100).policy(policy);
             let mut renderer = Renderer::new(capabilities.clone(), options.clone());

@@ -1,0 +1,348 @@
+//! Plays a workload through the real agent loop (strata-agent `Agent`) against an in-process
+//! strata-mock, with real tools in a temporary directory, and turns the mock's records into
+//! [`Run`] rows.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use strata_agent::{Agent, AgentConfig, AgentEvent};
+use strata_compaction::CompactionSettings;
+use strata_mock::{MockConfig, MockServer, RequestRecord, Scenario};
+use strata_provider::{ApiKey, StreamOptions};
+use strata_session::{EntryId, Session, WriteOptions};
+
+use crate::bench::ideal::{BodyShape, IdealCache};
+use crate::bench::model::{CacheModel, endpoint};
+use crate::bench::run::{MissCause, RequestKind, RequestRow, Run};
+use crate::bench::strategy::Strategy;
+use crate::bench::tools::tool_set;
+use crate::bench::workload::{BUILTIN_TOOLS, Workload};
+
+/// Text only the summary requests carry (strata's and Pi's summary instructions).
+const SUMMARY_MARKERS: [&str; 3] = [
+    "Use exactly this format:",
+    "Rules for the update:",
+    "Summarize it so the kept remainder of the turn makes sense",
+];
+
+/// Runs `workload` with `strategy` on `cache_model`.
+pub fn run(workload: &Workload, strategy: Strategy, cache_model: CacheModel) -> Result<Run> {
+    run_with_usage(workload, strategy, cache_model).map(|(run, _)| run)
+}
+
+/// The usage the agent itself reported (its `usage` and `compaction_end` events), to check
+/// against the provider's accounting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AgentUsage {
+    /// Requests reported.
+    pub requests: usize,
+    /// Uncached input.
+    pub uncached: u64,
+    /// Read from the cache.
+    pub cache_read: u64,
+    /// Written to the cache.
+    pub cache_write: u64,
+    /// Output.
+    pub output: u64,
+}
+
+impl AgentUsage {
+    fn add(&mut self, usage: &strata_provider::Usage) {
+        self.requests += 1;
+        self.uncached += usage.input;
+        self.cache_read += usage.cache_read;
+        self.cache_write += usage.cache_write();
+        self.output += usage.output;
+    }
+}
+
+/// [`run`], with the usage the agent reported for its turns and compactions.
+pub fn run_with_usage(
+    workload: &Workload,
+    strategy: Strategy,
+    cache_model: CacheModel,
+) -> Result<(Run, AgentUsage)> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    runtime.block_on(play(workload, strategy, cache_model))
+}
+
+/// Whether the linked strata-mock plays `playback = "sequence"` scenarios.
+pub fn mock_plays_sequences() -> bool {
+    Scenario::from_toml("playback = \"sequence\"\n", "probe").is_ok()
+}
+
+async fn play(
+    workload: &Workload,
+    strategy: Strategy,
+    cache_model: CacheModel,
+) -> Result<(Run, AgentUsage)> {
+    let sequence = mock_plays_sequences();
+    let needs_sequence = workload.tasks.len() > 1
+        || workload
+            .tasks
+            .iter()
+            .any(|task| task.events.iter().any(|e| e.branch_back_tasks.is_some()));
+    if needs_sequence && !sequence {
+        bail!(
+            "workload {} needs strata-mock's sequence playback (`playback = \"sequence\"`), which \
+             this build of strata-mock does not have yet",
+            workload.spec.name
+        );
+    }
+    let scenario_text = workload.scenario_toml(sequence)?;
+    let scenario = Scenario::from_toml(&scenario_text, &workload.source.display().to_string())
+        .context("loading the generated scenario")?;
+    let server = Arc::new(
+        MockServer::start(MockConfig::new().with_scenario(scenario))
+            .await
+            .context("starting strata-mock")?,
+    );
+    let step = Duration::from_secs(workload.spec.seconds_between_requests);
+    let clock_server = Arc::clone(&server);
+    let clock = Arc::new(move || {
+        clock_server.advance_clock(step);
+    });
+    let endpoint = endpoint(cache_model, workload.spec.context_window, clock)?;
+    let prices = endpoint.model.prices;
+    let shape = match cache_model {
+        CacheModel::AnthropicFiveMinutes | CacheModel::AnthropicOneHour => BodyShape::Anthropic,
+        CacheModel::OpenAiAutomatic => BodyShape::Responses,
+        CacheModel::DeepSeekDisk => BodyShape::Chat,
+    };
+    let (increment, min_tokens) = cache_model.granularity(&endpoint.capabilities);
+    let mut ideal = IdealCache::new(shape, increment, min_tokens);
+
+    let cwd = tempfile::tempdir().context("creating the working directory")?;
+    let home = tempfile::tempdir().context("creating the session directory")?;
+    workload.seed(cwd.path())?;
+    let session = Session::create(
+        home.path().join("session.jsonl"),
+        &cwd.path().display().to_string(),
+        WriteOptions::default(),
+    )
+    .context("creating the session")?;
+    let base = CompactionSettings {
+        reserve_tokens: workload.spec.reserve_tokens,
+        keep_recent_tokens: workload.spec.keep_recent_tokens,
+        ..CompactionSettings::default()
+    };
+    let mut builtins: Vec<&str> = BUILTIN_TOOLS.to_vec();
+    let mut bench_tools: Vec<String> = workload.spec.start_tools.clone();
+    let config = AgentConfig {
+        cwd: cwd.path().to_path_buf(),
+        model: endpoint.model.clone(),
+        capabilities: endpoint.capabilities.clone(),
+        api: endpoint.api.clone(),
+        max_tokens: Some(4096),
+        global_dir: None,
+        custom_intro: None,
+        append_system_prompt: None,
+        stream: StreamOptions {
+            base_url: Some(server.base_url()),
+            api_key: Some(ApiKey::new("bench-key")),
+            ..StreamOptions::default()
+        },
+        render_policy: strategy.render_policy(),
+        compaction: strategy.compaction(&base),
+        summary_model: None,
+    };
+    let mut agent = Agent::new(
+        session,
+        endpoint.provider.clone(),
+        tool_set(&builtins, &bench_tools),
+        config,
+    );
+    let mut events = agent.subscribe();
+
+    let start_ms = server.requests().first().map_or(0, |r| r.at_ms);
+    let mut collector = Collector {
+        rows: Vec::new(),
+        next_seq: 1,
+        namespaces: HashSet::new(),
+        start_ms,
+        prices,
+    };
+    let mut leaves: Vec<Option<EntryId>> = Vec::new();
+    let mut completed = 0;
+    let mut compactions = 0;
+    let mut reported = AgentUsage::default();
+    for task in &workload.tasks {
+        for event in &task.events {
+            if event.idle_seconds > 0 {
+                server.advance_clock(Duration::from_secs(event.idle_seconds));
+            }
+            if !event.tools_remove.is_empty() || !event.tools_add.is_empty() {
+                builtins.retain(|name| !event.tools_remove.iter().any(|r| r == name));
+                bench_tools.retain(|name| !event.tools_remove.contains(name));
+                for name in &event.tools_add {
+                    if !bench_tools.contains(name) {
+                        bench_tools.push(name.clone());
+                    }
+                }
+                agent.set_tools(tool_set(&builtins, &bench_tools));
+            }
+            if let Some(text) = &event.agents_md {
+                let path = cwd.path().join("AGENTS.md");
+                std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            if let Some(back) = event.branch_back_tasks {
+                let Some(target) = leaves.len().checked_sub(back).and_then(|i| leaves.get(i))
+                else {
+                    bail!(
+                        "workload {}: cannot go back {back} tasks before task {}",
+                        workload.spec.name,
+                        task.index
+                    );
+                };
+                let target = target.clone();
+                agent
+                    .navigate(target.as_ref(), true, None)
+                    .await
+                    .with_context(|| format!("branching before task {}", task.index + 1))?;
+                collector.take(&server, &mut ideal, Some(RequestKind::BranchSummary))?;
+            }
+        }
+        leaves.push(agent.session().leaf().cloned());
+        let summary = agent
+            .prompt(task.prompt.clone())
+            .await
+            .with_context(|| format!("{}: task {}", workload.spec.name, task.index + 1))?;
+        if summary.reason == "stop" && summary.final_text == task.final_text {
+            completed += 1;
+        }
+        while let Ok(event) = events.try_recv() {
+            match event {
+                AgentEvent::Usage { usage, .. } => reported.add(&usage),
+                AgentEvent::CompactionEnd {
+                    entry_id, usage, ..
+                } => {
+                    if entry_id.is_some() {
+                        compactions += 1;
+                    }
+                    if let Some(usage) = usage {
+                        reported.add(&usage);
+                    }
+                }
+                _ => {}
+            }
+        }
+        collector.take(&server, &mut ideal, None)?;
+        if task.idle_after > 0 {
+            server.advance_clock(Duration::from_secs(task.idle_after));
+        }
+    }
+    let run = Run {
+        harness: "strata".to_owned(),
+        strategy: strategy.name().to_owned(),
+        workload: workload.spec.name.clone(),
+        cache_model: cache_model.name().to_owned(),
+        requests: collector.rows,
+        tasks_completed: completed,
+        tasks_total: workload.tasks.len(),
+        compactions,
+    };
+    Ok((run, reported))
+}
+
+/// Turns the mock's records into rows as they arrive (the mock keeps only recent bodies).
+struct Collector {
+    rows: Vec<RequestRow>,
+    next_seq: u64,
+    namespaces: HashSet<Option<String>>,
+    start_ms: u64,
+    prices: strata_provider::Prices,
+}
+
+impl Collector {
+    fn take(
+        &mut self,
+        server: &MockServer,
+        ideal: &mut IdealCache,
+        kind: Option<RequestKind>,
+    ) -> Result<()> {
+        let records: Vec<RequestRecord> = server
+            .requests()
+            .into_iter()
+            .filter(|record| record.seq >= self.next_seq)
+            .collect();
+        for record in records {
+            self.next_seq = record.seq + 1;
+            if record.status != 200 {
+                bail!(
+                    "request {} was refused ({}): {}",
+                    record.seq,
+                    record.status,
+                    record.error.unwrap_or_default()
+                );
+            }
+            let Some(cache) = record.cache else {
+                bail!("request {} has no cache accounting", record.seq);
+            };
+            let Some(body) = &record.body else {
+                bail!("request {} has no recorded body", record.seq);
+            };
+            if let Some(dir) = std::env::var_os("STRATA_BENCH_DUMP_BODIES") {
+                let path = std::path::Path::new(&dir).join(format!("{}.json", record.seq));
+                let _ = std::fs::write(path, body.to_string());
+            }
+            let (new_tokens, total) = ideal.account(body)?;
+            if total != cache.input_tokens {
+                bail!(
+                    "request {}: the bench counts {total} prompt tokens, the mock {}",
+                    record.seq,
+                    cache.input_tokens
+                );
+            }
+            let text = body.to_string();
+            let kind = kind.unwrap_or_else(|| {
+                if SUMMARY_MARKERS.iter().any(|marker| text.contains(marker)) {
+                    RequestKind::Summary
+                } else {
+                    RequestKind::Turn
+                }
+            });
+            let first = self.namespaces.insert(record.cache_key.clone()) || self.rows.is_empty();
+            let cause = if first {
+                MissCause::First
+            } else if let Some(change) = record.changed {
+                match change.chapter {
+                    strata_mock::prompt::Chapter::Tools => MissCause::Tools,
+                    strata_mock::prompt::Chapter::System => MissCause::System,
+                    strata_mock::prompt::Chapter::Messages => MissCause::Messages,
+                }
+            } else if cache.cache_read == 0 {
+                MissCause::Expired
+            } else {
+                MissCause::Appended
+            };
+            let p = &self.prices;
+            let cost = (cache.uncached as f64 * p.input
+                + cache.cache_read as f64 * p.cache_read
+                + cache.cache_write_5m as f64 * p.cache_write_5m
+                + cache.cache_write_1h as f64 * p.cache_write_1h
+                + record.output_tokens as f64 * p.output)
+                / 1_000_000.0;
+            self.rows.push(RequestRow {
+                seq: self.rows.len() + 1,
+                at_ms: record.at_ms.saturating_sub(self.start_ms),
+                kind,
+                input: cache.input_tokens,
+                cache_read: cache.cache_read,
+                cache_write: cache.cache_write,
+                uncached: cache.uncached,
+                output: record.output_tokens,
+                cost,
+                new_tokens,
+                cause,
+            });
+        }
+        Ok(())
+    }
+}

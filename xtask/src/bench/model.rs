@@ -1,0 +1,206 @@
+//! The cache models a workload runs against: which provider row, model and wire protocol, and
+//! what the mock simulates. Prices come from the capability table's row for the model.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use async_trait::async_trait;
+use strata_provider::transport::{HttpClient, RetryPolicy, TransportConfig};
+use strata_provider::{
+    CacheTtl, Capabilities, Catalog, EventStream, Model, Protocol, Provider, ProviderError,
+    Request, StreamOptions,
+};
+
+/// A provider's prompt cache, as strata-mock simulates it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CacheModel {
+    /// Anthropic explicit breakpoints, 5-minute lifetime (claude-sonnet-4-5).
+    AnthropicFiveMinutes,
+    /// Anthropic explicit breakpoints asked for with the 1-hour lifetime.
+    AnthropicOneHour,
+    /// OpenAI's automatic prefix cache (gpt-5 on the Responses API).
+    OpenAiAutomatic,
+    /// DeepSeek's disk cache (deepseek-v4-flash on Chat Completions).
+    DeepSeekDisk,
+}
+
+impl CacheModel {
+    /// Every cache model, in table order.
+    pub const ALL: [Self; 4] = [
+        Self::AnthropicFiveMinutes,
+        Self::AnthropicOneHour,
+        Self::OpenAiAutomatic,
+        Self::DeepSeekDisk,
+    ];
+
+    /// The name used in tables and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AnthropicFiveMinutes => "anthropic-5m",
+            Self::AnthropicOneHour => "anthropic-1h",
+            Self::OpenAiAutomatic => "openai",
+            Self::DeepSeekDisk => "deepseek",
+        }
+    }
+
+    /// Parses a name from [`Self::name`].
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|model| model.name() == name)
+    }
+
+    /// `provider/model` of the representative model priced.
+    pub fn qualified_model(self) -> (&'static str, &'static str) {
+        match self {
+            Self::AnthropicFiveMinutes | Self::AnthropicOneHour => {
+                ("anthropic", "claude-sonnet-4-5")
+            }
+            Self::OpenAiAutomatic => ("openai", "gpt-5"),
+            Self::DeepSeekDisk => ("deepseek", "deepseek-v4-flash"),
+        }
+    }
+
+    /// The breakpoint lifetime strata asks for.
+    pub fn ttl(self) -> Option<CacheTtl> {
+        match self {
+            Self::AnthropicOneHour => Some(CacheTtl::OneHour),
+            _ => None,
+        }
+    }
+
+    /// Granularity and minimum of the cache, for the ideal: `(increment, min_tokens)`.
+    pub fn granularity(self, capabilities: &Capabilities) -> (u64, u64) {
+        let protocol = self.protocol();
+        let profile = strata_mock::ModelProfile::from_capabilities(
+            protocol.into(),
+            self.qualified_model().1,
+            capabilities,
+        );
+        (profile.cache.increment.max(1), profile.cache.min_tokens)
+    }
+
+    fn protocol(self) -> Protocol {
+        match self {
+            Self::AnthropicFiveMinutes | Self::AnthropicOneHour => Protocol::AnthropicMessages,
+            Self::OpenAiAutomatic => Protocol::OpenaiResponses,
+            Self::DeepSeekDisk => Protocol::OpenaiChat,
+        }
+    }
+}
+
+/// A provider, its model and what render needs, ready to point at a mock server.
+pub struct Endpoint {
+    /// The adapter (wrapped: see [`BenchProvider`]).
+    pub provider: Arc<dyn Provider>,
+    /// The model, with the window the workload asks for.
+    pub model: Model,
+    /// The row's capabilities for the model.
+    pub capabilities: Capabilities,
+    /// The protocol name recorded on assistant messages.
+    pub api: String,
+}
+
+/// Builds the adapter for `cache_model`, wrapped so that each request advances `clock` first.
+pub fn endpoint(
+    cache_model: CacheModel,
+    context_window: u64,
+    clock: Arc<dyn Fn() + Send + Sync>,
+) -> Result<Endpoint> {
+    let catalog = Catalog::builtin().context("loading the capability table")?;
+    let (provider_id, model_id) = cache_model.qualified_model();
+    let row = catalog
+        .provider(provider_id)
+        .with_context(|| format!("provider {provider_id} is not in the capability table"))?
+        .clone();
+    let mut model = catalog.model(provider_id, model_id).with_context(|| {
+        format!("model {provider_id}/{model_id} is not in the capability table")
+    })?;
+    model.context_window = context_window;
+    let transport = TransportConfig {
+        retry: RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(5),
+            max_delay: Duration::from_millis(50),
+        },
+        ..TransportConfig::default()
+    };
+    let client = HttpClient::new(&transport).context("building the HTTP client")?;
+    let (inner, api): (Arc<dyn Provider>, &str) = match cache_model.protocol() {
+        Protocol::AnthropicMessages => (
+            Arc::new(strata_anthropic::AnthropicProvider::for_row(&row, client)),
+            "anthropic-messages",
+        ),
+        Protocol::OpenaiResponses => (
+            Arc::new(strata_openai_responses::ResponsesProvider::new(
+                row.clone(),
+                client,
+            )),
+            "openai-responses",
+        ),
+        _ => (
+            Arc::new(strata_openai::OpenAiChatProvider::for_row(&row, client)),
+            "openai-completions",
+        ),
+    };
+    let provider = Arc::new(BenchProvider {
+        inner,
+        ttl: cache_model.ttl(),
+        clock,
+    });
+    Ok(Endpoint {
+        provider,
+        capabilities: row.capabilities(&model.id),
+        model,
+        api: api.to_owned(),
+    })
+}
+
+/// The adapter, with the benchmark's two interventions: the virtual clock moves before each
+/// request (time between requests), and every breakpoint asks for the cache model's lifetime
+/// (how a harness opts into Anthropic's 1-hour cache).
+pub struct BenchProvider {
+    inner: Arc<dyn Provider>,
+    ttl: Option<CacheTtl>,
+    clock: Arc<dyn Fn() + Send + Sync>,
+}
+
+#[async_trait]
+impl Provider for BenchProvider {
+    fn protocol(&self) -> Protocol {
+        self.inner.protocol()
+    }
+
+    async fn stream(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<EventStream, ProviderError> {
+        (self.clock)();
+        match self.ttl {
+            Some(ttl) => {
+                let mut request = request.clone();
+                for breakpoint in &mut request.breakpoints {
+                    breakpoint.ttl = ttl;
+                }
+                self.inner.stream(model, &request, options).await
+            }
+            None => self.inner.stream(model, request, options).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_every_model_is_in_the_table() {
+        for model in CacheModel::ALL {
+            assert_eq!(CacheModel::parse(model.name()), Some(model));
+            let endpoint = endpoint(model, 100_000, Arc::new(|| {})).unwrap();
+            assert_eq!(endpoint.model.context_window, 100_000);
+            assert!(endpoint.model.prices.cache_read > 0.0, "{model:?}");
+        }
+    }
+}

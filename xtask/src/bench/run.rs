@@ -1,0 +1,248 @@
+//! What one run of a workload produces, whoever ran it: one row per request sent to the
+//! provider, the tasks completed, and the totals the tables are made of. strata's own runs and
+//! the peers' runs (Pi, Claude Code) fill the same types, so one table writer serves all.
+
+use serde::{Deserialize, Serialize};
+
+/// Where the tokens of a request that were not read from the cache are charged: the chapter
+/// where the request first departs from the previous one in its cache namespace, or why the
+/// cache had nothing to give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissCause {
+    /// The first request of its cache namespace: everything is new.
+    First,
+    /// The request changed the tools array.
+    Tools,
+    /// The request changed the system prompt.
+    System,
+    /// The request changed an earlier message (compaction, branch, a rewritten transcript).
+    Messages,
+    /// The request only appended: the miss is the appended part.
+    Appended,
+    /// The request only appended, yet nothing was read: the entry had expired (TTL).
+    Expired,
+}
+
+impl MissCause {
+    /// The name used in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::First => "first",
+            Self::Tools => "tools",
+            Self::System => "system",
+            Self::Messages => "messages",
+            Self::Appended => "appended",
+            Self::Expired => "expired",
+        }
+    }
+
+    /// Every cause, in table order.
+    pub const ALL: [Self; 6] = [
+        Self::First,
+        Self::Tools,
+        Self::System,
+        Self::Messages,
+        Self::Appended,
+        Self::Expired,
+    ];
+}
+
+/// What a request was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    /// A turn of the agent loop.
+    Turn,
+    /// A compaction summary.
+    Summary,
+    /// A branch summary.
+    BranchSummary,
+}
+
+/// One request as the provider (here: strata-mock) accounted it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRow {
+    /// 1-based position in the run.
+    pub seq: usize,
+    /// Virtual time of arrival, milliseconds since the run started.
+    pub at_ms: u64,
+    /// What the request was for.
+    pub kind: RequestKind,
+    /// All prompt tokens.
+    pub input: u64,
+    /// Read from the cache.
+    pub cache_read: u64,
+    /// Written to the cache (every lifetime).
+    pub cache_write: u64,
+    /// Neither read nor written.
+    pub uncached: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// What the request cost at list prices, USD.
+    pub cost: f64,
+    /// Prompt tokens an ideal prefix cache would still have to process: those past the longest
+    /// prefix shared with any earlier request (rounded to the cache's granularity).
+    pub new_tokens: u64,
+    /// Where the misses of this request are charged.
+    pub cause: MissCause,
+}
+
+impl RequestRow {
+    /// Tokens not read from the cache.
+    pub fn missed(&self) -> u64 {
+        self.cache_write + self.uncached
+    }
+}
+
+/// One workload run by one harness with one strategy on one cache model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// Who ran it: `strata`, `pi`, `claude-code`.
+    pub harness: String,
+    /// The strategy's name (`strata`, `naive`, `dynamic-tools`, `cost-trigger`; a peer's name).
+    pub strategy: String,
+    /// The workload's name.
+    pub workload: String,
+    /// The cache model's name (see [`super::model::CacheModel::name`]).
+    pub cache_model: String,
+    /// Every request, in order.
+    pub requests: Vec<RequestRow>,
+    /// Tasks that ended as scripted.
+    pub tasks_completed: usize,
+    /// Tasks in the workload.
+    pub tasks_total: usize,
+    /// Compactions the run made.
+    pub compactions: usize,
+}
+
+/// Sums over a run's requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Totals {
+    /// Requests.
+    pub requests: usize,
+    /// Prompt tokens.
+    pub input: u64,
+    /// Read from the cache.
+    pub cache_read: u64,
+    /// Written.
+    pub cache_write: u64,
+    /// Uncached.
+    pub uncached: u64,
+    /// Output.
+    pub output: u64,
+    /// USD.
+    pub cost: f64,
+    /// Tokens new to an ideal cache.
+    pub new_tokens: u64,
+}
+
+impl Totals {
+    /// The sums of `rows`.
+    pub fn of<'a>(rows: impl IntoIterator<Item = &'a RequestRow>) -> Self {
+        let mut totals = Self::default();
+        for row in rows {
+            totals.requests += 1;
+            totals.input += row.input;
+            totals.cache_read += row.cache_read;
+            totals.cache_write += row.cache_write;
+            totals.uncached += row.uncached;
+            totals.output += row.output;
+            totals.cost += row.cost;
+            totals.new_tokens += row.new_tokens;
+        }
+        totals
+    }
+
+    /// Token-weighted hit rate: read / (uncached + read + written).
+    pub fn hit_rate(&self) -> f64 {
+        let all = self.uncached + self.cache_read + self.cache_write;
+        if all == 0 {
+            0.0
+        } else {
+            self.cache_read as f64 / all as f64
+        }
+    }
+
+    /// The hit rate of an ideal prefix cache on the same requests: 1 − new / all.
+    pub fn ideal_hit_rate(&self) -> f64 {
+        if self.input == 0 {
+            0.0
+        } else {
+            1.0 - self.new_tokens as f64 / self.input as f64
+        }
+    }
+
+    /// Mean prompt tokens per request.
+    pub fn mean_input(&self) -> f64 {
+        if self.requests == 0 {
+            0.0
+        } else {
+            self.input as f64 / self.requests as f64
+        }
+    }
+}
+
+impl Run {
+    /// Sums over every request.
+    pub fn totals(&self) -> Totals {
+        Totals::of(&self.requests)
+    }
+
+    /// Whether every task ended as scripted.
+    pub fn all_tasks_completed(&self) -> bool {
+        self.tasks_completed == self.tasks_total
+    }
+
+    /// Missed tokens (written + uncached) by cause, in [`MissCause::ALL`] order.
+    pub fn misses_by_cause(&self) -> [(MissCause, u64); 6] {
+        MissCause::ALL.map(|cause| {
+            let missed = self
+                .requests
+                .iter()
+                .filter(|row| row.cause == cause)
+                .map(RequestRow::missed)
+                .sum();
+            (cause, missed)
+        })
+    }
+
+    /// `workload / cache model / strategy`, for messages.
+    pub fn label(&self) -> String {
+        format!(
+            "{} / {} / {}",
+            self.workload, self.cache_model, self.strategy
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(read: u64, write: u64, uncached: u64, new_tokens: u64) -> RequestRow {
+        RequestRow {
+            seq: 1,
+            at_ms: 0,
+            kind: RequestKind::Turn,
+            input: read + write + uncached,
+            cache_read: read,
+            cache_write: write,
+            uncached,
+            output: 10,
+            cost: 0.5,
+            new_tokens,
+            cause: MissCause::Appended,
+        }
+    }
+
+    #[test]
+    fn hit_rate_weighs_tokens_and_counts_writes_as_misses() {
+        let totals = Totals::of(&[row(900, 100, 0, 100), row(0, 0, 1000, 1000)]);
+        assert_eq!(totals.input, 2000);
+        assert!((totals.hit_rate() - 0.45).abs() < 1e-12);
+        assert!((totals.ideal_hit_rate() - 0.45).abs() < 1e-12);
+        assert!((totals.cost - 1.0).abs() < 1e-12);
+        assert_eq!(Totals::default().hit_rate(), 0.0);
+    }
+}
