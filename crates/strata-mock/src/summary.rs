@@ -1,6 +1,7 @@
 //! Summary requests: recognising the compaction, split-turn and branch-summary requests of
-//! strata and Pi by their fixed instruction text, and the default summary the scripted model
-//! writes when the scenario has no `[[summary]]` entry left.
+//! strata and Pi, and Claude Code's compaction request, by their fixed instruction text; and
+//! the default summary the scripted model writes when the scenario has no `[[summary]]` entry
+//! left.
 //!
 //! The phrases below are copied from the harnesses' prompts (strata-compaction's
 //! `prompt.rs`; Pi's `core/compaction/*.js`), not imported: the simulator must not depend on
@@ -30,6 +31,13 @@ const STRATA_TURN_START: &str = "<turn-start>";
 const STRATA_SYSTEM: &str = "You turn a transcript of a session between a user and an AI coding assistant into a structured summary";
 /// Pi's summarizer system prompt, first sentence.
 const PI_SYSTEM: &str = "You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant";
+
+/// Claude Code's compaction request: the session's own request plus a user message whose
+/// opening lines (a "no tools" warning, then this task sentence) ask for the summary.
+const CLAUDE_CODE_COMPACT: &str =
+    "Your task is to create a detailed summary of the conversation so far";
+/// How far into the last user text Claude Code's task sentence may start.
+const CLAUDE_CODE_OPENING_CHARS: usize = 800;
 
 /// Instruction phrases of transcript-form requests, with the summary each asks for.
 const TRANSCRIPT_PHRASES: &[(&str, SummaryKind)] = &[
@@ -92,6 +100,12 @@ impl SummaryKind {
             } else {
                 Self::History
             });
+        }
+        if last
+            .find(CLAUDE_CODE_COMPACT)
+            .is_some_and(|at| at < CLAUDE_CODE_OPENING_CHARS)
+        {
+            return Some(Self::History);
         }
         let system = &conversation.system_text;
         let summarizer = system.contains(STRATA_SYSTEM) || system.contains(PI_SYSTEM);
@@ -273,6 +287,27 @@ mod tests {
             &["Why does the prompt say 'The transcript above is a session to summarize.'?"],
         );
         assert_eq!(SummaryKind::recognise(&chat), None);
+        let quoted_late = format!(
+            "{}\nThen Claude Code says: {CLAUDE_CODE_COMPACT}.",
+            "Here is a long note about compaction prompts. ".repeat(20)
+        );
+        let chat = conversation("You are a coding agent.", &[quoted_late.as_str()]);
+        assert_eq!(SummaryKind::recognise(&chat), None);
+    }
+
+    #[test]
+    fn claude_codes_compaction_request_is_recognised_by_its_opening() {
+        // The last user message of Claude Code 2.1.332's compaction request (abridged).
+        let request = conversation(
+            "You are a Claude agent, built on Anthropic's Claude Agent SDK.",
+            &[
+                "Read all the files.",
+                "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\n- Do NOT use Read, Bash, Grep, Glob, Edit, Write, or ANY other tool.\n- You already have all the context you need in the conversation above.\n- Tool calls will be REJECTED and will waste your only turn — you will fail the task.\n- Your entire response must be plain text: an <analysis> block followed by a <summary> block.\n\nYour task is to create a detailed summary of the conversation so far, paying close attention to the user's explicit requests and your previous actions.",
+            ],
+        );
+        assert_eq!(SummaryKind::recognise(&request), Some(SummaryKind::History));
+        let summary = default_summary(SummaryKind::History, &request);
+        assert!(summary.contains("Read all the files."), "{summary}");
     }
 
     #[test]
