@@ -495,7 +495,7 @@ fn compact_summarises_and_the_context_starts_with_the_summary() {
     let long = "The parser handles nested expressions and reports errors with spans. ".repeat(60);
     let scenario = Scenario::from_toml(
         &format!(
-            "name = \"long\"\nplayback = \"sequence\"\n[[turn]]\ntext = \"{long}\"\n[[turn]]\ntext = \"{long}\"\n[[summary]]\ntext = \"Two long answers about the parser.\"\n"
+            "name = \"long\"\nplayback = \"sequence\"\n[[turn]]\ntext = \"{long}\"\n[[turn]]\ntext = \"{long}\"\n[[summary]]\nkind = \"history\"\ntext = \"Two long answers about the parser.\"\n"
         ),
         "long.toml",
     )
@@ -855,4 +855,35 @@ fn pi_rpc_client_drives_strata_unchanged() {
     assert_eq!(report["unknownModel"], "Model not found: anthropic/nope");
     let source = std::fs::read_to_string(dir.path().join("src/greeting.rs")).unwrap();
     assert!(source.contains("\"Hello\""));
+}
+
+#[test]
+fn a_retried_request_reports_auto_retry_start_and_end() {
+    let server = demo_mock();
+    server.push_fault(Fault::next(FaultKind::Overloaded));
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    let events = rpc.prompt_and_wait("fix the greeting");
+    let start = events
+        .iter()
+        .position(|e| e["type"] == "auto_retry_start")
+        .expect("a retry is reported");
+    assert_eq!(events[start]["attempt"], 1);
+    assert_eq!(events[start]["maxAttempts"], 3);
+    assert!(events[start]["delayMs"].is_u64());
+    assert!(!events[start]["errorMessage"].as_str().unwrap().is_empty());
+    let end = events
+        .iter()
+        .position(|e| e["type"] == "auto_retry_end")
+        .unwrap();
+    assert!(end > start);
+    assert_eq!(
+        events[end],
+        json!({"type": "auto_retry_end", "success": true, "attempt": 1})
+    );
+    assert_eq!(
+        events.last().unwrap()["messages"].as_array().unwrap().len(),
+        8
+    );
+    rpc.close();
 }

@@ -486,3 +486,267 @@ fn now_millis() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Map;
+    use strata_session::{
+        AssistantMessage, ContentBlock, MessageContent, StopReason, TextContent, ToolCall,
+        ToolResultMessage, Usage, UserMessage,
+    };
+
+    use super::*;
+
+    fn mapper() -> EventMapper {
+        EventMapper::new(
+            Origin {
+                api: "anthropic-messages".into(),
+                provider: "anthropic".into(),
+                model: "m".into(),
+            },
+            3,
+            PathBuf::from("/nonexistent.jsonl"),
+        )
+    }
+
+    fn user(text: &str) -> AgentEvent {
+        message(AgentMessage::User(UserMessage {
+            content: MessageContent::Blocks(vec![ContentBlock::Text(TextContent {
+                text: text.into(),
+                ..TextContent::default()
+            })]),
+            timestamp: 1,
+            extra: Map::new(),
+        }))
+    }
+
+    fn assistant(blocks: Vec<ContentBlock>, stop: StopReason) -> AgentEvent {
+        message(AgentMessage::Assistant(AssistantMessage {
+            content: blocks,
+            api: "anthropic-messages".into(),
+            provider: "anthropic".into(),
+            model: "m".into(),
+            usage: Usage::default(),
+            stop_reason: stop,
+            error_message: None,
+            timestamp: 2,
+            extra: Map::new(),
+        }))
+    }
+
+    fn message(message: AgentMessage) -> AgentEvent {
+        AgentEvent::MessageEnd {
+            entry_id: EntryId::from("e1"),
+            message: Box::new(message),
+        }
+    }
+
+    fn run(mapper: &mut EventMapper, events: Vec<AgentEvent>) -> Vec<Value> {
+        events.into_iter().flat_map(|e| mapper.handle(e)).collect()
+    }
+
+    fn kinds(events: &[Value]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| match e["type"].as_str().unwrap() {
+                "message_update" => format!(
+                    "update:{}",
+                    e["assistantMessageEvent"]["type"].as_str().unwrap()
+                ),
+                "message_start" | "message_end" => format!(
+                    "{}:{}",
+                    e["type"].as_str().unwrap(),
+                    e["message"]["role"].as_str().unwrap()
+                ),
+                other => other.to_owned(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_tool_turn_then_steering_comes_out_in_pis_order() {
+        let mut mapper = mapper();
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: json!({"path": "a"}),
+            thought_signature: None,
+            extra: Map::new(),
+        };
+        let mut out = run(
+            &mut mapper,
+            vec![
+                AgentEvent::AgentStart,
+                user("go"),
+                AgentEvent::TurnStart { turn: 1 },
+                AgentEvent::TextDelta {
+                    text: "Reading".into(),
+                },
+                AgentEvent::ToolCallStart {
+                    id: "c1".into(),
+                    name: "read".into(),
+                },
+                AgentEvent::ToolCallDelta {
+                    index: 1,
+                    arguments: "{\"path\":".into(),
+                },
+                AgentEvent::ToolCallDelta {
+                    index: 1,
+                    arguments: "{\"path\":\"a\"}".into(),
+                },
+                assistant(
+                    vec![
+                        ContentBlock::Text(TextContent {
+                            text: "Reading".into(),
+                            ..TextContent::default()
+                        }),
+                        ContentBlock::ToolCall(call),
+                    ],
+                    StopReason::ToolUse,
+                ),
+                AgentEvent::TurnEnd { turn: 1 },
+                AgentEvent::ToolStart {
+                    id: "c1".into(),
+                    name: "read".into(),
+                    arguments: json!({"path": "a"}),
+                },
+                AgentEvent::ToolEnd {
+                    id: "c1".into(),
+                    name: "read".into(),
+                    is_error: false,
+                },
+                message(AgentMessage::ToolResult(ToolResultMessage {
+                    tool_call_id: "c1".into(),
+                    tool_name: "read".into(),
+                    content: vec![ContentBlock::Text(TextContent {
+                        text: "file".into(),
+                        ..TextContent::default()
+                    })],
+                    details: None,
+                    is_error: false,
+                    timestamp: 3,
+                    extra: Map::new(),
+                })),
+                user("steer"),
+                AgentEvent::SteeringDelivered { count: 1 },
+                AgentEvent::TurnStart { turn: 2 },
+                assistant(vec![], StopReason::Stop),
+                AgentEvent::TurnEnd { turn: 2 },
+                AgentEvent::AgentEnd {
+                    reason: "stop".into(),
+                },
+            ],
+        );
+        out.extend(mapper.finish_run(None));
+        assert_eq!(
+            kinds(&out),
+            [
+                "agent_start",
+                "turn_start",
+                "message_start:user",
+                "message_end:user",
+                "message_start:assistant",
+                "update:text_start",
+                "update:text_delta",
+                "update:text_end",
+                "update:toolcall_start",
+                "update:toolcall_delta",
+                "update:toolcall_delta",
+                "update:toolcall_end",
+                "message_end:assistant",
+                "tool_execution_start",
+                "tool_execution_end",
+                "message_start:toolResult",
+                "message_end:toolResult",
+                "turn_end",
+                "turn_start",
+                "message_start:user",
+                "message_end:user",
+                "message_start:assistant",
+                "message_end:assistant",
+                "turn_end",
+                "agent_end",
+            ]
+        );
+        let deltas: Vec<&Value> = out
+            .iter()
+            .filter(|e| e["assistantMessageEvent"]["type"] == "toolcall_delta")
+            .collect();
+        assert_eq!(deltas[0]["assistantMessageEvent"]["delta"], "{\"path\":");
+        assert_eq!(deltas[1]["assistantMessageEvent"]["delta"], "\"a\"}");
+        assert_eq!(deltas[1]["assistantMessageEvent"]["contentIndex"], 1);
+        assert_eq!(
+            deltas[1]["message"]["content"][1]["arguments"],
+            json!({"path": "a"})
+        );
+        let turn_end = out.iter().find(|e| e["type"] == "turn_end").unwrap();
+        assert_eq!(turn_end["toolResults"][0]["toolCallId"], "c1");
+        assert_eq!(out.last().unwrap()["messages"].as_array().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn a_follow_up_continues_the_run_and_a_failure_is_reported_as_an_error_message() {
+        let mut mapper = mapper();
+        let mut out = run(
+            &mut mapper,
+            vec![
+                AgentEvent::AgentStart,
+                user("one"),
+                AgentEvent::TurnStart { turn: 1 },
+                assistant(vec![], StopReason::Stop),
+                AgentEvent::TurnEnd { turn: 1 },
+                AgentEvent::AgentEnd {
+                    reason: "stop".into(),
+                },
+            ],
+        );
+        mapper.continue_run();
+        out.extend(run(
+            &mut mapper,
+            vec![
+                AgentEvent::AgentStart,
+                user("two"),
+                AgentEvent::TurnStart { turn: 1 },
+                AgentEvent::Retry {
+                    attempt: 1,
+                    wait_ms: 10,
+                    error: "overloaded".into(),
+                },
+                AgentEvent::TurnEnd { turn: 1 },
+                AgentEvent::AgentEnd {
+                    reason: "error".into(),
+                },
+            ],
+        ));
+        out.extend(mapper.finish_run(Some("provider: overloaded")));
+        let kinds = kinds(&out);
+        assert_eq!(kinds.iter().filter(|k| *k == "agent_start").count(), 1);
+        assert_eq!(kinds.iter().filter(|k| *k == "agent_end").count(), 1);
+        assert_eq!(
+            &kinds[kinds.len() - 5..],
+            [
+                "message_start:assistant",
+                "message_end:assistant",
+                "turn_end",
+                "auto_retry_end",
+                "agent_end"
+            ]
+        );
+        let failed = &out[out.len() - 4]["message"];
+        assert_eq!(failed["stopReason"], "error");
+        assert_eq!(failed["errorMessage"], "provider: overloaded");
+        let retry_end = &out[out.len() - 2];
+        assert_eq!(
+            *retry_end,
+            json!({"type": "auto_retry_end", "success": false, "attempt": 1, "finalError": "provider: overloaded"})
+        );
+        let end = out.last().unwrap();
+        let roles: Vec<&str> = end["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    }
+}
