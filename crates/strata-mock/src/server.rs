@@ -252,6 +252,20 @@ impl State {
         record.cache_style = Some(profile.cache.style);
 
         parsed.conversation.key = key;
+        let total = parsed.prompt.total_tokens();
+        // An over-window prompt is refused before the script is consulted, so that it takes
+        // no turn: the harness compacts and sends another conversation, which must get the
+        // turn this one would have had.
+        if total > profile.context_window {
+            let window = profile.context_window;
+            return self.refuse::<W>(
+                record,
+                ErrorKind::ContextLength {
+                    tokens: total,
+                    window,
+                },
+            );
+        }
         let scenario = self.scenario.read().ok().and_then(|s| s.clone());
         let pick = scenario.as_deref().map_or(Pick::Echo, |s| {
             lock(&self.player).pick(s, &parsed.conversation)
@@ -263,7 +277,6 @@ impl State {
             lock(&self.fired_turns).insert(index).then_some(kind)
         });
         record.fault = fault.clone();
-        let total = parsed.prompt.total_tokens();
         let refusal = match &fault {
             Some(FaultKind::RateLimit { retry_after_secs }) => Some(ErrorKind::RateLimit {
                 retry_after_secs: *retry_after_secs,
@@ -274,10 +287,6 @@ impl State {
             Some(FaultKind::ContextLength) => Some(ErrorKind::ContextLength {
                 tokens: total,
                 window: profile.context_window.min(total.saturating_sub(1)),
-            }),
-            _ if total > profile.context_window => Some(ErrorKind::ContextLength {
-                tokens: total,
-                window: profile.context_window,
             }),
             _ => None,
         };

@@ -274,3 +274,31 @@ async fn a_fault_in_a_sequence_turn_is_played_once() {
     assert_eq!(reply.status, 200);
     assert_eq!(reply.json()["content"][0]["text"], "Reading the test.");
 }
+
+#[tokio::test]
+async fn a_prompt_over_the_window_takes_no_turn() {
+    use strata_mock::{MockConfig, ModelRule, Protocol, config::builtin_profile};
+    let mut profile = builtin_profile(Protocol::Anthropic, "claude-sonnet-4-5");
+    profile.context_window = 400;
+    let h = crate::common::start_with(MockConfig::new().with_model(ModelRule {
+        protocol: Some(Protocol::Anthropic),
+        pattern: "claude-sonnet-4-5".into(),
+        profile,
+    }))
+    .await;
+    h.server.load_scenario(sequence());
+    let long = crate::common::filler("x", 600);
+    let over = messages_request(&[json!({"role": "user", "content": long})], false);
+    let refused = h.post("/v1/messages", &over).await;
+    assert_eq!(refused.status, 400);
+    // The harness compacts and sends a shorter conversation: it gets the first turn.
+    let short = messages_request(
+        &[json!({"role": "user", "content": "Fix the failing test."})],
+        false,
+    );
+    let reply = h.post("/v1/messages", &short).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json()["content"][0]["text"], "Reading the test.");
+    let turns: Vec<Option<usize>> = h.server.requests().iter().map(|r| r.turn).collect();
+    assert_eq!(turns, [None, Some(0)]);
+}
