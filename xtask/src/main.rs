@@ -48,8 +48,13 @@ fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("refresh-capabilities") => refresh_capabilities(&args[1..]),
         Some("bench") => xtask::bench::main(&workspace_root()?, &args[1..]),
+        Some("bench-peers") => xtask::bench::peers::main(&args[1..]),
         Some("-h" | "--help") | None => {
-            println!("{USAGE}{}", xtask::bench::USAGE);
+            println!(
+                "{USAGE}{}\n{}",
+                xtask::bench::USAGE,
+                xtask::bench::peers::USAGE
+            );
             Ok(())
         }
         Some(other) => bail!(

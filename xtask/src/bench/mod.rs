@@ -14,6 +14,7 @@ pub mod chart;
 pub mod driver;
 pub mod ideal;
 pub mod model;
+pub mod peers;
 pub mod report;
 pub mod run;
 pub mod speed;
@@ -36,9 +37,9 @@ pub use workload::Workload;
 /// returns its runs, in the same row format, for the cache models it supports.
 pub type PeerRunner = fn(&Workload, &[CacheModel]) -> Result<Vec<Run>>;
 
-/// The peer harnesses run after strata's strategies (registered by the peers module).
+/// The peer harnesses run after strata's strategies (see [`peers::runners`]).
 pub fn peer_runners() -> Vec<(&'static str, PeerRunner)> {
-    Vec::new()
+    peers::runners()
 }
 
 /// Usage of `cargo xtask bench`.
