@@ -887,3 +887,68 @@ fn a_retried_request_reports_auto_retry_start_and_end() {
     );
     rpc.close();
 }
+
+#[test]
+fn settings_commands_change_what_get_state_reports() {
+    let server = demo_mock();
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["autoCompactionEnabled"], true);
+    rpc.ok(json!({"type": "set_auto_compaction", "enabled": false}));
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["autoCompactionEnabled"], false);
+
+    // Sonnet 4.5 reasons: medium → high → off → minimal.
+    let level = rpc.ok(json!({"type": "cycle_thinking_level"}));
+    assert_eq!(level, json!({"level": "high"}));
+    let level = rpc.ok(json!({"type": "cycle_thinking_level"}));
+    assert_eq!(level, json!({"level": "off"}));
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["thinkingLevel"], "off");
+
+    let cycled = rpc.ok(json!({"type": "cycle_model"}));
+    assert_eq!(cycled["isScoped"], false);
+    assert_ne!(cycled["model"]["id"], "claude-sonnet-4-5");
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["model"], cycled["model"]);
+
+    // The session records each change, as Pi's does.
+    let file = std::fs::read_to_string(state["sessionFile"].as_str().unwrap()).unwrap();
+    assert!(file.contains("\"thinkingLevel\":\"off\""));
+    assert!(file.contains(&format!("\"modelId\":{}", cycled["model"]["id"])));
+
+    // clone: a new file holding the current branch.
+    rpc.prompt_and_wait("fix the greeting");
+    let before = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(
+        rpc.ok(json!({"type": "clone"})),
+        json!({"cancelled": false})
+    );
+    let after = rpc.ok(json!({"type": "get_state"}));
+    assert_ne!(after["sessionFile"], before["sessionFile"]);
+    assert_eq!(after["messageCount"], before["messageCount"]);
+    rpc.close();
+}
+
+#[test]
+fn with_auto_retry_off_a_failed_request_ends_the_run_with_an_error_message() {
+    let server = demo_mock();
+    server.push_fault(Fault::next(FaultKind::Overloaded));
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    rpc.ok(json!({"type": "set_auto_retry", "enabled": false}));
+    let events = rpc.prompt_and_wait("fix the greeting");
+    assert_eq!(count(&events, "auto_retry_start"), 0);
+    let end = events.last().unwrap();
+    let last = end["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "assistant");
+    assert_eq!(last["stopReason"], "error");
+    assert!(!last["errorMessage"].as_str().unwrap().is_empty());
+    assert_eq!(server.requests().len(), 1);
+    // The next prompt works: the fault was used up.
+    rpc.ok(json!({"type": "set_auto_retry", "enabled": true}));
+    let events = rpc.prompt_and_wait("fix the greeting");
+    assert_eq!(count(&events, "tool_execution_end"), 3);
+    rpc.close();
+}
