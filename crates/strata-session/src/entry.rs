@@ -611,8 +611,8 @@ impl Entry {
                 extra: Extra,
             }
             let mut parsed: MessageLine<M> = serde_json::from_str(line)?;
-            parsed.extra.shift_remove("type");
-            parsed.message.extra_mut().shift_remove("role");
+            remove_known(&mut parsed.extra, "type");
+            remove_known(parsed.message.extra_mut(), "role");
             Ok(MessageEntry {
                 base: parsed.base,
                 message: wrap(parsed.message),
@@ -639,7 +639,7 @@ impl Entry {
             line: &str,
         ) -> Result<T, serde_json::Error> {
             let mut value: T = serde_json::from_str(line)?;
-            value.extra_mut().shift_remove("type");
+            remove_known(value.extra_mut(), "type");
             Ok(value)
         }
         Ok(match tag {
@@ -783,5 +783,13 @@ impl<'de> Deserialize<'de> for Entry {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let map = Map::<String, Value>::deserialize(deserializer)?;
         Self::from_json_map(map).map_err(serde::de::Error::custom)
+    }
+}
+/// Removes a key that the surrounding type already says (`type`, `role`). A map left empty gives
+/// its allocation back: thousands of parsed entries may be held at once.
+fn remove_known(extra: &mut Extra, key: &str) {
+    extra.shift_remove(key);
+    if extra.is_empty() {
+        *extra = Extra::new();
     }
 }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::serde_util::{js_number, present, tagged_deserialize};
+use crate::serde_util::{exact_vec, js_number, present, tagged_deserialize};
 
 /// Fields a struct does not know, kept so that re-serializing it loses nothing.
 pub type Extra = Map<String, Value>;
@@ -94,7 +94,7 @@ pub enum MessageContent {
     /// Plain text.
     Text(String),
     /// Text and image blocks.
-    Blocks(Vec<ContentBlock>),
+    Blocks(#[serde(deserialize_with = "exact_vec")] Vec<ContentBlock>),
 }
 
 impl MessageContent {
@@ -333,6 +333,7 @@ pub struct Cost {
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// Text, thinking and tool-call blocks.
+    #[serde(deserialize_with = "exact_vec")]
     pub content: Vec<ContentBlock>,
     /// The wire API that produced it (`anthropic-messages`, `openai-responses`, …).
     #[serde(default)]
@@ -379,6 +380,7 @@ pub struct ToolResultMessage {
     #[serde(default)]
     pub tool_name: String,
     /// Text and image blocks.
+    #[serde(deserialize_with = "exact_vec")]
     pub content: Vec<ContentBlock>,
     /// Tool-specific data for the UI, never sent to the model.
     #[serde(

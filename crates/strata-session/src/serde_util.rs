@@ -11,6 +11,18 @@ where
     T::deserialize(deserializer).map(Some)
 }
 
+/// Deserializes a list without spare capacity: a block is a few hundred bytes, a list of one or
+/// two would otherwise reserve four, and an open session holds thousands of lists.
+pub(crate) fn exact_vec<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let mut list = Vec::<T>::deserialize(deserializer)?;
+    list.shrink_to_fit();
+    Ok(list)
+}
+
 /// Serializes an `f64` as JavaScript's `JSON.stringify` does: whole numbers without a fraction.
 pub(crate) fn js_number<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
     if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
