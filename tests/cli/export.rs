@@ -92,6 +92,7 @@ fn every_entry_and_its_text_appears_in_the_page() {
         "every-entry-type",
         "images",
         "strata-entries",
+        "legacy-v1",
         "legacy-v2",
     ] {
         let file = fixture(&format!("pi/{name}.jsonl"));

@@ -7,6 +7,16 @@
 //! commands from [`state::Shared`], and holds commands that change the agent (set_model,
 //! compact, new_session, …) until the run ends — compact, new_session, switch_session, fork
 //! and clone abort the run first, as Pi does.
+//!
+//! Supported: prompt (streamingBehavior steer/followUp while running, `/skill:name`
+//! expanded), steer, follow_up, abort, new_session, get_state, get_messages, set_model,
+//! cycle_model, get_available_models, set_thinking_level, cycle_thinking_level,
+//! set_steering_mode, set_follow_up_mode, compact, set_auto_compaction, set_auto_retry, bash,
+//! abort_bash, get_session_stats, export_html, switch_session, fork, clone,
+//! get_fork_messages, get_last_assistant_text, set_session_name, get_commands (skills).
+//! Refused with an error: images on prompt/steer/follow_up (the agent takes text prompts),
+//! abort_retry (retries live in the transport; `abort` stops them with the run).
+//! `extension_ui_response` is accepted and ignored: strata has no extensions that ask.
 
 mod bash;
 mod events;
