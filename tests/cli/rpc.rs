@@ -707,6 +707,14 @@ fn new_session_fork_and_switch_move_between_files() {
 
     let missing = rpc.call(json!({"type": "switch_session", "sessionPath": "/nonexistent.jsonl"}));
     assert_eq!(missing["success"], false);
+    // A file that is no session: refused, and strata stays on the session it had.
+    let garbage = dir.path().join("garbage.jsonl");
+    std::fs::write(&garbage, "not json at all\n").unwrap();
+    let refused = rpc.call(json!({"type": "switch_session", "sessionPath": garbage}));
+    assert_eq!(refused["success"], false, "{refused}");
+    let state = rpc.ok(json!({"type": "get_state"}));
+    assert_eq!(state["sessionFile"], json!(new_file));
+    rpc.prompt_and_wait("still here");
     rpc.close();
 }
 

@@ -695,7 +695,6 @@ impl Server {
     fn new_session(&mut self, command: &Value) -> Result<Option<Value>, String> {
         let parent = optional_text(command, "parentSession").map(str::to_owned);
         let dir = self.session_dir()?;
-        self.release_agent();
         let cwd = self.setup.cwd.display().to_string();
         let path = sessions::create(&dir, &cwd, parent).map_err(|e| format!("{e:#}"))?;
         self.clear_queues();
@@ -776,29 +775,37 @@ impl Server {
             }
             None => (None, None),
         };
-        let path = path
-            .or(current_path)
+        let target = path
+            .or_else(|| current_path.clone())
             .ok_or_else(|| "no session is open".to_owned())?;
         // The session file is locked while an agent holds it.
         self.release_agent();
         if choice.is_none() {
             choice = self.setup.model_choice().ok();
         }
-        let result = sessions::open_agent(&self.setup, &path, choice);
-        match result {
+        let error = match sessions::open_agent(&self.setup, &target, choice.clone()) {
             Ok(agent) => {
-                self.control = agent.control();
-                self.agent = Some(Box::new(agent));
-                self.broken = None;
-                self.refresh();
-                Ok(())
+                self.install(agent);
+                return Ok(());
             }
-            Err(error) => {
-                let message = format!("{error:#}");
-                self.broken = Some(message.clone());
-                Err(message)
-            }
+            Err(error) => format!("{error:#}"),
+        };
+        // Keep serving the session we had rather than none.
+        if let Some(previous) = current_path.filter(|p| *p != target)
+            && let Ok(agent) = sessions::open_agent(&self.setup, &previous, choice)
+        {
+            self.install(agent);
+            return Err(error);
         }
+        self.broken = Some(error.clone());
+        Err(error)
+    }
+
+    fn install(&mut self, agent: Agent) {
+        self.control = agent.control();
+        self.agent = Some(Box::new(agent));
+        self.broken = None;
+        self.refresh();
     }
 
     // ---------------------------------------------------------------- agent access
