@@ -43,6 +43,14 @@ impl EntryId {
         }
     }
 
+    /// The id's bytes, without the UTF-8 check `as_str` makes (for hashing and comparing).
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Repr::Shared(text) => text.as_bytes(),
+        }
+    }
+
     /// The id as text.
     pub fn as_str(&self) -> &str {
         match &self.0 {

@@ -149,6 +149,23 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Reads an object key as bytes: keys are only compared with ASCII names, so the UTF-8 check
+    /// `string` makes is not needed (lines are checked as a whole when indexed).
+    fn key(&mut self) -> ScanResult<Cow<'a, [u8]>> {
+        let start = self.pos;
+        let raw = self.raw_string()?;
+        if !raw.contains(&b'\\') {
+            return Ok(Cow::Borrowed(raw));
+        }
+        match serde_json::from_slice::<String>(&self.bytes[start..self.pos]) {
+            Ok(text) => Ok(Cow::Owned(text.into_bytes())),
+            Err(_) => Err(ScanError {
+                reason: "invalid string escape",
+                offset: start,
+            }),
+        }
+    }
+
     fn scalar(&mut self) -> ScanResult<&'a [u8]> {
         let start = self.pos;
         while let Some(byte) = self.peek() {
@@ -232,9 +249,9 @@ impl<'a> Cursor<'a> {
             self.pos += 1;
             self.skip_ws();
             if self.peek() == Some(b'"') {
-                let key = self.string()?;
+                let key = self.key()?;
                 self.skip_ws();
-                if key == "role" && self.peek() == Some(b':') {
+                if *key == *b"role" && self.peek() == Some(b':') {
                     self.pos += 1;
                     self.skip_ws();
                     if self.peek() == Some(b'"') {
@@ -276,17 +293,17 @@ pub(crate) fn scan_line(bytes: &[u8]) -> ScanResult<(Scanned<'_>, usize)> {
     } else {
         loop {
             cursor.skip_ws();
-            let key = cursor.string()?;
+            let key = cursor.key()?;
             cursor.skip_ws();
             cursor.expect(b':', "expected `:`")?;
             cursor.skip_ws();
             let is_string = cursor.peek() == Some(b'"');
             match &*key {
-                "type" if is_string => scanned.entry_type = Some(cursor.string()?),
-                "id" if is_string => scanned.id = Some(cursor.string()?),
-                "timestamp" if is_string => scanned.timestamp = Some(cursor.string()?),
-                "parentId" if is_string => scanned.parent = Parent::Id(cursor.string()?),
-                "parentId" => {
+                b"type" if is_string => scanned.entry_type = Some(cursor.string()?),
+                b"id" if is_string => scanned.id = Some(cursor.string()?),
+                b"timestamp" if is_string => scanned.timestamp = Some(cursor.string()?),
+                b"parentId" if is_string => scanned.parent = Parent::Id(cursor.string()?),
+                b"parentId" => {
                     let start = cursor.pos;
                     cursor.skip_value()?;
                     scanned.parent = if &line[start..cursor.pos] == b"null" {
@@ -295,13 +312,13 @@ pub(crate) fn scan_line(bytes: &[u8]) -> ScanResult<(Scanned<'_>, usize)> {
                         Parent::Other
                     };
                 }
-                "message" => scanned.role = cursor.message_role()?,
-                "type" | "id" | "timestamp" => {
+                b"message" => scanned.role = cursor.message_role()?,
+                b"type" | b"id" | b"timestamp" => {
                     // A non-string value: the field counts as absent.
                     cursor.skip_value()?;
                     match &*key {
-                        "type" => scanned.entry_type = None,
-                        "id" => scanned.id = None,
+                        b"type" => scanned.entry_type = None,
+                        b"id" => scanned.id = None,
                         _ => scanned.timestamp = None,
                     }
                 }

@@ -761,13 +761,13 @@ impl Builder {
             index.checked_sub(1).unwrap_or(NONE)
         } else {
             match &scanned.parent {
-                Parent::Id(parent) if **parent == *id.as_str() => NONE,
+                Parent::Id(parent) if parent.as_bytes() == id.as_bytes() => NONE,
                 // Most entries continue from the line before: resolved without a lookup.
                 Parent::Id(parent)
                     if self
                         .nodes
                         .last()
-                        .is_some_and(|prev| *prev.id.as_str() == **parent) =>
+                        .is_some_and(|prev| prev.id.as_bytes() == parent.as_bytes()) =>
                 {
                     index - 1
                 }
@@ -966,15 +966,16 @@ impl IdIndex {
         }
     }
 
-    fn slot_of(&self, id: &str) -> usize {
+    fn slot_of(&self, id: &[u8]) -> usize {
         let mut hasher = IdHasher::default();
-        std::hash::Hasher::write(&mut hasher, id.as_bytes());
+        std::hash::Hasher::write(&mut hasher, id);
         // The multiplicative hash puts its best bits high.
         let hash = std::hash::Hasher::finish(&hasher);
         (hash >> (64 - self.slots.len().trailing_zeros())) as usize
     }
 
     fn get(&self, nodes: &[Node], id: &str) -> Option<u32> {
+        let id = id.as_bytes();
         let mask = self.slots.len() - 1;
         let mut slot = self.slot_of(id);
         loop {
@@ -982,7 +983,7 @@ impl IdIndex {
             if index == NONE {
                 return None;
             }
-            if nodes[index as usize].id.as_str() == id {
+            if nodes[index as usize].id.as_bytes() == id {
                 return Some(index);
             }
             slot = (slot + 1) & mask;
@@ -994,7 +995,7 @@ impl IdIndex {
         if (self.len + 1) * 2 > self.slots.len() {
             self.grow(nodes);
         }
-        let id = nodes[index as usize].id.as_str();
+        let id = nodes[index as usize].id.as_bytes();
         let mask = self.slots.len() - 1;
         let mut slot = self.slot_of(id);
         loop {
@@ -1004,7 +1005,7 @@ impl IdIndex {
                 self.len += 1;
                 return None;
             }
-            if nodes[current as usize].id.as_str() == id {
+            if nodes[current as usize].id.as_bytes() == id {
                 self.slots[slot] = index;
                 return Some(current);
             }
