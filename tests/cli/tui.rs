@@ -1,1 +1,249 @@
-//! The terminal UI driven through a real terminal (tmux), against strata-mock (being built).
+//! The terminal UI driven through a real terminal (tmux), against strata-mock.
+//!
+//! tmux runs the built `strata` in a detached pane of a fixed size; the test types a prompt,
+//! presses Enter, and reads the pane back with `capture-pane`. Skipped, with a message, where
+//! tmux is not installed.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use strata_mock::{MockConfig, MockServer, Scenario};
+
+/// One read of a file, then a markdown answer.
+const SCENARIO: &str = r#"
+name = "tui-read-and-answer"
+
+[[turn]]
+thinking = "The user asks about the greeting. Read the file first."
+text = "Let me read it."
+[[turn.tool_call]]
+tool = "read"
+args = { path = "src/greeting.rs" }
+
+[[turn]]
+text = "**Found it**: the greeting says `Helo` instead of `Hello`."
+"#;
+
+/// A tmux server of its own (its own socket), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn new() -> Self {
+        Self {
+            socket: format!("strata-tui-test-{}", std::process::id()),
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("-u")
+            .args(args)
+            .env("LANG", "C.UTF-8")
+            .env("LC_ALL", "C.UTF-8")
+            .output()
+            .expect("tmux runs")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        assert!(
+            output.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    fn capture(&self) -> String {
+        self.ok(&["capture-pane", "-p", "-t", "strata"])
+    }
+
+    /// Captures the pane until `done` holds, or fails after `limit` showing the last screen.
+    fn wait_for(&self, what: &str, limit: Duration, done: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture();
+            if done(&screen) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "timed out waiting for {what}; the pane shows:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+fn tmux_installed() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+/// Single-quotes `text` for the shell tmux starts the command with.
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/greeting.rs"),
+        "pub fn greet() -> &'static str { \"Helo\" }\n",
+    )
+    .unwrap();
+    // Project rules long enough that the system prompt passes the provider's minimum cacheable
+    // length, so the second request reads the first one's prefix from the cache.
+    let rules: String = (1..=120)
+        .map(|n| {
+            format!("- Rule {n}: keep functions short, name things plainly, test behaviour.\n")
+        })
+        .collect();
+    std::fs::write(
+        dir.path().join("AGENTS.md"),
+        format!("# Project rules\n\n{rules}"),
+    )
+    .unwrap();
+    dir
+}
+
+fn strata_command(dir: &Path, url: &str) -> String {
+    let parts = [
+        "env".to_owned(),
+        "-u".into(),
+        "XDG_CONFIG_HOME".into(),
+        "-u".into(),
+        "STRATA_MODEL".into(),
+        format!("HOME={}", quoted(&dir.display().to_string())),
+        "TERM=xterm-256color".into(),
+        quoted(env!("CARGO_BIN_EXE_strata")),
+        "--model".into(),
+        "anthropic/claude-sonnet-4-5".into(),
+        "--base-url".into(),
+        quoted(url),
+        "--api-key".into(),
+        "k".into(),
+    ];
+    parts.join(" ")
+}
+
+#[test]
+fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
+    if !tmux_installed() {
+        println!("skipped: tmux is not installed (apt-get install tmux to run this test)");
+        return;
+    }
+    let server = MockServer::start_in_thread(MockConfig::new()).expect("mock starts");
+    server.load_scenario(Scenario::from_toml(SCENARIO, "tui.toml").expect("scenario parses"));
+    let dir = project();
+    let tmux = Tmux::new();
+    let command = strata_command(dir.path(), &server.base_url());
+    let cwd = dir.path().display().to_string();
+    tmux.ok(&[
+        "new-session",
+        "-d",
+        "-s",
+        "strata",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "-c",
+        &cwd,
+        &command,
+    ]);
+    // Keep the pane after strata exits, to read how it ended.
+    tmux.ok(&["set-option", "-t", "strata", "remain-on-exit", "on"]);
+
+    // The editor is drawn at once; the footer fills in when the session is attached.
+    let ready = tmux.wait_for("the editor and footer", Duration::from_secs(20), |screen| {
+        screen.contains("prompt (/ for commands)")
+            && screen.contains("anthropic/claude-sonnet-4-5 · thinking")
+    });
+    assert!(ready.contains("no requests yet"), "{ready}");
+
+    tmux.ok(&[
+        "send-keys",
+        "-t",
+        "strata",
+        "-l",
+        "what does the greeting say?",
+    ]);
+    tmux.ok(&["send-keys", "-t", "strata", "Enter"]);
+    let done = tmux.wait_for("the answer", Duration::from_secs(30), |screen| {
+        screen.contains("the greeting says Helo instead of Hello")
+            && screen.contains("prompt (/ for commands)")
+    });
+
+    // The prompt, the collapsed thinking, the tool call with its argument and output.
+    assert!(done.contains("❯ what does the greeting say?"), "{done}");
+    assert!(done.contains("∴ thinking (1 line, Ctrl+T shows)"), "{done}");
+    assert!(done.contains("✓ read path: src/greeting.rs"), "{done}");
+    assert!(done.contains("│ pub fn greet()"), "{done}");
+    // The footer: model and thinking, context, the last request's tokens, the session's rate
+    // and cost. Two requests: the second read the first one's prefix from the cache.
+    assert!(
+        done.contains("anthropic/claude-sonnet-4-5 · thinking"),
+        "{done}"
+    );
+    assert!(done.contains("context "), "{done}");
+    let last = done
+        .lines()
+        .find(|line| line.contains(" last: "))
+        .unwrap_or_else(|| panic!("no footer line: {done}"));
+    assert!(last.contains(" in · "), "{last}");
+    assert!(last.contains(" cache read · "), "{last}");
+    assert!(last.contains(" cache write · "), "{last}");
+    assert!(last.contains(" out · $"), "{last}");
+    assert!(last.contains("session: "), "{last}");
+    assert!(last.contains("cache hit · $"), "{last}");
+    assert!(!last.contains("cache broke"), "{last}");
+    assert!(!last.contains(" 0 cache read"), "{last}");
+    assert!(!last.contains("session: 0% cache hit"), "{last}");
+    assert_eq!(server.requests().len(), 2);
+
+    // Ctrl+C twice quits, leaving the terminal as it was and exiting with success.
+    tmux.ok(&["send-keys", "-t", "strata", "C-c"]);
+    tmux.ok(&["send-keys", "-t", "strata", "C-c"]);
+    let start = Instant::now();
+    loop {
+        let state = tmux.ok(&[
+            "display-message",
+            "-p",
+            "-t",
+            "strata",
+            "#{pane_dead} #{pane_dead_status}",
+        ]);
+        if state.trim() == "1 0" {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "strata did not exit cleanly: {state}; pane:\n{}",
+            tmux.capture()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The alternate screen is gone: the pane shows the normal screen again.
+    let after = tmux.capture();
+    assert!(!after.contains("prompt (/ for commands)"), "{after}");
+    // The session was written under HOME.
+    let sessions = dir.path().join(".strata/sessions");
+    assert!(sessions.exists(), "no session directory");
+}

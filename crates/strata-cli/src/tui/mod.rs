@@ -1,11 +1,174 @@
-//! The interactive terminal UI (ratatui).
+//! The interactive terminal UI (ratatui + crossterm).
+//!
+//! Three parts that never mix: [`app::App`] holds the state and turns keys and agent events
+//! into effects; [`view`] draws an `&App`; this module runs the loop that reads the terminal,
+//! forwards effects to the agent task ([`worker`]) and draws. The agent task owns the agent,
+//! because a prompt needs it mutably for the whole run; steering and abort go through its
+//! shared `Control` so they work while a run is going.
+
+mod app;
+mod command;
+mod editor;
+mod markdown;
+mod picker;
+mod stats;
+mod view;
+mod worker;
+mod wrap;
+
+#[cfg(test)]
+mod screens;
+#[cfg(test)]
+mod testing;
+
+use std::io::Stdout;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste, Event};
+use ratatui::crossterm::execute;
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 use crate::run::Setup;
+use app::{App, Effect};
+use worker::{UiEvent, Worker};
+
+/// How the UI starts: prompts offered in the editor one per Enter, and a banner.
+#[derive(Debug, Clone, Default)]
+pub struct TuiOptions {
+    /// Prompts put in the editor one at a time (the next after each run ends).
+    pub queued_prompts: Vec<String>,
+    /// Text shown above the transcript.
+    pub banner: Option<String>,
+}
 
 /// Runs the terminal UI until the user quits.
 pub fn run(setup: Setup, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
-    let _ = (setup, runtime);
-    anyhow::bail!(
-        "the interactive terminal UI is not built yet: pass a prompt with -p \"…\" (or pipe one on stdin), or try `strata demo`"
-    )
+    run_with(setup, runtime, TuiOptions::default())
+}
+
+/// Runs the terminal UI with scripted prompts and a banner until the user quits.
+pub fn run_with(
+    setup: Setup,
+    runtime: &tokio::runtime::Runtime,
+    options: TuiOptions,
+) -> anyhow::Result<()> {
+    let built = {
+        let _guard = runtime.enter();
+        setup.build_agent()?
+    };
+    let (ui_tx, ui_rx) = unbounded_channel();
+    let (command_tx, command_rx) = unbounded_channel();
+    let worker = Worker::new(setup, built, ui_tx);
+    let task = runtime.spawn(worker.serve(command_rx));
+    let mut app = App::new(options.banner, options.queued_prompts);
+    let result = {
+        let mut terminal = TerminalGuard::enter()?;
+        event_loop(&mut terminal.terminal, &mut app, ui_rx, &command_tx)
+    };
+    // Closing the command channel ends the task once the current command finishes.
+    drop(command_tx);
+    if let Some(control) = &app.control {
+        control.abort();
+    }
+    runtime.block_on(async {
+        let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+    });
+    result
+}
+
+/// Raw mode, alternate screen and bracketed paste for as long as it lives; restored on drop
+/// and by the panic hook, so neither an error nor a panic leaves the terminal unusable.
+struct TerminalGuard {
+    terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl TerminalGuard {
+    fn enter() -> anyhow::Result<Self> {
+        let terminal = ratatui::try_init().context("setting up the terminal")?;
+        // A paste arrives as one event, so its newlines do not send it.
+        let _ = execute!(std::io::stdout(), EnableBracketedPaste);
+        Ok(Self { terminal })
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        let _ = execute!(std::io::stdout(), DisableBracketedPaste);
+        ratatui::restore();
+    }
+}
+
+fn event_loop(
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+    app: &mut App,
+    mut ui_rx: UnboundedReceiver<UiEvent>,
+    commands: &tokio::sync::mpsc::UnboundedSender<worker::Command>,
+) -> anyhow::Result<()> {
+    let mut tick: usize = 0;
+    let mut last_tick = Instant::now();
+    let mut dirty = true;
+    loop {
+        if dirty {
+            terminal
+                .draw(|frame| view::draw(frame, app, tick))
+                .context("drawing the screen")?;
+            dirty = false;
+        }
+        if event::poll(Duration::from_millis(30)).context("reading the terminal")? {
+            // Take everything that is queued so a paste or fast typing draws once.
+            loop {
+                match event::read().context("reading the terminal")? {
+                    Event::Key(key) => app.on_key(key, Instant::now()),
+                    Event::Paste(text) => app.on_paste(&text),
+                    Event::Resize(..) => {}
+                    _ => continue,
+                }
+                dirty = true;
+                if !event::poll(Duration::ZERO).unwrap_or(false) {
+                    break;
+                }
+            }
+        }
+        loop {
+            match ui_rx.try_recv() {
+                Ok(UiEvent::Agent(event)) => app.on_agent(event),
+                Ok(UiEvent::Reply(reply)) => app.on_reply(reply),
+                Err(tokio::sync::mpsc::error::TryRecvError::Empty) => break,
+                Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => {
+                    anyhow::bail!("the agent task stopped unexpectedly");
+                }
+            }
+            dirty = true;
+        }
+        for effect in app.take_effects() {
+            match effect {
+                Effect::Worker(command) => {
+                    commands
+                        .send(command)
+                        .map_err(|_| anyhow::anyhow!("the agent task stopped"))?;
+                }
+                Effect::Steer(text) => {
+                    if let Some(control) = &app.control {
+                        control.steer(text);
+                    }
+                }
+                Effect::Abort => {
+                    if let Some(control) = &app.control {
+                        control.abort();
+                    }
+                }
+            }
+        }
+        if app.quit {
+            return Ok(());
+        }
+        if app.busy.is_some() && last_tick.elapsed() >= Duration::from_millis(100) {
+            tick = tick.wrapping_add(1);
+            last_tick = Instant::now();
+            dirty = true;
+        }
+    }
 }

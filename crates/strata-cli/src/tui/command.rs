@@ -1,0 +1,204 @@
+//! Slash commands typed in the editor.
+
+/// Every command with a one-line description, in the order `/help` lists them.
+pub const COMMANDS: &[(&str, &str)] = &[
+    (
+        "/model",
+        "switch model: /model provider/id, or pick from a list",
+    ),
+    (
+        "/thinking",
+        "set the thinking level: off minimal low medium high xhigh",
+    ),
+    (
+        "/compact",
+        "summarize older messages: /compact [focus instructions]",
+    ),
+    (
+        "/tree",
+        "navigate the session tree (optionally summarizing the branch left)",
+    ),
+    (
+        "/fork",
+        "continue in a new session file holding this branch",
+    ),
+    ("/new", "start a new session"),
+    (
+        "/resume",
+        "resume a session of this directory (search by name or first message)",
+    ),
+    ("/name", "name this session: /name text"),
+    (
+        "/label",
+        "label the current entry: /label text (empty clears)",
+    ),
+    (
+        "/tools",
+        "enable or disable tools, with what the change costs: /tools +grep -bash",
+    ),
+    (
+        "/context",
+        "the three chapters of the next request: sizes, hashes, breakpoints",
+    ),
+    ("/export", "write the session as HTML: /export [file]"),
+    ("/help", "list commands and keys"),
+    ("/quit", "leave strata"),
+];
+
+/// A parsed slash command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Slash {
+    /// `/model [name]`.
+    Model(Option<String>),
+    /// `/thinking [level]`.
+    Thinking(Option<String>),
+    /// `/compact [instructions]`.
+    Compact(Option<String>),
+    /// `/tree`.
+    Tree,
+    /// `/fork`.
+    Fork,
+    /// `/new`.
+    New,
+    /// `/resume`.
+    Resume,
+    /// `/name text`.
+    Name(Option<String>),
+    /// `/label [text]`.
+    Label(Option<String>),
+    /// `/tools [+name -name …]`.
+    Tools(Vec<ToolToggle>),
+    /// `/context`.
+    Context,
+    /// `/export [file]`.
+    Export(Option<String>),
+    /// `/help`.
+    Help,
+    /// `/quit`.
+    Quit,
+}
+
+/// One `+name` / `-name` of `/tools`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolToggle {
+    /// The tool.
+    pub name: String,
+    /// Enable (`+`) or disable (`-`).
+    pub enable: bool,
+}
+
+/// Parses `/name args`; an unknown command or bad argument is an error to show.
+pub fn parse(text: &str) -> Result<Slash, String> {
+    let text = text.trim();
+    let (name, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    let rest = rest.trim();
+    let arg = (!rest.is_empty()).then(|| rest.to_owned());
+    Ok(match name {
+        "/model" => Slash::Model(arg),
+        "/thinking" => Slash::Thinking(arg),
+        "/compact" => Slash::Compact(arg),
+        "/tree" => Slash::Tree,
+        "/fork" => Slash::Fork,
+        "/new" => Slash::New,
+        "/resume" => Slash::Resume,
+        "/name" => Slash::Name(arg),
+        "/label" => Slash::Label(arg),
+        "/tools" => Slash::Tools(parse_toggles(rest)?),
+        "/context" => Slash::Context,
+        "/export" => Slash::Export(arg),
+        "/help" | "/hotkeys" => Slash::Help,
+        "/quit" | "/exit" => Slash::Quit,
+        _ => return Err(format!("unknown command {name} (try /help)")),
+    })
+}
+
+fn parse_toggles(rest: &str) -> Result<Vec<ToolToggle>, String> {
+    rest.split_whitespace()
+        .map(|word| {
+            if let Some(name) = word.strip_prefix('+') {
+                Ok(ToolToggle {
+                    name: name.to_owned(),
+                    enable: true,
+                })
+            } else if let Some(name) = word.strip_prefix('-') {
+                Ok(ToolToggle {
+                    name: name.to_owned(),
+                    enable: false,
+                })
+            } else {
+                Err(format!(
+                    "/tools takes +name to enable and -name to disable, not `{word}`"
+                ))
+            }
+        })
+        .collect()
+}
+
+/// Completes a command name being typed: the only match, or the longest common prefix.
+pub fn complete(prefix: &str) -> Option<String> {
+    let matches: Vec<&str> = COMMANDS
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| name.starts_with(prefix))
+        .collect();
+    match matches.as_slice() {
+        [] => None,
+        [only] => Some(format!("{only} ")),
+        [first, ..] => {
+            let mut common = first.to_string();
+            for other in &matches[1..] {
+                while !other.starts_with(&common) {
+                    common.pop();
+                }
+            }
+            Some(common)
+        }
+    }
+}
+
+/// Commands whose name starts with what is typed (for the hint line).
+pub fn matching(prefix: &str) -> Vec<(&'static str, &'static str)> {
+    let name = prefix.split_whitespace().next().unwrap_or(prefix);
+    COMMANDS
+        .iter()
+        .filter(|(command, _)| command.starts_with(name))
+        .copied()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse_with_their_arguments() {
+        assert_eq!(
+            parse("/compact keep the API notes"),
+            Ok(Slash::Compact(Some("keep the API notes".into())))
+        );
+        assert_eq!(parse("/model"), Ok(Slash::Model(None)));
+        assert_eq!(
+            parse("/tools +grep -bash"),
+            Ok(Slash::Tools(vec![
+                ToolToggle {
+                    name: "grep".into(),
+                    enable: true
+                },
+                ToolToggle {
+                    name: "bash".into(),
+                    enable: false
+                }
+            ]))
+        );
+        assert!(parse("/tools grep").is_err());
+        assert!(parse("/nope").is_err());
+    }
+
+    #[test]
+    fn completion_extends_to_the_common_prefix() {
+        assert_eq!(complete("/mo").as_deref(), Some("/model "));
+        assert_eq!(complete("/t").as_deref(), Some("/t"));
+        assert_eq!(complete("/th").as_deref(), Some("/thinking "));
+        assert_eq!(complete("/zz"), None);
+    }
+}

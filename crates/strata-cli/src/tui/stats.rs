@@ -1,0 +1,326 @@
+//! What the footer counts: the last request's tokens, the session's cache hit rate and cost,
+//! and whether the last request broke the cache (and in which chapter). Also the estimate of
+//! what a tool-set change will cost on the current provider.
+
+use strata_context::render::{Chapter, Divergence};
+use strata_provider::{Cost, Prices, Usage};
+
+/// Token and cost counters behind the footer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    /// The last request's tokens.
+    pub last: Option<Usage>,
+    /// The last request's cost in dollars.
+    pub last_cost: f64,
+    /// Where the last request broke the cache (`None`: it kept the cached prefix).
+    pub cache_break: Option<Chapter>,
+    /// Prompt tokens over the session (uncached + read + written).
+    pub prompt_tokens: u64,
+    /// Cache-read tokens over the session.
+    pub cache_read: u64,
+    /// Dollars over the session, summaries included.
+    pub cost: f64,
+    /// Requests counted.
+    pub requests: usize,
+    /// The divergence reported when the request in flight started.
+    pending: Option<Divergence>,
+}
+
+impl Stats {
+    /// A request is about to be sent; `divergence` says where it departs from the previous.
+    pub fn request_started(&mut self, divergence: Option<Divergence>) {
+        self.pending = divergence;
+    }
+
+    /// The request in flight finished with `usage` costing `cost`.
+    pub fn request_finished(&mut self, usage: &Usage, cost: &Cost) {
+        self.cache_break = match self.pending.take() {
+            Some(Divergence::At { chapter, .. }) => Some(chapter),
+            Some(Divergence::Extends { .. } | Divergence::Identical) | None => None,
+        };
+        self.last = Some(*usage);
+        self.last_cost = cost.total();
+        self.add(usage, cost.total());
+    }
+
+    /// Adds a request made outside the loop (a summary) to the session totals.
+    pub fn add(&mut self, usage: &Usage, dollars: f64) {
+        self.prompt_tokens += usage.prompt_tokens();
+        self.cache_read += usage.cache_read;
+        self.cost += dollars;
+        self.requests += 1;
+    }
+
+    /// Share of the session's prompt tokens read from the cache.
+    pub fn hit_rate(&self) -> Option<f64> {
+        (self.prompt_tokens > 0).then(|| self.cache_read as f64 / self.prompt_tokens as f64)
+    }
+
+    /// Tokens the context holds after the last request (prompt plus answer).
+    pub fn context_used(&self) -> Option<u64> {
+        self.last.map(|usage| usage.total_tokens())
+    }
+
+    /// Totals recomputed from the assistant messages stored in a session.
+    pub fn from_messages<'a>(usages: impl Iterator<Item = &'a strata_session::Usage>) -> Self {
+        let mut stats = Self::default();
+        for stored in usages {
+            let usage = Usage {
+                input: stored.input,
+                output: stored.output,
+                cache_read: stored.cache_read,
+                cache_write_5m: stored.cache_write,
+                cache_write_1h: 0,
+            };
+            stats.add(&usage, stored.cost.total);
+            stats.last = Some(usage);
+            stats.last_cost = stored.cost.total;
+        }
+        stats
+    }
+}
+
+/// `1234` → `1.2k`, `45678` → `46k`, `1234567` → `1.2M`.
+pub fn tokens(count: u64) -> String {
+    match count {
+        0..1_000 => count.to_string(),
+        1_000..10_000 => format!("{:.1}k", count as f64 / 1e3),
+        10_000..1_000_000 => format!("{}k", (count as f64 / 1e3).round() as u64),
+        _ => format!("{:.1}M", count as f64 / 1e6),
+    }
+}
+
+/// Dollars with enough digits to see small amounts.
+pub fn dollars(amount: f64) -> String {
+    if amount < 0.01 {
+        format!("${amount:.4}")
+    } else if amount < 10.0 {
+        format!("${amount:.3}")
+    } else {
+        format!("${amount:.2}")
+    }
+}
+
+/// The chapter's name as the footer says it.
+pub fn chapter_name(chapter: Chapter) -> &'static str {
+    match chapter {
+        Chapter::Tools => "tools",
+        Chapter::System => "system",
+        Chapter::Messages => "messages",
+    }
+}
+
+/// What the provider can do with a tool change mid-conversation, and its prices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCostBasis {
+    /// `role: system` messages honoured mid-conversation.
+    pub mid_conversation_system: bool,
+    /// Tools can be added without rewriting the tools chapter.
+    pub tool_addition: bool,
+    /// Tools can be declared deferred (outside the cached prefix).
+    pub deferred_tools: bool,
+    /// The model's prices.
+    pub prices: Prices,
+    /// Estimated tokens of the tools, system and messages chapters now.
+    pub chapter_tokens: [u64; 3],
+}
+
+/// What a tool change costs the next request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ToolChangeCost {
+    /// Nothing changes.
+    Nothing,
+    /// The tools array stays; one system message is appended.
+    Appended {
+        /// Tokens of that message.
+        tokens: u64,
+        /// Their price at the cache-write rate.
+        dollars: f64,
+    },
+    /// The prefix is rewritten from the tools chapter on.
+    Rewritten {
+        /// Tokens written again.
+        tokens: u64,
+        /// Their price at the cache-write rate.
+        dollars: f64,
+        /// The provider has no mid-conversation system messages (patches fold into chapter 2).
+        folded: bool,
+    },
+}
+
+impl ToolChangeCost {
+    /// One sentence for the user.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Nothing => "no change".into(),
+            Self::Appended {
+                tokens: t,
+                dollars: d,
+            } => format!(
+                "the tools array stays; one system message is appended (≈{} tokens, ≈{})",
+                tokens(*t),
+                dollars(*d)
+            ),
+            Self::Rewritten {
+                tokens: t,
+                dollars: d,
+                folded,
+            } => {
+                let why = if *folded {
+                    "this provider has no mid-conversation system messages"
+                } else {
+                    "this provider cannot add tools without changing the tools array"
+                };
+                format!(
+                    "{why}: the prompt is rewritten from the tools chapter on (≈{} tokens at the cache-write price, ≈{})",
+                    tokens(*t),
+                    dollars(*d)
+                )
+            }
+        }
+    }
+}
+
+/// Estimates the next request's extra cost for adding tools (with their definitions'
+/// estimated tokens) and removing tools (by name).
+pub fn tool_change_cost(
+    basis: &ToolCostBasis,
+    added: &[(String, u64)],
+    removed: &[String],
+) -> ToolChangeCost {
+    if added.is_empty() && removed.is_empty() {
+        return ToolChangeCost::Nothing;
+    }
+    let write_price = if basis.prices.cache_write_5m > 0.0 {
+        basis.prices.cache_write_5m
+    } else {
+        basis.prices.input
+    };
+    let price = |tokens: u64| tokens as f64 * write_price / 1e6;
+    let added_tokens: u64 = added.iter().map(|(_, tokens)| tokens).sum();
+    let [tools, system, messages] = basis.chapter_tokens;
+    if !basis.mid_conversation_system {
+        let tokens = tools + system + messages + added_tokens;
+        return ToolChangeCost::Rewritten {
+            tokens,
+            dollars: price(tokens),
+            folded: true,
+        };
+    }
+    let deferrable = basis.deferred_tools && basis.tool_addition;
+    if !added.is_empty() && !deferrable {
+        // The new definitions join the tools chapter: everything after its old end is new.
+        let tokens = added_tokens + system + messages;
+        return ToolChangeCost::Rewritten {
+            tokens,
+            dollars: price(tokens),
+            folded: false,
+        };
+    }
+    // A short framing line, each removed name, and each added definition.
+    let tokens = 16 + 8 * removed.len() as u64 + added_tokens;
+    ToolChangeCost::Appended {
+        tokens,
+        dollars: price(tokens),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn basis(mid: bool, addition: bool) -> ToolCostBasis {
+        ToolCostBasis {
+            mid_conversation_system: mid,
+            tool_addition: addition,
+            deferred_tools: addition,
+            prices: Prices {
+                input: 3.0,
+                output: 15.0,
+                cache_read: 0.3,
+                cache_write_5m: 3.75,
+                cache_write_1h: 6.0,
+            },
+            chapter_tokens: [1_000, 2_000, 7_000],
+        }
+    }
+
+    #[test]
+    fn a_break_is_reported_with_its_chapter_and_cleared_by_an_extension() {
+        let mut stats = Stats::default();
+        let usage = Usage {
+            input: 100,
+            output: 50,
+            cache_read: 900,
+            cache_write_5m: 0,
+            cache_write_1h: 0,
+        };
+        let cost = Cost {
+            input: 0.01,
+            ..Cost::default()
+        };
+        stats.request_started(Some(Divergence::At {
+            offset: 10,
+            chapter: Chapter::System,
+            chapter_offset: 3,
+        }));
+        stats.request_finished(&usage, &cost);
+        assert_eq!(stats.cache_break, Some(Chapter::System));
+        stats.request_started(Some(Divergence::Extends { at: 40 }));
+        stats.request_finished(&usage, &cost);
+        assert_eq!(stats.cache_break, None);
+        assert_eq!(stats.hit_rate(), Some(0.9));
+        assert_eq!(stats.requests, 2);
+        assert!((stats.cost - 0.02).abs() < 1e-12);
+        assert_eq!(stats.context_used(), Some(1_050));
+    }
+
+    #[test]
+    fn token_counts_are_short() {
+        assert_eq!(tokens(999), "999");
+        assert_eq!(tokens(1_234), "1.2k");
+        assert_eq!(tokens(45_678), "46k");
+        assert_eq!(tokens(1_234_567), "1.2M");
+        assert_eq!(dollars(0.00123), "$0.0012");
+        assert_eq!(dollars(1.5), "$1.500");
+    }
+
+    #[test]
+    fn removing_a_tool_appends_a_message_where_the_provider_allows_it() {
+        let cost = tool_change_cost(&basis(true, true), &[], &["bash".into()]);
+        assert_eq!(
+            cost,
+            ToolChangeCost::Appended {
+                tokens: 24,
+                dollars: 24.0 * 3.75 / 1e6
+            }
+        );
+    }
+
+    #[test]
+    fn without_mid_conversation_system_the_whole_prefix_is_rewritten() {
+        let cost = tool_change_cost(&basis(false, false), &[("grep".into(), 300)], &[]);
+        assert_eq!(
+            cost,
+            ToolChangeCost::Rewritten {
+                tokens: 10_300,
+                dollars: 10_300.0 * 3.75 / 1e6,
+                folded: true
+            }
+        );
+        assert!(cost.describe().contains("rewritten from the tools chapter"));
+    }
+
+    #[test]
+    fn adding_a_tool_without_deferral_rewrites_after_the_tools_chapter() {
+        let cost = tool_change_cost(&basis(true, false), &[("grep".into(), 300)], &[]);
+        assert_eq!(
+            cost,
+            ToolChangeCost::Rewritten {
+                tokens: 9_300,
+                dollars: 9_300.0 * 3.75 / 1e6,
+                folded: false
+            }
+        );
+    }
+}

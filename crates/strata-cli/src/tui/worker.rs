@@ -1,0 +1,881 @@
+//! The agent task: owns the [`Agent`] (its `prompt` needs `&mut self`), runs what the UI asks
+//! for one command at a time, and reports back on one channel, agent events and replies in the
+//! order they happened.
+
+use std::future::Future;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use strata_agent::{Agent, AgentEvent, Control};
+use strata_compaction::CompactionReason;
+use strata_context::RenderOptions;
+use strata_provider::Prices;
+use strata_session::{
+    AgentMessage, ContentBlock, Entry, EntryId, EntryKind, Role, Session, SessionSummary,
+};
+use strata_tools::ToolSet;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+use super::app::{Item, Level, Notice, ToolItem, ToolState, tool_result_text};
+use super::picker::PickerItem;
+use super::stats::{self, Stats};
+use crate::run::Setup;
+use crate::run::model::{ModelChoice, parse_model};
+use crate::run::setup::{Built, check_tool_names, open_or_create};
+
+/// What the UI asks the agent task to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Run a prompt to the end.
+    Prompt(String),
+    /// Compact now, with optional focus instructions.
+    Compact(Option<String>),
+    /// Switch model (`provider/id[:thinking]`).
+    Model(String),
+    /// Set the thinking level.
+    Thinking(String),
+    /// Enable and disable tools.
+    Tools {
+        /// Tools to enable.
+        enable: Vec<String>,
+        /// Tools to disable.
+        disable: Vec<String>,
+    },
+    /// Move in the tree.
+    Navigate {
+        /// The new position (`None`: before the first entry).
+        target: Option<EntryId>,
+        /// Summarize the branch left.
+        summarize: bool,
+        /// Focus of that summary.
+        instructions: Option<String>,
+    },
+    /// Continue in a new file holding the current branch.
+    Fork,
+    /// Start a new session.
+    New,
+    /// Switch to another session file.
+    Resume(PathBuf),
+    /// List the directory's sessions.
+    Sessions,
+    /// The tree, for the picker.
+    Tree,
+    /// Name the session.
+    Name(String),
+    /// Label the current entry (`None` clears).
+    Label(Option<String>),
+    /// Report the next request's chapters.
+    Context,
+    /// Write the session as HTML.
+    Export(Option<PathBuf>),
+}
+
+/// Everything the agent task tells the UI.
+#[derive(Debug)]
+pub enum UiEvent {
+    /// An event of the running agent.
+    Agent(AgentEvent),
+    /// A reply to a command.
+    Reply(Reply),
+}
+
+/// A reply to a command.
+#[derive(Debug)]
+pub enum Reply {
+    /// An agent is ready on a (possibly new) session.
+    Attached(Box<Attached>),
+    /// Model, tools or session details changed.
+    Status(Box<Status>),
+    /// Working on something long.
+    Busy(String),
+    /// Ready for the next command.
+    Idle,
+    /// Something to tell the user.
+    Notice(String),
+    /// Something failed.
+    Error(String),
+    /// The directory's sessions, for `/resume`.
+    Sessions(Vec<PickerItem>),
+    /// The tree, for `/tree`.
+    Tree(Vec<TreeRow>),
+    /// A titled block of lines.
+    Block {
+        /// Title.
+        title: String,
+        /// Lines.
+        lines: Vec<String>,
+    },
+}
+
+/// A session the UI now shows.
+#[derive(Debug)]
+pub struct Attached {
+    /// Model, tools, session.
+    pub status: Status,
+    /// The branch so far.
+    pub transcript: Vec<Item>,
+    /// Counters from the stored assistant messages.
+    pub stats: Stats,
+    /// The session's prompts, for the editor's history.
+    pub history: Vec<String>,
+    /// Steering and abort of the agent.
+    pub control: Option<Control>,
+}
+
+/// Model, tools and session details the UI shows and estimates from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Status {
+    /// `provider/id`.
+    pub model: String,
+    /// Thinking level in effect.
+    pub thinking: String,
+    /// The model's context window.
+    pub context_window: u64,
+    /// The session's name.
+    pub session_name: Option<String>,
+    /// The session file.
+    pub session_file: PathBuf,
+    /// Every tool and whether it is on.
+    pub tools: Vec<ToolInfo>,
+    /// Models to switch to: `provider/id` and a description.
+    pub models: Vec<(String, String)>,
+    /// The provider honours mid-conversation system messages.
+    pub mid_conversation_system: bool,
+    /// The provider adds tools without rewriting the tools chapter.
+    pub tool_addition: bool,
+    /// The provider takes deferred tool definitions.
+    pub deferred_tools: bool,
+    /// The model's prices.
+    pub prices: Prices,
+    /// Estimated tokens of the tools, system and messages chapters.
+    pub chapter_tokens: [u64; 3],
+    /// The rows of the last tree shown.
+    pub tree: Vec<TreeRow>,
+}
+
+/// A tool and whether it is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolInfo {
+    /// Name.
+    pub name: String,
+    /// Live now.
+    pub enabled: bool,
+    /// Estimated tokens of its definition.
+    pub tokens: u64,
+}
+
+/// One row of the `/tree` picker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeRow {
+    /// The entry.
+    pub id: EntryId,
+    /// Its parent.
+    pub parent: Option<EntryId>,
+    /// Indentation and summary.
+    pub text: String,
+    /// Label and leaf marker.
+    pub detail: String,
+    /// The text of a user message (chosen: re-edited from the parent).
+    pub user_text: Option<String>,
+    /// The current leaf.
+    pub leaf: bool,
+}
+
+/// The agent task's state.
+pub struct Worker {
+    setup: Setup,
+    agent: Agent,
+    agent_events: UnboundedReceiver<AgentEvent>,
+    temp: Option<tempfile::TempDir>,
+    ui: UnboundedSender<UiEvent>,
+}
+
+impl Worker {
+    /// A worker on a built agent, reporting to `ui`.
+    pub fn new(setup: Setup, built: Built, ui: UnboundedSender<UiEvent>) -> Self {
+        let mut agent = built.agent;
+        let agent_events = agent.subscribe();
+        Self {
+            setup,
+            agent,
+            agent_events,
+            temp: built.temp,
+            ui,
+        }
+    }
+
+    fn reply(&self, reply: Reply) {
+        let _ = self.ui.send(UiEvent::Reply(reply));
+    }
+
+    /// Runs commands until the UI hangs up.
+    pub async fn serve(mut self, mut commands: UnboundedReceiver<Command>) {
+        self.attach();
+        while let Some(command) = commands.recv().await {
+            let long = matches!(
+                command,
+                Command::Prompt(_) | Command::Compact(_) | Command::Navigate { .. }
+            );
+            if let Err(error) = self.run(command).await {
+                self.reply(Reply::Error(format!("{error:#}")));
+            }
+            self.forward_pending();
+            if long {
+                self.refresh_status();
+            }
+            self.reply(Reply::Idle);
+        }
+        drop(self.temp.take());
+    }
+
+    /// Sends the UI the current session, its transcript and counters.
+    fn attach(&mut self) {
+        let transcript = transcript_of(self.agent.session());
+        let history = transcript
+            .iter()
+            .filter_map(|item| match item {
+                Item::User(text) => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        let stats = stats_of(self.agent.session());
+        let status = self.status();
+        self.reply(Reply::Attached(Box::new(Attached {
+            status,
+            transcript,
+            stats,
+            history,
+            control: Some(self.agent.control()),
+        })));
+    }
+
+    fn refresh_status(&mut self) {
+        let status = self.status();
+        self.reply(Reply::Status(Box::new(status)));
+    }
+
+    fn forward_pending(&mut self) {
+        while let Ok(event) = self.agent_events.try_recv() {
+            let _ = self.ui.send(UiEvent::Agent(event));
+        }
+    }
+
+    /// Awaits `work` on the agent while forwarding its events as they come.
+    async fn forwarding<T>(
+        agent_events: &mut UnboundedReceiver<AgentEvent>,
+        ui: &UnboundedSender<UiEvent>,
+        work: impl Future<Output = T>,
+    ) -> T {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                Some(event) = agent_events.recv() => {
+                    let _ = ui.send(UiEvent::Agent(event));
+                }
+                done = &mut work => return done,
+            }
+        }
+    }
+
+    async fn run(&mut self, command: Command) -> anyhow::Result<()> {
+        match command {
+            Command::Prompt(text) => {
+                let Self {
+                    agent,
+                    agent_events,
+                    ui,
+                    ..
+                } = self;
+                let summary = Self::forwarding(agent_events, ui, agent.prompt(text)).await;
+                summary.context("the run failed")?;
+            }
+            Command::Compact(focus) => {
+                let Self {
+                    agent,
+                    agent_events,
+                    ui,
+                    ..
+                } = self;
+                let done = Self::forwarding(
+                    agent_events,
+                    ui,
+                    agent.compact(CompactionReason::Manual, focus.as_deref()),
+                )
+                .await
+                .context("compaction failed")?;
+                if done.is_none() {
+                    self.reply(Reply::Notice("nothing to compact yet".into()));
+                }
+            }
+            Command::Navigate {
+                target,
+                summarize,
+                instructions,
+            } => {
+                if summarize {
+                    self.reply(Reply::Busy("summarizing the branch".into()));
+                }
+                let Self {
+                    agent,
+                    agent_events,
+                    ui,
+                    ..
+                } = self;
+                Self::forwarding(
+                    agent_events,
+                    ui,
+                    agent.navigate(target.as_ref(), summarize, instructions.as_deref()),
+                )
+                .await
+                .context("moving in the tree")?;
+                self.attach();
+                let note = if summarize {
+                    "moved; the branch left was summarized"
+                } else {
+                    "moved in the tree"
+                };
+                self.reply(Reply::Notice(note.into()));
+            }
+            Command::Model(name) => self.switch_model(&name)?,
+            Command::Thinking(level) => {
+                let set = self.agent.set_thinking_level(&level)?;
+                self.reply(Reply::Notice(format!("thinking level: {set}")));
+                self.refresh_status();
+            }
+            Command::Tools { enable, disable } => {
+                let mut names: Vec<String> = self
+                    .agent
+                    .tools()
+                    .names()
+                    .into_iter()
+                    .map(str::to_owned)
+                    .filter(|name| !disable.contains(name))
+                    .collect();
+                for name in enable {
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                check_tool_names(&names)?;
+                self.agent.set_tools(ToolSet::builtins(&names));
+                self.reply(Reply::Notice(format!(
+                    "tools now: {} (stored as a system patch with the next request)",
+                    names.join(", ")
+                )));
+                self.refresh_status();
+            }
+            Command::Fork => {
+                let session = self.agent.session();
+                let leaf = session.leaf().cloned();
+                let store = self.setup.store()?;
+                let header = strata_session::new_header(&session.header().cwd, None);
+                let path = store.session_path(&header);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)
+                        .with_context(|| format!("creating {}", parent.display()))?;
+                }
+                let written = session
+                    .fork(leaf.as_ref(), &path)
+                    .context("forking the session")?;
+                let cwd = self.setup.cwd.display().to_string();
+                self.replace_session(open_or_create(&written, &cwd)?)?;
+                self.reply(Reply::Notice(format!("forked into {}", written.display())));
+            }
+            Command::New => {
+                let session = self.setup.new_session()?;
+                self.replace_session(session)?;
+                self.reply(Reply::Notice("new session".into()));
+            }
+            Command::Resume(path) => {
+                let cwd = self.setup.cwd.display().to_string();
+                let session = open_or_create(&path, &cwd)?;
+                self.replace_session(session)?;
+                self.reply(Reply::Notice(format!("resumed {}", path.display())));
+            }
+            Command::Sessions => {
+                let store = self.setup.store()?;
+                let cwd = self.setup.cwd.display().to_string();
+                let current = self.agent.session().path().to_path_buf();
+                let sessions = store.list(&cwd).context("listing sessions")?;
+                let items = sessions
+                    .iter()
+                    .filter(|summary| summary.path != current)
+                    .map(session_item)
+                    .collect();
+                self.reply(Reply::Sessions(items));
+            }
+            Command::Tree => {
+                let rows = tree_rows(self.agent.session());
+                self.reply(Reply::Tree(rows));
+            }
+            Command::Name(name) => {
+                self.agent.session_mut().append_session_info(&name)?;
+                self.reply(Reply::Notice(format!("session named “{}”", name.trim())));
+                self.refresh_status();
+            }
+            Command::Label(label) => {
+                let session = self.agent.session();
+                let target = session
+                    .leaf()
+                    .and_then(|leaf| {
+                        session
+                            .tree()
+                            .walk_to_root(leaf.as_str())
+                            .find(|entry| {
+                                !matches!(entry.kind(), EntryKind::Label | EntryKind::Leaf)
+                            })
+                            .map(|entry| entry.id().clone())
+                    })
+                    .context("nothing to label yet")?;
+                self.agent
+                    .session_mut()
+                    .append_label(&target, label.as_deref())?;
+                let said = match &label {
+                    Some(label) => format!("labelled {target} “{label}”"),
+                    None => format!("label of {target} cleared"),
+                };
+                self.reply(Reply::Notice(said));
+            }
+            Command::Context => {
+                let lines = self.context_report()?;
+                self.reply(Reply::Block {
+                    title: "context: the next request".into(),
+                    lines,
+                });
+            }
+            Command::Export(output) => {
+                let file = self.agent.session().path().to_path_buf();
+                let written = crate::export::export_html(&file, output.as_deref())?;
+                self.reply(Reply::Notice(format!("exported to {}", written.display())));
+            }
+        }
+        Ok(())
+    }
+
+    fn switch_model(&mut self, name: &str) -> anyhow::Result<()> {
+        let choice: ModelChoice = parse_model(name, None)?;
+        let switch = self.setup.model_switch(&choice, None)?;
+        self.agent.set_model(switch)?;
+        let mut said = format!("model: {}", self.agent.config().model.qualified_id());
+        if let Some(level) = &choice.thinking {
+            let set = self.agent.set_thinking_level(level)?;
+            said.push_str(&format!(", thinking {set}"));
+        } else if !self.agent.config().model.reasoning {
+            self.agent.set_thinking_level("off")?;
+        }
+        self.reply(Reply::Notice(said));
+        self.refresh_status();
+        Ok(())
+    }
+
+    /// Puts a new agent on `session` with the current model.
+    fn replace_session(&mut self, session: Session) -> anyhow::Result<()> {
+        let config = self.agent.config();
+        let choice = ModelChoice {
+            provider: config.model.provider.clone(),
+            id: config.model.id.clone(),
+            thinking: None,
+        };
+        let mut agent = self.setup.agent_on(session, &choice)?;
+        // Keep the tool set the user chose in this run.
+        agent.set_tools(ToolSet::builtins(&self.agent.tools().names()));
+        self.agent_events = agent.subscribe();
+        self.agent = agent;
+        self.attach();
+        Ok(())
+    }
+
+    fn context_report(&mut self) -> anyhow::Result<Vec<String>> {
+        let capabilities = self.agent.config().capabilities.clone();
+        let context = self.agent.context()?;
+        let rendered =
+            strata_context::render_with(context, &capabilities, &RenderOptions::default());
+        let report = rendered.report(None);
+        let mut lines = vec![format!(
+            "{:<9} {:>9} {:>8}  {}",
+            "chapter", "bytes", "≈tokens", "hash (FNV-1a 64)"
+        )];
+        for (name, digest) in [
+            ("tools", report.tools),
+            ("system", report.system),
+            ("messages", report.messages),
+        ] {
+            lines.push(format!(
+                "{name:<9} {:>9} {:>8}  {:016x}",
+                digest.bytes,
+                stats::tokens(digest.bytes as u64 / 4),
+                digest.hash
+            ));
+        }
+        if report.deferred.bytes > 0 {
+            lines.push(format!(
+                "{:<9} {:>9} {:>8}  {:016x}  (outside the cached prefix)",
+                "deferred",
+                report.deferred.bytes,
+                stats::tokens(report.deferred.bytes as u64 / 4),
+                report.deferred.hash
+            ));
+        }
+        let request = &rendered.request;
+        let breakpoints: Vec<String> = request
+            .breakpoints
+            .iter()
+            .map(|bp| {
+                let at = match bp.position {
+                    strata_provider::BreakpointPosition::Tools => "after tools".to_owned(),
+                    strata_provider::BreakpointPosition::System => "after system".to_owned(),
+                    strata_provider::BreakpointPosition::Message { index } => {
+                        format!("after message {}", index + 1)
+                    }
+                };
+                format!(
+                    "{at} ({})",
+                    serde_json::to_value(bp.ttl)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        lines.push(format!(
+            "breakpoints: {}",
+            if breakpoints.is_empty() {
+                "none (automatic cache)".to_owned()
+            } else {
+                breakpoints.join(", ")
+            }
+        ));
+        lines.push(format!(
+            "{} tools, {} system blocks, {} messages",
+            request.tools.len(),
+            request.system.len(),
+            request.messages.len()
+        ));
+        for note in &report.notes {
+            if let Ok(text) = serde_json::to_string(note) {
+                lines.push(format!("note: {text}"));
+            }
+        }
+        Ok(lines)
+    }
+
+    fn status(&mut self) -> Status {
+        let config = self.agent.config();
+        let model = config.model.clone();
+        let capabilities = config.capabilities.clone();
+        let live: Vec<String> = self
+            .agent
+            .tools()
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let tools = strata_tools::ALL_TOOL_NAMES
+            .iter()
+            .map(|name| ToolInfo {
+                name: (*name).to_owned(),
+                enabled: live.iter().any(|l| l == name),
+                tokens: strata_tools::builtin(name)
+                    .and_then(|tool| serde_json::to_string(&tool.definition()).ok())
+                    .map_or(0, |json| json.len() as u64 / 4),
+            })
+            .collect();
+        let models = self
+            .setup
+            .catalog
+            .models()
+            .map(|m| {
+                (
+                    m.qualified_id(),
+                    format!(
+                        "{} · {} context · ${}/${} per MTok",
+                        m.name,
+                        stats::tokens(m.context_window),
+                        m.prices.input,
+                        m.prices.output
+                    ),
+                )
+            })
+            .collect();
+        let (thinking, chapter_tokens) = match self.agent.context() {
+            Ok(context) => {
+                let rendered =
+                    strata_context::render_with(context, &capabilities, &RenderOptions::default());
+                let bytes = &rendered.bytes;
+                (
+                    context.thinking_level.clone(),
+                    [
+                        bytes.tools.len() as u64 / 4,
+                        bytes.system.len() as u64 / 4,
+                        bytes.messages.len() as u64 / 4,
+                    ],
+                )
+            }
+            Err(_) => ("off".to_owned(), [0; 3]),
+        };
+        let session = self.agent.session();
+        Status {
+            model: model.qualified_id(),
+            thinking,
+            context_window: model.context_window,
+            session_name: session.tree().name().map(str::to_owned),
+            session_file: session.path().to_path_buf(),
+            tools,
+            models,
+            mid_conversation_system: capabilities.mid_conversation_system,
+            tool_addition: capabilities.tool_addition,
+            deferred_tools: capabilities.deferred_tools,
+            prices: model.prices,
+            chapter_tokens,
+            tree: Vec::new(),
+        }
+    }
+}
+
+/// The branch at the session's leaf as transcript items.
+pub fn transcript_of(session: &Session) -> Vec<Item> {
+    let tree = session.tree();
+    let Some(leaf) = session.leaf() else {
+        return Vec::new();
+    };
+    let mut items: Vec<Item> = Vec::new();
+    for entry in tree.branch(leaf.as_str()) {
+        let Ok(entry) = entry.entry() else {
+            continue;
+        };
+        match entry {
+            Entry::Message(message) => push_message(&mut items, message.message),
+            Entry::Compaction(compaction) => items.push(Item::Notice(Notice {
+                level: Level::Info,
+                text: format!(
+                    "compacted (≈{} tokens summarized)",
+                    stats::tokens(compaction.tokens_before)
+                ),
+            })),
+            Entry::BranchSummary(summary) => items.push(Item::Notice(Notice {
+                level: Level::Info,
+                text: format!("branch summary: {}", first_line(&summary.summary, 200)),
+            })),
+            // The model a session starts with is in the footer; only later switches are news.
+            Entry::ModelChange(change) if !items.is_empty() => items.push(Item::Notice(Notice {
+                level: Level::Info,
+                text: format!("model → {}/{}", change.provider, change.model_id),
+            })),
+            _ => {}
+        }
+    }
+    items
+}
+
+fn push_message(items: &mut Vec<Item>, message: AgentMessage) {
+    match message {
+        AgentMessage::User(user) => items.push(Item::User(user.content.text_joined("\n"))),
+        AgentMessage::Assistant(assistant) => {
+            for block in assistant.content {
+                match block {
+                    ContentBlock::Text(text) if !text.text.trim().is_empty() => {
+                        items.push(Item::Assistant(text.text));
+                    }
+                    ContentBlock::Thinking(thinking) if !thinking.thinking.is_empty() => {
+                        items.push(Item::Thinking(thinking.thinking));
+                    }
+                    ContentBlock::ToolCall(call) => items.push(Item::Tool(ToolItem {
+                        id: call.id,
+                        name: call.name,
+                        arguments: call.arguments.to_string(),
+                        output: String::new(),
+                        state: ToolState::Running,
+                    })),
+                    _ => {}
+                }
+            }
+            if let Some(error) = assistant.error_message {
+                items.push(Item::Notice(Notice {
+                    level: Level::Error,
+                    text: error,
+                }));
+            }
+        }
+        AgentMessage::ToolResult(result) => {
+            let output = tool_result_text(&result.content);
+            let found = items.iter_mut().rev().find_map(|item| match item {
+                Item::Tool(tool) if tool.id == result.tool_call_id => Some(tool),
+                _ => None,
+            });
+            if let Some(tool) = found {
+                tool.output = output;
+                tool.state = if result.is_error {
+                    ToolState::Failed
+                } else {
+                    ToolState::Done
+                };
+            }
+        }
+        AgentMessage::BashExecution(bash) => items.push(Item::Tool(ToolItem {
+            id: String::new(),
+            name: "!".into(),
+            arguments: bash.command,
+            output: bash.output,
+            state: ToolState::Done,
+        })),
+        AgentMessage::BranchSummary(summary) => items.push(Item::Notice(Notice {
+            level: Level::Info,
+            text: format!("branch summary: {}", first_line(&summary.summary, 200)),
+        })),
+        _ => {}
+    }
+}
+
+/// Counters from every assistant message stored in the file (all branches: all were paid).
+pub fn stats_of(session: &Session) -> Stats {
+    let mut usages = Vec::new();
+    for entry in session.tree().iter() {
+        if entry.kind() != EntryKind::Message(Role::Assistant) {
+            continue;
+        }
+        if let Ok(Entry::Message(message)) = entry.entry()
+            && let AgentMessage::Assistant(assistant) = message.message
+        {
+            usages.push(assistant.usage);
+        }
+    }
+    Stats::from_messages(usages.iter())
+}
+
+fn first_line(text: &str, width: usize) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut out: String = line.chars().take(width).collect();
+    if line.chars().count() > width {
+        out.push('…');
+    }
+    out
+}
+
+/// A `/resume` row: the name (or first message), when, how long, and the first message for
+/// searching.
+pub fn session_item(summary: &SessionSummary) -> PickerItem {
+    let first = summary
+        .first_message
+        .as_deref()
+        .map(|m| first_line(m, 80))
+        .unwrap_or_else(|| "(no messages)".into());
+    let label = match &summary.name {
+        Some(name) => format!("{name} — {first}"),
+        None => first,
+    };
+    let detail = format!(
+        "{} · {} messages",
+        strata_session::format_iso_millis(summary.modified)
+            .get(..16)
+            .unwrap_or_default()
+            .replace('T', " "),
+        summary.message_count
+    );
+    PickerItem::new(label, detail, summary.path.display().to_string())
+}
+
+/// The tree as picker rows: messages, compactions, summaries and model changes, indented only
+/// where the tree forks.
+pub fn tree_rows(session: &Session) -> Vec<TreeRow> {
+    let tree = session.tree();
+    let leaf = session.leaf();
+    let mut rows = Vec::new();
+    let mut stack: Vec<(EntryId, String)> = Vec::new();
+    let push_children =
+        |stack: &mut Vec<(EntryId, String)>, children: &[&EntryId], prefix: &str| {
+            if let [only] = children {
+                stack.push(((*only).clone(), prefix.to_owned()));
+                return;
+            }
+            for child in children.iter().rev() {
+                stack.push(((*child).clone(), format!("{prefix}  ")));
+            }
+        };
+    push_children(&mut stack, &tree.roots(), "");
+    // The path to the leaf is marked so the current branch stands out.
+    let on_path: Vec<EntryId> = leaf
+        .map(|leaf| {
+            tree.path_to_root(leaf.as_str())
+                .into_iter()
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    // The leaf may be a label or leaf-move entry: its nearest shown ancestor is marked.
+    let shown_leaf: Option<EntryId> = leaf.and_then(|leaf| {
+        tree.walk_to_root(leaf.as_str())
+            .find(|e| e.entry().ok().and_then(|e| describe(&e)).is_some())
+            .map(|e| e.id().clone())
+    });
+    while let Some((id, prefix)) = stack.pop() {
+        let children = tree.children(&id);
+        if let Ok(entry) = tree.entry(&id)
+            && let Some((text, user_text)) = describe(&entry)
+        {
+            let marker = if on_path.contains(&id) {
+                "● "
+            } else {
+                "○ "
+            };
+            let mut detail = String::new();
+            if let Some(label) = tree.label_of(&id) {
+                detail.push_str(&format!("[{label}] "));
+            }
+            let is_leaf = shown_leaf.as_ref() == Some(&id);
+            if is_leaf {
+                detail.push_str("← current");
+            }
+            rows.push(TreeRow {
+                parent: tree.parent_of(&id).cloned(),
+                text: format!("{prefix}{marker}{text}"),
+                detail,
+                user_text,
+                leaf: is_leaf,
+                id: id.clone(),
+            });
+        }
+        push_children(&mut stack, &children, &prefix);
+    }
+    rows
+}
+
+/// A row's text for entries the tree shows, and a user message's text.
+fn describe(entry: &Entry) -> Option<(String, Option<String>)> {
+    match entry {
+        Entry::Message(message) => match &message.message {
+            AgentMessage::User(user) => {
+                let text = user.content.text_joined("\n");
+                Some((format!("user: {}", first_line(&text, 70)), Some(text)))
+            }
+            AgentMessage::Assistant(assistant) => {
+                let text = strata_session::join_text(&assistant.content, " ");
+                let calls: Vec<&str> = assistant.tool_calls().map(|c| c.name.as_str()).collect();
+                let mut line = format!("assistant: {}", first_line(&text, 60));
+                if !calls.is_empty() {
+                    line.push_str(&format!(" → {}", calls.join(", ")));
+                }
+                Some((line, None))
+            }
+            AgentMessage::ToolResult(_) => None,
+            other => Some((other.role().to_owned(), None)),
+        },
+        Entry::Compaction(compaction) => Some((
+            format!(
+                "compaction (≈{} tokens)",
+                stats::tokens(compaction.tokens_before)
+            ),
+            None,
+        )),
+        Entry::BranchSummary(summary) => Some((
+            format!("branch summary: {}", first_line(&summary.summary, 60)),
+            None,
+        )),
+        Entry::ModelChange(change) => Some((
+            format!("model → {}/{}", change.provider, change.model_id),
+            None,
+        )),
+        _ => None,
+    }
+}
