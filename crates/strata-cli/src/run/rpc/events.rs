@@ -126,7 +126,7 @@ impl EventMapper {
                     .unwrap_or(&arguments)
                     .to_owned();
                 self.raw_arguments = arguments;
-                if let Ok(parsed) = serde_json::from_str::<Value>(&self.raw_arguments)
+                if let Some(parsed) = parse_partial_json(&self.raw_arguments)
                     && let Some(block) = self.last_block_mut()
                 {
                     block.insert("arguments".into(), parsed);
@@ -481,6 +481,53 @@ pub fn compaction_result(session_file: &std::path::Path, id: &EntryId) -> Option
     }
 }
 
+/// The arguments streamed so far as JSON, closing what is still open (a string, objects,
+/// arrays), as Pi's partial parser shows them; `None` when no closing makes it valid (then
+/// the last valid arguments stay).
+fn parse_partial_json(raw: &str) -> Option<Value> {
+    if let Ok(value) = serde_json::from_str(raw) {
+        return Some(value);
+    }
+    let mut open = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    for c in raw.chars() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => open.push('}'),
+            '[' => open.push(']'),
+            '}' | ']' => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    let mut candidate = raw.to_owned();
+    if in_string {
+        if escaped {
+            candidate.pop();
+        }
+        candidate.push('"');
+    } else {
+        let trimmed = candidate.trim_end();
+        if trimmed.ends_with(':') {
+            candidate = format!("{trimmed}null");
+        } else if let Some(without) = trimmed.strip_suffix(',') {
+            candidate = without.to_owned();
+        }
+    }
+    candidate.extend(open.iter().rev());
+    serde_json::from_str(&candidate).ok()
+}
+
 fn now_millis() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -561,6 +608,28 @@ mod tests {
                 other => other.to_owned(),
             })
             .collect()
+    }
+
+    #[test]
+    fn partial_arguments_are_closed_as_far_as_they_go() {
+        assert_eq!(
+            parse_partial_json("{\"path\":\"src/gr"),
+            Some(json!({"path": "src/gr"}))
+        );
+        assert_eq!(
+            parse_partial_json("{\"path\":"),
+            Some(json!({"path": null}))
+        );
+        assert_eq!(
+            parse_partial_json("{\"a\":[1,2,"),
+            Some(json!({"a": [1, 2]}))
+        );
+        assert_eq!(parse_partial_json("{\"a\":\"x\\"), Some(json!({"a": "x"})));
+        assert_eq!(
+            parse_partial_json("{\"a\":{\"b\":\"}{\""),
+            Some(json!({"a": {"b": "}{"}}))
+        );
+        assert_eq!(parse_partial_json("{\"a\":tr"), None);
     }
 
     #[test]
