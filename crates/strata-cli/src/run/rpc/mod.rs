@@ -819,12 +819,10 @@ impl Server {
     }
 
     fn agent_mut(&mut self) -> Result<&mut Agent, String> {
-        match self.agent.as_deref_mut() {
-            Some(agent) => Ok(agent),
-            None => Err(match &self.broken {
-                Some(reason) => format!("no agent: {reason}"),
-                None => "the agent is busy".to_owned(),
-            }),
+        let missing = self.agent.is_none().then(|| self.no_agent());
+        match (self.agent.as_deref_mut(), missing) {
+            (Some(agent), _) => Ok(agent),
+            (None, reason) => Err(reason.unwrap_or_default()),
         }
     }
 
