@@ -200,8 +200,10 @@ pub struct Outcome {
     pub compactions: usize,
     /// Provider retries reported.
     pub retries: usize,
-    /// Errors: failed tools, error messages.
+    /// Errors: failed tools, a run that ended in error.
     pub errors: Vec<String>,
+    /// The provider error of the last assistant message, if it failed.
+    pub provider_error: Option<String>,
 }
 
 /// A running harness that plays one task per prompt.
@@ -325,7 +327,7 @@ pub fn play(
 /// Why a task did not end as scripted: every scripted call made without error, and the run
 /// ended with the task's closing answer.
 fn task_failure(task: &crate::bench::workload::Task, outcome: &Outcome) -> Option<String> {
-    if let Some(error) = outcome.errors.first() {
+    if let Some(error) = outcome.errors.first().or(outcome.provider_error.as_ref()) {
         return Some(error.clone());
     }
     if outcome.tool_calls != task.calls.len() {
@@ -478,7 +480,12 @@ mod tests {
     fn peers_play_long() {
         let workload = Workload::load("long").unwrap();
         let install = Install::locate().unwrap();
-        for peer in Peer::ALL {
+        // STRATA_PEERS_ONLY=pi (or claude-code) plays one of them.
+        let only = std::env::var("STRATA_PEERS_ONLY").ok();
+        for peer in Peer::ALL
+            .into_iter()
+            .filter(|peer| only.as_deref().is_none_or(|name| name == peer.name()))
+        {
             install.check(peer).unwrap();
             match play(peer, &install, &workload, CacheModel::AnthropicFiveMinutes) {
                 Ok(played) => {

@@ -97,70 +97,96 @@ impl PeerSession for PiSession {
         self.process
             .send(&json!({"type": "prompt", "message": text}))?;
         let mut outcome = Outcome::default();
-        loop {
-            let event = self.process.next(deadline)?;
-            match event
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-            {
-                "response" if event.get("success") == Some(&Value::Bool(false)) => {
-                    bail!("pi refused the prompt: {event}")
-                }
-                "message_end" => {
-                    let message = &event["message"];
-                    if message.get("role").and_then(Value::as_str) == Some("assistant") {
-                        outcome.final_text = assistant_text(message);
-                        outcome.stop_reason = message
-                            .get("stopReason")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_owned();
-                        if let Some(error) = message.get("errorMessage").and_then(Value::as_str) {
-                            outcome.errors.push(error.to_owned());
-                        }
-                    }
-                }
-                "tool_execution_end" => {
-                    outcome.tool_calls += 1;
-                    if event.get("isError") == Some(&Value::Bool(true)) {
-                        outcome.errors.push(format!(
-                            "tool {} failed: {}",
-                            event["toolName"], event["result"]
-                        ));
-                    }
-                }
-                "compaction_end" if compacted(&event) => outcome.compactions += 1,
-                "agent_end" => break,
-                _ => {}
-            }
-        }
-        // Pi compacts after the run ends (threshold compaction): wait until it is idle.
-        loop {
-            self.process
-                .send(&json!({"type": "get_state", "id": "settle"}))?;
-            let state = loop {
+        let mut pending_retry = false;
+        'run: loop {
+            loop {
                 let event = self.process.next(deadline)?;
-                if event.get("id").and_then(Value::as_str) == Some("settle") {
-                    break event;
+                match event.get("type").and_then(Value::as_str) {
+                    Some("agent_end") => break,
+                    Some("agent_start") => pending_retry = false,
+                    _ => pending_retry |= take_event(&event, &mut outcome)?,
                 }
-                if event.get("type").and_then(Value::as_str) == Some("compaction_end")
-                    && compacted(&event)
-                {
-                    outcome.compactions += 1;
-                }
-            };
-            let busy = |key: &str| state["data"].get(key) == Some(&Value::Bool(true));
-            if !busy("isCompacting") && !busy("isStreaming") {
-                return Ok(outcome);
             }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            // Pi compacts after a run ends (threshold), or compacts and starts the run again
+            // after an overflow: the task is over when Pi is idle with nothing pending.
+            loop {
+                self.process
+                    .send(&json!({"type": "get_state", "id": "settle"}))?;
+                let state = loop {
+                    let event = self.process.next(deadline)?;
+                    match event.get("type").and_then(Value::as_str) {
+                        _ if event.get("id").and_then(Value::as_str) == Some("settle") => {
+                            break event;
+                        }
+                        Some("agent_start") => {
+                            pending_retry = false;
+                            continue 'run;
+                        }
+                        _ => pending_retry |= take_event(&event, &mut outcome)?,
+                    }
+                };
+                let busy = |key: &str| state["data"].get(key) == Some(&Value::Bool(true));
+                if !busy("isCompacting") && !busy("isStreaming") && !pending_retry {
+                    return Ok(outcome);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
         }
     }
 
     fn finish(self: Box<Self>) -> Result<()> {
         self.process.finish(std::time::Duration::from_secs(5))
     }
+}
+
+/// Folds one RPC event into the task's outcome; true when Pi will start the run again (a
+/// compaction after an overflow, an automatic retry).
+fn take_event(event: &Value, outcome: &mut Outcome) -> Result<bool> {
+    match event
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+    {
+        "response" if event.get("success") == Some(&Value::Bool(false)) => {
+            bail!("pi refused a command: {event}")
+        }
+        "message_end" => {
+            let message = &event["message"];
+            if message.get("role").and_then(Value::as_str) == Some("assistant") {
+                outcome.final_text = assistant_text(message);
+                outcome.stop_reason = message
+                    .get("stopReason")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                // An overflow error Pi recovers from (compact, retry) is cleared by the next
+                // successful message.
+                outcome.provider_error = message
+                    .get("errorMessage")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+            }
+        }
+        "tool_execution_end" => {
+            outcome.tool_calls += 1;
+            if event.get("isError") == Some(&Value::Bool(true)) {
+                outcome.errors.push(format!(
+                    "tool {} failed: {}",
+                    event["toolName"], event["result"]
+                ));
+            }
+        }
+        "compaction_end" if compacted(event) => {
+            outcome.compactions += 1;
+            return Ok(event.get("willRetry") == Some(&Value::Bool(true)));
+        }
+        "auto_retry_start" => {
+            outcome.retries += 1;
+            return Ok(true);
+        }
+        _ => {}
+    }
+    Ok(false)
 }
 
 /// Whether a `compaction_end` event reports a compaction made (not aborted or failed).
@@ -184,6 +210,25 @@ fn assistant_text(message: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_overflow_pi_recovers_from_leaves_no_error() {
+        let mut outcome = Outcome::default();
+        let failed = json!({"type": "message_end", "message": {"role": "assistant", "content": [],
+            "stopReason": "error", "errorMessage": "prompt is too long: 30502 tokens > 30000 maximum"}});
+        take_event(&failed, &mut outcome).unwrap();
+        assert!(outcome.provider_error.is_some());
+        let compacted = json!({"type": "compaction_end", "reason": "overflow",
+            "result": {"summary": "s"}, "aborted": false, "willRetry": true});
+        assert!(take_event(&compacted, &mut outcome).unwrap(), "Pi retries");
+        let done = json!({"type": "message_end", "message": {"role": "assistant",
+            "content": [{"type": "text", "text": "Task 9 is done."}], "stopReason": "stop"}});
+        take_event(&done, &mut outcome).unwrap();
+        assert_eq!(outcome.provider_error, None);
+        assert_eq!(outcome.compactions, 1);
+        assert_eq!(outcome.final_text, "Task 9 is done.");
+        assert_eq!(outcome.stop_reason, "stop");
+    }
 
     #[test]
     fn assistant_text_joins_text_blocks_and_skips_tool_calls() {
