@@ -960,3 +960,27 @@ fn with_auto_retry_off_a_failed_request_ends_the_run_with_an_error_message() {
     assert_eq!(count(&events, "tool_execution_end"), 3);
     rpc.close();
 }
+
+#[test]
+fn skills_are_listed_as_commands_and_expanded_in_prompts() {
+    let server = demo_mock();
+    let dir = project();
+    let skill = dir.path().join(".strata/skills/greet");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: greet\ndescription: Greets warmly\n---\nAlways greet by name.\n",
+    )
+    .unwrap();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    let commands = rpc.ok(json!({"type": "get_commands"}));
+    let listed = &commands["commands"][0];
+    assert_eq!(listed["name"], "skill:greet");
+    assert_eq!(listed["description"], "Greets warmly");
+    assert_eq!(listed["source"], "skill");
+    rpc.prompt_and_wait("/skill:greet fix the greeting");
+    let first = server.requests()[0].body.as_ref().unwrap().to_string();
+    assert!(first.contains("<skill name=\\\"greet\\\""), "{first}");
+    assert!(first.contains("Always greet by name.\\n</skill>\\n\\nfix the greeting"));
+    rpc.close();
+}

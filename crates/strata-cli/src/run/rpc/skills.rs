@@ -17,12 +17,26 @@ pub fn commands(found: &[Skill], global_dir: Option<&Path>) -> Vec<Value> {
         .iter()
         .map(|skill| {
             let user = global_dir.is_some_and(|dir| skill.path.starts_with(dir));
+            let scope = if user { "user" } else { "project" };
+            let path = skill.path.display().to_string();
+            let base = skill
+                .path
+                .parent()
+                .map_or_else(String::new, |p| p.display().to_string());
+            // `location` and `path` as docs/rpc.md shows them; `sourceInfo` as Pi 0.73 sends.
             json!({
                 "name": format!("skill:{}", skill.name),
                 "description": skill.description,
                 "source": "skill",
-                "location": if user { "user" } else { "project" },
-                "path": skill.path.display().to_string(),
+                "location": scope,
+                "path": path,
+                "sourceInfo": {
+                    "path": path,
+                    "source": "local",
+                    "scope": scope,
+                    "origin": "top-level",
+                    "baseDir": base,
+                },
             })
         })
         .collect()
@@ -103,5 +117,7 @@ mod tests {
         assert_eq!(listed[0]["name"], "skill:greet");
         assert_eq!(listed[0]["description"], "Says hello");
         assert_eq!(listed[0]["source"], "skill");
+        assert_eq!(listed[0]["location"], "project");
+        assert_eq!(listed[0]["sourceInfo"]["scope"], "project");
     }
 }
