@@ -88,6 +88,12 @@ impl Drop for Tmux {
     }
 }
 
+/// Types a line into the editor and presses Enter.
+fn type_line(tmux: &Tmux, text: &str) {
+    tmux.ok(&["send-keys", "-t", "strata", "-l", text]);
+    tmux.ok(&["send-keys", "-t", "strata", "Enter"]);
+}
+
 fn tmux_installed() -> bool {
     Command::new("tmux")
         .arg("-V")
@@ -217,6 +223,29 @@ fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
     assert!(!last.contains(" 0 cache read"), "{last}");
     assert!(!last.contains("session: 0% cache hit"), "{last}");
     assert_eq!(server.requests().len(), 2);
+
+    // Slash commands: /context lists the chapters; /tools says what removing bash costs on this
+    // provider (Claude Sonnet 4.5 has no mid-conversation system messages, so the tools array
+    // is rewritten), and the next request's footer names the chapter where the cache broke.
+    type_line(&tmux, "/context");
+    let context = tmux.wait_for("/context", Duration::from_secs(10), |screen| {
+        screen.contains("context: the next request") && screen.contains("breakpoints: ")
+    });
+    for chapter in ["tools ", "system ", "messages "] {
+        assert!(context.contains(chapter), "{context}");
+    }
+    assert!(context.contains("after tools"), "{context}");
+    type_line(&tmux, "/tools -bash");
+    tmux.wait_for("the cost of /tools", Duration::from_secs(10), |screen| {
+        screen.contains("tools -bash: this provider has no mid-conversation system messages")
+    });
+    type_line(&tmux, "/name tui test");
+    type_line(&tmux, "is it fixed now?");
+    let broke = tmux.wait_for("the second answer", Duration::from_secs(30), |screen| {
+        screen.contains("cache broke in tools") && screen.contains("prompt (/ for commands)")
+    });
+    assert!(broke.contains("“tui test”"), "{broke}");
+    assert_eq!(server.requests().len(), 3);
 
     // Ctrl+C twice quits, leaving the terminal as it was and exiting with success.
     tmux.ok(&["send-keys", "-t", "strata", "C-c"]);
