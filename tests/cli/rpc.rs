@@ -861,6 +861,9 @@ fn pi_rpc_client_drives_strata_unchanged() {
     assert_eq!(report["newSession"], json!({"cancelled": false}));
     assert_eq!(report["afterNew"], 0);
     assert_eq!(report["unknownModel"], "Model not found: anthropic/nope");
+    assert_eq!(report["steerDelivered"], true);
+    assert_eq!(report["abortedStop"], "aborted");
+    assert_eq!(report["idleAfterAbort"], true);
     let source = std::fs::read_to_string(dir.path().join("src/greeting.rs")).unwrap();
     assert!(source.contains("\"Hello\""));
 }
