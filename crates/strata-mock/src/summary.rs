@@ -32,12 +32,14 @@ const STRATA_SYSTEM: &str = "You turn a transcript of a session between a user a
 /// Pi's summarizer system prompt, first sentence.
 const PI_SYSTEM: &str = "You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant";
 
-/// Claude Code's compaction request: the session's own request plus a user message whose
-/// opening lines (a "no tools" warning, then this task sentence) ask for the summary.
+/// Claude Code's compaction request: the session's own request plus a user text block that
+/// opens with a "no tools" warning and goes on, a few lines later, with the task sentence.
+const CLAUDE_CODE_OPENING: &str = "CRITICAL: Respond with TEXT ONLY.";
+/// The task sentence of Claude Code's compaction request.
 const CLAUDE_CODE_COMPACT: &str =
     "Your task is to create a detailed summary of the conversation so far";
-/// How far into the last user text Claude Code's task sentence may start.
-const CLAUDE_CODE_OPENING_CHARS: usize = 800;
+/// Most bytes between the opening and the task sentence.
+const CLAUDE_CODE_OPENING_SPAN: usize = 800;
 
 /// Instruction phrases of transcript-form requests, with the summary each asks for.
 const TRANSCRIPT_PHRASES: &[(&str, SummaryKind)] = &[
@@ -101,10 +103,7 @@ impl SummaryKind {
                 Self::History
             });
         }
-        if last
-            .find(CLAUDE_CODE_COMPACT)
-            .is_some_and(|at| at < CLAUDE_CODE_OPENING_CHARS)
-        {
+        if is_claude_code_compaction(last) {
             return Some(Self::History);
         }
         let system = &conversation.system_text;
@@ -137,6 +136,23 @@ impl SummaryKind {
             Self::Branch => "branch",
         }
     }
+}
+
+/// Whether `text` holds Claude Code's compaction instruction: its opening at the start of a
+/// line (other text blocks, such as system reminders, may come before it), and the task
+/// sentence shortly after.
+fn is_claude_code_compaction(text: &str) -> bool {
+    text.match_indices(CLAUDE_CODE_OPENING).any(|(at, _)| {
+        let line_start = at == 0 || text[..at].ends_with('\n');
+        let after = &text[at..];
+        let span = after
+            .char_indices()
+            .map(|(i, _)| i)
+            .take_while(|i| *i <= CLAUDE_CODE_OPENING_SPAN)
+            .last()
+            .unwrap_or(0);
+        line_start && after[..span].contains(CLAUDE_CODE_COMPACT)
+    })
 }
 
 /// The user requests a summary request covers, oldest first: the `[User]:` lines of a
@@ -287,11 +303,11 @@ mod tests {
             &["Why does the prompt say 'The transcript above is a session to summarize.'?"],
         );
         assert_eq!(SummaryKind::recognise(&chat), None);
-        let quoted_late = format!(
-            "{}\nThen Claude Code says: {CLAUDE_CODE_COMPACT}.",
-            "Here is a long note about compaction prompts. ".repeat(20)
-        );
-        let chat = conversation("You are a coding agent.", &[quoted_late.as_str()]);
+        let quoted = format!("Why does Claude Code say '{CLAUDE_CODE_COMPACT}'?");
+        let chat = conversation("You are a coding agent.", &[quoted.as_str()]);
+        assert_eq!(SummaryKind::recognise(&chat), None);
+        let quoted = format!("Is '{CLAUDE_CODE_OPENING}' followed by '{CLAUDE_CODE_COMPACT}'?");
+        let chat = conversation("You are a coding agent.", &[quoted.as_str()]);
         assert_eq!(SummaryKind::recognise(&chat), None);
     }
 
@@ -306,6 +322,20 @@ mod tests {
             ],
         );
         assert_eq!(SummaryKind::recognise(&request), Some(SummaryKind::History));
+        // A system reminder block before the instruction, joined into the same user text.
+        let reminded = format!(
+            "<system-reminder>\n{}</system-reminder>\n{}",
+            "Attribution for git commits. ".repeat(60),
+            request.last_user_text.as_deref().unwrap()
+        );
+        let request_with_reminder = conversation(
+            "You are a Claude agent.",
+            &["Read all the files.", &reminded],
+        );
+        assert_eq!(
+            SummaryKind::recognise(&request_with_reminder),
+            Some(SummaryKind::History)
+        );
         let summary = default_summary(SummaryKind::History, &request);
         assert!(summary.contains("Read all the files."), "{summary}");
     }
