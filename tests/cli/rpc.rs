@@ -987,3 +987,48 @@ fn skills_are_listed_as_commands_and_expanded_in_prompts() {
     assert!(first.contains("Always greet by name.\\n</skill>\\n\\nfix the greeting"));
     rpc.close();
 }
+
+#[test]
+fn automatic_compaction_during_a_run_is_reported_with_its_result() {
+    let long = "The parser handles nested expressions and reports errors with spans. ".repeat(60);
+    let scenario = Scenario::from_toml(
+        &format!(
+            "name = \"long\"\nplayback = \"sequence\"\n[[turn]]\ntext = \"{long}\"\n[[turn]]\ntext = \"Short.\"\n"
+        ),
+        "long.toml",
+    )
+    .unwrap();
+    let server = mock_with(scenario);
+    let dir = project();
+    std::fs::create_dir_all(dir.path().join(".strata")).unwrap();
+    std::fs::write(
+        dir.path().join(".strata/config.toml"),
+        "[compaction]\nkeep_recent_tokens = 1\ntrigger_percent = 0.2\n",
+    )
+    .unwrap();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    let first = rpc.prompt_and_wait("write a parser");
+    assert_eq!(count(&first, "compaction_start"), 0, "{first:?}");
+    let events = rpc.prompt_and_wait("and now?");
+    let start = events
+        .iter()
+        .position(|e| e["type"] == "compaction_start")
+        .expect("the threshold compaction is reported");
+    assert_eq!(events[start]["reason"], "threshold");
+    let end = &events[start + 1];
+    assert_eq!(end["type"], "compaction_end", "{end}");
+    assert_eq!(end["reason"], "threshold", "{end}");
+    assert_eq!(end["aborted"], false);
+    assert_eq!(end["willRetry"], false);
+    assert!(end["result"].is_object(), "{end}");
+    let summary = end["result"]["summary"].as_str().unwrap();
+    assert!(!summary.is_empty(), "{end}");
+    assert!(end["result"]["tokensBefore"].as_u64().unwrap() > 0);
+    assert!(end["result"]["firstKeptEntryId"].is_string());
+    assert_eq!(events.last().unwrap()["type"], "agent_end");
+    // The context the rest of the run used starts with the summary reported.
+    let messages = rpc.ok(json!({"type": "get_messages"}));
+    assert_eq!(messages["messages"][0]["role"], "compactionSummary");
+    assert_eq!(messages["messages"][0]["summary"], summary);
+    rpc.close();
+}
