@@ -93,7 +93,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
         }
     };
     if args.interactive {
-        return interactive(&root);
+        return interactive(&runtime, &catalog, &root);
     }
     let started = Instant::now();
     let report = runtime.block_on(play_all(&catalog, &root, !args.json))?;
@@ -122,7 +122,11 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
 }
 
 /// `--interactive`: the terminal UI is being built in parallel; until it lands this says so.
-fn interactive(_root: &Path) -> anyhow::Result<()> {
+fn interactive(
+    _runtime: &tokio::runtime::Runtime,
+    _catalog: &Catalog,
+    _root: &Path,
+) -> anyhow::Result<()> {
     anyhow::bail!(
         "`strata demo --interactive` needs the terminal UI, which is not built yet; run `strata demo` for the scripted session"
     )
@@ -277,7 +281,14 @@ fn print_tables(report: &Report) {
         "cost"
     );
     for (index, row) in strata.rows.iter().enumerate() {
-        let other = naive.and_then(|n| n.rows.get(index));
+        // Pair by kind and occurrence: a compaction's two summary requests arrive in no fixed
+        // order, so the naive run's row at the same index may be the other one.
+        let occurrence = strata.rows[..index]
+            .iter()
+            .filter(|r| r.kind == row.kind)
+            .count();
+        let other =
+            naive.and_then(|n| n.rows.iter().filter(|r| r.kind == row.kind).nth(occurrence));
         let (naive_hit, naive_cost) = other.map_or_else(
             || ("-".to_owned(), "-".to_owned()),
             |o| (percent(o.hit_rate), usd(o.cost_usd)),

@@ -84,7 +84,7 @@ const STEPS: [Step; 11] = [
 
 /// Keep this much recent context word for word when compacting: small, because the demo's
 /// session is tiny and would otherwise have nothing to summarise.
-const KEEP_RECENT_TOKENS: u64 = 100;
+pub const KEEP_RECENT_TOKENS: u64 = 100;
 
 /// What one play produced.
 #[derive(Debug)]
@@ -199,7 +199,7 @@ pub async fn play(
 }
 
 /// strata-mock with the target's cache profile taken from the capability table.
-async fn start_mock(catalog: &Catalog, target: Target) -> anyhow::Result<MockServer> {
+pub async fn start_mock(catalog: &Catalog, target: Target) -> anyhow::Result<MockServer> {
     let row = catalog
         .provider(target.provider)
         .with_context(|| format!("the capability table has no `{}`", target.provider))?;
@@ -349,7 +349,7 @@ impl Seen {
                 } => match error {
                     Some(error) => say(&format!("    compaction failed: {error}")),
                     None => say(&format!(
-                        "    summarised ~{tokens_before} tokens of context into a summary entry"
+                        "    compacted: a ~{tokens_before}-token context now starts from a summary"
                     )),
                 },
                 AgentEvent::SystemUpdate {
