@@ -112,9 +112,13 @@ fn event_loop(
     let mut dirty = true;
     loop {
         if dirty {
+            let mut max_scroll = None;
             terminal
-                .draw(|frame| view::draw(frame, app, tick))
+                .draw(|frame| max_scroll = view::draw(frame, app, tick))
                 .context("drawing the screen")?;
+            if let Some(max) = max_scroll {
+                app.scroll = app.scroll.min(max);
+            }
             dirty = false;
         }
         if event::poll(Duration::from_millis(30)).context("reading the terminal")? {

@@ -299,3 +299,26 @@ fn tree_shows_the_branches_and_the_current_position() {
     );
     assert_eq!(app.editor.text(), "Show the numbers");
 }
+
+#[test]
+fn page_up_scrolls_back_through_a_long_transcript_to_the_banner() {
+    let mut app = super::app::App::new(Some("strata demo: a scripted session".into()), vec![]);
+    app.status = super::testing::status();
+    for n in 1..=30 {
+        app.items
+            .push(super::app::Item::User(format!("prompt {n}")));
+    }
+    let bottom = screen(&app, 60, 14);
+    assert!(bottom.contains("prompt 30"), "{bottom}");
+    assert!(!bottom.contains("strata demo"), "{bottom}");
+    for _ in 0..10 {
+        app.on_key(key(KeyCode::PageUp), Instant::now());
+    }
+    let top = screen(&app, 60, 14);
+    assert!(top.contains("strata demo: a scripted session"), "{top}");
+    assert!(top.contains("prompt 1 "), "{top}");
+    assert!(!top.contains("prompt 30"), "{top}");
+    app.on_key(key(KeyCode::PageDown), Instant::now());
+    app.scroll = 0;
+    assert_eq!(screen(&app, 60, 14), bottom);
+}

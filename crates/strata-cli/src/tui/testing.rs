@@ -133,7 +133,9 @@ pub fn screen(app: &App, width: u16, height: u16) -> String {
     let backend = TestBackend::new(width, height);
     let mut terminal = Terminal::new(backend).expect("test terminal");
     terminal
-        .draw(|frame| view::draw(frame, app, 0))
+        .draw(|frame| {
+            view::draw(frame, app, 0);
+        })
         .expect("drawing");
     terminal.backend().to_string()
 }

@@ -23,8 +23,9 @@ const COLLAPSED_OUTPUT: usize = 3;
 /// Most lines the editor grows to.
 const EDITOR_MAX: usize = 8;
 
-/// Draws the whole screen; `tick` animates the spinner.
-pub fn draw(frame: &mut Frame<'_>, app: &App, tick: usize) {
+/// Draws the whole screen; `tick` animates the spinner. Returns the largest useful scroll
+/// offset when the transcript's top is on screen (the caller clamps to it).
+pub fn draw(frame: &mut Frame<'_>, app: &App, tick: usize) -> Option<usize> {
     let area = frame.area();
     let inner_width = area.width.saturating_sub(2).max(1);
     let editor_lines = editor_rows(app, usize::from(inner_width))
@@ -39,38 +40,55 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, tick: usize) {
         Constraint::Length(footer_text.len() as u16),
     ])
     .areas(area);
-    draw_transcript(frame, app, transcript);
+    let max_scroll = draw_transcript(frame, app, transcript);
     frame.render_widget(Paragraph::new(status), status_area);
     draw_editor(frame, app, editor);
     frame.render_widget(Paragraph::new(footer_text), footer);
     if let Some(picker) = &app.picker {
         draw_picker(frame, app, picker, transcript);
     }
+    max_scroll
 }
 
 // ----- transcript ---------------------------------------------------------------------
 
-/// Every transcript line at `width` columns.
-pub fn transcript_lines(app: &App, width: u16) -> Vec<Line<'static>> {
-    let width_us = usize::from(width.max(8));
+/// The banner's lines at `width` columns.
+fn banner_lines(banner: &str, width: usize) -> Vec<Line<'static>> {
+    let style = Style::new().fg(Color::Magenta);
     let mut lines = Vec::new();
-    if let Some(banner) = &app.banner {
-        let style = Style::new().fg(Color::Magenta);
-        for line in banner.lines() {
-            lines.extend(wrap_spans(
-                vec![Span::styled(line.to_owned(), style)],
-                width_us,
-                &[],
-                &[],
-            ));
-        }
-        lines.push(Line::default());
+    for line in banner.lines() {
+        lines.extend(wrap_spans(
+            vec![Span::styled(line.to_owned(), style)],
+            width,
+            &[],
+            &[],
+        ));
     }
-    for item in &app.items {
+    lines.push(Line::default());
+    lines
+}
+
+/// The last `wanted` transcript lines (fewer when the transcript is shorter), laid out from
+/// the newest item back so a long session costs only what is on screen.
+pub fn transcript_tail(app: &App, width: u16, wanted: usize) -> Vec<Line<'static>> {
+    let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
+    let mut total = 0;
+    for item in app.items.iter().rev() {
+        if total >= wanted {
+            break;
+        }
+        let mut lines = Vec::new();
         item_lines(app, item, width, &mut lines);
         lines.push(Line::default());
+        total += lines.len();
+        chunks.push(lines);
     }
-    lines
+    if total < wanted
+        && let Some(banner) = &app.banner
+    {
+        chunks.push(banner_lines(banner, usize::from(width.max(8))));
+    }
+    chunks.into_iter().rev().flatten().collect()
 }
 
 fn item_lines(app: &App, item: &Item, width: u16, out: &mut Vec<Line<'static>>) {
@@ -227,24 +245,33 @@ fn arguments_text(raw: &str) -> String {
     }
 }
 
-fn draw_transcript(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let lines = transcript_lines(app, area.width);
+fn draw_transcript(frame: &mut Frame<'_>, app: &App, area: Rect) -> Option<usize> {
     let height = usize::from(area.height);
+    let wanted = height + app.scroll;
+    let lines = transcript_tail(app, area.width, wanted);
+    let max_scroll = (lines.len() < wanted).then(|| lines.len().saturating_sub(height));
     let bottom = lines
         .len()
         .saturating_sub(app.scroll.min(lines.len().saturating_sub(height)));
     let top = bottom.saturating_sub(height);
     let visible: Vec<Line<'static>> = lines[top..bottom].to_vec();
     frame.render_widget(Paragraph::new(visible), area);
+    max_scroll
 }
 
 // ----- status, editor, footer ---------------------------------------------------------
 
 fn status_lines(app: &App, tick: usize) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
+    // Steering left over from an aborted run stays queued in the agent for its next run.
+    let steer_label = if app.busy.is_some() {
+        "↳ steer: "
+    } else {
+        "↳ queued for the next run: "
+    };
     for text in &app.steering {
         lines.push(Line::from(vec![
-            Span::styled("↳ steer: ", Style::new().fg(Color::Yellow)),
+            Span::styled(steer_label, Style::new().fg(Color::Yellow)),
             Span::raw(first_line(text)),
         ]));
     }
