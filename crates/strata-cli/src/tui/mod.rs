@@ -27,7 +27,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use ratatui::crossterm::event::{self, DisableBracketedPaste, EnableBracketedPaste, Event};
+use ratatui::crossterm::event::{
+    self, DisableBracketedPaste, EnableBracketedPaste, Event, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
 use ratatui::crossterm::execute;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
@@ -83,20 +86,35 @@ pub fn run_with(
 /// and by the panic hook, so neither an error nor a panic leaves the terminal unusable.
 struct TerminalGuard {
     terminal: Terminal<CrosstermBackend<Stdout>>,
+    /// Key disambiguation was switched on and must be switched off again.
+    enhanced: bool,
 }
 
 impl TerminalGuard {
     fn enter() -> anyhow::Result<Self> {
         let terminal = ratatui::try_init().context("setting up the terminal")?;
+        let mut stdout = std::io::stdout();
         // A paste arrives as one event, so its newlines do not send it.
-        let _ = execute!(std::io::stdout(), EnableBracketedPaste);
-        Ok(Self { terminal })
+        let _ = execute!(stdout, EnableBracketedPaste);
+        // Where the terminal can, tell Shift+Enter from Enter (new line vs send).
+        let enhanced = ratatui::crossterm::terminal::supports_keyboard_enhancement()
+            .unwrap_or(false)
+            && execute!(
+                stdout,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )
+            .is_ok();
+        Ok(Self { terminal, enhanced })
     }
 }
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
-        let _ = execute!(std::io::stdout(), DisableBracketedPaste);
+        let mut stdout = std::io::stdout();
+        if self.enhanced {
+            let _ = execute!(stdout, PopKeyboardEnhancementFlags);
+        }
+        let _ = execute!(stdout, DisableBracketedPaste);
         ratatui::restore();
     }
 }
