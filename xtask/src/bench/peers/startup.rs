@@ -48,9 +48,22 @@ pub fn measure(harness: &str, bin: &Path, runs: usize) -> Result<Startup> {
         if !out.status.success() {
             bail!("{} --version failed ({})", bin.display(), out.status);
         }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // Pi prints its version on stderr, before GNU time's own last line.
+        let own_stderr = if gnu_time {
+            stderr
+                .trim_end()
+                .rsplit_once('\n')
+                .map_or("", |(own, _)| own)
+        } else {
+            &stderr
+        };
         version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if version.is_empty() {
+            version = own_stderr.trim().to_owned();
+        }
         if gnu_time {
-            rss.push(peak_kib(&String::from_utf8_lossy(&out.stderr))? / 1024.0);
+            rss.push(peak_kib(&stderr)? / 1024.0);
         }
     }
     Ok(Startup {
@@ -95,8 +108,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path().join("fake-harness");
         std::fs::write(&bin, "#!/bin/sh\necho 9.8.7\n").unwrap();
+        let on_stderr = dir.path().join("stderr-harness");
+        std::fs::write(&on_stderr, "#!/bin/sh\necho 0.1.2 >&2\n").unwrap();
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        for file in [&bin, &on_stderr] {
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        assert_eq!(measure("stderr", &on_stderr, 1).unwrap().version, "0.1.2");
         let startup = measure("fake", &bin, 3).unwrap();
         assert_eq!(startup.version, "9.8.7");
         assert_eq!(startup.runs, 3);
