@@ -77,6 +77,8 @@ pub struct ToolItem {
     pub output: String,
     /// Where the call stands.
     pub state: ToolState,
+    /// A unified diff of what the call changed (the edit tool's details).
+    pub diff: Option<String>,
 }
 
 /// Where a tool call stands.
@@ -768,6 +770,7 @@ impl App {
                     arguments: String::new(),
                     output: String::new(),
                     state: ToolState::Streaming,
+                    diff: None,
                 }));
             }
             AgentEvent::ToolCallDelta { index, arguments } => {
@@ -805,6 +808,7 @@ impl App {
                     arguments: arguments.to_string(),
                     output: String::new(),
                     state: ToolState::Running,
+                    diff: None,
                 })),
             },
             AgentEvent::ToolUpdate { id, text } => {
@@ -913,8 +917,10 @@ impl App {
             AgentMessage::ToolResult(result) => {
                 let text = tool_result_text(&result.content);
                 let failed = result.is_error;
+                let diff = result_diff(result.details.as_ref());
                 if let Some(tool) = self.tool_by_id(&result.tool_call_id) {
                     tool.output = text;
+                    tool.diff = diff;
                     tool.state = if failed {
                         ToolState::Failed
                     } else {
@@ -932,6 +938,15 @@ impl App {
             _ => {}
         }
     }
+}
+
+/// The unified diff a tool result's details carry (the edit tool's `diff`), if any.
+pub fn result_diff(details: Option<&serde_json::Value>) -> Option<String> {
+    details
+        .and_then(|details| details.get("diff"))
+        .and_then(serde_json::Value::as_str)
+        .filter(|diff| !diff.trim().is_empty())
+        .map(str::to_owned)
 }
 
 /// The text of a tool result's blocks (images named, not shown).
@@ -1122,6 +1137,7 @@ mod tests {
                 arguments: "{\"path\":\"a.rs\"}".into(),
                 output: "partial".into(),
                 state: ToolState::Failed,
+                diff: None,
             })]
         );
     }

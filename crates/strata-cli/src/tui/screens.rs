@@ -322,3 +322,22 @@ fn page_up_scrolls_back_through_a_long_transcript_to_the_banner() {
     app.scroll = 0;
     assert_eq!(screen(&app, 60, 14), bottom);
 }
+
+#[test]
+fn an_edit_shows_what_it_changed_as_a_colored_diff() {
+    let mut app = app();
+    let arguments =
+        json!({"path": "src/greeting.rs", "edits": [{"oldText": "Helo", "newText": "Hello"}]});
+    app.on_agent(AgentEvent::ToolCallStart {
+        id: "e1".into(),
+        name: "edit".into(),
+    });
+    app.on_agent(message_end(assistant("", &[("e1", "edit", arguments)])));
+    app.on_agent(message_end(json!({
+        "role": "toolResult", "toolCallId": "e1", "toolName": "edit",
+        "content": [{"type": "text", "text": "Successfully replaced 1 block(s) in src/greeting.rs."}],
+        "details": {"diff": "--- a/src/greeting.rs\n+++ b/src/greeting.rs\n@@ -1 +1 @@\n-pub fn greet() -> &'static str { \"Helo\" }\n+pub fn greet() -> &'static str { \"Hello\" }\n", "firstChangedLine": 1},
+        "isError": false, "timestamp": 3
+    })));
+    insta::assert_snapshot!(screen(&app, 80, 12));
+}

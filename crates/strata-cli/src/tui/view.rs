@@ -20,6 +20,8 @@ const MUTED: Style = Style::new().fg(Color::DarkGray);
 const SPINNER: [&str; 8] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧"];
 /// Lines of a collapsed tool output.
 const COLLAPSED_OUTPUT: usize = 3;
+/// Lines of a collapsed diff (what an edit changed is worth more room than output).
+const COLLAPSED_DIFF: usize = 12;
 /// Most lines the editor grows to.
 const EDITOR_MAX: usize = 8;
 
@@ -195,6 +197,9 @@ fn tool_lines(app: &App, tool: &ToolItem, width: usize, out: &mut Vec<Line<'stat
         argument_lines.push(Line::from(Span::styled("    …", MUTED)));
     }
     out.extend(argument_lines);
+    if let Some(diff) = &tool.diff {
+        diff_lines(app, diff, width, out);
+    }
     if tool.output.is_empty() {
         return;
     }
@@ -224,6 +229,45 @@ fn tool_lines(app: &App, tool: &ToolItem, width: usize, out: &mut Vec<Line<'stat
     if shown < lines.len() {
         out.push(Line::from(Span::styled(
             format!("  … {} more lines (Ctrl+O expands)", lines.len() - shown),
+            MUTED,
+        )));
+    }
+}
+
+/// A unified diff, added lines green and removed lines red, file headers left out.
+fn diff_lines(app: &App, diff: &str, width: usize, out: &mut Vec<Line<'static>>) {
+    let lines: Vec<&str> = diff
+        .lines()
+        .filter(|line| !line.starts_with("--- ") && !line.starts_with("+++ "))
+        .collect();
+    let shown = if app.expand_tools {
+        lines.len()
+    } else {
+        lines.len().min(COLLAPSED_DIFF)
+    };
+    let gutter = [Span::styled("  │ ", MUTED)];
+    for line in &lines[..shown] {
+        let style = if line.starts_with('+') {
+            Style::new().fg(Color::Green)
+        } else if line.starts_with('-') {
+            Style::new().fg(Color::Red)
+        } else if line.starts_with("@@") {
+            Style::new().fg(Color::Cyan)
+        } else {
+            MUTED
+        };
+        out.extend(wrap_verbatim(
+            vec![Span::styled(line.replace('\t', "    "), style)],
+            width,
+            &gutter,
+        ));
+    }
+    if shown < lines.len() {
+        out.push(Line::from(Span::styled(
+            format!(
+                "  … {} more diff lines (Ctrl+O expands)",
+                lines.len() - shown
+            ),
             MUTED,
         )));
     }

@@ -16,7 +16,7 @@ use strata_session::{
 use strata_tools::ToolSet;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-use super::app::{Item, Level, Notice, ToolItem, ToolState, tool_result_text};
+use super::app::{Item, Level, Notice, ToolItem, ToolState, result_diff, tool_result_text};
 use super::picker::PickerItem;
 use super::stats::{self, Stats};
 use crate::run::Setup;
@@ -687,6 +687,7 @@ fn push_message(items: &mut Vec<Item>, message: AgentMessage) {
                         arguments: call.arguments.to_string(),
                         output: String::new(),
                         state: ToolState::Running,
+                        diff: None,
                     })),
                     _ => {}
                 }
@@ -706,6 +707,7 @@ fn push_message(items: &mut Vec<Item>, message: AgentMessage) {
             });
             if let Some(tool) = found {
                 tool.output = output;
+                tool.diff = result_diff(result.details.as_ref());
                 tool.state = if result.is_error {
                     ToolState::Failed
                 } else {
@@ -719,6 +721,7 @@ fn push_message(items: &mut Vec<Item>, message: AgentMessage) {
             arguments: bash.command,
             output: bash.output,
             state: ToolState::Done,
+            diff: None,
         })),
         AgentMessage::BranchSummary(summary) => items.push(Item::Notice(Notice {
             level: Level::Info,
@@ -944,6 +947,7 @@ mod tests {
                     arguments: "{\"path\":\"a.rs\"}".into(),
                     output: "fn a() {}".into(),
                     state: ToolState::Done,
+                    diff: None,
                 }),
                 Item::Notice(Notice {
                     level: Level::Info,
