@@ -14,7 +14,7 @@ use super::command::{self, Slash};
 use super::editor::Editor;
 use super::picker::{Picker, PickerItem, PickerKind, resume_path};
 use super::stats::{self, Stats, ToolChangeCost, ToolCostBasis};
-use super::worker::{Command, Reply, Status, TreeRow};
+use super::worker::{Command, ForkAt, Reply, Status, TreeRow};
 use crate::run::model::THINKING_LEVELS;
 
 /// Two Ctrl+C within this long quit.
@@ -410,7 +410,7 @@ impl App {
                 self.send(Command::Compact(focus));
             }
             Slash::Tree => self.send(Command::Tree),
-            Slash::Fork => self.send(Command::Fork),
+            Slash::Fork => self.send(Command::ForkPoints),
             Slash::New => self.send(Command::New),
             Slash::Resume => self.send(Command::Sessions),
             Slash::Name(Some(name)) => self.send(Command::Name(name)),
@@ -595,6 +595,21 @@ impl App {
             PickerKind::Model => self.send(Command::Model(item.key)),
             PickerKind::Thinking => self.send(Command::Thinking(item.key)),
             PickerKind::Tree => self.tree_chosen(&item.key),
+            PickerKind::Fork if item.key.is_empty() => self.send(Command::Fork(ForkAt::Here)),
+            PickerKind::Fork => {
+                let chosen = self
+                    .status
+                    .tree
+                    .iter()
+                    .find(|row| row.id.as_str() == item.key)
+                    .cloned();
+                if let Some(row) = chosen {
+                    if let Some(text) = &row.user_text {
+                        self.editor.set_text(text);
+                    }
+                    self.send(Command::Fork(ForkAt::Before(row.id)));
+                }
+            }
             PickerKind::TreeSummary {
                 target,
                 editor_text,
@@ -687,6 +702,26 @@ impl App {
                 ));
             }
             Reply::Tree(rows) => self.open_tree(rows),
+            Reply::ForkPoints(rows) => {
+                let mut items = vec![PickerItem::new(
+                    "At the current position",
+                    "the whole branch",
+                    "",
+                )];
+                items.extend(rows.iter().map(|row| {
+                    PickerItem::new(
+                        row.text.clone(),
+                        "fork before it and edit it",
+                        row.id.as_str(),
+                    )
+                }));
+                self.status.tree = rows;
+                self.picker = Some(Picker::new(
+                    PickerKind::Fork,
+                    "Fork into a new session (type to filter)",
+                    items,
+                ));
+            }
             Reply::Block { title, lines } => self.items.push(Item::Block { title, lines }),
         }
     }
@@ -735,7 +770,11 @@ impl App {
             AgentEvent::AgentStart => {
                 self.busy.get_or_insert_with(|| "working".into());
             }
-            AgentEvent::TurnStart { .. } | AgentEvent::TurnEnd { .. } => self.reset_stream(),
+            AgentEvent::TurnStart { .. } => {
+                self.busy = Some("working".into());
+                self.reset_stream();
+            }
+            AgentEvent::TurnEnd { .. } => self.reset_stream(),
             AgentEvent::RequestStart { divergence, .. } => self.stats.request_started(divergence),
             AgentEvent::TextDelta { text } => match self.open_text {
                 Some(at) => {
@@ -800,17 +839,20 @@ impl App {
                 id,
                 name,
                 arguments,
-            } => match self.tool_by_id(&id) {
-                Some(tool) => tool.state = ToolState::Running,
-                None => self.items.push(Item::Tool(ToolItem {
-                    id,
-                    name,
-                    arguments: arguments.to_string(),
-                    output: String::new(),
-                    state: ToolState::Running,
-                    diff: None,
-                })),
-            },
+            } => {
+                self.busy = Some(format!("running {name}"));
+                match self.tool_by_id(&id) {
+                    Some(tool) => tool.state = ToolState::Running,
+                    None => self.items.push(Item::Tool(ToolItem {
+                        id,
+                        name,
+                        arguments: arguments.to_string(),
+                        output: String::new(),
+                        state: ToolState::Running,
+                        diff: None,
+                    })),
+                }
+            }
             AgentEvent::ToolUpdate { id, text } => {
                 if let Some(tool) = self.tool_by_id(&id) {
                     tool.output = text;
@@ -1250,6 +1292,46 @@ mod tests {
         assert_eq!(
             app.take_effects(),
             vec![Effect::Worker(Command::Model("openai/gpt-5".into()))]
+        );
+    }
+
+    #[test]
+    fn fork_offers_the_branch_prompts_and_re_edits_the_one_chosen() {
+        let mut app = app();
+        type_text(&mut app, "/fork");
+        enter(&mut app);
+        assert_eq!(
+            app.take_effects(),
+            vec![Effect::Worker(Command::ForkPoints)]
+        );
+        let row = |id: &str, parent: &str, text: &str| TreeRow {
+            id: strata_session::EntryId::new(id),
+            parent: Some(strata_session::EntryId::new(parent)),
+            text: format!("user: {text}"),
+            detail: String::new(),
+            user_text: Some(text.into()),
+            leaf: false,
+        };
+        app.on_reply(Reply::ForkPoints(vec![
+            row("bbbb0001", "aaaa0002", "second prompt"),
+            row("aaaa0001", "0000000f", "first prompt"),
+        ]));
+        type_text(&mut app, "first");
+        enter(&mut app);
+        assert_eq!(
+            app.take_effects(),
+            vec![Effect::Worker(Command::Fork(ForkAt::Before(
+                strata_session::EntryId::new("aaaa0001")
+            )))]
+        );
+        assert_eq!(app.editor.text(), "first prompt");
+        // The first row forks the whole branch.
+        app.editor.clear();
+        app.on_reply(Reply::ForkPoints(vec![]));
+        enter(&mut app);
+        assert_eq!(
+            app.take_effects(),
+            vec![Effect::Worker(Command::Fork(ForkAt::Here))]
         );
     }
 

@@ -20,7 +20,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "/fork",
-        "continue in a new session file holding this branch",
+        "continue in a new session: this branch, or the part before a prompt you pick",
     ),
     ("/new", "start a new session"),
     (

@@ -20,6 +20,8 @@ pub enum PickerKind {
         /// Text to put in the editor (a user message chosen to be edited).
         editor_text: Option<String>,
     },
+    /// Fork before the user message in the item's key (empty key: at the current position).
+    Fork,
     /// Switch to the model in the item's key.
     Model,
     /// Set the thinking level in the item's key.

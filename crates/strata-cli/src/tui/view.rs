@@ -434,10 +434,8 @@ fn draw_editor(frame: &mut Frame<'_>, app: &App, area: Rect) {
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
     if app.picker.is_none() {
-        frame.set_cursor_position(Position::new(
-            inner.x + 2 + cursor_col as u16,
-            inner.y + (cursor_row - top) as u16,
-        ));
+        let x = (inner.x + 2 + cursor_col as u16).min(inner.right().saturating_sub(1));
+        frame.set_cursor_position(Position::new(x, inner.y + (cursor_row - top) as u16));
     }
 }
 

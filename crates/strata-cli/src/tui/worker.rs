@@ -50,8 +50,10 @@ pub enum Command {
         /// Focus of that summary.
         instructions: Option<String>,
     },
-    /// Continue in a new file holding the current branch.
-    Fork,
+    /// The user messages of the current branch, to fork before one.
+    ForkPoints,
+    /// Continue in a new file holding the current branch, or the part before a user message.
+    Fork(ForkAt),
     /// Start a new session.
     New,
     /// Switch to another session file.
@@ -68,6 +70,15 @@ pub enum Command {
     Context,
     /// Write the session as HTML.
     Export(Option<PathBuf>),
+}
+
+/// Where `/fork` cuts the branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ForkAt {
+    /// At the current position: the whole branch.
+    Here,
+    /// Before this user message (which the user edits and sends again).
+    Before(EntryId),
 }
 
 /// Everything the agent task tells the UI.
@@ -98,6 +109,8 @@ pub enum Reply {
     Sessions(Vec<PickerItem>),
     /// The tree, for `/tree`.
     Tree(Vec<TreeRow>),
+    /// The current branch's user messages, newest first, for `/fork`.
+    ForkPoints(Vec<TreeRow>),
     /// A titled block of lines.
     Block {
         /// Title.
@@ -366,9 +379,16 @@ impl Worker {
                 )));
                 self.refresh_status();
             }
-            Command::Fork => {
+            Command::ForkPoints => {
+                let rows = fork_points(self.agent.session());
+                self.reply(Reply::ForkPoints(rows));
+            }
+            Command::Fork(at) => {
                 let session = self.agent.session();
-                let leaf = session.leaf().cloned();
+                let leaf = match &at {
+                    ForkAt::Here => session.leaf().cloned(),
+                    ForkAt::Before(id) => session.tree().parent_of(id).cloned(),
+                };
                 let store = self.setup.store()?;
                 let header = strata_session::new_header(&session.header().cwd, None);
                 let path = store.session_path(&header);
@@ -844,6 +864,29 @@ pub fn tree_rows(session: &Session) -> Vec<TreeRow> {
     rows
 }
 
+/// The user messages on the path to the leaf, newest first.
+pub fn fork_points(session: &Session) -> Vec<TreeRow> {
+    let tree = session.tree();
+    let Some(leaf) = session.leaf() else {
+        return Vec::new();
+    };
+    tree.walk_to_root(leaf.as_str())
+        .filter(|entry| entry.kind() == EntryKind::Message(Role::User))
+        .filter_map(|entry| {
+            let parsed = entry.entry().ok()?;
+            let (text, user_text) = describe(&parsed)?;
+            Some(TreeRow {
+                id: entry.id().clone(),
+                parent: entry.parent_id().cloned(),
+                text,
+                detail: String::new(),
+                user_text,
+                leaf: false,
+            })
+        })
+        .collect()
+}
+
 /// A row's text for entries the tree shows, and a user message's text.
 fn describe(entry: &Entry) -> Option<(String, Option<String>)> {
     match entry {
@@ -955,6 +998,13 @@ mod tests {
                 }),
             ]
         );
+        let points = fork_points(&session);
+        assert_eq!(
+            points.iter().map(|row| row.id.as_str()).collect::<Vec<_>>(),
+            vec!["u0000001"]
+        );
+        assert_eq!(points[0].user_text.as_deref(), Some("read it"));
+        assert_eq!(points[0].parent, Some(EntryId::new("m0000001")));
         let stats = stats_of(&session);
         assert_eq!(stats.requests, 1);
         assert_eq!(stats.hit_rate(), Some(0.9));
