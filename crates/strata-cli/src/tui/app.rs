@@ -141,6 +141,10 @@ pub struct App {
     /// The steering queue and abort switch of the current agent.
     pub control: Option<Control>,
     effects: Vec<Effect>,
+    /// Commands sent to the agent task and not yet answered with `Idle`.
+    in_flight: usize,
+    /// A prompt is running (steering reaches it); otherwise busy means compacting or moving.
+    prompt_running: bool,
     last_ctrl_c: Option<Instant>,
     /// Content block index of a streaming tool call → its item.
     calls: HashMap<usize, usize>,
@@ -172,6 +176,8 @@ impl App {
             quit: false,
             control: None,
             effects: Vec::new(),
+            in_flight: 0,
+            prompt_running: false,
             last_ctrl_c: None,
             calls: HashMap::new(),
             open_calls: Vec::new(),
@@ -195,6 +201,7 @@ impl App {
     }
 
     fn send(&mut self, command: Command) {
+        self.in_flight += 1;
         self.effects.push(Effect::Worker(command));
     }
 
@@ -350,9 +357,14 @@ impl App {
         }
         let text = self.editor.submit();
         self.scroll = 0;
-        if self.busy.is_some() {
+        if self.prompt_running {
             self.steering.push(text.clone());
             self.effects.push(Effect::Steer(text));
+            return;
+        }
+        if self.busy.is_some() {
+            // Compacting or summarizing: nothing to steer, so it runs when that is done.
+            self.follow_ups.push_back(text);
             return;
         }
         self.start_prompt(text);
@@ -361,6 +373,7 @@ impl App {
     fn start_prompt(&mut self, text: String) {
         self.items.push(Item::User(text.clone()));
         self.busy = Some("working".into());
+        self.prompt_running = true;
         self.send(Command::Prompt(text));
     }
 
@@ -680,7 +693,13 @@ impl App {
             Reply::Status(status) => self.status = *status,
             Reply::Busy(what) => self.busy = Some(what),
             Reply::Idle => {
+                self.in_flight = self.in_flight.saturating_sub(1);
+                if self.in_flight > 0 {
+                    // An earlier command finished; a later one (a prompt) is still going.
+                    return;
+                }
                 self.busy = None;
+                self.prompt_running = false;
                 self.reset_stream();
                 if let Some(next) = self.follow_ups.pop_front() {
                     self.start_prompt(next);
@@ -928,6 +947,7 @@ impl App {
             }
             AgentEvent::SteeringDelivered { .. } => {}
             AgentEvent::AgentEnd { reason } => {
+                self.prompt_running = false;
                 self.reset_stream();
                 if reason == "aborted" {
                     self.notice(Level::Warning, "aborted");
@@ -1332,6 +1352,42 @@ mod tests {
         assert_eq!(
             app.take_effects(),
             vec![Effect::Worker(Command::Fork(ForkAt::Here))]
+        );
+    }
+
+    #[test]
+    fn a_quick_command_finishing_during_a_run_leaves_the_app_busy() {
+        let mut app = app();
+        type_text(&mut app, "/name notes");
+        enter(&mut app);
+        type_text(&mut app, "go");
+        enter(&mut app);
+        assert_eq!(app.take_effects().len(), 2);
+        // The /name command answers first; the prompt is still running.
+        app.on_reply(Reply::Notice("session named “notes”".into()));
+        app.on_reply(Reply::Idle);
+        assert!(app.busy.is_some());
+        type_text(&mut app, "steer this");
+        enter(&mut app);
+        assert_eq!(app.take_effects(), vec![Effect::Steer("steer this".into())]);
+        app.on_reply(Reply::Idle);
+        assert!(app.busy.is_none());
+    }
+
+    #[test]
+    fn a_prompt_typed_while_compacting_waits_for_it() {
+        let mut app = app();
+        type_text(&mut app, "/compact");
+        enter(&mut app);
+        app.take_effects();
+        type_text(&mut app, "next task");
+        enter(&mut app);
+        assert!(app.take_effects().is_empty());
+        assert_eq!(app.follow_ups, ["next task".to_owned()]);
+        app.on_reply(Reply::Idle);
+        assert_eq!(
+            app.take_effects(),
+            vec![Effect::Worker(Command::Prompt("next task".into()))]
         );
     }
 
