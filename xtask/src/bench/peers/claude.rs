@@ -148,6 +148,11 @@ impl PeerSession for ClaudeSession {
         }
     }
 
+    fn set_bench_tools(&mut self, _names: &[String], _deadline: Instant) -> Result<bool> {
+        // Its tool set is fixed for the session; the bench tools' calls are shell commands.
+        Ok(false)
+    }
+
     fn finish(self: Box<Self>) -> Result<()> {
         self.process.finish(std::time::Duration::from_secs(10))
     }

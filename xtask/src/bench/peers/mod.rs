@@ -7,11 +7,12 @@
 //! node or the packages are absent a peer is skipped with a message; the peer runs are not part
 //! of CI. See `docs/peers.md`.
 //!
-//! What a peer cannot play: the workload's tool-set changes (neither harness lets a driver
-//! withdraw or add tools mid-session, and neither has the bench's MCP-like tools, so those calls
-//! become shell commands, see [`script`]) and branching back (no tree navigation in Claude
-//! Code; Pi's RPC has none either). Idle gaps, AGENTS.md edits, the window, compaction
-//! settings and the virtual time between requests are played as for strata.
+//! Pi gets the bench's MCP-like tools and their changes from an extension
+//! (`xtask/peers/pi-bench-tools.ts`); Claude Code cannot, so for it those calls become shell
+//! commands (see [`script`]), its tool set stays fixed, and it skips workloads made of tool
+//! churn. Neither plays a branch back (no tree navigation a driver can call). Idle gaps,
+//! AGENTS.md edits, the window, compaction settings and the virtual time between requests are
+//! played as for strata.
 
 pub mod claude;
 pub mod install;
@@ -70,6 +71,29 @@ impl Peer {
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|peer| peer.name() == name)
     }
+
+    /// Whether the driver can give it the bench's MCP-like tools and change them mid-session.
+    pub fn has_bench_tools(self) -> bool {
+        matches!(self, Self::Pi)
+    }
+
+    /// Why it does not play `workload`, if it does not: a workload whose tool set changes more
+    /// than once is about tool churn, which a harness with a fixed tool set cannot show.
+    pub fn skips(self, workload: &Workload) -> Option<String> {
+        let changes = workload
+            .spec
+            .events
+            .iter()
+            .filter(|e| !e.tools_add.is_empty() || !e.tools_remove.is_empty())
+            .count();
+        (!self.has_bench_tools() && changes > 1).then(|| {
+            format!(
+                "{} changes its tool set {changes} times; {} cannot be given the bench's tools",
+                workload.spec.name,
+                self.name()
+            )
+        })
+    }
 }
 
 /// The peer runners for `cargo xtask bench` (see [`crate::bench::peer_runners`]).
@@ -94,6 +118,9 @@ pub const PEER_CACHE_MODELS: [CacheModel; 1] = [CacheModel::AnthropicFiveMinutes
 pub fn run_peer(peer: Peer, workload: &Workload, cache_models: &[CacheModel]) -> Result<Vec<Run>> {
     let install = Install::locate()?;
     install.check(peer)?;
+    if let Some(why) = peer.skips(workload) {
+        bail!("skipped: {why}");
+    }
     let mut runs = Vec::new();
     for cache_model in cache_models {
         if !PEER_CACHE_MODELS.contains(cache_model) {
@@ -178,6 +205,8 @@ pub struct Launch<'a> {
     pub keep_recent_tokens: u64,
     /// Virtual seconds between requests.
     pub seconds_between_requests: u64,
+    /// Bench tools live from the start.
+    pub start_tools: &'a [String],
 }
 
 impl Launch<'_> {
@@ -210,6 +239,8 @@ pub struct Outcome {
 pub trait PeerSession {
     /// Sends `text` as the user's prompt and waits until the harness is idle again.
     fn prompt(&mut self, text: &str, deadline: Instant) -> Result<Outcome>;
+    /// Makes exactly `names` the live bench tools; false when the harness cannot.
+    fn set_bench_tools(&mut self, names: &[String], deadline: Instant) -> Result<bool>;
     /// Ends the harness.
     fn finish(self: Box<Self>) -> Result<()>;
 }
@@ -226,7 +257,7 @@ pub fn play(
 ) -> Result<PeerRun> {
     let started = Instant::now();
     let spec = &workload.spec;
-    let scenario_text = script::scenario_toml(workload)?;
+    let scenario_text = script::scenario_toml(workload, peer.has_bench_tools())?;
     let scenario = Scenario::from_toml(&scenario_text, "peer scenario")
         .context("loading the peer scenario")?;
     let (_, model_id) = cache_model.qualified_model();
@@ -264,6 +295,7 @@ pub fn play(
         reserve_tokens: spec.reserve_tokens,
         keep_recent_tokens: spec.keep_recent_tokens,
         seconds_between_requests: spec.seconds_between_requests,
+        start_tools: &spec.start_tools,
     };
     let mut session: Box<dyn PeerSession> = match peer {
         Peer::Pi => Box::new(pi::start(&launch)?),
@@ -272,8 +304,18 @@ pub fn play(
     let mut completed = 0;
     let mut compactions = 0;
     let mut failures = Vec::new();
+    let mut bench_tools = spec.start_tools.clone();
     for task in &workload.tasks {
         for event in &task.events {
+            if !event.tools_add.is_empty() || !event.tools_remove.is_empty() {
+                bench_tools.retain(|name| !event.tools_remove.contains(name));
+                for name in &event.tools_add {
+                    if !bench_tools.contains(name) {
+                        bench_tools.push(name.clone());
+                    }
+                }
+                session.set_bench_tools(&bench_tools, Instant::now() + TASK_TIMEOUT)?;
+            }
             if event.idle_seconds > 0 {
                 server.advance_clock(Duration::from_secs(event.idle_seconds));
             }
@@ -420,6 +462,10 @@ pub fn main(args: &[String]) -> Result<()> {
                 println!("{name} / {}: skipped: {error:#}", peer.name());
                 continue;
             }
+            if let Some(why) = peer.skips(&workload) {
+                println!("{name} / {}: skipped: {why}", peer.name());
+                continue;
+            }
             for cache_model in PEER_CACHE_MODELS {
                 match play(*peer, &install, &workload, cache_model) {
                     Ok(played) => {
@@ -498,6 +544,22 @@ mod tests {
                 Err(error) => eprintln!("long / {}: did not run: {error:#}", peer.name()),
             }
         }
+    }
+
+    #[test]
+    fn only_a_peer_without_bench_tools_skips_tool_churn() {
+        let churn = Workload::load("tools-churn").unwrap();
+        let long = Workload::load("long").unwrap();
+        let short = Workload::load("short").unwrap();
+        assert_eq!(Peer::Pi.skips(&churn), None);
+        let why = Peer::ClaudeCode.skips(&churn).unwrap();
+        assert!(why.contains("tools-churn changes its tool set"), "{why}");
+        assert_eq!(
+            Peer::ClaudeCode.skips(&long),
+            None,
+            "long changes tools once"
+        );
+        assert_eq!(Peer::ClaudeCode.skips(&short), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Pi (`@mariozechner/pi-coding-agent`) driven through its RPC mode (`pi --mode rpc`, Pi's
 //! docs/rpc.md): a custom provider in `models.json` points at strata-mock over
-//! `anthropic-messages`, `settings.json` holds the workload's compaction settings, and the
-//! extension `xtask/peers/pi-clock.ts` moves the mock's clock before each request.
+//! `anthropic-messages`, `settings.json` holds the workload's compaction settings, the
+//! extension `xtask/peers/pi-clock.ts` moves the mock's clock before each request and
+//! `xtask/peers/pi-bench-tools.ts` gives Pi the bench's MCP-like tools.
 
 use std::process::Command;
 use std::time::Instant;
@@ -11,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::process::JsonLines;
 use super::{Launch, Outcome, PeerSession};
+use crate::bench::tools::BENCH_TOOL_NAMES;
 
 /// The provider id Pi knows strata-mock by.
 pub const PROVIDER: &str = "strata-mock";
@@ -77,12 +79,16 @@ pub fn start(launch: &Launch<'_>) -> Result<PiSession> {
         .arg(launch.home.join("pi-sessions"))
         .arg("--extension")
         .arg(launch.install.script("pi-clock.ts"))
+        .arg("--extension")
+        .arg(launch.install.script("pi-bench-tools.ts"))
         .current_dir(launch.cwd)
         .env("HOME", launch.home)
         .env("PI_CODING_AGENT_DIR", &agent_dir)
         .env("PI_OFFLINE", "1")
         .env("PI_SKIP_VERSION_CHECK", "1")
         .env("PI_TELEMETRY", "0")
+        .env("STRATA_BENCH_TOOL_NAMES", BENCH_TOOL_NAMES.join(","))
+        .env("STRATA_BENCH_START_TOOLS", launch.start_tools.join(","))
         .env("STRATA_BENCH_CLOCK_URL", launch.clock_url())
         .env(
             "STRATA_BENCH_CLOCK_SECONDS",
@@ -130,6 +136,22 @@ impl PeerSession for PiSession {
                     return Ok(outcome);
                 }
                 std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+    }
+
+    fn set_bench_tools(&mut self, names: &[String], deadline: Instant) -> Result<bool> {
+        // An extension command runs at once, without a model request.
+        let command = format!("/bench-tools {}", names.join(","));
+        self.process
+            .send(&json!({"type": "prompt", "message": command, "id": "tools"}))?;
+        loop {
+            let event = self.process.next(deadline)?;
+            if event.get("id").and_then(Value::as_str) == Some("tools") {
+                if event.get("success") != Some(&Value::Bool(true)) {
+                    bail!("pi refused {command}: {event}");
+                }
+                return Ok(true);
             }
         }
     }

@@ -3,9 +3,11 @@
 //! has (`read` and `bash`; strata-mock renames them to the harness's own names and argument
 //! names, see its `scenario.rs`).
 //!
-//! Pi's default tools are read/bash/edit/write and Claude Code 2.1 has no grep/find/ls tool
-//! either, and neither has the bench's MCP-like tools: `ls`, `grep`, `find` and the bench
-//! tools become the shell command that gives the same answer.
+//! Pi's default tools are read/bash/edit/write (its grep and find need ripgrep and fd, which it
+//! would download) and Claude Code 2.1 declares no grep/find/ls tool: `ls`, `grep` and `find`
+//! become the shell command that gives the same answer. The bench's MCP-like tools stay tool
+//! calls for Pi, which gets them from the extension `xtask/peers/pi-bench-tools.ts`; Claude Code
+//! has no way to get them here, so for it they become a shell command printing their answer.
 
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -22,8 +24,9 @@ pub struct PeerCall {
     pub args: Map<String, Value>,
 }
 
-/// Turns a workload call into a call of `read` or `bash`.
-pub fn peer_call(call: &ScriptedCall) -> PeerCall {
+/// Turns a workload call into a call of `read` or `bash`, or keeps a bench tool's call when the
+/// harness has the bench tools.
+pub fn peer_call(call: &ScriptedCall, bench_tools: bool) -> PeerCall {
     let text = |key: &str| {
         call.args
             .get(key)
@@ -51,6 +54,10 @@ pub fn peer_call(call: &ScriptedCall) -> PeerCall {
             quote(&text("path")),
             quote(&text("pattern"))
         )),
+        _ if bench_tools => PeerCall {
+            tool: call.tool.clone(),
+            args: call.args.clone(),
+        },
         // A bench (MCP-like) tool: the shell prints what the tool answers (bench/tools.rs).
         name => {
             let query = text("query");
@@ -81,14 +88,15 @@ fn quote_all(items: &[String]) -> String {
 
 /// The strata-mock scenario (sequence playback) a peer plays for `workload`: one turn per
 /// scripted request, each task's first turn carrying its prompt, the workload's summaries.
-pub fn scenario_toml(workload: &Workload) -> Result<String> {
+/// `bench_tools`: the harness has the bench's MCP-like tools.
+pub fn scenario_toml(workload: &Workload, bench_tools: bool) -> Result<String> {
     let mut turns = Vec::new();
     for task in &workload.tasks {
         for (position, call) in task.calls.iter().enumerate() {
             turns.push(TurnOut {
                 user: (position == 0).then(|| task.prompt.clone()),
                 text: Some(format!("Checking with {}.", call.tool)),
-                tool_call: vec![peer_call(call)],
+                tool_call: vec![peer_call(call, bench_tools)],
             });
         }
         turns.push(TurnOut {
@@ -163,15 +171,15 @@ mod tests {
     fn read_and_bash_stay_what_they_are() {
         let read = call("read", json!({"path": "src/file_1.rs"}));
         assert_eq!(
-            peer_call(&read),
+            peer_call(&read, false),
             PeerCall {
                 tool: "read".into(),
                 args: read.args.clone()
             }
         );
         let bash = call("bash", json!({"command": "wc -l src/file_1.rs"}));
-        assert_eq!(peer_call(&bash).tool, "bash");
-        assert_eq!(peer_call(&bash).args, bash.args);
+        assert_eq!(peer_call(&bash, false).tool, "bash");
+        assert_eq!(peer_call(&bash, false).args, bash.args);
     }
 
     #[test]
@@ -185,7 +193,7 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("src/file_4.rs"), "fn other() {}\n").unwrap();
         let command = |c: &ScriptedCall| {
-            let peer = peer_call(c);
+            let peer = peer_call(c, true);
             assert_eq!(peer.tool, "bash");
             peer.args["command"].as_str().unwrap().to_owned()
         };
@@ -209,7 +217,13 @@ mod tests {
     #[test]
     fn a_bench_tool_becomes_a_shell_command_printing_its_answer() {
         let dir = tempfile::tempdir().unwrap();
-        let peer = peer_call(&call("web_search", json!({"query": "it's topic 7"})));
+        let search = call("web_search", json!({"query": "it's topic 7"}));
+        assert_eq!(
+            peer_call(&search, true).tool,
+            "web_search",
+            "Pi has the bench tools"
+        );
+        let peer = peer_call(&search, false);
         let out = sh(peer.args["command"].as_str().unwrap(), dir.path());
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines.len(), 6);
@@ -222,7 +236,7 @@ mod tests {
     #[test]
     fn the_peer_scenario_has_the_workloads_requests_prompts_and_summaries() {
         let workload = Workload::load("short").unwrap();
-        let text = scenario_toml(&workload).unwrap();
+        let text = scenario_toml(&workload, false).unwrap();
         let scenario = strata_mock::Scenario::from_toml(&text, "peer").unwrap();
         assert_eq!(scenario.turns.len(), workload.scripted_requests());
         assert_eq!(scenario.user_prompts(), [workload.tasks[0].prompt.as_str()]);
