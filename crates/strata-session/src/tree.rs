@@ -20,6 +20,9 @@ const NONE: u32 = u32::MAX;
 /// How much of a file is read before its lines are indexed: small enough to stay in cache.
 const READ_BLOCK: u64 = 512 * 1024;
 
+/// Files from this size on are read on a second thread while being indexed.
+const OVERLAP_FROM: usize = 8 << 20;
+
 #[derive(Debug, Clone)]
 struct Node {
     /// Offset of the line in the text space (the opened text, then appended lines).
@@ -123,7 +126,7 @@ impl Tree {
     /// Indexes a session file's bytes. `path` is only used in messages.
     pub fn parse(path: &Path, bytes: Vec<u8>) -> Result<(Self, Vec<Diagnostic>), SessionError> {
         let mut builder = Builder::new(path, bytes.len());
-        builder.feed(&bytes, true)?;
+        builder.feed(&bytes, 0, true)?;
         builder.finish(bytes)
     }
 
@@ -133,10 +136,95 @@ impl Tree {
     /// are still in the CPU cache, instead of reading everything and then passing over it again.
     pub(crate) fn read(
         path: &Path,
-        reader: &mut impl Read,
+        reader: &mut (impl Read + Send),
         size_hint: usize,
     ) -> Result<(Self, Vec<Diagnostic>), SessionError> {
-        Self::read_in_blocks(path, reader, size_hint, READ_BLOCK)
+        if size_hint < OVERLAP_FROM {
+            return Self::read_in_blocks(path, reader, size_hint, READ_BLOCK);
+        }
+        Self::read_overlapped(path, reader, size_hint, READ_BLOCK as usize)
+    }
+
+    /// Reads a large file on a second thread while this one indexes the blocks already read.
+    ///
+    /// Reading a large file is mostly the kernel copying it and faulting in fresh pages, about as
+    /// long as indexing it; on two cores the two overlap. The buffer is allocated zeroed (fresh
+    /// pages, not written until read into) and split into blocks: the reader fills each block and
+    /// hands it over read-only, so the threads never share a block being written.
+    fn read_overlapped(
+        path: &Path,
+        reader: &mut (impl Read + Send),
+        size_hint: usize,
+        block: usize,
+    ) -> Result<(Self, Vec<Diagnostic>), SessionError> {
+        let mut bytes = vec![0u8; size_hint];
+        let mut builder = Builder::new(path, size_hint);
+        let mut filled = 0usize;
+        let outcome = std::thread::scope(|scope| {
+            let (sender, receiver) = std::sync::mpsc::sync_channel::<std::io::Result<&[u8]>>(8);
+            let blocks = bytes.chunks_mut(block);
+            let source = &mut *reader;
+            scope.spawn(move || {
+                for block in blocks {
+                    let capacity = block.len();
+                    let result = fill(source, &mut *block).map(move |length| {
+                        let block: &[u8] = block;
+                        &block[..length]
+                    });
+                    let last = !matches!(&result, Ok(read) if read.len() == capacity);
+                    // A closed channel means the indexer stopped: nothing more to do.
+                    if sender.send(result).is_err() || last {
+                        return;
+                    }
+                }
+            });
+            // The text from `carry_from` on that is not indexed yet: a line cut by a block
+            // boundary, completed from the next block.
+            let mut carry: Vec<u8> = Vec::new();
+            let mut carry_from = 0usize;
+            for result in receiver {
+                let read = result.map_err(|e| SessionError::io(path, e))?;
+                let base = filled;
+                filled += read.len();
+                let mut rest = read;
+                if !carry.is_empty() {
+                    let Some(newline) = memchr::memchr(b'\n', read) else {
+                        // A line longer than a block: indexed once its end has arrived.
+                        carry.extend_from_slice(read);
+                        continue;
+                    };
+                    carry.extend_from_slice(&read[..=newline]);
+                    builder.feed(&carry, carry_from, false)?;
+                    let indexed = builder
+                        .next_line
+                        .saturating_sub(carry_from)
+                        .min(carry.len());
+                    carry.drain(..indexed);
+                    carry_from += indexed;
+                    rest = &read[newline + 1..];
+                    if !carry.is_empty() {
+                        carry.extend_from_slice(rest);
+                        continue;
+                    }
+                }
+                let rest_base = base + (read.len() - rest.len());
+                builder.feed(rest, rest_base, false)?;
+                let indexed = builder.next_line.saturating_sub(rest_base).min(rest.len());
+                carry_from = rest_base + indexed;
+                carry.extend_from_slice(&rest[indexed..]);
+            }
+            Ok::<(), SessionError>(())
+        });
+        outcome?;
+        bytes.truncate(filled);
+        if filled == size_hint {
+            // The file may have grown since its size was read.
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| SessionError::io(path, e))?;
+        }
+        builder.feed(&bytes, 0, true)?;
+        builder.finish(bytes)
     }
 
     fn read_in_blocks(
@@ -157,9 +245,9 @@ impl Tree {
             if read == 0 {
                 break;
             }
-            builder.feed(&bytes, false)?;
+            builder.feed(&bytes, 0, false)?;
         }
-        builder.feed(&bytes, true)?;
+        builder.feed(&bytes, 0, true)?;
         builder.finish(bytes)
     }
 
@@ -602,11 +690,12 @@ impl Builder {
         });
     }
 
-    /// Indexes the lines of `bytes` (the text read so far) not indexed yet. Without `at_end`, a
-    /// last line that may still continue is left for the next call.
-    fn feed(&mut self, bytes: &[u8], at_end: bool) -> Result<(), SessionError> {
-        while self.next_line < bytes.len() {
-            let start = self.next_line;
+    /// Indexes the lines not indexed yet in `bytes`, which holds the text from offset `base` on
+    /// (and must reach back to the next line to index). Without `at_end`, a last line that may
+    /// still continue is left for the next call.
+    fn feed(&mut self, bytes: &[u8], base: usize, at_end: bool) -> Result<(), SessionError> {
+        while self.next_line - base < bytes.len() {
+            let start = self.next_line - base;
             let mut probe = start;
             while let Some(b' ' | b'\t' | b'\r') = bytes.get(probe) {
                 probe += 1;
@@ -614,13 +703,13 @@ impl Builder {
             if probe < bytes.len() && bytes[probe] == b'\n' {
                 // A blank line: counted, nothing else.
                 self.line_count += 1;
-                self.next_line = probe + 1;
+                self.next_line = base + probe + 1;
                 continue;
             }
             if probe == bytes.len() {
                 if at_end {
                     self.line_count += 1;
-                    self.next_line = bytes.len();
+                    self.next_line = base + bytes.len();
                 }
                 return Ok(());
             }
@@ -639,9 +728,10 @@ impl Builder {
                 },
             };
             self.line_count += 1;
-            self.next_line = end + 1;
+            self.next_line = base + end + 1;
             let line = &bytes[start..end];
             let unterminated = end == bytes.len();
+            let start = base + start;
             if self.header.is_none() {
                 let header = match std::str::from_utf8(line) {
                     Ok(text) => SessionHeader::parse(text),
@@ -1023,6 +1113,20 @@ impl IdIndex {
     }
 }
 
+/// Reads until `block` is full or the input ends; returns how much was read.
+fn fill(reader: &mut impl Read, block: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < block.len() {
+        match reader.read(&mut block[filled..]) {
+            Ok(0) => break,
+            Ok(read) => filled += read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(filled)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1095,6 +1199,66 @@ mod tests {
                 Tree::read_in_blocks(path, &mut bytes.as_slice(), 0, block).unwrap();
             assert_eq!(summary(&read, &read_diagnostics), expected, "block {block}");
         }
+    }
+
+    #[test]
+    fn reading_on_a_second_thread_indexes_like_one_buffer() {
+        let mut bytes = awkward_file();
+        // A line longer than several blocks.
+        let long = message("g7", "\"e5\"", &"x".repeat(300));
+        let at = bytes.len() - br#"{"type":"message","id":"f6","parentId":"e5","mess"#.len();
+        bytes.splice(at..at, format!("{long}\n").into_bytes());
+        let path = Path::new("awkward.jsonl");
+        let (tree, diagnostics) = Tree::parse(path, bytes.clone()).unwrap();
+        let expected = summary(&tree, &diagnostics);
+        assert_eq!(tree.len(), 5, "{expected:#?}");
+        let len = bytes.len();
+        for block in [1, 2, 3, 7, 64, 100, 4096] {
+            // The size read first may be stale: the file grew, or shrank, since.
+            for hint in [0, 1, len / 2, len - 1, len, len + 100] {
+                let (read, read_diagnostics) =
+                    Tree::read_overlapped(path, &mut bytes.as_slice(), hint, block).unwrap();
+                assert_eq!(
+                    summary(&read, &read_diagnostics),
+                    expected,
+                    "block {block}, size hint {hint}"
+                );
+                assert_eq!(read.text.len(), len);
+            }
+        }
+    }
+
+    #[test]
+    fn a_read_error_on_the_reading_thread_is_reported() {
+        struct Failing(usize);
+        impl Read for Failing {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if self.0 == 0 {
+                    return Err(std::io::Error::other("disk gone"));
+                }
+                let n = buf.len().min(self.0);
+                buf[..n].fill(b'\n');
+                self.0 -= n;
+                Ok(n)
+            }
+        }
+        let error = Tree::read_overlapped(Path::new("f.jsonl"), &mut Failing(100), 1000, 16)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(error.contains("disk gone"), "{error}");
+        // A file with no header stops the indexer; the reading thread stops with it.
+        let error = Tree::read_overlapped(
+            Path::new("f.jsonl"),
+            &mut b"not a header\n".repeat(1000).as_slice(),
+            13_000,
+            64,
+        )
+        .err();
+        assert!(matches!(
+            error,
+            Some(SessionError::MissingHeader { line: 1, .. })
+        ));
     }
 
     #[test]
