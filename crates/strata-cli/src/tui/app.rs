@@ -145,6 +145,9 @@ pub struct App {
     in_flight: usize,
     /// A prompt is running (steering reaches it); otherwise busy means compacting or moving.
     prompt_running: bool,
+    /// Prompts sent behind other commands: shown when their run starts, after those
+    /// commands' replies.
+    deferred_prompts: VecDeque<String>,
     last_ctrl_c: Option<Instant>,
     /// Content block index of a streaming tool call → its item.
     calls: HashMap<usize, usize>,
@@ -178,6 +181,7 @@ impl App {
             effects: Vec::new(),
             in_flight: 0,
             prompt_running: false,
+            deferred_prompts: VecDeque::new(),
             last_ctrl_c: None,
             calls: HashMap::new(),
             open_calls: Vec::new(),
@@ -371,7 +375,11 @@ impl App {
     }
 
     fn start_prompt(&mut self, text: String) {
-        self.items.push(Item::User(text.clone()));
+        if self.in_flight == 0 {
+            self.items.push(Item::User(text.clone()));
+        } else {
+            self.deferred_prompts.push_back(text.clone());
+        }
         self.busy = Some("working".into());
         self.prompt_running = true;
         self.send(Command::Prompt(text));
@@ -700,6 +708,7 @@ impl App {
                 }
                 self.busy = None;
                 self.prompt_running = false;
+                self.deferred_prompts.clear();
                 self.reset_stream();
                 if let Some(next) = self.follow_ups.pop_front() {
                     self.start_prompt(next);
@@ -787,6 +796,9 @@ impl App {
     pub fn on_agent(&mut self, event: AgentEvent) {
         match event {
             AgentEvent::AgentStart => {
+                if let Some(text) = self.deferred_prompts.pop_front() {
+                    self.items.push(Item::User(text));
+                }
                 self.busy.get_or_insert_with(|| "working".into());
             }
             AgentEvent::TurnStart { .. } => {
@@ -1367,6 +1379,18 @@ mod tests {
         app.on_reply(Reply::Notice("session named “notes”".into()));
         app.on_reply(Reply::Idle);
         assert!(app.busy.is_some());
+        // The prompt shows after the earlier command's reply, when its run starts.
+        app.on_agent(AgentEvent::AgentStart);
+        assert_eq!(
+            app.items[app.items.len() - 2..],
+            [
+                Item::Notice(Notice {
+                    level: Level::Info,
+                    text: "session named “notes”".into()
+                }),
+                Item::User("go".into())
+            ]
+        );
         type_text(&mut app, "steer this");
         enter(&mut app);
         assert_eq!(app.take_effects(), vec![Effect::Steer("steer this".into())]);
