@@ -235,6 +235,10 @@ fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
         assert!(context.contains(chapter), "{context}");
     }
     assert!(context.contains("after tools"), "{context}");
+    assert!(
+        context.contains("last request: extended the one before at byte"),
+        "{context}"
+    );
     type_line(&tmux, "/tools -bash");
     tmux.wait_for("the cost of /tools", Duration::from_secs(10), |screen| {
         screen.contains("tools -bash: this provider has no mid-conversation system messages")

@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use strata_agent::{Agent, AgentEvent, Control};
 use strata_compaction::CompactionReason;
 use strata_context::RenderOptions;
+use strata_context::render::Divergence;
 use strata_provider::Prices;
 use strata_session::{
     AgentMessage, ContentBlock, Entry, EntryId, EntryKind, Role, Session, SessionSummary,
@@ -198,9 +199,43 @@ pub struct TreeRow {
 pub struct Worker {
     setup: Setup,
     agent: Agent,
-    agent_events: UnboundedReceiver<AgentEvent>,
+    outbox: Outbox,
     temp: Option<tempfile::TempDir>,
+}
+
+/// The agent's event receiver and the channel to the UI, with what passed through.
+struct Outbox {
+    agent_events: UnboundedReceiver<AgentEvent>,
     ui: UnboundedSender<UiEvent>,
+    /// The divergence of the last request sent in this process (`None`: none sent yet).
+    last_divergence: Option<Option<Divergence>>,
+}
+
+impl Outbox {
+    fn forward(&mut self, event: AgentEvent) {
+        if let AgentEvent::RequestStart { divergence, .. } = &event {
+            self.last_divergence = Some(divergence.clone());
+        }
+        let _ = self.ui.send(UiEvent::Agent(event));
+    }
+
+    fn forward_pending(&mut self) {
+        while let Ok(event) = self.agent_events.try_recv() {
+            self.forward(event);
+        }
+    }
+
+    /// Awaits `work` on the agent while forwarding its events as they come.
+    async fn forwarding<T>(&mut self, work: impl Future<Output = T>) -> T {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                Some(event) = self.agent_events.recv() => self.forward(event),
+                done = &mut work => return done,
+            }
+        }
+    }
 }
 
 impl Worker {
@@ -211,14 +246,17 @@ impl Worker {
         Self {
             setup,
             agent,
-            agent_events,
+            outbox: Outbox {
+                agent_events,
+                ui,
+                last_divergence: None,
+            },
             temp: built.temp,
-            ui,
         }
     }
 
     fn reply(&self, reply: Reply) {
-        let _ = self.ui.send(UiEvent::Reply(reply));
+        let _ = self.outbox.ui.send(UiEvent::Reply(reply));
     }
 
     /// Runs commands until the UI hangs up.
@@ -232,7 +270,7 @@ impl Worker {
             if let Err(error) = self.run(command).await {
                 self.reply(Reply::Error(format!("{error:#}")));
             }
-            self.forward_pending();
+            self.outbox.forward_pending();
             if long {
                 self.refresh_status();
             }
@@ -267,56 +305,19 @@ impl Worker {
         self.reply(Reply::Status(Box::new(status)));
     }
 
-    fn forward_pending(&mut self) {
-        while let Ok(event) = self.agent_events.try_recv() {
-            let _ = self.ui.send(UiEvent::Agent(event));
-        }
-    }
-
-    /// Awaits `work` on the agent while forwarding its events as they come.
-    async fn forwarding<T>(
-        agent_events: &mut UnboundedReceiver<AgentEvent>,
-        ui: &UnboundedSender<UiEvent>,
-        work: impl Future<Output = T>,
-    ) -> T {
-        tokio::pin!(work);
-        loop {
-            tokio::select! {
-                biased;
-                Some(event) = agent_events.recv() => {
-                    let _ = ui.send(UiEvent::Agent(event));
-                }
-                done = &mut work => return done,
-            }
-        }
-    }
-
     async fn run(&mut self, command: Command) -> anyhow::Result<()> {
         match command {
             Command::Prompt(text) => {
-                let Self {
-                    agent,
-                    agent_events,
-                    ui,
-                    ..
-                } = self;
-                let summary = Self::forwarding(agent_events, ui, agent.prompt(text)).await;
+                let Self { agent, outbox, .. } = self;
+                let summary = outbox.forwarding(agent.prompt(text)).await;
                 summary.context("the run failed")?;
             }
             Command::Compact(focus) => {
-                let Self {
-                    agent,
-                    agent_events,
-                    ui,
-                    ..
-                } = self;
-                let done = Self::forwarding(
-                    agent_events,
-                    ui,
-                    agent.compact(CompactionReason::Manual, focus.as_deref()),
-                )
-                .await
-                .context("compaction failed")?;
+                let Self { agent, outbox, .. } = self;
+                let done = outbox
+                    .forwarding(agent.compact(CompactionReason::Manual, focus.as_deref()))
+                    .await
+                    .context("compaction failed")?;
                 if done.is_none() {
                     self.reply(Reply::Notice("nothing to compact yet".into()));
                 }
@@ -329,19 +330,11 @@ impl Worker {
                 if summarize {
                     self.reply(Reply::Busy("summarizing the branch".into()));
                 }
-                let Self {
-                    agent,
-                    agent_events,
-                    ui,
-                    ..
-                } = self;
-                Self::forwarding(
-                    agent_events,
-                    ui,
-                    agent.navigate(target.as_ref(), summarize, instructions.as_deref()),
-                )
-                .await
-                .context("moving in the tree")?;
+                let Self { agent, outbox, .. } = self;
+                outbox
+                    .forwarding(agent.navigate(target.as_ref(), summarize, instructions.as_deref()))
+                    .await
+                    .context("moving in the tree")?;
                 self.attach();
                 let note = if summarize {
                     "moved; the branch left was summarized"
@@ -501,17 +494,28 @@ impl Worker {
         let mut agent = self.setup.agent_on(session, &choice)?;
         // Keep the tool set the user chose in this run.
         agent.set_tools(ToolSet::builtins(&self.agent.tools().names()));
-        self.agent_events = agent.subscribe();
+        self.outbox.agent_events = agent.subscribe();
         self.agent = agent;
         self.attach();
         Ok(())
     }
 
+    /// The render options the agent's own requests use.
+    fn render_options(&self) -> RenderOptions {
+        let config = self.agent.config();
+        RenderOptions {
+            policy: config.render_policy,
+            cache_key: Some(self.agent.session().header().id.clone()),
+            max_tokens: config.max_tokens,
+            ..RenderOptions::default()
+        }
+    }
+
     fn context_report(&mut self) -> anyhow::Result<Vec<String>> {
         let capabilities = self.agent.config().capabilities.clone();
+        let options = self.render_options();
         let context = self.agent.context()?;
-        let rendered =
-            strata_context::render_with(context, &capabilities, &RenderOptions::default());
+        let rendered = strata_context::render_with(context, &capabilities, &options);
         let report = rendered.report(None);
         let mut lines = vec![format!(
             "{:<9} {:>9} {:>8}  {}",
@@ -567,6 +571,22 @@ impl Worker {
                 breakpoints.join(", ")
             }
         ));
+        lines.push(match &self.outbox.last_divergence {
+            None => "last request: none sent yet in this run".to_owned(),
+            Some(None) => "last request: the first of this run (nothing to compare with)".to_owned(),
+            Some(Some(Divergence::Identical)) => "last request: identical to the one before".to_owned(),
+            Some(Some(Divergence::Extends { at })) => {
+                format!("last request: extended the one before at byte {at} (cache kept)")
+            }
+            Some(Some(Divergence::At {
+                offset,
+                chapter,
+                chapter_offset,
+            })) => format!(
+                "last request: broke the cache in the {} chapter, at byte {chapter_offset} of it ({offset} overall)",
+                stats::chapter_name(*chapter)
+            ),
+        });
         lines.push(format!(
             "{} tools, {} system blocks, {} messages",
             request.tools.len(),
@@ -619,10 +639,10 @@ impl Worker {
                 )
             })
             .collect();
+        let options = self.render_options();
         let (thinking, chapter_tokens) = match self.agent.context() {
             Ok(context) => {
-                let rendered =
-                    strata_context::render_with(context, &capabilities, &RenderOptions::default());
+                let rendered = strata_context::render_with(context, &capabilities, &options);
                 let bytes = &rendered.bytes;
                 (
                     context.thinking_level.clone(),
