@@ -910,11 +910,15 @@ impl App {
                     if !sections.is_empty() {
                         parts.push(format!("sections {}", sections.join(", ")));
                     }
-                    parts.extend(tools_added.iter().map(|t| format!("+{t}")));
-                    parts.extend(tools_removed.iter().map(|t| format!("-{t}")));
+                    let mut tools: Vec<String> =
+                        tools_added.iter().map(|t| format!("+{t}")).collect();
+                    tools.extend(tools_removed.iter().map(|t| format!("-{t}")));
+                    if !tools.is_empty() {
+                        parts.push(format!("tools {}", tools.join(" ")));
+                    }
                     self.notice(
                         Level::Info,
-                        format!("system prompt patch stored: {}", parts.join(" ")),
+                        format!("system prompt patch stored: {}", parts.join("; ")),
                     );
                 }
             }
