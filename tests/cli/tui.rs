@@ -80,6 +80,16 @@ impl Tmux {
     }
 }
 
+impl Tmux {
+    /// Captures the pane until every one of `needles` is on it. A capture can catch a frame
+    /// half drawn, so whatever the test asserts on is waited for rather than checked once.
+    fn wait_for_all(&self, what: &str, limit: Duration, needles: &[&str]) -> String {
+        self.wait_for(what, limit, |screen| {
+            needles.iter().all(|needle| screen.contains(needle))
+        })
+    }
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
@@ -178,11 +188,15 @@ fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
     tmux.ok(&["set-option", "-t", "strata", "remain-on-exit", "on"]);
 
     // The editor is drawn at once; the footer fills in when the session is attached.
-    let ready = tmux.wait_for("the editor and footer", Duration::from_secs(20), |screen| {
-        screen.contains("prompt (/ for commands)")
-            && screen.contains("anthropic/claude-sonnet-4-5 · thinking")
-    });
-    assert!(ready.contains("no requests yet"), "{ready}");
+    tmux.wait_for_all(
+        "the editor and footer",
+        Duration::from_secs(20),
+        &[
+            "prompt (/ for commands)",
+            "anthropic/claude-sonnet-4-5 · thinking",
+            "no requests yet",
+        ],
+    );
 
     tmux.ok(&[
         "send-keys",
@@ -192,23 +206,25 @@ fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
         "what does the greeting say?",
     ]);
     tmux.ok(&["send-keys", "-t", "strata", "Enter"]);
-    let done = tmux.wait_for("the answer", Duration::from_secs(30), |screen| {
-        screen.contains("the greeting says Helo instead of Hello")
-            && screen.contains("prompt (/ for commands)")
-    });
-
-    // The prompt, the collapsed thinking, the tool call with its argument and output.
-    assert!(done.contains("❯ what does the greeting say?"), "{done}");
-    assert!(done.contains("∴ thinking (1 line, Ctrl+T shows)"), "{done}");
-    assert!(done.contains("✓ read path: src/greeting.rs"), "{done}");
-    assert!(done.contains("│ pub fn greet()"), "{done}");
-    // The footer: model and thinking, context, the last request's tokens, the session's rate
-    // and cost. Two requests: the second read the first one's prefix from the cache.
-    assert!(
-        done.contains("anthropic/claude-sonnet-4-5 · thinking"),
-        "{done}"
+    // The prompt, the collapsed thinking, the tool call with its argument and output, the
+    // answer; the footer: model and thinking, context, the last request's tokens, the
+    // session's rate and cost. Two requests: the second read the first one's prefix from the
+    // cache.
+    let done = tmux.wait_for_all(
+        "the answer",
+        Duration::from_secs(30),
+        &[
+            "❯ what does the greeting say?",
+            "∴ thinking (1 line, Ctrl+T shows)",
+            "✓ read path: src/greeting.rs",
+            "│ pub fn greet()",
+            "Found it: the greeting says Helo instead of Hello.",
+            "prompt (/ for commands)",
+            "anthropic/claude-sonnet-4-5 · thinking",
+            "context ",
+            " cache hit · $",
+        ],
     );
-    assert!(done.contains("context "), "{done}");
     let last = done
         .lines()
         .find(|line| line.contains(" last: "))
@@ -228,27 +244,35 @@ fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
     // provider (Claude Sonnet 4.5 has no mid-conversation system messages, so the tools array
     // is rewritten), and the next request's footer names the chapter where the cache broke.
     type_line(&tmux, "/context");
-    let context = tmux.wait_for("/context", Duration::from_secs(10), |screen| {
-        screen.contains("context: the next request") && screen.contains("breakpoints: ")
-    });
-    for chapter in ["tools ", "system ", "messages "] {
-        assert!(context.contains(chapter), "{context}");
-    }
-    assert!(context.contains("after tools"), "{context}");
-    assert!(
-        context.contains("last request: extended the one before at byte"),
-        "{context}"
+    tmux.wait_for_all(
+        "/context",
+        Duration::from_secs(10),
+        &[
+            "context: the next request",
+            "  tools ",
+            "  system ",
+            "  messages ",
+            "breakpoints: after tools",
+            "last request: extended the one before at byte",
+        ],
     );
     type_line(&tmux, "/tools -bash");
-    tmux.wait_for("the cost of /tools", Duration::from_secs(10), |screen| {
-        screen.contains("tools -bash: this provider has no mid-conversation system messages")
-    });
+    tmux.wait_for_all(
+        "the cost of /tools",
+        Duration::from_secs(10),
+        &["tools -bash: this provider has no mid-conversation system messages"],
+    );
     type_line(&tmux, "/name tui test");
     type_line(&tmux, "is it fixed now?");
-    let broke = tmux.wait_for("the second answer", Duration::from_secs(30), |screen| {
-        screen.contains("cache broke in tools") && screen.contains("prompt (/ for commands)")
-    });
-    assert!(broke.contains("“tui test”"), "{broke}");
+    tmux.wait_for_all(
+        "the second answer",
+        Duration::from_secs(30),
+        &[
+            "cache broke in tools",
+            "“tui test”",
+            "prompt (/ for commands)",
+        ],
+    );
     assert_eq!(server.requests().len(), 3);
 
     // Ctrl+C twice quits, leaving the terminal as it was and exiting with success.
