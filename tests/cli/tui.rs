@@ -275,6 +275,31 @@ fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
     );
     assert_eq!(server.requests().len(), 3);
 
+    // /new starts an empty session; /resume lists this directory's sessions from the store
+    // (named, with their first message) and brings the first one back with its transcript.
+    type_line(&tmux, "/new");
+    tmux.wait_for("the new session", Duration::from_secs(10), |screen| {
+        screen.contains("· new session") && !screen.contains("what does the greeting say?")
+    });
+    type_line(&tmux, "/resume");
+    tmux.wait_for_all(
+        "the session list",
+        Duration::from_secs(10),
+        &["Resume a session", "tui test — what does the greeting say?"],
+    );
+    tmux.ok(&["send-keys", "-t", "strata", "-l", "greeting"]);
+    tmux.ok(&["send-keys", "-t", "strata", "Enter"]);
+    tmux.wait_for_all(
+        "the resumed session",
+        Duration::from_secs(10),
+        &[
+            "· resumed",
+            "❯ what does the greeting say?",
+            "❯ is it fixed now?",
+            "“tui test”",
+        ],
+    );
+
     // Ctrl+C twice quits, leaving the terminal as it was and exiting with success.
     tmux.ok(&["send-keys", "-t", "strata", "C-c"]);
     tmux.ok(&["send-keys", "-t", "strata", "C-c"]);
