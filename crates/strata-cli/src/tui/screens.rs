@@ -341,3 +341,16 @@ fn an_edit_shows_what_it_changed_as_a_colored_diff() {
     })));
     insta::assert_snapshot!(screen(&app, 80, 12));
 }
+
+#[test]
+fn the_tools_picker_states_what_the_change_costs() {
+    let mut app = app();
+    type_text(&mut app, "/tools");
+    app.on_key(key(KeyCode::Enter), Instant::now());
+    // Down to `grep` (off) and switch it on.
+    for _ in 0..4 {
+        app.on_key(key(KeyCode::Down), Instant::now());
+    }
+    app.on_key(key(KeyCode::Char(' ')), Instant::now());
+    insta::assert_snapshot!(screen(&app, 100, 16));
+}

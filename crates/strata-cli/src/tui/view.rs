@@ -559,10 +559,15 @@ fn draw_picker(frame: &mut Frame<'_>, app: &App, picker: &Picker, area: Rect) {
                 .picked_tool_change()
                 .map(|(enable, disable)| app.tool_change(&enable, &disable).describe())
                 .unwrap_or_default();
-            lines.push(Line::from(Span::styled(
-                format!("change: {cost}"),
-                Style::new().fg(Color::Yellow),
-            )));
+            lines.extend(wrap_spans(
+                vec![Span::styled(
+                    format!("change: {cost}"),
+                    Style::new().fg(Color::Yellow),
+                )],
+                usize::from(inner.width.max(8)),
+                &[],
+                &[],
+            ));
         }
         _ => lines.push(Line::from(vec![
             Span::styled("search: ", MUTED),
@@ -570,7 +575,7 @@ fn draw_picker(frame: &mut Frame<'_>, app: &App, picker: &Picker, area: Rect) {
         ])),
     }
     let visible = picker.visible();
-    let rows = usize::from(inner.height.saturating_sub(1)).max(1);
+    let rows = usize::from(inner.height).saturating_sub(lines.len()).max(1);
     let top = (picker.selected + 1).saturating_sub(rows);
     let width = usize::from(inner.width);
     for (position, index) in visible.iter().enumerate().skip(top).take(rows) {
