@@ -76,6 +76,9 @@ pub fn start(launch: &Launch<'_>) -> Result<ClaudeSession> {
         .env("DISABLE_AUTOUPDATER", "1")
         .env("DISABLE_TELEMETRY", "1")
         .env("DISABLE_ERROR_REPORTING", "1");
+    if launch.one_hour_cache {
+        command.env("ENABLE_PROMPT_CACHING_1H", "1");
+    }
     let process = JsonLines::spawn("claude", command, &launch.home.join("claude.stderr"))?;
     Ok(ClaudeSession { process })
 }

@@ -110,8 +110,12 @@ fn run_claude_code(workload: &Workload, cache_models: &[CacheModel]) -> Result<V
 }
 
 /// The cache models a peer can be measured on: both speak Anthropic Messages to the mock, with
-/// their own 5-minute breakpoints.
-pub const PEER_CACHE_MODELS: [CacheModel; 1] = [CacheModel::AnthropicFiveMinutes];
+/// their own breakpoints, 5-minute by default and 1-hour where the harness is asked to
+/// (`PI_CACHE_RETENTION=long`, `ENABLE_PROMPT_CACHING_1H=1`).
+pub const PEER_CACHE_MODELS: [CacheModel; 2] = [
+    CacheModel::AnthropicFiveMinutes,
+    CacheModel::AnthropicOneHour,
+];
 
 /// Runs `peer` on `workload` for each of `cache_models` it supports; fails (so the caller
 /// prints why and goes on) when the harness is not installed.
@@ -176,6 +180,10 @@ impl PeerRun {
                 self.left.refused[0].1
             ));
         }
+        if self.run.cache_model == CacheModel::AnthropicOneHour.name() && self.left.written_1h == 0
+        {
+            line.push_str("; the harness wrote nothing with the 1-hour lifetime");
+        }
         if let Some((task, why)) = self.failures.first() {
             line.push_str(&format!("; task {task} not completed: {why}"));
         }
@@ -207,6 +215,8 @@ pub struct Launch<'a> {
     pub seconds_between_requests: u64,
     /// Bench tools live from the start.
     pub start_tools: &'a [String],
+    /// Ask the harness for the 1-hour cache lifetime.
+    pub one_hour_cache: bool,
 }
 
 impl Launch<'_> {
@@ -296,6 +306,7 @@ pub fn play(
         keep_recent_tokens: spec.keep_recent_tokens,
         seconds_between_requests: spec.seconds_between_requests,
         start_tools: &spec.start_tools,
+        one_hour_cache: cache_model == CacheModel::AnthropicOneHour,
     };
     let mut session: Box<dyn PeerSession> = match peer {
         Peer::Pi => Box::new(pi::start(&launch)?),
@@ -393,10 +404,11 @@ fn task_failure(task: &crate::bench::workload::Task, outcome: &Outcome) -> Optio
 
 /// Usage of `cargo xtask bench-peers`.
 pub const USAGE: &str =
-    "  bench-peers [--install] [--only WORKLOAD]... [--peer pi|claude-code]... [--startup] [--rows]
+    "  bench-peers [--install] [--only WORKLOAD]... [--peer pi|claude-code]... [--cache MODEL]... [--startup] [--rows]
       The peer harnesses (Pi, Claude Code, pinned in xtask/peers/package.json) on the bench's
-      workloads against strata-mock (anthropic-5m); prints per-run totals, with --rows every
-      request. Default workloads: short and long.
+      workloads against strata-mock; prints per-run totals, with --rows every request.
+      Default workloads: short and long; cache models: anthropic-5m and anthropic-1h.
+      --cache M    only cache model M (anthropic-5m or anthropic-1h; repeatable)
       --install    npm ci the pinned packages into target/peers (or $STRATA_PEERS_DIR) first
       --startup    also time `--version` of each harness (wall time, peak RSS)
       --rows       print every request row as JSON lines";
@@ -408,6 +420,7 @@ pub fn main(args: &[String]) -> Result<()> {
     let mut install_first = false;
     let mut startup_too = false;
     let mut print_rows = false;
+    let mut cache_models = Vec::new();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match arg.as_str() {
@@ -415,6 +428,15 @@ pub fn main(args: &[String]) -> Result<()> {
             "--startup" => startup_too = true,
             "--rows" => print_rows = true,
             "--only" => workloads.push(iter.next().context("--only needs a workload")?.clone()),
+            "--cache" => {
+                let name = iter.next().context("--cache needs a cache model")?;
+                let model = CacheModel::parse(name)
+                    .filter(|model| PEER_CACHE_MODELS.contains(model))
+                    .with_context(|| {
+                        format!("peers run on anthropic-5m and anthropic-1h, not `{name}`")
+                    })?;
+                cache_models.push(model);
+            }
             "--peer" => {
                 let name = iter.next().context("--peer needs a harness")?;
                 peers.push(
@@ -431,6 +453,9 @@ pub fn main(args: &[String]) -> Result<()> {
     }
     if peers.is_empty() {
         peers = Peer::ALL.to_vec();
+    }
+    if cache_models.is_empty() {
+        cache_models = PEER_CACHE_MODELS.to_vec();
     }
     let install = Install::locate()?;
     if install_first {
@@ -466,8 +491,8 @@ pub fn main(args: &[String]) -> Result<()> {
                 println!("{name} / {}: skipped: {why}", peer.name());
                 continue;
             }
-            for cache_model in PEER_CACHE_MODELS {
-                match play(*peer, &install, &workload, cache_model) {
+            for cache_model in &cache_models {
+                match play(*peer, &install, &workload, *cache_model) {
                     Ok(played) => {
                         println!("{}", played.summary());
                         if print_rows {

@@ -94,6 +94,9 @@ pub fn start(launch: &Launch<'_>) -> Result<PiSession> {
             "STRATA_BENCH_CLOCK_SECONDS",
             launch.seconds_between_requests.to_string(),
         );
+    if launch.one_hour_cache {
+        command.env("PI_CACHE_RETENTION", "long");
+    }
     let process = JsonLines::spawn("pi", command, &launch.home.join("pi.stderr"))?;
     Ok(PiSession { process })
 }

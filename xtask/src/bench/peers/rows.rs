@@ -28,6 +28,8 @@ pub struct Left {
     pub refused: Vec<(u16, String)>,
     /// Requests whose prompt the ideal counted differently from the mock.
     pub ideal_mismatch: usize,
+    /// Tokens written with the 1-hour lifetime (the rows sum both lifetimes).
+    pub written_1h: u64,
 }
 
 /// Turns records into rows as they arrive (the mock keeps only its newest bodies).
@@ -91,6 +93,7 @@ impl Rows {
             return Ok(());
         };
         let start = *self.start_ms.get_or_insert(record.at_ms);
+        self.left.written_1h += cache.cache_write_1h;
         let (new_tokens, kind) = match &record.body {
             Some(body) => {
                 let (new_tokens, total) = self.ideal.account(body)?;
