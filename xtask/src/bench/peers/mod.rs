@@ -462,20 +462,20 @@ pub fn main(args: &[String]) -> Result<()> {
         install.install()?;
     }
     if startup_too {
-        for peer in &peers {
-            match install.check(*peer) {
-                Ok(()) => {
-                    let s = startup::measure(peer.name(), &install.bin(peer.bin()), 5)?;
-                    println!(
-                        "startup {}: {} --version {:.3} s, peak RSS {} (median of {})",
-                        s.harness,
-                        s.version,
-                        s.seconds,
-                        s.peak_rss_mib
-                            .map_or_else(|| "not measured".to_owned(), |m| format!("{m:.1} MiB")),
-                        s.runs
-                    );
-                }
+        for (peer, startup) in startup::measure_peers(5) {
+            if !peers.contains(&peer) {
+                continue;
+            }
+            match startup {
+                Ok(s) => println!(
+                    "startup {}: {} --version {:.3} s, peak RSS {} (median of {})",
+                    s.harness,
+                    s.version,
+                    s.seconds,
+                    s.peak_rss_mib
+                        .map_or_else(|| "not measured".to_owned(), |m| format!("{m:.1} MiB")),
+                    s.runs
+                ),
                 Err(error) => println!("startup {}: skipped: {error:#}", peer.name()),
             }
         }

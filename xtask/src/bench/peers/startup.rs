@@ -75,6 +75,25 @@ pub fn measure(harness: &str, bin: &Path, runs: usize) -> Result<Startup> {
     })
 }
 
+/// Start-up of each peer harness where it is installed (see [`super::Install::locate`]); a
+/// peer that cannot run gives the reason instead. For the speed table.
+pub fn measure_peers(runs: usize) -> Vec<(super::Peer, Result<Startup>)> {
+    let install = super::Install::locate();
+    super::Peer::ALL
+        .into_iter()
+        .map(|peer| {
+            let startup = install
+                .as_ref()
+                .map_err(|e| anyhow::anyhow!("{e:#}"))
+                .and_then(|install| {
+                    install.check(peer)?;
+                    measure(peer.name(), &install.bin(peer.bin()), runs)
+                });
+            (peer, startup)
+        })
+        .collect()
+}
+
 /// The KiB figure GNU time's `-f %M` prints as the last line of stderr.
 fn peak_kib(stderr: &str) -> Result<f64> {
     let line = stderr.lines().last().unwrap_or_default().trim();
