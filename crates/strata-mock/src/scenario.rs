@@ -58,6 +58,20 @@ pub struct Scenario {
     /// Answers to summary requests, in order (`sequence` playback).
     #[serde(default, rename = "summary")]
     pub summaries: Vec<SummarySpec>,
+    /// The model the script plays. A request for another model (a harness's side request:
+    /// a title, a quota check, a small-model helper) gets [`SIDE_REPLY`] and takes no turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// The fixed short reply to a request for another model than the scenario's.
+pub const SIDE_REPLY: &str = "ok";
+
+impl Scenario {
+    /// Whether a request for `model` is a side request this script does not play.
+    pub fn is_side_request(&self, model: &str) -> bool {
+        self.model.as_deref().is_some_and(|own| own != model)
+    }
 }
 
 /// How a request picks the turn that answers it.

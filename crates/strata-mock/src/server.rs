@@ -267,9 +267,13 @@ impl State {
             );
         }
         let scenario = self.scenario.read().ok().and_then(|s| s.clone());
-        let pick = scenario.as_deref().map_or(Pick::Echo, |s| {
-            lock(&self.player).pick(s, &parsed.conversation)
-        });
+        let side = scenario
+            .as_deref()
+            .is_some_and(|s| s.is_side_request(&parsed.model));
+        let pick = match scenario.as_deref() {
+            Some(s) if !side => lock(&self.player).pick(s, &parsed.conversation),
+            _ => Pick::Echo,
+        };
         let turn = pick.turn();
         let fault = self.take_fault(W::PROTOCOL).or_else(|| {
             let (index, spec) = turn?;
@@ -315,6 +319,8 @@ impl State {
                 record.summary = Some(*kind);
                 scenario::summary_reply(text)
             }
+            // A plain text reply, as for a summary.
+            _ if side => scenario::summary_reply(scenario::SIDE_REPLY),
             _ => scenario::reply(turn, &parsed.conversation),
         };
         let reasoning_tokens = reply

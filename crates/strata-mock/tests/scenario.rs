@@ -302,3 +302,44 @@ async fn a_prompt_over_the_window_takes_no_turn() {
     let turns: Vec<Option<usize>> = h.server.requests().iter().map(|r| r.turn).collect();
     assert_eq!(turns, [None, Some(0)]);
 }
+
+#[tokio::test]
+async fn a_request_for_another_model_gets_the_side_reply_and_takes_no_turn() {
+    let h = start().await;
+    let mut scenario = sequence();
+    scenario.model = Some("claude-sonnet-4-5".into());
+    h.server.load_scenario(scenario);
+    // A harness's title request to its small model, before the conversation's first request.
+    let mut title = messages_request(
+        &[json!({"role": "user", "content": "Write a 5-word title for: Fix the failing test."})],
+        false,
+    );
+    title["model"] = json!("claude-haiku-4-5");
+    let side = h.post("/v1/messages", &title).await;
+    assert_eq!(side.status, 200);
+    assert_eq!(
+        side.json()["content"][0]["text"],
+        strata_mock::scenario::SIDE_REPLY
+    );
+    let first = messages_request(
+        &[json!({"role": "user", "content": "Fix the failing test."})],
+        false,
+    );
+    let reply = h.post("/v1/messages", &first).await;
+    assert_eq!(reply.json()["content"][0]["text"], "Reading the test.");
+    let turns: Vec<(String, Option<usize>)> = h
+        .server
+        .requests()
+        .iter()
+        .map(|r| (r.model.clone(), r.turn))
+        .collect();
+    assert_eq!(
+        turns,
+        [
+            ("claude-haiku-4-5".to_owned(), None),
+            ("claude-sonnet-4-5".to_owned(), Some(0))
+        ]
+    );
+    // A scenario naming no model plays every model, as before.
+    assert!(!sequence().is_side_request("claude-haiku-4-5"));
+}
