@@ -267,10 +267,10 @@ pub fn play(
 ) -> Result<PeerRun> {
     let started = Instant::now();
     let spec = &workload.spec;
-    let scenario_text = script::scenario_toml(workload, peer.has_bench_tools())?;
+    let (_, model_id) = cache_model.qualified_model();
+    let scenario_text = script::scenario_toml(workload, model_id, peer.has_bench_tools())?;
     let scenario = Scenario::from_toml(&scenario_text, "peer scenario")
         .context("loading the peer scenario")?;
-    let (_, model_id) = cache_model.qualified_model();
     // The same profile strata's runs get, with the workload's window: an over-window prompt
     // is refused with the provider's own error.
     let mut profile = builtin_profile(Protocol::Anthropic, model_id);

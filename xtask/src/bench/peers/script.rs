@@ -88,8 +88,9 @@ fn quote_all(items: &[String]) -> String {
 
 /// The strata-mock scenario (sequence playback) a peer plays for `workload`: one turn per
 /// scripted request, each task's first turn carrying its prompt, the workload's summaries.
-/// `bench_tools`: the harness has the bench's MCP-like tools.
-pub fn scenario_toml(workload: &Workload, bench_tools: bool) -> Result<String> {
+/// `bench_tools`: the harness has the bench's MCP-like tools. The script plays `model` only: a
+/// request for another model (a side request) gets a fixed reply and takes no turn.
+pub fn scenario_toml(workload: &Workload, model: &str, bench_tools: bool) -> Result<String> {
     let mut turns = Vec::new();
     for task in &workload.tasks {
         for (position, call) in task.calls.iter().enumerate() {
@@ -116,6 +117,7 @@ pub fn scenario_toml(workload: &Workload, bench_tools: bool) -> Result<String> {
     let scenario = ScenarioOut {
         name: format!("bench-{}-peer", workload.spec.name),
         playback: "sequence",
+        model: model.to_owned(),
         turn: turns,
         summary,
     };
@@ -126,6 +128,7 @@ pub fn scenario_toml(workload: &Workload, bench_tools: bool) -> Result<String> {
 struct ScenarioOut {
     name: String,
     playback: &'static str,
+    model: String,
     turn: Vec<TurnOut>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     summary: Vec<toml::Value>,
@@ -236,8 +239,10 @@ mod tests {
     #[test]
     fn the_peer_scenario_has_the_workloads_requests_prompts_and_summaries() {
         let workload = Workload::load("short").unwrap();
-        let text = scenario_toml(&workload, false).unwrap();
+        let text = scenario_toml(&workload, "claude-sonnet-4-5", false).unwrap();
         let scenario = strata_mock::Scenario::from_toml(&text, "peer").unwrap();
+        assert!(scenario.is_side_request("claude-haiku-4-5"));
+        assert!(!scenario.is_side_request("claude-sonnet-4-5"));
         assert_eq!(scenario.turns.len(), workload.scripted_requests());
         assert_eq!(scenario.user_prompts(), [workload.tasks[0].prompt.as_str()]);
         let own = strata_mock::Scenario::from_toml(&workload.scenario_toml(true).unwrap(), "own")
