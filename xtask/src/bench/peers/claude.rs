@@ -129,6 +129,12 @@ impl PeerSession for ClaudeSession {
                     _ => {}
                 },
                 "result" => {
+                    // The usage of every request of the task, summed by Claude Code.
+                    let usage = &message["usage"];
+                    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+                    outcome.reported.uncached += count("input_tokens");
+                    outcome.reported.cache_read += count("cache_read_input_tokens");
+                    outcome.reported.cache_write += count("cache_creation_input_tokens");
                     outcome.stop_reason = message
                         .get("stop_reason")
                         .and_then(Value::as_str)

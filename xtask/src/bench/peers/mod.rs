@@ -148,6 +148,8 @@ pub struct PeerRun {
     pub failures: Vec<(usize, String)>,
     /// Wall-clock seconds the run took.
     pub seconds: f64,
+    /// The usage the harness reported for its turns (not its summary requests).
+    pub reported: Reported,
 }
 
 impl PeerRun {
@@ -243,6 +245,28 @@ pub struct Outcome {
     pub errors: Vec<String>,
     /// The provider error of the last assistant message, if it failed.
     pub provider_error: Option<String>,
+    /// The usage the harness itself reported for the task's model requests.
+    pub reported: Reported,
+}
+
+/// Usage as a harness reported it (its own parse of strata-mock's usage fields), to check
+/// against the rows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reported {
+    /// Uncached input tokens.
+    pub uncached: u64,
+    /// Read from the cache.
+    pub cache_read: u64,
+    /// Written to the cache.
+    pub cache_write: u64,
+}
+
+impl Reported {
+    fn add(&mut self, other: Self) {
+        self.uncached += other.uncached;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+    }
 }
 
 /// A running harness that plays one task per prompt.
@@ -316,6 +340,7 @@ pub fn play(
     let mut compactions = 0;
     let mut failures = Vec::new();
     let mut bench_tools = spec.start_tools.clone();
+    let mut reported = Reported::default();
     for task in &workload.tasks {
         for event in &task.events {
             if !event.tools_add.is_empty() || !event.tools_remove.is_empty() {
@@ -342,6 +367,7 @@ pub fn play(
                 format!("{} on {}: task {}", peer.name(), spec.name, task.index + 1)
             })?;
         compactions += outcome.compactions;
+        reported.add(outcome.reported);
         match task_failure(task, &outcome) {
             None => completed += 1,
             Some(why) => failures.push((task.index + 1, why)),
@@ -374,6 +400,7 @@ pub fn play(
         left: rows.left,
         failures,
         seconds: started.elapsed().as_secs_f64(),
+        reported,
     })
 }
 
@@ -538,6 +565,14 @@ mod tests {
             );
             assert!(played.run.all_tasks_completed(), "{:?}", played.failures);
             assert!(played.left.other_model.is_empty(), "{:?}", played.left);
+            // The harness read the mock's usage fields as the rows account them.
+            let totals = played.run.totals();
+            let rows = Reported {
+                uncached: totals.uncached,
+                cache_read: totals.cache_read,
+                cache_write: totals.cache_write,
+            };
+            assert_eq!(played.reported, rows, "{peer:?}");
             for row in &played.run.requests {
                 assert_eq!(row.cache_read + row.cache_write + row.uncached, row.input);
             }

@@ -179,6 +179,11 @@ fn take_event(event: &Value, outcome: &mut Outcome) -> Result<bool> {
             let message = &event["message"];
             if message.get("role").and_then(Value::as_str) == Some("assistant") {
                 outcome.final_text = assistant_text(message);
+                let usage = &message["usage"];
+                let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+                outcome.reported.uncached += count("input");
+                outcome.reported.cache_read += count("cacheRead");
+                outcome.reported.cache_write += count("cacheWrite");
                 outcome.stop_reason = message
                     .get("stopReason")
                     .and_then(Value::as_str)
