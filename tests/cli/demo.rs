@@ -213,3 +213,82 @@ fn the_demo_prints_its_progress_and_the_bill() {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
     }
 }
+
+/// `--interactive` in a real terminal (tmux): the banner, the first prepared prompt sent with
+/// Enter, and the scripted fix run by the agent. Skipped where tmux is not installed.
+#[test]
+fn the_interactive_demo_offers_the_prompts_and_runs_them_in_the_terminal_ui() {
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    let tmux_ok = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !tmux_ok {
+        println!("skipped: tmux is not installed");
+        return;
+    }
+    let keep = tempfile::tempdir().unwrap();
+    let socket = format!("strata-demo-test-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        Command::new("tmux")
+            .args(["-L", &socket, "-u"])
+            .args(args)
+            .env("LANG", "C.UTF-8")
+            .env("LC_ALL", "C.UTF-8")
+            .output()
+            .expect("tmux runs")
+    };
+    struct Kill<'a>(&'a str);
+    impl Drop for Kill<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("tmux")
+                .args(["-L", self.0, "kill-server"])
+                .output();
+        }
+    }
+    let _kill = Kill(&socket);
+    let command = format!(
+        "env -u XDG_CONFIG_HOME HOME='{}' TERM=xterm-256color '{}' demo --interactive --keep '{}'",
+        keep.path().display(),
+        env!("CARGO_BIN_EXE_strata"),
+        keep.path().display()
+    );
+    let started = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "demo",
+        "-x",
+        "140",
+        "-y",
+        "45",
+        &command,
+    ]);
+    assert!(started.status.success(), "{started:?}");
+    let _ = tmux(&["set-option", "-t", "demo", "remain-on-exit", "on"]);
+    let wait_for = |needle: &str| {
+        let start = Instant::now();
+        loop {
+            let screen =
+                String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-J", "-t", "demo"]).stdout)
+                    .into_owned();
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "timed out waiting for {needle:?}; the pane shows:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    wait_for("strata demo: a scripted model on strata-mock");
+    wait_for("The tests in this repository fail");
+    let _ = tmux(&["send-keys", "-t", "demo", "Enter"]);
+    wait_for("All 4 tests pass");
+    let lib = keep.path().join("interactive/textkit/lib.sh");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    assert!(text.contains(r#"if [ "$1" -gt "$2" ]; then"#), "{text}");
+}

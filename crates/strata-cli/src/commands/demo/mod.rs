@@ -121,15 +121,46 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--interactive`: the terminal UI is being built in parallel; until it lands this says so.
+/// `--interactive`: the same scripted session in the terminal UI, on Anthropic with strata's
+/// renderer. The prompts are offered one per Enter; the banner says when to `/compact` and
+/// `/tree`.
 fn interactive(
-    _runtime: &tokio::runtime::Runtime,
-    _catalog: &Catalog,
-    _root: &Path,
+    runtime: &tokio::runtime::Runtime,
+    catalog: &Catalog,
+    root: &Path,
 ) -> anyhow::Result<()> {
-    anyhow::bail!(
-        "`strata demo --interactive` needs the terminal UI, which is not built yet; run `strata demo` for the scripted session"
-    )
+    let target = TARGETS[0];
+    let dir = root.join("interactive");
+    let repo = dir.join("textkit");
+    bundle::write_repo(&repo)?;
+    let scenario = bundle::scenario()?;
+    let queued_prompts: Vec<String> = scenario
+        .user_prompts()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let server = runtime.block_on(script::start_mock(catalog, target))?;
+    server.load_scenario(scenario);
+    let mut setup = script::setup(catalog, target, server.base_url(), &repo);
+    setup.config.compaction.keep_recent_tokens = script::KEEP_RECENT_TOKENS;
+    setup.run.session = Some(dir.join("session.jsonl"));
+    let banner = format!(
+        "strata demo: a scripted model on strata-mock (in process, no key, no network); tool calls run in {}. \
+         Press Enter to send each prepared prompt. After the first answer, turn `write` off with `/tools -write`; \
+         after the second, /compact; after the fifth, /tree back to before the fourth question \
+         (with a summary), then /compact again.",
+        repo.display()
+    );
+    let result = crate::tui::run_with(
+        setup,
+        runtime,
+        crate::tui::TuiOptions {
+            queued_prompts,
+            banner: Some(banner),
+        },
+    );
+    drop(server);
+    result
 }
 
 fn policy_name(policy: RenderPolicy) -> &'static str {
@@ -141,33 +172,59 @@ fn policy_name(policy: RenderPolicy) -> &'static str {
 }
 
 async fn play_all(catalog: &Catalog, root: &Path, verbose: bool) -> anyhow::Result<Report> {
-    let mut runs = Vec::new();
-    for target in TARGETS {
-        for policy in [RenderPolicy::Strata, RenderPolicy::Naive] {
-            let narrate = verbose && runs.is_empty();
-            let dir = root.join(format!("{}-{}", target.provider, policy_name(policy)));
-            if narrate {
-                print_opening(target, &dir);
-            }
-            let mut print = |line: &str| println!("{line}");
-            let progress: script::Progress<'_> = if narrate { Some(&mut print) } else { None };
-            let play = script::play(catalog, target, policy, &dir, progress)
-                .await
-                .with_context(|| {
-                    format!(
-                        "playing the demo on {}/{} with the {} renderer",
-                        target.provider,
-                        target.model,
-                        policy_name(policy)
-                    )
-                })?;
-            runs.push(report(catalog, target, policy, play)?);
-            if narrate {
-                println!(
-                    "\nThe same session again on a fresh mock and a fresh copy: the naive renderer, then OpenAI and DeepSeek with both renderers …"
-                );
-            }
+    let plays: Vec<(Target, RenderPolicy)> = TARGETS
+        .iter()
+        .flat_map(|target| [RenderPolicy::Strata, RenderPolicy::Naive].map(|p| (*target, p)))
+        .collect();
+    let Some((&(first_target, first_policy), rest)) = plays.split_first() else {
+        anyhow::bail!("the demo has nothing to play");
+    };
+    // The first play is narrated as it goes; the others replay the same work silently, each
+    // on its own mock and copy, at the same time.
+    let dir = |target: Target, policy: RenderPolicy| {
+        root.join(format!("{}-{}", target.provider, policy_name(policy)))
+    };
+    if verbose {
+        print_opening(first_target, &dir(first_target, first_policy));
+    }
+    let mut print = |line: &str| println!("{line}");
+    let progress: script::Progress<'_> = if verbose { Some(&mut print) } else { None };
+    let first = script::play(
+        catalog,
+        first_target,
+        first_policy,
+        &dir(first_target, first_policy),
+        progress,
+    )
+    .await
+    .with_context(|| context(first_target, first_policy))?;
+    if verbose {
+        println!(
+            "\nThe same session again, each on a fresh mock and a fresh copy: the naive renderer, then OpenAI and DeepSeek with both renderers …"
+        );
+    }
+    let mut others = tokio::task::JoinSet::new();
+    for (index, &(target, policy)) in rest.iter().enumerate() {
+        let catalog = catalog.clone();
+        let dir = dir(target, policy);
+        others.spawn(async move {
+            let play = script::play(&catalog, target, policy, &dir, None).await;
+            (index, play)
+        });
+    }
+    let mut played: Vec<Option<script::Play>> = rest.iter().map(|_| None).collect();
+    while let Some(joined) = others.join_next().await {
+        let (index, play) = joined.context("a demo play stopped")?;
+        let (target, policy) = rest[index];
+        let play = play.with_context(|| context(target, policy))?;
+        if let Some(slot) = played.get_mut(index) {
+            *slot = Some(play);
         }
+    }
+    let mut runs = vec![report(catalog, first_target, first_policy, first)?];
+    for (&(target, policy), play) in rest.iter().zip(played) {
+        let play = play.context("a demo play did not finish")?;
+        runs.push(report(catalog, target, policy, play)?);
     }
     let comparison = TARGETS
         .iter()
@@ -238,6 +295,15 @@ fn report(
         session_file: play.session_file,
         working_copy: play.repo,
     })
+}
+
+fn context(target: Target, policy: RenderPolicy) -> String {
+    format!(
+        "playing the demo on {}/{} with the {} renderer",
+        target.provider,
+        target.model,
+        policy_name(policy)
+    )
 }
 
 fn print_opening(target: Target, dir: &Path) {

@@ -102,7 +102,7 @@ pub struct Play {
 }
 
 /// Where progress lines go: printed as the session goes, or nowhere.
-pub type Progress<'a> = Option<&'a mut dyn FnMut(&str)>;
+pub type Progress<'a> = Option<&'a mut (dyn FnMut(&str) + Send)>;
 
 /// Plays the session on `target` with `policy` in `dir` (the working copy goes to
 /// `dir/textkit`, the session to `dir/session.jsonl`).
