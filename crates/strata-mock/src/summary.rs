@@ -86,6 +86,18 @@ const SUMMARY_CARRIERS: &[&str] = &[
     "The user explored a different conversation branch",
 ];
 
+/// strata's checkpoint instruction when it opens the last user message or one of its text
+/// blocks: a threshold compaction right after a prompt sends the instruction in the same user
+/// message as the prompt (the adapter merges consecutive user messages), and the mock sees
+/// the blocks joined by newlines.
+fn checkpoint_block(last: &str) -> Option<&str> {
+    if last.starts_with(STRATA_CHECKPOINT) {
+        return Some(last);
+    }
+    last.find(&format!("\n{STRATA_CHECKPOINT}"))
+        .map(|at| &last[at + 1..])
+}
+
 impl SummaryKind {
     /// The summary a request asks for, or `None` when it is an ordinary turn.
     ///
@@ -96,8 +108,8 @@ impl SummaryKind {
     /// not count.
     pub fn recognise(conversation: &Conversation) -> Option<Self> {
         let last = conversation.last_user_text.as_deref()?;
-        if last.starts_with(STRATA_CHECKPOINT) {
-            return Some(if last.contains(STRATA_TURN_START) {
+        if let Some(checkpoint) = checkpoint_block(last) {
+            return Some(if checkpoint.contains(STRATA_TURN_START) {
                 Self::TurnPrefix
             } else {
                 Self::History
@@ -270,6 +282,20 @@ mod tests {
             SummaryKind::recognise(&prefix),
             Some(SummaryKind::TurnPrefix)
         );
+    }
+
+    #[test]
+    fn a_checkpoint_merged_into_the_prompts_user_message_is_recognised() {
+        let merged = conversation(
+            "You are a coding agent.",
+            &["add a test\n[Context checkpoint request — not a message from the user]\nStop."],
+        );
+        assert_eq!(SummaryKind::recognise(&merged), Some(SummaryKind::History));
+        let quoted = conversation(
+            "You are a coding agent.",
+            &["what does \"[Context checkpoint request\" mean?"],
+        );
+        assert_eq!(SummaryKind::recognise(&quoted), None);
     }
 
     #[test]
