@@ -46,6 +46,9 @@ pub struct RunArgs {
     /// Continue the most recent session of this directory.
     #[arg(short = 'c', long = "continue")]
     pub continue_session: bool,
+    /// Choose a session of this directory to resume (the terminal UI opens its picker).
+    #[arg(short = 'r', long, conflicts_with_all = ["session", "no_session", "print"])]
+    pub resume: bool,
     /// Do not keep a session file.
     #[arg(long)]
     pub no_session: bool,

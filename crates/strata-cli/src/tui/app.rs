@@ -204,6 +204,11 @@ impl App {
         }));
     }
 
+    /// Opens the session picker, as `/resume` does (`strata --resume`).
+    pub fn open_resume(&mut self) {
+        self.send(Command::Sessions);
+    }
+
     fn send(&mut self, command: Command) {
         self.in_flight += 1;
         self.effects.push(Effect::Worker(command));
@@ -433,7 +438,7 @@ impl App {
             Slash::Tree => self.send(Command::Tree),
             Slash::Fork => self.send(Command::ForkPoints),
             Slash::New => self.send(Command::New),
-            Slash::Resume => self.send(Command::Sessions),
+            Slash::Resume => self.open_resume(),
             Slash::Name(Some(name)) => self.send(Command::Name(name)),
             Slash::Name(None) => self.notice(Level::Error, "usage: /name text"),
             Slash::Label(label) => self.send(Command::Label(label)),
@@ -1076,6 +1081,18 @@ mod tests {
 
     fn enter(app: &mut App) {
         app.on_key(key(KeyCode::Enter), Instant::now());
+    }
+
+    #[test]
+    fn resume_at_start_asks_the_worker_for_the_sessions_like_the_slash_command() {
+        let mut flag = app();
+        flag.open_resume();
+        let mut slash = app();
+        type_text(&mut slash, "/resume");
+        enter(&mut slash);
+        let expected = vec![Effect::Worker(Command::Sessions)];
+        assert_eq!(flag.take_effects(), expected);
+        assert_eq!(slash.take_effects(), expected);
     }
 
     #[test]

@@ -45,11 +45,17 @@ pub struct TuiOptions {
     pub queued_prompts: Vec<String>,
     /// Text shown above the transcript.
     pub banner: Option<String>,
+    /// Open the session picker first (`--resume`).
+    pub resume: bool,
 }
 
 /// Runs the terminal UI until the user quits.
 pub fn run(setup: Setup, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
-    run_with(setup, runtime, TuiOptions::default())
+    let options = TuiOptions {
+        resume: setup.run.resume,
+        ..TuiOptions::default()
+    };
+    run_with(setup, runtime, options)
 }
 
 /// Runs the terminal UI with scripted prompts and a banner until the user quits.
@@ -67,6 +73,9 @@ pub fn run_with(
     let worker = Worker::new(setup, built, ui_tx);
     let task = runtime.spawn(worker.serve(command_rx));
     let mut app = App::new(options.banner, options.queued_prompts);
+    if options.resume {
+        app.open_resume();
+    }
     let result = {
         let mut terminal = TerminalGuard::enter()?;
         event_loop(&mut terminal.terminal, &mut app, ui_rx, &command_tx)

@@ -157,6 +157,7 @@ fn interactive(
         crate::tui::TuiOptions {
             queued_prompts,
             banner: Some(banner),
+            resume: false,
         },
     );
     drop(server);
