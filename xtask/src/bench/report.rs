@@ -123,6 +123,7 @@ fn cache_section(out: &mut String, inputs: &Inputs<'_>) {
          written to the cache. A task is done when the agent's run ends with the scripted \
          closing answer.\n\n",
     );
+    cache_models(out, inputs);
     out.push_str("### Workloads\n\n| workload | what | tasks | scripted requests | file |\n|---|---|---:|---:|---|\n");
     for workload in inputs.workloads {
         let _ = writeln!(
@@ -168,6 +169,44 @@ fn cache_section(out: &mut String, inputs: &Inputs<'_>) {
         }
         out.push('\n');
     }
+}
+
+/// The cache models run: model, prices and the capabilities that decide strata's layout.
+fn cache_models(out: &mut String, inputs: &Inputs<'_>) {
+    out.push_str(
+        "### Cache models\n\n| cache | model | USD per M input / read / write 5m / write 1h / output | \
+         mid-conversation system messages | tool addition blocks | deferred tools |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    for cache in &inputs.options.cache_models {
+        let Ok(endpoint) = crate::bench::model::endpoint(*cache, 1, std::sync::Arc::new(|| {}))
+        else {
+            continue;
+        };
+        let p = endpoint.model.prices;
+        let caps = &endpoint.capabilities;
+        let yes = |flag: bool| if flag { "yes" } else { "no" };
+        let (provider, model) = cache.qualified_model();
+        let _ = writeln!(
+            out,
+            "| {} | {provider}/{model} | {} / {} / {} / {} / {} | {} | {} | {} |",
+            cache.name(),
+            p.input,
+            p.cache_read,
+            p.cache_write_5m,
+            p.cache_write_1h,
+            p.output,
+            yes(caps.mid_conversation_system),
+            yes(caps.tool_addition),
+            yes(caps.deferred_tools)
+        );
+    }
+    out.push_str(
+        "\nWhere a row has no mid-conversation system messages, strata folds system patches into \
+         chapter 2 and sends the live tool set (the documented fallback): its layout then equals \
+         naive's on a tool or system change, and the two differ only in how they ask for the \
+         summary.\n\n",
+    );
 }
 
 fn find<'a>(runs: &'a [Run], workload: &str, cache: &str, strategy: &str) -> Option<&'a Run> {
@@ -258,12 +297,19 @@ fn targets(out: &mut String, inputs: &Inputs<'_>) {
         ));
     }
     if !long_lines.is_empty() {
+        let peers_ran = runs.iter().any(|run| run.harness != "strata");
         let _ = writeln!(
             out,
             "- `long`: strata's cost at most {LONG_COST_RATIO}x naive's with every task done: \
-             **{}** — {}.",
+             **{}** — {}.{}",
             if long_met { "met" } else { "not met" },
-            long_lines.join("; ")
+            long_lines.join("; "),
+            if peers_ran {
+                ""
+            } else {
+                " Lower than the peers': not measured in this run (Pi and Claude Code were not \
+                 installed; `cargo xtask bench-peers --install` installs the pinned versions)."
+            }
         );
     }
     // dynamic-tools: fewer tokens per request, higher bill (the seed: −46% tokens, 3.1x cost).
@@ -308,6 +354,17 @@ fn targets(out: &mut String, inputs: &Inputs<'_>) {
             dynamic_lines.join("; ")
         );
     }
+    out.push_str(
+        "Reading the misses table below: an *expired* miss is an append that found its entry gone \
+         (the idle gaps of `pause` outlast a 5-minute or in-memory lifetime; the 1-hour \
+         breakpoints and DeepSeek's disk cache keep it); on the explicit (Anthropic) cache a \
+         request can only read an entry an earlier request wrote at one of its breakpoints, \
+         within 20 blocks, while the ideal reads any prefix ever sent — which is what a tool set \
+         coming back (`tools-churn`) or a branch back (`long`) asks for. Against naive, on these \
+         four rows (no mid-conversation system messages) strata's layout of a tool or system \
+         change is the fallback fold, the same as naive's; the difference left is the summary \
+         request (read from the cache against a fresh transcript).\n",
+    );
     out.push('\n');
 }
 
@@ -344,7 +401,7 @@ fn cost_trigger(out: &mut String, runs: &[Run], command: &str) {
          `compaction.trigger = \"cost\"` (`CompactionTrigger::Cost`) compacts as soon as \
          re-reading the context over the requests still expected costs more than summarising it \
          and writing the smaller context once (`strata_compaction::cost_says_compact`; the \
-         expected remaining requests default to the assistant turns the context holds, or \
+         expected remaining requests default to the requests sent since the last compaction, or \
          `compaction.expected_remaining_requests`); the window limit stays as a backstop. \
          Measured against the window-limit trigger on `long` (`{command}`):\n\n\
          | cache | window trigger | cost trigger | cost / window |\n|---|---:|---:|---:|"
