@@ -48,7 +48,7 @@ type ScanResult<T> = Result<T, ScanError>;
 const MAX_DEPTH: usize = 160;
 
 /// Strings scanned byte by byte before falling back to a vector search.
-const SHORT_STRING: usize = 24;
+const SHORT_STRING: usize = 16;
 
 impl<'a> Cursor<'a> {
     fn fail<T>(&self, reason: &'static str) -> ScanResult<T> {
@@ -88,17 +88,21 @@ impl<'a> Cursor<'a> {
         let start = self.pos;
         // Keys, ids and small values end within a few bytes: a byte loop is cheaper there than
         // setting up a vector search. It stops at the first byte that needs the general path.
-        let short_end = (start + SHORT_STRING).min(self.bytes.len());
-        while self.pos < short_end {
-            match self.bytes[self.pos] {
+        // A local index: stepping `self.pos` itself stores it to memory on every byte.
+        let bytes = self.bytes;
+        let short_end = (start + SHORT_STRING).min(bytes.len());
+        let mut at = start;
+        while at < short_end {
+            match bytes[at] {
                 b'"' => {
-                    self.pos += 1;
-                    return Ok(&self.bytes[start..self.pos - 1]);
+                    self.pos = at + 1;
+                    return Ok(&bytes[start..at]);
                 }
                 b'\\' | b'\n' => break,
-                _ => self.pos += 1,
+                _ => at += 1,
             }
         }
+        self.pos = at;
         loop {
             let Some(offset) = memchr::memchr2(b'"', b'\n', &self.bytes[self.pos..]) else {
                 self.pos = self.bytes.len();
@@ -168,13 +172,11 @@ impl<'a> Cursor<'a> {
 
     fn scalar(&mut self) -> ScanResult<&'a [u8]> {
         let start = self.pos;
-        while let Some(byte) = self.peek() {
-            if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'+' | b'.') {
-                self.pos += 1;
-            } else {
-                break;
-            }
-        }
+        let length = self.bytes[start..]
+            .iter()
+            .position(|&byte| !(byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'+' | b'.')))
+            .unwrap_or(self.bytes.len() - start);
+        self.pos = start + length;
         let token = &self.bytes[start..self.pos];
         let ok = match token.first() {
             Some(b't') => token == b"true",
