@@ -729,9 +729,16 @@ fn unknown_and_unsupported_commands_fail_loudly() {
     let retry = rpc.call(json!({"type": "abort_retry"}));
     assert_eq!(retry["success"], false);
     let images = rpc.call(json!({"type": "prompt", "message": "look",
-        "images": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]}));
+        "images": [{"type": "image", "data": "AAAA"}]}));
     assert_eq!(images["success"], false);
-    assert!(images["error"].as_str().unwrap().contains("images"));
+    assert!(
+        images["error"].as_str().unwrap().starts_with("images[0]:"),
+        "{images}"
+    );
+    let queued = rpc.call(json!({"type": "steer", "message": "look",
+        "images": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]}));
+    assert_eq!(queued["success"], false);
+    assert!(queued["error"].as_str().unwrap().contains("images"));
     rpc.write(&json!("not a command"));
     let typeless = rpc.next_response();
     assert_eq!(typeless["success"], false);
@@ -754,6 +761,32 @@ fn unknown_and_unsupported_commands_fail_loudly() {
     assert_eq!(state["steeringMode"], "all");
     let commands = rpc.ok(json!({"type": "get_commands"}));
     assert_eq!(commands, json!({"commands": []}));
+    rpc.close();
+}
+
+#[test]
+fn a_prompt_with_images_stores_them_and_sends_them_to_the_model() {
+    let server = demo_mock();
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    rpc.ok(
+        json!({"type": "prompt", "message": "what is in this picture?",
+        "images": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]}),
+    );
+    rpc.until_agent_end();
+    let messages = rpc.ok(json!({"type": "get_messages"}));
+    let user = &messages["messages"][0];
+    assert_eq!(user["role"], "user");
+    assert_eq!(user["content"][0]["text"], "what is in this picture?");
+    assert_eq!(
+        user["content"][1],
+        json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"})
+    );
+    let sent = server.requests();
+    let body = sent.last().unwrap().body.as_ref().unwrap();
+    let text = body.to_string();
+    assert!(text.contains("iVBORw0KGgo="), "{text}");
+    assert!(text.contains("image/png"), "{text}");
     rpc.close();
 }
 

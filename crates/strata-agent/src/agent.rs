@@ -12,8 +12,8 @@ use strata_provider::{
     Capabilities, Event, MessageAssembler, Model, Provider, ProviderError, Request, StreamOptions,
 };
 use strata_session::{
-    AgentMessage, ContentBlock, EntryId, MessageContent, Session, StopReason, TextContent,
-    ToolCall, UserMessage,
+    AgentMessage, ContentBlock, EntryId, ImageContent, MessageContent, Session, StopReason,
+    TextContent, ToolCall, UserMessage,
 };
 use strata_tools::{ToolContext, ToolOutput, ToolSet};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -409,10 +409,19 @@ impl Agent {
     /// Runs one prompt to the end: every turn until the model stops without tool calls and
     /// no steering message is queued, or until an abort or an error.
     pub async fn prompt(&mut self, text: impl Into<String>) -> Result<RunSummary, AgentError> {
+        self.prompt_with_images(text, Vec::new()).await
+    }
+
+    /// [`Agent::prompt`] with images after the text in the user message (as Pi stores them).
+    pub async fn prompt_with_images(
+        &mut self,
+        text: impl Into<String>,
+        images: Vec<ImageContent>,
+    ) -> Result<RunSummary, AgentError> {
         let cancel = self.control.start_run();
         self.emit(AgentEvent::AgentStart);
         self.sync_system()?;
-        self.append_user(text.into())?;
+        self.append_user(text.into(), images)?;
         let mut turns = 0;
         let mut final_text;
         let mut overflow = OverflowRecovery::new();
@@ -863,7 +872,7 @@ impl Agent {
         let queued = self.control.take_steering();
         let count = queued.len();
         for text in queued {
-            self.append_user(text)?;
+            self.append_user(text, Vec::new())?;
         }
         if count > 0 {
             self.emit(AgentEvent::SteeringDelivered { count });
@@ -871,12 +880,18 @@ impl Agent {
         Ok(count)
     }
 
-    fn append_user(&mut self, text: String) -> Result<EntryId, AgentError> {
+    fn append_user(
+        &mut self,
+        text: String,
+        images: Vec<ImageContent>,
+    ) -> Result<EntryId, AgentError> {
+        let mut blocks = vec![ContentBlock::Text(TextContent {
+            text,
+            ..TextContent::default()
+        })];
+        blocks.extend(images.into_iter().map(ContentBlock::Image));
         let message = AgentMessage::User(UserMessage {
-            content: MessageContent::Blocks(vec![ContentBlock::Text(TextContent {
-                text,
-                ..TextContent::default()
-            })]),
+            content: MessageContent::Blocks(blocks),
             timestamp: now_millis(),
             extra: Map::new(),
         });

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use strata_agent::{Agent, AgentEvent, Control};
 use strata_compaction::CompactionReason;
+use strata_session::ImageContent;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::events::{EventMapper, Origin, compaction_result};
@@ -36,13 +37,20 @@ pub struct JobEnd {
 }
 
 /// Runs `text` and then each queued follow-up, as one Pi run.
-pub async fn prompt(mut agent: Box<Agent>, text: String, job: JobContext) -> JobEnd {
+pub async fn prompt(
+    mut agent: Box<Agent>,
+    text: String,
+    images: Vec<ImageContent>,
+    job: JobContext,
+) -> JobEnd {
     let mut events = agent.subscribe();
     let mut mapper = mapper_for(&agent, job.max_retries);
     let mut text = text;
+    // Follow-ups carry text only.
+    let mut images = images;
     loop {
         let result = {
-            let run = agent.prompt(text);
+            let run = agent.prompt_with_images(text, std::mem::take(&mut images));
             tokio::pin!(run);
             loop {
                 tokio::select! {

@@ -8,14 +8,14 @@
 //! compact, new_session, …) until the run ends — compact, new_session, switch_session, fork
 //! and clone abort the run first, as Pi does.
 //!
-//! Supported: prompt (streamingBehavior steer/followUp while running, `/skill:name`
-//! expanded), steer, follow_up, abort, new_session, get_state, get_messages, set_model,
+//! Supported: prompt (images included when the agent is idle; streamingBehavior
+//! steer/followUp while running; `/skill:name` expanded), steer, follow_up, abort, new_session, get_state, get_messages, set_model,
 //! cycle_model, get_available_models, set_thinking_level, cycle_thinking_level,
 //! set_steering_mode, set_follow_up_mode, compact, set_auto_compaction, set_auto_retry, bash,
 //! abort_bash, get_session_stats, export_html, switch_session, fork, clone,
 //! get_fork_messages, get_last_assistant_text, set_session_name, get_commands (skills).
-//! Refused with an error: images on prompt/steer/follow_up (the agent takes text prompts),
-//! abort_retry (retries live in the transport; `abort` stops them with the run).
+//! Refused with an error: images on steer/follow_up or on a prompt queued while running
+//! (queued messages reach the agent as text), abort_retry (retries live in the transport; `abort` stops them with the run).
 //! `extension_ui_response` is accepted and ignored: strata has no extensions that ask.
 
 mod bash;
@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 use std::io::BufRead as _;
 use strata_agent::{Agent, Control, RetryEvents};
 use strata_provider::Model;
-use strata_session::{AgentMessage, BashExecutionMessage};
+use strata_session::{AgentMessage, BashExecutionMessage, ImageContent};
 use strata_tools::CancellationToken;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
@@ -313,7 +313,13 @@ impl Server {
             Ok(message) => message.to_owned(),
             Err(error) => return self.out.send(&failure(id, "prompt", error)),
         };
-        if let Err(error) = check_images(&command) {
+        let images = match parse_images(&command) {
+            Ok(images) => images,
+            Err(error) => return self.out.send(&failure(id, "prompt", error)),
+        };
+        if job.is_some()
+            && let Err(error) = check_images(&command)
+        {
             return self.out.send(&failure(id, "prompt", error));
         }
         let text = self.expand(&message);
@@ -334,14 +340,20 @@ impl Server {
                 };
                 self.out.send(&response);
             }
-            None => match self.start_prompt(text, id, job) {
+            None => match self.start_prompt(text, images, id, job) {
                 Ok(()) => {}
                 Err(error) => self.out.send(&failure(id, "prompt", error)),
             },
         }
     }
 
-    fn start_prompt(&mut self, text: String, id: &Id, job: &mut Option<Job>) -> Result<(), String> {
+    fn start_prompt(
+        &mut self,
+        text: String,
+        images: Vec<ImageContent>,
+        id: &Id,
+        job: &mut Option<Job>,
+    ) -> Result<(), String> {
         self.flush_bash()?;
         let agent = self.take_agent()?;
         {
@@ -351,7 +363,7 @@ impl Server {
         }
         // Pi answers once the prompt is accepted, before its events.
         self.out.send(&success(id, "prompt", None));
-        let handle = tokio::spawn(jobs::prompt(agent, text, self.job_context()));
+        let handle = tokio::spawn(jobs::prompt(agent, text, images, self.job_context()));
         *job = Some(Job {
             handle,
             kind: JobKind::Prompt,
@@ -846,12 +858,30 @@ impl Server {
     }
 }
 
-/// Images ride on Pi's prompt; strata's agent takes a text prompt only, so refuse them
-/// loudly instead of dropping them.
+/// Pi's `images` field of a prompt: `[{type: "image", data, mimeType}]`.
+fn parse_images(command: &Value) -> Result<Vec<ImageContent>, String> {
+    let Some(images) = command.get("images") else {
+        return Ok(Vec::new());
+    };
+    let Some(images) = images.as_array() else {
+        return Err("images: expected an array of {type, data, mimeType}".to_owned());
+    };
+    images
+        .iter()
+        .enumerate()
+        .map(|(i, image)| {
+            serde_json::from_value::<ImageContent>(image.clone())
+                .map_err(|e| format!("images[{i}]: {e}"))
+        })
+        .collect()
+}
+
+/// Queued messages (steer, follow-up, a prompt sent while running) reach the agent as text,
+/// so images on them are refused loudly instead of dropped.
 fn check_images(command: &Value) -> Result<(), String> {
     match command.get("images").and_then(Value::as_array) {
         Some(images) if !images.is_empty() => Err(
-            "images are not supported by strata's rpc mode yet: the agent's prompt takes text only"
+            "images are only supported on a prompt sent while the agent is idle: queued messages (steer, follow_up, streamingBehavior) carry text only"
                 .to_owned(),
         ),
         _ => Ok(()),
