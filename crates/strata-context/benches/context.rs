@@ -7,6 +7,7 @@
 //! - `open_and_context/100k_entries_100MB`: open a 100 MB, 100,000-entry session (compacted
 //!   every 2,000 entries, as a session that size always is) and build its context
 //!   (target ≤ 150 ms together).
+//! - `open_and_context/given_file`: the same on the file named by `CONTEXT_BENCH_FILE`, when set.
 //!
 //! `cargo bench -p strata-context --bench context`
 
@@ -134,6 +135,24 @@ fn benches(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
+    // The same measurement on a given file, e.g. the one Pi's SessionManager is timed on
+    // (`session_bench --generate`), for a like-for-like ratio.
+    if let Some(file) = std::env::var_os("CONTEXT_BENCH_FILE") {
+        let file = std::path::PathBuf::from(file);
+        group.bench_function("given_file", |b| {
+            b.iter_batched(
+                || (),
+                |()| {
+                    let opened = Session::open(&file).ok()?;
+                    let tree = opened.session.tree();
+                    build(tree, tree.leaf())
+                        .ok()
+                        .map(|context| context.messages.len())
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
     group.finish();
 }
 
