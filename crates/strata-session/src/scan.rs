@@ -403,6 +403,14 @@ mod tests {
         assert!(scan_line(b"{\"type\":\"a\n\"}\n").is_err());
         assert!(scan_line(b"{\"type\":[1,\n2]}\n").is_err());
         assert!(scan_line(b"{\"type\":\"a\"} x\n").is_err());
+        // An escape never carries a string over a line break.
+        assert!(scan_line(b"{\"type\":\"a\\\n\"}\n").is_err());
+        assert!(scan_line(b"{\"type\":\"abcdefghijklmnopqrstuvwxyz\\\n\"}\n").is_err());
+        assert!(scan_line(b"{\"type\":\"a\\").is_err());
+        let long = format!("{{\"type\":\"{}\\\\\",\"id\":\"x\"}}\n", "y".repeat(40));
+        let (scanned, end) = scan_line(long.as_bytes()).unwrap();
+        assert_eq!(scanned.id.as_deref(), Some("x"));
+        assert_eq!(end, long.len() - 1);
     }
 
     #[test]
