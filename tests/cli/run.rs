@@ -37,6 +37,38 @@ fn strata_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+fn unrelated_strata_variables_are_ignored_and_shown_while_bad_values_still_fail() {
+    let dir = project();
+    let run = |vars: &[(&str, &str)]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_strata"));
+        command
+            .current_dir(dir.path())
+            .args(["config"])
+            .env("HOME", dir.path())
+            .env_remove("XDG_CONFIG_HOME");
+        for (name, value) in vars {
+            command.env(name, value);
+        }
+        command.output().expect("strata runs")
+    };
+    let out = run(&[("STRATA_UNRELATED_TOOL", "1"), ("STRATA_MAX_RETRIES", "7")]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("max_retries") && text.contains("= 7"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# ignored: STRATA_UNRELATED_TOOL is not a configuration key"),
+        "{text}"
+    );
+    let bad = run(&[("STRATA_MAX_RETRIES", "many")]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8(bad.stderr).unwrap();
+    assert!(err.contains("max_retries"), "{err}");
+}
+
+#[test]
 fn print_mode_runs_the_task_and_prints_the_final_answer() {
     let server = mock();
     let dir = project();

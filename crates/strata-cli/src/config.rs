@@ -116,6 +116,41 @@ impl<T: Serialize> figment::Provider for Named<T> {
     }
 }
 
+/// Top-level keys of [`Config`], as `STRATA_<KEY>` variables name them.
+const CONFIG_KEYS: &[&str] = &[
+    "model",
+    "tools",
+    "sessions_dir",
+    "system_prompt",
+    "append_system_prompt",
+    "max_tokens",
+    "max_retries",
+    "compaction",
+    "providers",
+];
+
+/// Whether a `STRATA_*` variable (prefix removed, nested keys joined by `__`) is configuration.
+/// Others — another program's `STRATA_FOO`, or `STRATA_API_KEY`, which only the flag reads —
+/// are left alone instead of failing every run.
+fn is_config_key(key: &str) -> bool {
+    let top = key.split("__").next().unwrap_or(key);
+    CONFIG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(top))
+}
+
+/// `STRATA_*` variables in the environment that are not configuration (shown by
+/// `strata config`, so a misspelt key is noticed). `STRATA_API_KEY` is read by `--api-key`.
+pub fn ignored_environment() -> Vec<String> {
+    let mut ignored: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| {
+            name.strip_prefix("STRATA_")
+                .is_some_and(|key| !is_config_key(key) && !key.eq_ignore_ascii_case("api_key"))
+        })
+        .collect();
+    ignored.sort();
+    ignored
+}
+
 /// The figment of all layers, lowest first.
 pub fn figment(sources: &Sources, run: &RunArgs) -> Figment {
     let mut figment = Figment::from(Named {
@@ -127,7 +162,11 @@ pub fn figment(sources: &Sources, run: &RunArgs) -> Figment {
     }
     figment = figment
         .merge(Toml::file(sources.project_dir.join(".strata/config.toml")))
-        .merge(Env::prefixed("STRATA_").split("__").ignore(&["api_key"]))
+        .merge(
+            Env::prefixed("STRATA_")
+                .filter(|key| is_config_key(key.as_str()))
+                .split("__"),
+        )
         .merge(Named {
             name: "command-line flag",
             layer: Serialized::globals(Flags {
@@ -216,6 +255,22 @@ mod tests {
             global_dir: Some(dir.join("global")),
             project_dir: dir.join("project"),
         }
+    }
+
+    #[test]
+    fn config_keys_are_the_fields_of_config() {
+        let value = serde_json::to_value(Config::default()).unwrap();
+        let fields: Vec<&str> = value
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(fields, CONFIG_KEYS);
+        assert!(is_config_key("COMPACTION__RESERVE_TOKENS"));
+        assert!(is_config_key("model"));
+        assert!(!is_config_key("BENCH_CHILD"));
+        assert!(!is_config_key("API_KEY"));
     }
 
     #[test]

@@ -33,5 +33,8 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
     for (key, value, source) in explained {
         writeln!(out, "{key:<width$} = {value}  # {source}")?;
     }
+    for name in config::ignored_environment() {
+        writeln!(out, "# ignored: {name} is not a configuration key")?;
+    }
     Ok(())
 }
