@@ -8,34 +8,12 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use strata_mock::{Fault, FaultKind, MockConfig, MockServer, Scenario};
+use strata_mock::{Fault, FaultKind, MockServer, Scenario};
 
-use crate::support::workspace;
+use crate::support::{demo_mock, mock_with, project};
 
 const MODEL: &str = "anthropic/claude-sonnet-4-5";
 const WAIT: Duration = Duration::from_secs(60);
-
-fn mock_with(scenario: Scenario) -> MockServer {
-    let server = MockServer::start_in_thread(MockConfig::new()).expect("mock starts");
-    server.load_scenario(scenario);
-    server
-}
-
-fn demo_mock() -> MockServer {
-    let path = workspace().join("crates/strata-mock/scenarios/demo.toml");
-    mock_with(Scenario::from_file(&path).expect("scenario parses"))
-}
-
-fn project() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("src")).unwrap();
-    std::fs::write(
-        dir.path().join("src/greeting.rs"),
-        "pub fn greet() -> &'static str { \"Helo\" }\n",
-    )
-    .unwrap();
-    dir
-}
 
 /// A client of the protocol as docs/rpc.md describes it: JSON lines, responses matched by
 /// `id`, everything else an event.

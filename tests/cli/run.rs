@@ -3,26 +3,12 @@
 use std::process::Command;
 
 use serde_json::Value;
-use strata_mock::{MockConfig, MockServer, Scenario};
+use strata_mock::MockServer;
 
-use crate::support::workspace;
+use crate::support::{demo_mock, project};
 
 fn mock() -> MockServer {
-    let server = MockServer::start_in_thread(MockConfig::new()).expect("mock starts");
-    let scenario = workspace().join("crates/strata-mock/scenarios/demo.toml");
-    server.load_scenario(Scenario::from_file(&scenario).expect("scenario parses"));
-    server
-}
-
-fn project() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("src")).unwrap();
-    std::fs::write(
-        dir.path().join("src/greeting.rs"),
-        "pub fn greet() -> &'static str { \"Helo\" }\n",
-    )
-    .unwrap();
-    dir
+    demo_mock()
 }
 
 fn strata_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {

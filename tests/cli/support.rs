@@ -32,3 +32,29 @@ pub fn strata_ok(args: &[&str]) -> String {
     );
     String::from_utf8(output.stdout).expect("stdout is UTF-8")
 }
+
+/// A project directory holding `src/greeting.rs` with the typo the demo scenario fixes.
+pub fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/greeting.rs"),
+        "pub fn greet() -> &'static str { \"Helo\" }\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// An in-process strata-mock playing `scenario`.
+pub fn mock_with(scenario: strata_mock::Scenario) -> strata_mock::MockServer {
+    let server = strata_mock::MockServer::start_in_thread(strata_mock::MockConfig::new())
+        .expect("mock starts");
+    server.load_scenario(scenario);
+    server
+}
+
+/// An in-process strata-mock playing `crates/strata-mock/scenarios/demo.toml`.
+pub fn demo_mock() -> strata_mock::MockServer {
+    let path = workspace().join("crates/strata-mock/scenarios/demo.toml");
+    mock_with(strata_mock::Scenario::from_file(&path).expect("scenario parses"))
+}
