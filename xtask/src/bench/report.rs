@@ -499,6 +499,23 @@ fn speed_section(out: &mut String, inputs: &Inputs<'_>) {
         }
         out.push('\n');
     }
+    let mut printed = Vec::new();
+    for measured in &speed.commands {
+        for line in measured.output.lines() {
+            let lower = line.to_ascii_lowercase();
+            if lower.contains("thrpt:") || lower.contains("rss") || lower.contains("peak") {
+                printed.push(format!("{}    # {}", line.trim(), measured.command));
+            }
+        }
+    }
+    if !printed.is_empty() {
+        out.push_str("Throughput and peak memory as the same commands printed them:\n\n```text\n");
+        for line in printed {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out.push_str("```\n\n");
+    }
     if !speed.failures.is_empty() {
         out.push_str("Commands that failed in this run:\n\n```text\n");
         for failure in &speed.failures {
