@@ -155,8 +155,17 @@ fn strata_command(dir: &Path, url: &str) -> String {
         quoted(url),
         "--api-key".into(),
         "k".into(),
+        // strata's own error line, if it fails, read back by the test.
+        format!(
+            "2>{}",
+            quoted(&dir.join("stderr.log").display().to_string())
+        ),
     ];
-    parts.join(" ")
+    format!(
+        "{}; echo $? > {}",
+        parts.join(" "),
+        quoted(&dir.join("exit-status").display().to_string())
+    )
 }
 
 #[test]
@@ -303,25 +312,35 @@ fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
     // Ctrl+C twice quits, leaving the terminal as it was and exiting with success.
     tmux.ok(&["send-keys", "-t", "strata", "C-c"]);
     tmux.ok(&["send-keys", "-t", "strata", "C-c"]);
+    // strata's exit status, written by the shell that started it: tmux 3.3 sometimes marks
+    // the pane dead before it has reaped the process and never fills #{pane_dead_status}.
+    let status_file = dir.path().join("exit-status");
     let start = Instant::now();
-    loop {
-        let state = tmux.ok(&[
-            "display-message",
-            "-p",
-            "-t",
-            "strata",
-            "#{pane_dead} #{pane_dead_status}",
-        ]);
-        if state.trim() == "1 0" {
-            break;
+    let status = loop {
+        if let Ok(text) = std::fs::read_to_string(&status_file)
+            && text.ends_with('\n')
+        {
+            break text.trim().to_owned();
         }
         assert!(
             start.elapsed() < Duration::from_secs(10),
-            "strata did not exit cleanly: {state}; pane:\n{}",
+            "strata did not exit; pane:\n{}",
             tmux.capture()
         );
         std::thread::sleep(Duration::from_millis(100));
-    }
+    };
+    assert_eq!(
+        status,
+        "0",
+        "strata exited with {status}; stderr: {}; pane:\n{}",
+        std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default(),
+        tmux.capture()
+    );
+    tmux.wait_for("the pane to close", Duration::from_secs(10), |_| {
+        tmux.ok(&["display-message", "-p", "-t", "strata", "#{pane_dead}"])
+            .trim()
+            == "1"
+    });
     // The alternate screen is gone: the pane shows the normal screen again.
     let after = tmux.capture();
     assert!(!after.contains("prompt (/ for commands)"), "{after}");
