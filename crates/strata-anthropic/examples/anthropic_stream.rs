@@ -1,7 +1,7 @@
 //! Streams one prompt through the Anthropic adapter and prints the events.
 //!
 //! ```text
-//! cargo run -p strata-anthropic --example stream -- http://127.0.0.1:PORT "Say hello"
+//! cargo run -p strata-anthropic --example anthropic_stream -- http://127.0.0.1:PORT "Say hello"
 //! ```
 //! Point it at `strata-mock` (which prints its base URL) or at the real API with
 //! `ANTHROPIC_API_KEY` set and `https://api.anthropic.com` as the URL.

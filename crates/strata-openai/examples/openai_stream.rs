@@ -1,7 +1,7 @@
 //! Streams one prompt through the Chat Completions adapter and prints the events.
 //!
 //! ```text
-//! cargo run -p strata-openai --example stream -- http://127.0.0.1:PORT/v1 "Say hello" deepseek deepseek-v4-flash
+//! cargo run -p strata-openai --example openai_stream -- http://127.0.0.1:PORT/v1 "Say hello" deepseek deepseek-v4-flash
 //! ```
 //! Any openai-chat row works; point the URL at `strata-mock` or at the provider itself
 //! (the key comes from the row's environment variables, e.g. `DEEPSEEK_API_KEY`).
