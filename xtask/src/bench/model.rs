@@ -15,11 +15,11 @@ use strata_provider::{
 /// A provider's prompt cache, as strata-mock simulates it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CacheModel {
-    /// Anthropic explicit breakpoints, 5-minute lifetime (claude-sonnet-4-5).
+    /// Anthropic explicit breakpoints, 5-minute lifetime (claude-opus-4-8).
     AnthropicFiveMinutes,
     /// Anthropic explicit breakpoints asked for with the 1-hour lifetime.
     AnthropicOneHour,
-    /// OpenAI's automatic prefix cache (gpt-5 on the Responses API).
+    /// OpenAI's automatic prefix cache (gpt-5.5 on the Responses API).
     OpenAiAutomatic,
     /// DeepSeek's disk cache (deepseek-v4-flash on Chat Completions).
     DeepSeekDisk,
@@ -52,10 +52,12 @@ impl CacheModel {
     /// `provider/model` of the representative model priced.
     pub fn qualified_model(self) -> (&'static str, &'static str) {
         match self {
-            Self::AnthropicFiveMinutes | Self::AnthropicOneHour => {
-                ("anthropic", "claude-sonnet-4-5")
-            }
-            Self::OpenAiAutomatic => ("openai", "gpt-5"),
+            // The current models whose rows carry the providers' mid-conversation features
+            // (Opus 4.8: system messages, tool additions and removals; GPT-5.5: tool
+            // additions through deferred tools): where a row lacks them strata falls back to
+            // naive's layout and the comparison says nothing.
+            Self::AnthropicFiveMinutes | Self::AnthropicOneHour => ("anthropic", "claude-opus-4-8"),
+            Self::OpenAiAutomatic => ("openai", "gpt-5.5"),
             Self::DeepSeekDisk => ("deepseek", "deepseek-v4-flash"),
         }
     }

@@ -106,8 +106,10 @@ fn cache_section(out: &mut String, inputs: &Inputs<'_>) {
          loop (`strata_agent::Agent`) against an in-process strata-mock, with the real tools in a \
          temporary directory. The mock simulates each provider's prefix cache and counts tokens \
          with a real BPE; every request is priced at the capability table's list prices of a \
-         representative model: anthropic/claude-sonnet-4-5 (5-minute and 1-hour breakpoints), \
-         openai/gpt-5 (Responses, automatic cache), deepseek/deepseek-v4-flash (disk cache).\n\n\
+         representative model: anthropic/claude-opus-4-8 (5-minute and 1-hour breakpoints), \
+         openai/gpt-5.5 (Responses, automatic cache), deepseek/deepseek-v4-flash (disk cache) — \
+         the current models whose capability rows carry the providers' mid-conversation \
+         features; on a row without them strata falls back to naive's layout.\n\n\
          Strategies are library settings, not forks: **strata** as built; **naive** \
          (`RenderPolicy::Naive`: system prompt rewritten in place, withdrawn tools cut from the \
          array; `SummaryMode::Transcript`: the summary request is a fresh transcript); \
@@ -355,15 +357,19 @@ fn targets(out: &mut String, inputs: &Inputs<'_>) {
         );
     }
     out.push_str(
-        "Reading the misses table below: an *expired* miss is an append that found its entry gone \
+        "\nReading the misses table below: an *expired* miss is an append that found its entry gone \
          (the idle gaps of `pause` outlast a 5-minute or in-memory lifetime; the 1-hour \
          breakpoints and DeepSeek's disk cache keep it); on the explicit (Anthropic) cache a \
          request can only read an entry an earlier request wrote at one of its breakpoints, \
          within 20 blocks, while the ideal reads any prefix ever sent — which is what a tool set \
-         coming back (`tools-churn`) or a branch back (`long`) asks for. Against naive, on these \
-         four rows (no mid-conversation system messages) strata's layout of a tool or system \
-         change is the fallback fold, the same as naive's; the difference left is the summary \
-         request (read from the cache against a fresh transcript).\n",
+         coming back (`tools-churn`) or a branch back (`long`) asks for. Against naive: where the \
+         row has mid-conversation system messages (the anthropic rows) a tool or system change \
+         is a message appended at the end instead of a rewritten prefix; where it has not (the \
+         openai and deepseek rows) strata's layout of a system change is the fallback fold, the \
+         same as naive's. In `long` such changes are few (one tool-set change, one AGENTS.md \
+         edit, 8–10 compactions in about 350 requests), so most of the difference is the \
+         summary request (read from the cache against a fresh transcript) — which is why \
+         `long` lands near 0.93x naive, not at 0.5x.\n",
     );
     out.push('\n');
 }
