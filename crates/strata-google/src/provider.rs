@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures::StreamExt;
 use strata_provider::transport::{
-    HttpClient, HttpRequest, ParseError, StreamParser, auth_header, drive, expand_url, join_url,
+    HttpClient, HttpRequest, ParseError, StreamParser, auth_header, base_url, drive, join_url,
 };
 use strata_provider::{
     AuthScheme, Completion, Event, EventStream, Model, Protocol, Provider, ProviderError,
@@ -89,10 +89,9 @@ impl GoogleProvider {
         options: &StreamOptions,
     ) -> Result<String, ProviderError> {
         let endpoint = self.row.endpoint(&model.id);
-        let base = match &options.base_url {
-            Some(url) => url.clone(),
-            None => expand_url(&endpoint.base_url, |k| self.url_vars.get(k).cloned())?,
-        };
+        let base = base_url(options.base_url.as_deref(), &endpoint, |k| {
+            self.url_vars.get(k).cloned()
+        })?;
         let path = match &self.api {
             GoogleApi::AiStudio => format!("models/{}:{method}", model.id),
             GoogleApi::Vertex { project, location } => format!(

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use strata_provider::transport::{
-    HttpClient, HttpRequest, auth_header, drive, expand_url, join_url, missing_key,
+    HttpClient, HttpRequest, auth_header, base_url, drive, join_url, missing_key,
 };
 use strata_provider::{
     AuthScheme, EventStream, Model, Protocol, Provider, ProviderError, ProviderRow, Request,
@@ -95,10 +95,9 @@ impl ResponsesProvider {
     ) -> Result<HttpRequest, ProviderError> {
         let endpoint = self.row.endpoint(&model.id);
         let caps = self.row.capabilities(&model.id);
-        let base = match &options.base_url {
-            Some(url) => url.clone(),
-            None => expand_url(&endpoint.base_url, |k| self.url_vars.get(k).cloned())?,
-        };
+        let base = base_url(options.base_url.as_deref(), &endpoint, |k| {
+            self.url_vars.get(k).cloned()
+        })?;
         let cache_key = options
             .cache_key
             .as_deref()

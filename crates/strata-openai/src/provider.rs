@@ -2,8 +2,8 @@
 
 use async_trait::async_trait;
 use strata_provider::transport::{
-    EnvLookup, HttpClient, HttpRequest, auth_header, drive, expand_url, join_url, missing_key,
-    process_env_lookup, resolve_api_key,
+    EnvLookup, HttpClient, HttpRequest, auth_header, base_url, drive, endpoint_speaking, join_url,
+    missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
     AuthScheme, EventStream, Model, ParamLocation, Protocol, Provider, ProviderError, ProviderRow,
@@ -58,23 +58,10 @@ impl OpenAiChatProvider {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<HttpRequest, ProviderError> {
-        let endpoint = self.row.endpoint(&model.id);
-        if endpoint.protocol != Protocol::OpenaiChat {
-            return Err(ProviderError::InvalidRequest {
-                status: 0,
-                request_id: None,
-                body: format!(
-                    "model `{}` of provider `{}` speaks {}, not openai-chat",
-                    model.id, self.row.id, endpoint.protocol
-                ),
-            });
-        }
+        let endpoint = endpoint_speaking(&self.row, &model.id, Protocol::OpenaiChat)?;
         let caps = self.row.capabilities(&model.id);
         let env = |name: &str| (self.env)(name);
-        let base = match &options.base_url {
-            Some(url) => url.clone(),
-            None => expand_url(&endpoint.base_url, env)?,
-        };
+        let base = base_url(options.base_url.as_deref(), &endpoint, env)?;
         let url = join_url(&base, "chat/completions");
 
         let mut request = request.clone();

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use strata_agent::{Agent, AgentConfig, ModelSwitch, RetryEvents, SummaryModel};
 use strata_provider::transport::RetryObserver;
-use strata_provider::{Catalog, Model, StreamOptions};
+use strata_provider::{Catalog, Model, ProviderRow, StreamOptions};
 use strata_session::{Session, SessionStore, WriteOptions};
 use strata_tools::ToolSet;
 
@@ -90,19 +90,11 @@ impl Setup {
         let flags_apply = self
             .model_choice()
             .is_ok_and(|initial| initial.provider == choice.provider);
-        let configured = self.config.providers.get(&row.id);
-        let flag_key = self.run.api_key.as_deref().filter(|_| flags_apply);
-        let flag_url = self.run.base_url.clone().filter(|_| flags_apply);
-        let stream = StreamOptions {
-            max_retries: self.config.max_retries,
-            api_key: factory::api_key(
-                flag_key,
-                configured.and_then(|p| p.api_key.as_deref()),
-                &row,
-            ),
-            base_url: flag_url.or_else(|| configured.and_then(|p| p.base_url.clone())),
-            ..StreamOptions::default()
-        };
+        let stream = self.stream_options(
+            &row,
+            self.run.api_key.as_deref().filter(|_| flags_apply),
+            self.run.base_url.clone().filter(|_| flags_apply),
+        );
         Ok(ModelSwitch {
             provider,
             capabilities: row.capabilities(&model.id),
@@ -194,6 +186,23 @@ impl Setup {
         Ok((store.create(&cwd_text, options)?, None))
     }
 
+    /// Retry limit, key and base URL for `row`: the flags' when given, else `[providers.<id>]`'s
+    /// (the key also from the row's environment variables).
+    fn stream_options(
+        &self,
+        row: &ProviderRow,
+        flag_key: Option<&str>,
+        flag_url: Option<String>,
+    ) -> StreamOptions {
+        let configured = self.config.providers.get(&row.id);
+        StreamOptions {
+            max_retries: self.config.max_retries,
+            api_key: factory::api_key(flag_key, configured.and_then(|p| p.api_key.as_deref()), row),
+            base_url: flag_url.or_else(|| configured.and_then(|p| p.base_url.clone())),
+            ..StreamOptions::default()
+        }
+    }
+
     /// `[compaction] compaction_model = "provider/id"`: the adapter and options for summaries.
     fn summary_model(&self) -> anyhow::Result<Option<SummaryModel>> {
         let Some(name) = &self.config.compaction.compaction_model else {
@@ -215,13 +224,7 @@ impl Setup {
             None,
         )?;
         // --api-key and --base-url belong to the session's model; this one uses its own settings.
-        let configured = self.config.providers.get(&row.id);
-        let stream = StreamOptions {
-            max_retries: self.config.max_retries,
-            api_key: factory::api_key(None, configured.and_then(|p| p.api_key.as_deref()), row),
-            base_url: configured.and_then(|p| p.base_url.clone()),
-            ..StreamOptions::default()
-        };
+        let stream = self.stream_options(row, None, None);
         Ok(Some(SummaryModel {
             provider,
             model,

@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
+use crate::capabilities::Protocol;
 use crate::error::{ApiKey, ProviderError};
-use crate::table::AuthScheme;
+use crate::table::{AuthScheme, Endpoint, ProviderRow};
 
 /// Reads a variable by name: [`process_env`] in binaries, a map in tests.
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -92,6 +93,40 @@ pub fn expand_url(
     Ok(out)
 }
 
+/// The row's endpoint for `model_id`, refused when the table routes that model to another
+/// protocol (an adapter must not send a request its wire format cannot carry).
+pub fn endpoint_speaking(
+    row: &ProviderRow,
+    model_id: &str,
+    protocol: Protocol,
+) -> Result<Endpoint, ProviderError> {
+    let endpoint = row.endpoint(model_id);
+    if endpoint.protocol != protocol {
+        return Err(ProviderError::InvalidRequest {
+            status: 0,
+            request_id: None,
+            body: format!(
+                "model `{model_id}` of provider `{}` speaks {}, not {protocol}",
+                row.id, endpoint.protocol
+            ),
+        });
+    }
+    Ok(endpoint)
+}
+
+/// The base URL a request goes to: the caller's override (a proxy, strata-mock), else the
+/// endpoint's with its `{VAR}` placeholders filled from `lookup`.
+pub fn base_url(
+    override_url: Option<&str>,
+    endpoint: &Endpoint,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<String, ProviderError> {
+    match override_url {
+        Some(url) => Ok(url.to_owned()),
+        None => expand_url(&endpoint.base_url, lookup),
+    }
+}
+
 /// `base` and `path` joined with exactly one `/`.
 pub fn join_url(base: &str, path: &str) -> String {
     format!(
@@ -104,6 +139,44 @@ pub fn join_url(base: &str, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_adapter_gets_the_endpoint_only_for_its_own_protocol() {
+        let catalog = crate::Catalog::builtin_shared().unwrap();
+        let row = catalog.provider("anthropic").unwrap();
+        let endpoint =
+            endpoint_speaking(row, "claude-sonnet-4-5", Protocol::AnthropicMessages).unwrap();
+        assert_eq!(endpoint.protocol, Protocol::AnthropicMessages);
+        let refused = endpoint_speaking(row, "claude-sonnet-4-5", Protocol::OpenaiChat)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains(
+                "model `claude-sonnet-4-5` of provider `anthropic` speaks anthropic-messages, not openai-chat"
+            ),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn the_base_url_override_wins_and_placeholders_are_filled_otherwise() {
+        let catalog = crate::Catalog::builtin_shared().unwrap();
+        let mut endpoint = catalog
+            .provider("anthropic")
+            .unwrap()
+            .endpoint("claude-sonnet-4-5");
+        endpoint.base_url = "https://{HOST}/api".to_owned();
+        let lookup = |name: &str| (name == "HOST").then(|| "proxy.test".to_owned());
+        assert_eq!(
+            base_url(Some("http://127.0.0.1:9"), &endpoint, lookup).unwrap(),
+            "http://127.0.0.1:9"
+        );
+        assert_eq!(
+            base_url(None, &endpoint, lookup).unwrap(),
+            "https://proxy.test/api"
+        );
+        assert!(base_url(None, &endpoint, |_| None).is_err());
+    }
 
     #[test]
     fn explicit_key_wins_then_env_in_order() {

@@ -26,8 +26,8 @@ pub mod sse;
 
 pub use assembly::MessageBuilder;
 pub use auth::{
-    EnvLookup, auth_header, expand_url, join_url, missing_key, process_env, process_env_lookup,
-    resolve_api_key,
+    EnvLookup, auth_header, base_url, endpoint_speaking, expand_url, join_url, missing_key,
+    process_env, process_env_lookup, resolve_api_key,
 };
 pub use classify::{
     classify_response, classify_stream_error, is_context_overflow, request_id, retry_after, scrub,
