@@ -78,6 +78,18 @@ impl std::fmt::Debug for AgentConfig {
     }
 }
 
+/// A renderer with no previous request, for the configured capabilities and policy; the
+/// session id is the cache key.
+fn renderer_for(config: &AgentConfig, session: &Session) -> Renderer {
+    let options = RenderOptions {
+        policy: config.render_policy,
+        cache_key: Some(session.header().id.clone()),
+        max_tokens: config.max_tokens,
+        ..RenderOptions::default()
+    };
+    Renderer::new(config.capabilities.clone(), options)
+}
+
 /// Everything that changes with the model: see [`Agent::set_model`].
 #[derive(Clone)]
 pub struct ModelSwitch {
@@ -221,13 +233,7 @@ impl Agent {
         tools: ToolSet,
         config: AgentConfig,
     ) -> Self {
-        let options = RenderOptions {
-            policy: config.render_policy,
-            cache_key: Some(session.header().id.clone()),
-            max_tokens: config.max_tokens,
-            ..RenderOptions::default()
-        };
-        let renderer = Renderer::new(config.capabilities.clone(), options);
+        let renderer = renderer_for(&config, &session);
         Self {
             session,
             provider,
@@ -292,17 +298,11 @@ impl Agent {
         let changed = self.config.model.provider != switch.model.provider
             || self.config.model.id != switch.model.id;
         self.provider = switch.provider;
-        self.config.capabilities = switch.capabilities.clone();
+        self.config.capabilities = switch.capabilities;
         self.config.api = switch.api;
         self.config.stream = switch.stream;
         self.config.model = switch.model;
-        let options = RenderOptions {
-            policy: self.config.render_policy,
-            cache_key: Some(self.session.header().id.clone()),
-            max_tokens: self.config.max_tokens,
-            ..RenderOptions::default()
-        };
-        self.renderer = Renderer::new(switch.capabilities, options);
+        self.renderer = renderer_for(&self.config, &self.session);
         if changed {
             let model = &self.config.model;
             self.session
