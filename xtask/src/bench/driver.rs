@@ -15,7 +15,7 @@ use strata_session::{EntryId, Session, WriteOptions};
 
 use crate::bench::ideal::{BodyShape, IdealCache};
 use crate::bench::model::{CacheModel, endpoint};
-use crate::bench::run::{MissCause, RequestKind, RequestRow, Run};
+use crate::bench::run::{MissCause, RequestKind, RequestRow, Run, record_cost};
 use crate::bench::strategy::Strategy;
 use crate::bench::tools::tool_set;
 use crate::bench::workload::{BUILTIN_TOOLS, Workload};
@@ -309,26 +309,8 @@ impl Collector {
                 }
             });
             let first = self.namespaces.insert(record.cache_key.clone()) || self.rows.is_empty();
-            let cause = if first {
-                MissCause::First
-            } else if let Some(change) = record.changed {
-                match change.chapter {
-                    strata_mock::prompt::Chapter::Tools => MissCause::Tools,
-                    strata_mock::prompt::Chapter::System => MissCause::System,
-                    strata_mock::prompt::Chapter::Messages => MissCause::Messages,
-                }
-            } else if cache.cache_read == 0 {
-                MissCause::Expired
-            } else {
-                MissCause::Appended
-            };
-            let p = &self.prices;
-            let cost = (cache.uncached as f64 * p.input
-                + cache.cache_read as f64 * p.cache_read
-                + cache.cache_write_5m as f64 * p.cache_write_5m
-                + cache.cache_write_1h as f64 * p.cache_write_1h
-                + record.output_tokens as f64 * p.output)
-                / 1_000_000.0;
+            let cause = MissCause::of(first, &record, &cache);
+            let cost = record_cost(&cache, record.output_tokens, &self.prices);
             self.rows.push(RequestRow {
                 seq: self.rows.len() + 1,
                 at_ms: record.at_ms.saturating_sub(self.start_ms),

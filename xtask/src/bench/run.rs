@@ -3,6 +3,19 @@
 //! the peers' runs (Pi, Claude Code) fill the same types, so one table writer serves all.
 
 use serde::{Deserialize, Serialize};
+use strata_mock::prompt::Chapter;
+use strata_mock::{Accounting, RequestRecord};
+use strata_provider::Prices;
+
+/// What the mock's accounting of one request costs at `prices` (USD per million tokens).
+pub fn record_cost(cache: &Accounting, output_tokens: u64, prices: &Prices) -> f64 {
+    (cache.uncached as f64 * prices.input
+        + cache.cache_read as f64 * prices.cache_read
+        + cache.cache_write_5m as f64 * prices.cache_write_5m
+        + cache.cache_write_1h as f64 * prices.cache_write_1h
+        + output_tokens as f64 * prices.output)
+        / 1_000_000.0
+}
 
 /// Where the tokens of a request that were not read from the cache are charged: the chapter
 /// where the request first departs from the previous one in its cache namespace, or why the
@@ -25,6 +38,24 @@ pub enum MissCause {
 }
 
 impl MissCause {
+    /// Where the mock's `record` charges its misses: the first request of its namespace, the
+    /// chapter where it departs from the previous request, an expired entry, or the appended
+    /// tail.
+    pub fn of(first: bool, record: &RequestRecord, cache: &Accounting) -> Self {
+        if first {
+            return Self::First;
+        }
+        match record.changed {
+            Some(change) => match change.chapter {
+                Chapter::Tools => Self::Tools,
+                Chapter::System => Self::System,
+                Chapter::Messages => Self::Messages,
+            },
+            None if cache.cache_read == 0 => Self::Expired,
+            None => Self::Appended,
+        }
+    }
+
     /// The name used in tables.
     pub fn name(self) -> &'static str {
         match self {

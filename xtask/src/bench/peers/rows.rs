@@ -8,7 +8,7 @@ use serde_json::Value;
 use strata_mock::RequestRecord;
 
 use crate::bench::ideal::IdealCache;
-use crate::bench::run::{MissCause, RequestKind, RequestRow};
+use crate::bench::run::{MissCause, RequestKind, RequestRow, record_cost};
 
 /// Text only summary requests carry: strata's and Pi's summary instructions, and Claude
 /// Code's compaction prompt.
@@ -110,26 +110,8 @@ impl Rows {
             None => (cache.input_tokens, RequestKind::Turn),
         };
         let first = self.first_done.insert(record.cache_key.clone());
-        let cause = if first {
-            MissCause::First
-        } else if let Some(change) = record.changed {
-            match change.chapter {
-                strata_mock::prompt::Chapter::Tools => MissCause::Tools,
-                strata_mock::prompt::Chapter::System => MissCause::System,
-                strata_mock::prompt::Chapter::Messages => MissCause::Messages,
-            }
-        } else if cache.cache_read == 0 {
-            MissCause::Expired
-        } else {
-            MissCause::Appended
-        };
-        let p = &self.prices;
-        let cost = (cache.uncached as f64 * p.input
-            + cache.cache_read as f64 * p.cache_read
-            + cache.cache_write_5m as f64 * p.cache_write_5m
-            + cache.cache_write_1h as f64 * p.cache_write_1h
-            + record.output_tokens as f64 * p.output)
-            / 1_000_000.0;
+        let cause = MissCause::of(first, record, &cache);
+        let cost = record_cost(&cache, record.output_tokens, &self.prices);
         self.rows.push(RequestRow {
             seq: self.rows.len() + 1,
             at_ms: record.at_ms.saturating_sub(start),
