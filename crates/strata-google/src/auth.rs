@@ -26,6 +26,9 @@ pub struct AuthorizedUser {
     pub client_secret: String,
     /// Long-lived refresh token.
     pub refresh_token: String,
+    /// Token endpoint named by the file (Google's when absent), as Google's own libraries read it.
+    #[serde(default)]
+    pub token_uri: Option<String>,
 }
 
 impl std::fmt::Debug for AuthorizedUser {
@@ -103,12 +106,34 @@ pub enum GoogleCredentials {
 }
 
 impl GoogleCredentials {
-    /// Refresh-token credentials against Google's token endpoint.
+    /// Refresh-token credentials against the file's `token_uri`, else Google's token endpoint.
     pub fn authorized_user(user: AuthorizedUser) -> Self {
+        let token_url = user
+            .token_uri
+            .clone()
+            .filter(|u| !u.is_empty())
+            .unwrap_or_else(|| TOKEN_URL.to_owned());
         Self::AuthorizedUser {
             user,
-            token_url: TOKEN_URL.to_owned(),
+            token_url,
             cached: Mutex::new(None),
+        }
+    }
+
+    /// Reads the ADC file at `path` (see [`adc_path`]); a missing or unreadable file is an
+    /// `Auth` error naming the path and how to create it.
+    pub fn from_adc_file(path: &Path) -> Result<Self, ProviderError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ProviderError::Auth {
+            status: 0,
+            request_id: None,
+            body: format!(
+                "cannot read application-default credentials {origin}: {e}; run \
+                 `gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS"
+            ),
+        })?;
+        match AdcFile::parse(&text, &origin)? {
+            AdcFile::AuthorizedUser(user) => Ok(Self::authorized_user(user)),
         }
     }
 

@@ -1,22 +1,31 @@
 //! [`GoogleProvider`]: the [`Provider`] for rows whose protocol is `google-generative-ai`.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::StreamExt;
 use strata_provider::transport::{
-    HttpClient, HttpRequest, ParseError, StreamParser, auth_header, base_url, drive, join_url,
+    EnvLookup, HttpClient, HttpRequest, ParseError, StreamParser, auth_header, base_url, drive,
+    endpoint_speaking, join_url, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
-    AuthScheme, Completion, Event, EventStream, Model, Protocol, Provider, ProviderError,
-    ProviderRow, Request, StreamOptions,
+    ApiKey, AuthScheme, Completion, Endpoint, Event, EventStream, Model, Protocol, Provider,
+    ProviderError, ProviderRow, Request, StreamOptions,
 };
+use tokio::sync::OnceCell;
 use tracing::Instrument;
 
-use crate::auth::GoogleCredentials;
+use crate::auth::{GoogleCredentials, adc_path};
 use crate::request::build_body;
 use crate::stream::GeminiParser;
+
+/// Variables naming the Google Cloud project, in the order Google's tools read them.
+pub const PROJECT_VARS: [&str; 2] = ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"];
+
+/// The variable naming the Vertex region (also the row's `{GOOGLE_CLOUD_LOCATION}` host part).
+pub const LOCATION_VAR: &str = "GOOGLE_CLOUD_LOCATION";
 
 /// Which Gemini API the row's base URL serves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,27 +41,56 @@ pub enum GoogleApi {
     },
 }
 
+/// Whether `base_url` is a Vertex AI host (`*aiplatform.googleapis.com`), whose paths name a
+/// project and a region; any other Gemini host takes AI Studio's `models/{model}` paths.
+pub fn is_vertex_url(base_url: &str) -> bool {
+    let rest = base_url.split_once("://").map_or(base_url, |(_, r)| r);
+    let host = rest.split(['/', '?']).next().unwrap_or("");
+    let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
+    host == "aiplatform.googleapis.com" || host.ends_with("-aiplatform.googleapis.com")
+}
+
 /// Streams requests to one Gemini row.
-#[derive(Debug, Clone)]
+///
+/// Built with [`GoogleProvider::new`], everything the row leaves open is read when a request
+/// is sent: the key from `StreamOptions::api_key` or the row's variables; for a Vertex row
+/// the project ([`PROJECT_VARS`]), the region ([`LOCATION_VAR`]) and, without a key, the
+/// application-default credentials file. [`GoogleProvider::vertex`],
+/// [`GoogleProvider::with_credentials`] and [`GoogleProvider::with_url_vars`] fix them instead.
+#[derive(Clone)]
 pub struct GoogleProvider {
     row: ProviderRow,
     client: HttpClient,
     token_client: reqwest::Client,
-    api: GoogleApi,
-    credentials: Arc<GoogleCredentials>,
+    api: Option<GoogleApi>,
+    credentials: Option<Arc<GoogleCredentials>>,
+    adc: Arc<OnceCell<Arc<GoogleCredentials>>>,
     url_vars: BTreeMap<String, String>,
+    env: EnvLookup,
+}
+
+impl std::fmt::Debug for GoogleProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GoogleProvider")
+            .field("row", &self.row.id)
+            .field("api", &self.api)
+            .field("credentials", &self.credentials)
+            .finish_non_exhaustive()
+    }
 }
 
 impl GoogleProvider {
-    /// An AI Studio provider for `row`, authenticating with `StreamOptions::api_key`.
+    /// The provider for `row`; what the row leaves open comes from the process environment.
     pub fn new(row: ProviderRow, client: HttpClient) -> Self {
         Self {
             row,
             client,
             token_client: reqwest::Client::new(),
-            api: GoogleApi::AiStudio,
-            credentials: Arc::new(GoogleCredentials::ApiKey),
+            api: None,
+            credentials: None,
+            adc: Arc::new(OnceCell::new()),
             url_vars: BTreeMap::new(),
+            env: process_env_lookup(),
         }
     }
 
@@ -60,18 +98,24 @@ impl GoogleProvider {
     pub fn vertex(mut self, project: impl Into<String>, location: impl Into<String>) -> Self {
         let location = location.into();
         self.url_vars
-            .entry("GOOGLE_CLOUD_LOCATION".into())
+            .entry(LOCATION_VAR.into())
             .or_insert_with(|| location.clone());
-        self.api = GoogleApi::Vertex {
+        self.api = Some(GoogleApi::Vertex {
             project: project.into(),
             location,
-        };
+        });
+        self
+    }
+
+    /// Serves Google AI Studio paths whatever the base URL.
+    pub fn ai_studio(mut self) -> Self {
+        self.api = Some(GoogleApi::AiStudio);
         self
     }
 
     /// Authenticates with a bearer token or refresh-token credentials instead of a key.
     pub fn with_credentials(mut self, credentials: GoogleCredentials) -> Self {
-        self.credentials = Arc::new(credentials);
+        self.credentials = Some(Arc::new(credentials));
         self
     }
 
@@ -81,6 +125,67 @@ impl GoogleProvider {
         self
     }
 
+    /// Reads keys, project, region and the ADC path through `env` instead of the process
+    /// environment.
+    pub fn with_env(mut self, env: EnvLookup) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// The row this provider serves.
+    pub fn row(&self) -> &ProviderRow {
+        &self.row
+    }
+
+    /// A URL variable: the caller's value, else the environment's (empty counts as unset).
+    fn var(&self, name: &str) -> Option<String> {
+        self.url_vars
+            .get(name)
+            .cloned()
+            .or_else(|| (self.env)(name))
+            .filter(|v| !v.trim().is_empty())
+    }
+
+    fn endpoint(&self, model: &Model) -> Result<Endpoint, ProviderError> {
+        endpoint_speaking(&self.row, &model.id, Protocol::GoogleGenerativeAi)
+    }
+
+    /// The API `model`'s endpoint serves: the configured one, else Vertex for a Vertex host
+    /// (project and region from the environment), else AI Studio.
+    pub fn api(&self, model: &Model) -> Result<GoogleApi, ProviderError> {
+        if let Some(api) = &self.api {
+            return Ok(api.clone());
+        }
+        let endpoint = self.endpoint(model)?;
+        if !is_vertex_url(&endpoint.base_url) {
+            return Ok(GoogleApi::AiStudio);
+        }
+        let missing = |what: &str, vars: &[&str]| ProviderError::InvalidRequest {
+            status: 0,
+            request_id: None,
+            body: format!(
+                "provider `{}` (Vertex AI) needs the Google Cloud {what}: set {}",
+                self.row.id,
+                vars.join(" or ")
+            ),
+        };
+        let project = PROJECT_VARS
+            .iter()
+            .find_map(|v| self.var(v))
+            .ok_or_else(|| missing("project", &PROJECT_VARS))?;
+        let location = self
+            .var(LOCATION_VAR)
+            .ok_or_else(|| missing("region", &[LOCATION_VAR]))?;
+        Ok(GoogleApi::Vertex { project, location })
+    }
+
+    /// The key for `model`: `StreamOptions::api_key`, else the first set variable of the row.
+    fn api_key(&self, endpoint: &Endpoint, options: &StreamOptions) -> Option<ApiKey> {
+        resolve_api_key(options.api_key.as_ref(), &endpoint.auth_env, |n| {
+            self.var(n)
+        })
+    }
+
     /// The URL of `model`'s `method` (`streamGenerateContent`, `generateContent`).
     pub fn url(
         &self,
@@ -88,11 +193,10 @@ impl GoogleProvider {
         method: &str,
         options: &StreamOptions,
     ) -> Result<String, ProviderError> {
-        let endpoint = self.row.endpoint(&model.id);
-        let base = base_url(options.base_url.as_deref(), &endpoint, |k| {
-            self.url_vars.get(k).cloned()
-        })?;
-        let path = match &self.api {
+        let endpoint = self.endpoint(model)?;
+        let api = self.api(model)?;
+        let base = base_url(options.base_url.as_deref(), &endpoint, |k| self.var(k))?;
+        let path = match &api {
             GoogleApi::AiStudio => format!("models/{}:{method}", model.id),
             GoogleApi::Vertex { project, location } => format!(
                 "v1/projects/{project}/locations/{location}/publishers/google/models/{}:{method}",
@@ -106,47 +210,77 @@ impl GoogleProvider {
         Ok(url)
     }
 
+    /// The bearer token to send for `model`, if any: the configured credentials' token; else,
+    /// on Vertex without a key, one from the application-default credentials file (read once).
+    pub async fn bearer(
+        &self,
+        model: &Model,
+        options: &StreamOptions,
+    ) -> Result<Option<ApiKey>, ProviderError> {
+        if let Some(credentials) = &self.credentials {
+            return credentials.bearer(&self.token_client).await;
+        }
+        let endpoint = self.endpoint(model)?;
+        if self.api_key(&endpoint, options).is_some()
+            || !matches!(self.api(model)?, GoogleApi::Vertex { .. })
+        {
+            return Ok(None);
+        }
+        let home = self.var("HOME").map(PathBuf::from);
+        let Some(path) = adc_path(|n| self.var(n), home.as_deref()) else {
+            return Err(self.missing_credentials(&endpoint));
+        };
+        let credentials = self
+            .adc
+            .get_or_try_init(|| async { GoogleCredentials::from_adc_file(&path).map(Arc::new) })
+            .await?;
+        credentials.bearer(&self.token_client).await
+    }
+
+    fn missing_credentials(&self, endpoint: &Endpoint) -> ProviderError {
+        let vars = if endpoint.auth_env.is_empty() {
+            "a key".to_owned()
+        } else {
+            endpoint.auth_env.join(" or ")
+        };
+        ProviderError::Auth {
+            status: 0,
+            request_id: None,
+            body: format!(
+                "no credentials for provider `{}`: set {vars} or configure a key or token",
+                self.row.id
+            ),
+        }
+    }
+
     /// The HTTP request [`Provider::stream`] would send, given the bearer token (if any).
     pub fn prepare(
         &self,
         model: &Model,
         request: &Request,
         options: &StreamOptions,
-        bearer: Option<&strata_provider::ApiKey>,
+        bearer: Option<&ApiKey>,
     ) -> Result<HttpRequest, ProviderError> {
-        let endpoint = self.row.endpoint(&model.id);
+        let endpoint = self.endpoint(model)?;
         let caps = self.row.capabilities(&model.id);
         let url = self.url(model, "streamGenerateContent", options)?;
         let mut http = HttpRequest::json_of(url, &build_body(model, request, &caps))?
             .header("accept", "text/event-stream");
         http.max_retries = Some(options.max_retries);
-        match (bearer, &options.api_key, endpoint.auth) {
+        let key = self.api_key(&endpoint, options);
+        match (bearer, key, endpoint.auth) {
             (Some(token), _, _) => {
                 http = http.header("authorization", format!("Bearer {}", token.expose()));
                 http.secrets.push(token.clone());
             }
             (None, Some(key), scheme) => {
-                if let Some((name, value)) = auth_header(scheme, key) {
+                if let Some((name, value)) = auth_header(scheme, &key) {
                     http = http.header(name, value);
                 }
-                http.secrets.push(key.clone());
+                http.secrets.push(key);
             }
             (None, None, AuthScheme::None) => {}
-            (None, None, _) => {
-                return Err(ProviderError::Auth {
-                    status: 0,
-                    request_id: None,
-                    body: format!(
-                        "no credentials for provider `{}`: set {} or configure a key or token",
-                        self.row.id,
-                        if self.row.auth_env.is_empty() {
-                            "a key".to_owned()
-                        } else {
-                            self.row.auth_env.join(" or ")
-                        }
-                    ),
-                });
-            }
+            (None, None, _) => return Err(self.missing_credentials(&endpoint)),
         }
         for (name, value) in &endpoint.headers {
             http = http.header(name, value);
@@ -172,7 +306,7 @@ impl GoogleProvider {
         let bearer = tokio::select! {
             biased;
             () = options.cancel.cancelled() => return Err(ProviderError::Cancelled),
-            token = self.credentials.bearer(&self.token_client) => token?,
+            token = self.bearer(model, options) => token?,
         };
         let mut http = self.prepare(model, request, options, bearer.as_ref())?;
         http.url = self.url(model, "generateContent", options)?;
@@ -238,7 +372,7 @@ impl Provider for GoogleProvider {
         let bearer = tokio::select! {
             biased;
             () = options.cancel.cancelled() => return Err(ProviderError::Cancelled),
-            token = self.credentials.bearer(&self.token_client) => token?,
+            token = self.bearer(model, options) => token?,
         };
         let http = self.prepare(model, request, options, bearer.as_ref())?;
         let span =

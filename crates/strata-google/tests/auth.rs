@@ -8,7 +8,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Mutex;
 
 /// Serves `{"access_token": …}` and counts the refreshes (and the last form body).
-async fn token_server() -> (String, Arc<AtomicUsize>, Arc<Mutex<String>>) {
+pub async fn token_server() -> (String, Arc<AtomicUsize>, Arc<Mutex<String>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/token", listener.local_addr().unwrap());
     let count = Arc::new(AtomicUsize::new(0));
@@ -38,10 +38,14 @@ async fn token_server() -> (String, Arc<AtomicUsize>, Arc<Mutex<String>>) {
 async fn refresh_token_is_exchanged_once_and_cached() {
     let (url, count, last) = token_server().await;
     let AdcFile::AuthorizedUser(user) = AdcFile::parse(
-        r#"{"type":"authorized_user","client_id":"cid.apps","client_secret":"s3cret","refresh_token":"1//refresh+tok"}"#,
+        r#"{"type":"authorized_user","client_id":"cid.apps","client_secret":"s3cret","refresh_token":"1//refresh+tok","token_uri":"https://example.invalid/token"}"#,
         "adc.json",
     )
     .unwrap();
+    assert_eq!(
+        user.token_uri.as_deref(),
+        Some("https://example.invalid/token")
+    );
     let credentials = GoogleCredentials::AuthorizedUser {
         user,
         token_url: url,

@@ -1,11 +1,19 @@
 //! Every row that speaks Gemini routes here and builds a valid request.
 
-use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 use strata_google::GoogleProvider;
 use strata_provider::transport::{HttpClient, TransportConfig, auth_header};
 use strata_provider::{ApiKey, Catalog, Message, Protocol, Request, StreamOptions, SystemBlock};
+
+fn fake_env(name: &str) -> Option<String> {
+    Some(match name {
+        "GOOGLE_CLOUD_PROJECT" => "proj".to_owned(),
+        "GOOGLE_CLOUD_LOCATION" => "europe-west4".to_owned(),
+        other => format!("key-of-{other}"),
+    })
+}
 
 #[test]
 fn every_gemini_row_builds_a_valid_request() {
@@ -22,19 +30,13 @@ fn every_gemini_row_builds_a_valid_request() {
             .clone();
         let endpoint = row.endpoint(&model.id);
         let client = HttpClient::new(&TransportConfig::default()).unwrap();
-        // Vertex rows name a regional aiplatform host; the caller configures project and region.
-        let provider = if endpoint.base_url.contains("{GOOGLE_CLOUD_LOCATION}") {
-            GoogleProvider::new(row.clone(), client).vertex("proj", "europe-west4")
-        } else {
-            GoogleProvider::new(row.clone(), client).with_url_vars(BTreeMap::new())
-        };
+        // Everything the row leaves open (key, Vertex project and region) comes from the
+        // environment, as the CLI's process environment would give it.
+        let provider = GoogleProvider::new(row.clone(), client).with_env(Arc::new(fake_env));
         let mut request = Request::new(model.id.clone());
         request.system.push(SystemBlock::text("sys"));
         request.messages.push(Message::user_text("hi"));
-        let options = StreamOptions {
-            api_key: Some(ApiKey::new("key-123")),
-            ..StreamOptions::default()
-        };
+        let options = StreamOptions::default();
         let http = provider.prepare(&model, &request, &options, None).unwrap();
         assert!(
             http.url.ends_with(&format!(
@@ -46,7 +48,9 @@ fn every_gemini_row_builds_a_valid_request() {
             http.url
         );
         assert!(!http.url.contains('{'), "{}: {}", row.id, http.url);
-        let (name, value) = auth_header(endpoint.auth, &ApiKey::new("key-123")).unwrap();
+        let var = endpoint.auth_env.first().unwrap();
+        let (name, value) =
+            auth_header(endpoint.auth, &ApiKey::new(format!("key-of-{var}"))).unwrap();
         assert_eq!(http.header_value(name), Some(value.as_str()), "{}", row.id);
         let body: Value = serde_json::from_slice(&http.body).unwrap();
         assert_eq!(body["contents"][0]["role"], "user");
