@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use strata_provider::transport::{
-    HttpClient, HttpRequest, auth_header, base_url, drive, join_url, missing_key,
+    EnvLookup, HttpClient, HttpRequest, auth_header, base_url, drive, endpoint_speaking, join_url,
+    missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
     AuthScheme, EventStream, Model, Protocol, Provider, ProviderError, ProviderRow, Request,
@@ -46,26 +47,53 @@ impl ResponsesConfig {
             session_header: Some("session_id".into()),
         }
     }
+
+    /// The variations a base URL implies: [`ResponsesConfig::codex`] for the ChatGPT backend
+    /// (a base URL whose path ends in `/backend-api`, which serves Responses only under
+    /// `/codex/responses`), the default for every other host.
+    pub fn for_base_url(base_url: &str) -> Self {
+        let rest = base_url.split_once("://").map_or(base_url, |(_, r)| r);
+        let path = rest.split_once('/').map_or("", |(_, p)| p);
+        if path.trim_end_matches('/').ends_with("backend-api") {
+            Self::codex()
+        } else {
+            Self::default()
+        }
+    }
 }
 
 /// Streams requests to one provider row over the Responses API.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ResponsesProvider {
     row: ProviderRow,
     client: HttpClient,
-    config: ResponsesConfig,
+    config: Option<ResponsesConfig>,
     url_vars: BTreeMap<String, String>,
+    env: EnvLookup,
+}
+
+impl std::fmt::Debug for ResponsesProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponsesProvider")
+            .field("row", &self.row.id)
+            .field("config", &self.config)
+            .field("url_vars", &self.url_vars)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ResponsesProvider {
-    /// A provider for `row`; `{VAR}` placeholders in its base URL are filled from
-    /// [`ResponsesProvider::with_url_vars`] (or overridden by `StreamOptions::base_url`).
+    /// A provider for `row`. The key comes from `StreamOptions::api_key`, else the row's
+    /// variables; `{VAR}` placeholders in its base URL from [`ResponsesProvider::with_url_vars`],
+    /// else the environment (or `StreamOptions::base_url` replaces the URL); the endpoint
+    /// variations from the row's base URL ([`ResponsesConfig::for_base_url`]).
     pub fn new(row: ProviderRow, client: HttpClient) -> Self {
         Self {
             row,
             client,
-            config: ResponsesConfig::default(),
+            config: None,
             url_vars: BTreeMap::new(),
+            env: process_env_lookup(),
         }
     }
 
@@ -75,10 +103,32 @@ impl ResponsesProvider {
         self
     }
 
-    /// Replaces the endpoint variations.
+    /// Replaces the endpoint variations the row's base URL implies.
     pub fn with_config(mut self, config: ResponsesConfig) -> Self {
-        self.config = config;
+        self.config = Some(config);
         self
+    }
+
+    /// Reads keys and URL variables through `env` instead of the process environment.
+    pub fn with_env(mut self, env: EnvLookup) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// The endpoint variations used for `model`.
+    pub fn config(&self, model: &Model) -> ResponsesConfig {
+        self.config.clone().unwrap_or_else(|| {
+            ResponsesConfig::for_base_url(&self.row.endpoint(&model.id).base_url)
+        })
+    }
+
+    /// A URL variable or key: the caller's value, else the environment's (empty is unset).
+    fn var(&self, name: &str) -> Option<String> {
+        self.url_vars
+            .get(name)
+            .cloned()
+            .or_else(|| (self.env)(name))
+            .filter(|v| !v.trim().is_empty())
     }
 
     /// The row this provider serves.
@@ -93,34 +143,30 @@ impl ResponsesProvider {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<HttpRequest, ProviderError> {
-        let endpoint = self.row.endpoint(&model.id);
+        let endpoint = endpoint_speaking(&self.row, &model.id, Protocol::OpenaiResponses)?;
         let caps = self.row.capabilities(&model.id);
-        let base = base_url(options.base_url.as_deref(), &endpoint, |k| {
-            self.url_vars.get(k).cloned()
-        })?;
+        let config = self.config(model);
+        let base = base_url(options.base_url.as_deref(), &endpoint, |k| self.var(k))?;
         let cache_key = options
             .cache_key
             .as_deref()
             .or(request.cache_key.as_deref());
-        let built = build_request(
-            model,
-            request,
-            &caps,
-            self.config.system_placement,
-            cache_key,
-        );
-        let mut http = HttpRequest::json_of(join_url(&base, &self.config.path), &built.body)?
+        let built = build_request(model, request, &caps, config.system_placement, cache_key);
+        let mut http = HttpRequest::json_of(join_url(&base, &config.path), &built.body)?
             .header("accept", "text/event-stream");
         http.max_retries = Some(options.max_retries);
-        match (&options.api_key, endpoint.auth) {
+        let key = resolve_api_key(options.api_key.as_ref(), &endpoint.auth_env, |n| {
+            self.var(n)
+        });
+        match (key, endpoint.auth) {
             (Some(key), scheme) => {
-                if let Some((name, value)) = auth_header(scheme, key) {
+                if let Some((name, value)) = auth_header(scheme, &key) {
                     http = http.header(name, value);
                 }
-                http.secrets.push(key.clone());
+                http.secrets.push(key);
             }
             (None, AuthScheme::None) => {}
-            (None, _) => return Err(missing_key(&self.row.id, &self.row.auth_env)),
+            (None, _) => return Err(missing_key(&self.row.id, &endpoint.auth_env)),
         }
         for (name, value) in &endpoint.headers {
             http = http.header(name, value);
@@ -128,7 +174,7 @@ impl ResponsesProvider {
         for (name, value) in built.headers {
             http = http.header(name, value);
         }
-        if let (Some(header), Some(session)) = (&self.config.session_header, &options.session_id) {
+        if let (Some(header), Some(session)) = (&config.session_header, &options.session_id) {
             http = http.header(header, session);
         }
         for (name, value) in &options.headers {

@@ -2,9 +2,10 @@
 //! builds a valid request: URL, auth header, field names.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
-use strata_openai_responses::ResponsesProvider;
+use strata_openai_responses::{ResponsesConfig, ResponsesProvider, SystemPlacement};
 use strata_provider::transport::auth_header;
 use strata_provider::{
     ApiKey, AuthScheme, Message, ParamLocation, Protocol, Request, StreamOptions, SystemBlock,
@@ -72,13 +73,26 @@ fn every_responses_row_builds_a_valid_request() {
         let body: Value = serde_json::from_slice(&http.body).unwrap();
         assert_eq!(body["model"], Value::String(model.id.clone()), "{}", row.id);
         assert_eq!(body["stream"], Value::Bool(true));
+        let first_user = match provider.config(&model).system_placement {
+            SystemPlacement::Message => {
+                assert_eq!(
+                    body["input"][0]["role"].as_str(),
+                    Some(caps.system_role.as_str()),
+                    "{}",
+                    row.id
+                );
+                1
+            }
+            SystemPlacement::Instructions => {
+                assert_eq!(body["instructions"], "sys", "{}", row.id);
+                0
+            }
+        };
+        assert_eq!(body["input"][first_user]["role"], "user", "{}", row.id);
         assert_eq!(
-            body["input"][0]["role"].as_str(),
-            Some(caps.system_role.as_str()),
-            "{}",
-            row.id
+            body["input"][first_user]["content"][0]["type"],
+            "input_text"
         );
-        assert_eq!(body["input"][1]["content"][0]["type"], "input_text");
         if let Some(param) = &caps.cache_key {
             match param.location {
                 ParamLocation::Body => assert_eq!(body[&param.name], "sess", "{}", row.id),
@@ -114,6 +128,76 @@ fn every_responses_row_builds_a_valid_request() {
             "{expected} not covered: {covered:?}"
         );
     }
+}
+
+#[test]
+fn the_codex_row_gets_the_codex_endpoint_from_its_base_url() {
+    let catalog = catalog();
+    let row = catalog.provider("openai-codex").unwrap().clone();
+    let model = catalog.models_of("openai-codex").next().unwrap().clone();
+    let provider = ResponsesProvider::new(row, client(0));
+    assert_eq!(provider.config(&model), ResponsesConfig::codex());
+    let mut request = Request::new(model.id.clone());
+    request.system.push(SystemBlock::text("sys"));
+    request.messages.push(Message::user_text("hi"));
+    let options = StreamOptions {
+        api_key: Some(ApiKey::new("tok")),
+        session_id: Some("sess-9".into()),
+        cache_key: Some("sess-9".into()),
+        ..StreamOptions::default()
+    };
+    let http = provider.prepare(&model, &request, &options).unwrap();
+    assert_eq!(http.url, "https://chatgpt.com/backend-api/codex/responses");
+    assert_eq!(http.header_value("session_id"), Some("sess-9"));
+    let body: Value = serde_json::from_slice(&http.body).unwrap();
+    assert_eq!(body["instructions"], "sys");
+    assert_eq!(body["prompt_cache_key"], "sess-9");
+    // Every other Responses host keeps `/responses` and the system message.
+    assert_eq!(
+        ResponsesConfig::for_base_url("https://api.openai.com/v1"),
+        ResponsesConfig::default()
+    );
+    assert_eq!(
+        ResponsesConfig::for_base_url("https://chatgpt.com/backend-api/"),
+        ResponsesConfig::codex()
+    );
+}
+
+#[test]
+fn keys_and_url_variables_come_from_the_rows_variables() {
+    let catalog = catalog();
+    let row = catalog.provider("azure-openai-responses").unwrap().clone();
+    let model = catalog
+        .models_of("azure-openai-responses")
+        .next()
+        .unwrap()
+        .clone();
+    let env = |name: &str| match name {
+        "AZURE_OPENAI_RESOURCE_NAME" => Some("my-res".to_owned()),
+        "AZURE_OPENAI_API_KEY" => Some("azure-secret".to_owned()),
+        _ => None,
+    };
+    let provider = ResponsesProvider::new(row.clone(), client(0)).with_env(Arc::new(env));
+    let mut request = Request::new(model.id.clone());
+    request.messages.push(Message::user_text("hi"));
+    let http = provider
+        .prepare(&model, &request, &StreamOptions::default())
+        .unwrap();
+    assert_eq!(
+        http.url,
+        "https://my-res.openai.azure.com/openai/v1/responses"
+    );
+    assert_eq!(http.header_value("api-key"), Some("azure-secret"));
+    assert_eq!(http.secrets, vec![ApiKey::new("azure-secret")]);
+
+    let bare = ResponsesProvider::new(row, client(0)).with_env(Arc::new(|_: &str| None));
+    let err = bare
+        .prepare(&model, &request, &StreamOptions::default())
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("AZURE_OPENAI_RESOURCE_NAME"),
+        "{err}"
+    );
 }
 
 #[test]
