@@ -1,5 +1,8 @@
 //! The adapter against strata-mock's Gemini routes (AI Studio and Vertex) over real HTTP.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -319,4 +322,218 @@ async fn non_streaming_generate_content_is_normalized_the_same_way() {
         "/v1beta/models/gemini-2.5-flash:generateContent"
     );
     assert!(!server.requests()[0].stream);
+}
+
+/// A provider for the Vertex row that reads only `vars` as its environment.
+fn vertex_from_env(vars: &[(&str, String)]) -> (GoogleProvider, Model) {
+    let catalog = Catalog::builtin().unwrap();
+    let row = catalog.provider("google-vertex").unwrap().clone();
+    let model = catalog.models_of("google-vertex").next().unwrap().clone();
+    let env: HashMap<String, String> = vars
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect();
+    let provider =
+        GoogleProvider::new(row, client(0)).with_env(Arc::new(move |k: &str| env.get(k).cloned()));
+    (provider, model)
+}
+
+#[tokio::test]
+async fn a_vertex_row_takes_project_region_and_adc_credentials_from_the_environment() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    let (token_url, refreshes, form) = crate::auth::token_server().await;
+    let dir = std::env::temp_dir().join(format!("strata-google-adc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let adc = dir.join("application_default_credentials.json");
+    std::fs::write(
+        &adc,
+        format!(
+            r#"{{"type":"authorized_user","client_id":"cid","client_secret":"adc-secret","refresh_token":"rt-secret","token_uri":"{token_url}"}}"#
+        ),
+    )
+    .unwrap();
+    let (provider, model) = vertex_from_env(&[
+        ("GOOGLE_CLOUD_PROJECT", "proj-7".into()),
+        ("GOOGLE_CLOUD_LOCATION", "europe-west4".into()),
+        ("GOOGLE_APPLICATION_CREDENTIALS", adc.display().to_string()),
+    ]);
+    let options = StreamOptions {
+        base_url: Some(server.base_url()),
+        ..StreamOptions::default()
+    };
+    let mut req = request(5);
+    req.model = model.id.clone();
+    for _ in 0..2 {
+        let done = provider.complete(&model, &req, &options).await.unwrap();
+        assert_eq!(done.stop_reason, StopReason::EndTurn);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        server.requests()[0].path,
+        format!(
+            "/v1/projects/proj-7/locations/europe-west4/publishers/google/models/{}:streamGenerateContent",
+            model.id
+        )
+    );
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(refreshes.load(Ordering::SeqCst), 1, "the token is reused");
+    assert!(form.lock().await.contains("refresh_token=rt-secret"));
+    let token = provider.bearer(&model, &options).await.unwrap().unwrap();
+    assert_eq!(token.expose(), "ya29.token-1");
+    // Without a base-URL override the region fills the row's host.
+    let url = provider
+        .url(&model, "streamGenerateContent", &StreamOptions::default())
+        .unwrap();
+    assert!(
+        url.starts_with("https://europe-west4-aiplatform.googleapis.com/v1/projects/proj-7/"),
+        "{url}"
+    );
+}
+
+#[tokio::test]
+async fn a_vertex_row_names_what_is_missing() {
+    let (provider, model) = vertex_from_env(&[("GOOGLE_CLOUD_LOCATION", "us-central1".into())]);
+    let err = provider
+        .stream(&model, &request(5), &StreamOptions::default())
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&err, ProviderError::InvalidRequest { body, .. } if body.contains("GOOGLE_CLOUD_PROJECT")),
+        "{err:?}"
+    );
+
+    let (provider, model) = vertex_from_env(&[
+        ("GOOGLE_CLOUD_PROJECT", "p".into()),
+        ("GOOGLE_CLOUD_LOCATION", "us-central1".into()),
+        (
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "/nonexistent/adc.json".into(),
+        ),
+    ]);
+    let err = provider
+        .stream(&model, &request(5), &StreamOptions::default())
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(&err, ProviderError::Auth { body, .. } if body.contains("/nonexistent/adc.json") && body.contains("gcloud auth application-default login")),
+        "{err:?}"
+    );
+
+    // A key from the row's variable wins over ADC and goes in the row's header.
+    let (provider, model) = vertex_from_env(&[
+        ("GOOGLE_CLOUD_PROJECT", "p".into()),
+        ("GOOGLE_CLOUD_LOCATION", "us-central1".into()),
+        ("GOOGLE_CLOUD_API_KEY", "vertex-key".into()),
+    ]);
+    let options = StreamOptions::default();
+    assert_eq!(provider.bearer(&model, &options).await.unwrap(), None);
+    let http = provider
+        .prepare(&model, &request(5), &options, None)
+        .unwrap();
+    assert_eq!(http.header_value("x-goog-api-key"), Some("vertex-key"));
+}
+
+/// A plain HTTP server on 127.0.0.1:0 that reads each whole request and answers it with
+/// `status` and `body` (the mock server has no auth or bad-request faults); counts requests.
+async fn refusing_server(
+    status: &'static str,
+    body: String,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::Ordering;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            seen.fetch_add(1, Ordering::SeqCst);
+            let body = body.clone();
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 16 * 1024];
+                // Read the head, then as many body bytes as content-length says.
+                loop {
+                    let Ok(n) = socket.read(&mut buf).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    request.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&request).to_ascii_lowercase();
+                    if let Some(head_end) = text.find("\r\n\r\n") {
+                        let length = text[..head_end]
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        if request.len() >= head_end + 4 + length {
+                            break;
+                        }
+                    }
+                }
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\nrequest-id: req_refused\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(reply.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (url, count)
+}
+
+#[tokio::test]
+async fn a_connection_dropped_before_the_first_byte_is_retried() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.push_fault(Fault::next(FaultKind::CutAfter { events: 0 }));
+    let (provider, model) = studio(3);
+    let done = provider
+        .complete(&model, &request(5), &studio_options(&server))
+        .await
+        .unwrap();
+    assert_eq!(done.stop_reason, StopReason::EndTurn);
+    let records = server.requests();
+    assert_eq!(records.len(), 2, "the empty answer was re-sent once");
+    assert_eq!(records[0].fault, Some(FaultKind::CutAfter { events: 0 }));
+}
+
+#[tokio::test]
+async fn auth_errors_keep_the_providers_message_but_not_the_key() {
+    let (provider, model) = studio(3);
+    for status in ["401 Unauthorized", "403 Forbidden"] {
+        let body = r#"{"error":{"code":403,"message":"API key not valid: gemini-key-secret. Please pass a valid API key.","status":"PERMISSION_DENIED"}}"#;
+        let (url, count) = refusing_server(status, body.to_owned()).await;
+        let options = StreamOptions {
+            base_url: Some(format!("{url}/v1beta")),
+            ..studio_options_without_server()
+        };
+        let error = provider
+            .stream(&model, &request(5), &options)
+            .await
+            .err()
+            .unwrap();
+        assert!(matches!(error, ProviderError::Auth { .. }), "{error:?}");
+        let text = format!("{error} {error:?}");
+        assert!(text.contains("API key not valid"), "{text}");
+        assert!(!text.contains("gemini-key-secret"), "{text}");
+        assert_eq!(error.request_id(), Some("req_refused"));
+        assert_eq!(
+            count.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "{status} is not retried"
+        );
+    }
+}
+
+fn studio_options_without_server() -> StreamOptions {
+    StreamOptions {
+        api_key: Some(ApiKey::new("gemini-key-secret")),
+        max_retries: 3,
+        ..StreamOptions::default()
+    }
 }

@@ -288,6 +288,7 @@ async fn cancellation_stops_the_stream_at_once() {
 async fn missing_key_is_an_auth_error_and_keys_never_appear_in_errors() {
     let server = MockServer::start(MockConfig::new()).await.unwrap();
     let (provider, model) = openai(0);
+    let provider = provider.with_env(std::sync::Arc::new(|_: &str| None));
     let mut opts = options(&server.base_url());
     opts.api_key = None;
     let err = provider
@@ -308,4 +309,116 @@ async fn missing_key_is_an_auth_error_and_keys_never_appear_in_errors() {
         .err()
         .unwrap();
     assert!(!format!("{err:?}").contains("sk-test-secret"));
+}
+
+/// A plain HTTP server on 127.0.0.1:0 that reads each whole request and answers it with
+/// `status` and `body` (the mock server has no auth or bad-request faults); counts requests.
+async fn refusing_server(
+    status: &'static str,
+    body: String,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::Ordering;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            seen.fetch_add(1, Ordering::SeqCst);
+            let body = body.clone();
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 16 * 1024];
+                // Read the head, then as many body bytes as content-length says.
+                loop {
+                    let Ok(n) = socket.read(&mut buf).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    request.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&request).to_ascii_lowercase();
+                    if let Some(head_end) = text.find("\r\n\r\n") {
+                        let length = text[..head_end]
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        if request.len() >= head_end + 4 + length {
+                            break;
+                        }
+                    }
+                }
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\nrequest-id: req_refused\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(reply.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    (url, count)
+}
+
+#[tokio::test]
+async fn a_connection_dropped_before_the_first_byte_is_retried() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.push_fault(Fault::next(FaultKind::CutAfter { events: 0 }));
+    let (provider, model) = openai(3);
+    let done = provider
+        .complete(&model, &request(5), &options(&server.base_url()))
+        .await
+        .unwrap();
+    assert_eq!(done.stop_reason, StopReason::EndTurn);
+    let records = server.requests();
+    assert_eq!(records.len(), 2, "the empty answer was re-sent once");
+    assert_eq!(records[0].fault, Some(FaultKind::CutAfter { events: 0 }));
+}
+
+#[tokio::test]
+async fn auth_and_bad_request_errors_keep_the_providers_message_but_not_the_key() {
+    let (provider, model) = openai(3);
+    let cases = [
+        (
+            "401 Unauthorized",
+            r#"{"error":{"message":"Incorrect API key provided: sk-test-secret.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#,
+            "Incorrect API key provided",
+        ),
+        (
+            "400 Bad Request",
+            r#"{"error":{"message":"Invalid value for 'input[0].role' (sent with sk-test-secret)","type":"invalid_request_error","param":"input","code":null}}"#,
+            "Invalid value for",
+        ),
+    ];
+    for (status, body, wording) in cases {
+        let (url, count) = refusing_server(status, body.to_owned()).await;
+        let error = provider
+            .stream(&model, &request(5), &options(&url))
+            .await
+            .err()
+            .unwrap();
+        if status.starts_with("401") {
+            assert!(
+                matches!(error, ProviderError::Auth { status: 401, .. }),
+                "{error:?}"
+            );
+        } else {
+            assert!(
+                matches!(error, ProviderError::InvalidRequest { status: 400, .. }),
+                "{error:?}"
+            );
+        }
+        let text = format!("{error} {error:?}");
+        assert!(text.contains(wording), "{text}");
+        assert!(!text.contains("sk-test-secret"), "{text}");
+        assert_eq!(error.request_id(), Some("req_refused"));
+        assert_eq!(
+            count.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "{status} is not retried"
+        );
+    }
 }
