@@ -177,3 +177,25 @@ fn frames_without_event_lines_are_read_by_their_type() {
         matches!(events.last(), Some(Event::Done { message, .. }) if *message == expected_message())
     );
 }
+
+#[test]
+fn tool_arguments_can_be_shown_while_they_stream() {
+    let events = drive_pieces(&fixture("full_turn.sse"), &[]);
+    let mut assembler = strata_provider::MessageAssembler::new();
+    let mut shown = Vec::new();
+    for event in &events {
+        assembler.push(event);
+        if let Event::ToolCallDelta { index, .. } = event {
+            let raw = assembler.partial_arguments(*index).unwrap_or("");
+            shown.push((*index, strata_provider::transport::parse_partial(raw)));
+        }
+    }
+    assert_eq!(
+        shown,
+        vec![
+            (3, Some(json!({"path": "src/ma"}))),
+            (3, Some(json!({"path": "src/main.rs"}))),
+            (4, Some(json!({"command": "ls -la", "timeout": 30}))),
+        ]
+    );
+}

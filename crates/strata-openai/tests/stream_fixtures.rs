@@ -137,3 +137,31 @@ fn corrupt_chunks_are_decode_errors() {
         "{events:?}"
     );
 }
+
+#[test]
+fn interleaved_tool_arguments_can_be_shown_while_they_stream() {
+    let events = drive_pieces(
+        &fixture("parallel_tools.sse"),
+        &[],
+        UsageDialect::DeepseekHitMiss,
+    );
+    let mut assembler = strata_provider::MessageAssembler::new();
+    let mut shown = Vec::new();
+    for event in &events {
+        assembler.push(event);
+        if let Event::ToolCallDelta { index, .. } = event {
+            let raw = assembler.partial_arguments(*index).unwrap_or("");
+            shown.push((*index, strata_provider::transport::parse_partial(raw)));
+        }
+    }
+    // Message positions: 0 reasoning, 1 text, 2 and 3 the two calls.
+    assert_eq!(
+        shown,
+        vec![
+            (3, Some(json!({}))),
+            (2, Some(json!({"path": "src/ma"}))),
+            (3, Some(json!({"command": "ls"}))),
+            (2, Some(json!({"path": "src/main.rs"}))),
+        ]
+    );
+}
