@@ -272,3 +272,68 @@ impl StreamParser for ChatParser {
         self.builder.message()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn wire(json: &str) -> WireUsage {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn cache_writes_and_reads_partition_the_prompt() {
+        // GPT-5.6+ and OpenRouter report writes next to reads; both are inside prompt_tokens.
+        let usage = normalize_usage(
+            &wire(
+                r#"{"prompt_tokens":10000,"completion_tokens":300,"prompt_tokens_details":{"cached_tokens":6000,"cache_write_tokens":3000}}"#,
+            ),
+            UsageDialect::Standard,
+        );
+        assert_eq!(
+            usage,
+            Usage {
+                input: 1000,
+                output: 300,
+                cache_read: 6000,
+                cache_write_5m: 3000,
+                cache_write_1h: 0,
+            }
+        );
+        assert_eq!(usage.prompt_tokens(), 10_000);
+    }
+
+    #[test]
+    fn each_dialect_reads_its_own_cache_field() {
+        let deepseek = normalize_usage(
+            &wire(
+                r#"{"prompt_tokens":5000,"completion_tokens":10,"prompt_cache_hit_tokens":4800,"prompt_cache_miss_tokens":200}"#,
+            ),
+            UsageDialect::DeepseekHitMiss,
+        );
+        assert_eq!((deepseek.input, deepseek.cache_read), (200, 4800));
+        let moonshot = normalize_usage(
+            &wire(r#"{"prompt_tokens":5000,"completion_tokens":10,"cached_tokens":4096}"#),
+            UsageDialect::TopLevelCachedTokens,
+        );
+        assert_eq!((moonshot.input, moonshot.cache_read), (904, 4096));
+        // A server that sends nothing about the cache: everything is uncached input.
+        let plain = normalize_usage(
+            &wire(r#"{"prompt_tokens":5000,"completion_tokens":10}"#),
+            UsageDialect::Standard,
+        );
+        assert_eq!(
+            (plain.input, plain.cache_read, plain.cache_write()),
+            (5000, 0, 0)
+        );
+    }
+
+    #[test]
+    fn finish_reasons_map_to_stop_reasons() {
+        assert_eq!(stop_reason("stop"), StopReason::EndTurn);
+        assert_eq!(stop_reason("length"), StopReason::MaxTokens);
+        assert_eq!(stop_reason("tool_calls"), StopReason::ToolUse);
+        assert_eq!(stop_reason("content_filter"), StopReason::Refusal);
+    }
+}
