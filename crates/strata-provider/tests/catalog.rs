@@ -193,44 +193,98 @@ fn anthropic_cache_facts_and_minimums() {
 #[test]
 fn other_providers_match_the_corrected_seed_table() {
     let catalog = catalog();
-    // OpenAI: newer models add tools through tool search; removal still rewrites.
+    let accepting = |provider: &str| -> Vec<String> {
+        catalog
+            .models_of(provider)
+            .filter(|m| {
+                catalog
+                    .capabilities(provider, &m.id)
+                    .mid_conversation_system
+            })
+            .map(|m| m.id.clone())
+            .collect()
+    };
+    // OpenAI: the tool-search models take developer messages mid-conversation and add tools
+    // through deferred tools; removal still rewrites the array.
     let gpt = catalog.capabilities("openai", "gpt-5.5");
+    assert!(gpt.mid_conversation_system);
     assert!(gpt.tool_addition && gpt.deferred_tools && !gpt.tool_removal);
-    assert!(!gpt.mid_conversation_system);
     assert_eq!(gpt.system_role, SystemRole::Developer);
     let key = gpt.cache_key.expect("openai has a cache key");
     assert_eq!(
         (key.location, key.name.as_str()),
         (ParamLocation::Body, "prompt_cache_key")
     );
-    assert!(!catalog.capabilities("openai", "gpt-4.1").tool_addition);
+    assert_eq!(
+        accepting("openai"),
+        ["gpt-5.4", "gpt-5.4-mini", "gpt-5.4-pro", "gpt-5.5"],
+        "the tool-search ids only (not nano, not 5.5-pro)"
+    );
+    for id in ["gpt-4.1", "gpt-5.2", "gpt-5.4-nano", "gpt-5.5-pro"] {
+        let caps = catalog.capabilities("openai", id);
+        assert!(!caps.mid_conversation_system && !caps.tool_addition, "{id}");
+    }
+    assert!(
+        catalog
+            .capabilities("openai", "gpt-5.6-sol")
+            .mid_conversation_system
+    );
+    assert!(
+        catalog
+            .capabilities("openai-codex", "gpt-5.4")
+            .mid_conversation_system
+    );
     assert_eq!(
         catalog.capabilities("openai", "gpt-4o").system_role,
         SystemRole::System
     );
-    // DeepSeek v4-pro: neither.
-    let ds = catalog.capabilities("deepseek", "deepseek-v4-pro");
-    assert!(!ds.mid_conversation_system && !ds.tool_addition && !ds.tool_removal);
-    assert_eq!(ds.wire.usage_dialect, UsageDialect::DeepseekHitMiss);
-    // Moonshot: four models take mid-conversation system messages; kimi-k3 adds tools.
-    let mids = [
-        "kimi-k2-thinking",
-        "kimi-k2-thinking-turbo",
-        "kimi-k2.5",
-        "kimi-k2.6",
-    ];
-    let accepting: Vec<_> = catalog
-        .models_of("moonshotai")
-        .filter(|m| {
-            catalog
-                .capabilities("moonshotai", &m.id)
+    // Proxies pass the OpenAI developer messages through; OpenRouter takes plain text.
+    assert!(
+        catalog
+            .capabilities("opencode", "gpt-5.5")
+            .mid_conversation_system
+    );
+    assert!(
+        catalog
+            .capabilities("github-copilot", "gpt-5.4")
+            .mid_conversation_system
+    );
+    let routed = catalog.capabilities("openrouter", "openai/gpt-5.5");
+    assert!(routed.mid_conversation_system && !routed.tool_addition);
+    assert!(
+        !catalog
+            .capabilities("openrouter", "openai/gpt-5.2")
+            .mid_conversation_system
+    );
+    // DeepSeek: v4-pro takes system text mid-conversation, no tool changes; flash neither.
+    let pro = catalog.capabilities("deepseek", "deepseek-v4-pro");
+    assert!(pro.mid_conversation_system && !pro.tool_addition && !pro.tool_removal);
+    assert_eq!(pro.wire.usage_dialect, UsageDialect::DeepseekHitMiss);
+    assert_eq!(accepting("deepseek"), ["deepseek-v4-pro"]);
+    // Moonshot: K2.6, K2.7-code (and highspeed) and K3 take system messages (the seed's four);
+    // only K3 adds tools.
+    for provider in ["moonshotai", "moonshotai-cn"] {
+        assert_eq!(
+            accepting(provider),
+            ["kimi-k2.6"],
+            "{provider}: catalog models"
+        );
+        for id in ["kimi-k2.7-code", "kimi-k2.7-code-highspeed", "kimi-k3"] {
+            assert!(
+                catalog.capabilities(provider, id).mid_conversation_system,
+                "{provider}/{id}"
+            );
+        }
+        let k3 = catalog.capabilities(provider, "kimi-k3");
+        assert!(k3.tool_addition && !k3.tool_removal);
+        assert!(!catalog.capabilities(provider, "kimi-k2.6").tool_addition);
+        assert!(
+            !catalog
+                .capabilities(provider, "kimi-k2.5")
                 .mid_conversation_system
-        })
-        .map(|m| m.id.clone())
-        .collect();
-    assert_eq!(accepting, mids.map(String::from).to_vec());
-    assert!(catalog.capabilities("moonshotai", "kimi-k3").tool_addition);
-    assert!(!catalog.capabilities("moonshotai", "kimi-k3").tool_removal);
+        );
+    }
+    assert!(accepting("kimi-coding").is_empty());
     // Bedrock, Google, Mistral: neither.
     for (provider, model) in [
         (
@@ -328,7 +382,7 @@ fn summaries_count_per_model_support() {
     assert_eq!(anthropic.mid_conversation_system, Support::Some);
     assert_eq!(anthropic.tool_removal, Support::Some);
     let deepseek = get("deepseek");
-    assert_eq!(deepseek.mid_conversation_system, Support::None);
+    assert_eq!(deepseek.mid_conversation_system, Support::Some);
     assert_eq!(deepseek.models, 2);
     assert_eq!(get("openai").tool_removal, Support::None);
     assert_eq!(get("openai").tool_addition, Support::Some);
