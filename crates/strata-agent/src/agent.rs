@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use serde_json::Map;
-use strata_compaction::{CompactionReason, CompactionSettings, OverflowRecovery};
+use strata_compaction::{CompactionReason, CompactionSettings, OverflowRecovery, SummaryMode};
 use strata_context::{Assembler, Context, RenderOptions, RenderPolicy, RenderReport, Renderer};
 use strata_provider::{
     Capabilities, Event, MessageAssembler, Model, Provider, ProviderError, Request, StreamOptions,
@@ -435,13 +435,13 @@ impl Agent {
             turns += 1;
             self.emit(AgentEvent::TurnStart { turn: turns });
             let outcome = self.turn(&cancel).await;
-            self.emit(AgentEvent::TurnEnd { turn: turns });
             let (assistant, stop) = match outcome {
                 Ok(pair) => pair,
                 Err(AgentError::Provider(error))
                     if strata_compaction::is_context_overflow(&error)
                         && overflow.try_attempt(&self.compaction_settings()) =>
                 {
+                    self.emit(AgentEvent::TurnEnd { turn: turns });
                     // The window was exceeded: compact once and send the turn again.
                     tracing::warn!("context overflow: compacting and retrying once");
                     if let Err(error) = self.compact(CompactionReason::Overflow, None).await {
@@ -453,31 +453,43 @@ impl Agent {
                     continue;
                 }
                 Err(error) => {
+                    self.emit(AgentEvent::TurnEnd { turn: turns });
                     self.emit(AgentEvent::AgentEnd {
                         reason: "error".into(),
                     });
                     return Err(error);
                 }
             };
+            // An answer came: a later overflow (the context grew again, or a steering message
+            // was added) gets its own compact-and-retry, as in Pi.
+            overflow.reset();
             final_text = assistant_text(&assistant);
-            match stop {
-                StopReason::Aborted => break "aborted".to_owned(),
-                StopReason::Error => break "error".to_owned(),
-                StopReason::Length => break "length".to_owned(),
-                _ => {}
+            let early_end = match stop {
+                StopReason::Aborted => Some("aborted"),
+                StopReason::Error => Some("error"),
+                StopReason::Length => Some("length"),
+                _ => None,
+            };
+            if let Some(reason) = early_end {
+                self.emit(AgentEvent::TurnEnd { turn: turns });
+                break reason.to_owned();
             }
             let calls: Vec<ToolCall> = match &assistant {
                 AgentMessage::Assistant(m) => m.tool_calls().cloned().collect(),
                 _ => Vec::new(),
             };
             if !calls.is_empty() {
-                self.run_tools(calls, &cancel).await?;
+                // A turn is one request and the tools it calls: it ends after their results.
+                let ran = self.run_tools(calls, &cancel).await;
+                self.emit(AgentEvent::TurnEnd { turn: turns });
+                ran?;
                 if cancel.is_cancelled() {
                     break "aborted".to_owned();
                 }
                 self.deliver_steering()?;
                 continue;
             }
+            self.emit(AgentEvent::TurnEnd { turn: turns });
             if self.deliver_steering()? == 0 {
                 break "stop".to_owned();
             }
@@ -590,7 +602,11 @@ impl Agent {
     /// Summarises everything before the kept tail into a compaction entry (with the folded
     /// system snapshot and the live tools), `focus` added to the instructions like Pi's
     /// `/compact <text>`. By default the summary request is the session's own cached request
-    /// plus one instruction, so its input is read from cache. `None`: nothing to compact.
+    /// plus one instruction, so its input is read from cache; it is a transcript where the
+    /// provider caches nothing, for a separate summary model, and after a context overflow
+    /// (the cached form would be the refused request plus an instruction). The usage of a
+    /// failed compaction's answered requests is stored in a `strata.usage` entry. `None`:
+    /// nothing to compact.
     pub async fn compact(
         &mut self,
         reason: CompactionReason,
@@ -599,7 +615,19 @@ impl Agent {
         let Some(leaf) = self.session.leaf().cloned() else {
             return Ok(None);
         };
-        let settings = self.compaction_settings();
+        let mut settings = self.compaction_settings();
+        settings.summary_mode = match reason {
+            // The request just refused is the cache-friendly request minus its instruction:
+            // that form cannot fit, the transcript (no kept tail, tools or system) may.
+            CompactionReason::Overflow => SummaryMode::Transcript,
+            CompactionReason::Threshold | CompactionReason::Manual => {
+                strata_compaction::resolve_summary_mode(
+                    &settings,
+                    &self.config.capabilities,
+                    self.config.summary_model.is_none(),
+                )
+            }
+        };
         let Some(preparation) = strata_compaction::prepare(self.session.tree(), &leaf, &settings)?
         else {
             return Ok(None);
@@ -610,7 +638,7 @@ impl Agent {
         let main_request = self.request()?;
         let (provider, model, mut options) = self.summarizer();
         options.session_id = Some(self.session.header().id.clone());
-        let result = strata_compaction::compact_with_focus(
+        let result = strata_compaction::compact_accounted(
             &*provider,
             &model,
             &main_request,
@@ -622,15 +650,27 @@ impl Agent {
         .await;
         let result = match result {
             Ok(result) => result,
-            Err(error) => {
+            Err(failure) => {
+                // Requests that were answered are billed even though no entry is written:
+                // record them where the session's totals find them.
+                let spent = failure.spent();
+                if spent {
+                    let record = strata_compaction::usage_record(
+                        "compaction",
+                        &failure.usage,
+                        &failure.cost,
+                    );
+                    self.session
+                        .append_custom(strata_compaction::USAGE_CUSTOM_TYPE, Some(record))?;
+                }
                 self.emit(AgentEvent::CompactionEnd {
                     entry_id: None,
                     tokens_before: preparation.tokens_before,
-                    usage: None,
-                    cost: None,
-                    error: Some(error.to_string()),
+                    usage: spent.then_some(failure.usage),
+                    cost: spent.then_some(failure.cost),
+                    error: Some(failure.error.to_string()),
                 });
-                return Err(error.into());
+                return Err(failure.error.into());
             }
         };
         let entry = strata_compaction::compaction_entry(&result, self.context()?);

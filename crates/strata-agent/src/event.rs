@@ -122,7 +122,8 @@ pub enum AgentEvent {
         entry_id: Option<EntryId>,
         /// Estimated context tokens it replaced.
         tokens_before: u64,
-        /// Tokens and cost of the summary request(s).
+        /// Tokens of the summary request(s) that were answered, also when it failed
+        /// (`None`: none was).
         usage: Option<Usage>,
         /// Cost of the summary request(s).
         cost: Option<Cost>,
@@ -134,7 +135,7 @@ pub enum AgentEvent {
         /// How many.
         count: usize,
     },
-    /// A turn ended.
+    /// A turn ended: after its answer and the results of the tools it called.
     TurnEnd {
         /// 1-based turn number.
         turn: usize,

@@ -179,7 +179,9 @@ pub async fn summarize_branch(
         });
     }
     let request = branch_summary_request(&model.id, preparation, instructions, replace);
-    let (text, usage, cost) = summarize_once(provider, model, &request, options, "branch").await?;
+    let (text, usage, cost) = summarize_once(provider, model, &request, options, "branch")
+        .await
+        .map_err(|failure| failure.error)?;
     Ok(BranchSummary {
         summary: format!("{BRANCH_SUMMARY_PREAMBLE}{text}{}", details.tags()),
         details,

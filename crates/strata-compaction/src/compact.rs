@@ -50,6 +50,50 @@ struct Summary {
     cost: Cost,
 }
 
+/// A compaction that failed, with what its completed summary requests used: they were billed
+/// even though no entry is written, so the caller records them.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct CompactionFailure {
+    /// Why it failed.
+    pub error: CompactionError,
+    /// Tokens the summary requests that completed used (zero when none did).
+    pub usage: Usage,
+    /// What they cost.
+    pub cost: Cost,
+}
+
+impl CompactionFailure {
+    /// Whether any summary request completed (and was billed) before the failure.
+    pub fn spent(&self) -> bool {
+        self.usage.total_tokens() > 0
+    }
+
+    /// Whether the provider refused a summary request as too long for the window.
+    pub fn is_context_overflow(&self) -> bool {
+        matches!(
+            &self.error,
+            CompactionError::Provider { source, .. } if crate::settings::is_context_overflow(source)
+        )
+    }
+
+    fn plus(mut self, usage: Usage, cost: Cost) -> Self {
+        self.usage += usage;
+        self.cost += cost;
+        self
+    }
+}
+
+impl From<CompactionError> for CompactionFailure {
+    fn from(error: CompactionError) -> Self {
+        Self {
+            error,
+            usage: Usage::default(),
+            cost: Cost::default(),
+        }
+    }
+}
+
 /// Compacts with the session's model: see [`compact_with_focus`].
 pub async fn compact(
     provider: &dyn Provider,
@@ -71,13 +115,7 @@ pub async fn compact(
     .await
 }
 
-/// Makes the summary for `preparation` (with `focus` appended as Pi's `/compact <text>`):
-/// the history and the turn prefix concurrently when the turn is split, merged in Pi's format.
-///
-/// `settings.summary_mode` picks the form; the cache-friendly form falls back to the
-/// transcript when `model` is not the one `main_request` goes to (another model cannot read
-/// the session's cache). A summary cut at the output cap, one without text, or one not
-/// smaller than what it replaces is an error.
+/// [`compact_accounted`] for callers that do not record the usage of a failed compaction.
 pub async fn compact_with_focus(
     provider: &dyn Provider,
     model: &Model,
@@ -87,10 +125,111 @@ pub async fn compact_with_focus(
     options: &StreamOptions,
     focus: Option<&str>,
 ) -> Result<CompactionResult, CompactionError> {
-    let mode = match settings.summary_mode {
+    compact_accounted(
+        provider,
+        model,
+        main_request,
+        preparation,
+        settings,
+        options,
+        focus,
+    )
+    .await
+    .map_err(|failure| failure.error)
+}
+
+/// Makes the summary for `preparation` (with `focus` appended as Pi's `/compact <text>`):
+/// the history and the turn prefix concurrently when the turn is split, merged in Pi's format.
+///
+/// `settings.summary_mode` picks the form (resolve it per provider with
+/// [`crate::resolve_summary_mode`]); the cache-friendly form falls back to the transcript when
+/// `model` is not the one `main_request` goes to (another model cannot read the session's
+/// cache), and when the provider refuses it as too long (it is the session's whole request
+/// plus an instruction; the transcript leaves out the kept tail, tools and system). A summary
+/// cut at the output cap, one without text, or one not smaller than what it replaces is an
+/// error. A failure carries the usage of the requests that completed before it.
+pub async fn compact_accounted(
+    provider: &dyn Provider,
+    model: &Model,
+    main_request: &Request,
+    preparation: &Preparation,
+    settings: &CompactionSettings,
+    options: &StreamOptions,
+    focus: Option<&str>,
+) -> Result<CompactionResult, CompactionFailure> {
+    let wanted = match settings.summary_mode {
         SummaryMode::CacheFriendly if model.id == main_request.model => SummaryMode::CacheFriendly,
         _ => SummaryMode::Transcript,
     };
+    let ask = |mode| {
+        summarize_in(
+            mode,
+            provider,
+            model,
+            main_request,
+            preparation,
+            settings,
+            options,
+            focus,
+        )
+    };
+    let (summary, mode) = match ask(wanted).await {
+        Ok(summary) => (summary, wanted),
+        Err(failure) if wanted == SummaryMode::CacheFriendly && failure.is_context_overflow() => {
+            match ask(SummaryMode::Transcript).await {
+                Ok(summary) => (
+                    Summary {
+                        usage: summary.usage + failure.usage,
+                        cost: summary.cost + failure.cost,
+                        ..summary
+                    },
+                    SummaryMode::Transcript,
+                ),
+                Err(again) => return Err(again.plus(failure.usage, failure.cost)),
+            }
+        }
+        Err(failure) => return Err(failure),
+    };
+
+    let summary_tokens = js_len(&summary.text).div_ceil(4);
+    let replaced_tokens = preparation.replaced_tokens();
+    if summary_tokens >= replaced_tokens {
+        return Err(CompactionFailure {
+            error: CompactionError::NotSmaller {
+                summary_tokens,
+                replaced_tokens,
+            },
+            usage: summary.usage,
+            cost: summary.cost,
+        });
+    }
+    let details = preparation.file_lists();
+    Ok(CompactionResult {
+        summary: format!("{}{}", summary.text, details.tags()),
+        first_kept_entry_id: preparation.first_kept_entry_id.clone(),
+        tokens_before: preparation.tokens_before,
+        details,
+        usage: summary.usage,
+        cost: summary.cost,
+        mode,
+    })
+}
+
+/// The summary (merged for a split turn) made with requests of one form.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the inputs of one compaction, passed through"
+)]
+async fn summarize_in(
+    mode: SummaryMode,
+    provider: &dyn Provider,
+    model: &Model,
+    main_request: &Request,
+    preparation: &Preparation,
+    settings: &CompactionSettings,
+    options: &StreamOptions,
+    focus: Option<&str>,
+) -> Result<Summary, CompactionFailure> {
     let build = |part: SummaryPart, max_tokens: u32| {
         let mut request = match mode {
             SummaryMode::CacheFriendly => {
@@ -108,76 +247,67 @@ pub async fn compact_with_focus(
     };
     let history_request = (!preparation.messages_to_summarize.is_empty())
         .then(|| build(SummaryPart::History, settings.history_max_tokens()));
-    let summary = if preparation.is_split_turn && !preparation.turn_prefix.is_empty() {
-        let prefix_request = build(SummaryPart::TurnPrefix, settings.turn_prefix_max_tokens());
-        let history = async {
-            match &history_request {
-                Some(request) => {
-                    summarize(provider, model, request, options, SummaryPart::History).await
-                }
-                None => Ok(Summary {
-                    text: NO_PRIOR_HISTORY.to_owned(),
-                    usage: Usage::default(),
-                    cost: Cost::default(),
-                }),
+    if !preparation.is_split_turn || preparation.turn_prefix.is_empty() {
+        let request = history_request
+            .unwrap_or_else(|| build(SummaryPart::History, settings.history_max_tokens()));
+        return summarize(provider, model, &request, options, SummaryPart::History).await;
+    }
+    let prefix_request = build(SummaryPart::TurnPrefix, settings.turn_prefix_max_tokens());
+    let history = async {
+        match &history_request {
+            Some(request) => {
+                summarize(provider, model, request, options, SummaryPart::History).await
             }
-        };
-        let prefix = summarize(
-            provider,
-            model,
-            &prefix_request,
-            options,
-            SummaryPart::TurnPrefix,
-        );
-        let (history, prefix) = futures::future::try_join(history, prefix).await?;
-        Summary {
+            None => Ok(Summary {
+                text: NO_PRIOR_HISTORY.to_owned(),
+                usage: Usage::default(),
+                cost: Cost::default(),
+            }),
+        }
+    };
+    let prefix = summarize(
+        provider,
+        model,
+        &prefix_request,
+        options,
+        SummaryPart::TurnPrefix,
+    );
+    // Both run to the end even when one fails: a finished request is billed and recorded.
+    match futures::future::join(history, prefix).await {
+        (Ok(history), Ok(prefix)) => Ok(Summary {
             text: format!("{}{SPLIT_TURN_SEPARATOR}{}", history.text, prefix.text),
             usage: history.usage + prefix.usage,
             cost: history.cost + prefix.cost,
+        }),
+        (Err(failure), Ok(other)) | (Ok(other), Err(failure)) => {
+            Err(failure.plus(other.usage, other.cost))
         }
-    } else {
-        let request = history_request
-            .unwrap_or_else(|| build(SummaryPart::History, settings.history_max_tokens()));
-        summarize(provider, model, &request, options, SummaryPart::History).await?
-    };
-
-    let summary_tokens = js_len(&summary.text).div_ceil(4);
-    let replaced_tokens = preparation.replaced_tokens();
-    if summary_tokens >= replaced_tokens {
-        return Err(CompactionError::NotSmaller {
-            summary_tokens,
-            replaced_tokens,
-        });
+        (Err(failure), Err(other)) => Err(failure.plus(other.usage, other.cost)),
     }
-    let details = preparation.file_lists();
-    Ok(CompactionResult {
-        summary: format!("{}{}", summary.text, details.tags()),
-        first_kept_entry_id: preparation.first_kept_entry_id.clone(),
-        tokens_before: preparation.tokens_before,
-        details,
-        usage: summary.usage,
-        cost: summary.cost,
-        mode,
-    })
 }
 
-/// Sends one summary request and checks the answer.
+/// Sends one summary request and checks the answer; a refused answer still carries its usage.
 pub(crate) async fn summarize_once(
     provider: &dyn Provider,
     model: &Model,
     request: &Request,
     options: &StreamOptions,
     part: &'static str,
-) -> Result<(String, Usage, Cost), CompactionError> {
+) -> Result<(String, Usage, Cost), CompactionFailure> {
     let completion = provider
         .complete(model, request, options)
         .await
         .map_err(|source| CompactionError::Provider { part, source })?;
+    let refused = |error| CompactionFailure {
+        error,
+        usage: completion.usage,
+        cost: completion.cost,
+    };
     if completion.stop_reason == StopReason::MaxTokens {
-        return Err(CompactionError::Truncated {
+        return Err(refused(CompactionError::Truncated {
             part,
             max_tokens: request.max_tokens.unwrap_or_default(),
-        });
+        }));
     }
     let text: Vec<&str> = completion
         .message
@@ -190,10 +320,10 @@ pub(crate) async fn summarize_once(
         .collect();
     let text = text.join("\n");
     if text.trim().is_empty() {
-        return Err(CompactionError::EmptySummary {
+        return Err(refused(CompactionError::EmptySummary {
             part,
             stop_reason: format!("{:?}", completion.stop_reason),
-        });
+        }));
     }
     Ok((text, completion.usage, completion.cost))
 }
@@ -204,7 +334,7 @@ async fn summarize(
     request: &Request,
     options: &StreamOptions,
     part: SummaryPart,
-) -> Result<Summary, CompactionError> {
+) -> Result<Summary, CompactionFailure> {
     let (text, usage, cost) =
         summarize_once(provider, model, request, options, part.name()).await?;
     Ok(Summary { text, usage, cost })

@@ -12,6 +12,7 @@
 //! 3. [`compact`]: the summary requests, by default [`cache_friendly_request`] (the session's
 //!    own request plus one instruction: read from cache, nothing written), else
 //!    [`transcript_request`] (Pi's serialized form); concurrent when the turn is split.
+//!    [`compact_accounted`] also reports what a failed compaction's answered requests cost.
 //! 4. [`compaction_entry`]: the entry with the folded system snapshot, the live tool set and
 //!    the summary's usage.
 //!
@@ -58,8 +59,9 @@ pub use branch::{
     branch_summary_request, prepare_branch_summary, summarize_branch,
 };
 pub use compact::{
-    CompactionResult, SUMMARY_MODE_FIELD, USAGE_CUSTOM_TYPE, USAGE_FIELD, compact,
-    compact_with_focus, compaction_entry, recorded_usage, session_usage, usage_record,
+    CompactionFailure, CompactionResult, SUMMARY_MODE_FIELD, USAGE_CUSTOM_TYPE, USAGE_FIELD,
+    compact, compact_accounted, compact_with_focus, compaction_entry, recorded_usage,
+    session_usage, usage_record,
 };
 pub use cost::{CompactionTrigger, CostEstimate, EXPECTED_SUMMARY_TOKENS, cost_says_compact};
 pub use cut::{CutPoint, find_cut_point, find_turn_start, is_valid_cut};

@@ -33,8 +33,8 @@ pub struct Preparation {
     pub tokens_before: u64,
     /// The previous compaction's summary, to be updated.
     pub previous_summary: Option<String>,
-    /// Files read and modified: the previous compaction's lists plus what the summarized
-    /// messages and the turn prefix show.
+    /// Files read and modified: the previous compaction's lists, the lists of the branch
+    /// summaries before the cut, and what the summarized messages and the turn prefix show.
     pub file_ops: FileOps,
     /// The opening of the first kept message, as the transcript would show it.
     pub kept_from_excerpt: String,
@@ -169,6 +169,19 @@ pub fn prepare(
     };
     if messages_to_summarize.is_empty() && turn_prefix.is_empty() {
         return Ok(None);
+    }
+    // Branch summaries being folded in carry the lists of the branches they summarize (Pi's
+    // rule for them: its own, not an extension's `fromHook` ones; modified files as edited).
+    for link in entries[..cut.first_kept]
+        .iter()
+        .filter(|link| !excluded.contains(&link.id))
+    {
+        if let Entry::BranchSummary(summary) = link.entry()
+            && summary.from_hook != Some(true)
+            && let Some(details) = &summary.details
+        {
+            file_ops.add_details(details);
+        }
     }
     for message in messages_to_summarize.iter().chain(&turn_prefix) {
         file_ops.add_message(&message.message);

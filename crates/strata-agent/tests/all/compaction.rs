@@ -6,7 +6,10 @@ use strata_agent::AgentEvent;
 use strata_provider::Role;
 use strata_session::{Entry, Session, WriteOptions};
 
-use crate::scripted::{Scripted, Turn, agent_with, is_summary_request, json_of, model};
+use crate::scripted::{
+    Scripted, Turn, agent_with, agent_with_capabilities, appending_capabilities,
+    cached_capabilities, is_summary_request, json_of, model,
+};
 
 #[tokio::test]
 async fn the_window_triggers_a_cache_friendly_compaction_and_the_run_continues() {
@@ -32,7 +35,15 @@ async fn the_window_triggers_a_cache_friendly_compaction_and_the_run_continues()
         keep_recent_tokens: 1_500,
         ..strata_compaction::CompactionSettings::default()
     };
-    let mut agent = agent_with(session, provider.clone(), dir.path(), None, small, settings);
+    let mut agent = agent_with_capabilities(
+        session,
+        provider.clone(),
+        dir.path(),
+        None,
+        small,
+        settings,
+        cached_capabilities(),
+    );
     let mut events = agent.subscribe();
     for prompt in ["read big.txt", "read it again", "and again"] {
         let summary = agent.prompt(prompt).await.unwrap();
@@ -175,4 +186,197 @@ async fn a_separate_summary_model_gets_the_transcript_form() {
             .all(|r| r.tools.is_empty() && r.messages.len() == 1)
     );
     assert!(summaries[0].messages[0].text().contains("<conversation>"));
+}
+
+fn big_file(dir: &std::path::Path) {
+    let big: String = (0..300)
+        .map(|i| format!("line {i:04} of a long file\n"))
+        .collect();
+    std::fs::write(dir.join("big.txt"), &big).unwrap();
+}
+
+fn reads() -> Vec<Turn> {
+    vec![
+        Turn::Calls(vec![("read", json!({"path": "big.txt"}))]),
+        Turn::Text("It is a long file."),
+        Turn::Calls(vec![("read", json!({"path": "big.txt"}))]),
+        Turn::Text("Still long."),
+        Turn::Calls(vec![("read", json!({"path": "big.txt"}))]),
+        Turn::Text("Long again."),
+    ]
+}
+
+fn small_window() -> (
+    strata_provider::Model,
+    strata_compaction::CompactionSettings,
+) {
+    let mut small = model();
+    small.context_window = 6_000;
+    let settings = strata_compaction::CompactionSettings {
+        reserve_tokens: 1_000,
+        keep_recent_tokens: 1_500,
+        ..strata_compaction::CompactionSettings::default()
+    };
+    (small, settings)
+}
+
+#[tokio::test]
+async fn a_provider_without_a_prompt_cache_gets_the_transcript_form() {
+    let dir = tempfile::tempdir().unwrap();
+    big_file(dir.path());
+    let provider = Scripted::new(reads());
+    let session =
+        Session::create(dir.path().join("s.jsonl"), "/x", WriteOptions::default()).unwrap();
+    let (small, settings) = small_window();
+    // Same model, but the provider caches nothing: re-sending the whole context plus an
+    // instruction would be paid in full, so the summary goes as a transcript.
+    let mut agent = agent_with_capabilities(
+        session,
+        provider.clone(),
+        dir.path(),
+        None,
+        small,
+        settings,
+        appending_capabilities(),
+    );
+    for prompt in ["read big.txt", "read it again", "and again"] {
+        assert_eq!(agent.prompt(prompt).await.unwrap().reason, "stop");
+    }
+    let summaries: Vec<_> = provider
+        .requests()
+        .into_iter()
+        .filter(is_summary_request)
+        .collect();
+    assert!(!summaries.is_empty(), "the window forced a compaction");
+    for request in &summaries {
+        assert!(request.tools.is_empty(), "{:?}", request.tools);
+        assert_eq!(request.messages.len(), 1);
+        assert!(request.messages[0].text().contains("<conversation>"));
+    }
+}
+
+#[tokio::test]
+async fn a_later_overflow_in_the_same_run_compacts_again() {
+    let dir = tempfile::tempdir().unwrap();
+    big_file(dir.path());
+    let provider = Scripted::new(vec![
+        Turn::Text("First answer."),
+        Turn::Text("Second answer."),
+        // Third prompt: refused, compacted, answered with a call; the context grows past the
+        // window again after the result (and a steering message) and is refused again.
+        Turn::Overflow,
+        Turn::Calls(vec![("read", json!({"path": "big.txt"}))]),
+        Turn::Overflow,
+        Turn::Text("Done after two compactions."),
+    ]);
+    let session =
+        Session::create(dir.path().join("s.jsonl"), "/x", WriteOptions::default()).unwrap();
+    let settings = strata_compaction::CompactionSettings {
+        keep_recent_tokens: 50,
+        ..strata_compaction::CompactionSettings::default()
+    };
+    let mut agent = agent_with(
+        session,
+        provider.clone(),
+        dir.path(),
+        None,
+        model(),
+        settings,
+    );
+    let long = "a long request about the parser and its many odd corner cases ".repeat(20);
+    agent.prompt(format!("one: {long}")).await.unwrap();
+    agent.prompt(format!("two: {long}")).await.unwrap();
+    let control = agent.control();
+    let mut events = agent.subscribe();
+    let steer = tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            if matches!(event, AgentEvent::ToolStart { .. }) {
+                control.steer("also check the tests");
+            }
+        }
+    });
+    let summary = agent.prompt(format!("three: {long}")).await.unwrap();
+    assert_eq!(summary.reason, "stop");
+    assert_eq!(summary.final_text, "Done after two compactions.");
+    let compactions = agent
+        .session()
+        .tree()
+        .iter()
+        .filter(|e| matches!(e.kind(), strata_session::EntryKind::Compaction))
+        .count();
+    assert_eq!(
+        compactions, 2,
+        "each overflow got its own compact-and-retry"
+    );
+    drop(agent);
+    steer.await.unwrap();
+}
+
+#[tokio::test]
+async fn a_failed_compaction_records_what_its_summary_requests_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    big_file(dir.path());
+    let provider = Scripted::new(reads());
+    let session =
+        Session::create(dir.path().join("s.jsonl"), "/x", WriteOptions::default()).unwrap();
+    let mut agent = agent_with_capabilities(
+        session,
+        provider.clone(),
+        dir.path(),
+        None,
+        model(),
+        strata_compaction::CompactionSettings {
+            keep_recent_tokens: 500,
+            ..strata_compaction::CompactionSettings::default()
+        },
+        cached_capabilities(),
+    );
+    agent.prompt("read big.txt").await.unwrap();
+    agent.prompt("read it again").await.unwrap();
+    // The model answers with a "summary" larger than what it replaces: refused, but billed.
+    provider.set_summary(format!("## Goal\n{}", "padding ".repeat(20_000)));
+    let mut events = agent.subscribe();
+    let error = agent
+        .compact(strata_compaction::CompactionReason::Manual, None)
+        .await
+        .expect_err("not smaller");
+    assert!(error.to_string().contains("not smaller"), "{error}");
+    let mut reported = None;
+    while let Ok(event) = events.try_recv() {
+        if let AgentEvent::CompactionEnd {
+            entry_id,
+            usage,
+            cost,
+            error,
+            ..
+        } = event
+        {
+            assert!(entry_id.is_none() && error.is_some());
+            reported = Some((usage.unwrap(), cost.unwrap()));
+        }
+    }
+    let (usage, cost) = reported.expect("a compaction end with the usage");
+    assert!(usage.input > 0 && cost.total() > 0.0);
+    // Recorded where the session's totals read it: strata's usage entry, kind compaction.
+    let reopened = Session::open(agent.session().path()).unwrap();
+    let records: Vec<serde_json::Value> = reopened
+        .session
+        .tree()
+        .iter()
+        .filter_map(|e| match e.entry().unwrap() {
+            Entry::Custom(c) if c.custom_type == strata_compaction::USAGE_CUSTOM_TYPE => c.data,
+            _ => None,
+        })
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["kind"], "compaction");
+    assert_eq!(records[0]["usage"]["input"], usage.input);
+    assert_eq!(records[0]["usage"]["output"], usage.output);
+    let total = records[0]["usage"]["cost"]["total"].as_f64().unwrap();
+    assert!((total - cost.total()).abs() < 1e-12);
+    assert_eq!(
+        records[0]["usage"]["totalTokens"],
+        usage.total_tokens(),
+        "Pi's usage shape"
+    );
 }

@@ -242,3 +242,80 @@ async fn steering_queued_during_a_tool_batch_is_delivered_after_it() {
     let second = &provider.requests()[1];
     assert!(second.messages.last().unwrap().text().contains("README"));
 }
+
+/// A front end's view of an event: its kind, with the detail that places it.
+fn label(event: &AgentEvent) -> String {
+    match event {
+        AgentEvent::AgentStart => "agent_start".into(),
+        AgentEvent::TurnStart { turn } => format!("turn_start {turn}"),
+        AgentEvent::RequestStart { .. } => "request_start".into(),
+        AgentEvent::TextDelta { text } => format!("text_delta {text}"),
+        AgentEvent::ThinkingDelta { .. } => "thinking_delta".into(),
+        AgentEvent::ToolCallStart { name, .. } => format!("tool_call_start {name}"),
+        AgentEvent::ToolCallDelta { .. } => "tool_call_delta".into(),
+        AgentEvent::Usage { .. } => "usage".into(),
+        AgentEvent::MessageEnd { message, .. } => format!("message_end {}", message.role()),
+        AgentEvent::ToolStart { name, .. } => format!("tool_start {name}"),
+        AgentEvent::ToolUpdate { .. } => "tool_update".into(),
+        AgentEvent::ToolEnd { name, is_error, .. } => format!("tool_end {name} {is_error}"),
+        AgentEvent::SystemUpdate { snapshot, .. } => format!("system_update {snapshot}"),
+        AgentEvent::Retry { .. } => "retry".into(),
+        AgentEvent::CompactionStart { .. } => "compaction_start".into(),
+        AgentEvent::CompactionEnd { .. } => "compaction_end".into(),
+        AgentEvent::SteeringDelivered { .. } => "steering_delivered".into(),
+        AgentEvent::TurnEnd { turn } => format!("turn_end {turn}"),
+        AgentEvent::AgentEnd { reason } => format!("agent_end {reason}"),
+    }
+}
+
+#[tokio::test]
+async fn a_tool_turn_reaches_a_front_end_as_one_ordered_stream_of_events() {
+    let dir = tempfile::tempdir().unwrap();
+    // The command prints before it exits, so its output streams as an update.
+    let provider = Scripted::new(vec![
+        Turn::Calls(vec![("bash", json!({"command": "echo hi; sleep 0.3"}))]),
+        Turn::Text("It said hi."),
+    ]);
+    let mut agent = agent(new_session(dir.path()), provider, dir.path(), None);
+    let mut events = agent.subscribe();
+    let summary = agent.prompt("say hi").await.unwrap();
+    assert_eq!(summary.reason, "stop");
+    let mut seen: Vec<String> = Vec::new();
+    let mut update_text = String::new();
+    while let Ok(event) = events.try_recv() {
+        if let AgentEvent::ToolUpdate { text, .. } = &event {
+            update_text.push_str(text);
+        }
+        let label = label(&event);
+        // Updates come as often as the output does; one stands for a run of them.
+        if label == "tool_update" && seen.last().is_some_and(|last| *last == label) {
+            continue;
+        }
+        seen.push(label);
+    }
+    let expected = [
+        "agent_start",
+        "system_update true",
+        "message_end user",
+        "turn_start 1",
+        "request_start",
+        "tool_call_start bash",
+        "tool_call_delta",
+        "usage",
+        "message_end assistant",
+        "tool_start bash",
+        "tool_update",
+        "tool_end bash false",
+        "message_end toolResult",
+        "turn_end 1",
+        "turn_start 2",
+        "request_start",
+        "text_delta It said hi.",
+        "usage",
+        "message_end assistant",
+        "turn_end 2",
+        "agent_end stop",
+    ];
+    pretty_assertions::assert_eq!(seen, expected);
+    assert!(update_text.contains("hi"), "{update_text}");
+}

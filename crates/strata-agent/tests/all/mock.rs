@@ -4,9 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use strata_agent::{Agent, AgentConfig, AgentEvent, RetryEvents};
+use strata_agent::{Agent, AgentConfig, AgentError, AgentEvent, RetryEvents};
 use strata_anthropic::AnthropicProvider;
-use strata_mock::{Fault, FaultKind, MockConfig, MockServer, Scenario};
+use strata_mock::{
+    Fault, FaultKind, MockConfig, MockServer, ModelProfile, ModelRule, Protocol, Scenario,
+};
 use strata_provider::transport::{HttpClient, RetryPolicy, TransportConfig};
 use strata_provider::{ApiKey, Catalog, StreamOptions};
 use strata_session::{AgentMessage, Entry, Session, StopReason, WriteOptions};
@@ -22,11 +24,43 @@ fn agent(server: &MockServer, session: Session, cwd: &std::path::Path) -> Agent 
     agent_reporting_retries(server, session, cwd, RetryEvents::new())
 }
 
+/// A mock whose Anthropic `claude-sonnet-4-5` accepts at most `window` prompt tokens.
+async fn mock_with_window(scenario: &str, window: u64) -> MockServer {
+    let profile = ModelProfile {
+        context_window: window,
+        ..MockConfig::new().profile(Protocol::Anthropic, "claude-sonnet-4-5")
+    };
+    let config = MockConfig::new().with_model(ModelRule {
+        protocol: Some(Protocol::Anthropic),
+        pattern: "claude-sonnet-4-5".into(),
+        profile,
+    });
+    let server = MockServer::start(config).await.unwrap();
+    server.load_scenario(Scenario::from_toml(scenario, "test").unwrap());
+    server
+}
+
 fn agent_reporting_retries(
     server: &MockServer,
     session: Session,
     cwd: &std::path::Path,
     retries: RetryEvents,
+) -> Agent {
+    agent_configured(
+        server,
+        session,
+        cwd,
+        retries,
+        strata_compaction::CompactionSettings::default(),
+    )
+}
+
+fn agent_configured(
+    server: &MockServer,
+    session: Session,
+    cwd: &std::path::Path,
+    retries: RetryEvents,
+    compaction: strata_compaction::CompactionSettings,
 ) -> Agent {
     let catalog = Catalog::builtin().unwrap();
     let row = catalog.provider("anthropic").unwrap().clone();
@@ -58,7 +92,7 @@ fn agent_reporting_retries(
             ..StreamOptions::default()
         },
         render_policy: strata_context::RenderPolicy::Strata,
-        compaction: strata_compaction::CompactionSettings::default(),
+        compaction,
         summary_model: None,
     };
     Agent::new(session, Arc::new(provider), ToolSet::default_set(), config)
@@ -335,4 +369,100 @@ async fn navigating_back_with_a_summary_stores_it_where_pi_reads_it() {
     agent.navigate(Some(&snapshot), false, None).await.unwrap();
     let reopened = Session::open(agent.session().path()).unwrap();
     assert_eq!(reopened.session.leaf(), Some(&snapshot));
+}
+
+/// A prompt of about `words` × 2 tokens whose first line (what a summary quotes) is short.
+fn long_prompt(n: usize, words: usize) -> String {
+    let body: Vec<String> = (0..words).map(|i| format!("w{}", i * 7 + n)).collect();
+    format!("prompt {n}\n{}", body.join(" "))
+}
+
+fn compactions(session: &Session) -> usize {
+    session
+        .tree()
+        .iter()
+        .filter(|e| matches!(e.kind(), strata_session::EntryKind::Compaction))
+        .count()
+}
+
+#[tokio::test]
+async fn a_context_overflow_compacts_with_the_transcript_and_retries_once() {
+    // The model's real window is 200k, so the threshold never fires: only the provider's
+    // refusal tells the agent the prompt no longer fits.
+    let turns: String = (0..8)
+        .map(|i| format!("[[turn]]\ntext = \"Answer {i}.\"\n"))
+        .collect();
+    let server = mock_with_window(&format!("playback = \"sequence\"\n{turns}"), 6_000).await;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = strata_compaction::CompactionSettings {
+        keep_recent_tokens: 600,
+        ..strata_compaction::CompactionSettings::default()
+    };
+    let mut agent = agent_configured(
+        &server,
+        new_session(dir.path()),
+        dir.path(),
+        RetryEvents::new(),
+        settings,
+    );
+    let mut events = agent.subscribe();
+    let mut overflowed_at = None;
+    for n in 0..6 {
+        let summary = agent.prompt(long_prompt(n, 750)).await.unwrap();
+        assert_eq!(summary.reason, "stop", "prompt {n}");
+        let mut reasons = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            if let AgentEvent::CompactionStart { reason } = event {
+                reasons.push(reason);
+            }
+        }
+        if !reasons.is_empty() {
+            assert_eq!(reasons, ["overflow"], "prompt {n}");
+            overflowed_at = Some(n);
+            break;
+        }
+    }
+    let overflowed_at = overflowed_at.expect("the window was exceeded within six prompts");
+    assert!(overflowed_at > 0);
+    assert_eq!(compactions(agent.session()), 1);
+    // The summary request was a transcript (the cache-friendly one is the refused request
+    // plus an instruction, and cannot fit).
+    let records = server.requests();
+    let refused: Vec<_> = records.iter().filter(|r| r.status == 400).collect();
+    assert_eq!(refused.len(), 1, "only the turn was refused");
+    let summary_request = records
+        .iter()
+        .find(|r| r.summary.is_some())
+        .expect("a summary request");
+    assert_eq!(summary_request.status, 200);
+    let body = summary_request.body.clone().unwrap().to_string();
+    assert!(body.contains("<conversation>"), "{body}");
+
+    // A prompt too large for the window even after compaction: compacted once, sent again
+    // once, then the error ends the run instead of looping.
+    let before = server.requests().len();
+    let error = agent
+        .prompt(long_prompt(99, 4_000))
+        .await
+        .expect_err("still too long");
+    assert!(
+        matches!(
+            error,
+            AgentError::Provider(strata_provider::ProviderError::ContextOverflow { .. })
+        ),
+        "{error}"
+    );
+    let mut reasons = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let AgentEvent::CompactionStart { reason } = event {
+            reasons.push(reason);
+        }
+    }
+    assert_eq!(reasons, ["overflow"]);
+    assert_eq!(compactions(agent.session()), 2);
+    let statuses: Vec<(u16, bool)> = server.requests()[before..]
+        .iter()
+        .map(|r| (r.status, r.summary.is_some()))
+        .collect();
+    assert_eq!(statuses, [(400, false), (200, true), (400, false)]);
 }

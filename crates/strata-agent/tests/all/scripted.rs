@@ -23,12 +23,16 @@ pub enum Turn {
     Calls(Vec<(&'static str, Value)>),
     /// Some text, then the stream never ends (until cancelled).
     Hang(&'static str),
+    /// The provider refuses the request as too long for the window.
+    Overflow,
 }
 
 #[derive(Clone, Default)]
 pub struct Scripted {
     turns: Arc<Mutex<VecDeque<Turn>>>,
     pub requests: Arc<Mutex<Vec<Request>>>,
+    /// Replaces the summary the model writes.
+    summary: Arc<Mutex<Option<String>>>,
 }
 
 impl Scripted {
@@ -36,7 +40,13 @@ impl Scripted {
         Self {
             turns: Arc::new(Mutex::new(turns.into())),
             requests: Arc::default(),
+            summary: Arc::default(),
         }
+    }
+
+    /// Summary requests get `text` from now on.
+    pub fn set_summary(&self, text: String) {
+        *self.summary.lock().unwrap() = Some(text);
     }
 
     pub fn requests(&self) -> Vec<Request> {
@@ -74,11 +84,11 @@ impl Provider for Scripted {
         self.requests.lock().unwrap().push(request.clone());
         let prompt_tokens = serde_json::to_string(request).unwrap().len() as u64 / 4;
         if is_summary_request(request) {
-            let text = "## Goal\nRead big.txt twice.\n\n## Progress\n### Done\n- [x] read big.txt";
+            let text = self.summary.lock().unwrap().clone().unwrap_or_else(|| {
+                "## Goal\nRead big.txt twice.\n\n## Progress\n### Done\n- [x] read big.txt".into()
+            });
             return Ok(futures::stream::iter(vec![done(
-                vec![ContentBlock::Text {
-                    text: text.to_owned(),
-                }],
+                vec![ContentBlock::Text { text }],
                 StopReason::EndTurn,
                 prompt_tokens,
             )])
@@ -91,6 +101,13 @@ impl Provider for Scripted {
             .pop_front()
             .unwrap_or(Turn::Text("(script ended)"));
         let events: Vec<Event> = match turn {
+            Turn::Overflow => {
+                return Err(ProviderError::ContextOverflow {
+                    status: 400,
+                    request_id: None,
+                    body: "prompt is too long".into(),
+                });
+            }
             Turn::Text(text) => vec![
                 Event::TextDelta {
                     index: 0,
@@ -198,6 +215,15 @@ pub fn agent(session: Session, provider: Scripted, cwd: &Path, global: Option<&P
     )
 }
 
+/// [`appending_capabilities`] of a provider with a prompt cache (explicit breakpoints).
+pub fn cached_capabilities() -> Capabilities {
+    Capabilities {
+        cache_style: strata_provider::CacheStyle::ExplicitBreakpoints,
+        max_breakpoints: 4,
+        ..appending_capabilities()
+    }
+}
+
 pub fn agent_with(
     session: Session,
     provider: Scripted,
@@ -206,10 +232,30 @@ pub fn agent_with(
     model: Model,
     compaction: strata_compaction::CompactionSettings,
 ) -> Agent {
+    agent_with_capabilities(
+        session,
+        provider,
+        cwd,
+        global,
+        model,
+        compaction,
+        appending_capabilities(),
+    )
+}
+
+pub fn agent_with_capabilities(
+    session: Session,
+    provider: Scripted,
+    cwd: &Path,
+    global: Option<&Path>,
+    model: Model,
+    compaction: strata_compaction::CompactionSettings,
+    capabilities: Capabilities,
+) -> Agent {
     let config = AgentConfig {
         cwd: cwd.to_path_buf(),
         model,
-        capabilities: appending_capabilities(),
+        capabilities,
         api: "anthropic-messages".into(),
         max_tokens: Some(1024),
         global_dir: global.map(Path::to_path_buf),

@@ -4,10 +4,10 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use strata_compaction::{
     CompactionError, CompactionSettings, SummaryMode, TRANSCRIPT_CACHE_KEY_SUFFIX, compact,
-    compaction_entry, prepare, recorded_usage,
+    compact_accounted, compaction_entry, prepare, recorded_usage,
 };
 use strata_context::render;
-use strata_provider::{BreakpointPosition, StopReason, StreamOptions};
+use strata_provider::{BreakpointPosition, ProviderError, StopReason, StreamOptions};
 use strata_session::{AgentMessage, Entry};
 
 use crate::support::{
@@ -397,4 +397,204 @@ async fn usage_is_recorded_on_the_entry_and_survives_a_reopen() {
     assert_eq!(entry.details, Some(result.details.to_details()));
     // A chain without system entries (a Pi session) gets no snapshot fields.
     assert_eq!((entry.system, entry.tools), (None, None));
+}
+
+#[tokio::test]
+async fn a_cache_friendly_summary_that_overflows_is_asked_again_as_a_transcript() {
+    let session = split_turn_session();
+    let settings = CompactionSettings {
+        keep_recent_tokens: 20,
+        ..CompactionSettings::default()
+    };
+    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
+        .expect("prepare")
+        .expect("due");
+    let main = render(&context(&session), &anthropic_capabilities());
+    // The session's request did not fit, so neither does it plus an instruction; a
+    // transcript (one message) does.
+    let provider = ScriptedProvider::new(|request| {
+        if request.messages.len() > 1 {
+            Err(ProviderError::ContextOverflow {
+                status: 400,
+                request_id: None,
+                body: "prompt is too long".into(),
+            })
+        } else {
+            Ok(("## Goal\nshort".into(), StopReason::EndTurn))
+        }
+    });
+    let result = compact(
+        &provider,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &StreamOptions::default(),
+    )
+    .await
+    .expect("the transcript fits");
+    assert_eq!(result.mode, SummaryMode::Transcript);
+    let requests = provider.requests();
+    assert!(requests.iter().any(|r| r.messages.len() > 1), "tried first");
+    let answered: Vec<_> = requests.iter().filter(|r| r.messages.len() == 1).collect();
+    assert!(!answered.is_empty());
+    assert!(last_user_text(answered[0]).contains("<conversation>"));
+    // Only the answered requests were billed.
+    assert_eq!(result.usage.input, 1000 * answered.len() as u64);
+
+    // Other errors are not retried in another form.
+    let refusing = ScriptedProvider::new(|_| {
+        Err(ProviderError::Auth {
+            status: 401,
+            request_id: None,
+            body: "bad key".into(),
+        })
+    });
+    let error = compact(
+        &refusing,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &StreamOptions::default(),
+    )
+    .await
+    .expect_err("auth");
+    assert!(matches!(error, CompactionError::Provider { .. }), "{error}");
+    assert!(refusing.requests().iter().all(|r| r.messages.len() > 1));
+}
+
+#[tokio::test]
+async fn a_failed_compaction_reports_what_its_finished_requests_cost() {
+    let session = split_turn_session();
+    let settings = CompactionSettings {
+        keep_recent_tokens: 400,
+        ..CompactionSettings::default()
+    };
+    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
+        .expect("prepare")
+        .expect("due");
+    assert!(preparation.is_split_turn);
+    let main = render(&context(&session), &anthropic_capabilities());
+    // The history summary is fine, the turn prefix is cut: both requests were billed.
+    let provider = ScriptedProvider::new(|request| {
+        if last_user_text(request).contains("<turn-start>") {
+            Ok(("## Original Request\npartial".into(), StopReason::MaxTokens))
+        } else {
+            Ok(("## Goal\nfine".into(), StopReason::EndTurn))
+        }
+    });
+    let failure = compact_accounted(
+        &provider,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &StreamOptions::default(),
+        None,
+    )
+    .await
+    .expect_err("the prefix summary was cut");
+    assert!(
+        matches!(
+            failure.error,
+            CompactionError::Truncated {
+                part: "turn prefix",
+                ..
+            }
+        ),
+        "{failure}"
+    );
+    assert!(failure.spent());
+    assert_eq!(provider.requests().len(), 2);
+    assert_eq!((failure.usage.input, failure.usage.output), (2000, 200));
+    let expected = failure.usage.cost(&model(&main.model).prices).total();
+    assert!((failure.cost.total() - expected).abs() < 1e-12);
+    assert!(failure.cost.total() > 0.0);
+
+    // A refusal before any answer costs nothing.
+    let refusing = ScriptedProvider::new(|_| {
+        Err(ProviderError::Auth {
+            status: 401,
+            request_id: None,
+            body: "bad key".into(),
+        })
+    });
+    let failure = compact_accounted(
+        &refusing,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &StreamOptions::default(),
+        None,
+    )
+    .await
+    .expect_err("refused");
+    assert!(!failure.spent());
+}
+
+#[tokio::test]
+async fn branch_summary_file_lists_before_the_cut_are_carried_into_the_compaction() {
+    let mut session = TestSession::new();
+    session.push(user("try the other approach"));
+    session.push(assistant("ok", 0));
+    let leaf = session.leaf();
+    session
+        .session
+        .branch_with_summary(
+            Some(&leaf),
+            "The user explored a different conversation branch before returning here.",
+            Some(json!({"readFiles": ["docs/a.md"], "modifiedFiles": ["src/b.rs"]})),
+            None,
+        )
+        .expect("branch summary");
+    // An extension's summary is not trusted for file lists (Pi's rule).
+    let leaf = session.leaf();
+    session
+        .session
+        .branch_with_summary(
+            Some(&leaf),
+            "From a hook.",
+            Some(json!({"readFiles": ["hook/only.md"], "modifiedFiles": []})),
+            Some(true),
+        )
+        .expect("hook summary");
+    for turn in 0..6 {
+        session.push(user(&format!("request {turn} {}", "q".repeat(400))));
+        session.push(assistant(&"a".repeat(400), 0));
+    }
+    let settings = CompactionSettings {
+        keep_recent_tokens: 300,
+        ..CompactionSettings::default()
+    };
+    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
+        .expect("prepare")
+        .expect("due");
+    let main = render(&context(&session), &anthropic_capabilities());
+    let provider = ScriptedProvider::answering("## Goal\nsummary");
+    let result = compact(
+        &provider,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &StreamOptions::default(),
+    )
+    .await
+    .expect("compact");
+    assert_eq!(result.details.read_files, ["docs/a.md"]);
+    assert_eq!(result.details.modified_files, ["src/b.rs"]);
+    assert!(
+        result
+            .summary
+            .ends_with("<read-files>\ndocs/a.md\n</read-files>\n\n<modified-files>\nsrc/b.rs\n</modified-files>"),
+        "{}",
+        result.summary
+    );
+    let entry = compaction_entry(&result, &context(&session));
+    assert_eq!(
+        entry.details,
+        Some(json!({"readFiles": ["docs/a.md"], "modifiedFiles": ["src/b.rs"]}))
+    );
 }
