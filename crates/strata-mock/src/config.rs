@@ -326,6 +326,9 @@ pub struct MockConfig {
     pub max_records: usize,
     /// Characters per text delta in streams; 0 means 24.
     pub delta_chars: usize,
+    /// The largest request body read, in bytes; a larger one gets the provider's
+    /// request-too-large error. 0 means 64 MiB.
+    pub max_body_bytes: usize,
 }
 
 impl MockConfig {
@@ -341,6 +344,32 @@ impl MockConfig {
     pub fn with_model(mut self, rule: ModelRule) -> Self {
         self.models.push(rule);
         self
+    }
+
+    /// Adds the cache profiles of the capability table's row `provider`: one rule per model
+    /// the catalog lists for it, on the protocol that model is served over, with its context
+    /// window. Models the catalog does not list keep the built-in profiles. `None` when the
+    /// catalog has no such row.
+    pub fn with_provider(
+        mut self,
+        catalog: &strata_provider::Catalog,
+        provider: &str,
+    ) -> Option<Self> {
+        let row = catalog.provider(provider)?;
+        for model in catalog.models_of(provider) {
+            let protocol = Protocol::from(row.endpoint(&model.id).protocol);
+            let mut profile =
+                ModelProfile::from_capabilities(protocol, &model.id, &row.capabilities(&model.id));
+            if model.context_window > 0 {
+                profile.context_window = model.context_window;
+            }
+            self.models.push(ModelRule {
+                protocol: Some(protocol),
+                pattern: model.id.clone(),
+                profile,
+            });
+        }
+        Some(self)
     }
 
     /// Sets the scenario played by the scripted model.
@@ -510,6 +539,43 @@ mod tests {
             &strata_provider::Capabilities::default(),
         );
         assert_eq!(none.cache.style, CacheStyle::None);
+    }
+
+    #[test]
+    fn a_capability_table_row_sets_each_listed_models_profile() {
+        let catalog = strata_provider::Catalog::builtin().unwrap();
+        let config = MockConfig::new()
+            .with_provider(&catalog, "anthropic")
+            .unwrap();
+        let models: Vec<&strata_provider::Model> = catalog.models_of("anthropic").collect();
+        assert!(!models.is_empty());
+        assert_eq!(config.models.len(), models.len());
+        for model in models {
+            let caps = catalog.capabilities("anthropic", &model.id);
+            let profile = config.profile(Protocol::Anthropic, &model.id);
+            assert_eq!(profile.cache.style, CacheStyle::Explicit, "{}", model.id);
+            let builtin = builtin_profile(Protocol::Anthropic, &model.id);
+            let min = match caps.min_cacheable_tokens {
+                0 => builtin.cache.min_tokens,
+                min => u64::from(min),
+            };
+            assert_eq!(profile.cache.min_tokens, min, "{}", model.id);
+            let window = match model.context_window {
+                0 => builtin.context_window,
+                window => window,
+            };
+            assert_eq!(profile.context_window, window, "{}", model.id);
+        }
+        // A model the table does not list keeps the built-in profile.
+        assert_eq!(
+            config.profile(Protocol::Anthropic, "claude-unlisted"),
+            builtin_profile(Protocol::Anthropic, "claude-unlisted")
+        );
+        assert!(
+            MockConfig::new()
+                .with_provider(&catalog, "no-such-provider")
+                .is_none()
+        );
     }
 
     #[test]

@@ -24,6 +24,10 @@ struct Args {
     /// Model rules (TOML with `[[model]]` tables) overriding the built-in cache profiles.
     #[arg(long, value_name = "FILE")]
     models: Option<PathBuf>,
+    /// Take the cache profile of every model the capability table lists for provider NAME
+    /// from its row (repeatable; the first listing a model wins; `--models` rules go first).
+    #[arg(long = "provider", value_name = "NAME")]
+    providers: Vec<String>,
     /// Do not keep request bodies in the records.
     #[arg(long)]
     no_bodies: bool,
@@ -53,6 +57,15 @@ async fn main() -> anyhow::Result<()> {
         let file: ModelsFile =
             toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
         config.models = file.models;
+    }
+    if !args.providers.is_empty() {
+        let catalog =
+            strata_provider::Catalog::builtin_shared().context("reading the capability table")?;
+        for provider in &args.providers {
+            config = config
+                .with_provider(catalog, provider)
+                .with_context(|| format!("the capability table has no provider `{provider}`"))?;
+        }
     }
     let options = ServeOptions {
         addr: Some(args.addr),

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Path, RawQuery, State as AxumState};
 use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -34,8 +35,11 @@ use crate::record::{Accounting, Change, RequestRecord};
 use crate::scenario::{self, Scenario};
 use crate::tokens::Tokenizer;
 
-/// Largest request body accepted (a 1M-token prompt is about 4 MB of JSON).
+/// Largest request body accepted by default (a 1M-token prompt is about 4 MB of JSON).
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// A provider route's body, or why axum could not read it (too large, cut off).
+type RequestBody = Result<Bytes, BytesRejection>;
 
 /// How many of the newest records keep their request body.
 const BODIES_KEPT: usize = 256;
@@ -193,23 +197,15 @@ impl State {
         Prepared::Error((status, headers, body))
     }
 
-    /// Parses, accounts, plays the script and renders; runs on the blocking pool.
-    fn process<W: Wire>(
-        &self,
-        path: String,
-        path_model: Option<String>,
-        mode: Mode,
-        body: &[u8],
-    ) -> Prepared {
-        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
-        let now = self.clock.now_ms();
-        let mut record = RequestRecord {
-            seq,
+    /// A record of a request to `path` on `W`'s route, before anything is known of it.
+    fn new_record<W: Wire>(&self, path: String, model: Option<String>) -> RequestRecord {
+        RequestRecord {
+            seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
             protocol: W::PROTOCOL,
             path,
-            model: path_model.clone().unwrap_or_default(),
+            model: model.unwrap_or_default(),
             stream: false,
-            at_ms: now,
+            at_ms: self.clock.now_ms(),
             status: 200,
             error: None,
             cache_style: None,
@@ -221,7 +217,43 @@ impl State {
             summary: None,
             fault: None,
             body: None,
-        };
+        }
+    }
+
+    /// Refuses a request whose body was never parsed (too large, unknown method), and
+    /// records it like any other.
+    fn refuse_unread<W: Wire>(
+        &self,
+        path: String,
+        model: Option<String>,
+        kind: ErrorKind,
+    ) -> Response {
+        let mut record = self.new_record::<W>(path, model);
+        let (status, headers, body) = W::error(&kind);
+        record.status = status.as_u16();
+        record.error = Some(String::from_utf8_lossy(&body).into_owned());
+        self.record(record);
+        (status, headers, body).into_response()
+    }
+
+    /// The largest body a provider route reads.
+    fn body_limit(&self) -> usize {
+        match self.config.max_body_bytes {
+            0 => BODY_LIMIT,
+            limit => limit,
+        }
+    }
+
+    /// Parses, accounts, plays the script and renders; runs on the blocking pool.
+    fn process<W: Wire>(
+        &self,
+        path: String,
+        path_model: Option<String>,
+        mode: Mode,
+        body: &[u8],
+    ) -> Prepared {
+        let mut record = self.new_record::<W>(path, path_model.clone());
+        let (seq, now) = (record.seq, record.at_ms);
         let value = match json_body(body) {
             Ok(value) => value,
             Err(message) => return self.refuse::<W>(record, ErrorKind::BadRequest(message)),
@@ -389,8 +421,21 @@ async fn serve<W: Wire>(
     path: String,
     path_model: Option<String>,
     mode: Mode,
-    body: Bytes,
+    body: RequestBody,
 ) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            let kind = if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ErrorKind::TooLarge {
+                    limit: state.body_limit(),
+                }
+            } else {
+                ErrorKind::BadRequest(rejection.body_text())
+            };
+            return state.refuse_unread::<W>(path, path_model, kind);
+        }
+    };
     let worker = state.clone();
     let prepared =
         tokio::task::spawn_blocking(move || worker.process::<W>(path, path_model, mode, &body))
@@ -413,7 +458,7 @@ async fn serve<W: Wire>(
                 }
                 Some(FaultKind::StreamError { after_events }) => {
                     frames.truncate(after_events);
-                    frames.push(W::stream_error());
+                    frames.push(W::stream_error(frames.len()));
                 }
                 Some(FaultKind::Slow { delay_ms }) => delay = Some(Duration::from_millis(delay_ms)),
                 _ => {}
@@ -463,15 +508,15 @@ fn frames_body(frames: Vec<Bytes>, delay: Option<Duration>) -> Body {
 
 type Shared = AxumState<Arc<State>>;
 
-async fn anthropic(AxumState(state): Shared, uri: Uri, body: Bytes) -> Response {
+async fn anthropic(AxumState(state): Shared, uri: Uri, body: RequestBody) -> Response {
     serve::<Anthropic>(state, uri.path().to_owned(), None, Mode::FromBody, body).await
 }
 
-async fn chat(AxumState(state): Shared, uri: Uri, body: Bytes) -> Response {
+async fn chat(AxumState(state): Shared, uri: Uri, body: RequestBody) -> Response {
     serve::<Chat>(state, uri.path().to_owned(), None, Mode::FromBody, body).await
 }
 
-async fn responses(AxumState(state): Shared, uri: Uri, body: Bytes) -> Response {
+async fn responses(AxumState(state): Shared, uri: Uri, body: RequestBody) -> Response {
     serve::<Responses>(state, uri.path().to_owned(), None, Mode::FromBody, body).await
 }
 
@@ -480,12 +525,12 @@ async fn gemini(
     uri: Uri,
     target: &str,
     query: Option<String>,
-    body: Bytes,
+    body: RequestBody,
 ) -> Response {
+    let path = uri.path().to_owned();
     let Some((model, method)) = target.rsplit_once(':') else {
-        let (status, headers, body) =
-            Gemini::error(&ErrorKind::NotFound(format!("unknown method in {target}")));
-        return (status, headers, body).into_response();
+        let kind = ErrorKind::NotFound(format!("unknown method in {target}"));
+        return state.refuse_unread::<Gemini>(path, Some(target.to_owned()), kind);
     };
     let sse = query
         .as_deref()
@@ -495,20 +540,11 @@ async fn gemini(
         "streamGenerateContent" if sse => Mode::Stream,
         "streamGenerateContent" => Mode::JsonArray,
         other => {
-            let (status, headers, body) = Gemini::error(&ErrorKind::NotFound(format!(
-                "method {other} is not supported"
-            )));
-            return (status, headers, body).into_response();
+            let kind = ErrorKind::NotFound(format!("method {other} is not supported"));
+            return state.refuse_unread::<Gemini>(path, Some(model.to_owned()), kind);
         }
     };
-    serve::<Gemini>(
-        state,
-        uri.path().to_owned(),
-        Some(model.to_owned()),
-        mode,
-        body,
-    )
-    .await
+    serve::<Gemini>(state, path, Some(model.to_owned()), mode, body).await
 }
 
 async fn gemini_short(
@@ -516,7 +552,7 @@ async fn gemini_short(
     Path(target): Path<String>,
     RawQuery(query): RawQuery,
     uri: Uri,
-    body: Bytes,
+    body: RequestBody,
 ) -> Response {
     gemini(state, uri, &target, query, body).await
 }
@@ -526,7 +562,7 @@ async fn gemini_vertex(
     Path((_project, _location, target)): Path<(String, String, String)>,
     RawQuery(query): RawQuery,
     uri: Uri,
-    body: Bytes,
+    body: RequestBody,
 ) -> Response {
     gemini(state, uri, &target, query, body).await
 }
@@ -535,7 +571,7 @@ async fn converse(
     AxumState(state): Shared,
     Path(model): Path<String>,
     uri: Uri,
-    body: Bytes,
+    body: RequestBody,
 ) -> Response {
     serve::<Bedrock>(state, uri.path().to_owned(), Some(model), Mode::Once, body).await
 }
@@ -544,7 +580,7 @@ async fn converse_stream(
     AxumState(state): Shared,
     Path(model): Path<String>,
     uri: Uri,
-    body: Bytes,
+    body: RequestBody,
 ) -> Response {
     serve::<Bedrock>(
         state,
@@ -672,7 +708,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/_mock/scenario", post(admin_scenario))
         .route("/_mock/reset", post(admin_reset))
         .fallback(not_found)
-        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(DefaultBodyLimit::max(state.body_limit()))
         .with_state(state)
 }
 

@@ -7,11 +7,14 @@
 
 mod admin;
 mod anthropic;
+mod bad_requests;
 mod bedrock;
 mod binary;
 mod chat;
 mod common;
+mod fault_routes;
 mod faults;
 mod gemini;
 mod responses;
+mod rules;
 mod scenario;

@@ -20,6 +20,30 @@ fn ttl_of(value: &Value) -> Option<Ttl> {
     Some(Ttl::parse(control.get("ttl").and_then(Value::as_str)))
 }
 
+/// Checks the fields the API requires of a content block; returns its type.
+fn check_block(block: &Value) -> Result<&str, String> {
+    let kind = block
+        .get("type")
+        .and_then(Value::as_str)
+        .ok_or("type: Field required")?;
+    let required: &[&str] = match kind {
+        "text" => &["text"],
+        "tool_use" => &["id", "name"],
+        "tool_result" => &["tool_use_id"],
+        _ => &[],
+    };
+    if let Some(missing) = required
+        .iter()
+        .find(|field| !block.get(**field).is_some_and(Value::is_string))
+    {
+        return Err(format!("{kind}.{missing}: Field required"));
+    }
+    if kind == "tool_use" && !block.get("input").is_some_and(Value::is_object) {
+        return Err("tool_use.input: Field required".into());
+    }
+    Ok(kind)
+}
+
 /// The deterministic signature sent with a thinking block.
 pub fn signature(thinking: &str) -> String {
     format!("mock-sig-{:016x}", crate::tokens::hash_str(thinking))
@@ -102,6 +126,14 @@ impl Wire for Anthropic {
                     .get("name")
                     .and_then(Value::as_str)
                     .ok_or_else(|| format!("tools.{i}.name: Field required"))?;
+                // Custom tools need a schema; server tools (`type` with a version) do not.
+                let custom = tool
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .is_none_or(|t| t == "custom");
+                if custom && !tool.get("input_schema").is_some_and(Value::is_object) {
+                    return Err(format!("tools.{i}.custom.input_schema: Field required"));
+                }
                 conversation
                     .tools
                     .push(DeclaredTool::new(name, tool.get("input_schema")));
@@ -117,7 +149,8 @@ impl Wire for Anthropic {
             None | Some(Value::Null) => {}
             Some(Value::String(text)) => builder.push(Chapter::System, "system", text, None),
             Some(Value::Array(blocks)) => {
-                for block in blocks {
+                for (j, block) in blocks.iter().enumerate() {
+                    check_block(block).map_err(|e| format!("system.{j}.{e}"))?;
                     builder.push(
                         Chapter::System,
                         "system",
@@ -145,10 +178,8 @@ impl Wire for Anthropic {
                 Some(Value::String(text)) => builder.push(Chapter::Messages, role, text, None),
                 Some(Value::Array(blocks)) => {
                     for (j, block) in blocks.iter().enumerate() {
-                        let kind = block
-                            .get("type")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default();
+                        let kind = check_block(block)
+                            .map_err(|e| format!("messages.{i}.content.{j}.{e}"))?;
                         if kind == "thinking" {
                             check_signature(block)
                                 .map_err(|e| format!("messages.{i}.content.{j}.{e}"))?;
@@ -338,6 +369,11 @@ impl Wire for Anthropic {
             ErrorKind::NotFound(message) => {
                 (StatusCode::NOT_FOUND, "not_found_error", message.clone())
             }
+            ErrorKind::TooLarge { .. } => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "request_too_large",
+                "Request exceeds the maximum allowed number of bytes.".to_owned(),
+            ),
         };
         let mut headers = error_headers(kind);
         headers.insert("request-id", HeaderValue::from_static("req_mock"));
@@ -345,7 +381,7 @@ impl Wire for Anthropic {
         (status, headers, Bytes::from(body.to_string()))
     }
 
-    fn stream_error() -> Bytes {
+    fn stream_error(_index: usize) -> Bytes {
         sse_event(
             "error",
             &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),

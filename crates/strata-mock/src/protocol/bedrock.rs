@@ -125,6 +125,13 @@ impl Wire for Bedrock {
                 .get("content")
                 .and_then(Value::as_array)
                 .ok_or_else(|| format!("1 validation error detected: Value null at 'messages.{}.member.content' failed to satisfy constraint: Member must not be null", i + 1))?;
+            if let Some(j) = content.iter().position(|block| !block.is_object()) {
+                return Err(format!(
+                    "1 validation error detected: Value at 'messages.{}.member.content.{}.member' failed to satisfy constraint: Member must be a ContentBlock object",
+                    i + 1,
+                    j + 1
+                ));
+            }
             push_blocks(&mut builder, Chapter::Messages, role, content);
         }
         conversation.last_user_text = messages
@@ -256,6 +263,11 @@ impl Wire for Bedrock {
                 "ResourceNotFoundException",
                 message.clone(),
             ),
+            ErrorKind::TooLarge { limit } => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "ValidationException",
+                format!("Request body exceeds the maximum size of {limit} bytes."),
+            ),
         };
         let mut headers = error_headers(kind);
         headers.insert("x-amzn-errortype", HeaderValue::from_static(error_type));
@@ -266,7 +278,7 @@ impl Wire for Bedrock {
         )
     }
 
-    fn stream_error() -> Bytes {
+    fn stream_error(_index: usize) -> Bytes {
         eventstream::exception(
             "serviceUnavailableException",
             "Bedrock is unable to process your request.",

@@ -61,6 +61,13 @@ pub fn openai_error(kind: &ErrorKind, context_message: &str, context_param: &str
             Value::Null,
             json!("not_found"),
         ),
+        ErrorKind::TooLarge { limit } => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("The request body exceeds the maximum size of {limit} bytes."),
+            "invalid_request_error",
+            Value::Null,
+            json!("request_too_large"),
+        ),
     };
     let body =
         json!({"error": {"message": message, "type": kind_name, "param": param, "code": code}});
@@ -143,10 +150,27 @@ impl Wire for Chat {
         }
         let mut in_system = true;
         for (i, message) in messages.iter().enumerate() {
+            if !message.is_object() {
+                return Err(format!(
+                    "Invalid type for 'messages[{i}]': expected an object, but got {} instead.",
+                    super::json_type(message)
+                ));
+            }
             let role = message
                 .get("role")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
+            // Only an assistant message may leave out its content (when it calls tools).
+            if role != "assistant" && message.get("content").is_none_or(Value::is_null) {
+                return Err(format!(
+                    "Missing required parameter: 'messages[{i}].content'."
+                ));
+            }
+            if role == "tool" && !message.get("tool_call_id").is_some_and(Value::is_string) {
+                return Err(format!(
+                    "Missing required parameter: 'messages[{i}].tool_call_id'."
+                ));
+            }
             if !matches!(
                 role,
                 "system" | "developer" | "user" | "assistant" | "tool" | "function"
@@ -299,7 +323,7 @@ impl Wire for Chat {
         openai_error(kind, &context, "messages")
     }
 
-    fn stream_error() -> Bytes {
+    fn stream_error(_index: usize) -> Bytes {
         sse_data(&json!({"error": {
             "message": "The server had an error while processing your request. Sorry about that!",
             "type": "server_error", "param": null, "code": null

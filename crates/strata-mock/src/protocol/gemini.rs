@@ -174,7 +174,17 @@ impl Wire for Gemini {
                 .get("parts")
                 .and_then(Value::as_array)
                 .ok_or_else(|| format!("* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty.\n"))?;
-            for part in parts {
+            if parts.is_empty() {
+                return Err(format!(
+                    "* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty.\n"
+                ));
+            }
+            for (j, part) in parts.iter().enumerate() {
+                if !part.is_object() {
+                    return Err(format!(
+                        "Invalid JSON payload received. Invalid value at 'contents[{i}].parts[{j}]': expected a Part object.\n"
+                    ));
+                }
                 if part.get("thought").and_then(Value::as_bool) == Some(true) {
                     builder.push_uncacheable(Chapter::Messages, role, &part.to_string());
                 } else {
@@ -247,6 +257,11 @@ impl Wire for Gemini {
                 "UNAVAILABLE",
             ),
             ErrorKind::NotFound(message) => (StatusCode::NOT_FOUND, message.clone(), "NOT_FOUND"),
+            ErrorKind::TooLarge { limit } => (
+                StatusCode::BAD_REQUEST,
+                format!("Request payload size exceeds the limit: {limit} bytes."),
+                "INVALID_ARGUMENT",
+            ),
         };
         let mut error = json!({"code": status.as_u16(), "message": message, "status": status_name});
         if let ErrorKind::RateLimit { retry_after_secs } = kind {
@@ -259,7 +274,7 @@ impl Wire for Gemini {
         )
     }
 
-    fn stream_error() -> Bytes {
+    fn stream_error(_index: usize) -> Bytes {
         data(
             &json!({"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}}),
         )

@@ -83,6 +83,11 @@ pub enum ErrorKind {
     Overloaded,
     /// Unknown route or model.
     NotFound(String),
+    /// The request body is larger than the server reads.
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
 }
 
 /// An error response: status, headers, body.
@@ -97,6 +102,19 @@ pub fn json_body(body: &[u8]) -> Result<Value, String> {
         Ok(value)
     } else {
         Err("request body must be a JSON object".to_owned())
+    }
+}
+
+/// How OpenAI's errors name a JSON value's type ("an object", "a string", …).
+pub fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a decimal",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -180,8 +198,8 @@ pub trait Wire {
     fn stream(parsed: &Parsed, outcome: &Outcome<'_>) -> Vec<Bytes>;
     /// An error response.
     fn error(kind: &ErrorKind) -> ErrorResponse;
-    /// The in-stream error event.
-    fn stream_error() -> Bytes;
+    /// The in-stream error event, sent as the stream's event number `index` (0-based).
+    fn stream_error(index: usize) -> Bytes;
     /// A malformed event.
     fn malformed() -> Bytes;
 }

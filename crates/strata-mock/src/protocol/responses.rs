@@ -106,9 +106,23 @@ impl Wire for Responses {
         };
         match body.get("input") {
             Some(Value::String(text)) => items.push(json!({"role": "user", "content": text})),
-            Some(Value::Array(list)) => items.extend(list.iter().cloned()),
+            Some(Value::Array(list)) => {
+                if let Some((i, item)) = list.iter().enumerate().find(|(_, v)| !v.is_object()) {
+                    return Err(format!(
+                        "Invalid type for 'input[{i}]': expected an object, but got {} instead.",
+                        super::json_type(item)
+                    ));
+                }
+                items.extend(list.iter().cloned())
+            }
             None if !items.is_empty() => {}
-            _ => return Err("Missing required parameter: 'input'.".into()),
+            None => return Err("Missing required parameter: 'input'.".into()),
+            Some(other) => {
+                return Err(format!(
+                    "Invalid type for 'input': expected one of a string or array of input items, but got {} instead.",
+                    super::json_type(other)
+                ));
+            }
         }
         let mut builder = PromptBuilder::new(ctx.tokenizer);
         let mut conversation = Conversation::default();
@@ -304,13 +318,13 @@ impl Wire for Responses {
         )
     }
 
-    fn stream_error() -> Bytes {
+    fn stream_error(index: usize) -> Bytes {
         sse_event(
             "error",
             &json!({
                 "type": "error", "code": "server_error",
                 "message": "The server had an error while processing your request. Sorry about that!",
-                "param": null, "sequence_number": 0
+                "param": null, "sequence_number": index
             }),
         )
     }
