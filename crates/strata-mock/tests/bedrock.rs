@@ -144,3 +144,36 @@ async fn converse_returns_the_message_and_errors_in_bedrock_shape() {
             .contains("Member must satisfy enum value set")
     );
 }
+
+#[tokio::test]
+async fn one_hour_cache_points_are_listed_first_and_outlive_five_minutes() {
+    let h = start().await;
+    let mut body = request();
+    body["system"] = json!([
+        {"text": filler("system", 800)}, {"cachePoint": {"type": "default", "ttl": "1h"}},
+        {"text": filler("rules", 800)}, {"cachePoint": {"type": "default"}},
+    ]);
+    let path = format!("{PATH}/converse");
+    let first = h.post(&path, &body).await.json();
+    let cache = h.last_record().cache.unwrap();
+    assert!(cache.cache_write_1h > 1024 && cache.cache_write_5m > 1024);
+    assert_eq!(
+        first["usage"]["cacheDetails"],
+        json!([
+            {"ttl": "1h", "inputTokens": cache.cache_write_1h},
+            {"ttl": "5m", "inputTokens": cache.cache_write_5m},
+        ])
+    );
+    assert_eq!(
+        first["usage"]["cacheWriteInputTokens"],
+        json!(cache.cache_write_1h + cache.cache_write_5m)
+    );
+    h.server
+        .advance_clock(std::time::Duration::from_secs(30 * 60));
+    let later = h.post(&path, &body).await.json();
+    assert_eq!(
+        later["usage"]["cacheReadInputTokens"],
+        json!(cache.cache_write_1h),
+        "only the 1h entry survives 30 minutes"
+    );
+}

@@ -122,3 +122,20 @@ async fn previous_response_id_continues_a_stored_response() {
         "Previous response with id 'resp_nope' not found."
     );
 }
+
+#[tokio::test]
+async fn prompt_cache_key_routes_to_separate_caches() {
+    let h = start().await;
+    let mut body = request(1200);
+    h.post("/v1/responses", &body).await;
+    let cached = |reply: &Value| reply["usage"]["input_tokens_details"]["cached_tokens"].clone();
+    assert_ne!(
+        cached(&h.post("/v1/responses", &body).await.json()),
+        json!(0)
+    );
+    body["prompt_cache_key"] = json!("session-2");
+    let other = h.post("/v1/responses", &body).await.json();
+    assert_eq!(cached(&other), json!(0), "another key, another cache");
+    assert_eq!(other["prompt_cache_key"], "session-2");
+    assert_eq!(h.last_record().cache_key.as_deref(), Some("session-2"));
+}
