@@ -5,8 +5,10 @@
 //! `response.incomplete` are terminal; a stream that closes before one of them (or
 //! `response.failed` / `error`) ends as [`ProviderError::Truncated`] — the driver's policy.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
+use serde::Deserialize;
 use serde_json::Value;
 use strata_provider::transport::{
     self, Frame, FrameOutcome, ParseError, StreamParser, parse_arguments,
@@ -47,6 +49,30 @@ pub struct ResponsesParser {
     terminal: bool,
     last_event: String,
     summary_parts: HashMap<String, u64>,
+    /// The last delta's slot, so a run of deltas to one part skips the map and its key.
+    last_delta: Option<(Slot, usize)>,
+}
+
+/// Delta events, most of a stream's frames, read without building a JSON tree.
+const DELTA_EVENTS: [&str; 5] = [
+    "response.output_text.delta",
+    "response.refusal.delta",
+    "response.reasoning_summary_text.delta",
+    "response.reasoning_text.delta",
+    "response.function_call_arguments.delta",
+];
+
+/// The fields of a delta event the parser reads.
+#[derive(Deserialize)]
+struct DeltaEvent<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    item_id: Cow<'a, str>,
+    #[serde(default)]
+    content_index: u64,
+    #[serde(borrow, default)]
+    delta: Cow<'a, str>,
 }
 
 impl ResponsesParser {
@@ -75,6 +101,75 @@ impl ResponsesParser {
         out.push(event);
     }
 
+    /// The slot of a delta to `item` (and `part`, for text), remembered for the next delta.
+    fn delta_slot(&mut self, reasoning: bool, item: &str, part: u64) -> usize {
+        if let Some((slot, index)) = &self.last_delta {
+            let same = match slot {
+                Slot::Text { item: i, part: p } => !reasoning && i == item && *p == part,
+                Slot::Reasoning { item: i } => reasoning && i == item,
+                Slot::Call { .. } => false,
+            };
+            if same {
+                return *index;
+            }
+        }
+        let slot = if reasoning {
+            Slot::Reasoning {
+                item: item.to_owned(),
+            }
+        } else {
+            Slot::Text {
+                item: item.to_owned(),
+                part,
+            }
+        };
+        let index = self.slot(slot.clone());
+        self.last_delta = Some((slot, index));
+        index
+    }
+
+    /// A text, refusal, reasoning or argument delta of `kind`.
+    fn delta(
+        &mut self,
+        kind: &str,
+        item: &str,
+        part: u64,
+        delta: Cow<'_, str>,
+        out: &mut Vec<Event>,
+    ) {
+        if delta.is_empty() {
+            return;
+        }
+        match kind {
+            "response.output_text.delta" | "response.refusal.delta" => {
+                let index = self.delta_slot(false, item, part);
+                let text = delta.into_owned();
+                self.emit(out, Event::TextDelta { index, text });
+            }
+            "response.function_call_arguments.delta" => {
+                if let Some(call) = self.calls.get_mut(item) {
+                    call.arguments.push_str(&delta);
+                    let index = call.index;
+                    let arguments = delta.into_owned();
+                    self.emit(out, Event::ToolCallDelta { index, arguments });
+                }
+            }
+            // Summary and full reasoning text.
+            _ => {
+                let index = self.delta_slot(true, item, 0);
+                let text = delta.into_owned();
+                self.emit(
+                    out,
+                    Event::ThinkingDelta {
+                        index,
+                        text,
+                        signature: None,
+                    },
+                );
+            }
+        }
+    }
+
     fn frame(
         &mut self,
         event: &str,
@@ -84,6 +179,15 @@ impl ResponsesParser {
         let data = data.trim();
         if data.is_empty() || data == "[DONE]" {
             return Ok(FrameOutcome::Known);
+        }
+        if DELTA_EVENTS.contains(&event) {
+            let d: DeltaEvent<'_> = serde_json::from_str(data)?;
+            if d.kind.as_deref().is_none_or(|k| k == event) {
+                self.last_event.clear();
+                self.last_event.push_str(event);
+                self.delta(event, &d.item_id, d.content_index, d.delta, out);
+                return Ok(FrameOutcome::Known);
+            }
         }
         let value: Value = serde_json::from_str(data)?;
         let kind = value
@@ -137,19 +241,18 @@ impl ResponsesParser {
                     _ => {}
                 }
             }
-            "response.output_text.delta" | "response.refusal.delta" => {
+            "response.output_text.delta"
+            | "response.refusal.delta"
+            | "response.reasoning_summary_text.delta"
+            | "response.reasoning_text.delta"
+            | "response.function_call_arguments.delta" => {
+                let part = value
+                    .get("content_index")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                let item = str_of(&value, "item_id");
                 let delta = str_of(&value, "delta");
-                if !delta.is_empty() {
-                    let part = value
-                        .get("content_index")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(0);
-                    let index = self.slot(Slot::Text {
-                        item: str_of(&value, "item_id"),
-                        part,
-                    });
-                    self.emit(out, Event::TextDelta { index, text: delta });
-                }
+                self.delta(&kind, &item, part, Cow::Owned(delta), out);
             }
             "response.reasoning_summary_part.added" => {
                 // Summary parts are separate paragraphs; join them as Pi does.
@@ -164,39 +267,6 @@ impl ResponsesParser {
                             index,
                             text: "\n\n".into(),
                             signature: None,
-                        },
-                    );
-                }
-            }
-            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                let delta = str_of(&value, "delta");
-                if !delta.is_empty() {
-                    let index = self.slot(Slot::Reasoning {
-                        item: str_of(&value, "item_id"),
-                    });
-                    self.emit(
-                        out,
-                        Event::ThinkingDelta {
-                            index,
-                            text: delta,
-                            signature: None,
-                        },
-                    );
-                }
-            }
-            "response.function_call_arguments.delta" => {
-                let delta = str_of(&value, "delta");
-                let item = str_of(&value, "item_id");
-                if let Some(call) = self.calls.get_mut(&item)
-                    && !delta.is_empty()
-                {
-                    call.arguments.push_str(&delta);
-                    let index = call.index;
-                    self.emit(
-                        out,
-                        Event::ToolCallDelta {
-                            index,
-                            arguments: delta,
                         },
                     );
                 }
