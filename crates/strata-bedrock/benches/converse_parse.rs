@@ -1,4 +1,5 @@
-//! Event-stream decoding + Converse parsing throughput, and the cost of one SigV4 signature.
+//! Event-stream decoding + Converse parsing throughput (the mixed fixture, and a 4,000-token
+//! text turn), time per streamed token through the whole driver, and one SigV4 signature.
 
 #![expect(clippy::unwrap_used, reason = "benchmark setup")]
 
@@ -6,10 +7,66 @@ use std::time::SystemTime;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use strata_bedrock::credentials::AwsCredentials;
+use strata_bedrock::eventstream::encode_message;
 use strata_bedrock::sigv4::{SignableRequest, SigningScope, sign};
 use strata_bedrock::{ConverseParser, EventStreamFrames};
 use strata_provider::ApiKey;
 use strata_provider::transport::StreamDriver;
+
+const TOKENS: usize = 4000;
+
+fn event(kind: &str, payload: &str) -> Vec<u8> {
+    encode_message(
+        &[
+            (":event-type", kind),
+            (":content-type", "application/json"),
+            (":message-type", "event"),
+        ],
+        payload.as_bytes(),
+    )
+}
+
+/// A text turn as ConverseStream sends it: one token per `contentBlockDelta` message (with
+/// the padding field `p` Bedrock adds), then stop and metadata with cache counts.
+fn transcript() -> Vec<u8> {
+    let mut out = event("messageStart", r#"{"role":"assistant","p":"abcdefghijkl"}"#);
+    for i in 0..TOKENS {
+        out.extend(event(
+            "contentBlockDelta",
+            &format!(
+                r#"{{"contentBlockIndex":0,"delta":{{"text":" word{}"}},"p":"abcdefghijklmnopq"}}"#,
+                i % 97
+            ),
+        ));
+    }
+    out.extend(event(
+        "contentBlockStop",
+        r#"{"contentBlockIndex":0,"p":"abc"}"#,
+    ));
+    out.extend(event(
+        "messageStop",
+        r#"{"stopReason":"end_turn","p":"abcdef"}"#,
+    ));
+    out.extend(event(
+        "metadata",
+        r#"{"usage":{"inputTokens":25,"outputTokens":4000,"totalTokens":46025,"cacheReadInputTokens":40960,"cacheWriteInputTokens":1040},"metrics":{"latencyMs":2100},"p":"ab"}"#,
+    ));
+    out
+}
+
+fn run(bytes: &[u8], chunk: usize) -> usize {
+    let mut driver = StreamDriver::new(EventStreamFrames::new(), ConverseParser::new("claude"));
+    let mut out = Vec::with_capacity(64);
+    let mut n = 0;
+    for piece in bytes.chunks(chunk) {
+        driver.feed(piece, &mut out);
+        n += out.len();
+        out.clear();
+    }
+    driver.end(&mut out);
+    assert!(driver.is_finished());
+    n + out.len()
+}
 
 fn parse(c: &mut Criterion) {
     let bytes = std::fs::read(concat!(
@@ -31,6 +88,18 @@ fn parse(c: &mut Criterion) {
             out.len()
         })
     });
+    group.finish();
+
+    let bytes = transcript();
+    let mut group = c.benchmark_group("bedrock_eventstream");
+    group.throughput(Throughput::Bytes(bytes.len() as u64));
+    group.bench_function("bytes_to_events_16k_chunks", |b| {
+        b.iter(|| run(&bytes, 16 * 1024))
+    });
+    group.finish();
+    let mut group = c.benchmark_group("bedrock_per_token");
+    group.throughput(Throughput::Elements(TOKENS as u64));
+    group.bench_function("driver_per_token", |b| b.iter(|| run(&bytes, 4096)));
     group.finish();
 
     let body = vec![b'x'; 100_000];

@@ -106,6 +106,12 @@ impl EventStreamDecoder {
 
     /// The next whole message, `Ok(None)` when more bytes are needed.
     pub fn next_message(&mut self) -> Result<Option<EventMessage>, FrameError> {
+        self.next_raw()?.map(RawMessage::decode).transpose()
+    }
+
+    /// The next whole, CRC-checked message with its headers still encoded (read them in
+    /// place with [`RawMessage::string_header`]); `Ok(None)` when more bytes are needed.
+    pub fn next_raw(&mut self) -> Result<Option<RawMessage>, FrameError> {
         if self.buffer.len() < 12 {
             return Ok(None);
         }
@@ -137,9 +143,75 @@ impl EventStreamDecoder {
                 actual,
             });
         }
-        let headers = parse_headers(&frame[12..12 + headers_len])?;
-        let payload = frame[12 + headers_len..total - 4].to_vec();
-        Ok(Some(EventMessage { headers, payload }))
+        Ok(Some(RawMessage { frame, headers_len }))
+    }
+}
+
+/// A whole, CRC-checked message whose headers are read in place, without allocating.
+#[derive(Debug, Clone)]
+pub struct RawMessage {
+    frame: BytesMut,
+    headers_len: usize,
+}
+
+impl RawMessage {
+    fn headers(&self) -> &[u8] {
+        &self.frame[12..12 + self.headers_len]
+    }
+
+    /// The payload bytes.
+    pub fn payload(&self) -> &[u8] {
+        &self.frame[12 + self.headers_len..self.frame.len() - 4]
+    }
+
+    /// The value of the string header `name`, if present; a malformed header section is an
+    /// error even when `name` comes before the damage.
+    pub fn string_header(&self, name: &str) -> Result<Option<&str>, FrameError> {
+        let short = || FrameError::Header("header runs past its section".into());
+        let mut b = self.headers();
+        let mut found = None;
+        while !b.is_empty() {
+            let name_len = usize::from(b[0]);
+            let (this, rest) = b[1..].split_at_checked(name_len).ok_or_else(short)?;
+            let (&kind, rest) = rest.split_first().ok_or_else(short)?;
+            let (value, rest) = match kind {
+                0 | 1 => (None, rest),
+                2 => (None, rest.get(1..).ok_or_else(short)?),
+                3 => (None, rest.get(2..).ok_or_else(short)?),
+                4 => (None, rest.get(4..).ok_or_else(short)?),
+                5 | 8 => (None, rest.get(8..).ok_or_else(short)?),
+                9 => (None, rest.get(16..).ok_or_else(short)?),
+                6 | 7 => {
+                    let len = rest.get(..2).ok_or_else(short)?;
+                    let len = usize::from(u16::from_be_bytes([len[0], len[1]]));
+                    let (value, rest) = rest[2..].split_at_checked(len).ok_or_else(short)?;
+                    ((kind == 7).then_some(value), rest)
+                }
+                other => {
+                    return Err(FrameError::Header(format!(
+                        "header `{}` has unknown type {other}",
+                        String::from_utf8_lossy(this)
+                    )));
+                }
+            };
+            if found.is_none() && this == name.as_bytes() {
+                found = value;
+            }
+            b = rest;
+        }
+        found
+            .map(|v| {
+                std::str::from_utf8(v)
+                    .map_err(|_| FrameError::Header(format!("header `{name}` is not UTF-8")))
+            })
+            .transpose()
+    }
+
+    /// The message with every header decoded.
+    pub fn decode(self) -> Result<EventMessage, FrameError> {
+        let headers = parse_headers(self.headers())?;
+        let payload = self.payload().to_vec();
+        Ok(EventMessage { headers, payload })
     }
 }
 
@@ -305,6 +377,30 @@ mod tests {
             d.next_message(),
             Err(FrameError::PreludeCrc { .. })
         ));
+    }
+
+    #[test]
+    fn headers_read_in_place_match_the_decoded_ones() {
+        let bytes = encode_message(
+            &[
+                (":event-type", "contentBlockDelta"),
+                (":content-type", "application/json"),
+                (":message-type", "event"),
+            ],
+            b"{}",
+        );
+        let mut d = EventStreamDecoder::new();
+        d.push(&bytes);
+        let raw = d.next_raw().unwrap().unwrap();
+        assert_eq!(
+            raw.string_header(":event-type").unwrap(),
+            Some("contentBlockDelta")
+        );
+        assert_eq!(raw.string_header(":message-type").unwrap(), Some("event"));
+        assert_eq!(raw.string_header(":exception-type").unwrap(), None);
+        assert_eq!(raw.payload(), b"{}");
+        let decoded = raw.decode().unwrap();
+        assert_eq!(decoded.header(":content-type"), Some("application/json"));
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //! `metadata` (usage); a stream that closes before `metadata` is
 //! [`ProviderError::Truncated`]. Exceptions are classified by their `:exception-type`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
+use serde::Deserialize;
 use serde_json::Value;
 use strata_provider::{Event, Message, MessageAssembler, ProviderError, StopReason, Usage};
 
@@ -25,6 +27,44 @@ struct PendingCall {
     id: String,
     name: String,
     input: String,
+}
+
+/// A `contentBlockDelta` event, most of a stream's messages, read without a JSON tree.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireDelta<'a> {
+    #[serde(default)]
+    content_block_index: u64,
+    #[serde(borrow, default)]
+    delta: Option<WireDeltaBody<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireDeltaBody<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_use: Option<WireToolUse<'a>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<WireReasoning<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WireToolUse<'a> {
+    #[serde(borrow, default)]
+    input: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireReasoning<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    redacted_content: Option<Cow<'a, str>>,
 }
 
 /// State of one ConverseStream response.
@@ -73,6 +113,75 @@ impl ConverseParser {
         out.push(event);
     }
 
+    /// A text, tool-input or reasoning delta.
+    fn content_delta(&mut self, wire: WireDelta<'_>, out: &mut Vec<Event>) -> FrameOutcome {
+        let block = wire.content_block_index;
+        let Some(delta) = wire.delta else {
+            return FrameOutcome::Unknown;
+        };
+        if let Some(text) = delta.text {
+            if !text.is_empty() {
+                let index = self.slot(block);
+                let text = text.into_owned();
+                self.emit(out, Event::TextDelta { index, text });
+            }
+        } else if let Some(input) = delta.tool_use.and_then(|t| t.input) {
+            if let Some(call) = self.calls.get_mut(&block)
+                && !input.is_empty()
+            {
+                call.input.push_str(&input);
+                let index = call.index;
+                let arguments = input.into_owned();
+                self.emit(out, Event::ToolCallDelta { index, arguments });
+            }
+        } else if let Some(reasoning) = delta.reasoning_content {
+            let index = self.slot(block);
+            if let Some(text) = reasoning.text {
+                if !text.is_empty() {
+                    let text = text.into_owned();
+                    let signature = None;
+                    self.emit(
+                        out,
+                        Event::ThinkingDelta {
+                            index,
+                            text,
+                            signature,
+                        },
+                    );
+                }
+            } else if let Some(signature) = reasoning.signature {
+                let signature = Some(signature.into_owned());
+                let text = String::new();
+                self.emit(
+                    out,
+                    Event::ThinkingDelta {
+                        index,
+                        text,
+                        signature,
+                    },
+                );
+            } else if let Some(redacted) = reasoning.redacted_content {
+                // The event grammar has no redacted delta: the block becomes a
+                // signature-only thinking block, marked redacted at the end.
+                let redacted = redacted.into_owned();
+                let signature = Some(redacted.clone());
+                let text = String::new();
+                self.emit(
+                    out,
+                    Event::ThinkingDelta {
+                        index,
+                        text,
+                        signature,
+                    },
+                );
+                self.redacted.push(redacted);
+            }
+        } else {
+            return FrameOutcome::Unknown;
+        }
+        FrameOutcome::Known
+    }
+
     fn event(
         &mut self,
         kind: &str,
@@ -86,7 +195,12 @@ impl ConverseParser {
             self.done = true;
             return Err(ParseError::Provider(classify_exception(exception, payload)));
         }
-        self.last_event = kind.to_owned();
+        self.last_event.clear();
+        self.last_event.push_str(kind);
+        if kind == "contentBlockDelta" {
+            let delta: WireDelta<'_> = serde_json::from_str(payload)?;
+            return Ok(self.content_delta(delta, out));
+        }
         let value: Value = if payload.trim().is_empty() {
             Value::Object(serde_json::Map::new())
         } else {
@@ -134,78 +248,6 @@ impl ConverseParser {
                     };
                     self.calls.insert(block, call);
                     self.emit(out, start);
-                }
-            }
-            "contentBlockDelta" => {
-                let block = block_of(&value);
-                let delta = value.get("delta").unwrap_or(&Value::Null);
-                if let Some(text) = delta.get("text").and_then(Value::as_str) {
-                    if !text.is_empty() {
-                        let index = self.slot(block);
-                        self.emit(
-                            out,
-                            Event::TextDelta {
-                                index,
-                                text: text.to_owned(),
-                            },
-                        );
-                    }
-                } else if let Some(input) = delta.pointer("/toolUse/input").and_then(Value::as_str)
-                {
-                    if let Some(call) = self.calls.get_mut(&block)
-                        && !input.is_empty()
-                    {
-                        call.input.push_str(input);
-                        let index = call.index;
-                        self.emit(
-                            out,
-                            Event::ToolCallDelta {
-                                index,
-                                arguments: input.to_owned(),
-                            },
-                        );
-                    }
-                } else if let Some(reasoning) = delta.get("reasoningContent") {
-                    let index = self.slot(block);
-                    if let Some(text) = reasoning.get("text").and_then(Value::as_str) {
-                        if !text.is_empty() {
-                            self.emit(
-                                out,
-                                Event::ThinkingDelta {
-                                    index,
-                                    text: text.to_owned(),
-                                    signature: None,
-                                },
-                            );
-                        }
-                    } else if let Some(signature) =
-                        reasoning.get("signature").and_then(Value::as_str)
-                    {
-                        self.emit(
-                            out,
-                            Event::ThinkingDelta {
-                                index,
-                                text: String::new(),
-                                signature: Some(signature.to_owned()),
-                            },
-                        );
-                    } else if let Some(redacted) =
-                        reasoning.get("redactedContent").and_then(Value::as_str)
-                    {
-                        // The event grammar has no redacted delta: the block becomes a
-                        // signature-only thinking block, marked redacted at the end.
-                        self.emit(
-                            out,
-                            Event::ThinkingDelta {
-                                index,
-                                text: String::new(),
-                                signature: Some(redacted.to_owned()),
-                            },
-                        );
-                        self.redacted.push(redacted.to_owned());
-                    }
-                } else {
-                    outcome = FrameOutcome::Unknown;
                 }
             }
             "contentBlockStop" => {
@@ -303,42 +345,38 @@ impl EventStreamFrames {
     }
 
     fn drain(&mut self, sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Result<Flow, ProviderError> {
+        let decode = |e: crate::eventstream::FrameError| ProviderError::Decode {
+            message: e.to_string(),
+        };
         loop {
-            let message = self
-                .decoder
-                .next_message()
-                .map_err(|e| ProviderError::Decode {
-                    message: e.to_string(),
-                })?;
-            let Some(message) = message else {
+            let Some(message) = self.decoder.next_raw().map_err(decode)? else {
                 return Ok(Flow::Continue);
             };
+            let header = |name: &str| message.string_header(name).map_err(decode);
             self.name.clear();
-            match message.header(":message-type") {
+            match header(":message-type")? {
                 Some("exception") => {
                     self.name.push_str("exception:");
                     self.name
-                        .push_str(message.header(":exception-type").unwrap_or("exception"));
+                        .push_str(header(":exception-type")?.unwrap_or("exception"));
                 }
                 Some("error") => {
                     self.name.push_str("error:");
                     self.name
-                        .push_str(message.header(":error-code").unwrap_or("error"));
+                        .push_str(header(":error-code")?.unwrap_or("error"));
                 }
-                _ => self
-                    .name
-                    .push_str(message.header(":event-type").unwrap_or("")),
+                _ => self.name.push_str(header(":event-type")?.unwrap_or("")),
             }
-            let error_text = message.header(":error-message").map(str::to_owned);
-            let payload = match error_text {
-                Some(text) if message.payload.is_empty() => text,
-                _ => String::from_utf8(message.payload).map_err(|_| ProviderError::Decode {
+            let payload = if message.payload().is_empty() {
+                header(":error-message")?.unwrap_or("")
+            } else {
+                std::str::from_utf8(message.payload()).map_err(|_| ProviderError::Decode {
                     message: format!("event-stream payload of `{}` is not UTF-8", self.name),
-                })?,
+                })?
             };
             if sink(Frame {
                 event: Some(&self.name),
-                data: &payload,
+                data: payload,
             }) == Flow::Stop
             {
                 return Ok(Flow::Stop);

@@ -132,3 +132,49 @@ fn a_cut_stream_is_truncated_and_a_bad_crc_is_a_decode_error() {
         "{events:?}"
     );
 }
+
+#[test]
+fn redacted_reasoning_becomes_a_redacted_thinking_block() {
+    use strata_bedrock::eventstream::encode_message;
+    let event = |kind: &str, payload: &str| {
+        encode_message(
+            &[
+                (":event-type", kind),
+                (":content-type", "application/json"),
+                (":message-type", "event"),
+            ],
+            payload.as_bytes(),
+        )
+    };
+    let mut bytes = event("messageStart", r#"{"role":"assistant"}"#);
+    bytes.extend(event(
+        "contentBlockDelta",
+        r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"redactedContent":"RW5jcnlwdGVk"}}}"#,
+    ));
+    bytes.extend(event("contentBlockStop", r#"{"contentBlockIndex":0}"#));
+    bytes.extend(event(
+        "contentBlockDelta",
+        r#"{"contentBlockIndex":1,"delta":{"text":"Done."}}"#,
+    ));
+    bytes.extend(event("contentBlockStop", r#"{"contentBlockIndex":1}"#));
+    bytes.extend(event("messageStop", r#"{"stopReason":"end_turn"}"#));
+    bytes.extend(event(
+        "metadata",
+        r#"{"usage":{"inputTokens":3,"outputTokens":2,"totalTokens":5}}"#,
+    ));
+    let events = run(&bytes, &[]);
+    let Some(Event::Done { message, .. }) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        message.content,
+        vec![
+            ContentBlock::Thinking {
+                text: String::new(),
+                signature: Some("RW5jcnlwdGVk".into()),
+                redacted: true
+            },
+            ContentBlock::text("Done."),
+        ]
+    );
+}
