@@ -16,4 +16,4 @@ pub use auth::{AdcFile, AuthorizedUser, GoogleCredentials};
 pub use provider::{GoogleApi, GoogleProvider};
 pub use request::build_body;
 pub use stream::GeminiParser;
-pub use usage::normalize_usage;
+pub use usage::{UsageMetadata, normalize_usage};

@@ -11,11 +11,79 @@
 //!   placed right before that part's block, which [`crate::request`] folds back onto the
 //!   following part when replaying.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use strata_provider::transport::{self, Frame, FrameOutcome, ParseError, StreamParser};
 use strata_provider::{Event, Message, MessageAssembler, ProviderError, StopReason, Usage};
 
-use crate::usage::normalize_usage;
+use crate::usage::UsageMetadata;
+
+/// One `GenerateContentResponse`, read without building a JSON tree (most chunks carry one
+/// text part): only the fields the parser uses.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireChunk<'a> {
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    candidates: Option<Vec<WireCandidate<'a>>>,
+    #[serde(default)]
+    usage_metadata: Option<UsageMetadata>,
+    #[serde(borrow, default)]
+    model_version: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    response_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    prompt_feedback: Option<WireFeedback<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireCandidate<'a> {
+    #[serde(borrow, default)]
+    content: Option<WireContent<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct WireContent<'a> {
+    #[serde(borrow, default)]
+    parts: Option<Vec<&'a RawValue>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WirePart<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    thought: Option<bool>,
+    #[serde(borrow, default, alias = "thought_signature")]
+    thought_signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    function_call: Option<WireCall<'a>>,
+}
+
+#[derive(Deserialize)]
+struct WireCall<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    args: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireFeedback<'a> {
+    #[serde(borrow, default)]
+    block_reason: Option<Cow<'a, str>>,
+}
 
 /// What the most recent block is, so consecutive text pieces extend it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,58 +166,41 @@ impl GeminiParser {
             return Ok(FrameOutcome::Known);
         }
         self.frames += 1;
-        let value: Value = serde_json::from_str(data)?;
-        if let Some(error) = value.get("error") {
-            return Err(ParseError::Provider(classify_error(error, data)));
-        }
-        if !value.is_object() {
+        if !data.starts_with('{') {
+            // Valid JSON that is not a response object is not ours; invalid JSON is corrupt.
+            serde_json::from_str::<&RawValue>(data)?;
             return Ok(FrameOutcome::Unknown);
+        }
+        let chunk: WireChunk<'_> = serde_json::from_str(data)?;
+        if let Some(error) = chunk.error {
+            let error: Value = serde_json::from_str(error.get())?;
+            return Err(ParseError::Provider(classify_error(&error, data)));
         }
         if !self.started {
             self.started = true;
-            self.response_id = value
-                .get("responseId")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
-            let model = value
-                .get("modelVersion")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
+            self.response_id = chunk.response_id.as_deref().unwrap_or("").to_owned();
+            let model = chunk.model_version.as_deref().unwrap_or("").to_owned();
             let response_id = (!self.response_id.is_empty()).then(|| self.response_id.clone());
             self.emit(out, Event::Start { model, response_id });
         }
-        if let Some(meta) = value.get("usageMetadata").filter(|m| m.is_object()) {
+        if let Some(meta) = chunk.usage_metadata {
             // Several chunks carry usage; each is cumulative, the last wins.
-            self.usage = normalize_usage(meta);
+            self.usage = meta.usage();
             out.push(Event::Usage(self.usage));
         }
-        let candidate = value
-            .get("candidates")
-            .and_then(Value::as_array)
-            .and_then(|c| c.first());
+        let candidate = chunk.candidates.and_then(|c| c.into_iter().next());
         let Some(candidate) = candidate else {
-            if let Some(reason) = value
-                .get("promptFeedback")
-                .and_then(|f| f.get("blockReason"))
-                .and_then(Value::as_str)
-            {
-                tracing::debug!(reason, "Gemini blocked the prompt");
+            if let Some(reason) = chunk.prompt_feedback.and_then(|f| f.block_reason) {
+                tracing::debug!(%reason, "Gemini blocked the prompt");
                 self.finish = Some(StopReason::Refusal);
             }
             return Ok(FrameOutcome::Known);
         };
-        let parts = candidate
-            .get("content")
-            .and_then(|c| c.get("parts"))
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+        let parts = candidate.content.and_then(|c| c.parts).unwrap_or_default();
         for part in parts {
-            self.push_part(part, out);
+            self.push_part(part, out)?;
         }
-        if let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) {
+        if let Some(reason) = candidate.finish_reason.as_deref() {
             let stop = match reason {
                 "MAX_TOKENS" => StopReason::MaxTokens,
                 "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII"
@@ -174,29 +225,23 @@ impl GeminiParser {
         }
     }
 
-    fn push_part(&mut self, part: &Value, out: &mut Vec<Event>) {
-        let signature = part
-            .get("thoughtSignature")
-            .or_else(|| part.get("thought_signature"))
-            .and_then(Value::as_str);
-        if let Some(call) = part.get("functionCall") {
+    fn push_part(&mut self, raw: &RawValue, out: &mut Vec<Event>) -> Result<(), ParseError> {
+        let part: WirePart<'_> = serde_json::from_str(raw.get())?;
+        let signature = part.thought_signature.as_deref();
+        if let Some(call) = part.function_call {
             if let Some(sig) = signature {
                 self.signature_block(out, sig);
             }
-            let name = call
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
+            let name = call.name.as_deref().unwrap_or("").to_owned();
             self.calls += 1;
-            let id = match call.get("id").and_then(Value::as_str) {
+            let id = match call.id.as_deref() {
                 Some(id) if !id.is_empty() => id.to_owned(),
                 _ => format!("{name}_{}_{}", self.response_id, self.calls),
             };
-            let arguments = call
-                .get("args")
-                .cloned()
-                .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+            let arguments = match call.args {
+                Some(args) => serde_json::from_str(args.get())?,
+                None => Value::Object(serde_json::Map::new()),
+            };
             let index = self.new_block();
             self.open = Open::None;
             self.emit(
@@ -224,18 +269,19 @@ impl GeminiParser {
                     arguments,
                 },
             );
-            return;
+            return Ok(());
         }
-        let Some(text) = part.get("text").and_then(Value::as_str) else {
-            if signature.is_some() || !part.as_object().is_some_and(|o| o.is_empty()) {
-                tracing::debug!(part = %part, "ignoring Gemini part of unknown kind");
+        let Some(text) = part.text.as_deref() else {
+            let empty = raw.get().split_whitespace().collect::<String>() == "{}";
+            if signature.is_some() || !empty {
+                tracing::debug!(part = raw.get(), "ignoring Gemini part of unknown kind");
             }
             if let Some(sig) = signature {
                 self.signature_block(out, sig);
             }
-            return;
+            return Ok(());
         };
-        if part.get("thought").and_then(Value::as_bool) == Some(true) {
+        if part.thought == Some(true) {
             let index = match self.open {
                 Open::Thought(i) => i,
                 _ => {
@@ -258,7 +304,7 @@ impl GeminiParser {
                 // A signed thought part is complete; the next thought starts a new block.
                 self.open = Open::None;
             }
-            return;
+            return Ok(());
         }
         if !text.is_empty() {
             let index = match self.open {
@@ -280,6 +326,7 @@ impl GeminiParser {
         if let Some(sig) = signature {
             self.signature_block(out, sig);
         }
+        Ok(())
     }
 }
 
