@@ -383,3 +383,21 @@ async fn auth_and_validation_errors_keep_the_providers_message_but_not_the_secre
         );
     }
 }
+
+#[tokio::test]
+async fn retries_stop_at_the_limit_with_the_classified_error() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.push_fault(Fault::next(FaultKind::ServerError).times(10));
+    let (provider, model) = provider(3);
+    let options = StreamOptions {
+        max_retries: 2,
+        ..options(&server)
+    };
+    let err = provider
+        .stream(&model, &request(5), &options)
+        .await
+        .err()
+        .unwrap();
+    assert!(matches!(err, ProviderError::Server { .. }), "{err:?}");
+    assert_eq!(server.requests().len(), 3, "one send and two re-sends");
+}

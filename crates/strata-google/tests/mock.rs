@@ -537,3 +537,24 @@ fn studio_options_without_server() -> StreamOptions {
         ..StreamOptions::default()
     }
 }
+
+#[tokio::test]
+async fn retries_stop_at_the_limit_with_the_classified_error() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.push_fault(Fault::next(FaultKind::Overloaded).times(10));
+    let (provider, model) = studio(3);
+    let options = StreamOptions {
+        max_retries: 2,
+        ..studio_options(&server)
+    };
+    let err = provider
+        .stream(&model, &request(5), &options)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, ProviderError::Overloaded { status: 503, .. }),
+        "{err:?}"
+    );
+    assert_eq!(server.requests().len(), 3, "one send and two re-sends");
+}

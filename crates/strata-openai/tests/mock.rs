@@ -397,3 +397,21 @@ async fn auth_and_bad_request_errors_keep_the_providers_message_but_not_the_key(
         );
     }
 }
+
+#[tokio::test]
+async fn retries_stop_at_the_limit_with_the_classified_error() {
+    let s = deepseek(MockConfig::new()).await;
+    s.server
+        .push_fault(Fault::next(FaultKind::ServerError).times(10));
+    let mut options = s.options();
+    options.max_retries = 2;
+    let events = s.collect(&s.request("hi"), &options).await;
+    assert!(
+        matches!(
+            events.as_slice(),
+            [Event::Error(ProviderError::Server { status: 500, .. })]
+        ),
+        "{events:?}"
+    );
+    assert_eq!(s.server.requests().len(), 3, "one send and two re-sends");
+}
