@@ -336,7 +336,11 @@ impl StreamParser for GeminiParser {
         frame: Frame<'_>,
         out: &mut Vec<Event>,
     ) -> Result<FrameOutcome, ParseError> {
-        self.chunk(frame.data, out)
+        match frame.event {
+            None | Some("message") => self.chunk(frame.data, out),
+            // Gemini names no events: a named one (a proxy's keep-alive) is not ours.
+            Some(_) => Ok(FrameOutcome::Unknown),
+        }
     }
 
     fn on_end(&mut self, out: &mut Vec<Event>) -> Result<FrameOutcome, ParseError> {
