@@ -15,7 +15,7 @@ use strata_session::{EntryId, Session, WriteOptions};
 
 use crate::bench::ideal::{BodyShape, IdealCache};
 use crate::bench::model::{CacheModel, endpoint};
-use crate::bench::run::{MissCause, RequestKind, RequestRow, Run, record_cost};
+use crate::bench::run::{MissCause, RequestKind, RequestRow, Run, floor_cost, record_cost};
 use crate::bench::strategy::Strategy;
 use crate::bench::tools::tool_set;
 use crate::bench::workload::{BUILTIN_TOOLS, Workload};
@@ -311,6 +311,7 @@ impl Collector {
             let first = self.namespaces.insert(record.cache_key.clone()) || self.rows.is_empty();
             let cause = MissCause::of(first, &record, &cache);
             let cost = record_cost(&cache, record.output_tokens, &self.prices);
+            let floor_cost = floor_cost(&cache, new_tokens, record.output_tokens, &self.prices);
             self.rows.push(RequestRow {
                 seq: self.rows.len() + 1,
                 at_ms: record.at_ms.saturating_sub(self.start_ms),
@@ -321,6 +322,7 @@ impl Collector {
                 uncached: cache.uncached,
                 output: record.output_tokens,
                 cost,
+                floor_cost,
                 new_tokens,
                 cause,
             });

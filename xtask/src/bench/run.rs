@@ -17,6 +17,33 @@ pub fn record_cost(cache: &Accounting, output_tokens: u64, prices: &Prices) -> f
         / 1_000_000.0
 }
 
+/// What the request would have cost had the cache been ideal (never expiring, reading any
+/// prefix ever sent): its `new_tokens` paid as this request paid its misses (written at the
+/// lifetimes it wrote, or uncached; a request that missed nothing pays them as input), the rest
+/// read, the output as it was. Summed over a run, no cache can bill that run's requests less.
+pub fn floor_cost(cache: &Accounting, new_tokens: u64, output_tokens: u64, prices: &Prices) -> f64 {
+    let new_tokens = new_tokens.min(cache.input_tokens);
+    let missed = cache.cache_write_5m + cache.cache_write_1h + cache.uncached;
+    let share = |part: u64| {
+        if missed == 0 {
+            0.0
+        } else {
+            new_tokens as f64 * part as f64 / missed as f64
+        }
+    };
+    let new_cost = if missed == 0 {
+        new_tokens as f64 * prices.input
+    } else {
+        share(cache.cache_write_5m) * prices.cache_write_5m
+            + share(cache.cache_write_1h) * prices.cache_write_1h
+            + share(cache.uncached) * prices.input
+    };
+    (new_cost
+        + (cache.input_tokens - new_tokens) as f64 * prices.cache_read
+        + output_tokens as f64 * prices.output)
+        / 1_000_000.0
+}
+
 /// Where the tokens of a request that were not read from the cache are charged: the chapter
 /// where the request first departs from the previous one in its cache namespace, or why the
 /// cache had nothing to give.
@@ -112,6 +139,9 @@ pub struct RequestRow {
     pub output: u64,
     /// What the request cost at list prices, USD.
     pub cost: f64,
+    /// What it would have cost with an ideal cache ([`floor_cost`]), USD.
+    #[serde(default)]
+    pub floor_cost: f64,
     /// Prompt tokens an ideal prefix cache would still have to process: those past the longest
     /// prefix shared with any earlier request (rounded to the cache's granularity).
     pub new_tokens: u64,
@@ -262,6 +292,7 @@ mod tests {
             uncached,
             output: 10,
             cost: 0.5,
+            floor_cost: 0.25,
             new_tokens,
             cause: MissCause::Appended,
         }
@@ -275,5 +306,44 @@ mod tests {
         assert!((totals.ideal_hit_rate() - 0.45).abs() < 1e-12);
         assert!((totals.cost - 1.0).abs() < 1e-12);
         assert_eq!(Totals::default().hit_rate(), 0.0);
+    }
+
+    #[test]
+    fn the_floor_pays_only_the_new_tokens_as_the_request_paid_its_misses() {
+        let prices = Prices {
+            input: 5.0,
+            output: 25.0,
+            cache_read: 0.5,
+            cache_write_5m: 6.25,
+            cache_write_1h: 10.0,
+        };
+        // 1,000 tokens, 400 written at 5m and 100 at 1h, of which only 250 are new.
+        let cache = Accounting {
+            input_tokens: 1000,
+            cache_read: 500,
+            cache_write: 500,
+            cache_write_5m: 400,
+            cache_write_1h: 100,
+            ..Accounting::default()
+        };
+        let floor = floor_cost(&cache, 250, 10, &prices);
+        let expected = (200.0 * 6.25 + 50.0 * 10.0 + 750.0 * 0.5 + 10.0 * 25.0) / 1e6;
+        assert!((floor - expected).abs() < 1e-12, "{floor} vs {expected}");
+        assert!(floor < record_cost(&cache, 10, &prices));
+        // A request that missed nothing the ideal calls new pays those tokens as input, and
+        // the floor never exceeds what was paid when the ideal and the cache agree.
+        let read_all = Accounting {
+            input_tokens: 1000,
+            cache_read: 1000,
+            ..Accounting::default()
+        };
+        assert!(
+            (floor_cost(&read_all, 0, 0, &prices) - record_cost(&read_all, 0, &prices)).abs()
+                < 1e-12
+        );
+        assert!(
+            (floor_cost(&read_all, 100, 0, &prices) - (100.0 * 5.0 + 900.0 * 0.5) / 1e6).abs()
+                < 1e-12
+        );
     }
 }

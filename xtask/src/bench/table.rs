@@ -146,6 +146,7 @@ mod tests {
                 uncached: 100,
                 output: 5,
                 cost,
+                floor_cost: cost,
                 new_tokens: 50,
                 cause: MissCause::Appended,
             }],

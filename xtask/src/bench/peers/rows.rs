@@ -8,7 +8,7 @@ use serde_json::Value;
 use strata_mock::RequestRecord;
 
 use crate::bench::ideal::IdealCache;
-use crate::bench::run::{MissCause, RequestKind, RequestRow, record_cost};
+use crate::bench::run::{MissCause, RequestKind, RequestRow, floor_cost, record_cost};
 
 /// Text only summary requests carry: strata's and Pi's summary instructions, and Claude
 /// Code's compaction prompt.
@@ -112,6 +112,7 @@ impl Rows {
         let first = self.first_done.insert(record.cache_key.clone());
         let cause = MissCause::of(first, record, &cache);
         let cost = record_cost(&cache, record.output_tokens, &self.prices);
+        let floor_cost = floor_cost(&cache, new_tokens, record.output_tokens, &self.prices);
         self.rows.push(RequestRow {
             seq: self.rows.len() + 1,
             at_ms: record.at_ms.saturating_sub(start),
@@ -122,6 +123,7 @@ impl Rows {
             uncached: cache.uncached,
             output: record.output_tokens,
             cost,
+            floor_cost,
             new_tokens,
             cause,
         });
