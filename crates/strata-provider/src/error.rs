@@ -139,19 +139,6 @@ fn retry_hint(retry_after: Option<Duration>) -> String {
     }
 }
 
-/// Phrases providers use for a context-window overflow inside a 400/413 body.
-const OVERFLOW_PHRASES: [&str; 9] = [
-    "context_length_exceeded",
-    "context length",
-    "context window",
-    "prompt is too long",
-    "input is too long",
-    "too many tokens",
-    "maximum context",
-    "model_context_window_exceeded",
-    "exceeds the maximum number of tokens",
-];
-
 impl ProviderError {
     /// Classifies an HTTP error response; `retry_after` comes from the `retry-after` header.
     pub fn from_http(
@@ -160,6 +147,14 @@ impl ProviderError {
         body: String,
         retry_after: Option<Duration>,
     ) -> Self {
+        // One list of overflow wordings for every path: the transport's (Pi's set and more).
+        if crate::transport::is_context_overflow(status, &body) {
+            return Self::ContextOverflow {
+                status,
+                request_id,
+                body,
+            };
+        }
         let lower = body.to_ascii_lowercase();
         match status {
             401 | 403 => Self::Auth {
@@ -173,13 +168,6 @@ impl ProviderError {
                 request_id,
                 body,
             },
-            400 | 413 | 422 if OVERFLOW_PHRASES.iter().any(|p| lower.contains(p)) => {
-                Self::ContextOverflow {
-                    status,
-                    request_id,
-                    body,
-                }
-            }
             503 | 529 => Self::Overloaded {
                 retry_after,
                 status,

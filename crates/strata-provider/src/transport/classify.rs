@@ -38,13 +38,14 @@ const OVERFLOW_PATTERNS: &[&str] = &[
     r"(?i)too many tokens",                                     // generic
     r"(?i)token limit exceeded",                                // generic
     r"(?i)input length .*exceeds? .*context",                   // Qwen / DashScope
+    r"(?i)^4(?:00|13)\s*(?:status code)?\s*\(no body\)",        // Cerebras, as SDKs word it
 ];
 
 /// Wordings that look like overflow but are rate limits ("too many tokens per minute").
 const NOT_OVERFLOW_PATTERNS: &[&str] = &[
     r"(?i)rate.?limit",
     r"(?i)too many requests",
-    r"(?i)per minute|per day|tokens per min|TPM|RPM",
+    r"(?i)per minute|per day|tokens per min|\b(?:TPM|RPM)\b",
     r"(?i)^(Throttling error|Service unavailable):",
 ];
 
@@ -55,13 +56,13 @@ static NOT_OVERFLOW: LazyLock<Option<RegexSet>> =
 
 /// Whether an error response means "the prompt does not fit the context window".
 ///
-/// `status` 0 means the text came from inside a stream. A 413 with an empty body counts
-/// (Cerebras answers an overflow that way); a 429 never does.
+/// `status` 0 means the text came from inside a stream. A 400 or 413 with an empty body
+/// counts (Cerebras answers an overflow that way, and Pi reads it so); a 429 never does.
 pub fn is_context_overflow(status: u16, body: &str) -> bool {
     if status == 429 || (500..=599).contains(&status) {
         return false;
     }
-    if status == 413 && body.trim().is_empty() {
+    if matches!(status, 400 | 413) && body.trim().is_empty() {
         return true;
     }
     let matches = |set: &LazyLock<Option<RegexSet>>| set.as_ref().is_some_and(|s| s.is_match(body));
@@ -246,6 +247,111 @@ mod tests {
         assert!(OVERFLOW.is_some() && NOT_OVERFLOW.is_some());
     }
 
+    /// Every way into a `ProviderError` must call `body` an overflow: the HTTP classifier, the
+    /// plain constructor, and the in-stream classifier (status 0).
+    fn assert_overflow_everywhere(body: &str) {
+        assert!(is_context_overflow(400, body), "HTTP 400: {body}");
+        assert!(
+            matches!(
+                classify_response(400, &HeaderMap::new(), body, &[], SystemTime::now()),
+                ProviderError::ContextOverflow { status: 400, .. }
+            ),
+            "classify_response: {body}"
+        );
+        assert!(
+            matches!(
+                ProviderError::from_http(400, None, body.to_owned(), None),
+                ProviderError::ContextOverflow { status: 400, .. }
+            ),
+            "from_http: {body}"
+        );
+        assert!(
+            matches!(
+                classify_stream_error("invalid_request_error", body, body),
+                ProviderError::ContextOverflow { status: 0, .. }
+            ),
+            "in-stream: {body}"
+        );
+    }
+
+    /// One test per provider wording, with the provider's own example text (Pi's list).
+    macro_rules! overflow_wordings {
+        ($($name:ident: $body:expr,)*) => {$(
+            #[test]
+            fn $name() {
+                assert_overflow_everywhere($body);
+            }
+        )*};
+    }
+
+    overflow_wordings! {
+        overflow_anthropic_prompt_too_long:
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}}"#,
+        overflow_anthropic_request_too_large:
+            r#"{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}"#,
+        overflow_bedrock: "ValidationException: Input is too long for requested model.",
+        overflow_openai:
+            r#"{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error"}}"#,
+        overflow_gemini:
+            r#"{"error":{"code":400,"message":"The input token count (1196265) exceeds the maximum number of tokens allowed (1048575).","status":"INVALID_ARGUMENT"}}"#,
+        overflow_xai:
+            r#"{"code":"Client specified an invalid argument","error":"This model's maximum prompt length is 131072 but the request contains 537812 tokens."}"#,
+        overflow_groq:
+            r#"{"error":{"message":"Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages"}}"#,
+        overflow_openrouter:
+            "This endpoint's maximum context length is 200000 tokens. However, you requested about 250000 tokens",
+        overflow_llama_cpp:
+            r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}"#,
+        overflow_lm_studio:
+            "The number of tokens to keep from the initial prompt is greater than the context length",
+        overflow_github_copilot: "prompt token count of 130000 exceeds the limit of 128000",
+        overflow_minimax: "invalid params, context window exceeds limit (2013)",
+        overflow_kimi:
+            r#"{"error":{"message":"Your request exceeded model token limit: 262144 (requested: 300000)","type":"invalid_request_error"}}"#,
+        overflow_mistral:
+            "Prompt contains 140000 tokens and 0 draft tokens, too large for model with 131072 maximum context length",
+        overflow_zai: "model_context_window_exceeded",
+        overflow_ollama:
+            r#"{"error":"prompt too long; exceeded max context length by 1200 tokens"}"#,
+        overflow_ollama_without_max: "prompt too long; exceeded context length by 12 tokens",
+        overflow_generic_code: r#"{"error":{"code":"context_length_exceeded"}}"#,
+        overflow_generic_too_many_tokens: "Request has too many tokens",
+        overflow_generic_token_limit: "token limit exceeded",
+        overflow_qwen:
+            "Range of input length should be [1, 129024]; input length 140000 exceeds context",
+        overflow_cerebras_sdk_text: "413 status code (no body)",
+    }
+
+    #[test]
+    fn cerebras_empty_400_and_413_are_overflow() {
+        for status in [400, 413] {
+            assert!(is_context_overflow(status, "  "));
+            assert!(matches!(
+                ProviderError::from_http(status, None, String::new(), None),
+                ProviderError::ContextOverflow { .. }
+            ));
+        }
+        assert!(!is_context_overflow(404, ""));
+    }
+
+    #[test]
+    fn rate_limit_wordings_are_not_overflow() {
+        for body in [
+            "Throttling error: Too many tokens, please wait before trying again.",
+            "Rate limit reached: too many tokens per minute",
+            "Too many requests: token limit exceeded",
+            "Limit 30000 TPM: too many tokens",
+        ] {
+            assert!(!is_context_overflow(400, body), "{body}");
+        }
+        assert!(!is_context_overflow(429, "prompt is too long"));
+        assert!(!is_context_overflow(503, "prompt is too long"));
+        assert!(matches!(
+            ProviderError::from_http(429, None, "too many tokens".into(), None),
+            ProviderError::RateLimited { .. }
+        ));
+    }
+
     #[test]
     fn every_provider_wording_is_overflow() {
         let bodies = [
@@ -269,7 +375,6 @@ mod tests {
             assert!(is_context_overflow(400, body), "{body}");
         }
         assert!(is_context_overflow(413, ""));
-        assert!(!is_context_overflow(400, ""));
         assert!(!is_context_overflow(
             400,
             "messages.0.content: field required"
