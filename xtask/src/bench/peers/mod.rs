@@ -378,6 +378,17 @@ pub fn play(
         }
     }
     session.finish()?;
+    if std::env::var_os("STRATA_BENCH_KEEP_PEER_HOME").is_some() {
+        // To read what the peer stored (its session files) after the run.
+        let kept = home.keep();
+        eprintln!(
+            "{} / {} / {}: the peer's home is kept in {}",
+            peer.name(),
+            workload.spec.name,
+            cache_model.name(),
+            kept.display()
+        );
+    }
     rows.take(server.requests())?;
     if rows.rows.is_empty() {
         bail!(
