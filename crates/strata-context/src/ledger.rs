@@ -16,6 +16,9 @@ pub struct LedgerTool {
     pub declared_by: EntryId,
     /// The entry that withdrew it, while it stays withdrawn.
     pub removed_by: Option<EntryId>,
+    /// The last entry that re-declared it with a definition different from the one it had.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redefined_by: Option<EntryId>,
 }
 
 impl LedgerTool {
@@ -39,14 +42,18 @@ impl ToolLedger {
     }
 
     /// Declares tools: a new name goes to the end; a known name keeps its place, takes the
-    /// new definition and is live again.
+    /// new definition (noting `by` as its redefiner when the definition differs) and is live
+    /// again.
     pub fn declare<'a>(&mut self, definitions: impl IntoIterator<Item = &'a Value>, by: &EntryId) {
         for definition in definitions {
             let Some(name) = definition.get("name").and_then(Value::as_str) else {
                 continue;
             };
             if let Some(known) = self.tools.iter_mut().find(|tool| tool.name == name) {
-                known.definition = definition.clone();
+                if known.definition != *definition {
+                    known.definition = definition.clone();
+                    known.redefined_by = Some(by.clone());
+                }
                 known.removed_by = None;
             } else {
                 self.tools.push(LedgerTool {
@@ -54,6 +61,7 @@ impl ToolLedger {
                     definition: definition.clone(),
                     declared_by: by.clone(),
                     removed_by: None,
+                    redefined_by: None,
                 });
             }
         }
@@ -110,5 +118,29 @@ mod tests {
         );
         assert!(ledger.all()[0].is_live());
         assert_eq!(ledger.all()[0].declared_by, start);
+        assert_eq!(ledger.all()[0].redefined_by, Some(EntryId::new("p2")));
+    }
+
+    #[test]
+    fn only_a_different_definition_counts_as_a_redefinition() {
+        let mut ledger = ToolLedger::new();
+        let read = json!({"name": "read", "description": "v1"});
+        ledger.declare(std::slice::from_ref(&read), &EntryId::new("s"));
+        ledger.remove(["read"], &EntryId::new("p1"));
+        ledger.declare(std::slice::from_ref(&read), &EntryId::new("p2"));
+        assert_eq!(ledger.all()[0].redefined_by, None, "re-added unchanged");
+        ledger.declare(
+            &[json!({"name": "read", "description": "v2"})],
+            &EntryId::new("p3"),
+        );
+        ledger.declare(
+            &[json!({"name": "read", "description": "v2"})],
+            &EntryId::new("p4"),
+        );
+        assert_eq!(
+            ledger.all()[0].redefined_by,
+            Some(EntryId::new("p3")),
+            "the same definition again changes nothing"
+        );
     }
 }

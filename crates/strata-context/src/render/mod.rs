@@ -25,9 +25,8 @@ mod renderer;
 mod report;
 mod tools;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use serde_json::Value;
 use strata_provider::{
     Breakpoint, BreakpointPosition, CacheTtl, Capabilities, Message, Request, ThinkingLevel,
     ToolDefinition,
@@ -352,8 +351,8 @@ fn notes(
             entry_id: patches[*index].entry_id.clone(),
         });
     }
+    let patch_ids = tools::patch_ids(context);
     if !fold {
-        let patch_ids = tools::patch_ids(context);
         for tool in context.tools.all() {
             if patch_ids.contains(&tool.declared_by) && !deferred.contains(tool.name.as_str()) {
                 notes.push(RenderNote::ToolAppended {
@@ -363,21 +362,18 @@ fn notes(
             }
         }
     }
-    let mut declared: HashMap<&str, &Value> = HashMap::new();
-    for patch in patches {
-        for definition in &patch.tools_added {
-            let Some(name) = definition.get("name").and_then(Value::as_str) else {
-                continue;
-            };
-            if declared
-                .insert(name, definition)
-                .is_some_and(|before| before != definition)
-            {
-                notes.push(RenderNote::ToolRedefined {
-                    name: name.to_owned(),
-                    by: patch.entry_id.clone(),
-                });
-            }
+    // A redefinition before the chain's start (folded into a compaction) rewrote nothing
+    // this chain sends; one by a patch rewrote the array from that tool on.
+    for tool in context.tools.all() {
+        if let Some(by) = tool
+            .redefined_by
+            .as_ref()
+            .filter(|by| patch_ids.contains(by))
+        {
+            notes.push(RenderNote::ToolRedefined {
+                name: tool.name.clone(),
+                by: by.clone(),
+            });
         }
     }
     notes

@@ -244,15 +244,30 @@ fn a_changed_definition_rewrites_the_array_and_says_so() {
     script.user("search again");
     let after = strata_context::render_with(&script.context(), &full(), &RenderOptions::new());
 
-    let report = after.report(Some(&before));
-    assert!(
-        report
-            .notes
-            .contains(&strata_context::RenderNote::ToolRedefined {
+    // The render says so on its own, without a previous request to compare with: for a tool
+    // declared by a patch and for one the chain started with.
+    let redefined_notes: Vec<&strata_context::RenderNote> = after
+        .notes
+        .iter()
+        .filter(|note| matches!(note, strata_context::RenderNote::ToolRedefined { .. }))
+        .collect();
+    let by = strata_session::EntryId::new(redefined);
+    assert_eq!(
+        redefined_notes,
+        [
+            &strata_context::RenderNote::ToolRedefined {
+                name: "read".to_owned(),
+                by: by.clone(),
+            },
+            &strata_context::RenderNote::ToolRedefined {
                 name: "grep".to_owned(),
-                by: strata_session::EntryId::new(redefined),
-            })
+                by,
+            },
+        ],
+        "{:?}",
+        after.notes
     );
+    let report = after.report(Some(&before));
     assert!(
         report.deferred_changed,
         "grep is deferred: its new definition is outside the prefix"
