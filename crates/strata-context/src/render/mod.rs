@@ -8,7 +8,8 @@
 //! - Chapter 2, system: the snapshot's sections in the fixed order.
 //! - Chapter 3, messages: the conversation as Pi converts it, with each patch as a
 //!   mid-conversation system message right after the first user message at or after the point
-//!   it happened (never between a tool call and its result).
+//!   it happened (never between a tool call and its result); patches placed at the same user
+//!   message share one system message.
 //!
 //! Without mid-conversation system messages every patch folds into chapter 2 and the tools
 //! array is rewritten to the live set. Breakpoints follow the last tool, the system chapter
@@ -46,7 +47,7 @@ pub use tools::{
 };
 
 use plan::{Item, Plan};
-use prompt::{Declarations, patch_message, system_chapter};
+use prompt::{Declarations, patches_message, system_chapter};
 use tools::{ToolLayout, tools_chapter};
 
 /// The line that opens chapter 1 when any tool is deferred: it stands for the tool-search
@@ -276,9 +277,9 @@ impl<'a> Frame<'a> {
                         content: Vec::new(),
                     })
             }
-            Item::Patch(index) => patch_message(
-                &context.system.patches[index],
-                index,
+            Item::Patches { first, end } => patches_message(
+                &context.system.patches,
+                first..end,
                 capabilities,
                 &self.declarations,
             ),

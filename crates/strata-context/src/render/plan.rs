@@ -1,6 +1,7 @@
 //! The order of chapter 3: context messages as Pi sends them, missing tool results where Pi
 //! inserts them, and each system patch right after the first user message at or after the
-//! point it happened.
+//! point it happened; patches placed at the same user message share one system message, so
+//! every system message directly follows a user message.
 
 use std::collections::HashSet;
 
@@ -15,8 +16,9 @@ use crate::system::SystemPatch;
 pub(crate) enum Item<'a> {
     /// `context.messages[index]`, converted.
     Message(usize),
-    /// `context.system.patches[index]` as a mid-conversation system message.
-    Patch(usize),
+    /// `context.system.patches[first..end]`, the patches placed after one user message, as
+    /// one mid-conversation system message stating each change in order.
+    Patches { first: usize, end: usize },
     /// The error result for call `call_id` of the assistant turn `context.messages[turn]`.
     MissingResult { turn: usize, call_id: &'a str },
 }
@@ -63,15 +65,23 @@ pub(crate) fn plan(context: &Context, inline_patches: bool) -> Plan<'_> {
             Kind::User => {
                 calls.close(&mut items);
                 items.push(Item::Message(index));
-                // A patch that happened at or before this point follows this user message.
+                // The patches that happened at or before this point follow this user message,
+                // together: a second system message would follow a system message.
+                let first = next_patch;
                 while inline_patches
                     && next_patch < patches.len()
                     && patches[next_patch].after_messages <= index + 1
                 {
-                    if !is_empty_patch(&patches[next_patch]) {
-                        items.push(Item::Patch(next_patch));
-                    }
                     next_patch += 1;
+                }
+                if patches[first..next_patch]
+                    .iter()
+                    .any(|patch| !is_empty_patch(patch))
+                {
+                    items.push(Item::Patches {
+                        first,
+                        end: next_patch,
+                    });
                 }
             }
         }

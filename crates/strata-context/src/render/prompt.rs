@@ -2,6 +2,7 @@
 //! becomes in chapter 3.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use serde_json::Value;
 use strata_provider::{Capabilities, ContentBlock, Message, Role, SystemBlock};
@@ -58,15 +59,35 @@ impl<'a> Declarations<'a> {
     }
 }
 
-/// The system message for patch `index`: what changed, stated as a change, with
-/// `tool_removal` / `tool_addition` blocks where the provider has them and text otherwise.
-pub(crate) fn patch_message(
-    patch: &SystemPatch,
-    index: usize,
+/// The one system message for `patches[range]` (the patches placed after one user message):
+/// each patch's changes in patch order.
+pub(crate) fn patches_message(
+    patches: &[SystemPatch],
+    range: Range<usize>,
     capabilities: &Capabilities,
     declarations: &Declarations<'_>,
 ) -> Message {
     let mut content = Vec::new();
+    for index in range {
+        if let Some(patch) = patches.get(index) {
+            patch_content(patch, index, capabilities, declarations, &mut content);
+        }
+    }
+    Message {
+        role: Role::System,
+        content,
+    }
+}
+
+/// What patch `index` changed, stated as a change, with `tool_removal` / `tool_addition`
+/// blocks where the provider has them and text otherwise.
+fn patch_content(
+    patch: &SystemPatch,
+    index: usize,
+    capabilities: &Capabilities,
+    declarations: &Declarations<'_>,
+    content: &mut Vec<ContentBlock>,
+) {
     for (name, text) in &patch.sections {
         let name = name.as_str();
         content.push(ContentBlock::text(if text.is_empty() {
@@ -111,10 +132,6 @@ pub(crate) fn patch_message(
                 quoted_list(&names)
             )));
         }
-    }
-    Message {
-        role: Role::System,
-        content,
     }
 }
 

@@ -46,7 +46,7 @@ struct State {
 #[derive(Debug, Clone)]
 enum Source {
     Message(EntryId, Arc<AgentMessage>),
-    Patch(SystemPatch),
+    Patches(Vec<SystemPatch>),
     MissingResult(EntryId, String),
 }
 
@@ -57,7 +57,9 @@ impl Source {
                 let message = &context.messages[index];
                 Self::Message(message.entry_id.clone(), Arc::clone(&message.message))
             }
-            Item::Patch(index) => Self::Patch(context.system.patches[index].clone()),
+            Item::Patches { first, end } => {
+                Self::Patches(context.system.patches[first..end].to_vec())
+            }
             Item::MissingResult { turn, call_id } => {
                 Self::MissingResult(context.messages[turn].entry_id.clone(), call_id.to_owned())
             }
@@ -72,7 +74,9 @@ impl Source {
                 *id == now.entry_id
                     && (Arc::ptr_eq(message, &now.message) || **message == *now.message)
             }
-            (Self::Patch(patch), Item::Patch(index)) => *patch == context.system.patches[index],
+            (Self::Patches(patches), Item::Patches { first, end }) => {
+                *patches == context.system.patches[first..end]
+            }
             (Self::MissingResult(id, call), Item::MissingResult { turn, call_id }) => {
                 *id == context.messages[turn].entry_id && call == call_id
             }

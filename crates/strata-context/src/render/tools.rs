@@ -99,7 +99,9 @@ pub(crate) fn tools_chapter(context: &Context, layout: ToolLayout) -> Vec<ToolDe
         .filter(shown)
         .map(|tool| definition(tool, false))
         .collect();
-    if layout.placeholder && !all.is_empty() {
+    // Also for a chain that starts with no tools: its first deferred tool must not move
+    // the tools chapter's first byte.
+    if layout.placeholder {
         tools.push(deferred_placeholder());
     }
     tools.extend(

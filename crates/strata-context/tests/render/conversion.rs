@@ -299,3 +299,93 @@ fn a_changed_definition_rewrites_the_array_and_says_so() {
         "order and length kept"
     );
 }
+
+#[test]
+fn a_chain_without_tools_declares_the_placeholder_from_the_first_request() {
+    let mut script = Script::new();
+    script.system(sections(), &[], &[]);
+    script.user("hi");
+    let first = render_with(&script.context(), &full(), &RenderOptions::new());
+    let names: Vec<(&str, bool)> = first
+        .request
+        .tools
+        .iter()
+        .map(|tool| (tool.name.as_str(), tool.defer_loading))
+        .collect();
+    assert_eq!(names, [(DEFERRED_PLACEHOLDER, true)]);
+
+    script.assistant("hello");
+    script.system(json!({}), &[tool("grep")], &[]);
+    script.user("search");
+    let later = render_with(&script.context(), &full(), &RenderOptions::new());
+    let names: Vec<(&str, bool)> = later
+        .request
+        .tools
+        .iter()
+        .map(|tool| (tool.name.as_str(), tool.defer_loading))
+        .collect();
+    assert_eq!(names, [(DEFERRED_PLACEHOLDER, true), ("grep", true)]);
+    assert_eq!(
+        later.bytes.tools, first.bytes.tools,
+        "the first dynamic tool leaves the tools chapter's prefix bytes alone"
+    );
+    assert_eq!(
+        later.report(Some(&first)).divergence,
+        Some(strata_context::render::Divergence::Extends {
+            at: first.bytes.len()
+        })
+    );
+
+    // A provider without deferred tools gets no placeholder.
+    let plain = render(&script.context(), &super::support::mid_only());
+    let names: Vec<&str> = plain.tools.iter().map(|tool| tool.name.as_str()).collect();
+    assert_eq!(names, ["grep"]);
+}
+
+#[test]
+fn patches_at_one_user_message_share_one_system_message() {
+    let mut script = Script::new();
+    script.system(sections(), &tools(&["read", "bash"]), &[]);
+    script.user("hi");
+    script.assistant("hello");
+    script.system(json!({"rules": "Be terse."}), &[tool("grep")], &[]);
+    script.system(json!({"cwd": "Working directory: /w/src"}), &[], &["bash"]);
+    script.system(json!({}), &[], &[]);
+    script.user("search");
+    let request = render(&script.context(), &full());
+    let roles: Vec<Role> = request
+        .messages
+        .iter()
+        .map(|message| message.role)
+        .collect();
+    assert_eq!(
+        roles,
+        [Role::User, Role::Assistant, Role::User, Role::System]
+    );
+    let patch = &request.messages[3];
+    assert!(
+        matches!(&patch.content[..], [
+            ContentBlock::Text { text: rules },
+            ContentBlock::ToolAddition { tools },
+            ContentBlock::Text { text: cwd },
+            ContentBlock::ToolRemoval { names },
+        ] if rules.contains("`rules` section changed") && rules.ends_with("Be terse.")
+            && tools.len() == 1 && tools[0].name == "grep"
+            && cwd.contains("`cwd` section changed") && cwd.ends_with("/w/src")
+            && names == &["bash".to_owned()]),
+        "each change in patch order: {:?}",
+        patch.content
+    );
+
+    // Without tool-change blocks the same patches are one message of texts.
+    let plain = render(&script.context(), &super::support::mid_only());
+    assert_eq!(plain.messages.len(), 4);
+    assert_eq!(plain.messages[3].role, Role::System);
+    let said = texts(&plain.messages[3]);
+    assert_eq!(said.len(), 4, "{said:?}");
+    assert!(said[1].contains("now available: `grep`"), "{said:?}");
+    assert!(
+        said[3].contains("no longer available; do not call them: `bash`"),
+        "{said:?}"
+    );
+}

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use strata_context::render::{Chapter, Divergence, NO_RESULT_PROVIDED, RequestBytes};
 use strata_context::{Context, ModelRef, RenderOptions, Rendered, render_with};
-use strata_provider::{ContentBlock, ToolResultContent};
+use strata_provider::{ContentBlock, Role, ToolResultContent};
 
 use super::support::{Script, full, mid_only, no_mid, tool};
 
@@ -160,11 +160,12 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     /// With mid-conversation system messages, each appended entry leaves every byte before the
-    /// previous request's last message alone. Without deferred tools, a newly declared tool
+    /// previous request's last message alone, and every system message directly follows a
+    /// user message. Without deferred tools, a newly declared tool
     /// is the one exception: it appends to chapter 1.
     #[test]
     fn appends_never_change_bytes_before_the_previous_last_message(
-        initial in 1usize..6,
+        initial in 0usize..6,
         steps in prop::collection::vec(step(), 1..24),
     ) {
         let mut script = Script::new();
@@ -181,6 +182,11 @@ proptest! {
                 let context = script.context_at(&tree, id);
                 let rendered = render_with(&context, &capabilities, &options);
                 prop_assert_eq!(&rendered, &render_with(&context.clone(), &capabilities, &options), "deterministic");
+                let messages = &rendered.request.messages;
+                for index in (0..messages.len()).filter(|index| messages[*index].role == Role::System) {
+                    prop_assert!(index > 0 && messages[index - 1].role == Role::User,
+                        "system message {} of entry {} does not directly follow a user message", index, id);
+                }
                 let names = tool_names(&context);
                 // A model switch re-renders history (Pi turns another model's thinking into
                 // text); the property is about appends under one model.
