@@ -818,7 +818,7 @@ impl Agent {
                     self.append(message.clone())?;
                     return Ok((message, stop));
                 }
-                Event::Error(error) => {
+                Event::Error { error, .. } => {
                     if matches!(error, ProviderError::Cancelled) {
                         return self.finish_partial(&assembler, StopReason::Aborted, None);
                     }

@@ -48,7 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let cost = usage.cost(&model.prices);
                 println!("\n[{stop_reason:?}] {usage:?} ${:.6}", cost.total());
             }
-            Event::Error(e) => return Err(e.into()),
+            Event::Error { error: e, .. } => return Err(e.into()),
             _ => {}
         }
     }

@@ -54,7 +54,7 @@ impl Setup {
     async fn collect(&self, request: &Request, options: &StreamOptions) -> Vec<Event> {
         match self.adapter.stream(&self.model, request, options).await {
             Ok(stream) => stream.collect().await,
-            Err(e) => vec![Event::Error(e)],
+            Err(e) => vec![Event::error(e)],
         }
     }
 }
@@ -253,7 +253,10 @@ async fn retries_stop_at_the_limit_with_the_classified_error() {
     assert!(
         matches!(
             events.as_slice(),
-            [Event::Error(ProviderError::Overloaded { status: 529, .. })]
+            [Event::Error {
+                error: ProviderError::Overloaded { status: 529, .. },
+                ..
+            }]
         ),
         "{events:?}"
     );
@@ -266,7 +269,12 @@ async fn context_overflow_is_recognised_and_not_retried() {
     s.server.push_fault(Fault::next(FaultKind::ContextLength));
     let events = s.collect(&long_request("hello"), &s.options()).await;
     match events.as_slice() {
-        [Event::Error(e @ ProviderError::ContextOverflow { .. })] => {
+        [
+            Event::Error {
+                error: e @ ProviderError::ContextOverflow { .. },
+                ..
+            },
+        ] => {
             assert!(!e.to_string().contains("sk-ant-test-key"));
         }
         other => panic!("{other:?}"),
@@ -288,7 +296,10 @@ async fn a_stream_cut_after_tokens_ends_truncated_with_the_partial_text() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Truncated { .. }))
+            Some(Event::Error {
+                error: ProviderError::Truncated { .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -305,6 +316,48 @@ async fn a_stream_cut_after_tokens_ends_truncated_with_the_partial_text() {
 }
 
 #[tokio::test]
+async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
+    let scenario = Scenario::from_toml(
+        r#"
+name = "two-tools"
+[[turn]]
+thinking = "Read first, then list the directory."
+text = "Looking at the file and the directory now."
+[[turn.tool_call]]
+tool = "read"
+args = { path = "src/main.rs" }
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "ls -la src" }
+"#,
+        "test",
+    )
+    .unwrap();
+    let s = setup(MockConfig::new().with_scenario(scenario)).await;
+    let mut request = long_request("go");
+    request.thinking = ThinkingLevel::Low;
+    let mut seen = crate::partial::Seen::default();
+    // Cut after 1, 2, 3, … frames until the cut falls past the end and the turn completes.
+    let mut cuts = 0;
+    for events_before_cut in 1..500 {
+        s.server.push_fault(Fault::next(FaultKind::CutAfter {
+            events: events_before_cut,
+        }));
+        let events = s.collect(&request, &s.options()).await;
+        if matches!(events.last(), Some(Event::Done { .. })) {
+            break;
+        }
+        seen.merge(crate::partial::check_cut_stream(&events));
+        cuts += 1;
+    }
+    assert!((6..499).contains(&cuts), "{cuts} cut points");
+    assert!(
+        seen.text && seen.thinking && seen.finished_call && seen.open_call,
+        "{seen:?}"
+    );
+}
+
+#[tokio::test]
 async fn malformed_and_in_stream_errors_end_the_stream() {
     let s = setup(MockConfig::new()).await;
     s.server
@@ -313,7 +366,10 @@ async fn malformed_and_in_stream_errors_end_the_stream() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Decode { .. }))
+            Some(Event::Error {
+                error: ProviderError::Decode { .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -322,7 +378,7 @@ async fn malformed_and_in_stream_errors_end_the_stream() {
         .push_fault(Fault::next(FaultKind::StreamError { after_events: 3 }));
     let events = s.collect(&long_request("hello there"), &s.options()).await;
     match events.last() {
-        Some(Event::Error(e)) => assert!(
+        Some(Event::Error { error: e, .. }) => assert!(
             matches!(
                 e,
                 ProviderError::Overloaded { status: 0, .. }
@@ -355,7 +411,13 @@ async fn cancellation_mid_stream_stops_at_once() {
     let started = std::time::Instant::now();
     let next = stream.next().await;
     assert!(
-        matches!(next, Some(Event::Error(ProviderError::Cancelled))),
+        matches!(
+            next,
+            Some(Event::Error {
+                error: ProviderError::Cancelled,
+                ..
+            })
+        ),
         "{next:?}"
     );
     assert!(stream.next().await.is_none());
@@ -452,7 +514,7 @@ async fn auth_and_bad_request_errors_keep_the_providers_message_but_not_the_key(
         let mut options = s.options();
         options.base_url = Some(url);
         let events = s.collect(&long_request("hi"), &options).await;
-        let [Event::Error(error)] = events.as_slice() else {
+        let [Event::Error { error, .. }] = events.as_slice() else {
             panic!("{events:?}")
         };
         if status.starts_with("401") {

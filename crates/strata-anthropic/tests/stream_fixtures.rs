@@ -80,7 +80,7 @@ fn a_full_turn_assembles_thinking_text_and_two_tool_calls() {
             .iter()
             .any(|e| matches!(e, Event::TextDelta { text, .. } if text.is_empty()))
     );
-    assert!(!events.iter().any(|e| matches!(e, Event::Error(_))));
+    assert!(!events.iter().any(|e| matches!(e, Event::Error { .. })));
     // Raw argument fragments stream as they come.
     let fragments: Vec<&str> = events
         .iter()
@@ -114,7 +114,10 @@ fn an_error_event_mid_stream_ends_with_the_providers_error() {
     let events = drive_pieces(&fixture("error_mid_stream.sse"), &[]);
     assert!(matches!(
         events.last(),
-        Some(Event::Error(ProviderError::Overloaded { status: 0, .. }))
+        Some(Event::Error {
+            error: ProviderError::Overloaded { status: 0, .. },
+            ..
+        })
     ));
     assert!(
         events
@@ -128,7 +131,10 @@ fn an_error_event_mid_stream_ends_with_the_providers_error() {
 fn a_stream_without_message_stop_is_truncated_not_completed() {
     let events = drive_pieces(&fixture("cut_short.sse"), &[]);
     match events.last() {
-        Some(Event::Error(ProviderError::Truncated { reason })) => {
+        Some(Event::Error {
+            error: ProviderError::Truncated { reason },
+            ..
+        }) => {
             assert!(reason.contains("content_block_delta"), "{reason}");
         }
         other => panic!("expected truncation, got {other:?}"),
@@ -140,7 +146,10 @@ fn a_stream_without_message_stop_is_truncated_not_completed() {
 fn a_corrupt_frame_is_a_decode_error_naming_the_frame() {
     let events = drive_pieces(&fixture("corrupt.sse"), &[]);
     match events.last() {
-        Some(Event::Error(ProviderError::Decode { message })) => {
+        Some(Event::Error {
+            error: ProviderError::Decode { message },
+            ..
+        }) => {
             assert!(message.contains("content_block_delta"), "{message}");
         }
         other => panic!("expected a decode error, got {other:?}"),
@@ -157,7 +166,10 @@ fn invalid_final_tool_arguments_name_the_call() {
     );
     let events = drive_pieces(sse.as_bytes(), &[]);
     match events.last() {
-        Some(Event::Error(ProviderError::Decode { message })) => {
+        Some(Event::Error {
+            error: ProviderError::Decode { message },
+            ..
+        }) => {
             assert!(message.contains("`edit` (toolu_9)"), "{message}");
         }
         other => panic!("expected an arguments error, got {other:?}"),

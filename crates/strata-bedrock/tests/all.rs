@@ -9,4 +9,5 @@
 
 mod fixtures;
 mod mock;
+mod partial;
 mod rows;

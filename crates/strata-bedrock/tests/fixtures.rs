@@ -93,7 +93,10 @@ fn exception_mid_stream_is_classified() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::RateLimited { .. }))
+            Some(Event::Error {
+                error: ProviderError::RateLimited { .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -101,7 +104,10 @@ fn exception_mid_stream_is_classified() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::ContextOverflow { .. }))
+            Some(Event::Error {
+                error: ProviderError::ContextOverflow { .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -115,7 +121,10 @@ fn a_cut_stream_is_truncated_and_a_bad_crc_is_a_decode_error() {
         assert!(
             matches!(
                 events.last(),
-                Some(Event::Error(ProviderError::Truncated { .. }))
+                Some(Event::Error {
+                    error: ProviderError::Truncated { .. },
+                    ..
+                })
             ),
             "cut at {cut}: {:?}",
             events.last()
@@ -127,7 +136,10 @@ fn a_cut_stream_is_truncated_and_a_bad_crc_is_a_decode_error() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Decode { .. }))
+            Some(Event::Error {
+                error: ProviderError::Decode { .. },
+                ..
+            })
         ),
         "{events:?}"
     );

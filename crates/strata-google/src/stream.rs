@@ -441,7 +441,10 @@ mod tests {
         assert!(
             matches!(
                 out.last(),
-                Some(Event::Error(ProviderError::RateLimited { .. }))
+                Some(Event::Error {
+                    error: ProviderError::RateLimited { .. },
+                    ..
+                })
             ),
             "{out:?}"
         );
@@ -467,7 +470,10 @@ mod tests {
         assert!(
             matches!(
                 out.last(),
-                Some(Event::Error(ProviderError::Truncated { .. }))
+                Some(Event::Error {
+                    error: ProviderError::Truncated { .. },
+                    ..
+                })
             ),
             "{out:?}"
         );

@@ -119,7 +119,10 @@ fn error_mid_stream_is_overloaded_and_a_cut_is_truncated() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Overloaded { .. }))
+            Some(Event::Error {
+                error: ProviderError::Overloaded { .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -129,7 +132,10 @@ fn error_mid_stream_is_overloaded_and_a_cut_is_truncated() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Truncated { .. }))
+            Some(Event::Error {
+                error: ProviderError::Truncated { .. },
+                ..
+            })
         ),
         "{events:?}"
     );

@@ -238,9 +238,21 @@ async fn faults_are_retried_classified_or_reported() {
         .await;
         let last = events.last().unwrap();
         let ok = match what {
-            "truncated" => matches!(last, Event::Error(ProviderError::Truncated { .. })),
-            "decode" => matches!(last, Event::Error(ProviderError::Decode { .. })),
-            _ => matches!(last, Event::Error(e) if e.is_retryable()),
+            "truncated" => matches!(
+                last,
+                Event::Error {
+                    error: ProviderError::Truncated { .. },
+                    ..
+                }
+            ),
+            "decode" => matches!(
+                last,
+                Event::Error {
+                    error: ProviderError::Decode { .. },
+                    ..
+                }
+            ),
+            _ => matches!(last, Event::Error { error: e, .. } if e.is_retryable()),
         };
         assert!(ok, "{what}: {events:?}");
         assert!(
@@ -273,7 +285,13 @@ async fn cancellation_stops_the_stream_at_once() {
         last = Some(event);
     }
     assert!(
-        matches!(last, Some(Event::Error(ProviderError::Cancelled))),
+        matches!(
+            last,
+            Some(Event::Error {
+                error: ProviderError::Cancelled,
+                ..
+            })
+        ),
         "{last:?}"
     );
     assert!(started.elapsed() < Duration::from_millis(250));
@@ -557,4 +575,35 @@ async fn retries_stop_at_the_limit_with_the_classified_error() {
         "{err:?}"
     );
     assert_eq!(server.requests().len(), 3, "one send and two re-sends");
+}
+
+/// Cuts the stream after 1, 2, 3, … frames until the cut falls past the end and the turn
+/// completes; every cut must end with the partial message of exactly what arrived.
+#[tokio::test]
+async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(Scenario::from_toml("[[turn]]\nthinking = \"Read first, then list the directory.\"\ntext = \"Looking at the file and the directory now.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"src/main.rs\" }\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"src/lib.rs\" }\n", "inline").unwrap());
+    let (provider, model) = studio(3);
+    let mut seen = crate::partial::Seen::default();
+    let mut cuts = 0;
+    for events_before_cut in 1..500 {
+        server.push_fault(Fault::next(FaultKind::CutAfter {
+            events: events_before_cut,
+        }));
+        let events = collect(
+            provider
+                .stream(&model, &request(5), &studio_options(&server))
+                .await
+                .unwrap(),
+        )
+        .await;
+        if matches!(events.last(), Some(Event::Done { .. })) {
+            break;
+        }
+        seen.merge(crate::partial::check_cut_stream(&events));
+        cuts += 1;
+    }
+    assert!((4..499).contains(&cuts), "{cuts} cut points");
+    // Gemini sends function calls whole, in the chunk that ends the turn: no cut keeps one.
+    assert!(seen.text && seen.thinking, "{seen:?}");
 }

@@ -442,7 +442,10 @@ mod tests {
         assert!(
             matches!(
                 out.as_slice(),
-                [Event::Error(ProviderError::Truncated { .. })]
+                [Event::Error {
+                    error: ProviderError::Truncated { .. },
+                    ..
+                }]
             ),
             "{out:?}"
         );
@@ -452,7 +455,13 @@ mod tests {
     fn malformed_json_is_a_decode_error() {
         let out = run(&["event: response.output_text.delta\ndata: {\"delta\":\n\n"]);
         assert!(
-            matches!(out.as_slice(), [Event::Error(ProviderError::Decode { .. })]),
+            matches!(
+                out.as_slice(),
+                [Event::Error {
+                    error: ProviderError::Decode { .. },
+                    ..
+                }]
+            ),
             "{out:?}"
         );
     }

@@ -9,5 +9,6 @@
 
 mod fixtures;
 mod mock;
+mod partial;
 mod rows;
 mod support;

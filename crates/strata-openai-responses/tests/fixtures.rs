@@ -120,7 +120,10 @@ fn error_event_mid_stream_ends_with_the_classified_error() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Server { status: 0, .. }))
+            Some(Event::Error {
+                error: ProviderError::Server { status: 0, .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -133,7 +136,10 @@ fn failed_response_with_overflow_is_context_overflow() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::ContextOverflow { .. }))
+            Some(Event::Error {
+                error: ProviderError::ContextOverflow { .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -161,7 +167,10 @@ fn a_stream_cut_between_frames_is_truncated_never_completed() {
     assert!(
         matches!(
             out.last(),
-            Some(Event::Error(ProviderError::Truncated { .. }))
+            Some(Event::Error {
+                error: ProviderError::Truncated { .. },
+                ..
+            })
         ),
         "{out:?}"
     );
@@ -178,7 +187,7 @@ fn a_stream_cut_anywhere_never_completes() {
         driver.feed(&bytes[..cut], &mut out);
         driver.end(&mut out);
         assert!(
-            matches!(out.last(), Some(Event::Error(_))),
+            matches!(out.last(), Some(Event::Error { .. })),
             "cut at {cut}: {:?}",
             out.last()
         );

@@ -216,7 +216,10 @@ async fn a_cut_stream_ends_truncated_with_the_partial_text_and_is_not_resent() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Truncated { .. }))
+            Some(Event::Error {
+                error: ProviderError::Truncated { .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -239,7 +242,10 @@ async fn malformed_event_and_in_stream_error_end_the_stream() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Decode { .. }))
+            Some(Event::Error {
+                error: ProviderError::Decode { .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -255,7 +261,10 @@ async fn malformed_event_and_in_stream_error_end_the_stream() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Server { status: 0, .. }))
+            Some(Event::Error {
+                error: ProviderError::Server { status: 0, .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -277,7 +286,13 @@ async fn cancellation_stops_the_stream_at_once() {
     opts.cancel.cancel();
     let next = stream.next().await.unwrap();
     assert!(
-        matches!(next, Event::Error(ProviderError::Cancelled)),
+        matches!(
+            next,
+            Event::Error {
+                error: ProviderError::Cancelled,
+                ..
+            }
+        ),
         "{next:?}"
     );
     assert!(started.elapsed() < Duration::from_millis(250));
@@ -421,4 +436,37 @@ async fn auth_and_bad_request_errors_keep_the_providers_message_but_not_the_key(
             "{status} is not retried"
         );
     }
+}
+
+/// Cuts the stream after 1, 2, 3, … frames until the cut falls past the end and the turn
+/// completes; every cut must end with the partial message of exactly what arrived.
+#[tokio::test]
+async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(scenario("[[turn]]\nthinking = \"Read first, then list the directory.\"\ntext = \"Looking at the file and the directory now.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"src/main.rs\" }\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"src/lib.rs\" }\n"));
+    let (provider, model) = openai(3);
+    let mut seen = crate::partial::Seen::default();
+    let mut cuts = 0;
+    for events_before_cut in 1..500 {
+        server.push_fault(Fault::next(FaultKind::CutAfter {
+            events: events_before_cut,
+        }));
+        let events = collect(
+            provider
+                .stream(&model, &request(5), &options(&server.base_url()))
+                .await
+                .unwrap(),
+        )
+        .await;
+        if matches!(events.last(), Some(Event::Done { .. })) {
+            break;
+        }
+        seen.merge(crate::partial::check_cut_stream(&events));
+        cuts += 1;
+    }
+    assert!((4..499).contains(&cuts), "{cuts} cut points");
+    assert!(
+        seen.text && seen.thinking && seen.finished_call && seen.open_call,
+        "{seen:?}"
+    );
 }

@@ -7,6 +7,7 @@
 )]
 
 mod mock;
+mod partial;
 mod rows;
 mod stream_fixtures;
 

@@ -55,7 +55,7 @@ impl Setup {
     async fn collect(&self, request: &Request, options: &StreamOptions) -> Vec<Event> {
         match self.adapter.stream(&self.model, request, options).await {
             Ok(stream) => stream.collect().await,
-            Err(e) => vec![Event::Error(e)],
+            Err(e) => vec![Event::error(e)],
         }
     }
 
@@ -223,7 +223,12 @@ async fn faults_are_retried_or_reported_by_kind() {
     s.server.push_fault(Fault::next(FaultKind::ContextLength));
     let events = s.collect(&s.request("hi"), &s.options()).await;
     match events.as_slice() {
-        [Event::Error(e @ ProviderError::ContextOverflow { .. })] => {
+        [
+            Event::Error {
+                error: e @ ProviderError::ContextOverflow { .. },
+                ..
+            },
+        ] => {
             assert!(!e.to_string().contains("sk-test-key-123"));
         }
         other => panic!("{other:?}"),
@@ -241,7 +246,10 @@ async fn faults_are_retried_or_reported_by_kind() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Truncated { .. }))
+            Some(Event::Error {
+                error: ProviderError::Truncated { .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -252,7 +260,10 @@ async fn faults_are_retried_or_reported_by_kind() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Decode { .. }))
+            Some(Event::Error {
+                error: ProviderError::Decode { .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -260,7 +271,10 @@ async fn faults_are_retried_or_reported_by_kind() {
     s.server
         .push_fault(Fault::next(FaultKind::StreamError { after_events: 2 }));
     let events = s.collect(&s.request("hi there"), &s.options()).await;
-    assert!(matches!(events.last(), Some(Event::Error(_))), "{events:?}");
+    assert!(
+        matches!(events.last(), Some(Event::Error { .. })),
+        "{events:?}"
+    );
     assert!(!events.iter().any(|e| matches!(e, Event::Done { .. })));
 }
 
@@ -280,7 +294,10 @@ async fn cancellation_mid_stream_stops_at_once() {
     let started = std::time::Instant::now();
     assert!(matches!(
         stream.next().await,
-        Some(Event::Error(ProviderError::Cancelled))
+        Some(Event::Error {
+            error: ProviderError::Cancelled,
+            ..
+        })
     ));
     assert!(stream.next().await.is_none());
     assert!(started.elapsed() < Duration::from_millis(250));
@@ -372,7 +389,7 @@ async fn auth_and_bad_request_errors_keep_the_providers_message_but_not_the_key(
         let mut options = s.options();
         options.base_url = Some(url);
         let events = s.collect(&s.request("hi"), &options).await;
-        let [Event::Error(error)] = events.as_slice() else {
+        let [Event::Error { error, .. }] = events.as_slice() else {
             panic!("{events:?}")
         };
         if status.starts_with("401") {
@@ -409,9 +426,40 @@ async fn retries_stop_at_the_limit_with_the_classified_error() {
     assert!(
         matches!(
             events.as_slice(),
-            [Event::Error(ProviderError::Server { status: 500, .. })]
+            [Event::Error {
+                error: ProviderError::Server { status: 500, .. },
+                ..
+            }]
         ),
         "{events:?}"
     );
     assert_eq!(s.server.requests().len(), 3, "one send and two re-sends");
+}
+
+/// Cuts the stream after 1, 2, 3, … frames until the cut falls past the end and the turn
+/// completes; every cut must end with the partial message of exactly what arrived.
+#[tokio::test]
+async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
+    let scenario = Scenario::from_toml("[[turn]]\nthinking = \"Read first, then list the directory.\"\ntext = \"Looking at the file and the directory now.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"src/main.rs\" }\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"src/lib.rs\" }\n", "test").unwrap();
+    let s = deepseek(MockConfig::new().with_scenario(scenario)).await;
+    let server = &s.server;
+    let mut request = s.request("go");
+    request.thinking = ThinkingLevel::High;
+    let mut seen = crate::partial::Seen::default();
+    let mut cuts = 0;
+    for events_before_cut in 1..500 {
+        server.push_fault(Fault::next(FaultKind::CutAfter {
+            events: events_before_cut,
+        }));
+        let events = s.collect(&request, &s.options()).await;
+        if matches!(events.last(), Some(Event::Done { .. })) {
+            break;
+        }
+        seen.merge(crate::partial::check_cut_stream(&events));
+        cuts += 1;
+    }
+    assert!((4..499).contains(&cuts), "{cuts} cut points");
+    // Chat closes tool calls only with the finish reason, which ends the turn: every cut
+    // before it leaves the calls open, with their arguments so far.
+    assert!(seen.text && seen.thinking && seen.open_call, "{seen:?}");
 }

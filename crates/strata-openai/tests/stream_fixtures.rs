@@ -106,8 +106,13 @@ fn an_error_chunk_mid_stream_ends_with_the_providers_error() {
         matches!(
             events.last(),
             Some(
-                Event::Error(ProviderError::Overloaded { status: 0, .. })
-                    | Event::Error(ProviderError::Server { status: 0, .. })
+                Event::Error {
+                    error: ProviderError::Overloaded { status: 0, .. },
+                    ..
+                } | Event::Error {
+                    error: ProviderError::Server { status: 0, .. },
+                    ..
+                }
             )
         ),
         "{events:?}"
@@ -120,7 +125,10 @@ fn a_stream_without_done_is_truncated() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Truncated { .. }))
+            Some(Event::Error {
+                error: ProviderError::Truncated { .. },
+                ..
+            })
         ),
         "{events:?}"
     );
@@ -132,7 +140,10 @@ fn corrupt_chunks_are_decode_errors() {
     assert!(
         matches!(
             events.last(),
-            Some(Event::Error(ProviderError::Decode { .. }))
+            Some(Event::Error {
+                error: ProviderError::Decode { .. },
+                ..
+            })
         ),
         "{events:?}"
     );

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::error::ProviderError;
 use crate::request::{ContentBlock, Message, Role};
+use crate::transport::parse_partial;
 use crate::usage::Usage;
 
 /// Why the model stopped.
@@ -98,7 +99,28 @@ pub enum Event {
         usage: Usage,
     },
     /// The stream failed; nothing follows.
-    Error(#[serde(serialize_with = "serialize_error")] ProviderError),
+    ///
+    /// When content had arrived, `partial` holds the assistant message as far as it got (text,
+    /// thinking, finished tool calls, and unfinished ones with their best-effort arguments), so
+    /// a caller can keep it instead of losing it silently.
+    Error {
+        /// Why the stream failed.
+        #[serde(serialize_with = "serialize_error")]
+        error: ProviderError,
+        /// The assistant message assembled before the failure; `None` if nothing arrived.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<Message>,
+    },
+}
+
+impl Event {
+    /// An error event with no partial message (the stream failed before any content).
+    pub fn error(error: ProviderError) -> Self {
+        Self::Error {
+            error,
+            partial: None,
+        }
+    }
 }
 
 fn serialize_error<S: serde::Serializer>(e: &ProviderError, s: S) -> Result<S::Ok, S::Error> {
@@ -182,7 +204,7 @@ impl MessageAssembler {
                     arguments: arguments.clone(),
                 });
             }
-            Event::Start { .. } | Event::Usage(_) | Event::Done { .. } | Event::Error(_) => {}
+            Event::Start { .. } | Event::Usage(_) | Event::Done { .. } | Event::Error { .. } => {}
         }
     }
 
@@ -191,11 +213,29 @@ impl MessageAssembler {
         self.partial_arguments.get(index).map(String::as_str)
     }
 
-    /// The assistant message assembled so far.
+    /// The assistant message assembled so far; a tool call not yet ended carries the
+    /// best-effort parse of the arguments received so far (`Null` if none parse yet).
     pub fn message(&self) -> Message {
+        let content = self
+            .blocks
+            .iter()
+            .zip(&self.partial_arguments)
+            .filter_map(|(block, so_far)| match block {
+                Some(ContentBlock::ToolCall {
+                    id,
+                    name,
+                    arguments: serde_json::Value::Null,
+                }) if !so_far.is_empty() => Some(ContentBlock::ToolCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments: parse_partial(so_far).unwrap_or(serde_json::Value::Null),
+                }),
+                block => block.clone(),
+            })
+            .collect();
         Message {
             role: Role::Assistant,
-            content: self.blocks.iter().flatten().cloned().collect(),
+            content,
         }
     }
 }
@@ -204,6 +244,28 @@ impl MessageAssembler {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn an_error_event_serializes_with_its_partial_message() {
+        let event = Event::Error {
+            error: ProviderError::Truncated {
+                reason: "connection reset".into(),
+            },
+            partial: Some(Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::text("Hel")],
+            }),
+        };
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(json["type"], "error");
+        assert_eq!(json["error"], "stream truncated: connection reset");
+        assert_eq!(json["partial"]["content"][0]["text"], "Hel");
+        let bare = serde_json::to_value(Event::error(ProviderError::Cancelled)).unwrap();
+        assert_eq!(
+            bare,
+            serde_json::json!({"type": "error", "error": "request cancelled"})
+        );
+    }
 
     #[test]
     fn assembler_builds_blocks_in_index_order() {
@@ -245,6 +307,24 @@ mod tests {
             a.push(e);
         }
         assert_eq!(a.partial_arguments(2), Some("{\"path\":\"a\"}"));
+        a.push(&Event::ToolCallStart {
+            index: 3,
+            id: "c2".into(),
+            name: "bash".into(),
+        });
+        a.push(&Event::ToolCallDelta {
+            index: 3,
+            arguments: "{\"command\":\"l".into(),
+        });
+        assert_eq!(
+            a.message().content.last(),
+            Some(&ContentBlock::ToolCall {
+                id: "c2".into(),
+                name: "bash".into(),
+                arguments: serde_json::json!({"command": "l"})
+            }),
+            "an open call shows its arguments so far"
+        );
         a.push(&Event::ToolCallEnd {
             index: 2,
             id: "c1".into(),
@@ -264,6 +344,11 @@ mod tests {
                     id: "c1".into(),
                     name: "read".into(),
                     arguments: serde_json::json!({"path": "a"})
+                },
+                ContentBlock::ToolCall {
+                    id: "c2".into(),
+                    name: "bash".into(),
+                    arguments: serde_json::json!({"command": "l"})
                 },
             ]
         );

@@ -96,7 +96,7 @@ pub trait Provider: Send + Sync {
                         usage,
                     });
                 }
-                Event::Error(error) => return Err(error),
+                Event::Error { error, .. } => return Err(error),
                 Event::Start { .. } => last_event = "start",
                 Event::TextDelta { .. } => last_event = "text delta",
                 Event::ThinkingDelta { .. } => last_event = "thinking delta",

@@ -101,7 +101,7 @@ async fn stream_without_done_is_truncated() {
 
 #[tokio::test]
 async fn error_event_becomes_the_error() {
-    let provider = Scripted(vec![Event::Error(ProviderError::Overloaded {
+    let provider = Scripted(vec![Event::error(ProviderError::Overloaded {
         retry_after: None,
         status: 0,
         request_id: None,

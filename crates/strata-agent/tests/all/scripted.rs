@@ -158,7 +158,7 @@ impl Provider for Scripted {
                 }]);
                 let tail = futures::stream::once(async move {
                     cancel.cancelled().await;
-                    Event::Error(ProviderError::Cancelled)
+                    Event::error(ProviderError::Cancelled)
                 });
                 return Ok(head.chain(tail).boxed());
             }

@@ -6,6 +6,8 @@
 //! closes (or breaks) before the protocol's terminal event ends with
 //! [`ProviderError::Truncated`] — never with an invented completion. Cancellation ends the
 //! stream with [`ProviderError::Cancelled`] and drops the response, which aborts the request.
+//! Every error event the driver emits after content arrived carries the partial assistant
+//! message ([`Event::Error`]'s `partial`), so nothing that streamed is lost silently.
 
 use std::collections::VecDeque;
 
@@ -120,6 +122,11 @@ impl<P: StreamParser, D: FrameDecoder> StreamDriver<P, D> {
         self.parser.partial_message()
     }
 
+    /// An error event carrying the partial message, if any content arrived.
+    fn error_event(&self, error: ProviderError) -> Event {
+        error_event(&self.parser, error)
+    }
+
     /// Feeds one chunk of the body.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
         if self.finished {
@@ -190,7 +197,7 @@ impl<P: StreamParser, D: FrameDecoder> StreamDriver<P, D> {
 
     fn fail_with(&mut self, error: ProviderError, out: &mut Vec<Event>) {
         self.finished = true;
-        out.push(Event::Error(error));
+        out.push(self.error_event(error));
     }
 
     fn position(&self) -> String {
@@ -202,6 +209,15 @@ impl<P: StreamParser, D: FrameDecoder> StreamDriver<P, D> {
                 self.bytes, self.frames, self.last_event
             )
         }
+    }
+}
+
+/// `error` as an event, with the parser's message so far when it holds any content.
+fn error_event<P: StreamParser>(parser: &P, error: ProviderError) -> Event {
+    let message = parser.partial_message();
+    Event::Error {
+        error,
+        partial: (!message.content.is_empty()).then_some(message),
     }
 }
 
@@ -232,11 +248,8 @@ fn on_frame<P: StreamParser>(
             Flow::Stop
         }
         Err(e) => {
-            out.push(Event::Error(parse_error_to_provider(
-                e,
-                frame.event,
-                frame.data,
-            )));
+            let error = parse_error_to_provider(e, frame.event, frame.data);
+            out.push(error_event(parser, error));
             *finished = true;
             Flow::Stop
         }
@@ -320,7 +333,8 @@ where
                 st.pending.clear();
                 st.driver.finished = true;
                 st.body = None;
-                return Some((Event::Error(ProviderError::Cancelled), st));
+                let event = st.driver.error_event(ProviderError::Cancelled);
+                return Some((event, st));
             }
             if let Some(event) = st.pending.pop_front() {
                 return Some((event, st));
@@ -342,7 +356,7 @@ where
                     None => {
                         st.body = None;
                         st.driver.finished = true;
-                        st.out.push(Event::Error(ProviderError::Cancelled));
+                        st.out.push(st.driver.error_event(ProviderError::Cancelled));
                     }
                     Some(Some(Ok(chunk))) => st.driver.feed(&chunk, &mut st.out),
                     Some(Some(Err(e))) => st.driver.fail(e, &mut st.out),
@@ -354,4 +368,227 @@ where
             st.pending.extend(st.out.drain(..));
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::{ContentBlock, Role};
+    use crate::transport::MessageBuilder;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    /// A toy protocol: the frame's event name says what its data is.
+    #[derive(Default)]
+    struct Toy {
+        builder: MessageBuilder,
+    }
+
+    impl StreamParser for Toy {
+        fn on_frame(
+            &mut self,
+            frame: Frame<'_>,
+            out: &mut Vec<Event>,
+        ) -> Result<FrameOutcome, ParseError> {
+            match frame.event {
+                Some("think") => self.builder.thinking(0, frame.data, out),
+                Some("text") => self.builder.text(1, frame.data, out),
+                Some("tool") => self.builder.tool_call_start(2, "c1", frame.data, out),
+                Some("args") => self.builder.tool_call_delta(2, frame.data, out),
+                Some("tool_end") => self.builder.tool_call_end(2, out)?,
+                Some("tool2") => self.builder.tool_call_start(3, "c2", frame.data, out),
+                Some("args2") => self.builder.tool_call_delta(3, frame.data, out),
+                Some("fail") => {
+                    return Err(ParseError::Provider(ProviderError::Overloaded {
+                        retry_after: None,
+                        status: 0,
+                        request_id: None,
+                        body: frame.data.to_owned(),
+                    }));
+                }
+                Some("bad") => return Err(ParseError::Corrupt("bad frame".into())),
+                Some("done") => return Ok(FrameOutcome::Terminal),
+                _ => return Ok(FrameOutcome::Unknown),
+            }
+            Ok(FrameOutcome::Known)
+        }
+
+        fn partial_message(&self) -> Message {
+            self.builder.message()
+        }
+    }
+
+    const CONTENT: &str = "event: think\ndata: hm\n\nevent: text\ndata: Hel\n\nevent: text\ndata: lo\n\n\
+        event: tool\ndata: read\n\nevent: args\ndata: {\"path\":\"a\"}\n\nevent: tool_end\ndata: x\n\n\
+        event: tool2\ndata: bash\n\nevent: args2\ndata: {\"command\":\"l\n\n";
+
+    /// What `CONTENT` assembles to: the unfinished second call keeps its arguments so far.
+    fn content_message() -> Message {
+        Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Thinking {
+                    text: "hm".into(),
+                    signature: None,
+                    redacted: false,
+                },
+                ContentBlock::text("Hello"),
+                ContentBlock::ToolCall {
+                    id: "c1".into(),
+                    name: "read".into(),
+                    arguments: json!({"path": "a"}),
+                },
+                ContentBlock::ToolCall {
+                    id: "c2".into(),
+                    name: "bash".into(),
+                    arguments: json!({"command": "l"}),
+                },
+            ],
+        }
+    }
+
+    fn last_error(out: &[Event]) -> (&ProviderError, Option<&Message>) {
+        match out.last() {
+            Some(Event::Error { error, partial }) => (error, partial.as_ref()),
+            other => panic!("expected an error event last, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_broken_body_after_content_carries_the_partial_message() {
+        let mut driver = StreamDriver::sse(Toy::default());
+        let mut out = Vec::new();
+        driver.feed(CONTENT.as_bytes(), &mut out);
+        driver.fail(
+            ProviderError::Transport {
+                message: "connection reset".into(),
+            },
+            &mut out,
+        );
+        let (error, partial) = last_error(&out);
+        assert!(matches!(error, ProviderError::Truncated { .. }), "{error}");
+        assert_eq!(partial, Some(&content_message()));
+    }
+
+    #[test]
+    fn a_body_closed_before_the_terminal_event_carries_the_partial_message() {
+        let mut driver = StreamDriver::sse(Toy::default());
+        let mut out = Vec::new();
+        driver.feed(CONTENT.as_bytes(), &mut out);
+        driver.end(&mut out);
+        let (error, partial) = last_error(&out);
+        assert!(matches!(error, ProviderError::Truncated { .. }), "{error}");
+        assert_eq!(partial, Some(&content_message()));
+    }
+
+    #[test]
+    fn a_provider_error_or_corrupt_frame_mid_stream_carries_the_partial_message() {
+        for tail in [
+            "event: fail\ndata: overloaded\n\n",
+            "event: bad\ndata: ?\n\n",
+        ] {
+            let mut driver = StreamDriver::sse(Toy::default());
+            let mut out = Vec::new();
+            driver.feed(format!("{CONTENT}{tail}").as_bytes(), &mut out);
+            assert!(driver.is_finished());
+            let (_, partial) = last_error(&out);
+            assert_eq!(partial, Some(&content_message()), "{tail}");
+        }
+    }
+
+    #[test]
+    fn an_error_before_any_content_has_no_partial_message() {
+        let mut driver = StreamDriver::sse(Toy::default());
+        let mut out = Vec::new();
+        driver.feed(
+            b"event: unknown\ndata: {}\n\nevent: text\ndata:\n\n",
+            &mut out,
+        );
+        driver.end(&mut out);
+        assert_eq!(last_error(&out).1, None);
+        let mut driver = StreamDriver::sse(Toy::default());
+        let mut out = Vec::new();
+        driver.feed(b"event: fail\ndata: x\n\n", &mut out);
+        assert!(matches!(
+            last_error(&out),
+            (ProviderError::Overloaded { .. }, None)
+        ));
+    }
+
+    #[test]
+    fn a_clean_terminal_event_emits_no_error() {
+        let mut driver = StreamDriver::sse(Toy::default());
+        let mut out = Vec::new();
+        driver.feed(
+            format!("{CONTENT}event: done\ndata: x\n\n").as_bytes(),
+            &mut out,
+        );
+        driver.end(&mut out);
+        assert!(!out.iter().any(|e| matches!(e, Event::Error { .. })));
+    }
+
+    fn body(chunks: Vec<Result<Bytes, ProviderError>>, hang: bool) -> ByteStream {
+        let head = futures::stream::iter(chunks);
+        if hang {
+            Box::pin(head.chain(futures::stream::pending()))
+        } else {
+            Box::pin(head)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_connection_cut_mid_stream_ends_with_the_partial_message() {
+        let (first, rest) = CONTENT.split_at(20);
+        let chunks = vec![
+            Ok(Bytes::from(rest.to_owned())),
+            Err(ProviderError::Transport {
+                message: "connection reset by peer".into(),
+            }),
+        ];
+        let events: Vec<Event> = drive_with(
+            Bytes::from(first.to_owned()),
+            body(chunks, false),
+            SseDecoder::new(),
+            Toy::default(),
+            CancellationToken::new(),
+        )
+        .collect()
+        .await;
+        let (error, partial) = last_error(&events);
+        assert!(
+            error.to_string().contains("connection reset by peer"),
+            "{error}"
+        );
+        assert_eq!(partial, Some(&content_message()));
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, Event::Error { .. }))
+                .count(),
+            1
+        );
+    }
+
+    #[tokio::test]
+    async fn cancelling_mid_stream_ends_with_the_partial_message() {
+        let cancel = CancellationToken::new();
+        let mut stream = drive_with(
+            Bytes::from(CONTENT),
+            body(Vec::new(), true),
+            SseDecoder::new(),
+            Toy::default(),
+            cancel.clone(),
+        );
+        // Read up to the first text delta, then cancel while the body hangs.
+        while let Some(event) = stream.next().await {
+            if matches!(event, Event::TextDelta { .. }) {
+                break;
+            }
+        }
+        cancel.cancel();
+        let rest: Vec<Event> = stream.collect().await;
+        let (error, partial) = last_error(&rest);
+        assert_eq!(error, &ProviderError::Cancelled);
+        assert_eq!(partial, Some(&content_message()));
+    }
 }
