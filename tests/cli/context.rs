@@ -176,18 +176,240 @@ fn request_format_shows_request_report_and_wire_body() {
     .unwrap();
     assert_eq!(same["report"]["divergence"]["kind"], "identical");
 
-    // Another provider's rules: OpenAI Chat has no Anthropic wire body here.
-    let openai: Value = serde_json::from_str(&strata_ok(&[
+    assert_eq!(out["wire"]["protocol"], "anthropic-messages");
+    assert_wire_is_exact(&out);
+}
+
+/// `--format request` for another provider: its own adapter builds the wire body.
+fn request_for(provider: &str, model: &str) -> Value {
+    let tour = workspace().join("examples/sessions/tour.jsonl");
+    let text = strata_ok(&[
         "context",
-        tour,
+        tour.to_str().unwrap(),
+        "--format",
+        "request",
+        "--provider",
+        provider,
+        "--model",
+        model,
+    ]);
+    let out: Value = serde_json::from_str(&text).unwrap();
+    // Rendered for the chosen model, not the session's.
+    assert_eq!(out["request"]["model"], model);
+    out
+}
+
+/// The printed body re-serializes to exactly the byte count the adapter built: nothing was
+/// reordered or dropped on the way to the terminal.
+fn assert_wire_is_exact(out: &Value) {
+    let body = serde_json::to_string(&out["wire"]["body"]).unwrap();
+    assert_eq!(
+        body.len() as u64,
+        out["wire"]["bytes"].as_u64().unwrap(),
+        "{body}"
+    );
+}
+
+/// The session id the tour renders with as its cache key.
+fn tour_cache_key(out: &Value) -> &str {
+    out["request"]["cache_key"].as_str().unwrap()
+}
+
+/// Chat Completions (Mistral): the system chapter is the first `system` message, the cache
+/// key travels as `prompt_cache_key`, tools are `function` objects.
+#[test]
+fn request_format_prints_the_chat_completions_body() {
+    let out = request_for("mistral", "devstral-medium-latest");
+    assert_eq!(out["wire"]["protocol"], "openai-chat");
+    assert_eq!(
+        out["wire"]["url"],
+        "https://api.mistral.ai/v1/chat/completions"
+    );
+    let body = &out["wire"]["body"];
+    assert_eq!(body["model"], "devstral-medium-latest");
+    assert_eq!(body["stream"], true);
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system");
+    assert!(messages.iter().any(|m| m["role"] == "user"));
+    assert!(messages.iter().any(|m| m["role"] == "assistant"));
+    assert_eq!(body["prompt_cache_key"], tour_cache_key(&out));
+    let tools = body["tools"].as_array().unwrap();
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["type"] == "function" && t["function"]["name"] == "read")
+    );
+    assert!(body.get("system").is_none() && body.get("input").is_none());
+    assert_wire_is_exact(&out);
+}
+
+/// Responses: OpenAI puts the system chapter in `input` as a `developer` item with the cache
+/// key in the body; the ChatGPT-plan Codex endpoint takes it as `instructions`.
+#[test]
+fn request_format_prints_the_responses_body() {
+    let openai = request_for("openai", "gpt-5.4");
+    assert_eq!(openai["wire"]["protocol"], "openai-responses");
+    assert_eq!(openai["wire"]["url"], "https://api.openai.com/v1/responses");
+    let body = &openai["wire"]["body"];
+    assert_eq!(body["model"], "gpt-5.4");
+    let input = body["input"].as_array().unwrap();
+    assert_eq!(input[0]["role"], "developer");
+    assert_eq!(input[0]["content"][0]["type"], "input_text");
+    assert!(body.get("instructions").is_none());
+    assert!(body.get("messages").is_none());
+    assert_eq!(body["prompt_cache_key"], tour_cache_key(&openai));
+    assert!(
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "read")
+    );
+    assert_wire_is_exact(&openai);
+
+    let codex = request_for("openai-codex", "gpt-5.4");
+    assert_eq!(
+        codex["wire"]["url"],
+        "https://chatgpt.com/backend-api/codex/responses"
+    );
+    let body = &codex["wire"]["body"];
+    assert!(!body["instructions"].as_str().unwrap().is_empty());
+    assert!(
+        body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|item| item["role"] != "developer" && item["role"] != "system")
+    );
+    assert_wire_is_exact(&codex);
+}
+
+/// Gemini: `contents` with `user` / `model` turns and the system chapter as
+/// `systemInstruction`, streamed from AI Studio's `models/{id}` path.
+#[test]
+fn request_format_prints_the_gemini_body() {
+    let out = request_for("google", "gemini-2.5-flash");
+    assert_eq!(out["wire"]["protocol"], "google-generative-ai");
+    assert_eq!(
+        out["wire"]["url"],
+        "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    );
+    let body = &out["wire"]["body"];
+    let contents = body["contents"].as_array().unwrap();
+    assert!(contents.iter().any(|c| c["role"] == "user"));
+    assert!(contents.iter().any(|c| c["role"] == "model"));
+    assert!(
+        !body["systemInstruction"]["parts"][0]["text"]
+            .as_str()
+            .unwrap()
+            .is_empty()
+    );
+    let declarations = body["tools"][0]["functionDeclarations"].as_array().unwrap();
+    assert!(declarations.iter().any(|d| d["name"] == "read"));
+    assert!(body.get("messages").is_none() && body.get("system").is_none());
+    assert_wire_is_exact(&out);
+}
+
+/// Vertex needs a project and a region: taken from the environment when set, shown as their
+/// `{VAR}` placeholders when not (the body does not depend on them).
+#[test]
+fn request_format_fills_vertex_urls_from_the_environment_or_shows_placeholders() {
+    let tour = workspace().join("examples/sessions/tour.jsonl");
+    let run = |vars: &[(&str, &str)]| -> Value {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_strata"));
+        command
+            .args([
+                "context",
+                tour.to_str().unwrap(),
+                "--format",
+                "request",
+                "--provider",
+                "google-vertex",
+                "--model",
+                "gemini-2.5-flash",
+            ])
+            .env_remove("GOOGLE_CLOUD_PROJECT")
+            .env_remove("GCLOUD_PROJECT")
+            .env_remove("GOOGLE_CLOUD_LOCATION");
+        for (name, value) in vars {
+            command.env(name, value);
+        }
+        let output = command.output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let unset = run(&[]);
+    assert_eq!(
+        unset["wire"]["url"],
+        "https://{GOOGLE_CLOUD_LOCATION}-aiplatform.googleapis.com/v1/projects/{GOOGLE_CLOUD_PROJECT}/locations/{GOOGLE_CLOUD_LOCATION}/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    );
+    let set = run(&[
+        ("GCLOUD_PROJECT", "my-project"),
+        ("GOOGLE_CLOUD_LOCATION", "europe-west4"),
+    ]);
+    assert_eq!(
+        set["wire"]["url"],
+        "https://europe-west4-aiplatform.googleapis.com/v1/projects/my-project/locations/europe-west4/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    );
+    assert_eq!(set["wire"]["body"], unset["wire"]["body"]);
+    assert!(set["wire"]["body"]["systemInstruction"].is_object());
+}
+
+/// Bedrock Converse (Claude): `system` blocks and `toolConfig` each end in a `cachePoint`,
+/// and the URL names the model's `converse-stream` path.
+#[test]
+fn request_format_prints_the_bedrock_converse_body() {
+    let model = "anthropic.claude-3-7-sonnet-20250219-v1:0";
+    let out = request_for("amazon-bedrock", model);
+    assert_eq!(out["wire"]["protocol"], "bedrock-converse");
+    let url = out["wire"]["url"].as_str().unwrap();
+    assert!(
+        url.starts_with("https://bedrock-runtime.")
+            && url.ends_with("/model/anthropic.claude-3-7-sonnet-20250219-v1%3A0/converse-stream"),
+        "{url}"
+    );
+    let body = &out["wire"]["body"];
+    let system = body["system"].as_array().unwrap();
+    assert!(!system[0]["text"].as_str().unwrap().is_empty());
+    assert!(system.last().unwrap().get("cachePoint").is_some());
+    let tools = body["toolConfig"]["tools"].as_array().unwrap();
+    assert!(tools.iter().any(|t| t["toolSpec"]["name"] == "read"));
+    assert!(tools.last().unwrap().get("cachePoint").is_some());
+    let messages = body["messages"].as_array().unwrap();
+    assert!(
+        messages
+            .iter()
+            .all(|m| m["role"] == "user" || m["role"] == "assistant")
+    );
+    let last = messages.last().unwrap()["content"].as_array().unwrap();
+    assert!(last.last().unwrap().get("cachePoint").is_some());
+    assert_wire_is_exact(&out);
+}
+
+/// A model the catalog does not list has no exact wire body: the neutral request is printed
+/// and stderr says why.
+#[test]
+fn request_format_without_a_catalog_model_prints_no_wire_body() {
+    let tour = workspace().join("examples/sessions/tour.jsonl");
+    let output = strata(&[
+        "context",
+        tour.to_str().unwrap(),
         "--format",
         "request",
         "--provider",
         "openai",
         "--model",
-        "gpt-4.1",
-    ]))
-    .unwrap();
-    assert_eq!(openai["provider"], "openai");
-    assert!(openai.get("wire").is_none());
+        "gpt-unlisted",
+    ]);
+    assert!(output.status.success());
+    let out: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(out["model"], "gpt-unlisted");
+    assert!(out["request"]["messages"].is_array());
+    assert!(out.get("wire").is_none());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("openai/gpt-unlisted"), "{stderr}");
 }

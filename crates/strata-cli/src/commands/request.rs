@@ -1,12 +1,19 @@
 //! `strata context FILE --format request`: the request a provider would get, its chapter
-//! report, and the wire body where the adapter is built in.
+//! report, and the wire body the provider's adapter would send.
 
 use std::io::Write as _;
+use std::sync::Arc;
+use std::time::SystemTime;
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
-use strata_context::{Context, RenderOptions, render_with};
-use strata_provider::{ApiKey, Catalog, Protocol, StreamOptions};
+use strata_context::{Context, ModelRef, RenderOptions, render_with};
+use strata_provider::transport::{
+    EnvLookup, HttpClient, HttpRequest, TransportConfig, process_env,
+};
+use strata_provider::{
+    ApiKey, Catalog, Model, Protocol, ProviderError, ProviderRow, Request, StreamOptions,
+};
 use strata_session::Session;
 
 use super::open::resolve_leaf;
@@ -29,13 +36,23 @@ pub fn print(args: &ContextArgs, session: &Session, context: &Context) -> anyhow
         .with_context(|| format!("unknown provider `{provider}` (see `strata providers`)"))?;
     let capabilities = row.capabilities(&model_id);
     let options = RenderOptions::new().cache_key(session.header().id.clone());
-    let rendered = render_with(context, &capabilities, &options);
+    // Rendered as if the session had switched to this model: the request names it, and
+    // assistant turns of another model convert as they would after a switch.
+    let model_ref = ModelRef {
+        provider: provider.clone(),
+        model_id: model_id.clone(),
+    };
+    let for_model = |context: &Context| Context {
+        model: Some(model_ref.clone()),
+        ..context.clone()
+    };
+    let rendered = render_with(&for_model(context), &capabilities, &options);
 
     let previous = match &args.against {
         Some(other) => {
             let leaf = resolve_leaf(session, other)?;
             let other = strata_context::build(session.tree(), Some(&leaf))?;
-            Some(render_with(&other, &capabilities, &options))
+            Some(render_with(&for_model(&other), &capabilities, &options))
         }
         None => None,
     };
@@ -48,26 +65,87 @@ pub fn print(args: &ContextArgs, session: &Session, context: &Context) -> anyhow
         "request": rendered.request,
         "report": report,
     });
-    let endpoint = row.endpoint(&model_id);
-    if endpoint.protocol == Protocol::AnthropicMessages
-        && let Some(model) = catalog.model(&provider, &model_id)
-    {
-        let client = strata_provider::transport::HttpClient::new(&Default::default())
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let adapter = strata_anthropic::AnthropicProvider::for_row(row, client);
-        // A placeholder key: headers are not printed, only the URL and the body.
-        let stream = StreamOptions {
-            api_key: Some(ApiKey::new("unused")),
-            ..StreamOptions::default()
-        };
-        let wire = adapter
-            .build_http_request(&model, &rendered.request, &stream)
-            .map_err(|e| anyhow::anyhow!("building the wire request: {e}"))?;
-        let body: Value = serde_json::from_slice(&wire.body).unwrap_or(Value::Null);
-        out["wire"] = json!({ "url": wire.url, "body": body });
+    let protocol = row.endpoint(&model_id).protocol;
+    match catalog.model(&provider, &model_id) {
+        Some(model) => {
+            let wire = wire_request(row, protocol, &model, &rendered.request)
+                .map_err(|e| anyhow::anyhow!("building the {protocol} wire request: {e}"))?;
+            let body: Value = serde_json::from_slice(&wire.body)
+                .with_context(|| format!("the {protocol} adapter built a body that is not JSON"))?;
+            out["wire"] = json!({
+                "protocol": protocol,
+                "url": wire.url,
+                "bytes": wire.body.len(),
+                "body": body,
+            });
+        }
+        // The adapters size the body from the catalog entry (output cap, reasoning), so an
+        // unlisted model has no exact wire body.
+        None => eprintln!(
+            "strata: warning: `{provider}/{model_id}` is not in the model catalog; \
+             showing the provider-neutral request without a wire body"
+        ),
     }
     let mut stdout = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut stdout, &out)?;
     writeln!(stdout)?;
     Ok(())
+}
+
+/// The HTTP request the adapter for `protocol` would send for `request`, built by the adapter
+/// itself. Headers are never printed, so a placeholder key stands in for the real one (the
+/// body does not depend on it). URL variables come from the environment; when one is unset,
+/// the URL keeps its `{VAR}` placeholder rather than failing.
+fn wire_request(
+    row: &ProviderRow,
+    protocol: Protocol,
+    model: &Model,
+    request: &Request,
+) -> Result<HttpRequest, ProviderError> {
+    let environment: EnvLookup = Arc::new(process_env);
+    build_with(row, protocol, model, request, environment).or_else(|_| {
+        let placeholders: EnvLookup =
+            Arc::new(|name: &str| process_env(name).or_else(|| Some(format!("{{{name}}}"))));
+        build_with(row, protocol, model, request, placeholders)
+    })
+}
+
+fn build_with(
+    row: &ProviderRow,
+    protocol: Protocol,
+    model: &Model,
+    request: &Request,
+    env: EnvLookup,
+) -> Result<HttpRequest, ProviderError> {
+    let client = HttpClient::new(&TransportConfig::default())?;
+    let stream = StreamOptions {
+        api_key: Some(ApiKey::new("unused")),
+        ..StreamOptions::default()
+    };
+    match protocol {
+        Protocol::AnthropicMessages => strata_anthropic::AnthropicProvider::for_row(row, client)
+            .with_env(env)
+            .build_http_request(model, request, &stream),
+        Protocol::OpenaiChat => strata_openai::OpenAiChatProvider::for_row(row, client)
+            .with_env(env)
+            .build_http_request(model, request, &stream),
+        Protocol::OpenaiResponses => {
+            strata_openai_responses::ResponsesProvider::new(row.clone(), client)
+                .with_env(env)
+                .prepare(model, request, &stream)
+        }
+        Protocol::GoogleGenerativeAi => strata_google::GoogleProvider::new(row.clone(), client)
+            .with_env(env)
+            .prepare(model, request, &stream, None),
+        Protocol::BedrockConverse => {
+            // The region a run would sign for; the URL names it.
+            let region = strata_bedrock::credentials::resolve_from_process()
+                .ok()
+                .and_then(|aws| aws.region)
+                .or_else(|| process_env("AWS_REGION"))
+                .or_else(|| process_env("AWS_DEFAULT_REGION"));
+            strata_bedrock::BedrockProvider::with_api_keys_only(row.clone(), client, region)
+                .prepare(model, request, &stream, SystemTime::now())
+        }
+    }
 }
