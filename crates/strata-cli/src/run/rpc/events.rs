@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 use strata_agent::AgentEvent;
+use strata_provider::transport::parse_partial;
 use strata_session::{AgentMessage, Entry, EntryId, Session};
 
 /// The kind of the content block being streamed.
@@ -126,7 +127,7 @@ impl EventMapper {
                     .unwrap_or(&arguments)
                     .to_owned();
                 self.raw_arguments = arguments;
-                if let Some(parsed) = parse_partial_json(&self.raw_arguments)
+                if let Some(parsed) = parse_partial(&self.raw_arguments)
                     && let Some(block) = self.last_block_mut()
                 {
                     block.insert("arguments".into(), parsed);
@@ -481,53 +482,6 @@ pub fn compaction_result(session_file: &std::path::Path, id: &EntryId) -> Option
     }
 }
 
-/// The arguments streamed so far as JSON, closing what is still open (a string, objects,
-/// arrays), as Pi's partial parser shows them; `None` when no closing makes it valid (then
-/// the last valid arguments stay).
-fn parse_partial_json(raw: &str) -> Option<Value> {
-    if let Ok(value) = serde_json::from_str(raw) {
-        return Some(value);
-    }
-    let mut open = Vec::new();
-    let (mut in_string, mut escaped) = (false, false);
-    for c in raw.chars() {
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '{' => open.push('}'),
-            '[' => open.push(']'),
-            '}' | ']' => {
-                open.pop();
-            }
-            _ => {}
-        }
-    }
-    let mut candidate = raw.to_owned();
-    if in_string {
-        if escaped {
-            candidate.pop();
-        }
-        candidate.push('"');
-    } else {
-        let trimmed = candidate.trim_end();
-        if trimmed.ends_with(':') {
-            candidate = format!("{trimmed}null");
-        } else if let Some(without) = trimmed.strip_suffix(',') {
-            candidate = without.to_owned();
-        }
-    }
-    candidate.extend(open.iter().rev());
-    serde_json::from_str(&candidate).ok()
-}
-
 fn now_millis() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -610,26 +564,22 @@ mod tests {
             .collect()
     }
 
+    /// The shared partial parser shows arguments as Pi's `parseStreamingJson` does for these
+    /// prefixes (outputs taken from Pi 0.73); `None` keeps the last arguments shown.
     #[test]
-    fn partial_arguments_are_closed_as_far_as_they_go() {
-        assert_eq!(
-            parse_partial_json("{\"path\":\"src/gr"),
-            Some(json!({"path": "src/gr"}))
-        );
-        assert_eq!(
-            parse_partial_json("{\"path\":"),
-            Some(json!({"path": null}))
-        );
-        assert_eq!(
-            parse_partial_json("{\"a\":[1,2,"),
-            Some(json!({"a": [1, 2]}))
-        );
-        assert_eq!(parse_partial_json("{\"a\":\"x\\"), Some(json!({"a": "x"})));
-        assert_eq!(
-            parse_partial_json("{\"a\":{\"b\":\"}{\""),
-            Some(json!({"a": {"b": "}{"}}))
-        );
-        assert_eq!(parse_partial_json("{\"a\":tr"), None);
+    fn partial_arguments_show_what_pi_shows() {
+        for (raw, pi) in [
+            ("{\"path\":\"src/gr", json!({"path": "src/gr"})),
+            ("{\"path\":", json!({})),
+            ("{\"pa", json!({})),
+            ("{\"a\":[1,2,", json!({"a": [1, 2]})),
+            ("{\"a\":\"x\\", json!({"a": "x"})),
+            ("{\"a\":{\"b\":\"}{\"", json!({"a": {"b": "}{"}})),
+            ("{\"path\": \"a\\u00", json!({"path": "a"})),
+        ] {
+            assert_eq!(parse_partial(raw), Some(pi), "{raw:?}");
+        }
+        assert_eq!(parse_partial(""), None);
     }
 
     #[test]
