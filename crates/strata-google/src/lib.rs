@@ -4,7 +4,7 @@
 //! - [`stream::GeminiParser`]: sans-IO parser of the `alt=sse` stream.
 //! - [`usage::normalize_usage`]: `usageMetadata` → [`strata_provider::Usage`].
 //! - [`provider::GoogleProvider`]: the [`strata_provider::Provider`] over HTTP.
-//! - [`auth`]: API key, bearer token, or an `authorized_user` ADC file.
+//! - [`auth`]: API key, bearer token, or an `authorized_user` or `service_account` ADC file.
 
 pub mod auth;
 pub mod provider;
@@ -12,7 +12,7 @@ pub mod request;
 pub mod stream;
 pub mod usage;
 
-pub use auth::{AdcFile, AuthorizedUser, GoogleCredentials};
+pub use auth::{AdcFile, AuthorizedUser, GoogleCredentials, ServiceAccount, ServiceAccountKey};
 pub use provider::{GoogleApi, GoogleProvider};
 pub use request::build_body;
 pub use stream::GeminiParser;

@@ -12,3 +12,4 @@ mod fixtures;
 mod mock;
 mod partial;
 mod rows;
+mod service_account;

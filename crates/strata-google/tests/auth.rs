@@ -37,11 +37,12 @@ pub async fn token_server() -> (String, Arc<AtomicUsize>, Arc<Mutex<String>>) {
 #[tokio::test]
 async fn refresh_token_is_exchanged_once_and_cached() {
     let (url, count, last) = token_server().await;
-    let AdcFile::AuthorizedUser(user) = AdcFile::parse(
+    let Ok(AdcFile::AuthorizedUser(user)) = AdcFile::parse(
         r#"{"type":"authorized_user","client_id":"cid.apps","client_secret":"s3cret","refresh_token":"1//refresh+tok","token_uri":"https://example.invalid/token"}"#,
         "adc.json",
-    )
-    .unwrap();
+    ) else {
+        panic!("an authorized_user file")
+    };
     assert_eq!(
         user.token_uri.as_deref(),
         Some("https://example.invalid/token")
