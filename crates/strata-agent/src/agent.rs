@@ -9,7 +9,8 @@ use serde_json::Map;
 use strata_compaction::{CompactionReason, CompactionSettings, OverflowRecovery, SummaryMode};
 use strata_context::{Assembler, Context, RenderOptions, RenderPolicy, RenderReport, Renderer};
 use strata_provider::{
-    Capabilities, Event, MessageAssembler, Model, Provider, ProviderError, Request, StreamOptions,
+    Capabilities, Event, Message, MessageAssembler, Model, Provider, ProviderError, Request,
+    StreamOptions,
 };
 use strata_session::{
     AgentMessage, ContentBlock, EntryId, ImageContent, MessageContent, Session, StopReason,
@@ -764,7 +765,7 @@ impl Agent {
         let mut stream = match stream {
             Ok(stream) => stream,
             Err(ProviderError::Cancelled) => {
-                return self.finish_partial(&assembler, StopReason::Aborted, None);
+                return self.finish_partial(assembler.message(), StopReason::Aborted, None);
             }
             Err(error) => return Err(error.into()),
         };
@@ -775,11 +776,11 @@ impl Agent {
                 event = stream.next() => Some(event),
             };
             let Some(event) = event else {
-                return self.finish_partial(&assembler, StopReason::Aborted, None);
+                return self.finish_partial(assembler.message(), StopReason::Aborted, None);
             };
             let Some(event) = event else {
                 let reason = "stream ended without a done event".to_owned();
-                return self.finish_partial(&assembler, StopReason::Error, Some(reason));
+                return self.finish_partial(assembler.message(), StopReason::Error, Some(reason));
             };
             assembler.push(&event);
             match event {
@@ -818,15 +819,16 @@ impl Agent {
                     self.append(message.clone())?;
                     return Ok((message, stop));
                 }
-                Event::Error { error, .. } => {
+                Event::Error { error, partial } => {
+                    // The adapter's partial message holds what it assembled (signatures and
+                    // all); without one, what the deltas here carried.
+                    let partial = partial.unwrap_or_else(|| assembler.message());
                     if matches!(error, ProviderError::Cancelled) {
-                        return self.finish_partial(&assembler, StopReason::Aborted, None);
+                        return self.finish_partial(partial, StopReason::Aborted, None);
                     }
                     // Tokens already arrived: keep them, marked as an error, never truncated silently.
                     let text = error.to_string();
-                    let (message, stop) =
-                        self.finish_partial(&assembler, StopReason::Error, Some(text))?;
-                    let _ = (message, stop);
+                    self.finish_partial(partial, StopReason::Error, Some(text))?;
                     return Err(error.into());
                 }
             }
@@ -837,11 +839,10 @@ impl Agent {
     /// such messages and leaves them out of later requests).
     fn finish_partial(
         &mut self,
-        assembler: &MessageAssembler,
+        mut partial: Message,
         stop: StopReason,
         error: Option<String>,
     ) -> Result<(AgentMessage, StopReason), AgentError> {
-        let mut partial = assembler.message();
         // Unfinished tool calls cannot run; drop them so no call is left without a result.
         partial
             .content

@@ -170,6 +170,35 @@ async fn a_tool_error_goes_back_to_the_model_and_the_loop_goes_on() {
 }
 
 #[tokio::test]
+async fn a_stream_broken_after_tokens_stores_the_adapters_partial_message_as_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Scripted::new(vec![Turn::Cut("Half an ans")]);
+    let mut agent = agent(new_session(dir.path()), provider.clone(), dir.path(), None);
+    let error = agent.prompt("start").await.unwrap_err();
+    assert!(error.to_string().contains("connection reset"), "{error}");
+    let AgentMessage::Assistant(last) = messages(agent.session()).pop().unwrap() else {
+        panic!("the broken answer is stored");
+    };
+    assert_eq!(last.stop_reason, StopReason::Error);
+    assert!(
+        last.error_message
+            .as_deref()
+            .is_some_and(|text| text.contains("connection reset"))
+    );
+    assert_eq!(strata_session::join_text(&last.content, ""), "Half an ans");
+    // The signed thinking block only the adapter saw is kept too.
+    assert!(
+        last.content.iter().any(|block| matches!(
+            block,
+            strata_session::ContentBlock::Thinking(block)
+                if block.thinking == "plan" && block.thinking_signature.as_deref() == Some("sig-1")
+        )),
+        "{:?}",
+        last.content
+    );
+}
+
+#[tokio::test]
 async fn abort_mid_stream_leaves_a_session_that_reopens_and_continues() {
     let dir = tempfile::tempdir().unwrap();
     let provider = Scripted::new(vec![Turn::Hang("Let me think"), Turn::Text("Continuing.")]);

@@ -25,6 +25,9 @@ pub enum Turn {
     Hang(&'static str),
     /// The provider refuses the request as too long for the window.
     Overflow,
+    /// Some text as a delta, then the stream breaks; the error event's partial message holds
+    /// that text and a signed thinking block (which the adapter saw; no delta carried it).
+    Cut(&'static str),
 }
 
 #[derive(Clone, Default)]
@@ -150,6 +153,30 @@ impl Provider for Scripted {
                 events.push(done(content, StopReason::ToolUse, prompt_tokens));
                 events
             }
+            Turn::Cut(text) => vec![
+                Event::TextDelta {
+                    index: 1,
+                    text: text.to_owned(),
+                },
+                Event::Error {
+                    error: ProviderError::Transport {
+                        message: "connection reset".into(),
+                    },
+                    partial: Some(Message {
+                        role: Role::Assistant,
+                        content: vec![
+                            ContentBlock::Thinking {
+                                text: "plan".into(),
+                                signature: Some("sig-1".into()),
+                                redacted: false,
+                            },
+                            ContentBlock::Text {
+                                text: text.to_owned(),
+                            },
+                        ],
+                    }),
+                },
+            ],
             Turn::Hang(text) => {
                 let cancel = options.cancel.clone();
                 let head = futures::stream::iter(vec![Event::TextDelta {
