@@ -14,7 +14,7 @@ use crate::error::CompactionError;
 use crate::estimate::js_len;
 use crate::files::FileLists;
 use crate::prepare::Preparation;
-use crate::prompt::{NO_PRIOR_HISTORY, SPLIT_TURN_SEPARATOR};
+use crate::prompt::{NO_PRIOR_HISTORY, SPLIT_TURN_SEPARATOR, split_turn_parts};
 use crate::request::{SummaryPart, cache_friendly_request, transcript_request};
 use crate::settings::{CompactionSettings, SummaryMode};
 
@@ -251,6 +251,21 @@ async fn summarize_in(
         let request = history_request
             .unwrap_or_else(|| build(SummaryPart::History, settings.history_max_tokens()));
         return summarize(provider, model, &request, options, SummaryPart::History).await;
+    }
+    if mode == SummaryMode::CacheFriendly && history_request.is_some() {
+        // The session's request already holds the history and the turn: one answer with both
+        // parts reads its cached prefix once instead of twice.
+        let cap = settings
+            .history_max_tokens()
+            .saturating_add(settings.turn_prefix_max_tokens());
+        let request = build(SummaryPart::SplitTurn, cap);
+        let summary = summarize(provider, model, &request, options, SummaryPart::SplitTurn).await?;
+        let text = match split_turn_parts(&summary.text) {
+            Some((history, prefix)) => format!("{history}{SPLIT_TURN_SEPARATOR}{prefix}"),
+            // Without the marker the answer still summarises everything asked: keep it whole.
+            None => summary.text,
+        };
+        return Ok(Summary { text, ..summary });
     }
     let prefix_request = build(SummaryPart::TurnPrefix, settings.turn_prefix_max_tokens());
     let history = async {

@@ -192,6 +192,48 @@ pub(crate) fn cache_friendly_history(
     with_focus(text, focus)
 }
 
+/// The line a cache-friendly split-turn answer puts between its two parts (strata-mock knows
+/// it by this text).
+pub const SPLIT_TURN_MARKER: &str = "=== TURN CONTEXT ===";
+
+/// The cache-friendly instruction for a split turn in one answer: the history before the
+/// turn, the marker line, then the early part of the turn. One request reads the session's
+/// cached prefix once, where two (history, turn prefix) read it twice.
+pub(crate) fn cache_friendly_split_turn(
+    turn_start: &str,
+    kept_from: &str,
+    has_previous_summary: bool,
+    focus: Option<&str>,
+) -> String {
+    let history_format = if has_previous_summary {
+        format!(
+            "The conversation opens with an earlier summary inside <summary> tags. Update it with the messages that follow it, within the scope of part 1.\n\n{UPDATE_FORMAT}"
+        )
+    } else {
+        SUMMARY_FORMAT.to_owned()
+    };
+    let text = format!(
+        "{CACHE_FRIENDLY_OPENING}\n\nThis checkpoint has two parts; write both, part 1 first, then a line holding only {SPLIT_TURN_MARKER}, then part 2.\n\nPart 1. Scope: the conversation up to, but not including, the turn that begins with the message\n<turn-start>\n{turn_start}\n</turn-start>\n\n{history_format}\n\nPart 2. Scope: only that turn, up to, but not including, the message that begins\n<boundary>\n{kept_from}\n</boundary>\nThat turn is too large to keep whole; from the boundary on it stays in context word for word.\n\n{TURN_PREFIX_FORMAT}"
+    );
+    with_focus(text, focus)
+}
+
+/// Splits a split-turn answer at the marker line into the history and the turn-prefix
+/// summaries; `None` when the marker is missing or a part is empty.
+pub(crate) fn split_turn_parts(answer: &str) -> Option<(&str, &str)> {
+    let at = answer
+        .match_indices(SPLIT_TURN_MARKER)
+        .find(|(at, _)| {
+            let line_start = *at == 0 || answer[..*at].ends_with('\n');
+            let rest = &answer[at + SPLIT_TURN_MARKER.len()..];
+            line_start && (rest.is_empty() || rest.starts_with('\n') || rest.starts_with("\r\n"))
+        })
+        .map(|(at, _)| at)?;
+    let history = answer[..at].trim();
+    let prefix = answer[at + SPLIT_TURN_MARKER.len()..].trim();
+    (!history.is_empty() && !prefix.is_empty()).then_some((history, prefix))
+}
+
 /// The cache-friendly instruction for the early part of a split turn.
 pub(crate) fn cache_friendly_turn_prefix(turn_start: &str, kept_from: &str) -> String {
     format!(

@@ -14,6 +14,8 @@ pub enum SummaryPart {
     History,
     /// The early part of a split turn.
     TurnPrefix,
+    /// Both in one answer, separated by a marker line (cache-friendly form only).
+    SplitTurn,
 }
 
 impl SummaryPart {
@@ -22,6 +24,7 @@ impl SummaryPart {
         match self {
             Self::History => "history",
             Self::TurnPrefix => "turn prefix",
+            Self::SplitTurn => "split turn",
         }
     }
 }
@@ -40,6 +43,15 @@ pub fn cache_friendly_instruction(
         SummaryPart::History => prompt::cache_friendly_history(
             &preparation.kept_from_excerpt,
             preparation.turn_start_excerpt.as_deref(),
+            preparation.previous_summary.is_some(),
+            focus,
+        ),
+        SummaryPart::SplitTurn => prompt::cache_friendly_split_turn(
+            preparation
+                .turn_start_excerpt
+                .as_deref()
+                .unwrap_or_default(),
+            &preparation.kept_from_excerpt,
             preparation.previous_summary.is_some(),
             focus,
         ),
@@ -124,7 +136,8 @@ pub fn transcript_request(
     max_tokens: u32,
 ) -> Request {
     let text = match part {
-        SummaryPart::History => prompt::transcript_history(
+        // The transcript form always asks for the two parts of a split turn separately.
+        SummaryPart::History | SummaryPart::SplitTurn => prompt::transcript_history(
             &serialize_conversation(
                 preparation
                     .messages_to_summarize

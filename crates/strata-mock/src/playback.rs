@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::config::Protocol;
 use crate::scenario::{Conversation, Playback, Scenario, TurnSpec};
-use crate::summary::{SummaryKind, default_summary};
+use crate::summary::{SummaryKind, default_summary, join_split_turn};
 
 /// What answers one request.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,15 +74,28 @@ impl Player {
                 .summarized
                 .entry(conversation.key)
                 .or_insert_with(|| {
-                    let unused = scenario.summaries.iter().enumerate().find(|(index, spec)| {
-                        !self.used_summaries.contains(index) && spec.kind.is_none_or(|k| k == kind)
-                    });
-                    match unused {
-                        Some((index, spec)) => {
-                            self.used_summaries.push(index);
-                            (kind, Some(index), spec.text.clone())
+                    // A split-turn request is answered with two entries, as two requests
+                    // would be: a history one and a turn-prefix one, joined by the marker.
+                    let mut take = |part: SummaryKind| {
+                        let unused = scenario.summaries.iter().enumerate().find(|(index, spec)| {
+                            !self.used_summaries.contains(index)
+                                && spec.kind.is_none_or(|k| k == part)
+                        });
+                        match unused {
+                            Some((index, spec)) => {
+                                self.used_summaries.push(index);
+                                (Some(index), spec.text.clone())
+                            }
+                            None => (None, default_summary(part, conversation)),
                         }
-                        None => (kind, None, default_summary(kind, conversation)),
+                    };
+                    if kind == SummaryKind::SplitTurn {
+                        let (entry, history) = take(SummaryKind::History);
+                        let (_, prefix) = take(SummaryKind::TurnPrefix);
+                        (kind, entry, join_split_turn(&history, &prefix))
+                    } else {
+                        let (entry, text) = take(kind);
+                        (kind, entry, text)
                     }
                 })
                 .clone();
@@ -249,6 +262,41 @@ mod tests {
         assert!(matches!(
             player.pick(&scenario, &another_summary),
             Pick::Summary { entry: None, .. }
+        ));
+    }
+
+    #[test]
+    fn a_split_turn_request_is_answered_with_a_history_and_a_turn_prefix_entry() {
+        let scenario = Scenario::from_toml(
+            "playback = \"sequence\"\n[[summary]]\ntext = \"P\"\nkind = \"turn_prefix\"\n[[summary]]\ntext = \"H\"\nkind = \"history\"\n[[summary]]\ntext = \"H2\"\n",
+            "inline",
+        )
+        .unwrap();
+        let mut player = Player::new();
+        let split = Conversation {
+            key: 1,
+            last_user_text: Some(
+                "[Context checkpoint request — not a message from the user]\n<turn-start>\nthen a line holding only === TURN CONTEXT ===".into(),
+            ),
+            ..Conversation::default()
+        };
+        let Pick::Summary { kind, entry, text } = player.pick(&scenario, &split) else {
+            panic!("a split-turn checkpoint is a summary request");
+        };
+        assert_eq!(kind, SummaryKind::SplitTurn);
+        assert_eq!(entry, Some(1));
+        assert_eq!(text, "H\n\n=== TURN CONTEXT ===\n\nP");
+        // Both entries are spent: the next history request gets the third.
+        let history = Conversation {
+            key: 2,
+            last_user_text: Some(
+                "[Context checkpoint request — not a message from the user]".into(),
+            ),
+            ..Conversation::default()
+        };
+        assert!(matches!(
+            player.pick(&scenario, &history),
+            Pick::Summary { entry: Some(2), .. }
         ));
     }
 

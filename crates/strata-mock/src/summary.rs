@@ -19,6 +19,9 @@ pub enum SummaryKind {
     History,
     /// The early part of a turn split by a compaction.
     TurnPrefix,
+    /// Both in one answer (strata's cache-friendly split turn): the history summary, a line
+    /// holding [`SPLIT_TURN_MARKER`], then the turn-prefix summary.
+    SplitTurn,
     /// A branch the user leaves when navigating the session tree.
     Branch,
 }
@@ -27,6 +30,9 @@ pub enum SummaryKind {
 const STRATA_CHECKPOINT: &str = "[Context checkpoint request — not a message from the user]";
 /// In strata's cache-friendly turn-prefix instruction only.
 const STRATA_TURN_START: &str = "<turn-start>";
+/// The line between the two parts of a split-turn answer; strata's cache-friendly split-turn
+/// instruction asks for it by name.
+pub const SPLIT_TURN_MARKER: &str = "=== TURN CONTEXT ===";
 /// strata's summarizer system prompt (transcript form), first sentence.
 const STRATA_SYSTEM: &str = "You turn a transcript of a session between a user and an AI coding assistant into a structured summary";
 /// Pi's summarizer system prompt, first sentence.
@@ -109,11 +115,16 @@ impl SummaryKind {
     pub fn recognise(conversation: &Conversation) -> Option<Self> {
         let last = conversation.last_user_text.as_deref()?;
         if let Some(checkpoint) = checkpoint_block(last) {
-            return Some(if checkpoint.contains(STRATA_TURN_START) {
-                Self::TurnPrefix
-            } else {
-                Self::History
-            });
+            return Some(
+                match (
+                    checkpoint.contains(STRATA_TURN_START),
+                    checkpoint.contains(SPLIT_TURN_MARKER),
+                ) {
+                    (true, true) => Self::SplitTurn,
+                    (true, false) => Self::TurnPrefix,
+                    (false, _) => Self::History,
+                },
+            );
         }
         if is_claude_code_compaction(last) {
             return Some(Self::History);
@@ -145,6 +156,7 @@ impl SummaryKind {
         match self {
             Self::History => "history",
             Self::TurnPrefix => "turn prefix",
+            Self::SplitTurn => "split turn",
             Self::Branch => "branch",
         }
     }
@@ -210,9 +222,20 @@ fn first_line(text: &str) -> String {
     }
 }
 
+/// A split-turn answer: the history summary, the marker line, the turn-prefix summary.
+pub fn join_split_turn(history: &str, turn_prefix: &str) -> String {
+    format!("{history}\n\n{SPLIT_TURN_MARKER}\n\n{turn_prefix}")
+}
+
 /// A deterministic, well-formed summary built from the user requests the summary request
 /// covers, in the format its kind asks for (Pi's section headers).
 pub fn default_summary(kind: SummaryKind, conversation: &Conversation) -> String {
+    if kind == SummaryKind::SplitTurn {
+        return join_split_turn(
+            &default_summary(SummaryKind::History, conversation),
+            &default_summary(SummaryKind::TurnPrefix, conversation),
+        );
+    }
     let requests = user_requests(conversation);
     let goal = requests
         .first()
@@ -237,7 +260,7 @@ pub fn default_summary(kind: SummaryKind, conversation: &Conversation) -> String
         SummaryKind::TurnPrefix => format!(
             "## Original Request\n{latest}\n\n## Early Progress\n- Work on the request began; the kept part of the turn continues it.\n\n## Context for Suffix\n{covered}"
         ),
-        SummaryKind::History | SummaryKind::Branch => {
+        SummaryKind::History | SummaryKind::Branch | SummaryKind::SplitTurn => {
             let mut text = format!(
                 "## Goal\n{goal}\n\n## Constraints & Preferences\n- (none)\n\n## Progress\n### Done\n{done}\n\n### In Progress\n- [ ] {latest}\n\n### Blocked\n- (none)\n\n## Key Decisions\n- **Keep going**: the work continues from the latest request\n\n## Next Steps\n1. {latest}"
             );

@@ -4,7 +4,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use strata_compaction::{
     CompactionError, CompactionSettings, SummaryMode, TRANSCRIPT_CACHE_KEY_SUFFIX, compact,
-    compact_accounted, compaction_entry, prepare, recorded_usage,
+    compact_accounted, compaction_entry, prepare, prompt::SPLIT_TURN_MARKER, recorded_usage,
 };
 use strata_context::render;
 use strata_provider::{BreakpointPosition, ProviderError, StopReason, StreamOptions};
@@ -35,7 +35,7 @@ fn split_turn_session() -> TestSession {
 }
 
 #[tokio::test]
-async fn split_turn_summaries_run_concurrently_and_merge() {
+async fn a_cache_friendly_split_turn_is_one_request_answered_in_two_parts() {
     let session = split_turn_session();
     let settings = CompactionSettings {
         keep_recent_tokens: 400,
@@ -48,10 +48,111 @@ async fn split_turn_summaries_run_concurrently_and_merge() {
     assert!(preparation.is_split_turn);
     let context = context(&session);
     let main = render(&context, &anthropic_capabilities());
-    // Each call waits for the other: run one after the other, they would time out.
     let provider = ScriptedProvider::new(|request| {
         let text = last_user_text(request);
-        let answer = if text.contains("<turn-start>") {
+        assert!(text.contains("<turn-start>") && text.contains(SPLIT_TURN_MARKER));
+        Ok((
+            format!("HISTORY SUMMARY\n\n{SPLIT_TURN_MARKER}\n\nPREFIX SUMMARY"),
+            StopReason::EndTurn,
+        ))
+    });
+    let result = compact(
+        &provider,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &StreamOptions::default(),
+    )
+    .await
+    .expect("compact");
+    let merged = "HISTORY SUMMARY\n\n---\n\n**Turn Context (split turn):**\n\nPREFIX SUMMARY";
+    assert_eq!(result.summary, format!("{merged}{}", result.details.tags()));
+    assert!(result.details.read_files.contains(&"src/m0.rs".to_owned()));
+    assert!(result.summary.contains("<read-files>\nsrc/m0.rs\n"));
+    assert_eq!(result.mode, SummaryMode::CacheFriendly);
+    assert_eq!(
+        provider.requests().len(),
+        1,
+        "one request reads the cache once"
+    );
+    assert_eq!(result.usage.input, 1000);
+
+    // The request is the session's request plus one instruction, read from cache.
+    let request = &provider.requests()[0];
+    assert_eq!(request.tools, main.tools);
+    assert_eq!(request.system, main.system);
+    assert_eq!(request.messages[..main.messages.len()], main.messages[..]);
+    assert_eq!(request.messages.len(), main.messages.len() + 1);
+    assert_eq!(
+        request.max_tokens,
+        Some(settings.history_max_tokens() + settings.turn_prefix_max_tokens()),
+        "room for both parts"
+    );
+    let last_assistant = main
+        .messages
+        .iter()
+        .rposition(|m| m.role == strata_provider::Role::Assistant)
+        .expect("assistant");
+    let message_breakpoints: Vec<_> = request
+        .breakpoints
+        .iter()
+        .filter_map(|b| match b.position {
+            BreakpointPosition::Message { index } => Some(index),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        message_breakpoints,
+        [last_assistant - 1],
+        "reads what the last turn wrote"
+    );
+}
+
+#[tokio::test]
+async fn a_split_turn_answer_without_the_marker_is_kept_whole() {
+    let session = split_turn_session();
+    let settings = CompactionSettings {
+        keep_recent_tokens: 400,
+        ..CompactionSettings::default()
+    };
+    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
+        .expect("prepare")
+        .expect("due");
+    let main = render(&context(&session), &anthropic_capabilities());
+    let provider = ScriptedProvider::answering("ONE SUMMARY OF BOTH");
+    let result = compact(
+        &provider,
+        &model(&main.model),
+        &main,
+        &preparation,
+        &settings,
+        &StreamOptions::default(),
+    )
+    .await
+    .expect("compact");
+    assert_eq!(
+        result.summary,
+        format!("ONE SUMMARY OF BOTH{}", result.details.tags())
+    );
+}
+
+#[tokio::test]
+async fn transcript_split_turn_summaries_run_concurrently_and_merge() {
+    let session = split_turn_session();
+    let settings = CompactionSettings {
+        keep_recent_tokens: 400,
+        summary_mode: SummaryMode::Transcript,
+        ..CompactionSettings::default()
+    };
+    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
+        .expect("prepare")
+        .expect("due");
+    assert!(preparation.is_split_turn);
+    let main = render(&context(&session), &anthropic_capabilities());
+    // Each call waits for the other: run one after the other, they would time out.
+    let provider = ScriptedProvider::new(|request| {
+        let answer = if last_user_text(request).contains("EARLY PART of a turn") {
             "PREFIX SUMMARY"
         } else {
             "HISTORY SUMMARY"
@@ -71,36 +172,8 @@ async fn split_turn_summaries_run_concurrently_and_merge() {
     .expect("compact");
     let merged = "HISTORY SUMMARY\n\n---\n\n**Turn Context (split turn):**\n\nPREFIX SUMMARY";
     assert_eq!(result.summary, format!("{merged}{}", result.details.tags()));
-    assert!(result.details.read_files.contains(&"src/m0.rs".to_owned()));
-    assert!(result.summary.contains("<read-files>\nsrc/m0.rs\n"));
-    assert_eq!(result.mode, SummaryMode::CacheFriendly);
+    assert_eq!(result.mode, SummaryMode::Transcript);
     assert_eq!(result.usage.input, 2000, "both requests' usage is counted");
-
-    // Both requests are the session's request plus one instruction, read from cache.
-    for request in provider.requests() {
-        assert_eq!(request.tools, main.tools);
-        assert_eq!(request.system, main.system);
-        assert_eq!(request.messages[..main.messages.len()], main.messages[..]);
-        assert_eq!(request.messages.len(), main.messages.len() + 1);
-        let last_assistant = main
-            .messages
-            .iter()
-            .rposition(|m| m.role == strata_provider::Role::Assistant)
-            .expect("assistant");
-        let message_breakpoints: Vec<_> = request
-            .breakpoints
-            .iter()
-            .filter_map(|b| match b.position {
-                BreakpointPosition::Message { index } => Some(index),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(
-            message_breakpoints,
-            [last_assistant - 1],
-            "reads what the last turn wrote"
-        );
-    }
 }
 
 #[tokio::test]
@@ -316,8 +389,9 @@ async fn cut_summaries_and_bloated_summaries_are_refused() {
         matches!(
             error,
             CompactionError::Truncated {
-                max_tokens: 13107,
-                ..
+                part: "split turn",
+                // The history cap (80% of the reserve) plus the turn prefix's (50%).
+                max_tokens: 21299,
             }
         ),
         "{error}"
@@ -391,7 +465,7 @@ async fn usage_is_recorded_on_the_entry_and_survives_a_reopen() {
     let usage = recorded_usage(&entry.extra).expect("usage recorded");
     assert_eq!(usage.input, result.usage.input);
     assert_eq!(usage.output, result.usage.output);
-    assert_eq!(usage.output, 200, "history and turn prefix requests");
+    assert_eq!(usage.output, 100, "one request for history and turn prefix");
     assert!((usage.cost.total - result.cost.total()).abs() < 1e-12);
     assert!(usage.cost.total > 0.0);
     assert_eq!(entry.details, Some(result.details.to_details()));
@@ -469,6 +543,8 @@ async fn a_failed_compaction_reports_what_its_finished_requests_cost() {
     let session = split_turn_session();
     let settings = CompactionSettings {
         keep_recent_tokens: 400,
+        // Two requests (history, turn prefix): the transcript form sends them apart.
+        summary_mode: SummaryMode::Transcript,
         ..CompactionSettings::default()
     };
     let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
@@ -478,7 +554,7 @@ async fn a_failed_compaction_reports_what_its_finished_requests_cost() {
     let main = render(&context(&session), &anthropic_capabilities());
     // The history summary is fine, the turn prefix is cut: both requests were billed.
     let provider = ScriptedProvider::new(|request| {
-        if last_user_text(request).contains("<turn-start>") {
+        if last_user_text(request).contains("EARLY PART of a turn") {
             Ok(("## Original Request\npartial".into(), StopReason::MaxTokens))
         } else {
             Ok(("## Goal\nfine".into(), StopReason::EndTurn))
