@@ -163,7 +163,7 @@ async fn play(
     let start_ms = server.requests().first().map_or(0, |r| r.at_ms);
     let mut collector = Collector {
         rows: Vec::new(),
-        next_seq: 1,
+        taken: std::collections::HashSet::new(),
         namespaces: HashSet::new(),
         start_ms,
         prices,
@@ -254,7 +254,8 @@ async fn play(
 /// Turns the mock's records into rows as they arrive (the mock keeps only recent bodies).
 struct Collector {
     rows: Vec<RequestRow>,
-    next_seq: u64,
+    /// Sequence numbers of the records already taken.
+    taken: std::collections::HashSet<u64>,
     namespaces: HashSet<Option<String>>,
     start_ms: u64,
     prices: strata_provider::Prices,
@@ -267,13 +268,14 @@ impl Collector {
         ideal: &mut IdealCache,
         kind: Option<RequestKind>,
     ) -> Result<()> {
-        let records: Vec<RequestRecord> = server
+        // Records come in the order requests finish; concurrent ones finish out of order.
+        let mut records: Vec<RequestRecord> = server
             .requests()
             .into_iter()
-            .filter(|record| record.seq >= self.next_seq)
+            .filter(|record| self.taken.insert(record.seq))
             .collect();
+        records.sort_by_key(|record| record.seq);
         for record in records {
-            self.next_seq = record.seq + 1;
             if record.status != 200 {
                 bail!(
                     "request {} was refused ({}): {}",

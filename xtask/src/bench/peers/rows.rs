@@ -39,7 +39,9 @@ pub struct Rows {
     /// What was left out.
     pub left: Left,
     model: String,
-    next_seq: u64,
+    /// Sequence numbers already taken: records arrive in the order requests finish, and a
+    /// harness's concurrent requests (Pi's two split-turn summaries) finish out of order.
+    taken: HashSet<u64>,
     start_ms: Option<u64>,
     prices: strata_provider::Prices,
     ideal: IdealCache,
@@ -53,7 +55,7 @@ impl Rows {
             rows: Vec::new(),
             left: Left::default(),
             model: model.to_owned(),
-            next_seq: 1,
+            taken: HashSet::new(),
             start_ms: None,
             prices,
             ideal,
@@ -63,12 +65,13 @@ impl Rows {
 
     /// Takes the records not seen yet.
     pub fn take(&mut self, records: Vec<RequestRecord>) -> Result<()> {
-        for record in records {
-            if record.seq < self.next_seq {
-                continue;
-            }
-            self.next_seq = record.seq + 1;
-            self.push(&record)?;
+        let mut fresh: Vec<RequestRecord> = records
+            .into_iter()
+            .filter(|record| self.taken.insert(record.seq))
+            .collect();
+        fresh.sort_by_key(|record| record.seq);
+        for record in &fresh {
+            self.push(record)?;
         }
         Ok(())
     }
@@ -137,5 +140,60 @@ fn kind_of(body: &Value) -> RequestKind {
         RequestKind::Summary
     } else {
         RequestKind::Turn
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use strata_mock::Protocol;
+
+    use super::*;
+    use crate::bench::ideal::BodyShape;
+
+    fn record(seq: u64, model: &str) -> RequestRecord {
+        RequestRecord {
+            seq,
+            protocol: Protocol::Anthropic,
+            path: "/v1/messages".into(),
+            model: model.into(),
+            stream: true,
+            at_ms: seq,
+            status: 200,
+            error: None,
+            cache_style: None,
+            cache_key: None,
+            cache: None,
+            output_tokens: 0,
+            changed: None,
+            turn: None,
+            summary: None,
+            fault: None,
+            body: None,
+        }
+    }
+
+    #[test]
+    fn records_finishing_out_of_order_are_all_taken_in_request_order() {
+        let mut rows = Rows::new(
+            "m",
+            strata_provider::Prices::default(),
+            IdealCache::new(BodyShape::Anthropic, 1, 0),
+        );
+        // Two concurrent requests: 3 finished before 2; then 2 and 4 arrive.
+        rows.take(vec![record(1, "other"), record(3, "other")])
+            .unwrap();
+        rows.take(vec![
+            record(1, "other"),
+            record(3, "other"),
+            record(2, "other"),
+            record(4, "other"),
+        ])
+        .unwrap();
+        assert_eq!(
+            rows.left.other_model.len(),
+            4,
+            "every request counted once: {:?}",
+            rows.left.other_model
+        );
     }
 }
