@@ -7,7 +7,6 @@
 )]
 
 mod mock;
-mod partial;
 mod rows;
 mod stream_fixtures;
 

@@ -336,7 +336,7 @@ args = { command = "ls -la src" }
     let s = setup(MockConfig::new().with_scenario(scenario)).await;
     let mut request = long_request("go");
     request.thinking = ThinkingLevel::Low;
-    let mut seen = crate::partial::Seen::default();
+    let mut seen = strata_provider::testing::Seen::default();
     // Cut after 1, 2, 3, … frames until the cut falls past the end and the turn completes.
     let mut cuts = 0;
     for events_before_cut in 1..500 {
@@ -347,7 +347,7 @@ args = { command = "ls -la src" }
         if matches!(events.last(), Some(Event::Done { .. })) {
             break;
         }
-        seen.merge(crate::partial::check_cut_stream(&events));
+        seen.merge(strata_provider::testing::check_cut_stream(&events));
         cuts += 1;
     }
     assert!((6..499).contains(&cuts), "{cuts} cut points");

@@ -9,5 +9,4 @@
 
 mod fixtures;
 mod mock;
-mod partial;
 mod rows;

@@ -424,7 +424,7 @@ async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
     let server = MockServer::start(MockConfig::new()).await.unwrap();
     server.load_scenario(Scenario::from_toml("[[turn]]\nthinking = \"Read first, then list the directory.\"\ntext = \"Looking at the file and the directory now.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"src/main.rs\" }\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"src/lib.rs\" }\n", "inline").unwrap());
     let (provider, model) = provider(3);
-    let mut seen = crate::partial::Seen::default();
+    let mut seen = strata_provider::testing::Seen::default();
     let mut cuts = 0;
     for events_before_cut in 1..500 {
         server.push_fault(Fault::next(FaultKind::CutAfter {
@@ -440,7 +440,7 @@ async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
         if matches!(events.last(), Some(Event::Done { .. })) {
             break;
         }
-        seen.merge(crate::partial::check_cut_stream(&events));
+        seen.merge(strata_provider::testing::check_cut_stream(&events));
         cuts += 1;
     }
     assert!((4..499).contains(&cuts), "{cuts} cut points");

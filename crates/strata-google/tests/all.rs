@@ -10,6 +10,5 @@
 mod auth;
 mod fixtures;
 mod mock;
-mod partial;
 mod rows;
 mod service_account;

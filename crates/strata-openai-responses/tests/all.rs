@@ -9,6 +9,5 @@
 
 mod fixtures;
 mod mock;
-mod partial;
 mod rows;
 mod support;

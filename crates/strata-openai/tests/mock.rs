@@ -445,7 +445,7 @@ async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
     let server = &s.server;
     let mut request = s.request("go");
     request.thinking = ThinkingLevel::High;
-    let mut seen = crate::partial::Seen::default();
+    let mut seen = strata_provider::testing::Seen::default();
     let mut cuts = 0;
     for events_before_cut in 1..500 {
         server.push_fault(Fault::next(FaultKind::CutAfter {
@@ -455,7 +455,7 @@ async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
         if matches!(events.last(), Some(Event::Done { .. })) {
             break;
         }
-        seen.merge(crate::partial::check_cut_stream(&events));
+        seen.merge(strata_provider::testing::check_cut_stream(&events));
         cuts += 1;
     }
     assert!((4..499).contains(&cuts), "{cuts} cut points");

@@ -16,6 +16,8 @@ pub mod provider;
 pub mod refresh;
 pub mod request;
 pub mod table;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod transport;
 pub mod usage;
 

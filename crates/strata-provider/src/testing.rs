@@ -1,8 +1,10 @@
-//! Checks that a cut stream's final error event carries the partial message of what arrived.
+//! Checks the adapters' tests share (feature `testing`): a cut stream's final error event must
+//! carry the partial message of exactly what arrived. The checks fail by panicking, as test
+//! assertions do.
 
+use crate::transport::parse_partial;
+use crate::{ContentBlock, Event, Message, ProviderError};
 use serde_json::Value;
-use strata_provider::transport::parse_partial;
-use strata_provider::{ContentBlock, Event, Message, ProviderError};
 
 /// What the partial message of a cut stream showed.
 #[derive(Debug, Default, Clone, Copy)]
@@ -32,8 +34,13 @@ impl Seen {
 /// ones with their final arguments, open ones with the arguments so far), and no partial at all
 /// when nothing arrived.
 pub fn check_cut_stream(events: &[Event]) -> Seen {
-    let Some(Event::Error { error, partial }) = events.last() else {
-        panic!("a cut stream must end with an error event: {events:?}");
+    let last = events.last();
+    assert!(
+        matches!(last, Some(Event::Error { .. })),
+        "a cut stream must end with an error event: {events:?}"
+    );
+    let Some(Event::Error { error, partial }) = last else {
+        return Seen::default();
     };
     assert!(
         matches!(error, ProviderError::Truncated { .. }),
