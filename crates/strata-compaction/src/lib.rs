@@ -11,7 +11,8 @@
 //!    summary and the accumulated file lists.
 //! 3. [`compact`]: the summary requests, by default [`cache_friendly_request`] (the session's
 //!    own request plus one instruction: read from cache, nothing written), else
-//!    [`transcript_request`] (Pi's serialized form); concurrent when the turn is split.
+//!    [`transcript_request`] (Pi's serialized form). A split turn is one cache-friendly
+//!    request answered in two parts, or two concurrent transcript requests.
 //!    [`compact_accounted`] also reports what a failed compaction's answered requests cost.
 //! 4. [`compaction_entry`]: the entry with the folded system snapshot, the live tool set and
 //!    the summary's usage.

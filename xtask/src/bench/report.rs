@@ -367,10 +367,10 @@ fn targets(out: &mut String, inputs: &Inputs<'_>) {
          request can only read an entry an earlier request wrote at one of its breakpoints, \
          within 20 blocks, while the ideal reads any prefix ever sent — which is what a tool set \
          coming back (`tools-churn`) or a branch back (`long`) asks for. Against naive: where the \
-         row has mid-conversation system messages (the anthropic rows) a tool or system change \
-         is a message appended at the end instead of a rewritten prefix; where it has not (the \
-         openai and deepseek rows) strata's layout of a system change is the fallback fold, the \
-         same as naive's. In `long` such changes are few (one tool-set change, one AGENTS.md \
+         row has mid-conversation system messages (claude-opus-4-8 and gpt-5.5: the anthropic \
+         and openai rows) a tool or system change is a message appended at the end instead of a \
+         rewritten prefix; where it has not (deepseek-v4-flash) strata's layout of a system \
+         change is the fallback fold, the same as naive's. In `long` such changes are few (one tool-set change, one AGENTS.md \
          edit, 8–10 compactions in about 350 requests), so most of the difference is the \
          summary request (read from the cache against a fresh transcript). *Floor*: what \
          strata's own requests would cost with an ideal cache (the new tokens of each request \

@@ -95,6 +95,7 @@ fn kind(record: &RequestRecord) -> String {
     match (record.summary, record.turn) {
         (Some(SummaryKind::History), _) => "summary: compaction".to_owned(),
         (Some(SummaryKind::TurnPrefix), _) => "summary: turn prefix".to_owned(),
+        (Some(SummaryKind::SplitTurn), _) => "summary: split turn".to_owned(),
         (Some(SummaryKind::Branch), _) => "summary: branch".to_owned(),
         (None, Some(turn)) => format!("turn {}", turn + 1),
         (None, None) => "echo".to_owned(),
