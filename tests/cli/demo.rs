@@ -148,7 +148,10 @@ fn the_demo_exits_0_its_totals_match_the_mocks_accounting_and_its_tests_really_r
             2,
             "{label}: {summaries:?}"
         );
-        assert!(!summaries.contains(&"turn_prefix"), "{label}: {summaries:?}");
+        assert!(
+            !summaries.contains(&"turn_prefix"),
+            "{label}: {summaries:?}"
+        );
         let played: Vec<u64> = turns.iter().map(|r| u(&r["turn"])).collect();
         assert_eq!(
             played,
