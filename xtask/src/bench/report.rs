@@ -450,7 +450,9 @@ fn speed_section(out: &mut String, inputs: &Inputs<'_>) {
     let _ = writeln!(
         out,
         "Measured by `{}` right after the cache runs, each command below one after the other on \
-         this machine (criterion in `--quick` mode; the file: `{}`).\n",
+         this machine (criterion in `--quick` mode; the file: `{}`; `pibench.mjs` is \
+         `xtask/peers/pibench.mjs`, run from the peers' install of `cargo xtask bench-peers \
+         --install`).\n",
         inputs.options.command,
         speed::LARGE_SESSION
     );

@@ -8,8 +8,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-/// Pi's script (see docs/benchmarks.md) and where it runs.
-pub const PI_DIR: &str = "/work/pi-ref";
+/// Pi's `SessionManager` timing script, shipped in `xtask/peers/` and run from the peers'
+/// install (where node finds `@mariozechner/pi-coding-agent`).
+pub const PI_SCRIPT: &str = "pibench.mjs";
 /// The generated 100k-entry session file.
 pub const LARGE_SESSION: &str = "/tmp/strata-bench-large100k.jsonl";
 
@@ -137,16 +138,19 @@ pub fn measure(root: &Path) -> Speed {
             Err(error) => speed.failures.push(format!("{error:#}")),
         }
     }
-    if large.exists() {
+    let pi = match pi_script() {
+        Ok(dir) => Some(dir),
+        Err(error) => {
+            speed
+                .failures
+                .push(format!("Pi's SessionManager not timed: {error:#}"));
+            None
+        }
+    };
+    if let Some(pi_dir) = pi.filter(|_| large.exists()) {
         for _ in 0..3 {
-            let display = format!("node pibench.mjs {LARGE_SESSION}");
-            match run(
-                root,
-                &display,
-                "node",
-                &["pibench.mjs", LARGE_SESSION],
-                Path::new(PI_DIR),
-            ) {
+            let display = format!("node {PI_SCRIPT} {LARGE_SESSION}");
+            match run(root, &display, "node", &[PI_SCRIPT, LARGE_SESSION], &pi_dir) {
                 Ok(measured) => {
                     if let Some(ms) = pi_milliseconds(&measured.output) {
                         speed.pi_open_context_ms.push(ms);
@@ -233,6 +237,18 @@ pub fn human(ns: f64) -> String {
     } else {
         format!("{ns:.0} ns")
     }
+}
+
+/// Copies Pi's timing script into the peers' install and returns that directory; fails with
+/// what to do when Pi is not installed.
+fn pi_script() -> Result<PathBuf> {
+    let install = crate::bench::peers::install::Install::locate()?;
+    install.check(crate::bench::peers::Peer::Pi)?;
+    let from = crate::bench::peers::install::scripts_dir().join(PI_SCRIPT);
+    let to = install.dir.join(PI_SCRIPT);
+    std::fs::copy(&from, &to)
+        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+    Ok(install.dir)
 }
 
 #[cfg(test)]
