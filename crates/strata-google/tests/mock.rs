@@ -453,58 +453,6 @@ async fn a_vertex_row_names_what_is_missing() {
     assert_eq!(http.header_value("x-goog-api-key"), Some("vertex-key"));
 }
 
-/// A plain HTTP server on 127.0.0.1:0 that reads each whole request and answers it with
-/// `status` and `body` (the mock server has no auth or bad-request faults); counts requests.
-async fn refusing_server(
-    status: &'static str,
-    body: String,
-) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    use std::sync::atomic::Ordering;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let seen = count.clone();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            seen.fetch_add(1, Ordering::SeqCst);
-            let body = body.clone();
-            tokio::spawn(async move {
-                let mut request = Vec::new();
-                let mut buf = [0u8; 16 * 1024];
-                // Read the head, then as many body bytes as content-length says.
-                loop {
-                    let Ok(n) = socket.read(&mut buf).await else {
-                        return;
-                    };
-                    if n == 0 {
-                        return;
-                    }
-                    request.extend_from_slice(&buf[..n]);
-                    let text = String::from_utf8_lossy(&request).to_ascii_lowercase();
-                    if let Some(head_end) = text.find("\r\n\r\n") {
-                        let length = text[..head_end]
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(0);
-                        if request.len() >= head_end + 4 + length {
-                            break;
-                        }
-                    }
-                }
-                let reply = format!(
-                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\nrequest-id: req_refused\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(reply.as_bytes()).await;
-                let _ = socket.shutdown().await;
-            });
-        }
-    });
-    (url, count)
-}
-
 #[tokio::test]
 async fn a_connection_dropped_before_the_first_byte_is_retried() {
     let server = MockServer::start(MockConfig::new()).await.unwrap();
@@ -525,7 +473,9 @@ async fn auth_errors_keep_the_providers_message_but_not_the_key() {
     let (provider, model) = studio(3);
     for status in ["401 Unauthorized", "403 Forbidden"] {
         let body = r#"{"error":{"code":403,"message":"API key not valid: gemini-key-secret. Please pass a valid API key.","status":"PERMISSION_DENIED"}}"#;
-        let (url, count) = refusing_server(status, body.to_owned()).await;
+        let (url, count) = strata_provider::testing::refusing_server(status, body.to_owned())
+            .await
+            .unwrap();
         let options = StreamOptions {
             base_url: Some(format!("{url}/v1beta")),
             ..studio_options_without_server()

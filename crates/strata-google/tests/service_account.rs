@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use strata_google::{AdcFile, GoogleCredentials, GoogleProvider};
 use strata_provider::transport::{HttpClient, TransportConfig};
 use strata_provider::{Catalog, ProviderError, StreamOptions};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::Mutex;
 
 /// A throwaway RSA key made for the test: the key pair, and its PKCS#8 PEM.
@@ -65,32 +65,7 @@ async fn token_endpoint(reply: fn(usize, &str) -> (&'static str, String)) -> Tok
     let (f, c) = (forms.clone(), count.clone());
     tokio::spawn(async move {
         while let Ok((mut socket, _)) = listener.accept().await {
-            let mut request = Vec::new();
-            let mut buf = [0u8; 4096];
-            let form = loop {
-                let n = socket.read(&mut buf).await.unwrap_or(0);
-                if n == 0 {
-                    break None;
-                }
-                request.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&request).to_string();
-                let Some(head_end) = text.find("\r\n\r\n") else {
-                    continue;
-                };
-                let length = text[..head_end]
-                    .to_ascii_lowercase()
-                    .lines()
-                    .find_map(|l| {
-                        l.strip_prefix("content-length:")
-                            .map(str::trim)
-                            .map(str::to_owned)
-                    })
-                    .and_then(|v| v.parse::<usize>().ok())
-                    .unwrap_or(0);
-                if request.len() >= head_end + 4 + length {
-                    break Some(text[head_end + 4..].to_owned());
-                }
-            };
+            let form = strata_provider::testing::read_request_body(&mut socket).await;
             let Some(form) = form else { continue };
             f.lock().await.push(form.clone());
             let n = c.fetch_add(1, Ordering::SeqCst) + 1;

@@ -303,58 +303,6 @@ async fn cancellation_mid_stream_stops_at_once() {
     assert!(started.elapsed() < Duration::from_millis(250));
 }
 
-/// A plain HTTP server on 127.0.0.1:0 that reads each whole request and answers it with
-/// `status` and `body` (the mock server has no auth or bad-request faults); counts requests.
-async fn refusing_server(
-    status: &'static str,
-    body: String,
-) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    use std::sync::atomic::Ordering;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let seen = count.clone();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            seen.fetch_add(1, Ordering::SeqCst);
-            let body = body.clone();
-            tokio::spawn(async move {
-                let mut request = Vec::new();
-                let mut buf = [0u8; 16 * 1024];
-                // Read the head, then as many body bytes as content-length says.
-                loop {
-                    let Ok(n) = socket.read(&mut buf).await else {
-                        return;
-                    };
-                    if n == 0 {
-                        return;
-                    }
-                    request.extend_from_slice(&buf[..n]);
-                    let text = String::from_utf8_lossy(&request).to_ascii_lowercase();
-                    if let Some(head_end) = text.find("\r\n\r\n") {
-                        let length = text[..head_end]
-                            .lines()
-                            .find_map(|l| l.strip_prefix("content-length:"))
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(0);
-                        if request.len() >= head_end + 4 + length {
-                            break;
-                        }
-                    }
-                }
-                let reply = format!(
-                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\nrequest-id: req_refused\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(reply.as_bytes()).await;
-                let _ = socket.shutdown().await;
-            });
-        }
-    });
-    (url, count)
-}
-
 #[tokio::test]
 async fn a_connection_dropped_before_the_first_byte_is_retried() {
     let s = deepseek(MockConfig::new()).await;
@@ -385,7 +333,9 @@ async fn auth_and_bad_request_errors_keep_the_providers_message_but_not_the_key(
         ),
     ];
     for (status, body, wording) in cases {
-        let (url, count) = refusing_server(status, body.to_owned()).await;
+        let (url, count) = strata_provider::testing::refusing_server(status, body.to_owned())
+            .await
+            .unwrap();
         let mut options = s.options();
         options.base_url = Some(url);
         let events = s.collect(&s.request("hi"), &options).await;

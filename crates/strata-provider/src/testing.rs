@@ -1,10 +1,15 @@
-//! Checks the adapters' tests share (feature `testing`): a cut stream's final error event must
-//! carry the partial message of exactly what arrived. The checks fail by panicking, as test
-//! assertions do.
+//! What the adapters' tests share (feature `testing`): the check that a cut stream's final
+//! error event carries the partial message of exactly what arrived (it fails by panicking, as
+//! test assertions do), and a server that refuses every request with a given status.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::transport::parse_partial;
 use crate::{ContentBlock, Event, Message, ProviderError};
-use serde_json::Value;
 
 /// What the partial message of a cut stream showed.
 #[derive(Debug, Default, Clone, Copy)]
@@ -138,4 +143,58 @@ fn thinking_text(message: &Message) -> String {
             _ => None,
         })
         .collect()
+}
+
+/// A plain HTTP server on 127.0.0.1:0 that reads each whole request and answers it with
+/// `status` (e.g. `"403 Forbidden"`) and the JSON `body`, for the refusals strata-mock has no
+/// fault for (auth, bad request). Returns its base URL and the count of connections it took.
+pub async fn refusing_server(
+    status: &'static str,
+    body: String,
+) -> std::io::Result<(String, Arc<AtomicUsize>)> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            seen.fetch_add(1, Ordering::SeqCst);
+            let body = body.clone();
+            tokio::spawn(async move {
+                if read_request_body(&mut socket).await.is_none() {
+                    return;
+                }
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\nrequest-id: req_refused\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(reply.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    Ok((url, count))
+}
+
+/// Reads one HTTP request from `socket`: the head, then as many body bytes as its
+/// content-length says. Returns the body, or `None` when the peer closed or failed first.
+pub async fn read_request_body(socket: &mut tokio::net::TcpStream) -> Option<String> {
+    let mut request = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let n = socket.read(&mut buf).await.ok().filter(|n| *n > 0)?;
+        request.extend_from_slice(&buf[..n]);
+        let Some(head_end) = request.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let length = String::from_utf8_lossy(&request[..head_end])
+            .to_ascii_lowercase()
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:").map(str::to_owned))
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        if request.len() >= head_end + 4 + length {
+            return Some(String::from_utf8_lossy(&request[head_end + 4..]).into_owned());
+        }
+    }
 }
