@@ -9,13 +9,15 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use strata_agent::{Agent, AgentConfig, AgentEvent};
 use strata_compaction::CompactionSettings;
-use strata_mock::{MockConfig, MockServer, RequestRecord, Scenario};
+use strata_mock::{MockConfig, MockServer, Scenario};
 use strata_provider::{ApiKey, StreamOptions};
 use strata_session::{EntryId, Session, WriteOptions};
 
 use crate::bench::ideal::{BodyShape, IdealCache};
 use crate::bench::model::{CacheModel, endpoint};
-use crate::bench::run::{MissCause, RequestKind, RequestRow, Run, floor_cost, record_cost};
+use crate::bench::run::{
+    MissCause, RequestKind, RequestRow, Run, TakenRecords, floor_cost, record_cost,
+};
 use crate::bench::strategy::Strategy;
 use crate::bench::tools::tool_set;
 use crate::bench::workload::{BUILTIN_TOOLS, Workload};
@@ -163,7 +165,7 @@ async fn play(
     let start_ms = server.requests().first().map_or(0, |r| r.at_ms);
     let mut collector = Collector {
         rows: Vec::new(),
-        taken: std::collections::HashSet::new(),
+        taken: TakenRecords::default(),
         namespaces: HashSet::new(),
         start_ms,
         prices,
@@ -254,8 +256,8 @@ async fn play(
 /// Turns the mock's records into rows as they arrive (the mock keeps only recent bodies).
 struct Collector {
     rows: Vec<RequestRow>,
-    /// Sequence numbers of the records already taken.
-    taken: std::collections::HashSet<u64>,
+    /// The records already taken.
+    taken: TakenRecords,
     namespaces: HashSet<Option<String>>,
     start_ms: u64,
     prices: strata_provider::Prices,
@@ -268,14 +270,7 @@ impl Collector {
         ideal: &mut IdealCache,
         kind: Option<RequestKind>,
     ) -> Result<()> {
-        // Records come in the order requests finish; concurrent ones finish out of order.
-        let mut records: Vec<RequestRecord> = server
-            .requests()
-            .into_iter()
-            .filter(|record| self.taken.insert(record.seq))
-            .collect();
-        records.sort_by_key(|record| record.seq);
-        for record in records {
+        for record in self.taken.fresh(server.requests()) {
             if record.status != 200 {
                 bail!(
                     "request {} was refused ({}): {}",

@@ -44,6 +44,24 @@ pub fn floor_cost(cache: &Accounting, new_tokens: u64, output_tokens: u64, price
         / 1_000_000.0
 }
 
+/// The mock's records already made into rows, by sequence number. Records come in the order
+/// requests finish, and concurrent requests (a harness's two split-turn summaries) finish out
+/// of order, so what is new is found by number, not by position.
+#[derive(Debug, Clone, Default)]
+pub struct TakenRecords(std::collections::HashSet<u64>);
+
+impl TakenRecords {
+    /// The records of `records` not taken before, in request order; marks them taken.
+    pub fn fresh(&mut self, records: Vec<RequestRecord>) -> Vec<RequestRecord> {
+        let mut fresh: Vec<RequestRecord> = records
+            .into_iter()
+            .filter(|record| self.0.insert(record.seq))
+            .collect();
+        fresh.sort_by_key(|record| record.seq);
+        fresh
+    }
+}
+
 /// Where the tokens of a request that were not read from the cache are charged: the chapter
 /// where the request first departs from the previous one in its cache namespace, or why the
 /// cache had nothing to give.

@@ -8,7 +8,9 @@ use serde_json::Value;
 use strata_mock::RequestRecord;
 
 use crate::bench::ideal::IdealCache;
-use crate::bench::run::{MissCause, RequestKind, RequestRow, floor_cost, record_cost};
+use crate::bench::run::{
+    MissCause, RequestKind, RequestRow, TakenRecords, floor_cost, record_cost,
+};
 
 /// Text only summary requests carry: strata's and Pi's summary instructions, and Claude
 /// Code's compaction prompt.
@@ -39,9 +41,8 @@ pub struct Rows {
     /// What was left out.
     pub left: Left,
     model: String,
-    /// Sequence numbers already taken: records arrive in the order requests finish, and a
-    /// harness's concurrent requests (Pi's two split-turn summaries) finish out of order.
-    taken: HashSet<u64>,
+    /// The records already taken.
+    taken: TakenRecords,
     start_ms: Option<u64>,
     prices: strata_provider::Prices,
     ideal: IdealCache,
@@ -55,7 +56,7 @@ impl Rows {
             rows: Vec::new(),
             left: Left::default(),
             model: model.to_owned(),
-            taken: HashSet::new(),
+            taken: TakenRecords::default(),
             start_ms: None,
             prices,
             ideal,
@@ -65,12 +66,7 @@ impl Rows {
 
     /// Takes the records not seen yet.
     pub fn take(&mut self, records: Vec<RequestRecord>) -> Result<()> {
-        let mut fresh: Vec<RequestRecord> = records
-            .into_iter()
-            .filter(|record| self.taken.insert(record.seq))
-            .collect();
-        fresh.sort_by_key(|record| record.seq);
-        for record in &fresh {
+        for record in &self.taken.fresh(records) {
             self.push(record)?;
         }
         Ok(())
