@@ -138,8 +138,9 @@ pub async fn compact_with_focus(
     .map_err(|failure| failure.error)
 }
 
-/// Makes the summary for `preparation` (with `focus` appended as Pi's `/compact <text>`):
-/// the history and the turn prefix concurrently when the turn is split, merged in Pi's format.
+/// Makes the summary for `preparation` (with `focus` appended as Pi's `/compact <text>`). A
+/// split turn is one cache-friendly request answered in two parts, or a history and a
+/// turn-prefix transcript request sent together; either way merged in Pi's format.
 ///
 /// `settings.summary_mode` picks the form (resolve it per provider with
 /// [`crate::resolve_summary_mode`]); the cache-friendly form falls back to the transcript when
