@@ -244,16 +244,23 @@ async fn abort_mid_stream_leaves_a_session_that_reopens_and_continues() {
 async fn steering_queued_during_a_tool_batch_is_delivered_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let provider = Scripted::new(vec![
-        Turn::Calls(vec![("bash", json!({"command": "sleep 0.3"}))]),
+        // The tool waits until the steer is queued, so the steer lands inside the batch
+        // however slow the machine (a fixed sleep raced it).
+        Turn::Calls(vec![(
+            "bash",
+            json!({"command": "until [ -e steered ]; do sleep 0.01; done", "timeout": 60}),
+        )]),
         Turn::Text("ok, also doing that"),
     ]);
     let mut agent = agent(new_session(dir.path()), provider.clone(), dir.path(), None);
     let control = agent.control();
     let mut events = agent.subscribe();
+    let marker = dir.path().join("steered");
     let steer = tokio::spawn(async move {
         while let Some(event) = events.recv().await {
             if matches!(event, AgentEvent::ToolStart { .. }) {
                 control.steer("also update the README");
+                std::fs::write(&marker, "").unwrap();
                 break;
             }
         }
