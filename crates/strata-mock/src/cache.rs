@@ -271,13 +271,17 @@ impl CacheSimulator {
                 if (i as u64 + 1) * unit < config.min_tokens {
                     continue;
                 }
-                self.entries.insert(
-                    k,
-                    Entry {
-                        expires_ms: now_ms + ttl_ms,
-                        ttl_ms,
-                    },
-                );
+                // A live entry keeps the longer of its lifetime and this request's (a 24h
+                // entry read by an in-memory request stays a 24h entry).
+                let entry = self.entries.entry(k).or_insert(Entry {
+                    expires_ms: 0,
+                    ttl_ms,
+                });
+                if entry.expires_ms <= now_ms {
+                    entry.ttl_ms = ttl_ms;
+                }
+                entry.ttl_ms = entry.ttl_ms.max(ttl_ms);
+                entry.expires_ms = entry.expires_ms.max(now_ms + entry.ttl_ms);
             }
             let stored = boundaries.len() as u64 * unit;
             if stored > read {

@@ -63,6 +63,18 @@ pub enum ExcessBreakpoints {
     KeepLast,
 }
 
+/// How long OpenAI keeps an automatic-prefix entry (`prompt_cache_retention`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Retention {
+    /// `in_memory`: cleared after 5–10 minutes of inactivity ([`CacheConfig::ttl_automatic`]).
+    #[default]
+    #[serde(rename = "in_memory")]
+    InMemory,
+    /// `24h`: extended retention ([`CacheConfig::ttl_extended`]).
+    #[serde(rename = "24h")]
+    Extended,
+}
+
 /// The parameters of one cache model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -82,6 +94,16 @@ pub struct CacheConfig {
     /// Automatic styles: how long an unused entry lives, refreshed on each hit.
     #[serde(with = "secs")]
     pub ttl_automatic: Duration,
+    /// Automatic style on the OpenAI routes: the lifetime of an entry written with
+    /// `prompt_cache_retention: "24h"` (24 hours).
+    #[serde(with = "secs")]
+    pub ttl_extended: Duration,
+    /// Automatic style on the OpenAI routes: the retention of a request that does not set
+    /// `prompt_cache_retention`. OpenAI's default for models before gpt-5.5 is `24h` for
+    /// organizations without zero data retention and `in_memory` for those with it; the mock
+    /// takes `in_memory`, the conservative case. Models that support only `24h` (gpt-5.5 and
+    /// later) default to [`Retention::Extended`] ([`ModelProfile::from_capabilities`]).
+    pub default_retention: Retention,
     /// Explicit style: how many blocks a breakpoint looks back for an earlier entry.
     pub lookback_blocks: usize,
     /// Explicit style: the most breakpoints one request may carry.
@@ -114,6 +136,8 @@ impl CacheConfig {
             ttl_short: Duration::from_secs(5 * 60),
             ttl_long: Duration::from_secs(60 * 60),
             ttl_automatic: Duration::from_secs(5 * 60),
+            ttl_extended: Duration::from_secs(24 * 60 * 60),
+            default_retention: Retention::InMemory,
             lookback_blocks: 20,
             max_breakpoints: 4,
             excess_breakpoints: ExcessBreakpoints::Reject,
@@ -176,6 +200,22 @@ impl CacheConfig {
             style: CacheStyle::None,
             read_price: 1.0,
             ..Self::openai()
+        }
+    }
+
+    /// The rules for one request asking for `requested` retention (`None` when it does not
+    /// say): under the automatic style, entries it writes live [`Self::ttl_extended`] when
+    /// the retention (or else [`Self::default_retention`]) is `24h`. Other styles ignore it.
+    pub fn with_retention(&self, requested: Option<Retention>) -> Self {
+        let extended = self.style == CacheStyle::Automatic
+            && requested.unwrap_or(self.default_retention) == Retention::Extended;
+        Self {
+            ttl_automatic: if extended {
+                self.ttl_extended
+            } else {
+                self.ttl_automatic
+            },
+            ..self.clone()
         }
     }
 
@@ -265,6 +305,16 @@ impl ModelProfile {
         };
         if caps.cache_style == Style::AutomaticPrefix {
             cache.keyed_by_cache_key = caps.cache_key.is_some();
+        }
+        // A model that offers only 24-hour retention (gpt-5.5 and later) keeps entries that
+        // long without being asked.
+        let only_extended = !caps.ttl_options.is_empty()
+            && caps
+                .ttl_options
+                .iter()
+                .all(|ttl| *ttl == strata_provider::CacheTtl::TwentyFourHours);
+        if cache.style == CacheStyle::Automatic && only_extended {
+            cache.default_retention = Retention::Extended;
         }
         let prices = &caps.price_multipliers;
         if caps.cache_style != Style::None
@@ -575,6 +625,44 @@ mod tests {
             MockConfig::new()
                 .with_provider(&catalog, "no-such-provider")
                 .is_none()
+        );
+    }
+
+    #[test]
+    fn only_24h_retention_in_the_row_makes_it_the_default() {
+        let row = |ttl: Vec<strata_provider::CacheTtl>| strata_provider::Capabilities {
+            cache_style: strata_provider::CacheStyle::AutomaticPrefix,
+            ttl_options: ttl,
+            ..strata_provider::Capabilities::default()
+        };
+        let only = row(vec![strata_provider::CacheTtl::TwentyFourHours]);
+        let profile = ModelProfile::from_capabilities(Protocol::Responses, "gpt-5.5", &only);
+        assert_eq!(profile.cache.default_retention, Retention::Extended);
+        let both = row(vec![
+            strata_provider::CacheTtl::FiveMinutes,
+            strata_provider::CacheTtl::TwentyFourHours,
+        ]);
+        let profile = ModelProfile::from_capabilities(Protocol::Chat, "gpt-4.1", &both);
+        assert_eq!(profile.cache.default_retention, Retention::InMemory);
+        let none = ModelProfile::from_capabilities(Protocol::Chat, "gpt-4.1", &row(Vec::new()));
+        assert_eq!(none.cache.default_retention, Retention::InMemory);
+        // The lifetime follows the request, then the default.
+        let cache = CacheConfig::openai();
+        assert_eq!(
+            cache
+                .with_retention(Some(Retention::Extended))
+                .ttl_automatic,
+            Duration::from_secs(24 * 60 * 60)
+        );
+        assert_eq!(
+            cache.with_retention(None).ttl_automatic,
+            cache.ttl_automatic
+        );
+        assert_eq!(
+            CacheConfig::deepseek()
+                .with_retention(Some(Retention::Extended))
+                .ttl_automatic,
+            CacheConfig::deepseek().ttl_automatic
         );
     }
 

@@ -13,6 +13,7 @@ pub mod cache;
 pub mod clock;
 pub mod config;
 pub mod fault;
+pub mod output;
 pub mod playback;
 pub mod prompt;
 pub mod protocol;
@@ -25,7 +26,7 @@ pub mod tokens;
 pub use cache::{CacheAccounting, CacheSimulator};
 pub use config::{
     CacheConfig, CacheStyle, ExcessBreakpoints, MockConfig, ModelProfile, ModelRule, Protocol,
-    UsageDialect,
+    Retention, UsageDialect,
 };
 pub use fault::{Fault, FaultKind};
 pub use playback::{Pick, Player};

@@ -1,5 +1,9 @@
 //! The player: which scripted turn (or summary) answers a request, and the conversation key
 //! that makes a retried request get the turn it retries.
+//!
+//! A request whose reply the output cap cuts does not advance the player: the server picks
+//! on a copy and keeps the old position, so the next request gets the same turn (see
+//! [`crate::scenario`]).
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};

@@ -13,6 +13,12 @@
 //!   kind), or a deterministic default summary when none are left, and never take a turn. A turn may carry `user = "..."`: the prompt a driver
 //!   sends before it ([`Scenario::user_prompts`]). Past the last turn the model echoes.
 //!
+//! Under either playback a reply cut by the request's output cap (`max_tokens`,
+//! `max_output_tokens`, …; see [`crate::output`]) does not consume its turn or summary entry,
+//! and does not set off the turn's `fault`: the same turn answers the next request. A harness
+//! that pings the cache with `max_tokens: 1` to keep it warm, then continues, gets the
+//! script's turns unchanged.
+//!
 //! ```
 //! let scenario = strata_mock::Scenario::from_toml(r#"
 //! playback = "sequence"
@@ -181,6 +187,8 @@ pub enum Stop {
     EndTurn,
     /// The reply asks for tool calls.
     ToolUse,
+    /// The request's output cap cut the reply ([`crate::output::cut`]).
+    MaxTokens,
 }
 
 /// A resolved tool call.

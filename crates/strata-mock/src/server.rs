@@ -23,6 +23,7 @@ use crate::cache::CacheSimulator;
 use crate::clock::VirtualClock;
 use crate::config::{MockConfig, Protocol};
 use crate::fault::{Fault, FaultKind};
+use crate::output;
 use crate::playback::{Pick, Player, conversation_key};
 use crate::prompt::Chapter;
 use crate::protocol::anthropic::Anthropic;
@@ -302,12 +303,47 @@ impl State {
         let side = scenario
             .as_deref()
             .is_some_and(|s| s.is_side_request(&parsed.model));
-        let pick = match scenario.as_deref() {
-            Some(s) if !side => lock(&self.player).pick(s, &parsed.conversation),
-            _ => Pick::Echo,
+        // The reply is settled with the pick: a reply the output cap cuts does not consume
+        // its turn (or summary entry), so the player goes back to where it was and the next
+        // request gets the same turn — a keep-warm ping with `max_tokens: 1` leaves the
+        // script as it found it.
+        let (pick, reply) = {
+            let mut player = lock(&self.player);
+            let scripted = scenario.is_some() && !side;
+            let before = parsed
+                .max_output_tokens
+                .filter(|_| scripted)
+                .map(|_| player.clone());
+            let pick = match scenario.as_deref() {
+                Some(s) if !side => player.pick(s, &parsed.conversation),
+                _ => Pick::Echo,
+            };
+            let full = match &pick {
+                Pick::Summary { text, .. } => scenario::summary_reply(text),
+                // A plain text reply, as for a summary.
+                _ if side => scenario::summary_reply(scenario::SIDE_REPLY),
+                _ => scenario::reply(pick.turn(), &parsed.conversation),
+            };
+            let cut = parsed
+                .max_output_tokens
+                .and_then(|cap| output::cut(&full, cap, &self.tokenizer));
+            match cut {
+                Some(cut) => {
+                    if let Some(before) = before {
+                        *player = before;
+                    }
+                    (pick, cut)
+                }
+                None => (pick, full),
+            }
         };
+        let cut = reply.stop == scenario::Stop::MaxTokens;
         let turn = pick.turn();
         let fault = self.take_fault(W::PROTOCOL).or_else(|| {
+            // A cut reply leaves the turn's fault for the request that plays the turn.
+            if cut {
+                return None;
+            }
             let (index, spec) = turn?;
             let kind = spec.fault.clone()?;
             lock(&self.fired_turns).insert(index).then_some(kind)
@@ -340,32 +376,26 @@ impl State {
                 ""
             }
         );
-        let accounted = lock(&self.cache).account(&namespace, &profile.cache, &parsed.prompt, now);
+        // OpenAI's `prompt_cache_retention` sets the lifetime of what this request writes.
+        let rules = match W::PROTOCOL {
+            Protocol::Chat | Protocol::Responses => {
+                std::borrow::Cow::Owned(profile.cache.with_retention(parsed.retention))
+            }
+            _ => std::borrow::Cow::Borrowed(&profile.cache),
+        };
+        let accounted = lock(&self.cache).account(&namespace, &rules, &parsed.prompt, now);
         let cache = match accounted {
             Ok(cache) => cache,
             Err(e) => return self.refuse::<W>(record, ErrorKind::BadRequest(e.to_string())),
         };
         record.changed = self.first_change(&namespace, &parsed.prompt);
-        let reply = match &pick {
-            Pick::Summary { kind, text, .. } => {
-                record.summary = Some(*kind);
-                scenario::summary_reply(text)
-            }
-            // A plain text reply, as for a summary.
-            _ if side => scenario::summary_reply(scenario::SIDE_REPLY),
-            _ => scenario::reply(turn, &parsed.conversation),
-        };
-        let reasoning_tokens = reply
-            .thinking
-            .as_deref()
-            .map_or(0, |t| self.tokenizer.count(t));
-        let output_tokens = reasoning_tokens
-            + reply.text.as_deref().map_or(0, |t| self.tokenizer.count(t))
-            + reply
-                .tool_calls
-                .iter()
-                .map(|c| self.tokenizer.count(&c.name) + self.tokenizer.count(&c.arguments_json()))
-                .sum::<u64>();
+        if let Pick::Summary { kind, .. } = &pick {
+            record.summary = Some(*kind);
+        }
+        let output::OutputTokens {
+            total: output_tokens,
+            reasoning: reasoning_tokens,
+        } = output::count(&reply, &self.tokenizer);
         let outcome = Outcome {
             reply: &reply,
             cache: &cache,

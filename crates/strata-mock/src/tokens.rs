@@ -68,6 +68,39 @@ impl Tokenizer {
     pub fn count(&self, text: &str) -> u64 {
         self.tokens(text).len() as u64
     }
+
+    /// The longest leading part of `text` that counts at most `limit` tokens: what a model
+    /// stopped by an output cap has sent.
+    pub fn prefix(&self, text: &str, limit: u64) -> String {
+        let tokens = self.tokens(text);
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        if tokens.len() <= limit {
+            return text.to_owned();
+        }
+        let mut keep = decoded_len(text, &tokens[..limit]);
+        // Re-encoding a cut text may merge differently; shorten until it fits.
+        while keep > 0 && self.count(&text[..keep]) > limit as u64 {
+            keep = text[..keep]
+                .char_indices()
+                .next_back()
+                .map_or(0, |(index, _)| index);
+        }
+        text[..keep].to_owned()
+    }
+}
+
+/// How many bytes of `text` the leading `tokens` of its encoding spell, rounded down to a
+/// character boundary (a token may end inside a multi-byte character).
+fn decoded_len(text: &str, tokens: &[u32]) -> usize {
+    let bytes = match bpe() {
+        Some(bpe) => bpe.decode_bytes(tokens).map_or(0, |bytes| bytes.len()),
+        None => tokens.len() * 4,
+    };
+    let mut end = bytes.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
 }
 
 /// Encodes with the BPE; if the tables failed to load (they are embedded, so only on a
@@ -94,5 +127,19 @@ mod tests {
         assert_eq!(tokens.len(), 2);
         assert!(Arc::ptr_eq(&tokens, &tokenizer.tokens("hello world")));
         assert_eq!(tokenizer.count(""), 0);
+    }
+
+    #[test]
+    fn a_prefix_fits_the_limit_and_never_splits_a_character() {
+        let tokenizer = Tokenizer::new();
+        let text = "héllo wörld, naïve café — 日本語のテキスト and more words here";
+        let total = tokenizer.count(text);
+        for limit in 0..=total + 1 {
+            let prefix = tokenizer.prefix(text, limit);
+            assert!(text.starts_with(&prefix));
+            assert!(tokenizer.count(&prefix) <= limit, "{limit}: {prefix:?}");
+        }
+        assert_eq!(tokenizer.prefix(text, total), text);
+        assert_eq!(tokenizer.prefix("hello world", 1), "hello");
     }
 }

@@ -15,6 +15,8 @@ mod common;
 mod fault_routes;
 mod faults;
 mod gemini;
+mod output_cap;
 mod responses;
+mod retention;
 mod rules;
 mod scenario;

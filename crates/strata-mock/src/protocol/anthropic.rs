@@ -85,6 +85,7 @@ fn stop_reason(stop: Stop) -> &'static str {
     match stop {
         Stop::EndTurn => "end_turn",
         Stop::ToolUse => "tool_use",
+        Stop::MaxTokens => "max_tokens",
     }
 }
 
@@ -105,9 +106,9 @@ impl Wire for Anthropic {
             .and_then(Value::as_str)
             .ok_or("model: Field required")?
             .to_owned();
-        if body.get("max_tokens").and_then(Value::as_u64).is_none() {
+        let Some(max_tokens) = body.get("max_tokens").and_then(Value::as_u64) else {
             return Err("max_tokens: Field required".into());
-        }
+        };
         let messages = body
             .get("messages")
             .and_then(Value::as_array)
@@ -214,6 +215,7 @@ impl Wire for Anthropic {
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             prompt,
             conversation,
+            max_output_tokens: Some(max_tokens),
             ..Parsed::default()
         })
     }

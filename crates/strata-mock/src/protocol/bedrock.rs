@@ -51,6 +51,7 @@ fn stop_reason(stop: Stop) -> &'static str {
     match stop {
         Stop::EndTurn => "end_turn",
         Stop::ToolUse => "tool_use",
+        Stop::MaxTokens => "max_tokens",
     }
 }
 
@@ -144,10 +145,17 @@ impl Wire for Bedrock {
             .filter_map(|m| super::text_of(m.get("content"), &[]))
             .collect();
         conversation.system_text = super::text_of(body.get("system"), &[]).unwrap_or_default();
+        let max_output_tokens = match body.pointer("/inferenceConfig/maxTokens") {
+            None | Some(Value::Null) => None,
+            Some(cap) => Some(cap.as_u64().ok_or_else(|| {
+                format!("1 validation error detected: Value '{cap}' at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1")
+            })?),
+        };
         Ok(Parsed {
             model,
             prompt: builder.finish(),
             conversation,
+            max_output_tokens,
             ..Parsed::default()
         })
     }

@@ -100,6 +100,7 @@ fn finish_reason(stop: Stop) -> &'static str {
     match stop {
         Stop::EndTurn => "stop",
         Stop::ToolUse => "tool_calls",
+        Stop::MaxTokens => "length",
     }
 }
 
@@ -127,6 +128,12 @@ impl Wire for Chat {
         if messages.is_empty() {
             return Err("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.".into());
         }
+        // `max_completion_tokens` replaced `max_tokens`; a request may carry either.
+        let max_output_tokens =
+            match super::token_cap(body.get("max_completion_tokens"), "max_completion_tokens")? {
+                Some(cap) => Some(cap),
+                None => super::token_cap(body.get("max_tokens"), "max_tokens")?,
+            };
         let mut builder = PromptBuilder::new(ctx.tokenizer);
         let mut conversation = Conversation::default();
         if let Some(tools) = body.get("tools") {
@@ -223,6 +230,8 @@ impl Wire for Chat {
                 .pointer("/stream_options/include_usage")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            max_output_tokens,
+            retention: super::retention(body)?,
             ..Parsed::default()
         })
     }

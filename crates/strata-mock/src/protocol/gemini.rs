@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::{ErrorKind, ErrorResponse, Outcome, ParseContext, Parsed, Wire, chunks, error_headers};
 use crate::config::Protocol;
 use crate::prompt::{Chapter, PromptBuilder};
-use crate::scenario::{Conversation, DeclaredTool};
+use crate::scenario::{Conversation, DeclaredTool, Stop};
 
 /// The Gemini protocol.
 pub struct Gemini;
@@ -42,7 +42,10 @@ fn usage(outcome: &Outcome<'_>, final_chunk: bool) -> Value {
 fn chunk(parsed: &Parsed, outcome: &Outcome<'_>, parts: Vec<Value>, finish: bool) -> Value {
     let mut candidate = json!({"content": {"parts": parts, "role": "model"}, "index": 0});
     if finish {
-        candidate["finishReason"] = json!("STOP");
+        candidate["finishReason"] = json!(match outcome.reply.stop {
+            Stop::MaxTokens => "MAX_TOKENS",
+            Stop::EndTurn | Stop::ToolUse => "STOP",
+        });
     }
     json!({
         "candidates": [candidate],
@@ -204,10 +207,20 @@ impl Wire for Gemini {
         conversation.system_text = field(body, "systemInstruction", "system_instruction")
             .and_then(|system| super::text_of(system.get("parts"), &[]))
             .unwrap_or_default();
+        let max_output_tokens = field(body, "generationConfig", "generation_config")
+            .and_then(|config| field(config, "maxOutputTokens", "max_output_tokens"));
         Ok(Parsed {
             model,
             prompt: builder.finish(),
             conversation,
+            max_output_tokens: match max_output_tokens {
+                None | Some(Value::Null) => None,
+                Some(cap) => Some(cap.as_u64().ok_or_else(|| {
+                    format!(
+                        "Invalid value at 'generation_config.max_output_tokens' (TYPE_INT32), {cap}"
+                    )
+                })?),
+            },
             ..Parsed::default()
         })
     }

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use crate::cache::CacheAccounting;
-use crate::config::{ModelProfile, Protocol};
+use crate::config::{ModelProfile, Protocol, Retention};
 use crate::prompt::Prompt;
 use crate::scenario::{Conversation, Reply};
 use crate::tokens::Tokenizer;
@@ -37,6 +37,10 @@ pub struct Parsed {
     pub items: Vec<Value>,
     /// Responses: whether the response is stored for `previous_response_id`.
     pub store: bool,
+    /// The output cap the request sets, in tokens (`max_tokens` and its kin).
+    pub max_output_tokens: Option<u64>,
+    /// OpenAI `prompt_cache_retention`, when the request sets it.
+    pub retention: Option<Retention>,
 }
 
 /// Everything a renderer needs about the reply.
@@ -102,6 +106,44 @@ pub fn json_body(body: &[u8]) -> Result<Value, String> {
         Ok(value)
     } else {
         Err("request body must be a JSON object".to_owned())
+    }
+}
+
+/// Reads an optional output-cap field: absent or null is no cap; anything but a
+/// non-negative integer is refused with OpenAI's wording, naming `name`.
+pub fn token_cap(value: Option<&Value>, name: &str) -> Result<Option<u64>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => value.as_u64().map(Some).ok_or_else(|| {
+            if value.is_i64() {
+                format!(
+                    "Invalid '{name}': integer below minimum value. Expected a value >= 1, but got {value} instead."
+                )
+            } else {
+                format!(
+                    "Invalid type for '{name}': expected an integer, but got {} instead.",
+                    json_type(value)
+                )
+            }
+        }),
+    }
+}
+
+/// Reads OpenAI's `prompt_cache_retention`: `in_memory` or `24h`; absent or null is none.
+pub fn retention(body: &Value) -> Result<Option<Retention>, String> {
+    match body.get("prompt_cache_retention") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(value)) => match value.as_str() {
+            "in_memory" | "in-memory" => Ok(Some(Retention::InMemory)),
+            "24h" => Ok(Some(Retention::Extended)),
+            other => Err(format!(
+                "Invalid value: '{other}'. Supported values are: 'in_memory' and '24h'."
+            )),
+        },
+        Some(other) => Err(format!(
+            "Invalid type for 'prompt_cache_retention': expected one of 'in_memory' or '24h', but got {} instead.",
+            json_type(other)
+        )),
     }
 }
 

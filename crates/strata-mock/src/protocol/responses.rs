@@ -1,5 +1,6 @@
 //! OpenAI Responses: `POST /v1/responses`, streamed as `event:` + `data:` SSE from
-//! `response.created` to `response.completed`.
+//! `response.created` to `response.completed` (or `response.incomplete` when the output cap
+//! cut the reply).
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -10,7 +11,7 @@ use super::{
 };
 use crate::config::Protocol;
 use crate::prompt::{Chapter, PromptBuilder};
-use crate::scenario::{Conversation, DeclaredTool};
+use crate::scenario::{Conversation, DeclaredTool, Stop};
 
 /// The Responses protocol.
 pub struct Responses;
@@ -34,8 +35,14 @@ pub fn output_items(outcome: &Outcome<'_>) -> Vec<Value> {
         }));
     }
     if let Some(text) = &reply.text {
+        // A message the output cap cut off is left incomplete, as the response is.
+        let status = if reply.stop == Stop::MaxTokens && reply.tool_calls.is_empty() {
+            "incomplete"
+        } else {
+            "completed"
+        };
         items.push(json!({
-            "type": "message", "id": format!("msg_{}", outcome.id), "status": "completed", "role": "assistant",
+            "type": "message", "id": format!("msg_{}", outcome.id), "status": status, "role": "assistant",
             "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
         }));
     }
@@ -59,6 +66,14 @@ fn usage(outcome: &Outcome<'_>) -> Value {
     })
 }
 
+/// The terminal status of a reply: `completed`, or `incomplete` when the output cap cut it.
+fn final_status(outcome: &Outcome<'_>) -> &'static str {
+    match outcome.reply.stop {
+        Stop::MaxTokens => "incomplete",
+        Stop::EndTurn | Stop::ToolUse => "completed",
+    }
+}
+
 fn response(
     parsed: &Parsed,
     outcome: &Outcome<'_>,
@@ -66,13 +81,18 @@ fn response(
     output: Vec<Value>,
     usage: Value,
 ) -> Value {
+    let incomplete_details = if status == "incomplete" {
+        json!({"reason": "max_output_tokens"})
+    } else {
+        Value::Null
+    };
     json!({
         "id": format!("resp_{}", outcome.id),
         "object": "response",
         "created_at": outcome.created,
         "status": status,
         "error": null,
-        "incomplete_details": null,
+        "incomplete_details": incomplete_details,
         "model": parsed.model,
         "output": output,
         "parallel_tool_calls": true,
@@ -197,6 +217,11 @@ impl Wire for Responses {
                 .map(str::to_owned),
             store: body.get("store").and_then(Value::as_bool).unwrap_or(true),
             items,
+            max_output_tokens: super::token_cap(
+                body.get("max_output_tokens"),
+                "max_output_tokens",
+            )?,
+            retention: super::retention(body)?,
             ..Parsed::default()
         })
     }
@@ -205,7 +230,7 @@ impl Wire for Responses {
         response(
             parsed,
             outcome,
-            "completed",
+            final_status(outcome),
             output_items(outcome),
             usage(outcome),
         )
@@ -303,9 +328,11 @@ impl Wire for Responses {
                 json!({"output_index": output_index, "item": item}),
             );
         }
+        // A cut reply ends with `response.incomplete` instead of `response.completed`.
+        let status = final_status(outcome);
         emit(
-            "response.completed",
-            json!({"response": response(parsed, outcome, "completed", items, usage(outcome))}),
+            &format!("response.{status}"),
+            json!({"response": response(parsed, outcome, status, items, usage(outcome))}),
         );
         events
     }
