@@ -25,6 +25,9 @@ pub struct BuiltRequest {
     pub headers: Vec<(String, String)>,
 }
 
+/// The smallest `max_output_tokens` the Responses API accepts.
+const MIN_MAX_OUTPUT_TOKENS: u64 = 16;
+
 /// Builds the body for `request` to `model` with the row's capabilities.
 ///
 /// `cache_key` is the routing key (the session id); it goes where `caps.cache_key` says.
@@ -124,7 +127,12 @@ pub fn build_request(
         .map(u64::from)
         .or((model.max_output > 0).then_some(model.max_output))
     {
-        body.insert("max_output_tokens".into(), json!(max));
+        // The API refuses a cap below 16 ("integer below minimum value"); a keep-warm ping
+        // asks for one token.
+        body.insert(
+            "max_output_tokens".into(),
+            json!(max.max(MIN_MAX_OUTPUT_TOKENS)),
+        );
     }
 
     if let (Some(key), Some(param)) = (cache_key, &caps.cache_key) {

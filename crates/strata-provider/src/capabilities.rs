@@ -308,7 +308,54 @@ impl Default for Capabilities {
     }
 }
 
+/// How long a user wants cached prefixes to live (`[cache] retention`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheRetention {
+    /// The longest lifetime that costs no more to write than the shortest: OpenAI's 24-hour
+    /// retention (writes are free either way), Anthropic's 5 minutes (its hour writes at 2x
+    /// against 1.25x).
+    #[default]
+    Auto,
+    /// The shortest lifetime the provider offers.
+    Short,
+    /// The longest lifetime the provider offers, whatever its writes cost.
+    Long,
+}
+
 impl Capabilities {
+    /// The breakpoint lifetime to ask for under `retention` (5 minutes for a row that lists
+    /// none).
+    pub fn cache_ttl(&self, retention: CacheRetention) -> CacheTtl {
+        let Some(&shortest) = self.ttl_options.iter().min() else {
+            return CacheTtl::FiveMinutes;
+        };
+        let longest_where = |keep: &dyn Fn(CacheTtl) -> bool| {
+            self.ttl_options
+                .iter()
+                .copied()
+                .filter(|ttl| keep(*ttl))
+                .max()
+                .unwrap_or(shortest)
+        };
+        match retention {
+            CacheRetention::Short => shortest,
+            CacheRetention::Long => longest_where(&|_| true),
+            CacheRetention::Auto => {
+                let base = self.cache_write_multiplier(shortest);
+                longest_where(&|ttl| self.cache_write_multiplier(ttl) <= base)
+            }
+        }
+    }
+
+    /// Price of writing a prefix with lifetime `ttl`, relative to an uncached input token.
+    pub fn cache_write_multiplier(&self, ttl: CacheTtl) -> f64 {
+        match ttl {
+            CacheTtl::OneHour => self.price_multipliers.cache_write_1h,
+            _ => self.price_multipliers.cache_write_5m,
+        }
+    }
+
     /// Headers to send when `feature` is used (empty when none is needed).
     pub fn headers_for(&self, feature: Feature) -> impl Iterator<Item = &FeatureHeader> {
         self.feature_headers
@@ -335,6 +382,36 @@ impl Capabilities {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retention_picks_the_lifetime_each_row_offers_at_its_price() {
+        let catalog = crate::Catalog::builtin().unwrap();
+        let anthropic = catalog.capabilities("anthropic", "claude-opus-4-8");
+        // The hour costs 2x to write against 1.25x: auto stays at five minutes.
+        assert_eq!(
+            anthropic.cache_ttl(CacheRetention::Auto),
+            CacheTtl::FiveMinutes
+        );
+        assert_eq!(anthropic.cache_ttl(CacheRetention::Long), CacheTtl::OneHour);
+        // OpenAI writes are free at either retention: auto asks for 24 hours.
+        let gpt = catalog.capabilities("openai", "gpt-5.4");
+        assert_eq!(
+            gpt.cache_ttl(CacheRetention::Auto),
+            CacheTtl::TwentyFourHours
+        );
+        assert_eq!(gpt.cache_ttl(CacheRetention::Short), CacheTtl::FiveMinutes);
+        // gpt-5.5 and later take only the 24-hour retention.
+        let only_long = catalog.capabilities("openai", "gpt-5.5");
+        assert_eq!(only_long.ttl_options, vec![CacheTtl::TwentyFourHours]);
+        assert_eq!(
+            only_long.cache_ttl(CacheRetention::Short),
+            CacheTtl::TwentyFourHours
+        );
+        assert_eq!(
+            Capabilities::default().cache_ttl(CacheRetention::Long),
+            CacheTtl::FiveMinutes
+        );
+    }
 
     #[test]
     fn default_is_conservative() {

@@ -22,8 +22,8 @@ pub mod transport;
 pub mod usage;
 
 pub use capabilities::{
-    CacheKeyParam, CacheStyle, Capabilities, Feature, FeatureHeader, ParamLocation, Protocol,
-    ReasoningStyle, SystemRole, UsageDialect, WireQuirks,
+    CacheKeyParam, CacheRetention, CacheStyle, Capabilities, Feature, FeatureHeader, ParamLocation,
+    Protocol, ReasoningStyle, SystemRole, UsageDialect, WireQuirks,
 };
 pub use catalog::{
     Catalog, CatalogError, ConfigFormat, ModelsFile, ProviderSummary, Support, UserConfig,
