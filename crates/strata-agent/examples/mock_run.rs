@@ -78,6 +78,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         render_policy: strata_context::RenderPolicy::Strata,
         compaction: strata_compaction::CompactionSettings::default(),
         summary_model: None,
+        cache: strata_agent::CacheSettings::default(),
     };
     let mut agent = Agent::new(session, Arc::new(provider), ToolSet::default_set(), config);
     let mut events = agent.subscribe();

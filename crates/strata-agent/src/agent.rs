@@ -9,8 +9,8 @@ use serde_json::Map;
 use strata_compaction::{CompactionReason, CompactionSettings, OverflowRecovery, SummaryMode};
 use strata_context::{Assembler, Context, RenderOptions, RenderPolicy, RenderReport, Renderer};
 use strata_provider::{
-    Capabilities, Event, Message, MessageAssembler, Model, Provider, ProviderError, Request,
-    StreamOptions,
+    Capabilities, Cost, Event, Message, MessageAssembler, Model, Provider, ProviderError, Request,
+    StreamOptions, Usage,
 };
 use strata_session::{
     AgentMessage, ContentBlock, EntryId, ImageContent, MessageContent, Session, StopReason,
@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use crate::convert::{self, Origin};
 use crate::error::AgentError;
 use crate::event::AgentEvent;
+use crate::keep_warm::{self, CacheSettings, KeepWarmPlan};
 use crate::prompt::{PromptInputs, build_sections};
 use crate::resources::{context_files, skills};
 use crate::system_sync::{SystemUpdate, plan};
@@ -56,6 +57,8 @@ pub struct AgentConfig {
     /// A separate (cheaper) model for summaries; `None` uses the session's model. Another model
     /// cannot read the session's cache, so its summary requests take the transcript form.
     pub summary_model: Option<SummaryModel>,
+    /// Cache lifetime asked for, and keeping the cache warm while idle.
+    pub cache: CacheSettings,
 }
 
 /// The provider, model and options summary requests go to instead of the session's.
@@ -86,7 +89,7 @@ fn renderer_for(config: &AgentConfig, session: &Session) -> Renderer {
         policy: config.render_policy,
         cache_key: Some(session.header().id.clone()),
         max_tokens: config.max_tokens,
-        ..RenderOptions::default()
+        ttl: config.capabilities.cache_ttl(config.cache.retention),
     };
     Renderer::new(config.capabilities.clone(), options)
 }
@@ -224,6 +227,9 @@ pub struct Agent {
     /// Requests sent since the last compaction (or since this agent started): the cost
     /// trigger's estimate of the requests still to come.
     requests_since_compaction: u64,
+    /// The last request a turn sent (what a keep-warm ping re-sends) and the pings since.
+    last_sent: Option<Request>,
+    pings_since_request: u32,
 }
 
 impl Agent {
@@ -246,6 +252,8 @@ impl Agent {
             retry_events: RetryEvents::new(),
             renderer,
             requests_since_compaction: 0,
+            last_sent: None,
+            pings_since_request: 0,
         }
     }
 
@@ -304,6 +312,8 @@ impl Agent {
         self.config.stream = switch.stream;
         self.config.model = switch.model;
         self.renderer = renderer_for(&self.config, &self.session);
+        // The new model shares nothing with what the old one cached.
+        self.last_sent = None;
         if changed {
             let model = &self.config.model;
             self.session
@@ -505,6 +515,50 @@ impl Agent {
         })
     }
 
+    /// When to re-send the last request so its cached prefix outlives an idle pause, or `None`
+    /// when there is nothing to keep (no request yet, keep-warm off, a cache that outlives the
+    /// pause anyway, or the break-even number of pings already sent).
+    pub fn keep_warm_plan(&self) -> Option<KeepWarmPlan> {
+        let last = self.last_sent.as_ref()?;
+        let thinking_on = last.thinking != strata_provider::ThinkingLevel::Off;
+        keep_warm::plan(&self.config.capabilities, &self.config.cache, thinking_on)
+            .filter(|plan| self.pings_since_request < plan.max_pings)
+    }
+
+    /// Re-sends the last request with a one-token answer, so the provider reads its prefix
+    /// and restarts its lifetime; records the usage in the session. Call it when
+    /// [`Self::keep_warm_plan`]'s interval has passed since the last request or ping with the
+    /// user still idle. Returns `None` when the plan says not to.
+    pub async fn keep_warm(&mut self) -> Result<Option<(Usage, Cost)>, AgentError> {
+        if self.keep_warm_plan().is_none() {
+            return Ok(None);
+        }
+        let Some(mut request) = self.last_sent.clone() else {
+            return Ok(None);
+        };
+        request.max_tokens = Some(keep_warm::KEEP_WARM_MAX_TOKENS);
+        let mut options = self.config.stream.clone();
+        options.session_id = Some(self.session.header().id.clone());
+        let completion = self
+            .provider
+            .complete(&self.config.model, &request, &options)
+            .await?;
+        self.pings_since_request += 1;
+        let model = &self.config.model;
+        let record = serde_json::json!({
+            "usage": strata_compaction::session_usage(&completion.usage, &completion.cost),
+            "provider": model.provider,
+            "model": model.id,
+        });
+        self.session
+            .append_custom(keep_warm::KEEP_WARM_CUSTOM_TYPE, Some(record))?;
+        self.emit(AgentEvent::KeepWarm {
+            usage: completion.usage,
+            cost: completion.cost,
+        });
+        Ok(Some((completion.usage, completion.cost)))
+    }
+
     /// The request the session's leaf would be sent as now.
     pub fn request(&mut self) -> Result<Request, AgentError> {
         Ok(self.render()?.0)
@@ -676,6 +730,8 @@ impl Agent {
         };
         let entry = strata_compaction::compaction_entry(&result, self.context()?);
         let id = self.session.append_compaction(entry)?;
+        // The next request rewrites the messages chapter: the last one is not worth keeping.
+        self.last_sent = None;
         self.requests_since_compaction = 0;
         self.emit(AgentEvent::CompactionEnd {
             entry_id: Some(id.clone()),
@@ -698,6 +754,8 @@ impl Agent {
         summarize: bool,
         instructions: Option<&str>,
     ) -> Result<EntryId, AgentError> {
+        // A branch leaves the last request behind: nothing of it is worth keeping warm.
+        self.last_sent = None;
         let old_leaf = self.session.leaf().cloned();
         let Some(old_leaf) = old_leaf.filter(|_| summarize) else {
             return Ok(self.session.move_leaf(target)?);
@@ -744,6 +802,8 @@ impl Agent {
     ) -> Result<(AgentMessage, StopReason), AgentError> {
         let (request, report) = self.render()?;
         self.requests_since_compaction += 1;
+        self.last_sent = Some(request.clone());
+        self.pings_since_request = 0;
         self.emit(AgentEvent::RequestStart {
             chapter_bytes: [
                 report.tools.bytes,

@@ -57,6 +57,13 @@ pub enum AgentEvent {
         /// Cost at the model's prices.
         cost: Cost,
     },
+    /// A keep-warm request re-read the cached prefix while idle (recorded in the session).
+    KeepWarm {
+        /// Normalized token counts.
+        usage: Usage,
+        /// Cost at the model's prices.
+        cost: Cost,
+    },
     /// A message was appended to the session.
     MessageEnd {
         /// The entry written.

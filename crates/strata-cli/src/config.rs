@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
+use strata_agent::CacheSettings;
 use strata_compaction::CompactionSettings;
 
 use crate::args::RunArgs;
@@ -31,6 +32,8 @@ pub struct Config {
     pub max_retries: u32,
     /// When and how the context is compacted.
     pub compaction: CompactionSettings,
+    /// Cache lifetime and keeping the cache warm while idle (`[cache]`).
+    pub cache: CacheSettings,
     /// Per-provider settings (base URL of a proxy, …), by provider id.
     pub providers: BTreeMap<String, ProviderSettings>,
 }
@@ -56,6 +59,7 @@ impl Default for Config {
             max_tokens: None,
             max_retries: 3,
             compaction: CompactionSettings::default(),
+            cache: CacheSettings::default(),
             providers: BTreeMap::new(),
         }
     }
@@ -126,6 +130,7 @@ const CONFIG_KEYS: &[&str] = &[
     "max_tokens",
     "max_retries",
     "compaction",
+    "cache",
     "providers",
 ];
 
@@ -281,7 +286,7 @@ mod tests {
         std::fs::create_dir_all(sources.project_dir.join(".strata")).unwrap();
         std::fs::write(
             sources.global_dir.as_ref().unwrap().join("config.toml"),
-            "model = \"openai/gpt-5\"\n[compaction]\nreserve_tokens = 8000\n",
+            "model = \"openai/gpt-5\"\n[compaction]\nreserve_tokens = 8000\n[cache]\nretention = \"long\"\nkeep_warm = false\n",
         )
         .unwrap();
         std::fs::write(
@@ -297,6 +302,15 @@ mod tests {
         let config: Config = figment.extract().unwrap();
         assert_eq!(config.model.as_deref(), Some("anthropic/claude-sonnet-4-5"));
         assert_eq!(config.compaction.reserve_tokens, 8000);
+        assert_eq!(
+            config.cache.retention,
+            strata_provider::CacheRetention::Long
+        );
+        assert!(!config.cache.keep_warm);
+        assert_eq!(
+            config.cache.keep_warm_margin_secs, 30,
+            "unset keys keep defaults"
+        );
         assert_eq!(config.compaction.keep_recent_tokens, 20_000);
         assert_eq!(config.tools, ["read"]);
         assert!(source_of_tools(&figment, &config).contains("command-line flag"));

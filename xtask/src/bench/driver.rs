@@ -153,6 +153,7 @@ async fn play(
         render_policy: strategy.render_policy(),
         compaction: strategy.compaction(&base),
         summary_model: None,
+        cache: strategy.cache(cache_model),
     };
     let mut agent = Agent::new(
         session,
@@ -177,7 +178,10 @@ async fn play(
     for task in &workload.tasks {
         for event in &task.events {
             if event.idle_seconds > 0 {
-                server.advance_clock(Duration::from_secs(event.idle_seconds));
+                let pause = Duration::from_secs(event.idle_seconds);
+                idle(&mut agent, &server, pause, step).await?;
+                drain(&mut events, &mut reported, &mut compactions);
+                collector.take(&server, &mut ideal, Some(RequestKind::KeepWarm))?;
             }
             if !event.tools_remove.is_empty() || !event.tools_add.is_empty() {
                 builtins.retain(|name| !event.tools_remove.iter().any(|r| r == name));
@@ -219,25 +223,18 @@ async fn play(
         if summary.reason == "stop" && summary.final_text == task.final_text {
             completed += 1;
         }
-        while let Ok(event) = events.try_recv() {
-            match event {
-                AgentEvent::Usage { usage, .. } => reported.add(&usage),
-                AgentEvent::CompactionEnd {
-                    entry_id, usage, ..
-                } => {
-                    if entry_id.is_some() {
-                        compactions += 1;
-                    }
-                    if let Some(usage) = usage {
-                        reported.add(&usage);
-                    }
-                }
-                _ => {}
-            }
-        }
+        drain(&mut events, &mut reported, &mut compactions);
         collector.take(&server, &mut ideal, None)?;
         if task.idle_after > 0 {
-            server.advance_clock(Duration::from_secs(task.idle_after));
+            idle(
+                &mut agent,
+                &server,
+                Duration::from_secs(task.idle_after),
+                step,
+            )
+            .await?;
+            drain(&mut events, &mut reported, &mut compactions);
+            collector.take(&server, &mut ideal, Some(RequestKind::KeepWarm))?;
         }
     }
     let run = Run {
@@ -251,6 +248,59 @@ async fn play(
         compactions,
     };
     Ok((run, reported))
+}
+
+/// Adds what the agent reported (answers, summaries, keep-warm pings) to `reported`.
+fn drain(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+    reported: &mut AgentUsage,
+    compactions: &mut usize,
+) {
+    while let Ok(event) = events.try_recv() {
+        match event {
+            AgentEvent::Usage { usage, .. } | AgentEvent::KeepWarm { usage, .. } => {
+                reported.add(&usage);
+            }
+            AgentEvent::CompactionEnd {
+                entry_id, usage, ..
+            } => {
+                if entry_id.is_some() {
+                    *compactions += 1;
+                }
+                if let Some(usage) = usage {
+                    reported.add(&usage);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Lets `pause` pass on the virtual clock as a front end does while the user is away: a
+/// keep-warm ping whenever the agent's plan says one is due before the user is back. Every
+/// request moves the clock by `step` first (see `BenchProvider`), the next task's first one
+/// included, so a ping `interval` after the last request idles `interval − step` here.
+async fn idle(
+    agent: &mut Agent,
+    server: &MockServer,
+    pause: Duration,
+    step: Duration,
+) -> Result<()> {
+    let back_at = pause + step;
+    let mut elapsed = Duration::ZERO;
+    while let Some(plan) = agent.keep_warm_plan() {
+        if plan.interval <= step || elapsed + plan.interval >= back_at {
+            break;
+        }
+        server.advance_clock(plan.interval - step);
+        agent
+            .keep_warm()
+            .await
+            .context("keeping the cache warm while idle")?;
+        elapsed += plan.interval;
+    }
+    server.advance_clock(pause.saturating_sub(elapsed));
+    Ok(())
 }
 
 /// Turns the mock's records into rows as they arrive (the mock keeps only recent bodies).

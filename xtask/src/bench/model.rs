@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use async_trait::async_trait;
 use strata_provider::transport::{HttpClient, RetryPolicy, TransportConfig};
 use strata_provider::{
-    CacheTtl, Capabilities, Catalog, EventStream, Model, Protocol, Provider, ProviderError,
-    Request, StreamOptions,
+    Capabilities, Catalog, EventStream, Model, Protocol, Provider, ProviderError, Request,
+    StreamOptions,
 };
 
 /// A provider's prompt cache, as strata-mock simulates it.
@@ -59,14 +59,6 @@ impl CacheModel {
             Self::AnthropicFiveMinutes | Self::AnthropicOneHour => ("anthropic", "claude-opus-4-8"),
             Self::OpenAiAutomatic => ("openai", "gpt-5.5"),
             Self::DeepSeekDisk => ("deepseek", "deepseek-v4-flash"),
-        }
-    }
-
-    /// The breakpoint lifetime strata asks for.
-    pub fn ttl(self) -> Option<CacheTtl> {
-        match self {
-            Self::AnthropicOneHour => Some(CacheTtl::OneHour),
-            _ => None,
         }
     }
 
@@ -144,11 +136,7 @@ pub fn endpoint(
             "openai-completions",
         ),
     };
-    let provider = Arc::new(BenchProvider {
-        inner,
-        ttl: cache_model.ttl(),
-        clock,
-    });
+    let provider = Arc::new(BenchProvider { inner, clock });
     Ok(Endpoint {
         provider,
         capabilities: row.capabilities(&model.id),
@@ -157,12 +145,11 @@ pub fn endpoint(
     })
 }
 
-/// The adapter, with the benchmark's two interventions: the virtual clock moves before each
-/// request (time between requests), and every breakpoint asks for the cache model's lifetime
-/// (how a harness opts into Anthropic's 1-hour cache).
+/// The adapter, with the benchmark's one intervention: the virtual clock moves before each
+/// request (time between requests). The lifetime strata asks for is the agent's
+/// `CacheSettings::retention`, as a user sets it.
 pub struct BenchProvider {
     inner: Arc<dyn Provider>,
-    ttl: Option<CacheTtl>,
     clock: Arc<dyn Fn() + Send + Sync>,
 }
 
@@ -179,16 +166,7 @@ impl Provider for BenchProvider {
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError> {
         (self.clock)();
-        match self.ttl {
-            Some(ttl) => {
-                let mut request = request.clone();
-                for breakpoint in &mut request.breakpoints {
-                    breakpoint.ttl = ttl;
-                }
-                self.inner.stream(model, &request, options).await
-            }
-            None => self.inner.stream(model, request, options).await,
-        }
+        self.inner.stream(model, request, options).await
     }
 }
 

@@ -134,6 +134,8 @@ pub enum RequestKind {
     Summary,
     /// A branch summary.
     BranchSummary,
+    /// A keep-warm ping while the user is idle (the last request again, one token out).
+    KeepWarm,
 }
 
 /// One request as the provider (here: strata-mock) accounted it.

@@ -1,14 +1,18 @@
 //! The strategies compared on the same workloads: render and compaction policies the libraries
 //! already offer, selected by configuration, never forks of the code.
 
+use strata_agent::CacheSettings;
 use strata_compaction::{CompactionSettings, CompactionTrigger, SummaryMode};
 use strata_context::RenderPolicy;
+use strata_provider::CacheRetention;
 
-/// How a run lays out changes and compacts.
+use super::model::CacheModel;
+
+/// How a run lays out changes, compacts and keeps its cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Strategy {
     /// strata as built: append-only tools, patches in chapter 3, cache-friendly summaries,
-    /// compaction at the window limit.
+    /// compaction at the window limit, the cache kept warm through idle gaps.
     Strata,
     /// The system prompt rewritten in place, withdrawn tools cut from the array
     /// (`RenderPolicy::Naive`), the summary request sent as a fresh transcript.
@@ -54,6 +58,20 @@ impl Strategy {
         }
     }
 
+    /// The cache settings: the cache model's lifetime for every strategy (the 1-hour model is
+    /// how a harness opts into Anthropic's hour); keep-warm pings are strata's, not the
+    /// layouts other harnesses use.
+    pub fn cache(self, cache_model: CacheModel) -> CacheSettings {
+        CacheSettings {
+            retention: match cache_model {
+                CacheModel::AnthropicOneHour => CacheRetention::Long,
+                _ => CacheRetention::Auto,
+            },
+            keep_warm: matches!(self, Self::Strata | Self::CostTrigger),
+            ..CacheSettings::default()
+        }
+    }
+
     /// The workload's compaction settings as this strategy changes them.
     pub fn compaction(self, base: &CompactionSettings) -> CompactionSettings {
         let mut settings = base.clone();
@@ -82,6 +100,22 @@ mod tests {
         assert_eq!(
             Strategy::CostTrigger.compaction(&base).trigger,
             CompactionTrigger::Cost
+        );
+        assert!(
+            Strategy::Strata
+                .cache(CacheModel::AnthropicFiveMinutes)
+                .keep_warm
+        );
+        assert!(
+            !Strategy::Naive
+                .cache(CacheModel::AnthropicFiveMinutes)
+                .keep_warm
+        );
+        assert_eq!(
+            Strategy::Naive
+                .cache(CacheModel::AnthropicOneHour)
+                .retention,
+            CacheRetention::Long
         );
         for name in ["strata", "naive", "dynamic-tools", "cost-trigger"] {
             assert_eq!(Strategy::parse(name).map(Strategy::name), Some(name));

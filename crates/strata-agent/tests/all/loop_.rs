@@ -290,6 +290,7 @@ fn label(event: &AgentEvent) -> String {
         AgentEvent::ToolCallStart { name, .. } => format!("tool_call_start {name}"),
         AgentEvent::ToolCallDelta { .. } => "tool_call_delta".into(),
         AgentEvent::Usage { .. } => "usage".into(),
+        AgentEvent::KeepWarm { .. } => "keep_warm".into(),
         AgentEvent::MessageEnd { message, .. } => format!("message_end {}", message.role()),
         AgentEvent::ToolStart { name, .. } => format!("tool_start {name}"),
         AgentEvent::ToolUpdate { .. } => "tool_update".into(),

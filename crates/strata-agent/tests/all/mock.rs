@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use strata_agent::{Agent, AgentConfig, AgentError, AgentEvent, RetryEvents};
+use strata_agent::{
+    Agent, AgentConfig, AgentError, AgentEvent, CacheSettings, KEEP_WARM_CUSTOM_TYPE, RetryEvents,
+};
 use strata_anthropic::AnthropicProvider;
 use strata_mock::{
     Fault, FaultKind, MockConfig, MockServer, ModelProfile, ModelRule, Protocol, Scenario,
@@ -62,6 +64,24 @@ fn agent_configured(
     retries: RetryEvents,
     compaction: strata_compaction::CompactionSettings,
 ) -> Agent {
+    agent_caching(
+        server,
+        session,
+        cwd,
+        retries,
+        compaction,
+        CacheSettings::default(),
+    )
+}
+
+fn agent_caching(
+    server: &MockServer,
+    session: Session,
+    cwd: &std::path::Path,
+    retries: RetryEvents,
+    compaction: strata_compaction::CompactionSettings,
+    cache: CacheSettings,
+) -> Agent {
     let catalog = Catalog::builtin().unwrap();
     let row = catalog.provider("anthropic").unwrap().clone();
     let model = catalog.model("anthropic", "claude-sonnet-4-5").unwrap();
@@ -94,6 +114,7 @@ fn agent_configured(
         render_policy: strata_context::RenderPolicy::Strata,
         compaction,
         summary_model: None,
+        cache,
     };
     Agent::new(session, Arc::new(provider), ToolSet::default_set(), config)
         .with_retry_events(retries)
@@ -465,4 +486,131 @@ async fn a_context_overflow_compacts_with_the_transcript_and_retries_once() {
         .map(|r| (r.status, r.summary.is_some()))
         .collect();
     assert_eq!(statuses, [(400, false), (200, true), (400, false)]);
+}
+
+const TWO_ANSWERS: &str = r#"
+[[turn]]
+text = "First answer."
+[[turn]]
+text = "Second answer."
+"#;
+
+/// Long enough that the first request passes the model's 1,024-token cache minimum.
+static LONG_PROMPT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    "Read the parser and list every odd corner case you find in it. ".repeat(120)
+});
+
+/// Prompts once, lets `pause` pass with a keep-warm ping every 270 s when `keep_warm`, and
+/// prompts again: returns the agent, the second answer and the mock's records.
+async fn pause_between_prompts(
+    keep_warm: bool,
+    pause: Duration,
+) -> (Agent, String, Vec<strata_mock::RequestRecord>) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = mock(TWO_ANSWERS).await;
+    let cache = CacheSettings {
+        keep_warm,
+        ..CacheSettings::default()
+    };
+    let mut agent = agent_caching(
+        &server,
+        new_session(dir.path()),
+        dir.path(),
+        RetryEvents::new(),
+        strata_compaction::CompactionSettings::default(),
+        cache,
+    );
+    assert_eq!(agent.keep_warm_plan(), None, "nothing sent yet");
+    agent.prompt(LONG_PROMPT.as_str()).await.unwrap();
+    let mut waited = Duration::ZERO;
+    while let Some(plan) = agent.keep_warm_plan() {
+        if waited + plan.interval >= pause {
+            break;
+        }
+        server.advance_clock(plan.interval);
+        waited += plan.interval;
+        assert!(agent.keep_warm().await.unwrap().is_some());
+    }
+    server.advance_clock(pause - waited);
+    let second = agent.prompt("two").await.unwrap().final_text;
+    (agent, second, server.requests())
+}
+
+#[tokio::test]
+async fn keep_warm_pings_carry_the_cache_through_a_pause_longer_than_its_lifetime() {
+    let pause = Duration::from_secs(12 * 60);
+    let (agent, second, records) = pause_between_prompts(true, pause).await;
+    // The pings answered with one token and left the script alone.
+    assert_eq!(second, "Second answer.");
+    let [first, pings @ .., last] = records.as_slice() else {
+        panic!("{} requests", records.len());
+    };
+    assert_eq!(pings.len(), 2, "a ping every 270 s of a 720 s pause");
+    let first_prompt = first.cache.as_ref().unwrap().input_tokens;
+    for ping in pings {
+        let cache = ping.cache.as_ref().unwrap();
+        assert_eq!(cache.input_tokens, first_prompt, "the last request again");
+        assert_eq!(cache.cache_read, first_prompt, "read, not written");
+        assert!(ping.output_tokens <= 1);
+    }
+    let last = last.cache.as_ref().unwrap();
+    assert!(
+        last.cache_read >= first_prompt,
+        "the prefix outlived the pause: read {} of {first_prompt}",
+        last.cache_read
+    );
+    // Each ping is billed in the session, where `strata stats` and the footer find it.
+    let recorded: Vec<serde_json::Value> = agent
+        .session()
+        .tree()
+        .iter()
+        .filter_map(|entry| match entry.entry().unwrap() {
+            Entry::Custom(custom) if custom.custom_type == KEEP_WARM_CUSTOM_TYPE => custom.data,
+            _ => None,
+        })
+        .collect();
+    assert_eq!(recorded.len(), 2);
+    assert_eq!(
+        recorded[0]["usage"]["cacheRead"],
+        serde_json::json!(first_prompt)
+    );
+    assert!(recorded[0]["usage"]["cost"]["total"].as_f64().unwrap() > 0.0);
+}
+
+#[tokio::test]
+async fn without_keep_warm_the_same_pause_rewrites_the_prefix() {
+    let pause = Duration::from_secs(12 * 60);
+    let (_, second, records) = pause_between_prompts(false, pause).await;
+    assert_eq!(second, "Second answer.");
+    assert_eq!(records.len(), 2);
+    let last = records[1].cache.as_ref().unwrap();
+    assert_eq!(last.cache_read, 0, "expired after five minutes");
+    assert_eq!(last.cache_write, last.input_tokens);
+}
+
+#[tokio::test]
+async fn pings_stop_at_the_break_even_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = mock(TWO_ANSWERS).await;
+    let cache = CacheSettings {
+        keep_warm_max_pings: Some(2),
+        ..CacheSettings::default()
+    };
+    let mut agent = agent_caching(
+        &server,
+        new_session(dir.path()),
+        dir.path(),
+        RetryEvents::new(),
+        strata_compaction::CompactionSettings::default(),
+        cache,
+    );
+    agent.prompt(LONG_PROMPT.as_str()).await.unwrap();
+    assert!(agent.keep_warm().await.unwrap().is_some());
+    assert!(agent.keep_warm().await.unwrap().is_some());
+    assert_eq!(agent.keep_warm_plan(), None, "the limit is reached");
+    assert!(agent.keep_warm().await.unwrap().is_none());
+    assert_eq!(server.requests().len(), 3);
+    // A new request starts a new idle period.
+    agent.prompt("two").await.unwrap();
+    assert!(agent.keep_warm_plan().is_some());
 }

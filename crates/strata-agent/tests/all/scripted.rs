@@ -292,6 +292,7 @@ pub fn agent_with_capabilities(
         render_policy: strata_context::RenderPolicy::Strata,
         compaction,
         summary_model: None,
+        cache: strata_agent::CacheSettings::default(),
     };
     Agent::new(session, Arc::new(provider), ToolSet::default_set(), config)
 }

@@ -290,6 +290,15 @@ fn session_request(entry: &Value, catalog: &Catalog) -> Option<RequestUsage> {
         Some("custom") if entry["customType"] == strata_compaction::USAGE_CUSTOM_TYPE => {
             (&entry["data"]["usage"], None, None, " (summary)")
         }
+        Some("custom") if entry["customType"] == strata_agent::KEEP_WARM_CUSTOM_TYPE => {
+            let data = &entry["data"];
+            (
+                &data["usage"],
+                data["provider"].as_str(),
+                data["model"].as_str(),
+                " (keep-warm)",
+            )
+        }
         _ => return None,
     };
     let mut request = usage_of(

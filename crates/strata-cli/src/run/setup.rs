@@ -141,6 +141,7 @@ impl Setup {
             render_policy: strata_context::RenderPolicy::Strata,
             compaction: self.config.compaction.clone(),
             summary_model: self.summary_model()?,
+            cache: self.config.cache,
         };
         let mut agent = Agent::new(session, switch.provider, self.tools()?, agent_config)
             .with_retry_events(retries);

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use strata_agent::{Agent, AgentEvent, Control};
+use strata_agent::{Agent, AgentEvent, Control, KEEP_WARM_CUSTOM_TYPE};
 use strata_compaction::CompactionReason;
 use strata_context::RenderOptions;
 use strata_context::render::Divergence;
@@ -259,10 +259,30 @@ impl Worker {
         let _ = self.outbox.ui.send(UiEvent::Reply(reply));
     }
 
-    /// Runs commands until the UI hangs up.
+    /// Runs commands until the UI hangs up; while idle, keeps the provider's cache warm as
+    /// the agent's keep-warm plan says (`[cache] keep_warm`).
     pub async fn serve(mut self, mut commands: UnboundedReceiver<Command>) {
         self.attach();
-        while let Some(command) = commands.recv().await {
+        let mut quiet_since = tokio::time::Instant::now();
+        loop {
+            let ping_at = self
+                .agent
+                .keep_warm_plan()
+                .map(|plan| quiet_since + plan.interval);
+            let command = tokio::select! {
+                command = commands.recv() => command,
+                () = sleep_until(ping_at) => {
+                    let pinged = self.outbox.forwarding(self.agent.keep_warm()).await;
+                    if let Err(error) = pinged {
+                        self.reply(Reply::Error(format!("keeping the cache warm: {error:#}")));
+                    }
+                    quiet_since = tokio::time::Instant::now();
+                    continue;
+                }
+            };
+            let Some(command) = command else {
+                break;
+            };
             let long = matches!(
                 command,
                 Command::Prompt(_) | Command::Compact(_) | Command::Navigate { .. }
@@ -275,6 +295,7 @@ impl Worker {
                 self.refresh_status();
             }
             self.reply(Reply::Idle);
+            quiet_since = tokio::time::Instant::now();
         }
         drop(self.temp.take());
     }
@@ -507,7 +528,7 @@ impl Worker {
             policy: config.render_policy,
             cache_key: Some(self.agent.session().header().id.clone()),
             max_tokens: config.max_tokens,
-            ..RenderOptions::default()
+            ttl: config.capabilities.cache_ttl(config.cache.retention),
         }
     }
 
@@ -771,17 +792,38 @@ fn push_message(items: &mut Vec<Item>, message: AgentMessage) {
     }
 }
 
+/// Sleeps until `at`, or forever when there is nothing to wait for.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Counters from every assistant message stored in the file (all branches: all were paid).
+/// Keep-warm pings count too: they were billed.
 pub fn stats_of(session: &Session) -> Stats {
     let mut usages = Vec::new();
     for entry in session.tree().iter() {
-        if entry.kind() != EntryKind::Message(Role::Assistant) {
+        let kind = entry.kind();
+        if kind != EntryKind::Message(Role::Assistant) && kind != EntryKind::Custom {
             continue;
         }
-        if let Ok(Entry::Message(message)) = entry.entry()
-            && let AgentMessage::Assistant(assistant) = message.message
-        {
-            usages.push(assistant.usage);
+        match entry.entry() {
+            Ok(Entry::Message(message)) => {
+                if let AgentMessage::Assistant(assistant) = message.message {
+                    usages.push(assistant.usage);
+                }
+            }
+            Ok(Entry::Custom(custom)) if custom.custom_type == KEEP_WARM_CUSTOM_TYPE => {
+                if let Some(usage) = custom
+                    .data
+                    .and_then(|data| serde_json::from_value(data["usage"].clone()).ok())
+                {
+                    usages.push(usage);
+                }
+            }
+            _ => {}
         }
     }
     Stats::from_messages(usages.iter())

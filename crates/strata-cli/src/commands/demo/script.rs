@@ -266,6 +266,7 @@ fn agent(
             ..CompactionSettings::default()
         },
         summary_model: None,
+        cache: strata_agent::CacheSettings::default(),
     };
     let mut agent = Agent::new(
         session,

@@ -135,6 +135,8 @@ impl EventMapper {
                 out.push(self.update(json!({"type": "toolcall_delta", "delta": delta})));
             }
             AgentEvent::Usage { .. } => self.retry_succeeded(&mut out),
+            // Pi has no such event; the session's `custom` entry records it.
+            AgentEvent::KeepWarm { .. } => {}
             AgentEvent::MessageEnd { message, .. } => self.message_end(&message, &mut out),
             AgentEvent::ToolStart {
                 id,
