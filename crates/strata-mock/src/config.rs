@@ -667,6 +667,22 @@ mod tests {
     }
 
     #[test]
+    fn retention_settings_read_from_a_models_file() {
+        let cache: CacheConfig = toml::from_str(
+            "style = \"automatic\"\ndefault_retention = \"24h\"\nttl_extended = 3600\n",
+        )
+        .unwrap();
+        assert_eq!(cache.default_retention, Retention::Extended);
+        assert_eq!(
+            cache.with_retention(None).ttl_automatic,
+            Duration::from_secs(3600)
+        );
+        let cache: CacheConfig = toml::from_str("style = \"automatic\"\n").unwrap();
+        assert_eq!(cache.default_retention, Retention::InMemory);
+        assert_eq!(cache.ttl_extended, Duration::from_secs(24 * 60 * 60));
+    }
+
+    #[test]
     fn rules_match_exact_ids_and_prefixes() {
         let rule = ModelRule {
             protocol: Some(Protocol::Chat),
