@@ -306,32 +306,60 @@ pub(crate) fn tools_bytes(tools: &[ToolDefinition], prefix: &mut Vec<u8>, deferr
 }
 
 /// After the last tool, after the system chapter, after the last message; trimmed to the
-/// provider's limit keeping the latest.
+/// provider's limit keeping the latest. Where a slot is left, a fourth goes just before the
+/// latest user prompt: every request of a task then refreshes the entry for "everything before
+/// this task", so going back to retry or re-edit the prompt — a branch from before it — still
+/// reads it after the short lifetime of the entries the task's earlier requests wrote. It
+/// costs nothing: the tokens written are the same, only split at one more point.
 pub(crate) fn breakpoints(
     request: &Request,
     capabilities: &Capabilities,
     ttl: CacheTtl,
 ) -> Vec<Breakpoint> {
-    let mut positions = Vec::with_capacity(3);
+    let mut positions = Vec::with_capacity(4);
     if !request.tools.is_empty() {
         positions.push(BreakpointPosition::Tools);
     }
     if !request.system.is_empty() {
         positions.push(BreakpointPosition::System);
     }
-    if let Some(index) = request.messages.len().checked_sub(1) {
+    let last = request.messages.len().checked_sub(1);
+    if let Some(index) = last {
         positions.push(BreakpointPosition::Message { index });
     }
-    if capabilities.uses_breakpoints() {
-        let limit = usize::from(capabilities.max_breakpoints);
-        if positions.len() > limit {
-            positions.drain(..positions.len() - limit);
-        }
+    let limit = if capabilities.uses_breakpoints() {
+        usize::from(capabilities.max_breakpoints)
+    } else {
+        usize::MAX
+    };
+    if positions.len() > limit {
+        positions.drain(..positions.len() - limit);
+    }
+    let before_prompt = request
+        .messages
+        .iter()
+        .rposition(is_prompt)
+        .and_then(|prompt| prompt.checked_sub(1));
+    if let Some(index) = before_prompt
+        && positions.len() < limit
+        && Some(index) != last
+    {
+        let at = positions.len().saturating_sub(1);
+        positions.insert(at, BreakpointPosition::Message { index });
     }
     positions
         .into_iter()
         .map(|position| Breakpoint { position, ttl })
         .collect()
+}
+
+/// A user message a person wrote (tool results travel in user messages too).
+fn is_prompt(message: &strata_provider::Message) -> bool {
+    message.role == strata_provider::Role::User
+        && !message
+            .content
+            .iter()
+            .any(|block| matches!(block, strata_provider::ContentBlock::ToolResult { .. }))
 }
 
 fn notes(

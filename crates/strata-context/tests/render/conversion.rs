@@ -196,6 +196,50 @@ fn chapters_settings_and_breakpoints() {
 }
 
 #[test]
+fn a_fourth_breakpoint_keeps_what_came_before_the_latest_prompt() {
+    let mut script = Script::new();
+    script.system(json!({"intro": "I", "tools": "T"}), &tools(&["read"]), &[]);
+    script.user("one");
+    script.assistant("done one");
+    script.user("two");
+    script.calls(&[("c1", "read")]);
+    // A tool result travels in a user message but is not a prompt.
+    script.result("c1", "read", "fn a() {}");
+    let request = render(&script.context(), &full());
+    let positions: Vec<BreakpointPosition> =
+        request.breakpoints.iter().map(|b| b.position).collect();
+    assert_eq!(
+        positions,
+        [
+            BreakpointPosition::Tools,
+            BreakpointPosition::System,
+            BreakpointPosition::Message { index: 1 },
+            BreakpointPosition::Message { index: 4 },
+        ],
+        "after the answer that precedes prompt two, whatever the turn holds since"
+    );
+    // Where the row allows fewer, the chapters' breakpoints come first.
+    let mut three = full();
+    three.max_breakpoints = 3;
+    let trimmed = render(&script.context(), &three);
+    let positions: Vec<BreakpointPosition> =
+        trimmed.breakpoints.iter().map(|b| b.position).collect();
+    assert_eq!(
+        positions,
+        [
+            BreakpointPosition::Tools,
+            BreakpointPosition::System,
+            BreakpointPosition::Message { index: 4 },
+        ]
+    );
+    // The first prompt has nothing before it but the chapters.
+    let mut first = Script::new();
+    first.system(json!({"intro": "I"}), &tools(&["read"]), &[]);
+    first.user("one");
+    assert_eq!(render(&first.context(), &full()).breakpoints.len(), 3);
+}
+
+#[test]
 fn later_tools_are_deferred_and_announced() {
     let mut script = Script::new();
     script.system(sections(), &tools(&["read"]), &[]);
