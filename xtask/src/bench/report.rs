@@ -110,19 +110,24 @@ fn cache_section(out: &mut String, inputs: &Inputs<'_>) {
          openai/gpt-5.5 (Responses, automatic cache), deepseek/deepseek-v4-flash (disk cache) — \
          the current models whose capability rows carry the providers' mid-conversation \
          features; on a row without them strata falls back to naive's layout.\n\n\
-         Strategies are library settings, not forks: **strata** as built; **naive** \
+         Strategies are library settings, not forks: **strata** as built (with its keep-warm \
+         pings through idle gaps, `CacheSettings::keep_warm`); **naive** \
          (`RenderPolicy::Naive`: system prompt rewritten in place, withdrawn tools cut from the \
          array; `SummaryMode::Transcript`: the summary request is a fresh transcript); \
          **dynamic-tools** (`RenderPolicy::DynamicTools`: per request only the tools called in \
          the last 8 messages or named by the last user message); **cost-trigger** (strata with \
-         `CompactionTrigger::Cost`, on `long`).\n\n\
+         `CompactionTrigger::Cost`, on `long`). Naive and dynamic-tools stand for harnesses that \
+         do not ping. Every strategy asks for the cache model's lifetime through \
+         `CacheSettings::retention` (`long` on anthropic-1h; `auto` elsewhere, which is 24 hours \
+         on gpt-5.5, the only retention it takes).\n\n\
          Definitions: *hit rate* = cache_read / (uncached + cache_read + cache_write), token \
          weighted; *ideal* = 1 − new / all prompt tokens of strata's requests, where a request's \
          new tokens are those past the longest prefix it shares with any earlier request of the \
          run, rounded down to the cache's granularity and minimum (128 tokens from 1,024 for \
          OpenAI, 64 for DeepSeek) — an ideal cache never expires; *gap* = hit rate − ideal; \
          *× naive* = cost / naive's cost on the same workload and cache; *written* = tokens \
-         written to the cache. A task is done when the agent's run ends with the scripted \
+         written to the cache; *requests* counts every request sent, keep-warm pings \
+         included. A task is done when the agent's run ends with the scripted \
          closing answer.\n\n",
     );
     cache_models(out, inputs);
@@ -362,8 +367,9 @@ fn targets(out: &mut String, inputs: &Inputs<'_>) {
     }
     out.push_str(
         "\nReading the misses table below: an *expired* miss is an append that found its entry gone \
-         (the idle gaps of `pause` outlast a 5-minute or in-memory lifetime; the 1-hour \
-         breakpoints and DeepSeek's disk cache keep it); on the explicit (Anthropic) cache a \
+         (the idle gaps of `pause` outlast a 5-minute lifetime for the strategies that do not \
+         ping; strata's keep-warm pings, the 1-hour breakpoints, gpt-5.5's 24-hour retention and \
+         DeepSeek's disk cache keep it); on the explicit (Anthropic) cache a \
          request can only read an entry an earlier request wrote at one of its breakpoints, \
          within 20 blocks, while the ideal reads any prefix ever sent — which is what a tool set \
          coming back (`tools-churn`) or a branch back (`long`) asks for. Against naive: where the \
