@@ -1043,3 +1043,59 @@ fn automatic_compaction_during_a_run_is_reported_with_its_result() {
     assert_eq!(messages["messages"][0]["summary"], summary);
     rpc.close();
 }
+
+#[test]
+fn idle_rpc_session_keeps_its_cache_warm_with_one_token_pings() {
+    let scenario = Scenario::from_toml(
+        "[[turn]]\ntext = \"First answer.\"\n[[turn]]\ntext = \"Second answer.\"\n",
+        "keep-warm",
+    )
+    .unwrap();
+    let server = mock_with(scenario);
+    let dir = project();
+    // A ping is due 1 s after the last request (5-minute lifetime, 299 s margin), at most two.
+    std::fs::create_dir_all(dir.path().join(".strata")).unwrap();
+    std::fs::write(
+        dir.path().join(".strata/config.toml"),
+        "[cache]\nkeep_warm_margin_secs = 299\nkeep_warm_max_pings = 2\n",
+    )
+    .unwrap();
+    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    // Sonnet 4.5 thinks with a budget, which a one-token cap would change (and with it the
+    // cached messages): no pings while thinking is on.
+    rpc.ok(json!({"type": "set_thinking_level", "level": "off"}));
+    // Long enough to pass the model's 1,024-token cache minimum.
+    let long = "Review the parser and list every odd corner case in it. ".repeat(120);
+    rpc.prompt_and_wait(&long);
+    let deadline = Instant::now() + WAIT;
+    while server.requests().len() < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let records = server.requests();
+    assert_eq!(records.len(), 3, "two pings, then the limit");
+    let first = records[0].cache.clone().unwrap();
+    for ping in &records[1..] {
+        let body = ping.body.as_ref().unwrap();
+        assert_eq!(body["max_tokens"], json!(1));
+        assert_eq!(
+            body["messages"],
+            records[0].body.as_ref().unwrap()["messages"]
+        );
+        assert_eq!(ping.cache.as_ref().unwrap().cache_read, first.input_tokens);
+    }
+    // The pings left the script alone and are billed in the session's stats.
+    let events = rpc.prompt_and_wait("and now?");
+    let end = events.last().unwrap();
+    let last = end["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["content"][0]["text"], "Second answer.", "{last}");
+    let stats = rpc.ok(json!({"type": "get_session_stats"}));
+    let file = stats["sessionFile"].as_str().unwrap().to_owned();
+    rpc.close();
+    let pings = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .filter(|line| line.contains("\"strata.keep_warm\""))
+        .count();
+    assert_eq!(pings, 2, "{file}");
+}

@@ -539,11 +539,12 @@ impl Agent {
         request.max_tokens = Some(keep_warm::KEEP_WARM_MAX_TOKENS);
         let mut options = self.config.stream.clone();
         options.session_id = Some(self.session.header().id.clone());
+        // Counted before it is sent: a ping that keeps failing must not be retried forever.
+        self.pings_since_request += 1;
         let completion = self
             .provider
             .complete(&self.config.model, &request, &options)
             .await?;
-        self.pings_since_request += 1;
         let model = &self.config.model;
         let record = serde_json::json!({
             "usage": strata_compaction::session_usage(&completion.usage, &completion.cost),

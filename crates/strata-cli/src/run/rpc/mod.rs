@@ -58,11 +58,15 @@ pub async fn serve(setup: Setup) -> anyhow::Result<()> {
     std::thread::spawn(move || read_stdin(inputs));
     let mut job: Option<Job> = None;
     loop {
+        // Idle with a session whose cache would expire: ping it as the TUI does.
+        let ping_at = job.is_none().then(|| server.keep_warm_at()).flatten();
         let step = tokio::select! {
             input = received.recv() => Step::Input(input),
             done = wait(&mut job) => Step::Done(done),
+            () = sleep_until(ping_at) => Step::KeepWarm,
         };
         match step {
+            Step::KeepWarm => server.keep_warm().await,
             Step::Input(Some(Input::Line(line))) => server.handle_line(&line, &mut job),
             Step::Input(Some(Input::BashDone { id, message })) => {
                 server.bash_done(&id, *message);
@@ -86,6 +90,15 @@ pub async fn serve(setup: Setup) -> anyhow::Result<()> {
 enum Step {
     Input(Option<Input>),
     Done(Result<JobEnd, tokio::task::JoinError>),
+    KeepWarm,
+}
+
+/// Sleeps until `at`, or forever when there is nothing to wait for.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// What the command loop reacts to besides a finished job.
@@ -172,6 +185,8 @@ struct Server {
     bash_cancel: Option<CancellationToken>,
     /// The configured retry limit (`set_auto_retry false` sets 0, `true` restores this).
     max_retries: u32,
+    /// When the last request (run or keep-warm ping) ended: the keep-warm clock starts here.
+    quiet_since: tokio::time::Instant,
 }
 
 impl Server {
@@ -197,6 +212,7 @@ impl Server {
             pending_bash: Vec::new(),
             bash_cancel: None,
             max_retries,
+            quiet_since: tokio::time::Instant::now(),
         };
         server.refresh();
         server
@@ -449,8 +465,27 @@ impl Server {
     }
 
     /// The agent is back: answer aborts, record bash output, run the held commands.
+    /// When the agent's keep-warm plan wants the next ping (`None`: no ping due, or the agent
+    /// is busy or broken).
+    fn keep_warm_at(&self) -> Option<tokio::time::Instant> {
+        let plan = self.agent.as_ref()?.keep_warm_plan()?;
+        Some(self.quiet_since + plan.interval)
+    }
+
+    /// Re-sends the last request so its cache outlives the pause; a failure is reported on
+    /// stderr (no command asked for it).
+    async fn keep_warm(&mut self) {
+        if let Some(agent) = self.agent.as_mut()
+            && let Err(error) = agent.keep_warm().await
+        {
+            jobs::tracing_error(&format!("keeping the cache warm: {error}"));
+        }
+        self.quiet_since = tokio::time::Instant::now();
+    }
+
     fn job_finished(&mut self, end: JobEnd, job: &mut Option<Job>) {
         self.agent = Some(end.agent);
+        self.quiet_since = tokio::time::Instant::now();
         self.out.send_all(&end.records);
         for reply in std::mem::take(&mut self.abort_replies) {
             self.out.send(&reply);
