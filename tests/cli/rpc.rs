@@ -1074,7 +1074,7 @@ fn idle_rpc_session_keeps_its_cache_warm_with_one_token_pings() {
     std::thread::sleep(Duration::from_millis(1500));
     let records = server.requests();
     assert_eq!(records.len(), 3, "two pings, then the limit");
-    let first = records[0].cache.clone().unwrap();
+    let first = records[0].cache.unwrap();
     for ping in &records[1..] {
         let body = ping.body.as_ref().unwrap();
         assert_eq!(body["max_tokens"], json!(1));
