@@ -140,6 +140,10 @@ fn project() -> tempfile::TempDir {
 }
 
 fn strata_command(dir: &Path, url: &str) -> String {
+    strata_command_on(dir, url, "anthropic/claude-sonnet-4-5")
+}
+
+fn strata_command_on(dir: &Path, url: &str, model: &str) -> String {
     let parts = [
         "env".to_owned(),
         "-u".into(),
@@ -150,7 +154,7 @@ fn strata_command(dir: &Path, url: &str) -> String {
         "TERM=xterm-256color".into(),
         quoted(env!("CARGO_BIN_EXE_strata")),
         "--model".into(),
-        "anthropic/claude-sonnet-4-5".into(),
+        model.into(),
         "--base-url".into(),
         quoted(url),
         "--api-key".into(),
@@ -347,4 +351,68 @@ fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
     // The session was written under HOME.
     let sessions = dir.path().join(".strata/sessions");
     assert!(sessions.exists(), "no session directory");
+}
+
+#[test]
+fn an_idle_terminal_session_pings_its_cache_and_counts_the_ping() {
+    if !tmux_installed() {
+        println!("skipped: tmux is not installed (apt-get install tmux to run this test)");
+        return;
+    }
+    let server = MockServer::start_in_thread(MockConfig::new()).expect("mock starts");
+    server.load_scenario(Scenario::from_toml(SCENARIO, "tui.toml").expect("scenario parses"));
+    let dir = project();
+    // One ping, 1 s after the last request (5-minute lifetime, 299 s margin).
+    std::fs::create_dir_all(dir.path().join(".strata")).unwrap();
+    std::fs::write(
+        dir.path().join(".strata/config.toml"),
+        "[cache]\nkeep_warm_margin_secs = 299\nkeep_warm_max_pings = 1\n",
+    )
+    .unwrap();
+    let tmux = Tmux::new();
+    // Thinking off: Sonnet 4.5's thinking budget would change with a one-token cap.
+    let command = strata_command_on(
+        dir.path(),
+        &server.base_url(),
+        "anthropic/claude-sonnet-4-5:off",
+    );
+    let cwd = dir.path().display().to_string();
+    tmux.ok(&[
+        "new-session",
+        "-d",
+        "-s",
+        "strata",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "-c",
+        &cwd,
+        &command,
+    ]);
+    tmux.wait_for_all(
+        "the editor",
+        Duration::from_secs(20),
+        &["prompt (/ for commands)"],
+    );
+    type_line(&tmux, "what does the greeting say?");
+    tmux.wait_for_all(
+        "the answer",
+        Duration::from_secs(30),
+        &["Found it: the greeting says Helo instead of Hello."],
+    );
+    // The footer counts the ping with the session's cost.
+    tmux.wait_for_all("the ping", Duration::from_secs(30), &["· 1 keep-warm ping"]);
+    let records = server.requests();
+    assert_eq!(records.len(), 3);
+    let ping = &records[2];
+    assert_eq!(ping.body.as_ref().unwrap()["max_tokens"], 1);
+    assert_eq!(
+        ping.body.as_ref().unwrap()["messages"],
+        records[1].body.as_ref().unwrap()["messages"],
+        "the last request again"
+    );
+    assert!(ping.cache.unwrap().cache_read > 0);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(server.requests().len(), 3, "one ping, the configured limit");
 }

@@ -872,7 +872,9 @@ impl App {
             AgentEvent::Usage { usage, cost } => self.stats.request_finished(&usage, &cost),
             // Billed like any request, but not the answer the footer's last-request figures
             // describe.
-            AgentEvent::KeepWarm { usage, cost } => self.stats.add(&usage, cost.total()),
+            AgentEvent::KeepWarm { usage, cost } => {
+                self.stats.ping_finished(&usage, cost.total());
+            }
             AgentEvent::MessageEnd { message, .. } => self.message_end(*message),
             AgentEvent::ToolStart {
                 id,

@@ -22,6 +22,8 @@ pub struct Stats {
     pub cost: f64,
     /// Requests counted.
     pub requests: usize,
+    /// Of those, keep-warm pings sent while idle.
+    pub pings: usize,
     /// The divergence reported when the request in flight started.
     pending: Option<Divergence>,
 }
@@ -65,18 +67,34 @@ impl Stats {
     pub fn from_messages<'a>(usages: impl Iterator<Item = &'a strata_session::Usage>) -> Self {
         let mut stats = Self::default();
         for stored in usages {
-            let usage = Usage {
-                input: stored.input,
-                output: stored.output,
-                cache_read: stored.cache_read,
-                cache_write_5m: stored.cache_write,
-                cache_write_1h: 0,
-            };
+            let usage = from_stored(stored);
             stats.add(&usage, stored.cost.total);
             stats.last = Some(usage);
             stats.last_cost = stored.cost.total;
         }
         stats
+    }
+
+    /// A keep-warm ping finished: billed with the session, not the last answer's figures.
+    pub fn ping_finished(&mut self, usage: &Usage, dollars: f64) {
+        self.add(usage, dollars);
+        self.pings += 1;
+    }
+
+    /// Adds a keep-warm ping recorded in the session file.
+    pub fn add_stored_ping(&mut self, stored: &strata_session::Usage) {
+        self.ping_finished(&from_stored(stored), stored.cost.total);
+    }
+}
+
+/// Usage as a session records it (Pi's shape: writes without the lifetime split).
+fn from_stored(stored: &strata_session::Usage) -> Usage {
+    Usage {
+        input: stored.input,
+        output: stored.output,
+        cache_read: stored.cache_read,
+        cache_write_5m: stored.cache_write,
+        cache_write_1h: 0,
     }
 }
 

@@ -486,8 +486,13 @@ pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let hit = stats
         .hit_rate()
         .map_or_else(|| "–".to_owned(), |rate| format!("{:.0}%", rate * 100.0));
+    let pings = match stats.pings {
+        0 => String::new(),
+        1 => " · 1 keep-warm ping".to_owned(),
+        n => format!(" · {n} keep-warm pings"),
+    };
     let session = vec![Span::raw(format!(
-        "session: {hit} cache hit · {}",
+        "session: {hit} cache hit · {}{pings}",
         stats::dollars(stats.cost)
     ))];
     let mut groups = vec![model, request];

@@ -273,6 +273,8 @@ impl Worker {
                 command = commands.recv() => command,
                 () = sleep_until(ping_at) => {
                     let pinged = self.outbox.forwarding(self.agent.keep_warm()).await;
+                    // The ping's event is sent as it returns: after `forwarding` stopped looking.
+                    self.outbox.forward_pending();
                     if let Err(error) = pinged {
                         self.reply(Reply::Error(format!("keeping the cache warm: {error:#}")));
                     }
@@ -804,6 +806,7 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
 /// Keep-warm pings count too: they were billed.
 pub fn stats_of(session: &Session) -> Stats {
     let mut usages = Vec::new();
+    let mut pings: Vec<strata_session::Usage> = Vec::new();
     for entry in session.tree().iter() {
         let kind = entry.kind();
         if kind != EntryKind::Message(Role::Assistant) && kind != EntryKind::Custom {
@@ -820,13 +823,17 @@ pub fn stats_of(session: &Session) -> Stats {
                     .data
                     .and_then(|data| serde_json::from_value(data["usage"].clone()).ok())
                 {
-                    usages.push(usage);
+                    pings.push(usage);
                 }
             }
             _ => {}
         }
     }
-    Stats::from_messages(usages.iter())
+    let mut stats = Stats::from_messages(usages.iter());
+    for ping in &pings {
+        stats.add_stored_ping(ping);
+    }
+    stats
 }
 
 fn first_line(text: &str, width: usize) -> String {
@@ -1006,6 +1013,38 @@ mod tests {
     fn entry(id: &str, parent: Option<&str>, message: serde_json::Value) -> serde_json::Value {
         json!({"type":"message","id":id,"parentId":parent,
             "timestamp":"2026-03-01T10:00:00.000Z","message":message})
+    }
+
+    #[test]
+    fn keep_warm_pings_in_the_file_are_billed_but_not_the_last_answer() {
+        let usage = |read: u64, total: f64| {
+            json!({"input":0,"output":1,"cacheRead":read,"cacheWrite":0,"totalTokens":read + 1,
+                "cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":total}})
+        };
+        let (_dir, session) = session(&[
+            json!({"type":"session","version":3,"id":"s","timestamp":"2026-03-01T10:00:00.000Z","cwd":"/p"}),
+            entry(
+                "u0000001",
+                None,
+                json!({"role":"user","content":"hi","timestamp":1}),
+            ),
+            entry(
+                "a0000001",
+                Some("u0000001"),
+                json!({"role":"assistant","content":[{"type":"text","text":"Hello."}],
+                "api":"anthropic-messages","provider":"anthropic","model":"claude-opus-4-8",
+                "usage":usage(900, 0.002),"stopReason":"stop","timestamp":2}),
+            ),
+            json!({"type":"custom","id":"k0000001","parentId":"a0000001",
+                "timestamp":"2026-03-01T10:05:00.000Z","customType":KEEP_WARM_CUSTOM_TYPE,
+                "data":{"usage":usage(950, 0.0005),"provider":"anthropic","model":"claude-opus-4-8"}}),
+        ]);
+        let stats = stats_of(&session);
+        assert_eq!(stats.requests, 2);
+        assert_eq!(stats.pings, 1);
+        assert_eq!(stats.cache_read, 1850);
+        assert!((stats.cost - 0.0025).abs() < 1e-12, "{}", stats.cost);
+        assert_eq!(stats.last.map(|usage| usage.cache_read), Some(900));
     }
 
     #[test]
