@@ -271,8 +271,8 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<Option<LogStats>> 
 }
 
 /// A request recorded in a Pi / strata session: an assistant `message`, a compaction whose
-/// summary request's usage strata stored on it, or strata's `strata.usage` custom entry
-/// (branch summaries). Pi drops its summary requests' usage, so its files have only the first.
+/// summary request's usage strata stored on it, strata's `strata.usage` custom entry
+/// (branch summaries) or a `strata.keep_warm` one (a ping while idle). Pi drops its summary requests' usage, so its files have only the first.
 fn session_request(entry: &Value, catalog: &Catalog) -> Option<RequestUsage> {
     let (usage, provider, model, kind) = match entry["type"].as_str() {
         Some("message") if entry["message"]["role"] == "assistant" => {
@@ -390,6 +390,20 @@ mod tests {
             cache_write: write,
             ..RequestUsage::default()
         }
+    }
+
+    #[test]
+    fn a_keep_warm_entry_is_a_request_priced_from_its_model() {
+        let catalog = Catalog::builtin().unwrap();
+        let entry = serde_json::json!({"type": "custom", "id": "k1", "customType": "strata.keep_warm",
+            "data": {"provider": "anthropic", "model": "claude-opus-4-8",
+                "usage": {"input": 0, "output": 1, "cacheRead": 1_000_000, "cacheWrite": 0}}});
+        let request = session_request(&entry, &catalog).unwrap();
+        assert_eq!(request.id, "k1 (keep-warm)");
+        assert_eq!(request.model, "anthropic/claude-opus-4-8");
+        assert_eq!(request.cache_read, 1_000_000);
+        // A million tokens read at Opus 4.8's $0.50, one output token at $25 per million.
+        assert!((request.cost - 0.500025).abs() < 1e-9, "{}", request.cost);
     }
 
     #[test]
