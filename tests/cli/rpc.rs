@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use strata_mock::{Fault, FaultKind, MockServer, Scenario};
 
-use crate::support::{demo_mock, mock_with, project};
+use crate::support::{demo_mock, mock_with, project, project_config};
 
 const MODEL: &str = "anthropic/claude-sonnet-4-5";
 const WAIT: Duration = Duration::from_secs(60);
@@ -480,12 +480,7 @@ fn compact_summarises_and_the_context_starts_with_the_summary() {
     .unwrap();
     let server = mock_with(scenario);
     let dir = project();
-    std::fs::create_dir_all(dir.path().join(".strata")).unwrap();
-    std::fs::write(
-        dir.path().join(".strata/config.toml"),
-        "[compaction]\nkeep_recent_tokens = 10\n",
-    )
-    .unwrap();
+    project_config(dir.path(), "[compaction]\nkeep_recent_tokens = 10\n");
     let mut rpc = Rpc::start(dir.path(), &server, &[]);
     let nothing = rpc.call(json!({"type": "compact"}));
     assert_eq!(nothing["success"], false, "{nothing}");
@@ -1011,12 +1006,10 @@ fn automatic_compaction_during_a_run_is_reported_with_its_result() {
     .unwrap();
     let server = mock_with(scenario);
     let dir = project();
-    std::fs::create_dir_all(dir.path().join(".strata")).unwrap();
-    std::fs::write(
-        dir.path().join(".strata/config.toml"),
+    project_config(
+        dir.path(),
         "[compaction]\nkeep_recent_tokens = 1\ntrigger_percent = 0.2\n",
-    )
-    .unwrap();
+    );
     let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
     let first = rpc.prompt_and_wait("write a parser");
     assert_eq!(count(&first, "compaction_start"), 0, "{first:?}");
@@ -1054,12 +1047,10 @@ fn idle_rpc_session_keeps_its_cache_warm_with_one_token_pings() {
     let server = mock_with(scenario);
     let dir = project();
     // A ping is due 1 s after the last request (5-minute lifetime, 299 s margin), at most two.
-    std::fs::create_dir_all(dir.path().join(".strata")).unwrap();
-    std::fs::write(
-        dir.path().join(".strata/config.toml"),
+    project_config(
+        dir.path(),
         "[cache]\nkeep_warm_margin_secs = 299\nkeep_warm_max_pings = 2\n",
-    )
-    .unwrap();
+    );
     let mut rpc = Rpc::start(dir.path(), &server, &[]);
     // Sonnet 4.5 thinks with a budget, which a one-token cap would change (and with it the
     // cached messages): no pings while thinking is on.

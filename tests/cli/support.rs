@@ -45,6 +45,12 @@ pub fn project() -> tempfile::TempDir {
     dir
 }
 
+/// Writes `toml` as the project's `.strata/config.toml` in `dir`.
+pub fn project_config(dir: &std::path::Path, toml: &str) {
+    std::fs::create_dir_all(dir.join(".strata")).unwrap();
+    std::fs::write(dir.join(".strata/config.toml"), toml).unwrap();
+}
+
 /// An in-process strata-mock playing `scenario`.
 pub fn mock_with(scenario: strata_mock::Scenario) -> strata_mock::MockServer {
     let server = strata_mock::MockServer::start_in_thread(strata_mock::MockConfig::new())

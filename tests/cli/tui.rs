@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use strata_mock::{MockConfig, MockServer, Scenario};
 
+use crate::support::project_config;
+
 /// One read of a file, then a markdown answer.
 const SCENARIO: &str = r#"
 name = "tui-read-and-answer"
@@ -83,6 +85,24 @@ impl Tmux {
 impl Tmux {
     /// Captures the pane until every one of `needles` is on it. A capture can catch a frame
     /// half drawn, so whatever the test asserts on is waited for rather than checked once.
+    /// Starts `command` in a detached 120×40 pane named `strata`, in `dir`.
+    fn start(&self, dir: &Path, command: &str) {
+        let cwd = dir.display().to_string();
+        self.ok(&[
+            "new-session",
+            "-d",
+            "-s",
+            "strata",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-c",
+            &cwd,
+            command,
+        ]);
+    }
+
     fn wait_for_all(&self, what: &str, limit: Duration, needles: &[&str]) -> String {
         self.wait_for(what, limit, |screen| {
             needles.iter().all(|needle| screen.contains(needle))
@@ -183,20 +203,7 @@ fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
     let dir = project();
     let tmux = Tmux::new();
     let command = strata_command(dir.path(), &server.base_url());
-    let cwd = dir.path().display().to_string();
-    tmux.ok(&[
-        "new-session",
-        "-d",
-        "-s",
-        "strata",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        "-c",
-        &cwd,
-        &command,
-    ]);
+    tmux.start(dir.path(), &command);
     // Keep the pane after strata exits, to read how it ended.
     tmux.ok(&["set-option", "-t", "strata", "remain-on-exit", "on"]);
 
@@ -363,12 +370,10 @@ fn an_idle_terminal_session_pings_its_cache_and_counts_the_ping() {
     server.load_scenario(Scenario::from_toml(SCENARIO, "tui.toml").expect("scenario parses"));
     let dir = project();
     // One ping, 1 s after the last request (5-minute lifetime, 299 s margin).
-    std::fs::create_dir_all(dir.path().join(".strata")).unwrap();
-    std::fs::write(
-        dir.path().join(".strata/config.toml"),
+    project_config(
+        dir.path(),
         "[cache]\nkeep_warm_margin_secs = 299\nkeep_warm_max_pings = 1\n",
-    )
-    .unwrap();
+    );
     let tmux = Tmux::new();
     // Thinking off: Sonnet 4.5's thinking budget would change with a one-token cap.
     let command = strata_command_on(
@@ -376,20 +381,7 @@ fn an_idle_terminal_session_pings_its_cache_and_counts_the_ping() {
         &server.base_url(),
         "anthropic/claude-sonnet-4-5:off",
     );
-    let cwd = dir.path().display().to_string();
-    tmux.ok(&[
-        "new-session",
-        "-d",
-        "-s",
-        "strata",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        "-c",
-        &cwd,
-        &command,
-    ]);
+    tmux.start(dir.path(), &command);
     tmux.wait_for_all(
         "the editor",
         Duration::from_secs(20),

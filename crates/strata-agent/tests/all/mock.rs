@@ -495,6 +495,21 @@ text = "First answer."
 text = "Second answer."
 "#;
 
+/// A mock scripted with [`TWO_ANSWERS`] and an agent on it with `cache`.
+async fn two_answers_caching(cache: CacheSettings) -> (tempfile::TempDir, MockServer, Agent) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = mock(TWO_ANSWERS).await;
+    let agent = agent_caching(
+        &server,
+        new_session(dir.path()),
+        dir.path(),
+        RetryEvents::new(),
+        strata_compaction::CompactionSettings::default(),
+        cache,
+    );
+    (dir, server, agent)
+}
+
 /// Long enough that the first request passes the model's 1,024-token cache minimum.
 static LONG_PROMPT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     "Read the parser and list every odd corner case you find in it. ".repeat(120)
@@ -506,20 +521,11 @@ async fn pause_between_prompts(
     keep_warm: bool,
     pause: Duration,
 ) -> (Agent, String, Vec<strata_mock::RequestRecord>) {
-    let dir = tempfile::tempdir().unwrap();
-    let server = mock(TWO_ANSWERS).await;
-    let cache = CacheSettings {
+    let (_dir, server, mut agent) = two_answers_caching(CacheSettings {
         keep_warm,
         ..CacheSettings::default()
-    };
-    let mut agent = agent_caching(
-        &server,
-        new_session(dir.path()),
-        dir.path(),
-        RetryEvents::new(),
-        strata_compaction::CompactionSettings::default(),
-        cache,
-    );
+    })
+    .await;
     assert_eq!(agent.keep_warm_plan(), None, "nothing sent yet");
     agent.prompt(LONG_PROMPT.as_str()).await.unwrap();
     let mut waited = Duration::ZERO;
@@ -590,20 +596,11 @@ async fn without_keep_warm_the_same_pause_rewrites_the_prefix() {
 
 #[tokio::test]
 async fn pings_stop_at_the_break_even_count() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = mock(TWO_ANSWERS).await;
-    let cache = CacheSettings {
+    let (_dir, server, mut agent) = two_answers_caching(CacheSettings {
         keep_warm_max_pings: Some(2),
         ..CacheSettings::default()
-    };
-    let mut agent = agent_caching(
-        &server,
-        new_session(dir.path()),
-        dir.path(),
-        RetryEvents::new(),
-        strata_compaction::CompactionSettings::default(),
-        cache,
-    );
+    })
+    .await;
     agent.prompt(LONG_PROMPT.as_str()).await.unwrap();
     assert!(agent.keep_warm().await.unwrap().is_some());
     assert!(agent.keep_warm().await.unwrap().is_some());
