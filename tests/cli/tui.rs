@@ -33,9 +33,12 @@ struct Tmux {
 }
 
 impl Tmux {
+    /// A server of its own per test: tests run in parallel in one process.
     fn new() -> Self {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Self {
-            socket: format!("strata-tui-test-{}", std::process::id()),
+            socket: format!("strata-tui-test-{}-{n}", std::process::id()),
         }
     }
 
