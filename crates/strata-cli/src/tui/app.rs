@@ -703,7 +703,10 @@ impl App {
                 self.scroll = 0;
                 self.reset_stream();
             }
-            Reply::Status(status) => self.status = *status,
+            Reply::Status(status) => {
+                self.stats.status_arrived(status.chapter_tokens);
+                self.status = *status;
+            }
             Reply::Busy(what) => self.busy = Some(what),
             Reply::Idle => {
                 self.in_flight = self.in_flight.saturating_sub(1);
@@ -961,13 +964,16 @@ impl App {
                     (_, Some(error)) => {
                         self.notice(Level::Error, format!("compaction failed: {error}"))
                     }
-                    (Some(_), None) => self.notice(
-                        Level::Info,
-                        format!(
-                            "compacted: ≈{} tokens of history summarized",
-                            stats::tokens(tokens_before)
-                        ),
-                    ),
+                    (Some(_), None) => {
+                        self.stats.compaction_finished();
+                        self.notice(
+                            Level::Info,
+                            format!(
+                                "compacted: ≈{} tokens of history summarized",
+                                stats::tokens(tokens_before)
+                            ),
+                        );
+                    }
                     (None, None) => self.notice(Level::Info, "nothing to compact"),
                 }
             }

@@ -169,6 +169,32 @@ fn the_footer_names_the_chapter_where_the_cache_broke() {
     insta::assert_snapshot!(screen(&app, 110, 8));
 }
 
+#[test]
+fn after_a_compaction_the_footer_shows_the_smaller_context_before_the_next_request() {
+    let mut app = app();
+    app.on_agent(usage(2_000, 40_000, 8_000, 500));
+    let before = screen(&app, 110, 8);
+    assert!(before.contains("context 51k/200k (25%)"), "{before}");
+    app.on_agent(AgentEvent::CompactionEnd {
+        entry_id: Some(strata_session::EntryId::new("c0000001")),
+        tokens_before: 50_500,
+        usage: None,
+        cost: None,
+        error: None,
+    });
+    // The status the worker sends after the command carries the new chapters' estimate.
+    let mut status = super::testing::status();
+    status.chapter_tokens = [1_000, 2_000, 3_000];
+    app.on_reply(Reply::Status(Box::new(status.clone())));
+    assert!(screen(&app, 110, 8).contains("context 6.0k/200k (3%)"));
+    // A later status without a compaction in between changes nothing; a request does.
+    status.chapter_tokens = [1_000, 2_000, 9_000];
+    app.on_reply(Reply::Status(Box::new(status)));
+    assert!(screen(&app, 110, 8).contains("context 6.0k/200k (3%)"));
+    app.on_agent(usage(100, 6_000, 400, 200));
+    assert!(screen(&app, 110, 8).contains("context 6.7k/200k (3%)"));
+}
+
 /// A session file with fixed ids and times, so the screens do not change between runs.
 fn write_session(path: &std::path::Path, id: &str, day: u32, name: Option<&str>, prompt: &str) {
     let stamp = format!("2026-03-{day:02}T10:00:00.000Z");

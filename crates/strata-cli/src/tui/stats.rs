@@ -26,6 +26,11 @@ pub struct Stats {
     pub pings: usize,
     /// The divergence reported when the request in flight started.
     pending: Option<Divergence>,
+    /// The context's size estimated from its chapters after a compaction, until the next
+    /// request reports the real one (the last request's usage describes the old context).
+    compacted_context: Option<u64>,
+    /// A compaction ended; the next status carries the new context's chapters.
+    compacted: bool,
 }
 
 impl Stats {
@@ -42,6 +47,8 @@ impl Stats {
         };
         self.last = Some(*usage);
         self.last_cost = cost.total();
+        self.compacted_context = None;
+        self.compacted = false;
         self.add(usage, cost.total());
     }
 
@@ -60,7 +67,22 @@ impl Stats {
 
     /// Tokens the context holds after the last request (prompt plus answer).
     pub fn context_used(&self) -> Option<u64> {
-        self.last.map(|usage| usage.total_tokens())
+        self.compacted_context
+            .or_else(|| self.last.map(|usage| usage.total_tokens()))
+    }
+
+    /// A compaction wrote its entry: the context shrank, and the last request no longer says
+    /// how big it is.
+    pub fn compaction_finished(&mut self) {
+        self.compacted = true;
+    }
+
+    /// The worker's status after a command: after a compaction, its chapter estimate stands
+    /// for the context until the next request.
+    pub fn status_arrived(&mut self, chapter_tokens: [u64; 3]) {
+        if std::mem::take(&mut self.compacted) {
+            self.compacted_context = Some(chapter_tokens.iter().sum());
+        }
     }
 
     /// Totals recomputed from the assistant messages stored in a session.
