@@ -230,6 +230,8 @@ pub struct Agent {
     /// The last request a turn sent (what a keep-warm ping re-sends) and the pings since.
     last_sent: Option<Request>,
     pings_since_request: u32,
+    /// When the provider last read the cached prefix: the last request or ping was sent.
+    cache_used_at: Option<tokio::time::Instant>,
 }
 
 impl Agent {
@@ -254,6 +256,7 @@ impl Agent {
             requests_since_compaction: 0,
             last_sent: None,
             pings_since_request: 0,
+            cache_used_at: None,
         }
     }
 
@@ -525,10 +528,29 @@ impl Agent {
             .filter(|plan| self.pings_since_request < plan.max_pings)
     }
 
+    /// Resolves when the next keep-warm ping is due: [`Self::keep_warm_plan`]'s interval after
+    /// the last request or ping was sent (the provider restarts a prefix's lifetime when it
+    /// reads it, not when the answer ends). Never resolves when no ping is planned. For a
+    /// front end's idle loop, raced against the user's next command; it does not borrow the
+    /// agent, so the agent stays free for that command.
+    pub fn keep_warm_due(&self) -> impl Future<Output = ()> + Send + 'static {
+        let due = self
+            .keep_warm_plan()
+            .zip(self.cache_used_at)
+            .map(|(plan, used_at)| used_at + plan.interval);
+        async move {
+            match due {
+                Some(due) => tokio::time::sleep_until(due).await,
+                None => std::future::pending().await,
+            }
+        }
+    }
+
     /// Re-sends the last request with a one-token answer, so the provider reads its prefix
     /// and restarts its lifetime; records the usage in the session. Call it when
-    /// [`Self::keep_warm_plan`]'s interval has passed since the last request or ping with the
-    /// user still idle. Returns `None` when the plan says not to.
+    /// [`Self::keep_warm_due`] resolves with the user still idle (or, on a clock of one's own,
+    /// when [`Self::keep_warm_plan`]'s interval has passed). Returns `None` when the plan says
+    /// not to.
     pub async fn keep_warm(&mut self) -> Result<Option<(Usage, Cost)>, AgentError> {
         if self.keep_warm_plan().is_none() {
             return Ok(None);
@@ -541,6 +563,7 @@ impl Agent {
         options.session_id = Some(self.session.header().id.clone());
         // Counted before it is sent: a ping that keeps failing must not be retried forever.
         self.pings_since_request += 1;
+        self.cache_used_at = Some(tokio::time::Instant::now());
         let completion = self
             .provider
             .complete(&self.config.model, &request, &options)
@@ -805,6 +828,7 @@ impl Agent {
         self.requests_since_compaction += 1;
         self.last_sent = Some(request.clone());
         self.pings_since_request = 0;
+        self.cache_used_at = Some(tokio::time::Instant::now());
         self.emit(AgentEvent::RequestStart {
             chapter_bytes: [
                 report.tools.bytes,

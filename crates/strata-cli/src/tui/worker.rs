@@ -263,22 +263,16 @@ impl Worker {
     /// the agent's keep-warm plan says (`[cache] keep_warm`).
     pub async fn serve(mut self, mut commands: UnboundedReceiver<Command>) {
         self.attach();
-        let mut quiet_since = tokio::time::Instant::now();
         loop {
-            let ping_at = self
-                .agent
-                .keep_warm_plan()
-                .map(|plan| quiet_since + plan.interval);
             let command = tokio::select! {
                 command = commands.recv() => command,
-                () = sleep_until(ping_at) => {
+                () = self.agent.keep_warm_due() => {
                     let pinged = self.outbox.forwarding(self.agent.keep_warm()).await;
                     // The ping's event is sent as it returns: after `forwarding` stopped looking.
                     self.outbox.forward_pending();
                     if let Err(error) = pinged {
                         self.reply(Reply::Error(format!("keeping the cache warm: {error:#}")));
                     }
-                    quiet_since = tokio::time::Instant::now();
                     continue;
                 }
             };
@@ -297,7 +291,6 @@ impl Worker {
                 self.refresh_status();
             }
             self.reply(Reply::Idle);
-            quiet_since = tokio::time::Instant::now();
         }
         drop(self.temp.take());
     }
@@ -791,14 +784,6 @@ fn push_message(items: &mut Vec<Item>, message: AgentMessage) {
             text: format!("branch summary: {}", first_line(&summary.summary, 200)),
         })),
         _ => {}
-    }
-}
-
-/// Sleeps until `at`, or forever when there is nothing to wait for.
-async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

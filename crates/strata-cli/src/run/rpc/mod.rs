@@ -58,12 +58,13 @@ pub async fn serve(setup: Setup) -> anyhow::Result<()> {
     std::thread::spawn(move || read_stdin(inputs));
     let mut job: Option<Job> = None;
     loop {
-        // Idle with a session whose cache would expire: ping it as the TUI does.
-        let ping_at = job.is_none().then(|| server.keep_warm_at()).flatten();
+        // Idle with a session whose cache would expire: ping it as the TUI does (a running job
+        // holds the agent, so there is none to ask then).
+        let ping_due = server.agent.as_deref().map(Agent::keep_warm_due);
         let step = tokio::select! {
             input = received.recv() => Step::Input(input),
             done = wait(&mut job) => Step::Done(done),
-            () = sleep_until(ping_at) => Step::KeepWarm,
+            () = keep_warm_due(ping_due) => Step::KeepWarm,
         };
         match step {
             Step::KeepWarm => server.keep_warm().await,
@@ -93,10 +94,10 @@ enum Step {
     KeepWarm,
 }
 
-/// Sleeps until `at`, or forever when there is nothing to wait for.
-async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
+/// When the idle agent's next keep-warm ping is due; never without an idle agent.
+async fn keep_warm_due(due: Option<impl Future<Output = ()>>) {
+    match due {
+        Some(due) => due.await,
         None => std::future::pending().await,
     }
 }
@@ -185,8 +186,6 @@ struct Server {
     bash_cancel: Option<CancellationToken>,
     /// The configured retry limit (`set_auto_retry false` sets 0, `true` restores this).
     max_retries: u32,
-    /// When the last request (run or keep-warm ping) ended: the keep-warm clock starts here.
-    quiet_since: tokio::time::Instant,
 }
 
 impl Server {
@@ -212,7 +211,6 @@ impl Server {
             pending_bash: Vec::new(),
             bash_cancel: None,
             max_retries,
-            quiet_since: tokio::time::Instant::now(),
         };
         server.refresh();
         server
@@ -464,14 +462,6 @@ impl Server {
         });
     }
 
-    /// The agent is back: answer aborts, record bash output, run the held commands.
-    /// When the agent's keep-warm plan wants the next ping (`None`: no ping due, or the agent
-    /// is busy or broken).
-    fn keep_warm_at(&self) -> Option<tokio::time::Instant> {
-        let plan = self.agent.as_ref()?.keep_warm_plan()?;
-        Some(self.quiet_since + plan.interval)
-    }
-
     /// Re-sends the last request so its cache outlives the pause; a failure is reported on
     /// stderr (no command asked for it).
     async fn keep_warm(&mut self) {
@@ -480,12 +470,11 @@ impl Server {
         {
             jobs::tracing_error(&format!("keeping the cache warm: {error}"));
         }
-        self.quiet_since = tokio::time::Instant::now();
     }
 
+    /// The agent is back: answer aborts, record bash output, run the held commands.
     fn job_finished(&mut self, end: JobEnd, job: &mut Option<Job>) {
         self.agent = Some(end.agent);
-        self.quiet_since = tokio::time::Instant::now();
         self.out.send_all(&end.records);
         for reply in std::mem::take(&mut self.abort_replies) {
             self.out.send(&reply);
