@@ -11,8 +11,8 @@ use strata_provider::{BreakpointPosition, ProviderError, StopReason, StreamOptio
 use strata_session::{AgentMessage, Entry};
 
 use crate::support::{
-    ScriptedProvider, TestSession, anthropic_capabilities, assistant, context, last_user_text,
-    model, tool_call, tool_result, user,
+    ScriptedProvider, TestSession, anthropic_capabilities, assistant, compact_session, context,
+    last_user_text, model, tool_call, tool_result, user,
 };
 
 fn split_turn_session() -> TestSession {
@@ -116,21 +116,10 @@ async fn a_split_turn_answer_without_the_marker_is_kept_whole() {
         keep_recent_tokens: 400,
         ..CompactionSettings::default()
     };
-    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
-    let main = render(&context(&session), &anthropic_capabilities());
     let provider = ScriptedProvider::answering("ONE SUMMARY OF BOTH");
-    let result = compact(
-        &provider,
-        &model(&main.model),
-        &main,
-        &preparation,
-        &settings,
-        &StreamOptions::default(),
-    )
-    .await
-    .expect("compact");
+    let result = compact_session(&session, &settings, &provider)
+        .await
+        .expect("compact");
     assert_eq!(
         result.summary,
         format!("ONE SUMMARY OF BOTH{}", result.details.tags())
@@ -438,21 +427,10 @@ async fn usage_is_recorded_on_the_entry_and_survives_a_reopen() {
         keep_recent_tokens: 20,
         ..CompactionSettings::default()
     };
-    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
-    let main = render(&context(&session), &anthropic_capabilities());
     let provider = ScriptedProvider::answering("S");
-    let result = compact(
-        &provider,
-        &model(&main.model),
-        &main,
-        &preparation,
-        &settings,
-        &StreamOptions::default(),
-    )
-    .await
-    .expect("compact");
+    let result = compact_session(&session, &settings, &provider)
+        .await
+        .expect("compact");
     let id = session
         .session
         .append_compaction(compaction_entry(&result, &context(&session)))
@@ -644,21 +622,10 @@ async fn branch_summary_file_lists_before_the_cut_are_carried_into_the_compactio
         keep_recent_tokens: 300,
         ..CompactionSettings::default()
     };
-    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
-    let main = render(&context(&session), &anthropic_capabilities());
     let provider = ScriptedProvider::answering("## Goal\nsummary");
-    let result = compact(
-        &provider,
-        &model(&main.model),
-        &main,
-        &preparation,
-        &settings,
-        &StreamOptions::default(),
-    )
-    .await
-    .expect("compact");
+    let result = compact_session(&session, &settings, &provider)
+        .await
+        .expect("compact");
     assert_eq!(result.details.read_files, ["docs/a.md"]);
     assert_eq!(result.details.modified_files, ["src/b.rs"]);
     assert!(

@@ -226,3 +226,26 @@ pub fn context(session: &TestSession) -> strata_context::Context {
     let tree = session.session.tree();
     strata_context::build(tree, tree.leaf()).expect("context")
 }
+
+/// Prepares `session` under `settings` (a compaction must be due) and compacts it with
+/// `provider` through the session's own request rendered for Anthropic: the path most tests
+/// take before they look at the result.
+pub async fn compact_session(
+    session: &TestSession,
+    settings: &strata_compaction::CompactionSettings,
+    provider: &dyn Provider,
+) -> Result<strata_compaction::CompactionResult, strata_compaction::CompactionError> {
+    let preparation = strata_compaction::prepare(session.session.tree(), &session.leaf(), settings)
+        .expect("prepare")
+        .expect("due");
+    let main = strata_context::render(&context(session), &anthropic_capabilities());
+    strata_compaction::compact(
+        provider,
+        &model(&main.model),
+        &main,
+        &preparation,
+        settings,
+        &StreamOptions::default(),
+    )
+    .await
+}
