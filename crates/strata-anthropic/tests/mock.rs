@@ -336,20 +336,14 @@ args = { command = "ls -la src" }
     let s = setup(MockConfig::new().with_scenario(scenario)).await;
     let mut request = long_request("go");
     request.thinking = ThinkingLevel::Low;
-    let mut seen = strata_provider::testing::Seen::default();
     // Cut after 1, 2, 3, … frames until the cut falls past the end and the turn completes.
-    let mut cuts = 0;
-    for events_before_cut in 1..500 {
+    let (seen, cuts) = strata_provider::testing::cut_after_every_event(async |events_before_cut| {
         s.server.push_fault(Fault::next(FaultKind::CutAfter {
             events: events_before_cut,
         }));
-        let events = s.collect(&request, &s.options()).await;
-        if matches!(events.last(), Some(Event::Done { .. })) {
-            break;
-        }
-        seen.merge(strata_provider::testing::check_cut_stream(&events));
-        cuts += 1;
-    }
+        s.collect(&request, &s.options()).await
+    })
+    .await;
     assert!((6..499).contains(&cuts), "{cuts} cut points");
     assert!(
         seen.text && seen.thinking && seen.finished_call && seen.open_call,

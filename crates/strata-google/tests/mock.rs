@@ -534,25 +534,19 @@ async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
     let server = MockServer::start(MockConfig::new()).await.unwrap();
     server.load_scenario(Scenario::from_toml("[[turn]]\nthinking = \"Read first, then list the directory.\"\ntext = \"Looking at the file and the directory now.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"src/main.rs\" }\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"src/lib.rs\" }\n", "inline").unwrap());
     let (provider, model) = studio(3);
-    let mut seen = strata_provider::testing::Seen::default();
-    let mut cuts = 0;
-    for events_before_cut in 1..500 {
+    let (seen, cuts) = strata_provider::testing::cut_after_every_event(async |events_before_cut| {
         server.push_fault(Fault::next(FaultKind::CutAfter {
             events: events_before_cut,
         }));
-        let events = collect(
+        collect(
             provider
                 .stream(&model, &request(5), &studio_options(&server))
                 .await
                 .unwrap(),
         )
-        .await;
-        if matches!(events.last(), Some(Event::Done { .. })) {
-            break;
-        }
-        seen.merge(strata_provider::testing::check_cut_stream(&events));
-        cuts += 1;
-    }
+        .await
+    })
+    .await;
     assert!((4..499).contains(&cuts), "{cuts} cut points");
     // Gemini sends function calls whole, in the chunk that ends the turn: no cut keeps one.
     assert!(seen.text && seen.thinking, "{seen:?}");

@@ -395,19 +395,13 @@ async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
     let server = &s.server;
     let mut request = s.request("go");
     request.thinking = ThinkingLevel::High;
-    let mut seen = strata_provider::testing::Seen::default();
-    let mut cuts = 0;
-    for events_before_cut in 1..500 {
+    let (seen, cuts) = strata_provider::testing::cut_after_every_event(async |events_before_cut| {
         server.push_fault(Fault::next(FaultKind::CutAfter {
             events: events_before_cut,
         }));
-        let events = s.collect(&request, &s.options()).await;
-        if matches!(events.last(), Some(Event::Done { .. })) {
-            break;
-        }
-        seen.merge(strata_provider::testing::check_cut_stream(&events));
-        cuts += 1;
-    }
+        s.collect(&request, &s.options()).await
+    })
+    .await;
     assert!((4..499).contains(&cuts), "{cuts} cut points");
     // Chat closes tool calls only with the finish reason, which ends the turn: every cut
     // before it leaves the calls open, with their arguments so far.

@@ -1,6 +1,6 @@
 //! What the adapters' tests share (feature `testing`): the check that a cut stream's final
 //! error event carries the partial message of exactly what arrived (it fails by panicking, as
-//! test assertions do), and a server that refuses every request with a given status.
+//! test assertions do), the loop that cuts a stream at every event, and a server that refuses every request with a given status.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,6 +32,26 @@ impl Seen {
         self.finished_call |= other.finished_call;
         self.open_call |= other.open_call;
     }
+}
+
+/// Cuts a stream after 1, 2, 3, … events until the cut falls past its end and the turn
+/// completes (at most 499 cuts); every cut stream must pass [`check_cut_stream`].
+/// `stream_cut_after(n)` arranges the cut after `n` events, streams, and returns the events
+/// the adapter produced. Returns what the partial messages showed and how many cuts there were.
+pub async fn cut_after_every_event(
+    mut stream_cut_after: impl AsyncFnMut(usize) -> Vec<Event>,
+) -> (Seen, usize) {
+    let mut seen = Seen::default();
+    let mut cuts = 0;
+    for events_before_cut in 1..500 {
+        let events = stream_cut_after(events_before_cut).await;
+        if matches!(events.last(), Some(Event::Done { .. })) {
+            break;
+        }
+        seen.merge(check_cut_stream(&events));
+        cuts += 1;
+    }
+    (seen, cuts)
 }
 
 /// The stream must end with a `Truncated` error whose partial message holds exactly what
