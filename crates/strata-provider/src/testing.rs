@@ -165,6 +165,37 @@ fn thinking_text(message: &Message) -> String {
         .collect()
 }
 
+/// What an adapter must make of a request [`refusing_server`] refused with `status` (e.g.
+/// `"401 Unauthorized"`): `Auth` with that status for 401 and 403, `InvalidRequest` with it
+/// otherwise; the provider's `wording` kept and the `secret` key shown nowhere in the error;
+/// and the request sent once (`sends`, the server's count), not retried.
+pub fn check_refusal(
+    error: &ProviderError,
+    status: &str,
+    wording: &str,
+    secret: &str,
+    sends: &AtomicUsize,
+) {
+    let code: Option<u16> = status.get(..3).and_then(|code| code.parse().ok());
+    assert!(code.is_some(), "not a status line: {status}");
+    let code = code.unwrap_or_default();
+    if matches!(code, 401 | 403) {
+        assert!(
+            matches!(error, ProviderError::Auth { status, .. } if *status == code),
+            "{error:?}"
+        );
+    } else {
+        assert!(
+            matches!(error, ProviderError::InvalidRequest { status, .. } if *status == code),
+            "{error:?}"
+        );
+    }
+    let text = format!("{error} {error:?}");
+    assert!(text.contains(wording), "{text}");
+    assert!(!text.contains(secret), "{text}");
+    assert_eq!(sends.load(Ordering::SeqCst), 1, "{status} is not retried");
+}
+
 /// A plain HTTP server on 127.0.0.1:0 that reads each whole request and answers it with
 /// `status` (e.g. `"403 Forbidden"`) and the JSON `body`, for the refusals strata-mock has no
 /// fault for (auth, bad request). Returns its base URL and the count of connections it took.
