@@ -1,6 +1,7 @@
 //! What the adapters' tests share (feature `testing`): the check that a cut stream's final
-//! error event carries the partial message of exactly what arrived (it fails by panicking, as
-//! test assertions do), the loop that cuts a stream at every event, and a server that refuses every request with a given status.
+//! error event carries the partial message of exactly what arrived (the checks fail by
+//! panicking, as test assertions do), the loop that cuts a stream at every event, a server
+//! that refuses every request with a given status, and the check of what a refusal becomes.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
