@@ -2,13 +2,13 @@
 //! tool set and only the changed sections in a changed one (the seeds' figures).
 
 use pretty_assertions::assert_eq;
-use strata_compaction::{CompactionSettings, compact, compaction_entry, prepare};
+use strata_compaction::{CompactionSettings, compact, compaction_entry};
 use strata_context::{RenderOptions, Rendered, render_with};
 use strata_provider::StreamOptions;
 
 use crate::support::{
-    ScriptedProvider, TestSession, anthropic_capabilities, assistant, context, model, sections,
-    tool, user,
+    ScriptedProvider, TestSession, anthropic_capabilities, assistant, context, model, prepare_due,
+    sections, tool, user,
 };
 
 fn rendered(session: &TestSession) -> Rendered {
@@ -32,9 +32,7 @@ async fn compact_session(session: &mut TestSession) {
         keep_recent_tokens: 2000,
         ..CompactionSettings::default()
     };
-    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
+    let preparation = prepare_due(session, &settings);
     let before = context(session);
     let main = strata_context::render(&before, &anthropic_capabilities());
     let provider = ScriptedProvider::answering("## Goal\nKeep going.");

@@ -12,7 +12,7 @@ use strata_session::{AgentMessage, Entry};
 
 use crate::support::{
     ScriptedProvider, TestSession, anthropic_capabilities, assistant, compact_session, context,
-    last_user_text, model, tool_call, tool_result, user,
+    last_user_text, model, prepare_due, tool_call, tool_result, user,
 };
 
 fn split_turn_session() -> TestSession {
@@ -134,9 +134,7 @@ async fn transcript_split_turn_summaries_run_concurrently_and_merge() {
         summary_mode: SummaryMode::Transcript,
         ..CompactionSettings::default()
     };
-    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
+    let preparation = prepare_due(&session, &settings);
     assert!(preparation.is_split_turn);
     let main = render(&context(&session), &anthropic_capabilities());
     // Each call waits for the other: run one after the other, they would time out.
@@ -190,9 +188,7 @@ async fn second_compaction_summarizes_the_first_ones_kept_tail() {
             StopReason::EndTurn,
         ))
     });
-    let first_preparation = prepare(session.session.tree(), &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
+    let first_preparation = prepare_due(&session, &settings);
     let main = render(&context(&session), &anthropic_capabilities());
     let first = compact(
         &provider,
@@ -212,9 +208,7 @@ async fn second_compaction_summarizes_the_first_ones_kept_tail() {
         session.push(user(&format!("request {turn} {}", "q".repeat(400))));
         session.push(assistant(&format!("answer {turn} {}", "a".repeat(400)), 0));
     }
-    let second_preparation = prepare(session.session.tree(), &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
+    let second_preparation = prepare_due(&session, &settings);
     assert_eq!(
         second_preparation.previous_summary.as_deref(),
         Some("FIRST")
@@ -286,9 +280,7 @@ async fn transcript_form_is_pis_with_its_own_cache_key_and_no_writes() {
         keep_recent_tokens: 20,
         ..settings
     };
-    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
+    let preparation = prepare_due(&session, &settings);
     let mut main = render(&context(&session), &anthropic_capabilities());
     main.cache_key = Some("session-1".into());
     let provider = ScriptedProvider::answering("S");
@@ -331,9 +323,7 @@ async fn another_model_falls_back_to_the_transcript() {
         keep_recent_tokens: 20,
         ..CompactionSettings::default()
     };
-    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
+    let preparation = prepare_due(&session, &settings);
     let main = render(&context(&session), &anthropic_capabilities());
     let provider = ScriptedProvider::answering("S");
     let result = compact(
@@ -357,9 +347,7 @@ async fn cut_summaries_and_bloated_summaries_are_refused() {
         keep_recent_tokens: 20,
         ..CompactionSettings::default()
     };
-    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
+    let preparation = prepare_due(&session, &settings);
     let main = render(&context(&session), &anthropic_capabilities());
     let options = StreamOptions::default();
     let truncated =
@@ -458,9 +446,7 @@ async fn a_cache_friendly_summary_that_overflows_is_asked_again_as_a_transcript(
         keep_recent_tokens: 20,
         ..CompactionSettings::default()
     };
-    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
+    let preparation = prepare_due(&session, &settings);
     let main = render(&context(&session), &anthropic_capabilities());
     // The session's request did not fit, so neither does it plus an instruction; a
     // transcript (one message) does.
@@ -525,9 +511,7 @@ async fn a_failed_compaction_reports_what_its_finished_requests_cost() {
         summary_mode: SummaryMode::Transcript,
         ..CompactionSettings::default()
     };
-    let preparation = prepare(session.session.tree(), &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
+    let preparation = prepare_due(&session, &settings);
     assert!(preparation.is_split_turn);
     let main = render(&context(&session), &anthropic_capabilities());
     // The history summary is fine, the turn prefix is cut: both requests were billed.

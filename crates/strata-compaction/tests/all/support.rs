@@ -227,6 +227,16 @@ pub fn context(session: &TestSession) -> strata_context::Context {
     strata_context::build(tree, tree.leaf()).expect("context")
 }
 
+/// The preparation of `session`'s leaf under `settings`; a compaction must be due.
+pub fn prepare_due(
+    session: &TestSession,
+    settings: &strata_compaction::CompactionSettings,
+) -> strata_compaction::Preparation {
+    strata_compaction::prepare(session.session.tree(), &session.leaf(), settings)
+        .expect("prepare")
+        .expect("due")
+}
+
 /// Prepares `session` under `settings` (a compaction must be due) and compacts it with
 /// `provider` through the session's own request rendered for Anthropic: the path most tests
 /// take before they look at the result.
@@ -235,9 +245,7 @@ pub async fn compact_session(
     settings: &strata_compaction::CompactionSettings,
     provider: &dyn Provider,
 ) -> Result<strata_compaction::CompactionResult, strata_compaction::CompactionError> {
-    let preparation = strata_compaction::prepare(session.session.tree(), &session.leaf(), settings)
-        .expect("prepare")
-        .expect("due");
+    let preparation = prepare_due(session, settings);
     let main = strata_context::render(&context(session), &anthropic_capabilities());
     strata_compaction::compact(
         provider,
