@@ -186,6 +186,15 @@ mod tests {
 
     use super::*;
 
+    /// A conversation under `key` whose last user message is `text`.
+    fn asking(key: u64, text: &str) -> Conversation {
+        Conversation {
+            key,
+            last_user_text: Some(text.into()),
+            ..Conversation::default()
+        }
+    }
+
     #[test]
     fn cache_markers_do_not_change_the_key() {
         let plain =
@@ -227,18 +236,11 @@ mod tests {
         )
         .unwrap();
         let mut player = Player::new();
-        let first = Conversation {
-            key: 1,
-            last_user_text: Some("go".into()),
-            ..Conversation::default()
-        };
-        let summary = Conversation {
-            key: 2,
-            last_user_text: Some(
-                "[Context checkpoint request — not a message from the user]".into(),
-            ),
-            ..Conversation::default()
-        };
+        let first = asking(1, "go");
+        let summary = asking(
+            2,
+            "[Context checkpoint request — not a message from the user]",
+        );
         let second = Conversation {
             key: 3,
             ..Conversation::default()
@@ -277,13 +279,10 @@ mod tests {
         )
         .unwrap();
         let mut player = Player::new();
-        let split = Conversation {
-            key: 1,
-            last_user_text: Some(
-                "[Context checkpoint request — not a message from the user]\n<turn-start>\nthen a line holding only === TURN CONTEXT ===".into(),
-            ),
-            ..Conversation::default()
-        };
+        let split = asking(
+            1,
+            "[Context checkpoint request — not a message from the user]\n<turn-start>\nthen a line holding only === TURN CONTEXT ===",
+        );
         let Pick::Summary { kind, entry, text } = player.pick(&scenario, &split) else {
             panic!("a split-turn checkpoint is a summary request");
         };
@@ -291,13 +290,10 @@ mod tests {
         assert_eq!(entry, Some(1));
         assert_eq!(text, "H\n\n=== TURN CONTEXT ===\n\nP");
         // Both entries are spent: the next history request gets the third.
-        let history = Conversation {
-            key: 2,
-            last_user_text: Some(
-                "[Context checkpoint request — not a message from the user]".into(),
-            ),
-            ..Conversation::default()
-        };
+        let history = asking(
+            2,
+            "[Context checkpoint request — not a message from the user]",
+        );
         assert!(matches!(
             player.pick(&scenario, &history),
             Pick::Summary { entry: Some(2), .. }
@@ -312,20 +308,14 @@ mod tests {
         )
         .unwrap();
         let mut player = Player::new();
-        let prefix = Conversation {
-            key: 1,
-            last_user_text: Some(
-                "[Context checkpoint request — not a message from the user]\n<turn-start>".into(),
-            ),
-            ..Conversation::default()
-        };
-        let history = Conversation {
-            key: 2,
-            last_user_text: Some(
-                "[Context checkpoint request — not a message from the user]".into(),
-            ),
-            ..Conversation::default()
-        };
+        let prefix = asking(
+            1,
+            "[Context checkpoint request — not a message from the user]\n<turn-start>",
+        );
+        let history = asking(
+            2,
+            "[Context checkpoint request — not a message from the user]",
+        );
         // The turn prefix arrives first and still gets its own entry.
         assert!(matches!(
             player.pick(&scenario, &prefix),
