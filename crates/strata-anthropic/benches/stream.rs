@@ -27,15 +27,7 @@ fn transcript() -> Vec<u8> {
 
 fn run(bytes: &[u8], chunk: usize) -> usize {
     let mut driver = StreamDriver::sse(AnthropicParser::new());
-    let mut out = Vec::with_capacity(64);
-    let mut n = 0;
-    for piece in bytes.chunks(chunk) {
-        driver.feed(piece, &mut out);
-        n += out.len();
-        out.clear();
-    }
-    driver.end(&mut out);
-    n + out.len()
+    strata_provider::testing::feed_in_chunks(&mut driver, bytes, chunk)
 }
 
 fn bench(c: &mut Criterion) {

@@ -26,16 +26,9 @@ fn transcript() -> Vec<u8> {
 
 fn run(bytes: &[u8], chunk: usize) -> usize {
     let mut driver = StreamDriver::sse(ResponsesParser::new());
-    let mut out = Vec::with_capacity(64);
-    let mut n = 0;
-    for piece in bytes.chunks(chunk) {
-        driver.feed(piece, &mut out);
-        n += out.len();
-        out.clear();
-    }
-    driver.end(&mut out);
+    let events = strata_provider::testing::feed_in_chunks(&mut driver, bytes, chunk);
     assert!(driver.is_finished());
-    n + out.len()
+    events
 }
 
 fn parse(c: &mut Criterion) {

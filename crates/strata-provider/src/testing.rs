@@ -1,7 +1,8 @@
 //! What the adapters' tests share (feature `testing`): the check that a cut stream's final
 //! error event carries the partial message of exactly what arrived (the checks fail by
 //! panicking, as test assertions do), the loop that cuts a stream at every event, a server
-//! that refuses every request with a given status, and the check of what a refusal becomes.
+//! that refuses every request with a given status, the check of what a refusal becomes, and
+//! the chunked feeding the parse benchmarks time.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::transport::parse_partial;
+use crate::transport::{FrameDecoder, StreamDriver, StreamParser, parse_partial};
 use crate::{ContentBlock, Event, Message, ProviderError};
 
 /// What the partial message of a cut stream showed.
@@ -164,6 +165,25 @@ fn thinking_text(message: &Message) -> String {
             _ => None,
         })
         .collect()
+}
+
+/// Feeds `bytes` to `driver` in pieces of `chunk` bytes and ends the stream, as the transport
+/// does with a body; returns how many events came out. What the adapters' parse benchmarks
+/// time.
+pub fn feed_in_chunks<P: StreamParser, D: FrameDecoder>(
+    driver: &mut StreamDriver<P, D>,
+    bytes: &[u8],
+    chunk: usize,
+) -> usize {
+    let mut out = Vec::with_capacity(64);
+    let mut events = 0;
+    for piece in bytes.chunks(chunk) {
+        driver.feed(piece, &mut out);
+        events += out.len();
+        out.clear();
+    }
+    driver.end(&mut out);
+    events + out.len()
 }
 
 /// What an adapter must make of a request [`refusing_server`] refused with `status` (e.g.
