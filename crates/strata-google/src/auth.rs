@@ -37,6 +37,9 @@ pub struct AuthorizedUser {
     /// Token endpoint named by the file (Google's when absent), as Google's own libraries read it.
     #[serde(default)]
     pub token_uri: Option<String>,
+    /// The project billed for quota (`gcloud auth application-default set-quota-project`).
+    #[serde(default)]
+    pub quota_project_id: Option<String>,
 }
 
 impl std::fmt::Debug for AuthorizedUser {
@@ -106,6 +109,16 @@ impl AdcFile {
             ))),
             None => Err(auth_error(format!("{origin}: field `type` is missing"))),
         }
+    }
+
+    /// The project the file names: a service account's `project_id`, a user's
+    /// `quota_project_id` (the order Google's own libraries fall back on after the environment).
+    pub fn project(&self) -> Option<&str> {
+        let project = match self {
+            AdcFile::AuthorizedUser(user) => user.quota_project_id.as_deref(),
+            AdcFile::ServiceAccount(account) => account.project_id.as_deref(),
+        };
+        project.filter(|p| !p.trim().is_empty())
     }
 }
 
@@ -297,6 +310,16 @@ impl GoogleCredentials {
             AdcFile::AuthorizedUser(user) => Ok(Self::authorized_user(user)),
             AdcFile::ServiceAccount(account) => Self::service_account(account, &origin),
         }
+    }
+
+    /// The project these credentials name, if any (see [`AdcFile::project`]).
+    pub fn project(&self) -> Option<&str> {
+        let project = match self {
+            Self::ApiKey | Self::Bearer(_) => None,
+            Self::AuthorizedUser { user, .. } => user.quota_project_id.as_deref(),
+            Self::ServiceAccount { account, .. } => account.project_id.as_deref(),
+        };
+        project.filter(|p| !p.trim().is_empty())
     }
 
     /// The bearer token to send, refreshing it when needed (`None` for API-key auth).

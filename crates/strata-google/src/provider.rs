@@ -17,7 +17,7 @@ use strata_provider::{
 use tokio::sync::OnceCell;
 use tracing::Instrument;
 
-use crate::auth::{GoogleCredentials, adc_path};
+use crate::auth::{AdcFile, GoogleCredentials, adc_path};
 use crate::request::build_body;
 use crate::stream::GeminiParser;
 
@@ -151,7 +151,8 @@ impl GoogleProvider {
     }
 
     /// The API `model`'s endpoint serves: the configured one, else Vertex for a Vertex host
-    /// (project and region from the environment), else AI Studio.
+    /// (region from the environment; project from the environment, else from the
+    /// credentials), else AI Studio.
     pub fn api(&self, model: &Model) -> Result<GoogleApi, ProviderError> {
         if let Some(api) = &self.api {
             return Ok(api.clone());
@@ -172,11 +173,35 @@ impl GoogleProvider {
         let project = PROJECT_VARS
             .iter()
             .find_map(|v| self.var(v))
-            .ok_or_else(|| missing("project", &PROJECT_VARS))?;
+            .or_else(|| self.credentials_project())
+            .ok_or_else(|| {
+                missing(
+                    "project",
+                    &[
+                        PROJECT_VARS[0],
+                        PROJECT_VARS[1],
+                        "use credentials whose file names one (`project_id`, `quota_project_id`)",
+                    ],
+                )
+            })?;
         let location = self
             .var(LOCATION_VAR)
             .ok_or_else(|| missing("region", &[LOCATION_VAR]))?;
         Ok(GoogleApi::Vertex { project, location })
+    }
+
+    /// The project named by the configured credentials, else by the application-default
+    /// credentials file. A file that cannot be read or parsed names none here; asking for a
+    /// token reports it.
+    fn credentials_project(&self) -> Option<String> {
+        if let Some(credentials) = &self.credentials {
+            return credentials.project().map(str::to_owned);
+        }
+        let home = self.var("HOME").map(PathBuf::from);
+        let path = adc_path(|n| self.var(n), home.as_deref())?;
+        let text = std::fs::read_to_string(&path).ok()?;
+        let file = AdcFile::parse(&text, &path.display().to_string()).ok()?;
+        file.project().map(str::to_owned)
     }
 
     /// The key for `model`: `StreamOptions::api_key`, else the first set variable of the row.

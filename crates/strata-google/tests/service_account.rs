@@ -295,3 +295,64 @@ async fn vertex_reads_a_service_account_file_from_google_application_credentials
     assert_eq!(second.expose(), "ya29.sa-token-1");
     assert_eq!(endpoint.count.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn vertex_takes_the_project_from_the_credentials_file_when_the_environment_names_none() {
+    let (_, pem) = test_key();
+    let path = write_adc(
+        "project",
+        &service_account_json(&pem, "http://127.0.0.1:9/token"),
+    );
+    let catalog = Catalog::builtin().unwrap();
+    let row = catalog.provider("google-vertex").unwrap().clone();
+    let model = catalog.models_of("google-vertex").next().unwrap().clone();
+    let provider_with = |project: Option<&str>| {
+        let mut env: HashMap<String, String> = [
+            ("GOOGLE_CLOUD_LOCATION", "us-central1".to_owned()),
+            ("GOOGLE_APPLICATION_CREDENTIALS", path.display().to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        if let Some(project) = project {
+            env.insert("GOOGLE_CLOUD_PROJECT".into(), project.into());
+        }
+        GoogleProvider::new(
+            row.clone(),
+            HttpClient::new(&TransportConfig::default()).unwrap(),
+        )
+        .with_env(Arc::new(move |k: &str| env.get(k).cloned()))
+    };
+    let options = StreamOptions::default();
+    let from_file = provider_with(None)
+        .url(&model, "streamGenerateContent", &options)
+        .unwrap();
+    let from_env = provider_with(Some("env-proj"))
+        .url(&model, "streamGenerateContent", &options)
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(
+        from_file.contains("/v1/projects/proj-7/locations/us-central1/"),
+        "{from_file}"
+    );
+    assert!(
+        from_env.contains("/v1/projects/env-proj/"),
+        "the environment wins: {from_env}"
+    );
+}
+
+#[test]
+fn an_authorized_user_file_names_its_quota_project() {
+    let file = AdcFile::parse(
+        r#"{"type":"authorized_user","client_id":"c","client_secret":"s","refresh_token":"r","quota_project_id":"billing-9"}"#,
+        "adc.json",
+    )
+    .unwrap();
+    assert_eq!(file.project(), Some("billing-9"));
+    let without = AdcFile::parse(
+        r#"{"type":"authorized_user","client_id":"c","client_secret":"s","refresh_token":"r","quota_project_id":" "}"#,
+        "adc.json",
+    )
+    .unwrap();
+    assert_eq!(without.project(), None);
+}
