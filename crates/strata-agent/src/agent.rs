@@ -733,15 +733,7 @@ impl Agent {
                 // Requests that were answered are billed even though no entry is written:
                 // record them where the session's totals find them.
                 let spent = failure.spent();
-                if spent {
-                    let record = strata_compaction::usage_record(
-                        "compaction",
-                        &failure.usage,
-                        &failure.cost,
-                    );
-                    self.session
-                        .append_custom(strata_compaction::USAGE_CUSTOM_TYPE, Some(record))?;
-                }
+                self.record_summary_usage("compaction", &failure.usage, &failure.cost)?;
                 self.emit(AgentEvent::CompactionEnd {
                     entry_id: None,
                     tokens_before: preparation.tokens_before,
@@ -770,8 +762,9 @@ impl Agent {
     /// Moves the session to `target` (`None`: before the first entry), as `/tree` does. With
     /// `summarize`, the abandoned path is summarised (newest first within the window less the
     /// reserve) and stored as a `branch_summary` at the target, as Pi stores it, and the summary
-    /// request's usage is recorded in a `strata.usage` custom entry; without, a `leaf` entry
-    /// records the move so it survives a restart. Returns the entry written.
+    /// request's usage is recorded in a `strata.usage` custom entry (also when the summary
+    /// fails and the session stays where it was); without, a `leaf` entry records the move so
+    /// it survives a restart. Returns the entry written.
     pub async fn navigate(
         &mut self,
         target: Option<&EntryId>,
@@ -805,18 +798,37 @@ impl Agent {
             instructions,
             false,
         )
-        .await?;
+        .await;
+        let summary = match summary {
+            Ok(summary) => summary,
+            Err(failure) => {
+                // The session stays where it was; an answered request is billed all the same.
+                self.record_summary_usage("branch_summary", &failure.usage, &failure.cost)?;
+                return Err(failure.error.into());
+            }
+        };
         let details = Some(summary.details.to_details());
         let id = self
             .session
             .branch_with_summary(target, &summary.summary, details, None)?;
-        if summary.usage.prompt_tokens() > 0 {
-            let record =
-                strata_compaction::usage_record("branch_summary", &summary.usage, &summary.cost);
+        self.record_summary_usage("branch_summary", &summary.usage, &summary.cost)?;
+        Ok(id)
+    }
+
+    /// Stores a summary request's usage in a `strata.usage` entry, where the session's totals
+    /// find it; a request that used nothing (none was made) is not recorded.
+    fn record_summary_usage(
+        &mut self,
+        kind: &str,
+        usage: &Usage,
+        cost: &Cost,
+    ) -> Result<(), AgentError> {
+        if usage.total_tokens() > 0 {
+            let record = strata_compaction::usage_record(kind, usage, cost);
             self.session
                 .append_custom(strata_compaction::USAGE_CUSTOM_TYPE, Some(record))?;
         }
-        Ok(id)
+        Ok(())
     }
 
     /// One request: render the context, stream the answer, append it.

@@ -8,7 +8,7 @@ use strata_context::{ContextMessage, EntrySource};
 use strata_provider::{Cost, Message, Model, Provider, Request, StreamOptions, SystemBlock, Usage};
 use strata_session::{AgentMessage, Entry, EntryId};
 
-use crate::compact::summarize_once;
+use crate::compact::{CompactionFailure, summarize_once};
 use crate::error::CompactionError;
 use crate::estimate::estimate_message_tokens;
 use crate::files::{FileLists, FileOps};
@@ -160,7 +160,8 @@ pub fn branch_summary_request(
 }
 
 /// Summarizes the abandoned path. Without messages no request is made and the summary is
-/// Pi's "No content to summarize".
+/// Pi's "No content to summarize". A failure carries what an answered but unusable request
+/// (cut short, empty) used, since it is billed all the same.
 pub async fn summarize_branch(
     provider: &dyn Provider,
     model: &Model,
@@ -168,7 +169,7 @@ pub async fn summarize_branch(
     options: &StreamOptions,
     instructions: Option<&str>,
     replace: bool,
-) -> Result<BranchSummary, CompactionError> {
+) -> Result<BranchSummary, CompactionFailure> {
     let details = preparation.file_lists();
     if preparation.messages.is_empty() {
         return Ok(BranchSummary {
@@ -179,9 +180,7 @@ pub async fn summarize_branch(
         });
     }
     let request = branch_summary_request(&model.id, preparation, instructions, replace);
-    let (text, usage, cost) = summarize_once(provider, model, &request, options, "branch")
-        .await
-        .map_err(|failure| failure.error)?;
+    let (text, usage, cost) = summarize_once(provider, model, &request, options, "branch").await?;
     Ok(BranchSummary {
         summary: format!("{BRANCH_SUMMARY_PREAMBLE}{text}{}", details.tags()),
         details,

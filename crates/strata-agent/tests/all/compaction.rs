@@ -379,3 +379,62 @@ async fn a_failed_compaction_records_what_its_summary_requests_cost() {
         "Pi's usage shape"
     );
 }
+
+#[tokio::test]
+async fn a_failed_branch_summary_leaves_the_leaf_and_records_what_it_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    big_file(dir.path());
+    let provider = Scripted::new(reads());
+    let session =
+        Session::create(dir.path().join("s.jsonl"), "/x", WriteOptions::default()).unwrap();
+    let mut agent = agent_with(
+        session,
+        provider.clone(),
+        dir.path(),
+        None,
+        model(),
+        strata_compaction::CompactionSettings::default(),
+    );
+    agent.prompt("read big.txt").await.unwrap();
+    let leaf = agent.session().leaf().cloned();
+    let first = agent.session().tree().iter().next().unwrap().id().clone();
+    // The model answers the summary request with nothing: refused, billed all the same.
+    provider.set_summary(String::new());
+    let error = agent
+        .navigate(Some(&first), true, None)
+        .await
+        .expect_err("an empty summary");
+    assert!(error.to_string().contains("no summary text"), "{error}");
+    let reopened = Session::open(agent.session().path()).unwrap();
+    let entries: Vec<Entry> = reopened
+        .session
+        .tree()
+        .iter()
+        .map(|e| e.entry().unwrap())
+        .collect();
+    assert!(
+        !entries.iter().any(|e| matches!(e, Entry::BranchSummary(_))),
+        "no summary is stored"
+    );
+    let records: Vec<serde_json::Value> = entries
+        .into_iter()
+        .filter_map(|e| match e {
+            Entry::Custom(c) if c.custom_type == strata_compaction::USAGE_CUSTOM_TYPE => c.data,
+            _ => None,
+        })
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["kind"], "branch_summary");
+    assert!(records[0]["usage"]["input"].as_u64().unwrap() > 0);
+    // The usage entry is appended on the path the user is still on.
+    let context = strata_context::build(reopened.session.tree(), reopened.session.leaf()).unwrap();
+    assert_eq!(
+        context.messages.last().map(|m| m.message.role()),
+        Some("assistant")
+    );
+    assert_ne!(
+        reopened.session.leaf(),
+        leaf.as_ref(),
+        "the custom entry is the new leaf"
+    );
+}
