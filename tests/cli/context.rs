@@ -265,6 +265,15 @@ fn request_format_prints_the_responses_body() {
             .iter()
             .any(|t| t["name"] == "read")
     );
+    // gpt-5.4 loads tools through tool search: the hosted search tool sits just before the
+    // deferred placeholder, so tools added later append behind both.
+    let tools = body["tools"].as_array().unwrap();
+    let search = tools
+        .iter()
+        .position(|t| t["type"] == "tool_search")
+        .expect("the hosted tool_search tool");
+    assert_eq!(tools[search + 1]["defer_loading"], true);
+    assert!(tools[..search].iter().all(|t| t.get("defer_loading").is_none()));
     assert_wire_is_exact(&openai);
 
     let codex = request_for("openai-codex", "gpt-5.4");

@@ -86,7 +86,7 @@ pub fn build_request(
     body.insert("input".into(), Value::Array(input));
 
     if !request.tools.is_empty() {
-        let tools: Vec<Value> = request
+        let mut tools: Vec<Value> = request
             .tools
             .iter()
             .map(|t| {
@@ -105,6 +105,16 @@ pub fn build_request(
                 tool
             })
             .collect();
+        // Deferred functions are searchable only with the hosted `tool_search` tool in the
+        // array. It goes just before the first deferred tool: the placeholder, declared from
+        // the chain's first request, so the array's prefix never moves.
+        let first_deferred = request
+            .tools
+            .iter()
+            .position(|t| t.defer_loading && caps.deferred_tools);
+        if let Some(at) = first_deferred {
+            tools.insert(at, json!({"type": "tool_search"}));
+        }
         body.insert("tools".into(), Value::Array(tools));
         body.insert("tool_choice".into(), json!("auto"));
         body.insert("parallel_tool_calls".into(), json!(true));
@@ -521,6 +531,59 @@ mod tests {
         assert_eq!(
             built.headers,
             vec![("x-session".to_owned(), "k".to_owned())]
+        );
+    }
+
+    #[test]
+    fn deferred_tools_bring_the_hosted_tool_search_just_before_the_first_of_them() {
+        let tool = |name: &str, defer_loading: bool| ToolDefinition {
+            name: name.into(),
+            description: format!("{name} tool"),
+            parameters: json!({"type": "object"}),
+            defer_loading,
+        };
+        let mut request = Request::new("gpt-5.5");
+        request.messages.push(Message::user_text("hi"));
+        request.tools = vec![
+            tool("read", false),
+            tool("bash", false),
+            tool("__placeholder__", true),
+            tool("grep", true),
+        ];
+        let mut c = caps();
+        c.deferred_tools = true;
+        let built = build_request(&model(true), &request, &c, SystemPlacement::Message, None);
+        let kinds: Vec<String> = built.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t["name"]
+                    .as_str()
+                    .unwrap_or(t["type"].as_str().unwrap())
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["read", "bash", "tool_search", "__placeholder__", "grep"]
+        );
+        assert_eq!(built.body["tools"][4]["defer_loading"], json!(true));
+
+        // A row without deferred tools sends every tool loaded and no search tool.
+        let built = build_request(
+            &model(true),
+            &request,
+            &caps(),
+            SystemPlacement::Message,
+            None,
+        );
+        let tools = built.body["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 4);
+        assert!(
+            tools
+                .iter()
+                .all(|t| t["type"] == "function" && t.get("defer_loading").is_none())
         );
     }
 }
