@@ -4,7 +4,9 @@
 //!   `input` items, `tools`, `reasoning`, `prompt_cache_key`, `store: false`.
 //! - [`stream::ResponsesParser`] is the sans-IO SSE parser producing [`strata_provider::Event`]s.
 //! - [`usage::normalize_usage`] maps `ResponseUsage` to [`strata_provider::Usage`].
+//! - [`chatgpt`] holds the ChatGPT-plan (Codex) backend's headers.
 
+pub mod chatgpt;
 pub mod request;
 pub mod stream;
 pub mod usage;

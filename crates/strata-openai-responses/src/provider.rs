@@ -13,6 +13,7 @@ use strata_provider::{
 };
 use tracing::Instrument;
 
+use crate::chatgpt;
 use crate::request::{SystemPlacement, build_request};
 use crate::stream::ResponsesParser;
 
@@ -26,6 +27,9 @@ pub struct ResponsesConfig {
     pub system_placement: SystemPlacement,
     /// Header that carries the session id (Codex sends `session_id`), if any.
     pub session_header: Option<String>,
+    /// Send the ChatGPT backend's headers: `chatgpt-account-id` (from the access token),
+    /// `OpenAI-Beta: responses=experimental` and `originator`.
+    pub chatgpt_headers: bool,
 }
 
 impl Default for ResponsesConfig {
@@ -34,17 +38,20 @@ impl Default for ResponsesConfig {
             path: "/responses".into(),
             system_placement: SystemPlacement::Message,
             session_header: None,
+            chatgpt_headers: false,
         }
     }
 }
 
 impl ResponsesConfig {
-    /// The ChatGPT-plan Codex backend: `/codex/responses`, `instructions`, `session_id` header.
+    /// The ChatGPT-plan Codex backend: `/codex/responses`, `instructions`, `session_id` header,
+    /// and the account, beta and originator headers.
     pub fn codex() -> Self {
         Self {
             path: "/codex/responses".into(),
             system_placement: SystemPlacement::Instructions,
             session_header: Some("session_id".into()),
+            chatgpt_headers: true,
         }
     }
 
@@ -162,6 +169,13 @@ impl ResponsesProvider {
             (Some(key), scheme) => {
                 if let Some((name, value)) = auth_header(scheme, &key) {
                     http = http.header(name, value);
+                }
+                if config.chatgpt_headers {
+                    let account = chatgpt::account_id(key.expose(), &self.row.id)?;
+                    http = http
+                        .header("chatgpt-account-id", account)
+                        .header("OpenAI-Beta", chatgpt::RESPONSES_BETA)
+                        .header("originator", chatgpt::ORIGINATOR);
                 }
                 http.secrets.push(key);
             }

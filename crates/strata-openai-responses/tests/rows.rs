@@ -14,6 +14,14 @@ use strata_provider::{
 
 use crate::support::{catalog, client};
 
+/// An access token of a ChatGPT login: a JWT whose auth claim names account `acc-42`.
+const CHATGPT_TOKEN: &str =
+    "e30.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoiYWNjLTQyIn19.sig";
+
+/// The key every row is tried with: the ChatGPT backend (openai-codex) reads an account from
+/// it, the others send it as it is.
+const KEY: &str = CHATGPT_TOKEN;
+
 #[test]
 fn every_responses_row_builds_a_valid_request() {
     let catalog = catalog();
@@ -43,7 +51,7 @@ fn every_responses_row_builds_a_valid_request() {
         request.messages.push(Message::user_text("hi"));
         request.thinking = ThinkingLevel::High;
         let options = StreamOptions {
-            api_key: Some(ApiKey::new("key-123")),
+            api_key: Some(ApiKey::new(KEY)),
             cache_key: Some("sess".into()),
             ..StreamOptions::default()
         };
@@ -59,16 +67,18 @@ fn every_responses_row_builds_a_valid_request() {
             http.url
         );
         // The header is the one the row's scheme names (Bearer, api-key, x-api-key).
-        let (name, value) =
-            auth_header(endpoint.auth, &ApiKey::new("key-123")).unwrap_or_else(|| {
-                panic!(
-                    "{}: auth scheme {:?} sends no header",
-                    row.id, endpoint.auth
-                )
-            });
+        let (name, value) = auth_header(endpoint.auth, &ApiKey::new(KEY)).unwrap_or_else(|| {
+            panic!(
+                "{}: auth scheme {:?} sends no header",
+                row.id, endpoint.auth
+            )
+        });
         assert_eq!(http.header_value(name), Some(value.as_str()), "{}", row.id);
         if endpoint.auth == AuthScheme::Bearer {
-            assert_eq!(http.header_value("authorization"), Some("Bearer key-123"));
+            assert_eq!(
+                http.header_value("authorization"),
+                Some(format!("Bearer {KEY}").as_str())
+            );
         }
         let body: Value = serde_json::from_slice(&http.body).unwrap();
         assert_eq!(body["model"], Value::String(model.id.clone()), "{}", row.id);
@@ -141,7 +151,7 @@ fn the_codex_row_gets_the_codex_endpoint_from_its_base_url() {
     request.system.push(SystemBlock::text("sys"));
     request.messages.push(Message::user_text("hi"));
     let options = StreamOptions {
-        api_key: Some(ApiKey::new("tok")),
+        api_key: Some(ApiKey::new(CHATGPT_TOKEN)),
         session_id: Some("sess-9".into()),
         cache_key: Some("sess-9".into()),
         ..StreamOptions::default()
@@ -149,9 +159,31 @@ fn the_codex_row_gets_the_codex_endpoint_from_its_base_url() {
     let http = provider.prepare(&model, &request, &options).unwrap();
     assert_eq!(http.url, "https://chatgpt.com/backend-api/codex/responses");
     assert_eq!(http.header_value("session_id"), Some("sess-9"));
+    // The backend's own headers, the account read from the token (as Pi sends them).
+    assert_eq!(http.header_value("chatgpt-account-id"), Some("acc-42"));
+    assert_eq!(
+        http.header_value("OpenAI-Beta"),
+        Some("responses=experimental")
+    );
+    assert_eq!(http.header_value("originator"), Some("strata"));
     let body: Value = serde_json::from_slice(&http.body).unwrap();
     assert_eq!(body["instructions"], "sys");
     assert_eq!(body["prompt_cache_key"], "sess-9");
+    // A key that is not a ChatGPT login's token is refused before anything is sent.
+    let plain = StreamOptions {
+        api_key: Some(ApiKey::new("sk-plain")),
+        ..options.clone()
+    };
+    let err = provider.prepare(&model, &request, &plain).unwrap_err();
+    assert!(err.to_string().contains("chatgpt_account_id"), "{err}");
+    // Other Responses hosts get none of them.
+    let openai = catalog.provider("openai").unwrap().clone();
+    let gpt = catalog.models_of("openai").next().unwrap().clone();
+    let http = ResponsesProvider::new(openai, client(0))
+        .prepare(&gpt, &request, &plain)
+        .unwrap();
+    assert_eq!(http.header_value("chatgpt-account-id"), None);
+    assert_eq!(http.header_value("originator"), None);
     // Every other Responses host keeps `/responses` and the system message.
     assert_eq!(
         ResponsesConfig::for_base_url("https://api.openai.com/v1"),
@@ -211,7 +243,7 @@ fn codex_config_uses_instructions_and_the_session_header() {
     request.system.push(SystemBlock::text("sys"));
     request.messages.push(Message::user_text("hi"));
     let options = StreamOptions {
-        api_key: Some(ApiKey::new("tok")),
+        api_key: Some(ApiKey::new(CHATGPT_TOKEN)),
         session_id: Some("sess-9".into()),
         ..StreamOptions::default()
     };

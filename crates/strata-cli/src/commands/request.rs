@@ -110,6 +110,10 @@ fn wire_request(
     })
 }
 
+/// Stands in for the key: a JWT (`{}` header, a payload naming the account `unused`) because
+/// the ChatGPT backend's adapter reads the account from its key.
+const PLACEHOLDER_KEY: &str = "e30.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoidW51c2VkIn19.unused";
+
 fn build_with(
     row: &ProviderRow,
     protocol: Protocol,
@@ -119,7 +123,7 @@ fn build_with(
 ) -> Result<HttpRequest, ProviderError> {
     let client = HttpClient::new(&TransportConfig::default())?;
     let stream = StreamOptions {
-        api_key: Some(ApiKey::new("unused")),
+        api_key: Some(ApiKey::new(PLACEHOLDER_KEY)),
         ..StreamOptions::default()
     };
     match protocol {
