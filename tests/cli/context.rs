@@ -273,7 +273,11 @@ fn request_format_prints_the_responses_body() {
         .position(|t| t["type"] == "tool_search")
         .expect("the hosted tool_search tool");
     assert_eq!(tools[search + 1]["defer_loading"], true);
-    assert!(tools[..search].iter().all(|t| t.get("defer_loading").is_none()));
+    assert!(
+        tools[..search]
+            .iter()
+            .all(|t| t.get("defer_loading").is_none())
+    );
     assert_wire_is_exact(&openai);
 
     let codex = request_for("openai-codex", "gpt-5.4");
