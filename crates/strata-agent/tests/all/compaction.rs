@@ -358,15 +358,7 @@ async fn a_failed_compaction_records_what_its_summary_requests_cost() {
     assert!(usage.input > 0 && cost.total() > 0.0);
     // Recorded where the session's totals read it: strata's usage entry, kind compaction.
     let reopened = Session::open(agent.session().path()).unwrap();
-    let records: Vec<serde_json::Value> = reopened
-        .session
-        .tree()
-        .iter()
-        .filter_map(|e| match e.entry().unwrap() {
-            Entry::Custom(c) if c.custom_type == strata_compaction::USAGE_CUSTOM_TYPE => c.data,
-            _ => None,
-        })
-        .collect();
+    let records = usage_records(&reopened.session);
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(records[0]["kind"], "compaction");
     assert_eq!(records[0]["usage"]["input"], usage.input);
@@ -406,23 +398,15 @@ async fn a_failed_branch_summary_leaves_the_leaf_and_records_what_it_cost() {
         .expect_err("an empty summary");
     assert!(error.to_string().contains("no summary text"), "{error}");
     let reopened = Session::open(agent.session().path()).unwrap();
-    let entries: Vec<Entry> = reopened
-        .session
-        .tree()
-        .iter()
-        .map(|e| e.entry().unwrap())
-        .collect();
     assert!(
-        !entries.iter().any(|e| matches!(e, Entry::BranchSummary(_))),
+        !reopened
+            .session
+            .tree()
+            .iter()
+            .any(|e| matches!(e.kind(), strata_session::EntryKind::BranchSummary)),
         "no summary is stored"
     );
-    let records: Vec<serde_json::Value> = entries
-        .into_iter()
-        .filter_map(|e| match e {
-            Entry::Custom(c) if c.custom_type == strata_compaction::USAGE_CUSTOM_TYPE => c.data,
-            _ => None,
-        })
-        .collect();
+    let records = usage_records(&reopened.session);
     assert_eq!(records.len(), 1, "{records:?}");
     assert_eq!(records[0]["kind"], "branch_summary");
     assert!(records[0]["usage"]["input"].as_u64().unwrap() > 0);
@@ -437,4 +421,16 @@ async fn a_failed_branch_summary_leaves_the_leaf_and_records_what_it_cost() {
         leaf.as_ref(),
         "the custom entry is the new leaf"
     );
+}
+
+/// The data of the session's `strata.usage` entries, in order.
+fn usage_records(session: &Session) -> Vec<serde_json::Value> {
+    session
+        .tree()
+        .iter()
+        .filter_map(|e| match e.entry().unwrap() {
+            Entry::Custom(c) if c.custom_type == strata_compaction::USAGE_CUSTOM_TYPE => c.data,
+            _ => None,
+        })
+        .collect()
 }
