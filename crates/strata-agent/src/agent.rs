@@ -128,15 +128,20 @@ pub struct Control {
 
 #[derive(Debug, Default)]
 struct ControlState {
-    steering: VecDeque<String>,
+    steering: VecDeque<(String, Vec<ImageContent>)>,
     cancel: CancellationToken,
 }
 
 impl Control {
     /// Queues a message delivered after the current tool batch (or when the model stops).
     pub fn steer(&self, text: impl Into<String>) {
+        self.steer_with_images(text, Vec::new());
+    }
+
+    /// Queues a message with images, delivered as [`Control::steer`] delivers text.
+    pub fn steer_with_images(&self, text: impl Into<String>, images: Vec<ImageContent>) {
         if let Ok(mut state) = self.inner.lock() {
-            state.steering.push_back(text.into());
+            state.steering.push_back((text.into(), images));
         }
     }
 
@@ -147,7 +152,7 @@ impl Control {
         }
     }
 
-    fn take_steering(&self) -> Vec<String> {
+    fn take_steering(&self) -> Vec<(String, Vec<ImageContent>)> {
         self.inner
             .lock()
             .map(|mut s| s.steering.drain(..).collect())
@@ -1009,8 +1014,8 @@ impl Agent {
     fn deliver_steering(&mut self) -> Result<usize, AgentError> {
         let queued = self.control.take_steering();
         let count = queued.len();
-        for text in queued {
-            self.append_user(text, Vec::new())?;
+        for (text, images) in queued {
+            self.append_user(text, images)?;
         }
         if count > 0 {
             self.emit(AgentEvent::SteeringDelivered { count });

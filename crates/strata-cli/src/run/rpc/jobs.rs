@@ -46,7 +46,6 @@ pub async fn prompt(
     let mut events = agent.subscribe();
     let mut mapper = mapper_for(&agent, job.max_retries);
     let mut text = text;
-    // Follow-ups carry text only.
     let mut images = images;
     loop {
         let result = {
@@ -72,7 +71,8 @@ pub async fn prompt(
         if let Some(next) = next {
             job.out.send(&lock(&job.shared).queue_update());
             mapper.continue_run();
-            text = next;
+            text = next.text;
+            images = next.images;
             continue;
         }
         refresh(&mut agent, &job.shared);

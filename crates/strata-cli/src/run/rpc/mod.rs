@@ -8,14 +8,14 @@
 //! compact, new_session, …) until the run ends — compact, new_session, switch_session, fork
 //! and clone abort the run first, as Pi does.
 //!
-//! Supported: prompt (images included when the agent is idle; streamingBehavior
-//! steer/followUp while running; `/skill:name` expanded), steer, follow_up, abort, new_session, get_state, get_messages, set_model,
+//! Supported: prompt (images included; streamingBehavior steer/followUp while running;
+//! `/skill:name` expanded), steer and follow_up (with images), abort, new_session, get_state, get_messages, set_model,
 //! cycle_model, get_available_models, set_thinking_level, cycle_thinking_level,
 //! set_steering_mode, set_follow_up_mode, compact, set_auto_compaction, set_auto_retry, bash,
 //! abort_bash, get_session_stats, export_html, switch_session, fork, clone,
 //! get_fork_messages, get_last_assistant_text, set_session_name, get_commands (skills).
-//! Refused with an error: images on steer/follow_up or on a prompt queued while running
-//! (queued messages reach the agent as text), abort_retry (retries live in the transport; `abort` stops them with the run).
+//! Refused with an error: abort_retry (retries live in the transport; `abort` stops them
+//! with the run).
 //! `extension_ui_response` is accepted and ignored: strata has no extensions that ask.
 
 mod bash;
@@ -44,7 +44,7 @@ use super::Setup;
 use super::model::{ModelChoice, THINKING_LEVELS};
 use jobs::{JobContext, JobEnd, lock, refresh};
 use protocol::{Id, Out, bool_field, failure, optional_text, success, text_field};
-use state::{QueueMode, Shared};
+use state::{QueueMode, Queued, Shared};
 
 /// Thinking levels `cycle_thinking_level` steps through (`xhigh` only when asked for by name:
 /// few models take it).
@@ -331,18 +331,14 @@ impl Server {
             Ok(images) => images,
             Err(error) => return self.out.send(&failure(id, "prompt", error)),
         };
-        if job.is_some()
-            && let Err(error) = check_images(&command)
-        {
-            return self.out.send(&failure(id, "prompt", error));
-        }
         let text = self.expand(&message);
         match job.as_ref().map(|j| j.kind) {
             Some(JobKind::Compact) => self.deferred.push_back(command),
             Some(JobKind::Prompt) => {
+                let queued = Queued { text, images };
                 let reply = match optional_text(&command, "streamingBehavior") {
-                    Some("steer") => self.enqueue(text, true),
-                    Some("followUp") => self.enqueue(text, false),
+                    Some("steer") => self.enqueue(queued, true),
+                    Some("followUp") => self.enqueue(queued, false),
                     Some(other) => Err(format!(
                         "unknown streamingBehavior `{other}` (expected `steer` or `followUp`)"
                     )),
@@ -385,24 +381,25 @@ impl Server {
         Ok(())
     }
 
-    /// `steer` / `follow_up`: queued for the run going on, or for the next one.
+    /// `steer` / `follow_up` (text and optional images): queued for the run going on, or for
+    /// the next one.
     fn queue(&mut self, command: &Value, steer: bool) -> Result<Option<Value>, String> {
         let message = text_field(command, "message")?;
-        check_images(command)?;
+        let images = parse_images(command)?;
         let text = self.expand(message);
-        self.enqueue(text, steer)?;
+        self.enqueue(Queued { text, images }, steer)?;
         Ok(None)
     }
 
-    fn enqueue(&mut self, text: String, steer: bool) -> Result<(), String> {
+    fn enqueue(&mut self, queued: Queued, steer: bool) -> Result<(), String> {
         let mut shared = lock(&self.shared);
         if steer {
-            shared.steering.push_back(text);
+            shared.steering.push_back(queued);
             if shared.streaming {
                 shared.feed_steering(&self.control);
             }
         } else {
-            shared.follow_ups.push_back(text);
+            shared.follow_ups.push_back(queued);
         }
         self.out.send(&shared.queue_update());
         Ok(())
@@ -898,16 +895,4 @@ fn parse_images(command: &Value) -> Result<Vec<ImageContent>, String> {
                 .map_err(|e| format!("images[{i}]: {e}"))
         })
         .collect()
-}
-
-/// Queued messages (steer, follow-up, a prompt sent while running) reach the agent as text,
-/// so images on them are refused loudly instead of dropped.
-fn check_images(command: &Value) -> Result<(), String> {
-    match command.get("images").and_then(Value::as_array) {
-        Some(images) if !images.is_empty() => Err(
-            "images are only supported on a prompt sent while the agent is idle: queued messages (steer, follow_up, streamingBehavior) carry text only"
-                .to_owned(),
-        ),
-        _ => Ok(()),
-    }
 }

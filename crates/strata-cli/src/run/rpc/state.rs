@@ -6,6 +6,16 @@ use std::collections::VecDeque;
 use serde_json::{Map, Value, json};
 use strata_agent::Control;
 use strata_provider::Model;
+use strata_session::ImageContent;
+
+/// A steering or follow-up message waiting in a queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queued {
+    /// The message (skills already expanded).
+    pub text: String,
+    /// Images sent with it.
+    pub images: Vec<ImageContent>,
+}
 
 /// How queued steering or follow-up messages are handed over (Pi's queue modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,11 +79,11 @@ pub struct Shared {
     pub follow_up_mode: QueueMode,
     /// Steering messages not yet delivered, oldest first; the first `handed_over` of them are
     /// already in the agent's queue.
-    pub steering: VecDeque<String>,
+    pub steering: VecDeque<Queued>,
     /// How many of `steering` the agent holds.
     pub handed_over: usize,
     /// Follow-up messages waiting for the run to end.
-    pub follow_ups: VecDeque<String>,
+    pub follow_ups: VecDeque<Queued>,
     /// The agent's state.
     pub snapshot: Snapshot,
 }
@@ -101,8 +111,8 @@ impl Shared {
             QueueMode::OneAtATime => self.steering.len().min(1),
         };
         while self.handed_over < target {
-            if let Some(text) = self.steering.get(self.handed_over) {
-                control.steer(text.clone());
+            if let Some(queued) = self.steering.get(self.handed_over) {
+                control.steer_with_images(queued.text.clone(), queued.images.clone());
             }
             self.handed_over += 1;
         }
@@ -116,21 +126,34 @@ impl Shared {
         self.feed_steering(control);
     }
 
-    /// The next follow-up(s) to run, as the mode allows, joined by blank lines for `all`.
-    pub fn take_follow_up(&mut self) -> Option<String> {
+    /// The next follow-up(s) to run, as the mode allows: for `all`, the texts joined by blank
+    /// lines and the images in order.
+    pub fn take_follow_up(&mut self) -> Option<Queued> {
         match self.follow_up_mode {
             QueueMode::OneAtATime => self.follow_ups.pop_front(),
             QueueMode::All if self.follow_ups.is_empty() => None,
-            QueueMode::All => Some(self.follow_ups.drain(..).collect::<Vec<_>>().join("\n\n")),
+            QueueMode::All => {
+                let all: Vec<Queued> = self.follow_ups.drain(..).collect();
+                let text = all
+                    .iter()
+                    .map(|q| q.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n\n");
+                let images = all.into_iter().flat_map(|q| q.images).collect();
+                Some(Queued { text, images })
+            }
         }
     }
 
-    /// Pi's `queue_update` event.
+    /// Pi's `queue_update` event (the queued texts).
     pub fn queue_update(&self) -> Value {
+        let texts = |queue: &VecDeque<Queued>| -> Vec<String> {
+            queue.iter().map(|q| q.text.clone()).collect()
+        };
         json!({
             "type": "queue_update",
-            "steering": self.steering,
-            "followUp": self.follow_ups,
+            "steering": texts(&self.steering),
+            "followUp": texts(&self.follow_ups),
         })
     }
 
@@ -301,19 +324,53 @@ pub fn model_json(model: &Model, api: &str, base_url: &str) -> Value {
 mod tests {
     use super::*;
 
+    fn queued(text: &str, images: &[&str]) -> Queued {
+        Queued {
+            text: text.to_owned(),
+            images: images
+                .iter()
+                .map(|data| ImageContent {
+                    data: (*data).to_owned(),
+                    mime_type: "image/png".to_owned(),
+                    ..ImageContent::default()
+                })
+                .collect(),
+        }
+    }
+
     #[test]
     fn one_at_a_time_steering_hands_over_one_message_per_delivery() {
         let control = Control::default();
         let mut shared = Shared::default();
-        shared.steering.extend(["a".to_owned(), "b".to_owned()]);
+        shared.steering.extend([queued("a", &[]), queued("b", &[])]);
         shared.feed_steering(&control);
         assert_eq!(shared.handed_over, 1);
         shared.steering_delivered(1, &control);
-        assert_eq!(shared.steering, ["b"]);
+        assert_eq!(shared.steering, [queued("b", &[])]);
         assert_eq!(shared.handed_over, 1);
         shared.steering_delivered(1, &control);
         assert!(shared.steering.is_empty());
         assert_eq!(shared.handed_over, 0);
+    }
+
+    #[test]
+    fn all_follow_ups_join_their_texts_and_keep_every_image_in_order() {
+        let mut shared = Shared {
+            follow_up_mode: QueueMode::All,
+            ..Shared::default()
+        };
+        shared.follow_ups.extend([
+            queued("one", &["A"]),
+            queued("two", &[]),
+            queued("three", &["B", "C"]),
+        ]);
+        assert_eq!(
+            shared.queue_update()["followUp"],
+            json!(["one", "two", "three"])
+        );
+        let next = shared.take_follow_up().unwrap();
+        assert_eq!(next, queued("one\n\ntwo\n\nthree", &["A", "B", "C"]));
+        assert_eq!(shared.take_follow_up(), None);
     }
 
     #[test]
