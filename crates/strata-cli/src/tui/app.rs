@@ -705,6 +705,10 @@ impl App {
             }
             Reply::Status(status) => {
                 self.stats.status_arrived(status.chapter_tokens);
+                // Not the first status: before it the app knows no model.
+                if !self.status.model.is_empty() && status.model != self.status.model {
+                    self.stats.model_switched();
+                }
                 self.status = *status;
             }
             Reply::Busy(what) => self.busy = Some(what),
@@ -1187,6 +1191,38 @@ mod tests {
         app.on_key(ctrl('c'), start + Duration::from_millis(5_500));
         assert!(app.quit);
         assert!(app.take_effects().is_empty());
+    }
+
+    #[test]
+    fn a_status_naming_another_model_makes_its_first_cold_request_a_break() {
+        let cold = strata_provider::Usage {
+            input: 30,
+            output: 5,
+            cache_read: 0,
+            cache_write_5m: 9_000,
+            cache_write_1h: 0,
+        };
+        let finish = |app: &mut App| {
+            app.on_agent(AgentEvent::RequestStart {
+                chapter_bytes: [10, 20, 30],
+                divergence: None,
+            });
+            app.on_agent(AgentEvent::Usage {
+                usage: cold,
+                cost: strata_provider::Cost::default(),
+            });
+        };
+        // The same model again (a /new, a status after a command): nothing is said.
+        let mut app = app();
+        app.on_reply(Reply::Status(Box::new(super::super::testing::status())));
+        finish(&mut app);
+        assert_eq!(app.stats.cache_break, None);
+        // After /model the footer says why the next request wrote everything again.
+        let mut other = super::super::testing::status();
+        other.model = "openai/gpt-5".into();
+        app.on_reply(Reply::Status(Box::new(other)));
+        finish(&mut app);
+        assert_eq!(app.stats.cache_break, Some(stats::CacheBreak::NewModel));
     }
 
     #[test]

@@ -5,6 +5,15 @@
 use strata_context::render::{Chapter, Divergence};
 use strata_provider::{Cost, Prices, Usage};
 
+/// Why the last request did not read the cached prefix it could have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheBreak {
+    /// Its bytes departed from the previous request's in this chapter.
+    Chapter(Chapter),
+    /// It went to another model, which shares no cache with the one before.
+    NewModel,
+}
+
 /// Token and cost counters behind the footer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Stats {
@@ -13,7 +22,7 @@ pub struct Stats {
     /// The last request's cost in dollars.
     pub last_cost: f64,
     /// Where the last request broke the cache (`None`: it kept the cached prefix).
-    pub cache_break: Option<Chapter>,
+    pub cache_break: Option<CacheBreak>,
     /// Prompt tokens over the session (uncached + read + written).
     pub prompt_tokens: u64,
     /// Cache-read tokens over the session.
@@ -31,6 +40,8 @@ pub struct Stats {
     compacted_context: Option<u64>,
     /// A compaction ended; the next status carries the new context's chapters.
     compacted: bool,
+    /// The model changed since the last request.
+    model_switched: bool,
 }
 
 impl Stats {
@@ -39,10 +50,20 @@ impl Stats {
         self.pending = divergence;
     }
 
+    /// The next request goes to another model: the renderer starts afresh, so no divergence
+    /// is reported, yet nothing the old model cached can be read.
+    pub fn model_switched(&mut self) {
+        self.model_switched = true;
+    }
+
     /// The request in flight finished with `usage` costing `cost`.
     pub fn request_finished(&mut self, usage: &Usage, cost: &Cost) {
-        self.cache_break = match self.pending.take() {
-            Some(Divergence::At { chapter, .. }) => Some(chapter),
+        let divergence = self.pending.take();
+        // Back on a model whose cache is still warm, the read shows nothing broke.
+        let new_model = std::mem::take(&mut self.model_switched) && usage.cache_read == 0;
+        self.cache_break = match divergence {
+            _ if new_model => Some(CacheBreak::NewModel),
+            Some(Divergence::At { chapter, .. }) => Some(CacheBreak::Chapter(chapter)),
             Some(Divergence::Extends { .. } | Divergence::Identical) | None => None,
         };
         self.last = Some(*usage);
@@ -305,7 +326,10 @@ mod tests {
             chapter_offset: 3,
         }));
         stats.request_finished(&usage, &cost);
-        assert_eq!(stats.cache_break, Some(Chapter::System));
+        assert_eq!(
+            stats.cache_break,
+            Some(CacheBreak::Chapter(Chapter::System))
+        );
         stats.request_started(Some(Divergence::Extends { at: 40 }));
         stats.request_finished(&usage, &cost);
         assert_eq!(stats.cache_break, None);
@@ -313,6 +337,36 @@ mod tests {
         assert_eq!(stats.requests, 2);
         assert!((stats.cost - 0.02).abs() < 1e-12);
         assert_eq!(stats.context_used(), Some(1_050));
+    }
+
+    #[test]
+    fn the_first_request_to_a_new_model_that_reads_nothing_is_a_break() {
+        let mut stats = Stats::default();
+        let cold = Usage {
+            input: 20,
+            output: 5,
+            cache_read: 0,
+            cache_write_5m: 4_000,
+            cache_write_1h: 0,
+        };
+        let warm = Usage {
+            cache_read: 3_900,
+            cache_write_5m: 100,
+            ..cold
+        };
+        stats.model_switched();
+        stats.request_started(None);
+        stats.request_finished(&cold, &Cost::default());
+        assert_eq!(stats.cache_break, Some(CacheBreak::NewModel));
+        // The flag is spent: the next request is judged by its divergence again.
+        stats.request_started(Some(Divergence::Extends { at: 10 }));
+        stats.request_finished(&cold, &Cost::default());
+        assert_eq!(stats.cache_break, None);
+        // Back on a model whose entries are still alive: it reads, nothing broke.
+        stats.model_switched();
+        stats.request_started(None);
+        stats.request_finished(&warm, &Cost::default());
+        assert_eq!(stats.cache_break, None);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::app::{App, Item, Level, ToolItem, ToolState};
 use super::command;
 use super::markdown;
 use super::picker::{Picker, PickerKind};
-use super::stats::{self, chapter_name};
+use super::stats::{self, CacheBreak, chapter_name};
 use super::wrap::{wrap_spans, wrap_verbatim};
 
 const MUTED: Style = Style::new().fg(Color::DarkGray);
@@ -496,9 +496,13 @@ pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         stats::dollars(stats.cost)
     ))];
     let mut groups = vec![model, request];
-    if let Some(chapter) = stats.cache_break {
+    if let Some(cache_break) = stats.cache_break {
+        let text = match cache_break {
+            CacheBreak::Chapter(chapter) => format!("⚠ cache broke in {}", chapter_name(chapter)),
+            CacheBreak::NewModel => "⚠ cache broke: new model".to_owned(),
+        };
         groups.push(vec![Span::styled(
-            format!("⚠ cache broke in {}", chapter_name(chapter)),
+            text,
             Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
         )]);
     }
