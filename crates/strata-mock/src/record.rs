@@ -52,6 +52,32 @@ pub struct RequestRecord {
     pub body: Option<Value>,
 }
 
+impl RequestRecord {
+    /// A record of request `seq` to `path`, arrived at `at_ms`, before anything is known of
+    /// how it is answered: status 200, not streamed, nothing cached, played or refused yet.
+    pub fn received(seq: u64, protocol: Protocol, path: String, model: String, at_ms: u64) -> Self {
+        Self {
+            seq,
+            protocol,
+            path,
+            model,
+            stream: false,
+            at_ms,
+            status: 200,
+            error: None,
+            cache_style: None,
+            cache_key: None,
+            cache: None,
+            output_tokens: 0,
+            changed: None,
+            turn: None,
+            summary: None,
+            fault: None,
+            body: None,
+        }
+    }
+}
+
 /// The first block that differs from the previous request in the same cache namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Change {

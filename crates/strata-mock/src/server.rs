@@ -200,25 +200,13 @@ impl State {
 
     /// A record of a request to `path` on `W`'s route, before anything is known of it.
     fn new_record<W: Wire>(&self, path: String, model: Option<String>) -> RequestRecord {
-        RequestRecord {
-            seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
-            protocol: W::PROTOCOL,
+        RequestRecord::received(
+            self.seq.fetch_add(1, Ordering::Relaxed) + 1,
+            W::PROTOCOL,
             path,
-            model: model.unwrap_or_default(),
-            stream: false,
-            at_ms: self.clock.now_ms(),
-            status: 200,
-            error: None,
-            cache_style: None,
-            cache_key: None,
-            cache: None,
-            output_tokens: 0,
-            changed: None,
-            turn: None,
-            summary: None,
-            fault: None,
-            body: None,
-        }
+            model.unwrap_or_default(),
+            self.clock.now_ms(),
+        )
     }
 
     /// Refuses a request whose body was never parsed (too large, unknown method), and

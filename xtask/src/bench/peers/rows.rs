@@ -148,23 +148,14 @@ mod tests {
 
     fn record(seq: u64, model: &str) -> RequestRecord {
         RequestRecord {
-            seq,
-            protocol: Protocol::Anthropic,
-            path: "/v1/messages".into(),
-            model: model.into(),
             stream: true,
-            at_ms: seq,
-            status: 200,
-            error: None,
-            cache_style: None,
-            cache_key: None,
-            cache: None,
-            output_tokens: 0,
-            changed: None,
-            turn: None,
-            summary: None,
-            fault: None,
-            body: None,
+            ..RequestRecord::received(
+                seq,
+                Protocol::Anthropic,
+                "/v1/messages".into(),
+                model.into(),
+                seq,
+            )
         }
     }
 
