@@ -2,12 +2,11 @@
 //! tool set and only the changed sections in a changed one (the seeds' figures).
 
 use pretty_assertions::assert_eq;
-use strata_compaction::{CompactionSettings, compact, compaction_entry};
+use strata_compaction::{CompactionSettings, compaction_entry};
 use strata_context::{RenderOptions, Rendered, render_with};
-use strata_provider::StreamOptions;
 
 use crate::support::{
-    ScriptedProvider, TestSession, anthropic_capabilities, assistant, context, model, prepare_due,
+    ScriptedProvider, TestSession, anthropic_capabilities, assistant, compact_session, context,
     sections, tool, user,
 };
 
@@ -27,25 +26,17 @@ fn push_conversation(session: &mut TestSession, messages: usize) {
     }
 }
 
-async fn compact_session(session: &mut TestSession) {
+/// Compacts `session` (keeping 2,000 tokens) and appends the compaction entry.
+async fn compact_and_append(session: &mut TestSession) {
     let settings = CompactionSettings {
         keep_recent_tokens: 2000,
         ..CompactionSettings::default()
     };
-    let preparation = prepare_due(session, &settings);
     let before = context(session);
-    let main = strata_context::render(&before, &anthropic_capabilities());
     let provider = ScriptedProvider::answering("## Goal\nKeep going.");
-    let result = compact(
-        &provider,
-        &model(&main.model),
-        &main,
-        &preparation,
-        &settings,
-        &StreamOptions::default(),
-    )
-    .await
-    .expect("compact");
+    let result = compact_session(session, &settings, &provider)
+        .await
+        .expect("compact");
     session
         .session
         .append_compaction(compaction_entry(&result, &before))
@@ -66,7 +57,7 @@ async fn unchanged_epoch_keeps_tools_and_system_bytes() {
     assert_eq!(before.request.system.len(), 6);
     assert_eq!(before.request.messages.len(), 436);
 
-    compact_session(&mut session).await;
+    compact_and_append(&mut session).await;
     let after = rendered(&session);
     assert_eq!(after.request.tools.len(), 16);
     assert_eq!(
@@ -116,7 +107,7 @@ async fn changed_epoch_collapses_to_the_live_set_and_rewrites_only_changed_secti
         "append-only ledger before compaction"
     );
 
-    compact_session(&mut session).await;
+    compact_and_append(&mut session).await;
     let after = rendered(&session);
     let names: Vec<&str> = after
         .request

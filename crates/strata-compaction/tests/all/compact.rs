@@ -41,13 +41,9 @@ async fn a_cache_friendly_split_turn_is_one_request_answered_in_two_parts() {
         keep_recent_tokens: 400,
         ..CompactionSettings::default()
     };
-    let tree = session.session.tree();
-    let preparation = prepare(tree, &session.leaf(), &settings)
-        .expect("prepare")
-        .expect("due");
+    let preparation = prepare_due(&session, &settings);
     assert!(preparation.is_split_turn);
-    let context = context(&session);
-    let main = render(&context, &anthropic_capabilities());
+    let main = render(&context(&session), &anthropic_capabilities());
     let provider = ScriptedProvider::new(|request| {
         let text = last_user_text(request);
         assert!(text.contains("<turn-start>") && text.contains(SPLIT_TURN_MARKER));

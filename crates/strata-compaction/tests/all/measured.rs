@@ -2,16 +2,15 @@
 //! less than the serialized transcript for a 150k-token session.
 
 use serde_json::json;
-use strata_compaction::{
-    CompactionSettings, SummaryMode, compact, estimate_message_tokens, prepare,
-};
+use strata_compaction::{CompactionSettings, SummaryMode, compact, estimate_message_tokens};
 use strata_context::{RenderOptions, render_with};
 use strata_mock::{MockConfig, MockServer, Scenario};
 use strata_provider::{Catalog, Provider, StreamOptions};
 
 use crate::anthropic_wire::AnthropicWire;
 use crate::support::{
-    TestSession, anthropic_capabilities, assistant, sections, tool, tool_call, tool_result, user,
+    TestSession, anthropic_capabilities, assistant, prepare_due, sections, tool, tool_call,
+    tool_result, user,
 };
 
 const WORDS: [&str; 24] = [
@@ -131,9 +130,7 @@ async fn cache_friendly_summary_costs_less_than_the_transcript() {
             summary_mode: mode,
             ..CompactionSettings::default()
         };
-        let preparation = prepare(tree, &leaf, &settings)
-            .expect("prepare")
-            .expect("due");
+        let preparation = prepare_due(&session, &settings);
         let result = compact(
             &provider,
             &model,
