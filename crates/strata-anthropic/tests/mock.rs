@@ -113,13 +113,7 @@ async fn streams_text_and_sends_cache_control_in_the_rows_form() {
     assert!(matches!(events[0], Event::Start { .. }));
     let (stop, message, _) = done(&events);
     assert_eq!(*stop, StopReason::EndTurn);
-    let streamed: String = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TextDelta { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let streamed = strata_provider::testing::streamed_text(&events);
     assert_eq!(message.text(), streamed);
     assert!(streamed.contains("echo this please"), "{streamed}");
     let body = s.server.requests()[0].body.clone().unwrap();

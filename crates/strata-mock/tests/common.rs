@@ -126,6 +126,18 @@ pub fn parse_sse(text: &str) -> Vec<Sse> {
         .collect()
 }
 
+/// The text a Gemini `streamGenerateContent` stream carried, its chunks joined.
+pub fn gemini_text(events: &[Sse]) -> String {
+    events
+        .iter()
+        .filter_map(|e| {
+            e.json()["candidates"][0]["content"]["parts"][0]["text"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
 /// Deterministic filler text of roughly `words` × 2 tokens.
 pub fn filler(seed: &str, words: usize) -> String {
     (0..words).map(|i| format!("{seed}{i} ")).collect()

@@ -3,7 +3,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::common::{filler, parse_sse, start};
+use crate::common::{filler, gemini_text, parse_sse, start};
 
 fn request(words: usize) -> Value {
     json!({
@@ -38,14 +38,7 @@ async fn implicit_caching_reports_cached_content_tokens() {
         .as_u64()
         .unwrap();
     assert_eq!(cached, prompt / 128 * 128);
-    let text: String = parse_sse(&h.post(path, &body).await.text)
-        .iter()
-        .filter_map(|e| {
-            e.json()["candidates"][0]["content"]["parts"][0]["text"]
-                .as_str()
-                .map(str::to_owned)
-        })
-        .collect();
+    let text = gemini_text(&parse_sse(&h.post(path, &body).await.text));
     assert_eq!(text, "hello", "echo default");
 }
 

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use strata_mock::Scenario;
 
 use crate::bedrock::{decode_frames, header};
-use crate::common::{Harness, filler, parse_sse, start, tokens};
+use crate::common::{Harness, filler, gemini_text, parse_sse, start, tokens};
 
 /// An echo prompt far longer than the caps used here.
 const LONG: &str = "one two three four five six seven eight nine ten eleven twelve";
@@ -192,15 +192,7 @@ async fn gemini_finishes_with_max_tokens() {
     );
     let last = events.last().unwrap().json();
     assert_eq!(last["candidates"][0]["finishReason"], "MAX_TOKENS");
-    let text: String = events
-        .iter()
-        .filter_map(|e| {
-            e.json()["candidates"][0]["content"]["parts"][0]["text"]
-                .as_str()
-                .map(str::to_owned)
-        })
-        .collect();
-    assert_eq!(text, expected);
+    assert_eq!(gemini_text(&events), expected);
 }
 
 #[tokio::test]

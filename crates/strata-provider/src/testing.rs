@@ -56,6 +56,28 @@ pub async fn cut_after_every_event(
     (seen, cuts)
 }
 
+/// The text the stream's `TextDelta`s carried, joined.
+pub fn streamed_text(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The reasoning the stream's `ThinkingDelta`s carried, joined.
+pub fn streamed_thinking(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ThinkingDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The stream must end with a `Truncated` error whose partial message holds exactly what
 /// streamed before it: the same text and reasoning, every tool call that started (finished
 /// ones with their final arguments, open ones with the arguments so far), and no partial at all
@@ -77,20 +99,8 @@ pub fn check_cut_stream(events: &[Event]) -> Seen {
         !events.iter().any(|e| matches!(e, Event::Done { .. })),
         "never a completion for a cut stream"
     );
-    let text: String = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TextDelta { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let thinking: String = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ThinkingDelta { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let text = streamed_text(events);
+    let thinking = streamed_thinking(events);
     let mut expected_calls = Vec::new();
     let mut seen = Seen::default();
     for event in events {
