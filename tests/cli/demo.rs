@@ -230,12 +230,7 @@ fn the_interactive_demo_offers_the_prompts_and_runs_them_in_the_terminal_ui() {
     use std::process::Command;
     use std::time::{Duration, Instant};
 
-    let tmux_ok = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if !tmux_ok {
-        println!("skipped: tmux is not installed");
+    if !crate::support::tmux_available() {
         return;
     }
     let keep = tempfile::tempdir().unwrap();

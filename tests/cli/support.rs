@@ -13,6 +13,19 @@ pub fn fixture(relative: &str) -> PathBuf {
     workspace().join("tests/fixtures").join(relative)
 }
 
+/// Whether tmux runs here, for the tests that drive strata in a real terminal; when it does
+/// not, says that the calling test is skipped.
+pub fn tmux_available() -> bool {
+    let available = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !available {
+        println!("skipped: tmux is not installed (apt-get install tmux to run this test)");
+    }
+    available
+}
+
 /// Runs `strata` with `args` and returns its output (never panics on a non-zero exit).
 pub fn strata(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_strata"))

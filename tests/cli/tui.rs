@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use strata_mock::{MockConfig, MockServer, Scenario};
 
-use crate::support::project_config;
+use crate::support::{project_config, tmux_available};
 
 /// One read of a file, then a markdown answer.
 const SCENARIO: &str = r#"
@@ -127,11 +127,11 @@ fn type_line(tmux: &Tmux, text: &str) {
     tmux.ok(&["send-keys", "-t", "strata", "Enter"]);
 }
 
-fn tmux_installed() -> bool {
-    Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|output| output.status.success())
+/// A mock server playing [`SCENARIO`].
+fn scenario_mock() -> MockServer {
+    let server = MockServer::start_in_thread(MockConfig::new()).expect("mock starts");
+    server.load_scenario(Scenario::from_toml(SCENARIO, "tui.toml").expect("scenario parses"));
+    server
 }
 
 /// Single-quotes `text` for the shell tmux starts the command with.
@@ -197,12 +197,10 @@ fn strata_command_on(dir: &Path, url: &str, model: &str) -> String {
 
 #[test]
 fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
-    if !tmux_installed() {
-        println!("skipped: tmux is not installed (apt-get install tmux to run this test)");
+    if !tmux_available() {
         return;
     }
-    let server = MockServer::start_in_thread(MockConfig::new()).expect("mock starts");
-    server.load_scenario(Scenario::from_toml(SCENARIO, "tui.toml").expect("scenario parses"));
+    let server = scenario_mock();
     let dir = project();
     let tmux = Tmux::new();
     let command = strata_command(dir.path(), &server.base_url());
@@ -365,12 +363,10 @@ fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
 
 #[test]
 fn an_idle_terminal_session_pings_its_cache_and_counts_the_ping() {
-    if !tmux_installed() {
-        println!("skipped: tmux is not installed (apt-get install tmux to run this test)");
+    if !tmux_available() {
         return;
     }
-    let server = MockServer::start_in_thread(MockConfig::new()).expect("mock starts");
-    server.load_scenario(Scenario::from_toml(SCENARIO, "tui.toml").expect("scenario parses"));
+    let server = scenario_mock();
     let dir = project();
     // One ping, 1 s after the last request (5-minute lifetime, 299 s margin).
     project_config(
