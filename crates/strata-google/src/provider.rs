@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -65,6 +65,8 @@ pub struct GoogleProvider {
     api: Option<GoogleApi>,
     credentials: Option<Arc<GoogleCredentials>>,
     adc: Arc<OnceCell<Arc<GoogleCredentials>>>,
+    /// The project the ADC file names, read once (every request asks for its URL).
+    adc_project: Arc<OnceLock<Option<String>>>,
     url_vars: BTreeMap<String, String>,
     env: EnvLookup,
 }
@@ -89,6 +91,7 @@ impl GoogleProvider {
             api: None,
             credentials: None,
             adc: Arc::new(OnceCell::new()),
+            adc_project: Arc::new(OnceLock::new()),
             url_vars: BTreeMap::new(),
             env: process_env_lookup(),
         }
@@ -191,17 +194,21 @@ impl GoogleProvider {
     }
 
     /// The project named by the configured credentials, else by the application-default
-    /// credentials file. A file that cannot be read or parsed names none here; asking for a
-    /// token reports it.
+    /// credentials file (read once). A file that cannot be read or parsed names none here;
+    /// asking for a token reports it.
     fn credentials_project(&self) -> Option<String> {
         if let Some(credentials) = &self.credentials {
             return credentials.project().map(str::to_owned);
         }
-        let home = self.var("HOME").map(PathBuf::from);
-        let path = adc_path(|n| self.var(n), home.as_deref())?;
-        let text = std::fs::read_to_string(&path).ok()?;
-        let file = AdcFile::parse(&text, &path.display().to_string()).ok()?;
-        file.project().map(str::to_owned)
+        self.adc_project
+            .get_or_init(|| {
+                let home = self.var("HOME").map(PathBuf::from);
+                let path = adc_path(|n| self.var(n), home.as_deref())?;
+                let text = std::fs::read_to_string(&path).ok()?;
+                let file = AdcFile::parse(&text, &path.display().to_string()).ok()?;
+                file.project().map(str::to_owned)
+            })
+            .clone()
     }
 
     /// The key for `model`: `StreamOptions::api_key`, else the first set variable of the row.
