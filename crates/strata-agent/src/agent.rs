@@ -909,7 +909,7 @@ impl Agent {
                     let cost = usage.cost(&self.config.model.prices);
                     self.emit(AgentEvent::Usage { usage, cost });
                     let stop = convert::stop_reason(stop_reason);
-                    let stored = convert::assistant(
+                    let mut stored = convert::assistant(
                         &message,
                         stop.clone(),
                         convert::usage(&usage, &cost),
@@ -917,6 +917,7 @@ impl Agent {
                         None,
                         now_millis(),
                     );
+                    stored.thinking_level = self.requested_thinking_level();
                     let message = AgentMessage::Assistant(stored);
                     self.append(message.clone())?;
                     return Ok((message, stop));
@@ -949,7 +950,7 @@ impl Agent {
         partial
             .content
             .retain(|block| !matches!(block, strata_provider::ContentBlock::ToolCall { .. }));
-        let stored = convert::assistant(
+        let mut stored = convert::assistant(
             &partial,
             stop.clone(),
             strata_session::Usage::default(),
@@ -957,6 +958,7 @@ impl Agent {
             error,
             now_millis(),
         );
+        stored.thinking_level = self.requested_thinking_level();
         let message = AgentMessage::Assistant(stored);
         self.append(message.clone())?;
         Ok((message, stop))
@@ -1048,6 +1050,14 @@ impl Agent {
             message: Box::new(message),
         });
         Ok(id)
+    }
+
+    /// The thinking level the request just sent asked for (the leaf's, before the answer is
+    /// appended), recorded on the assistant message as Pi 1.x does.
+    fn requested_thinking_level(&mut self) -> Option<String> {
+        self.context()
+            .ok()
+            .map(|context| context.thinking_level.clone())
     }
 
     fn origin(&self) -> Origin {

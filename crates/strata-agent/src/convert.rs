@@ -75,6 +75,7 @@ pub fn assistant(
         usage,
         stop_reason: stop,
         error_message: error,
+        thinking_level: None,
         timestamp,
         extra: Map::new(),
     }

@@ -127,9 +127,15 @@ fn try_extend(
         _ => {}
     }
     if !built.excluded.contains(leaf) {
-        let item = match &loaded.entry {
-            Entry::System(system) => Some(Projection::System(SystemChange::of(system))),
-            _ => loaded.message.clone().map(Projection::Message),
+        let item = match (&loaded.entry, &loaded.message) {
+            (Entry::System(system), _) => Some(Projection::System(SystemChange::of(system))),
+            (Entry::Message(entry), message) => match &entry.message {
+                AgentMessage::System(system) => Some(Projection::System(
+                    SystemChange::of_message(system, message.clone()),
+                )),
+                _ => message.clone().map(Projection::Message),
+            },
+            (_, message) => message.clone().map(Projection::Message),
         };
         if let Some(item) = item {
             context.push(leaf, item);

@@ -49,8 +49,9 @@ pub struct Chain {
     pub compacted: bool,
     /// How many links after the compaction were kept from before it (`links[1..=kept]`).
     pub kept: usize,
-    /// `system` entries on the path before the compaction, oldest first. Read only when the
-    /// compaction lacks a `system` or `tools` snapshot, to fold them into the chain's start.
+    /// System messages (and strata's earlier `system` entries) on the path before the
+    /// compaction, oldest first. Read only when the compaction carries no checkpoint, to fold
+    /// them into the chain's start.
     pub before_cut_system: Vec<Link>,
     /// The last `model_change` or assistant message on the whole path.
     pub model: Option<ModelRef>,
@@ -123,12 +124,17 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
         .as_ref()
         .and_then(|first| path[..cut].iter().position(|id| id == first))
         .unwrap_or(cut);
-    let needs_fold = compaction_entry.system.is_none() || compaction_entry.tools.is_none();
+    // Pi 1.x's checkpoint (or strata's earlier snapshot) holds the whole start; without one,
+    // the system messages before the cut are folded into it.
+    let needs_fold = compaction_entry.system_message.is_none()
+        && (compaction_entry.system.is_none() || compaction_entry.tools.is_none());
     let before_cut_system = if needs_fold {
         path[..cut]
             .iter()
             .zip(&kinds[..cut])
-            .filter(|(_, kind)| **kind == EntryKind::System)
+            .filter(|(_, kind)| {
+                matches!(kind, EntryKind::System | EntryKind::Message(Role::System))
+            })
             .map(|(id, _)| load(source, id))
             .collect::<Result<Vec<_>, _>>()?
     } else {

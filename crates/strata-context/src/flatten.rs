@@ -7,7 +7,7 @@ use strata_session::{AgentMessage, EntryId};
 
 use crate::chain::ModelRef;
 use crate::ledger::ToolLedger;
-use crate::project::{ProjectedChain, Projection, SystemChange};
+use crate::project::{ProjectedChain, Projection, SystemChange, with_instructions};
 use crate::system::{SnapshotSource, SystemPatch, SystemPrompt};
 
 /// A message of the context and the entry it came from.
@@ -28,6 +28,19 @@ fn serialize_shared<S: serde::Serializer>(
     message.as_ref().serialize(serializer)
 }
 
+/// A Pi system message of the context and where it stands among the messages.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlacedSystemMessage {
+    /// The entry that produced it (a system message, or the chain's compaction).
+    pub entry_id: EntryId,
+    /// How many context messages precede it.
+    pub after_messages: usize,
+    /// The message, in Pi's shape.
+    #[serde(serialize_with = "serialize_shared")]
+    pub message: Arc<AgentMessage>,
+}
+
 /// Everything a request is built from: what `render` consumes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -44,6 +57,10 @@ pub struct Context {
     pub model: Option<ModelRef>,
     /// The resolved thinking level (last `thinking_level_change` on the path, else `"off"`).
     pub thinking_level: String,
+    /// Pi's system messages in the context (the compaction's checkpoint first), with their
+    /// places: what Pi's `buildSessionContext` lists among the messages. strata's own view of
+    /// them is `system` and `tools`.
+    pub system_messages: Vec<PlacedSystemMessage>,
 }
 
 impl Context {
@@ -56,6 +73,7 @@ impl Context {
             tools: ToolLedger::new(),
             model: None,
             thinking_level: crate::chain::DEFAULT_THINKING_LEVEL.to_owned(),
+            system_messages: Vec::new(),
         }
     }
 
@@ -70,13 +88,37 @@ impl Context {
                 });
             }
             Projection::System(change) => self.push_system(entry_id, change),
+            Projection::Checkpoint(message) => self.place_system(entry_id, message),
         }
     }
 
-    fn push_system(&mut self, entry_id: &EntryId, change: SystemChange) {
-        self.tools.declare(&change.tools_added, entry_id);
+    fn place_system(&mut self, entry_id: &EntryId, message: Arc<AgentMessage>) {
+        self.system_messages.push(PlacedSystemMessage {
+            entry_id: entry_id.clone(),
+            after_messages: self.messages.len(),
+            message,
+        });
+    }
+
+    fn push_system(&mut self, entry_id: &EntryId, mut change: SystemChange) {
+        if let Some(message) = change.message.take() {
+            self.place_system(entry_id, message);
+        }
+        // Pi withdraws before it declares: a tool removed and added again is redefined.
         self.tools
             .remove(change.tools_removed.iter().map(String::as_str), entry_id);
+        self.tools.declare(&change.tools_added, entry_id);
+        if !change.instructions.is_empty() {
+            let intro = crate::system::SectionName::new("intro");
+            let mut sections = self.system.folded();
+            if let Some(text) = change.sections.get(&intro) {
+                sections.insert(intro.clone(), text.clone());
+            }
+            with_instructions(&mut sections, &change.instructions);
+            if let Some(text) = sections.remove(&intro) {
+                change.sections.insert(intro, text);
+            }
+        }
         if self.system.source == SnapshotSource::None {
             self.system.source = SnapshotSource::SystemEntry(entry_id.clone());
             self.system.snapshot = change.sections;

@@ -40,7 +40,7 @@ mod timestamp;
 pub use assemble::{Assembler, Assembly};
 pub use chain::{Chain, DEFAULT_THINKING_LEVEL, Link, ModelRef, branch, path_to_root};
 pub use error::ContextError;
-pub use flatten::{Context, ContextMessage, flatten};
+pub use flatten::{Context, ContextMessage, PlacedSystemMessage, flatten};
 pub use ledger::{LedgerTool, ToolLedger};
 pub use pi::{to_json, to_pi_json};
 pub use project::{ChainStart, Projected, ProjectedChain, Projection, SystemChange, project};

@@ -7,13 +7,29 @@ use crate::flatten::Context;
 /// The context in Pi's shape: `{messages, thinkingLevel, model}`, `model` being
 /// `{provider, modelId}` or `null`. System prompt and tools have no place in it.
 pub fn to_pi_json(context: &Context) -> Value {
-    let messages: Vec<Value> = context
-        .messages
-        .iter()
-        .map(|message| message.message.to_json())
-        .collect();
+    // Pi lists its system messages among the others, each where it was appended.
+    let mut messages = Vec::with_capacity(context.messages.len() + context.system_messages.len());
+    let mut systems = context.system_messages.iter().peekable();
+    for (index, message) in context.messages.iter().enumerate() {
+        while let Some(system) = systems.next_if(|system| system.after_messages <= index) {
+            messages.push(system.message.to_json());
+        }
+        messages.push(message.message.to_json());
+    }
+    messages.extend(systems.map(|system| system.message.to_json()));
     let model = match &context.model {
-        Some(model) => json!({ "provider": model.provider, "modelId": model.model_id }),
+        // An assistant message without `provider` or `model` (early v1 files) leaves the
+        // field out, as Pi's `undefined` does.
+        Some(model) => {
+            let mut object = Map::new();
+            if !model.provider.is_empty() {
+                object.insert("provider".into(), json!(model.provider));
+            }
+            if !model.model_id.is_empty() {
+                object.insert("modelId".into(), json!(model.model_id));
+            }
+            Value::Object(object)
+        }
         None => Value::Null,
     };
     let mut object = Map::new();

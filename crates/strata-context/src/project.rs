@@ -1,10 +1,13 @@
 //! ② project: context edits applied, then each chain entry becomes zero or more items.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
-use strata_session::{AgentMessage, ContextAction, Entry, EntryId, SystemEntry, ToolDefinition};
+use strata_session::{
+    AgentMessage, EditEffect, Entry, EntryId, Replacement, SystemEntry, SystemMessage,
+    ToolDefinition,
+};
 
 use crate::chain::{Chain, ModelRef};
 use crate::ledger::ToolLedger;
@@ -15,28 +18,53 @@ use crate::system::{SectionName, Sections, SnapshotSource};
 pub enum Projection {
     /// A conversation message (as Pi's `buildSessionContext` gives it).
     Message(Arc<AgentMessage>),
-    /// A `system` entry: the snapshot if it is the chain's first, a patch otherwise.
+    /// A system message (or a strata `system` entry from before them): the snapshot if it is
+    /// the chain's first, a patch otherwise.
     System(SystemChange),
+    /// The chain's compaction checkpoint (`compaction.systemMessage`): already the chain's
+    /// start, listed only so that Pi's message list holds it.
+    Checkpoint(Arc<AgentMessage>),
 }
 
-/// The sections and tool changes of one `system` entry.
+/// The sections and tool changes of one system message.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SystemChange {
-    /// Full new text of each section it sets.
+    /// Full new text of each section it sets (a section Pi removes becomes empty).
     pub sections: Sections,
+    /// Instruction text it adds (Pi's `content`); strata appends it to the `intro` section.
+    pub instructions: String,
     /// Tool definitions it declares.
     pub tools_added: Vec<Value>,
     /// Names of tools it withdraws.
     pub tools_removed: Vec<String>,
+    /// The Pi message it came from (`None` for strata's earlier `system` entries, which Pi
+    /// does not read).
+    pub message: Option<Arc<AgentMessage>>,
 }
 
 impl SystemChange {
-    /// The change a `system` entry carries.
+    /// The change a strata `system` entry from before Pi 1.x's system messages carries.
     pub fn of(entry: &SystemEntry) -> Self {
         Self {
             sections: sections_of(entry.sections.iter()),
+            instructions: String::new(),
             tools_added: entry.tools_added.iter().map(tool_value).collect(),
             tools_removed: entry.tools_removed.clone(),
+            message: None,
+        }
+    }
+
+    /// The change a Pi system message carries; `message` is that message as stored.
+    pub fn of_message(system: &SystemMessage, message: Option<Arc<AgentMessage>>) -> Self {
+        Self {
+            sections: system
+                .section_changes()
+                .map(|(name, text)| (SectionName::new(name), text.unwrap_or_default()))
+                .collect(),
+            instructions: system.instructions(),
+            tools_added: system.tools_added().iter().map(tool_value).collect(),
+            tools_removed: system.tools_removed().map(str::to_owned).collect(),
+            message,
         }
     }
 }
@@ -81,7 +109,7 @@ pub struct ProjectedChain {
     pub start: ChainStart,
     /// Each chain entry's contributions, in chain order.
     pub entries: Vec<Projected>,
-    /// Entries excluded by context edits on the chain (whether or not on the chain).
+    /// Entries a context edit on the chain omits or replaces (whether or not on the chain).
     pub excluded: HashSet<EntryId>,
     /// The resolved model.
     pub model: Option<ModelRef>,
@@ -91,24 +119,24 @@ pub struct ProjectedChain {
 
 /// Projects a chain: collects its context edits, then turns each entry into its items.
 pub fn project(chain: &Chain) -> ProjectedChain {
-    let excluded = exclusions(chain);
+    let edits = edits(chain);
     let start = chain_start(chain);
     let entries = chain
         .links
         .iter()
         .enumerate()
         .map(|(index, link)| {
-            let items = if excluded.contains(&link.id) {
-                Vec::new()
-            } else {
-                project_entry(chain, index, &link.loaded)
-            };
+            let items = project_entry(chain, index, &link.loaded);
             Projected {
                 entry_id: link.id.clone(),
-                items,
+                items: match edits.get(&link.id) {
+                    Some(edit) => edit.apply(items),
+                    None => items,
+                },
             }
         })
         .collect();
+    let excluded = edits.into_keys().collect();
     ProjectedChain {
         leaf: chain.leaf.clone(),
         start,
@@ -119,17 +147,81 @@ pub fn project(chain: &Chain) -> ProjectedChain {
     }
 }
 
-/// The targets of every `exclude` edit on the chain (edits off the chain do not count).
-fn exclusions(chain: &Chain) -> HashSet<EntryId> {
-    let mut excluded = HashSet::new();
+/// What the latest context edit on the chain does to one target.
+#[derive(Debug, Clone, PartialEq)]
+enum Edit {
+    /// `replacement: null` (or strata's earlier `exclude`): no message.
+    Omit,
+    /// New content, role and metadata kept.
+    Replace(Replacement),
+}
+
+impl Edit {
+    /// The target's items after the edit, as Pi's `projectContextEntry` makes them.
+    fn apply(&self, items: Vec<Projection>) -> Vec<Projection> {
+        let Self::Replace(replacement) = self else {
+            return Vec::new();
+        };
+        items
+            .into_iter()
+            .map(|item| match item {
+                Projection::Message(message) => {
+                    Projection::Message(Arc::new(replaced(&message, replacement)))
+                }
+                other => other,
+            })
+            .collect()
+    }
+}
+
+/// The latest edit of each target among the chain's edits (edits off the chain, or cut away
+/// by its compaction, do not count: edits are branch-relative).
+fn edits(chain: &Chain) -> HashMap<EntryId, Edit> {
+    let mut edits = HashMap::new();
     for link in &chain.links {
-        if let Entry::ContextEdit(edit) = link.entry()
-            && edit.action == ContextAction::Exclude
-        {
-            excluded.extend(edit.targets.iter().cloned());
+        if let Entry::ContextEdit(edit) = link.entry() {
+            for (target, effect) in edit.effects() {
+                let edit = match effect {
+                    EditEffect::Omit => Edit::Omit,
+                    EditEffect::Replace(replacement) => Edit::Replace(replacement.clone()),
+                };
+                edits.insert(target.clone(), edit);
+            }
         }
     }
-    excluded
+    edits
+}
+
+/// `message` with its content replaced: user, assistant, tool-result and custom messages
+/// take the new content (a string becomes one text block for assistant and tool results);
+/// other roles are kept as they are.
+fn replaced(message: &AgentMessage, replacement: &Replacement) -> AgentMessage {
+    let wants_blocks = match message {
+        AgentMessage::User(_) | AgentMessage::Custom(_) => false,
+        AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => true,
+        _ => return message.clone(),
+    };
+    let Value::Object(mut json) = message.to_json() else {
+        return message.clone();
+    };
+    match &replacement.content {
+        Some(Value::String(text)) if wants_blocks => {
+            json.insert(
+                "content".into(),
+                serde_json::json!([{ "type": "text", "text": text }]),
+            );
+        }
+        Some(content) => {
+            json.insert("content".into(), content.clone());
+        }
+        None => {
+            json.shift_remove("content");
+        }
+    }
+    // Content this crate cannot type (or none at all) keeps the message as raw JSON, exactly
+    // as Pi would send it on.
+    serde_json::from_value(Value::Object(json.clone()))
+        .unwrap_or(AgentMessage::Unknown(json))
 }
 
 /// What entry `index` of the chain contributes (exclusions aside).
@@ -143,9 +235,29 @@ pub(crate) fn project_entry(
         // Only the chain's own compaction becomes a summary; older ones in the kept span
         // produce nothing, as in Pi.
         Entry::Compaction(_) if !(chain.compacted && index == 0) => Vec::new(),
-        // System entries at or before the cut are folded into the chain's start.
+        Entry::Compaction(compaction) => {
+            let checkpoint = compaction
+                .system_message
+                .clone()
+                .map(|system| Projection::Checkpoint(Arc::new(AgentMessage::System(system))));
+            checkpoint
+                .into_iter()
+                .chain(loaded.message.iter().cloned().map(Projection::Message))
+                .collect()
+        }
+        // System messages at or before the cut are folded into the chain's start (Pi drops
+        // those of the kept range in favour of the compaction's checkpoint).
         Entry::System(_) if before_cut => Vec::new(),
         Entry::System(system) => vec![Projection::System(SystemChange::of(system))],
+        Entry::Message(entry) if matches!(entry.message, AgentMessage::System(_)) => {
+            match (&entry.message, &loaded.message) {
+                _ if before_cut => Vec::new(),
+                (AgentMessage::System(system), message) => vec![Projection::System(
+                    SystemChange::of_message(system, message.clone()),
+                )],
+                _ => Vec::new(),
+            }
+        }
         _ => loaded
             .message
             .iter()
@@ -167,9 +279,23 @@ fn chain_start(chain: &Chain) -> ChainStart {
         .before_cut_system
         .iter()
         .filter_map(|link| match link.entry() {
-            Entry::System(system) => Some((&link.id, system)),
+            Entry::System(system) => Some((&link.id, SystemChange::of(system))),
+            Entry::Message(entry) => match &entry.message {
+                AgentMessage::System(system) => {
+                    Some((&link.id, SystemChange::of_message(system, None)))
+                }
+                _ => None,
+            },
             _ => None,
         });
+    if let Some(checkpoint) = &compaction.system_message {
+        let change = SystemChange::of_message(checkpoint, None);
+        start.source = SnapshotSource::Compaction(link.id.clone());
+        start.sections = change.sections;
+        with_instructions(&mut start.sections, &change.instructions);
+        start.tools.declare(&change.tools_added, &link.id);
+        return start;
+    }
     match &compaction.system {
         Some(sections) => {
             start.source = SnapshotSource::Compaction(link.id.clone());
@@ -177,7 +303,8 @@ fn chain_start(chain: &Chain) -> ChainStart {
         }
         None => {
             for (_, system) in folded_systems.clone() {
-                start.sections.extend(sections_of(system.sections.iter()));
+                start.sections.extend(system.sections);
+                with_instructions(&mut start.sections, &system.instructions);
                 start.source = SnapshotSource::FoldedBeforeCompaction(link.id.clone());
             }
         }
@@ -189,15 +316,26 @@ fn chain_start(chain: &Chain) -> ChainStart {
         }
         None => {
             for (id, system) in folded_systems {
-                let definitions: Vec<Value> = system.tools_added.iter().map(tool_value).collect();
-                start.tools.declare(&definitions, id);
                 start
                     .tools
                     .remove(system.tools_removed.iter().map(String::as_str), id);
+                start.tools.declare(&system.tools_added, id);
             }
         }
     }
     start
+}
+
+/// Appends Pi's instruction text to the `intro` section (Pi renders it before every section).
+pub(crate) fn with_instructions(sections: &mut Sections, instructions: &str) {
+    if instructions.is_empty() {
+        return;
+    }
+    let intro = sections.entry(SectionName::new("intro")).or_default();
+    if !intro.is_empty() {
+        intro.push_str("\n\n");
+    }
+    intro.push_str(instructions);
 }
 
 fn sections_of<'a>(sections: impl Iterator<Item = (&'a String, &'a String)>) -> Sections {

@@ -187,6 +187,7 @@ fn preview(message: &AgentMessage) -> String {
         }
         AgentMessage::BranchSummary(summary) => summary.summary.clone(),
         AgentMessage::CompactionSummary(summary) => summary.summary.clone(),
+        AgentMessage::System(system) => system.instructions(),
         AgentMessage::Unknown(_) => String::new(),
     };
     shorten(&text)

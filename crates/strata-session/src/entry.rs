@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::id::EntryId;
-use crate::message::{AgentMessage, Extra, MessageContent};
+use crate::message::{AgentMessage, Extra, MessageContent, SystemMessage, Usage};
 use crate::serde_util::present;
 
 /// Fields every entry has: `id`, `parentId` (null for a root) and `timestamp` (ISO 8601).
@@ -60,9 +60,14 @@ pub enum Entry {
     Label(LabelEntry),
     /// `session_info`: the session's display name.
     SessionInfo(SessionInfoEntry),
-    /// strata `system`: system prompt sections and tool-set changes.
+    /// `usage` (Pi 1.x): usage of a request that is not a message (e.g. a cache-warm ping);
+    /// counted in totals, never in context.
+    Usage(UsageEntry),
+    /// strata's `system` entry from before Pi 1.x's system messages: read (and migrated in
+    /// memory by context building), no longer written.
     System(SystemEntry),
-    /// strata `context_edit`: excludes earlier entries from context.
+    /// `context_edit`: Pi 1.x's `{targetId, replacement}`, or strata's earlier
+    /// `{targets, action}` (read, no longer written).
     ContextEdit(ContextEditEntry),
     /// strata `leaf`: the current position moved to `parentId` without appending.
     Leaf(LeafEntry),
@@ -91,6 +96,8 @@ pub enum EntryKind {
     Label,
     /// `session_info`.
     SessionInfo,
+    /// `usage`.
+    Usage,
     /// strata `system`.
     System,
     /// strata `context_edit`.
@@ -114,6 +121,8 @@ pub enum Role {
     BashExecution,
     /// `custom` (or v2's `hookMessage`).
     Custom,
+    /// `system` (Pi 1.x).
+    System,
     /// Any other role, or one the fast scan could not see.
     Other,
 }
@@ -126,6 +135,7 @@ impl Role {
             "toolResult" => Self::ToolResult,
             "bashExecution" => Self::BashExecution,
             "custom" => Self::Custom,
+            "system" => Self::System,
             "hookMessage" if legacy => Self::Custom,
             _ => Self::Other,
         }
@@ -145,6 +155,7 @@ impl EntryKind {
             "custom_message" => Self::CustomMessage,
             "label" => Self::Label,
             "session_info" => Self::SessionInfo,
+            "usage" => Self::Usage,
             "system" => Self::System,
             "context_edit" => Self::ContextEdit,
             "leaf" => Self::Leaf,
@@ -191,10 +202,17 @@ pub struct CompactionEntry {
     /// Whether an extension produced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_hook: Option<bool>,
-    /// strata: every system prompt section at this point (section name → text).
+    /// The summary requests' usage (counted in totals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Pi 1.x's checkpoint: the replayed system prompt and tools at this point; the
+    /// compacted context starts with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<SystemMessage>,
+    /// strata before Pi 1.x: every system prompt section at this point (read, not written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<BTreeMap<String, String>>,
-    /// strata: the tool definitions live at this point.
+    /// strata before Pi 1.x: the tool definitions live at this point (read, not written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<ToolDefinition>>,
     /// Unknown fields, kept.
@@ -225,10 +243,43 @@ pub struct BranchSummaryEntry {
     /// Whether an extension produced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_hook: Option<bool>,
+    /// The summary request's usage (counted in totals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
     /// Unknown fields, kept.
     #[serde(flatten)]
     pub extra: Extra,
 }
+
+/// `usage`: a request's usage that is no message (Pi's kinds include `cache_warm`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageEntry {
+    /// id, parent, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// What the request was (`cache_warm`, …; unknown kinds are ordinary usage).
+    #[serde(default)]
+    pub kind: String,
+    /// Provider name.
+    #[serde(default)]
+    pub provider: String,
+    /// Model id.
+    #[serde(default)]
+    pub model: String,
+    /// Token counts and cost.
+    #[serde(default)]
+    pub usage: Usage,
+    /// A free-form note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The `kind` of a usage entry recording a keep-warm ping.
+pub const CACHE_WARM_KIND: &str = "cache_warm";
 
 /// `model_change`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -407,20 +458,78 @@ impl<'de> Deserialize<'de> for ContextAction {
     }
 }
 
-/// strata `context_edit`: `action` applied to the entries `targets`.
+/// `context_edit`: Pi 1.x's `{targetId, replacement}` (`replacement: null` omits the
+/// target from context, `{content}` replaces its content), or strata's earlier
+/// `{targets, action}` (`exclude` omits every target).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextEditEntry {
     /// id, parent, timestamp.
     #[serde(flatten)]
     pub base: EntryBase,
-    /// The entries affected.
+    /// Pi 1.x: the entry edited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_id: Option<EntryId>,
+    /// Pi 1.x: `Some(None)` for `null` (omit), `Some(Some(_))` for new content, `None` when
+    /// absent.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub replacement: Option<Option<Replacement>>,
+    /// strata before Pi 1.x: the entries affected.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<EntryId>,
-    /// What happens to them.
-    pub action: ContextAction,
+    /// strata before Pi 1.x: what happens to them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<ContextAction>,
     /// Unknown fields, kept.
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// A context edit's new content for its target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replacement {
+    /// A string or content blocks; absent leaves the target without content, as in Pi.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Value>,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// What one edit does to one target.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EditEffect<'a> {
+    /// The target produces no message.
+    Omit,
+    /// The target's content is replaced.
+    Replace(&'a Replacement),
+}
+
+impl ContextEditEntry {
+    /// Each target and what this edit does to it: Pi's one target, or an earlier strata
+    /// edit's `exclude` targets (other actions do nothing).
+    pub fn effects(&self) -> Vec<(&EntryId, EditEffect<'_>)> {
+        if let Some(target) = &self.target_id {
+            return match &self.replacement {
+                Some(Some(replacement)) => vec![(target, EditEffect::Replace(replacement))],
+                Some(None) => vec![(target, EditEffect::Omit)],
+                // Without `replacement` the edit is malformed (Pi fails on it): it does nothing.
+                None => Vec::new(),
+            };
+        }
+        match self.action {
+            Some(ContextAction::Exclude) => self
+                .targets
+                .iter()
+                .map(|target| (target, EditEffect::Omit))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// strata `leaf`: the position moved to `parentId` (null: before the first entry).
@@ -458,6 +567,7 @@ impl Entry {
             Self::CustomMessage(e) => &e.base,
             Self::Label(e) => &e.base,
             Self::SessionInfo(e) => &e.base,
+            Self::Usage(e) => &e.base,
             Self::System(e) => &e.base,
             Self::ContextEdit(e) => &e.base,
             Self::Leaf(e) => &e.base,
@@ -477,6 +587,7 @@ impl Entry {
             Self::CustomMessage(e) => &mut e.base,
             Self::Label(e) => &mut e.base,
             Self::SessionInfo(e) => &mut e.base,
+            Self::Usage(e) => &mut e.base,
             Self::System(e) => &mut e.base,
             Self::ContextEdit(e) => &mut e.base,
             Self::Leaf(e) => &mut e.base,
@@ -511,6 +622,7 @@ impl Entry {
             Self::CustomMessage(_) => "custom_message",
             Self::Label(_) => "label",
             Self::SessionInfo(_) => "session_info",
+            Self::Usage(_) => "usage",
             Self::System(_) => "system",
             Self::ContextEdit(_) => "context_edit",
             Self::Leaf(_) => "leaf",
@@ -527,6 +639,7 @@ impl Entry {
                 AgentMessage::ToolResult(_) => Role::ToolResult,
                 AgentMessage::BashExecution(_) => Role::BashExecution,
                 AgentMessage::Custom(_) => Role::Custom,
+                AgentMessage::System(_) => Role::System,
                 _ => Role::Other,
             }),
             Self::Unknown(_) => EntryKind::Unknown,
@@ -561,6 +674,7 @@ impl Entry {
             "custom_message" => Self::CustomMessage(serde_json::from_value(value)?),
             "label" => Self::Label(serde_json::from_value(value)?),
             "session_info" => Self::SessionInfo(serde_json::from_value(value)?),
+            "usage" => Self::Usage(serde_json::from_value(value)?),
             "system" => Self::System(serde_json::from_value(value)?),
             "context_edit" => Self::ContextEdit(serde_json::from_value(value)?),
             "leaf" => Self::Leaf(serde_json::from_value(value)?),
@@ -626,6 +740,7 @@ impl Entry {
                 Role::ToolResult => message_as(line, AgentMessage::ToolResult)?,
                 Role::BashExecution => message_as(line, AgentMessage::BashExecution)?,
                 Role::Custom => message_as(line, AgentMessage::Custom)?,
+                Role::System => message_as(line, AgentMessage::System)?,
                 Role::Other => return Self::from_line_with_type(tag, line),
             };
             return Ok(Self::Message(entry));
@@ -652,6 +767,7 @@ impl Entry {
             "custom_message" => Self::CustomMessage(typed(line)?),
             "label" => Self::Label(typed(line)?),
             "session_info" => Self::SessionInfo(typed(line)?),
+            "usage" => Self::Usage(typed(line)?),
             "system" => Self::System(typed(line)?),
             "context_edit" => Self::ContextEdit(typed(line)?),
             "leaf" => Self::Leaf(typed(line)?),
@@ -673,6 +789,7 @@ has_extra!(
     crate::message::ToolResultMessage,
     crate::message::BashExecutionMessage,
     crate::message::CustomMessage,
+    crate::message::SystemMessage,
     MessageEntry,
     CompactionEntry,
     BranchSummaryEntry,
@@ -682,6 +799,7 @@ has_extra!(
     CustomMessageEntry,
     LabelEntry,
     SessionInfoEntry,
+    UsageEntry,
     SystemEntry,
     ContextEditEntry,
     LeafEntry
@@ -739,6 +857,11 @@ impl Serialize for Entry {
             }
             .serialize(serializer),
             Self::SessionInfo(e) => Tagged {
+                entry_type: tag,
+                inner: e,
+            }
+            .serialize(serializer),
+            Self::Usage(e) => Tagged {
                 entry_type: tag,
                 inner: e,
             }

@@ -33,10 +33,10 @@ mod time;
 mod tree;
 
 pub use entry::{
-    BranchSummaryEntry, CompactionEntry, ContextAction, ContextEditEntry, CustomEntry,
-    CustomMessageEntry, Entry, EntryBase, EntryKind, LabelEntry, LeafEntry, MessageEntry,
-    ModelChangeEntry, Role, SessionInfoEntry, SystemEntry, ThinkingLevelChangeEntry,
-    ToolDefinition, UnknownEntry,
+    BranchSummaryEntry, CACHE_WARM_KIND, CompactionEntry, ContextAction, ContextEditEntry,
+    CustomEntry, CustomMessageEntry, EditEffect, Entry, EntryBase, EntryKind, LabelEntry,
+    LeafEntry, MessageEntry, ModelChangeEntry, Replacement, Role, SessionInfoEntry, SystemEntry,
+    ThinkingLevelChangeEntry, ToolDefinition, UnknownEntry, UsageEntry,
 };
 pub use error::{Diagnostic, Problem, SessionError};
 pub use header::{CURRENT_VERSION, SessionHeader};
@@ -44,8 +44,8 @@ pub use id::EntryId;
 pub use message::{
     AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,
     CompactionSummaryMessage, ContentBlock, Cost, CustomMessage, Extra, ImageContent,
-    MessageContent, StopReason, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage,
-    UserMessage, join_text,
+    MessageContent, StopReason, SystemMessage, TextContent, ThinkingContent, ToolCall,
+    ToolReference, ToolResultMessage, Usage, UserMessage, join_text,
 };
 pub use session::{Opened, Session, WriteOptions, new_header};
 pub use store::{INDEX_FILE_NAME, SessionStore, SessionSummary, dir_name_for_cwd};

@@ -31,6 +31,9 @@ pub enum AgentMessage {
     /// `role: "custom"` (legacy `hookMessage` in v2 files): an extension's message.
     #[serde(rename = "custom")]
     Custom(CustomMessage),
+    /// `role: "system"` (Pi 1.x): the system prompt and tools, or a patch of them.
+    #[serde(rename = "system")]
+    System(SystemMessage),
     /// `role: "branchSummary"`: produced by context building, never stored by Pi.
     #[serde(rename = "branchSummary")]
     BranchSummary(BranchSummaryMessage),
@@ -48,6 +51,7 @@ tagged_deserialize!(AgentMessage, "role", {
     "toolResult" => ToolResult(ToolResultMessage),
     "bashExecution" => BashExecution(BashExecutionMessage),
     "custom" => Custom(CustomMessage),
+    "system" => System(SystemMessage),
     "branchSummary" => BranchSummary(BranchSummaryMessage),
     "compactionSummary" => CompactionSummary(CompactionSummaryMessage),
 });
@@ -61,6 +65,7 @@ impl AgentMessage {
             Self::ToolResult(_) => "toolResult",
             Self::BashExecution(_) => "bashExecution",
             Self::Custom(_) => "custom",
+            Self::System(_) => "system",
             Self::BranchSummary(_) => "branchSummary",
             Self::CompactionSummary(_) => "compactionSummary",
             Self::Unknown(map) => map.get("role").and_then(Value::as_str).unwrap_or(""),
@@ -75,6 +80,7 @@ impl AgentMessage {
             Self::ToolResult(m) => Some(m.timestamp),
             Self::BashExecution(m) => Some(m.timestamp),
             Self::Custom(m) => Some(m.timestamp),
+            Self::System(m) => Some(m.timestamp),
             Self::BranchSummary(m) => Some(m.timestamp),
             Self::CompactionSummary(m) => Some(m.timestamp),
             Self::Unknown(map) => map.get("timestamp").and_then(Value::as_i64),
@@ -335,14 +341,15 @@ pub struct AssistantMessage {
     /// Text, thinking and tool-call blocks.
     #[serde(deserialize_with = "exact_vec")]
     pub content: Vec<ContentBlock>,
-    /// The wire API that produced it (`anthropic-messages`, `openai-responses`, …).
-    #[serde(default)]
+    /// The wire API that produced it (`anthropic-messages`, `openai-responses`, …); empty
+    /// when the file had none (written back without the field, as Pi does).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub api: String,
-    /// Provider name.
-    #[serde(default)]
+    /// Provider name (empty when the file had none: written back without it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub provider: String,
-    /// Model id.
-    #[serde(default)]
+    /// Model id (empty when the file had none: written back without it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub model: String,
     /// Token counts and cost.
     #[serde(default)]
@@ -352,6 +359,10 @@ pub struct AssistantMessage {
     /// The error text for `error` and `aborted` stops.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
+    /// The thinking level the agent asked for this response (`off` … `xhigh`); absent in
+    /// files from before Pi 1.x.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_level: Option<String>,
     /// Unix milliseconds.
     #[serde(default)]
     pub timestamp: i64,
@@ -493,4 +504,112 @@ pub struct CompactionSummaryMessage {
     /// Unknown fields, kept.
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// A tool named by a system message's `toolsRemoved`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ToolReference {
+    /// The tool's name.
+    pub name: String,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Pi 1.x's system message: the prompt and tools at one point of the conversation.
+///
+/// The first one on a path declares every section and tool; later ones patch: `content`
+/// adds instructions, `sections` replace sections by name (`null` removes one), and
+/// `toolsAdded` / `toolsRemoved` change the tool set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemMessage {
+    /// Instruction text (Pi reads a missing or `null` one as empty).
+    #[serde(default = "empty_text", deserialize_with = "text_or_null")]
+    pub content: MessageContent,
+    /// Section name → its full new text, `null` to remove it; in the order written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sections: Option<Map<String, Value>>,
+    /// Complete definitions of the tools that become available here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_added: Option<Vec<crate::entry::ToolDefinition>>,
+    /// Tools that stop being available here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_removed: Option<Vec<ToolReference>>,
+    /// Unix milliseconds.
+    #[serde(default)]
+    pub timestamp: i64,
+    /// Unknown fields, kept.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+fn empty_text() -> MessageContent {
+    MessageContent::Text(String::new())
+}
+
+fn text_or_null<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<MessageContent, D::Error> {
+    Ok(Option::<MessageContent>::deserialize(deserializer)?.unwrap_or_else(empty_text))
+}
+
+impl SystemMessage {
+    /// A system message of sections and tool changes with no instruction text.
+    pub fn new(
+        sections: impl IntoIterator<Item = (String, Option<String>)>,
+        tools_added: Vec<crate::entry::ToolDefinition>,
+        tools_removed: Vec<String>,
+        timestamp: i64,
+    ) -> Self {
+        let sections: Map<String, Value> = sections
+            .into_iter()
+            .map(|(name, text)| (name, text.map_or(Value::Null, Value::String)))
+            .collect();
+        Self {
+            content: empty_text(),
+            sections: (!sections.is_empty()).then_some(sections),
+            tools_added: (!tools_added.is_empty()).then_some(tools_added),
+            tools_removed: (!tools_removed.is_empty()).then(|| {
+                tools_removed
+                    .into_iter()
+                    .map(|name| ToolReference {
+                        name,
+                        extra: Extra::new(),
+                    })
+                    .collect()
+            }),
+            timestamp,
+            extra: Extra::new(),
+        }
+    }
+
+    /// Each section it sets (`Some(text)`) or removes (`None`), in the order written. A
+    /// value that is neither text nor `null` counts as its JSON text.
+    pub fn section_changes(&self) -> impl Iterator<Item = (&str, Option<String>)> {
+        self.sections.iter().flatten().map(|(name, value)| {
+            let text = match value {
+                Value::Null => None,
+                Value::String(text) => Some(text.clone()),
+                other => Some(other.to_string()),
+            };
+            (name.as_str(), text)
+        })
+    }
+
+    /// The tools it declares.
+    pub fn tools_added(&self) -> &[crate::entry::ToolDefinition] {
+        self.tools_added.as_deref().unwrap_or_default()
+    }
+
+    /// The names of the tools it withdraws.
+    pub fn tools_removed(&self) -> impl Iterator<Item = &str> {
+        self.tools_removed
+            .iter()
+            .flatten()
+            .map(|tool| tool.name.as_str())
+    }
+
+    /// Its instruction text (text blocks joined by newlines).
+    pub fn instructions(&self) -> String {
+        self.content.text_joined("\n")
+    }
 }

@@ -10,12 +10,13 @@ use serde_json::Value;
 use crate::entry::{
     BranchSummaryEntry, CompactionEntry, ContextAction, ContextEditEntry, CustomEntry,
     CustomMessageEntry, Entry, EntryBase, EntryKind, LabelEntry, LeafEntry, MessageEntry,
-    ModelChangeEntry, SessionInfoEntry, SystemEntry, ThinkingLevelChangeEntry, ToolDefinition,
+    ModelChangeEntry, Replacement, SessionInfoEntry, ThinkingLevelChangeEntry, ToolDefinition,
+    UsageEntry,
 };
 use crate::error::{Diagnostic, SessionError};
 use crate::header::{CURRENT_VERSION, SessionHeader};
 use crate::id::{EntryId, fresh_id, uuid_v7};
-use crate::message::{AgentMessage, Extra, MessageContent};
+use crate::message::{AgentMessage, Extra, MessageContent, SystemMessage, Usage};
 use crate::time::{format_iso_millis, now_iso, now_millis};
 use crate::tree::Tree;
 
@@ -289,23 +290,26 @@ impl Session {
         self.append(Entry::Compaction(compaction))
     }
 
-    /// Appends a strata `system` entry: changed sections, tools added and tools removed.
+    /// Appends a system message (Pi 1.x's `message` with `role: "system"`): changed
+    /// sections, tools added and tools removed. The first on a path declares everything.
     pub fn append_system(
         &mut self,
         sections: BTreeMap<String, String>,
         tools_added: Vec<ToolDefinition>,
         tools_removed: Vec<String>,
     ) -> Result<EntryId, SessionError> {
-        self.append(Entry::System(SystemEntry {
-            base: EntryBase::pending(),
-            sections,
+        let message = SystemMessage::new(
+            sections.into_iter().map(|(name, text)| (name, Some(text))),
             tools_added,
             tools_removed,
-            extra: Extra::new(),
-        }))
+            i64::try_from(now_millis()).unwrap_or(i64::MAX),
+        );
+        self.append_message(AgentMessage::System(message))
     }
 
-    /// Appends a strata `context_edit` entry excluding `targets` from context.
+    /// Excludes `targets` from context: one Pi 1.x `context_edit` with `replacement: null`
+    /// per target (for [`ContextAction::Exclude`]). Returns the last edit's id. Every target
+    /// must exist; nothing is written otherwise.
     pub fn append_context_edit(
         &mut self,
         targets: Vec<EntryId>,
@@ -314,10 +318,73 @@ impl Session {
         for target in &targets {
             self.require_entry(target)?;
         }
+        if action != ContextAction::Exclude {
+            // An action Pi has no shape for keeps strata's earlier form, which Pi ignores.
+            return self.append(Entry::ContextEdit(ContextEditEntry {
+                base: EntryBase::pending(),
+                target_id: None,
+                replacement: None,
+                targets,
+                action: Some(action),
+                extra: Extra::new(),
+            }));
+        }
+        let mut last = None;
+        for target in targets {
+            last = Some(self.append_edit(target, None)?);
+        }
+        last.ok_or_else(|| SessionError::InvalidArgument {
+            path: self.path().to_path_buf(),
+            reason: "a context edit needs at least one target".into(),
+        })
+    }
+
+    /// Appends a Pi 1.x `context_edit` replacing `target`'s content with `content` (a string
+    /// or content blocks) in later contexts; the entry itself stays as written.
+    pub fn append_context_replacement(
+        &mut self,
+        target: &EntryId,
+        content: Value,
+    ) -> Result<EntryId, SessionError> {
+        self.require_entry(target)?;
+        let replacement = Replacement {
+            content: Some(content),
+            extra: Extra::new(),
+        };
+        self.append_edit(target.clone(), Some(replacement))
+    }
+
+    fn append_edit(
+        &mut self,
+        target: EntryId,
+        replacement: Option<Replacement>,
+    ) -> Result<EntryId, SessionError> {
         self.append(Entry::ContextEdit(ContextEditEntry {
             base: EntryBase::pending(),
-            targets,
-            action,
+            target_id: Some(target),
+            replacement: Some(replacement),
+            targets: Vec::new(),
+            action: None,
+            extra: Extra::new(),
+        }))
+    }
+
+    /// Appends a `usage` entry (Pi 1.x): a request's usage that is no message, such as a
+    /// keep-warm ping (kind [`crate::CACHE_WARM_KIND`]). Counted in totals, never in context.
+    pub fn append_usage(
+        &mut self,
+        kind: &str,
+        provider: &str,
+        model: &str,
+        usage: Usage,
+    ) -> Result<EntryId, SessionError> {
+        self.append(Entry::Usage(UsageEntry {
+            base: EntryBase::pending(),
+            kind: kind.to_owned(),
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            usage,
+            note: None,
             extra: Extra::new(),
         }))
     }
@@ -412,6 +479,19 @@ impl Session {
         details: Option<Value>,
         from_hook: Option<bool>,
     ) -> Result<EntryId, SessionError> {
+        self.branch_with_summary_usage(target, summary, details, from_hook, None)
+    }
+
+    /// [`Self::branch_with_summary`] with the summary request's usage on the entry (Pi 1.x's
+    /// `usage` field, counted in totals).
+    pub fn branch_with_summary_usage(
+        &mut self,
+        target: Option<&EntryId>,
+        summary: &str,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+        usage: Option<Usage>,
+    ) -> Result<EntryId, SessionError> {
         if let Some(target) = target {
             self.require_entry(target)?;
         }
@@ -421,6 +501,7 @@ impl Session {
             summary: summary.to_owned(),
             details,
             from_hook,
+            usage,
             extra: Extra::new(),
         });
         self.write_entry(entry, target.cloned())

@@ -598,6 +598,7 @@ fn kind_tag(kind: EntryKind) -> Option<&'static str> {
         EntryKind::CustomMessage => "custom_message",
         EntryKind::Label => "label",
         EntryKind::SessionInfo => "session_info",
+        EntryKind::Usage => "usage",
         EntryKind::System => "system",
         EntryKind::ContextEdit => "context_edit",
         EntryKind::Leaf => "leaf",

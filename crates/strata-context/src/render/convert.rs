@@ -54,7 +54,8 @@ pub(crate) fn kind_of(message: &AgentMessage) -> Kind {
             _ => Kind::Assistant,
         },
         AgentMessage::ToolResult(_) => Kind::ToolResult,
-        AgentMessage::Unknown(_) => Kind::Skipped,
+        // System messages reach a request as chapters 2 and 3's prompt and patches.
+        AgentMessage::System(_) | AgentMessage::Unknown(_) => Kind::Skipped,
     }
 }
 
@@ -94,7 +95,7 @@ pub(crate) fn convert(message: &AgentMessage, model: Option<&ModelRef>) -> Optio
                 is_error: result.is_error,
             }],
         }),
-        AgentMessage::Unknown(_) => None,
+        AgentMessage::System(_) | AgentMessage::Unknown(_) => None,
     }
 }
 

@@ -1,5 +1,6 @@
 //! Every leaf of every fixture written by the real Pi projects exactly as Pi's own
-//! `buildSessionContext` did (see `tests/fixtures/pi/README.md`).
+//! `buildSessionContext` did: Pi 0.73's fixtures (`tests/fixtures/pi/README.md`) and Pi 1.6's
+//! (`tests/fixtures/pi1/README.md`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -9,18 +10,25 @@ use serde_json::Value;
 use strata_context::{Assembler, build, to_pi_json};
 use strata_session::{EntryId, Session, Tree};
 
-const FIXTURES: [&str; 7] = [
-    "every-entry-type",
-    "compactions",
-    "branches",
-    "images",
-    "strata-entries",
-    "legacy-v1",
-    "legacy-v2",
+/// Each fixture as `(directory under tests/fixtures, name)`.
+const FIXTURES: [(&str, &str); 11] = [
+    ("pi", "every-entry-type"),
+    ("pi", "compactions"),
+    ("pi", "branches"),
+    ("pi", "images"),
+    ("pi", "strata-entries"),
+    ("pi", "legacy-v1"),
+    ("pi", "legacy-v2"),
+    ("pi1", "system-and-compactions"),
+    ("pi1", "context-edits"),
+    ("pi1", "late-system"),
+    ("pi1", "legacy-v1-no-api"),
 ];
 
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/pi")
+fn fixture_dir(dir: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(dir)
 }
 
 fn read_json(path: &Path) -> Value {
@@ -30,8 +38,8 @@ fn read_json(path: &Path) -> Value {
 
 /// Pi's id for each strata id. Pi's v1 migration draws fresh ids, so legacy files are matched
 /// by position against the file Pi rewrote; other files share ids.
-fn pi_ids(name: &str, tree: &Tree) -> HashMap<String, EntryId> {
-    let migrated = fixture_dir().join(format!("{name}.migrated.jsonl"));
+fn pi_ids((dir, name): (&str, &str), tree: &Tree) -> HashMap<String, EntryId> {
+    let migrated = fixture_dir(dir).join(format!("{name}.migrated.jsonl"));
     if !migrated.exists() {
         return tree
             .iter()
@@ -58,8 +66,8 @@ fn pi_ids(name: &str, tree: &Tree) -> HashMap<String, EntryId> {
         .collect()
 }
 
-fn open(name: &str) -> Session {
-    let path = fixture_dir().join(format!("{name}.jsonl"));
+fn open((dir, name): (&str, &str)) -> Session {
+    let path = fixture_dir(dir).join(format!("{name}.jsonl"));
     let opened = Session::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert!(
         opened.diagnostics.is_empty(),
@@ -72,14 +80,15 @@ fn open(name: &str) -> Session {
 #[test]
 fn every_leaf_of_every_fixture_projects_as_pi_does() {
     let mut compared = 0;
-    for name in FIXTURES {
-        let session = open(name);
+    for fixture in FIXTURES {
+        let (dir, name) = fixture;
+        let session = open(fixture);
         let tree = session.tree();
-        let expected = read_json(&fixture_dir().join(format!("{name}.expected.json")));
+        let expected = read_json(&fixture_dir(dir).join(format!("{name}.expected.json")));
         let Value::Object(expected) = expected else {
             panic!("{name}: expected file is not an object")
         };
-        let ids = pi_ids(name, tree);
+        let ids = pi_ids(fixture, tree);
         assert_eq!(
             expected.len(),
             tree.len() + 1,
@@ -101,13 +110,14 @@ fn every_leaf_of_every_fixture_projects_as_pi_does() {
             compared += 1;
         }
     }
-    assert!(compared > 100, "only {compared} leaves compared");
+    assert!(compared > 180, "only {compared} leaves compared");
 }
 
 #[test]
 fn assembler_matches_a_fresh_build_for_every_leaf_in_file_order() {
-    for name in FIXTURES {
-        let session = open(name);
+    for fixture in FIXTURES {
+        let name = fixture.1;
+        let session = open(fixture);
         let tree = session.tree();
         let mut assembler = Assembler::new();
         for entry in tree.iter() {
@@ -123,8 +133,9 @@ fn assembler_matches_a_fresh_build_for_every_leaf_in_file_order() {
 
 #[test]
 fn text_and_json_views_name_every_message_of_every_fixture() {
-    for name in FIXTURES {
-        let session = open(name);
+    for fixture in FIXTURES {
+        let name = fixture.1;
+        let session = open(fixture);
         let tree = session.tree();
         let context = build(tree, tree.leaf()).unwrap_or_else(|e| panic!("{name}: {e}"));
         let text = strata_context::to_text(&context);

@@ -100,6 +100,8 @@ pub fn generate(path: &Path, entries: usize) -> std::io::Result<Generated> {
                 tokens_before: 150_000,
                 details: Some(json!({"readFiles":["src/lib.rs"],"modifiedFiles":["src/tree.rs"]})),
                 from_hook: None,
+                usage: None,
+                system_message: None,
                 system: None,
                 tools: None,
                 extra: Default::default(),
@@ -141,6 +143,7 @@ pub fn generate(path: &Path, entries: usize) -> std::io::Result<Generated> {
                         },
                         stop_reason: StopReason::ToolUse,
                         error_message: None,
+                        thinking_level: None,
                         timestamp: millis,
                         extra: Default::default(),
                     })

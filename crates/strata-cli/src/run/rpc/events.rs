@@ -532,6 +532,7 @@ mod tests {
             usage: Usage::default(),
             stop_reason: stop,
             error_message: None,
+            thinking_level: None,
             timestamp: 2,
             extra: Map::new(),
         }))
