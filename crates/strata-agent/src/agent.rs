@@ -574,13 +574,12 @@ impl Agent {
             .complete(&self.config.model, &request, &options)
             .await?;
         let model = &self.config.model;
-        let record = serde_json::json!({
-            "usage": strata_compaction::session_usage(&completion.usage, &completion.cost),
-            "provider": model.provider,
-            "model": model.id,
-        });
-        self.session
-            .append_custom(keep_warm::KEEP_WARM_CUSTOM_TYPE, Some(record))?;
+        self.session.append_usage(
+            strata_session::CACHE_WARM_KIND,
+            &model.provider,
+            &model.id,
+            strata_compaction::session_usage(&completion.usage, &completion.cost),
+        )?;
         self.emit(AgentEvent::KeepWarm {
             usage: completion.usage,
             cost: completion.cost,
@@ -813,15 +812,22 @@ impl Agent {
             }
         };
         let details = Some(summary.details.to_details());
-        let id = self
-            .session
-            .branch_with_summary(target, &summary.summary, details, None)?;
-        self.record_summary_usage("branch_summary", &summary.usage, &summary.cost)?;
+        // Pi 1.x's place for the summary request's usage: the entry's own `usage`.
+        let usage = (summary.usage.total_tokens() > 0)
+            .then(|| strata_compaction::session_usage(&summary.usage, &summary.cost));
+        let id = self.session.branch_with_summary_usage(
+            target,
+            &summary.summary,
+            details,
+            None,
+            usage,
+        )?;
         Ok(id)
     }
 
-    /// Stores a summary request's usage in a `strata.usage` entry, where the session's totals
-    /// find it; a request that used nothing (none was made) is not recorded.
+    /// Stores a failed summary request's usage in a Pi 1.x `usage` entry of `kind`, where
+    /// the session's totals find it; a request that used nothing (none was made) is not
+    /// recorded.
     fn record_summary_usage(
         &mut self,
         kind: &str,
@@ -829,9 +835,13 @@ impl Agent {
         cost: &Cost,
     ) -> Result<(), AgentError> {
         if usage.total_tokens() > 0 {
-            let record = strata_compaction::usage_record(kind, usage, cost);
-            self.session
-                .append_custom(strata_compaction::USAGE_CUSTOM_TYPE, Some(record))?;
+            let (_, model, _) = self.summarizer();
+            self.session.append_usage(
+                kind,
+                &model.provider,
+                &model.id,
+                strata_compaction::session_usage(usage, cost),
+            )?;
         }
         Ok(())
     }

@@ -11,8 +11,8 @@
 //!
 //! The ping is the last request byte for byte (tools, system, messages, breakpoints, cache
 //! key, thinking settings) with only the output cap lowered; the cache covers the prompt, not
-//! the cap. Its usage is recorded in the session as a `custom` entry of type
-//! [`KEEP_WARM_CUSTOM_TYPE`], so the bill (`strata stats`) includes it.
+//! the cap. Its usage is recorded in the session as a Pi 1.x `usage` entry of kind
+//! `cache_warm`, so the bill (`strata stats`, and Pi's totals) includes it.
 
 use std::time::Duration;
 
@@ -21,8 +21,8 @@ use strata_provider::{
     CacheRetention, CacheStyle, CacheTtl, Capabilities, ReasoningStyle, UsageDialect,
 };
 
-/// `customType` of the `custom` entry recording one keep-warm request: `data` is
-/// `{usage, provider, model}` with `usage` in Pi's shape (cost included).
+/// `customType` of the `custom` entry that recorded one keep-warm request before Pi 1.x's
+/// `usage` entries (`data`: `{usage, provider, model}`); still read by `strata stats`.
 pub const KEEP_WARM_CUSTOM_TYPE: &str = "strata.keep_warm";
 
 /// Output cap of a keep-warm request: only its prompt matters.

@@ -8,7 +8,7 @@ use strata_context::{Context, SnapshotSource};
 use strata_provider::{
     ContentBlock, Cost, Model, Provider, Request, StopReason, StreamOptions, Usage,
 };
-use strata_session::{CompactionEntry, EntryBase, EntryId, Extra, ToolDefinition};
+use strata_session::{CompactionEntry, EntryBase, EntryId, Extra, SystemMessage, ToolDefinition};
 
 use crate::error::CompactionError;
 use crate::estimate::js_len;
@@ -19,7 +19,7 @@ use crate::request::{SummaryPart, cache_friendly_request, transcript_request};
 use crate::settings::{CompactionSettings, SummaryMode};
 
 /// Field of a compaction or branch summary entry holding the summary requests' usage
-/// (Pi's `Usage` shape with its `cost`); Pi ignores it.
+/// (Pi's `Usage` shape with its `cost`; Pi 1.x counts it in totals).
 pub const USAGE_FIELD: &str = "usage";
 /// Field naming the summary form used (`cache_friendly` or `transcript`).
 pub const SUMMARY_MODE_FIELD: &str = "summaryMode";
@@ -377,13 +377,9 @@ pub fn session_usage(usage: &Usage, cost: &Cost) -> strata_session::Usage {
     }
 }
 
-/// The extra fields recording a summary's usage and form on its entry.
-pub(crate) fn usage_fields(usage: &Usage, cost: &Cost, mode: Option<SummaryMode>) -> Extra {
+/// The extra field recording a summary's form on its entry (Pi ignores it).
+pub(crate) fn summary_mode_fields(mode: Option<SummaryMode>) -> Extra {
     let mut extra = Extra::new();
-    extra.insert(
-        USAGE_FIELD.to_owned(),
-        serde_json::to_value(session_usage(usage, cost)).unwrap_or(Value::Null),
-    );
     if let Some(mode) = mode {
         extra.insert(
             SUMMARY_MODE_FIELD.to_owned(),
@@ -393,15 +389,18 @@ pub(crate) fn usage_fields(usage: &Usage, cost: &Cost, mode: Option<SummaryMode>
     extra
 }
 
-/// The `compaction` entry for `result`, with the folded system snapshot and the live tool
-/// set of `context` (the context at the leaf being compacted; omitted when the chain has
-/// neither, as in a Pi session), and the summary requests' usage in its `usage` field.
-/// Append it with `Session::append_compaction`.
+/// The `compaction` entry for `result`, with Pi 1.x's checkpoint (`systemMessage`: the
+/// folded system sections and the live tool set of `context`, the context at the leaf being
+/// compacted; omitted when the chain has neither, as in a Pi session without system
+/// messages), and the summary requests' usage in its `usage` field. Append it with
+/// `Session::append_compaction`.
 pub fn compaction_entry(result: &CompactionResult, context: &Context) -> CompactionEntry {
-    let system: BTreeMap<String, String> = context
+    let sections: BTreeMap<String, String> = context
         .system
         .folded()
         .into_iter()
+        // A section a patch removed is empty; the checkpoint leaves it out.
+        .filter(|(_, text)| !text.is_empty())
         .map(|(name, text)| (name.as_str().to_owned(), text))
         .collect();
     let tools: Vec<ToolDefinition> = context
@@ -413,6 +412,14 @@ pub fn compaction_entry(result: &CompactionResult, context: &Context) -> Compact
     // A chain with no system prompt or tools of its own (a Pi session) gets no snapshot, so
     // the entry says nothing it does not know.
     let snapshot = context.system.source != SnapshotSource::None || !context.tools.is_empty();
+    let timestamp = strata_session::parse_iso_millis(&strata_session::now_iso()).unwrap_or(0);
+    let system_message = snapshot.then(|| {
+        let sections: Vec<(String, Option<String>)> = sections
+            .into_iter()
+            .map(|(name, text)| (name, Some(text)))
+            .collect();
+        SystemMessage::new(sections, tools, Vec::new(), timestamp)
+    });
     CompactionEntry {
         base: EntryBase::pending(),
         summary: result.summary.clone(),
@@ -420,18 +427,22 @@ pub fn compaction_entry(result: &CompactionResult, context: &Context) -> Compact
         tokens_before: result.tokens_before,
         details: Some(result.details.to_details()),
         from_hook: None,
-        system: snapshot.then_some(system),
-        tools: snapshot.then_some(tools),
-        extra: usage_fields(&result.usage, &result.cost, Some(result.mode)),
+        usage: Some(session_usage(&result.usage, &result.cost)),
+        system_message,
+        system: None,
+        tools: None,
+        extra: summary_mode_fields(Some(result.mode)),
     }
 }
 
-/// Reads the summary usage strata recorded on an entry's extra fields (compaction or branch
-/// summary), for session totals.
-pub fn recorded_usage(extra: &Extra) -> Option<strata_session::Usage> {
-    extra
-        .get(USAGE_FIELD)
-        .and_then(|value| serde_json::from_value(value.clone()).ok())
+/// The summary usage recorded on a compaction or branch summary entry (Pi 1.x's `usage`
+/// field, which strata wrote under the same name before), for session totals.
+pub fn recorded_usage(entry: &strata_session::Entry) -> Option<strata_session::Usage> {
+    match entry {
+        strata_session::Entry::Compaction(compaction) => compaction.usage.clone(),
+        strata_session::Entry::BranchSummary(summary) => summary.usage.clone(),
+        _ => None,
+    }
 }
 
 /// `customType` of a `custom` entry recording a summary request's usage where no entry field

@@ -68,6 +68,19 @@ pub fn estimate_message_tokens(message: &AgentMessage) -> u64 {
         AgentMessage::BashExecution(bash) => js_len(&bash.command) + js_len(&bash.output),
         AgentMessage::BranchSummary(summary) => js_len(&summary.summary),
         AgentMessage::CompactionSummary(summary) => js_len(&summary.summary),
+        AgentMessage::System(system) => {
+            content_chars(&system.content, false)
+                + system
+                    .section_changes()
+                    .filter_map(|(_, text)| text)
+                    .map(|text| js_len(&text))
+                    .sum::<u64>()
+                + system
+                    .tools_added
+                    .as_ref()
+                    .and_then(|tools| serde_json::to_string(tools).ok())
+                    .map_or(0, |json| js_len(&json))
+        }
         AgentMessage::Unknown(_) => 0,
     };
     ceil_quarter(chars)

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use strata_context::{ContextMessage, EntrySource, Link};
-use strata_session::{AgentMessage, ContextAction, Entry, EntryId, EntryKind};
+use strata_session::{AgentMessage, EditEffect, Entry, EntryId, EntryKind};
 
 use crate::cut::find_cut_point;
 use crate::error::CompactionError;
@@ -136,9 +136,13 @@ pub fn prepare(
     let excluded: HashSet<EntryId> = entries
         .iter()
         .filter_map(|link| match link.entry() {
-            Entry::ContextEdit(edit) if edit.action == ContextAction::Exclude => {
-                Some(edit.targets.iter().cloned())
-            }
+            Entry::ContextEdit(edit) => Some(
+                edit.effects()
+                    .into_iter()
+                    .filter(|(_, effect)| *effect == EditEffect::Omit)
+                    .map(|(target, _)| target.clone())
+                    .collect::<Vec<_>>(),
+            ),
             _ => None,
         })
         .flatten()

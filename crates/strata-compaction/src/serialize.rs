@@ -67,7 +67,8 @@ pub fn serialize_conversation<'a>(messages: impl IntoIterator<Item = &'a AgentMe
             AgentMessage::BashExecution(bash) if bash.exclude_from_context != Some(true) => {
                 user(&mut parts, bash_execution_text(bash));
             }
-            AgentMessage::BashExecution(_) | AgentMessage::Unknown(_) => {}
+            // The prompt is not conversation: summaries never restate it.
+            AgentMessage::BashExecution(_) | AgentMessage::System(_) | AgentMessage::Unknown(_) => {}
             AgentMessage::BranchSummary(summary) => user(
                 &mut parts,
                 format!(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use strata_agent::{
-    Agent, AgentConfig, AgentError, AgentEvent, CacheSettings, KEEP_WARM_CUSTOM_TYPE, RetryEvents,
+    Agent, AgentConfig, AgentError, AgentEvent, CacheSettings, RetryEvents,
 };
 use strata_anthropic::AnthropicProvider;
 use strata_mock::{
@@ -364,7 +364,12 @@ async fn navigating_back_with_a_summary_stores_it_where_pi_reads_it() {
         .session()
         .tree()
         .iter()
-        .find(|e| matches!(e.kind(), strata_session::EntryKind::System))
+        .find(|e| {
+            matches!(
+                e.kind(),
+                strata_session::EntryKind::Message(strata_session::Role::System)
+            )
+        })
         .map(|e| e.id().clone())
         .unwrap();
     let summary_id = agent.navigate(Some(&snapshot), true, None).await.unwrap();
@@ -571,7 +576,9 @@ async fn keep_warm_pings_carry_the_cache_through_a_pause_longer_than_its_lifetim
         .tree()
         .iter()
         .filter_map(|entry| match entry.entry().unwrap() {
-            Entry::Custom(custom) if custom.custom_type == KEEP_WARM_CUSTOM_TYPE => custom.data,
+            Entry::Usage(usage) if usage.kind == strata_session::CACHE_WARM_KIND => {
+                Some(serde_json::to_value(&usage).unwrap())
+            }
             _ => None,
         })
         .collect();

@@ -12,7 +12,21 @@ fn system_entries(session: &Session) -> Vec<strata_session::SystemEntry> {
         .tree()
         .iter()
         .filter_map(|e| match e.entry().unwrap() {
-            Entry::System(s) => Some(s),
+            Entry::System(_) => panic!("strata writes Pi 1.x system messages, not `system` entries"),
+            // The patch a Pi 1.x system message carries, in the shape these tests compare.
+            Entry::Message(m) => match m.message {
+                strata_session::AgentMessage::System(system) => Some(strata_session::SystemEntry {
+                    base: m.base,
+                    sections: system
+                        .section_changes()
+                        .filter_map(|(name, text)| Some((name.to_owned(), text?)))
+                        .collect(),
+                    tools_added: system.tools_added().to_vec(),
+                    tools_removed: system.tools_removed().map(str::to_owned).collect(),
+                    extra: Default::default(),
+                }),
+                _ => None,
+            },
             _ => None,
         })
         .collect()

@@ -270,10 +270,12 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<Option<LogStats>> 
     }))
 }
 
-/// A request recorded in a Pi / strata session: an assistant `message`, a compaction whose
-/// summary request's usage strata stored on it, strata's `strata.usage` custom entry
-/// (branch summaries) or a `strata.keep_warm` one (a ping while idle). Pi drops its summary requests' usage, so its files have only the first.
+/// A request recorded in a Pi / strata session: an assistant `message`, a `usage` entry
+/// (Pi 1.x: a keep-warm ping is kind `cache_warm`), the summary usage on a compaction or
+/// branch summary, or, in files from before Pi 1.x's shapes, strata's `strata.usage` and
+/// `strata.keep_warm` custom entries.
 fn session_request(entry: &Value, catalog: &Catalog) -> Option<RequestUsage> {
+    let kind_label;
     let (usage, provider, model, kind) = match entry["type"].as_str() {
         Some("message") if entry["message"]["role"] == "assistant" => {
             let message = &entry["message"];
@@ -286,6 +288,22 @@ fn session_request(entry: &Value, catalog: &Catalog) -> Option<RequestUsage> {
         }
         Some("compaction") if entry["usage"].is_object() => {
             (&entry["usage"], None, None, " (compaction)")
+        }
+        Some("branch_summary") if entry["usage"].is_object() => {
+            (&entry["usage"], None, None, " (branch summary)")
+        }
+        Some("usage") => {
+            kind_label = match entry["kind"].as_str() {
+                Some("cache_warm") => " (keep-warm)".to_owned(),
+                Some(kind) if !kind.is_empty() => format!(" ({kind})"),
+                _ => " (usage)".to_owned(),
+            };
+            (
+                &entry["usage"],
+                entry["provider"].as_str(),
+                entry["model"].as_str(),
+                kind_label.as_str(),
+            )
         }
         Some("custom") if entry["customType"] == strata_compaction::USAGE_CUSTOM_TYPE => {
             (&entry["data"]["usage"], None, None, " (summary)")
@@ -404,6 +422,25 @@ mod tests {
         assert_eq!(request.cache_read, 1_000_000);
         // A million tokens read at Opus 4.8's $0.50, one output token at $25 per million.
         assert!((request.cost - 0.500025).abs() < 1e-9, "{}", request.cost);
+    }
+
+    #[test]
+    fn pi_1_usage_entries_and_summary_usage_are_requests() {
+        let catalog = Catalog::builtin().unwrap();
+        let usage = serde_json::json!({"input": 0, "output": 1, "cacheRead": 1_000_000, "cacheWrite": 0});
+        let ping = serde_json::json!({"type": "usage", "id": "u1", "kind": "cache_warm",
+            "provider": "anthropic", "model": "claude-opus-4-8", "usage": usage});
+        let request = session_request(&ping, &catalog).unwrap();
+        assert_eq!(request.id, "u1 (keep-warm)");
+        assert_eq!(request.model, "anthropic/claude-opus-4-8");
+        assert!((request.cost - 0.500025).abs() < 1e-9, "{}", request.cost);
+        let other = serde_json::json!({"type": "usage", "id": "u2", "kind": "tool_search",
+            "provider": "anthropic", "model": "claude-opus-4-8", "usage": usage});
+        assert_eq!(session_request(&other, &catalog).unwrap().id, "u2 (tool_search)");
+        let summary = serde_json::json!({"type": "branch_summary", "id": "b1", "fromId": "x",
+            "summary": "s", "usage": {"input": 7, "output": 3, "cacheRead": 0, "cacheWrite": 0}});
+        let request = session_request(&summary, &catalog).unwrap();
+        assert_eq!((request.id.as_str(), request.input), ("b1 (branch summary)", 7));
     }
 
     #[test]

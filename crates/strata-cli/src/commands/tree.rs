@@ -6,7 +6,9 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use strata_session::{AgentMessage, ContentBlock, Entry, EntryId, MessageContent, Session};
+use strata_session::{
+    AgentMessage, ContentBlock, EditEffect, Entry, EntryId, MessageContent, Session,
+};
 
 use super::open::open_session;
 use crate::args::TreeArgs;
@@ -104,23 +106,49 @@ fn summarize(entry: &Entry, width: usize) -> String {
             None => format!("label {} cleared", e.target_id),
         },
         Entry::SessionInfo(e) => format!("name: {}", e.name.as_deref().unwrap_or("(cleared)")),
-        Entry::System(e) => {
-            let mut parts = vec![format!(
-                "system: sections [{}]",
-                e.sections.keys().cloned().collect::<Vec<_>>().join(", ")
-            )];
-            if !e.tools_added.is_empty() {
-                let names: Vec<&str> = e.tools_added.iter().map(|t| t.name.as_str()).collect();
-                parts.push(format!("+tools [{}]", names.join(", ")));
-            }
-            if !e.tools_removed.is_empty() {
-                parts.push(format!("-tools [{}]", e.tools_removed.join(", ")));
-            }
-            parts.join(" ")
-        }
+        Entry::System(e) => system_line(
+            "",
+            e.sections.keys().map(String::as_str).collect(),
+            Vec::new(),
+            e.tools_added.iter().map(|t| t.name.as_str()).collect(),
+            e.tools_removed.iter().map(String::as_str).collect(),
+            width,
+        ),
+        Entry::Usage(e) => format!(
+            "usage {}: {} in, {} read, {} written, {} out (${:.4}) {}/{}",
+            if e.kind.is_empty() { "-" } else { &e.kind },
+            e.usage.input,
+            e.usage.cache_read,
+            e.usage.cache_write,
+            e.usage.output,
+            e.usage.cost.total,
+            e.provider,
+            e.model
+        ),
         Entry::ContextEdit(e) => {
-            let targets: Vec<&str> = e.targets.iter().map(EntryId::as_str).collect();
-            format!("context edit: {:?} [{}]", e.action, targets.join(", "))
+            let effects: Vec<String> = e
+                .effects()
+                .into_iter()
+                .map(|(target, effect)| match effect {
+                    EditEffect::Omit => format!("omit {target}"),
+                    EditEffect::Replace(replacement) => format!(
+                        "replace {target}: {}",
+                        elide(
+                            &replacement
+                                .content
+                                .as_ref()
+                                .map(edit_text)
+                                .unwrap_or_default(),
+                            width / 2
+                        )
+                    ),
+                })
+                .collect();
+            if effects.is_empty() {
+                "context edit (no effect)".to_owned()
+            } else {
+                format!("context edit: {}", effects.join(", "))
+            }
         }
         Entry::Leaf(e) => format!(
             "leaf moved → {}",
@@ -130,8 +158,62 @@ fn summarize(entry: &Entry, width: usize) -> String {
     }
 }
 
+/// The text of a replacement's content (a string, or its text blocks).
+fn edit_text(content: &serde_json::Value) -> String {
+    match content {
+        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|block| block["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// One line for a system message (or an earlier strata `system` entry): what it sets,
+/// removes, declares and withdraws.
+fn system_line(
+    instructions: &str,
+    sections: Vec<&str>,
+    removed_sections: Vec<&str>,
+    tools_added: Vec<&str>,
+    tools_removed: Vec<&str>,
+    width: usize,
+) -> String {
+    let mut parts = vec!["system:".to_owned()];
+    if !instructions.is_empty() {
+        parts.push(format!("\"{}\"", elide(instructions, width / 2)));
+    }
+    if !sections.is_empty() {
+        parts.push(format!("sections [{}]", sections.join(", ")));
+    }
+    if !removed_sections.is_empty() {
+        parts.push(format!("-sections [{}]", removed_sections.join(", ")));
+    }
+    if !tools_added.is_empty() {
+        parts.push(format!("+tools [{}]", tools_added.join(", ")));
+    }
+    if !tools_removed.is_empty() {
+        parts.push(format!("-tools [{}]", tools_removed.join(", ")));
+    }
+    parts.join(" ")
+}
+
 fn summarize_message(message: &AgentMessage, width: usize) -> String {
     match message {
+        AgentMessage::System(m) => {
+            let (set, removed): (Vec<_>, Vec<_>) =
+                m.section_changes().partition(|(_, text)| text.is_some());
+            system_line(
+                &m.instructions(),
+                set.into_iter().map(|(name, _)| name).collect(),
+                removed.into_iter().map(|(name, _)| name).collect(),
+                m.tools_added().iter().map(|t| t.name.as_str()).collect(),
+                m.tools_removed().collect(),
+                width,
+            )
+        }
         AgentMessage::User(m) => format!("user: {}", elide(&content_text(&m.content), width)),
         AgentMessage::Assistant(m) => {
             let calls: Vec<String> = m

@@ -794,7 +794,10 @@ pub fn stats_of(session: &Session) -> Stats {
     let mut pings: Vec<strata_session::Usage> = Vec::new();
     for entry in session.tree().iter() {
         let kind = entry.kind();
-        if kind != EntryKind::Message(Role::Assistant) && kind != EntryKind::Custom {
+        if kind != EntryKind::Message(Role::Assistant)
+            && kind != EntryKind::Custom
+            && kind != EntryKind::Usage
+        {
             continue;
         }
         match entry.entry() {
@@ -803,6 +806,10 @@ pub fn stats_of(session: &Session) -> Stats {
                     usages.push(assistant.usage);
                 }
             }
+            Ok(Entry::Usage(usage)) if usage.kind == strata_session::CACHE_WARM_KIND => {
+                pings.push(usage.usage);
+            }
+            // Files from before Pi 1.x's `usage` entries.
             Ok(Entry::Custom(custom)) if custom.custom_type == KEEP_WARM_CUSTOM_TYPE => {
                 if let Some(usage) = custom
                     .data
@@ -1023,12 +1030,15 @@ mod tests {
             json!({"type":"custom","id":"k0000001","parentId":"a0000001",
                 "timestamp":"2026-03-01T10:05:00.000Z","customType":KEEP_WARM_CUSTOM_TYPE,
                 "data":{"usage":usage(950, 0.0005),"provider":"anthropic","model":"claude-opus-4-8"}}),
+            json!({"type":"usage","id":"k0000002","parentId":"k0000001",
+                "timestamp":"2026-03-01T10:09:00.000Z","kind":"cache_warm",
+                "provider":"anthropic","model":"claude-opus-4-8","usage":usage(960, 0.0005)}),
         ]);
         let stats = stats_of(&session);
-        assert_eq!(stats.requests, 2);
-        assert_eq!(stats.pings, 1);
-        assert_eq!(stats.cache_read, 1850);
-        assert!((stats.cost - 0.0025).abs() < 1e-12, "{}", stats.cost);
+        assert_eq!(stats.requests, 3);
+        assert_eq!(stats.pings, 2);
+        assert_eq!(stats.cache_read, 2810);
+        assert!((stats.cost - 0.003).abs() < 1e-12, "{}", stats.cost);
         assert_eq!(stats.last.map(|usage| usage.cache_read), Some(900));
     }
 
