@@ -688,7 +688,7 @@ impl Agent {
     /// plus one instruction, so its input is read from cache; it is a transcript where the
     /// provider caches nothing, for a separate summary model, and after a context overflow
     /// (the cached form would be the refused request plus an instruction). The usage of a
-    /// failed compaction's answered requests is stored in a `strata.usage` entry. `None`:
+    /// failed compaction's answered requests is stored in a `usage` entry (kind `compaction`). `None`:
     /// nothing to compact.
     pub async fn compact(
         &mut self,
@@ -766,8 +766,8 @@ impl Agent {
     /// Moves the session to `target` (`None`: before the first entry), as `/tree` does. With
     /// `summarize`, the abandoned path is summarised (newest first within the window less the
     /// reserve) and stored as a `branch_summary` at the target, as Pi stores it, and the summary
-    /// request's usage is recorded in a `strata.usage` custom entry (also when the summary
-    /// fails and the session stays where it was); without, a `leaf` entry records the move so
+    /// request's usage is recorded on that entry (Pi 1.x's `usage` field; when the summary
+    /// fails and the session stays where it was, in a `usage` entry); without, a `leaf` entry records the move so
     /// it survives a restart. Returns the entry written.
     pub async fn navigate(
         &mut self,

@@ -62,13 +62,12 @@ async fn the_window_triggers_a_cache_friendly_compaction_and_the_run_continues()
     assert!(!compactions.is_empty(), "the window forced a compaction");
     let first = &compactions[0];
     assert!(first.summary.starts_with("## Goal"));
-    assert_eq!(
-        first.tools.as_ref().map(Vec::len),
-        Some(4),
-        "live tools carried"
-    );
-    let sections = first.system.as_ref().unwrap();
-    assert!(sections.contains_key("intro") && sections.contains_key("tools"));
+    // Pi 1.x's checkpoint carries the live tools and every section.
+    let checkpoint = first.system_message.as_ref().expect("a systemMessage checkpoint");
+    assert_eq!(checkpoint.tools_added().len(), 4, "live tools carried");
+    let sections: Vec<&str> = checkpoint.section_changes().map(|(name, _)| name).collect();
+    assert!(sections.contains(&"intro") && sections.contains(&"tools"));
+    assert!(first.system.is_none() && first.tools.is_none());
 
     // The summary request was the session's request plus one instruction: same tools and
     // system bytes as the request before it, and it was not appended to the chain.
@@ -419,17 +418,17 @@ async fn a_failed_branch_summary_leaves_the_leaf_and_records_what_it_cost() {
     assert_ne!(
         reopened.session.leaf(),
         leaf.as_ref(),
-        "the custom entry is the new leaf"
+        "the usage entry is the new leaf"
     );
 }
 
-/// The data of the session's `strata.usage` entries, in order.
+/// The session's Pi 1.x `usage` entries as JSON, in order.
 fn usage_records(session: &Session) -> Vec<serde_json::Value> {
     session
         .tree()
         .iter()
         .filter_map(|e| match e.entry().unwrap() {
-            Entry::Custom(c) if c.custom_type == strata_compaction::USAGE_CUSTOM_TYPE => c.data,
+            Entry::Usage(usage) => Some(serde_json::to_value(&usage).unwrap()),
             _ => None,
         })
         .collect()

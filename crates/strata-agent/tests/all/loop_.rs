@@ -69,9 +69,11 @@ async fn read_edit_bash_answer_changes_the_file_and_appends_every_step() {
         .iter()
         .map(|m| m.role().to_owned())
         .collect();
+    // The first request's system message (Pi 1.x's shape) is stored before the prompt.
     assert_eq!(
         roles,
         [
+            "system",
             "user",
             "assistant",
             "toolResult",
@@ -273,7 +275,7 @@ async fn steering_queued_during_a_tool_batch_is_delivered_after_it() {
         .collect();
     assert_eq!(
         roles,
-        ["user", "assistant", "toolResult", "user", "assistant"]
+        ["system", "user", "assistant", "toolResult", "user", "assistant"]
     );
     let second = &provider.requests()[1];
     assert!(second.messages.last().unwrap().text().contains("README"));

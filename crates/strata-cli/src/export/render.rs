@@ -123,11 +123,17 @@ impl Totals {
             let Some(value) = entry_json(&entry) else {
                 continue;
             };
-            let message = &value["message"];
-            if message["role"] != "assistant" {
-                continue;
-            }
-            let usage = &message["usage"];
+            // Assistant messages, Pi 1.x's `usage` entries and summary usage on compactions
+            // and branch summaries: every billed request.
+            let usage = match value["type"].as_str() {
+                Some("message") if value["message"]["role"] == "assistant" => {
+                    &value["message"]["usage"]
+                }
+                Some("usage" | "compaction" | "branch_summary") if value["usage"].is_object() => {
+                    &value["usage"]
+                }
+                _ => continue,
+            };
             totals.requests += 1;
             totals.input += usage["input"].as_u64().unwrap_or(0);
             totals.output += usage["output"].as_u64().unwrap_or(0);
@@ -278,6 +284,10 @@ fn entry_body(kind: &str, value: &Value) -> String {
                     false,
                 ));
             }
+            // Pi 1.x's checkpoint: the prompt and tools the compacted context starts from.
+            if let Some(checkpoint) = value.get("systemMessage").filter(|m| m.is_object()) {
+                out.push_str(&system(checkpoint));
+            }
             out.push_str("</div>");
             out
         }
@@ -329,6 +339,33 @@ fn entry_body(kind: &str, value: &Value) -> String {
             content(&value["content"])
         ),
         "system" => system(value),
+        "usage" => {
+            let usage = &value["usage"];
+            note(&format!(
+                "Usage ({}): {}/{} · input {} · output {} · cache read {} · cache write {} · ${:.4} (not in context)",
+                value["kind"].as_str().unwrap_or("?"),
+                value["provider"].as_str().unwrap_or("?"),
+                value["model"].as_str().unwrap_or("?"),
+                usage["input"].as_u64().unwrap_or(0),
+                usage["output"].as_u64().unwrap_or(0),
+                usage["cacheRead"].as_u64().unwrap_or(0),
+                usage["cacheWrite"].as_u64().unwrap_or(0),
+                usage["cost"]["total"].as_f64().unwrap_or(0.0),
+            ))
+        }
+        "context_edit" if value.get("targetId").is_some() => {
+            let target = value["targetId"].as_str().unwrap_or("?");
+            match &value["replacement"] {
+                Value::Null => note(&format!("Context edit: {target} omitted from context")),
+                replacement => details(
+                    "data",
+                    &format!("Context edit: {target}'s content replaced in context"),
+                    &content(&replacement["content"]),
+                    false,
+                ),
+            }
+        }
+        // strata's shape before Pi 1.x.
         "context_edit" => note(&format!(
             "Context edit: {} {}",
             value["action"].as_str().unwrap_or("?"),
@@ -357,15 +394,26 @@ fn system(value: &Value) -> String {
         .as_array()
         .map(|t| t.iter().filter_map(|d| d["name"].as_str()).collect())
         .unwrap_or_default();
+    // Pi 1.x names removed tools as `{name}`; strata's earlier entries as strings.
     let removed: Vec<&str> = value["toolsRemoved"]
         .as_array()
-        .map(|t| t.iter().filter_map(Value::as_str).collect())
+        .map(|t| {
+            t.iter()
+                .filter_map(|tool| tool.as_str().or_else(|| tool["name"].as_str()))
+                .collect()
+        })
         .unwrap_or_default();
     let mut body = String::new();
+    if let Some(text) = value["content"].as_str().filter(|text| !text.is_empty()) {
+        body.push_str(&pre(text));
+    }
     for (name, text) in sections.into_iter().flatten() {
         body.push_str(&details(
             "section",
-            &format!("Section {name}"),
+            &format!(
+                "Section {name}{}",
+                if text.is_null() { " removed" } else { "" }
+            ),
             &pre(text.as_str().unwrap_or("")),
             false,
         ));
@@ -403,6 +451,7 @@ fn system(value: &Value) -> String {
 
 fn message(message: &Value) -> String {
     match message["role"].as_str().unwrap_or("") {
+        "system" => system(message),
         "user" => content(&message["content"]),
         "assistant" => assistant(message),
         "toolResult" => {

@@ -860,8 +860,9 @@ pub fn session_item(summary: &SessionSummary) -> PickerItem {
     PickerItem::new(label, detail, summary.path.display().to_string())
 }
 
-/// The tree as picker rows: messages, compactions, summaries and model changes, indented only
-/// where the tree forks.
+/// The tree as picker rows: messages (system messages by what they change), compactions,
+/// summaries and model changes, indented only where the tree forks; `usage` entries are
+/// hidden, as in Pi.
 pub fn tree_rows(session: &Session) -> Vec<TreeRow> {
     let tree = session.tree();
     let leaf = session.leaf();
@@ -966,6 +967,22 @@ fn describe(entry: &Entry) -> Option<(String, Option<String>)> {
                 Some((line, None))
             }
             AgentMessage::ToolResult(_) => None,
+            // A system message: what it changes (sections by name, tools by ±name).
+            AgentMessage::System(system) => {
+                let mut changes: Vec<String> = system
+                    .section_changes()
+                    .map(|(name, text)| match text {
+                        Some(_) => name.to_owned(),
+                        None => format!("-{name}"),
+                    })
+                    .collect();
+                changes.extend(system.tools_added().iter().map(|t| format!("+{}", t.name)));
+                changes.extend(system.tools_removed().map(|name| format!("-{name}")));
+                Some((
+                    format!("system: {}", first_line(&changes.join(" "), 60)),
+                    None,
+                ))
+            }
             other => Some((other.role().to_owned(), None)),
         },
         Entry::Compaction(compaction) => Some((

@@ -64,9 +64,24 @@ fn appended_entries_reopen_as_the_same_tree_and_values() {
         assert_eq!(x.parent_id(), y.parent_id());
         assert_eq!(x.entry().unwrap(), y.entry().unwrap());
     }
-    assert!(
-        matches!(b.entry(&system).unwrap(), Entry::System(s) if s.sections["intro"] == "You are strata.")
+    // Pi 1.x's shapes: a system message, and a context edit of one target with `null`.
+    let Entry::Message(stored) = b.entry(&system).unwrap() else {
+        panic!("a system message entry")
+    };
+    let AgentMessage::System(stored) = stored.message else {
+        panic!("role system")
+    };
+    assert_eq!(
+        stored.section_changes().collect::<Vec<_>>(),
+        [("intro", Some("You are strata.".to_owned()))]
     );
+    assert_eq!(stored.tools_added()[0].name, "read");
+    let edit_line = b.iter().nth(4).unwrap().raw_line().to_owned();
+    let edit: serde_json::Value = serde_json::from_str(&edit_line).unwrap();
+    assert_eq!(edit["type"], "context_edit");
+    assert_eq!(edit["targetId"], question.as_str());
+    assert_eq!(edit["replacement"], serde_json::Value::Null);
+    assert!(edit.get("targets").is_none() && edit.get("action").is_none());
     // One line per entry, each ending in a newline.
     let text = fs::read_to_string(&path).unwrap();
     assert!(text.ends_with('\n'));
