@@ -104,6 +104,13 @@ fn shapes(session: &Session) -> Shapes {
             }
             Entry::Compaction(compaction) => {
                 shapes.checkpoints += usize::from(compaction.system_message.is_some());
+                assert!(
+                    entry
+                        .raw_line()
+                        .contains(r#""systemMessage":{"role":"system""#),
+                    "a checkpoint is a system message: {}",
+                    entry.raw_line()
+                );
             }
             Entry::BranchSummary(_) => shapes.branch_summaries += 1,
             Entry::System(_) => panic!("strata wrote a pre-Pi-1.x `system` entry"),
@@ -149,7 +156,11 @@ fn the_demos_sessions_open_in_pi_16_with_the_prompt_and_tools_strata_sent() {
         );
         let context =
             strata_context::build(session.tree(), session.tree().leaf()).expect("strata context");
-        assert_eq!(pi["context"], strata_context::to_pi_json(&context), "{label}");
+        assert_eq!(
+            pi["context"],
+            strata_context::to_pi_json(&context),
+            "{label}"
+        );
         let current = &pi["current"];
         let replayed = json!({
             "sections": current["sections"].clone(),
@@ -191,13 +202,21 @@ fn a_keep_warm_ping_and_summary_usage_are_pi_usage_that_stays_out_of_context() {
         }))
         .unwrap();
     session
-        .append_usage(strata_session::CACHE_WARM_KIND, "anthropic", "m", usage(500))
+        .append_usage(
+            strata_session::CACHE_WARM_KIND,
+            "anthropic",
+            "m",
+            usage(500),
+        )
         .unwrap();
     session
         .branch_with_summary_usage(Some(&question), "left", None, None, Some(usage(9)))
         .unwrap();
     session
-        .append_context_edit(vec![question.clone()], strata_session::ContextAction::Exclude)
+        .append_context_edit(
+            vec![question.clone()],
+            strata_session::ContextAction::Exclude,
+        )
         .unwrap();
     drop(session);
     let session = Session::open(&file).unwrap().session;
@@ -221,6 +240,12 @@ fn a_keep_warm_ping_and_summary_usage_are_pi_usage_that_stays_out_of_context() {
         .collect();
     assert_eq!(
         types,
-        ["message", "message", "usage", "branch_summary", "context_edit"]
+        [
+            "message",
+            "message",
+            "usage",
+            "branch_summary",
+            "context_edit"
+        ]
     );
 }

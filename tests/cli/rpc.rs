@@ -1108,7 +1108,7 @@ fn idle_rpc_session_keeps_its_cache_warm_with_one_token_pings() {
     let pings = std::fs::read_to_string(&file)
         .unwrap()
         .lines()
-        .filter(|line| line.contains("\"strata.keep_warm\""))
+        .filter(|line| line.contains("\"kind\":\"cache_warm\""))
         .count();
     assert_eq!(pings, 2, "{file}");
 }

@@ -68,7 +68,8 @@ pub fn serialize_conversation<'a>(messages: impl IntoIterator<Item = &'a AgentMe
                 user(&mut parts, bash_execution_text(bash));
             }
             // The prompt is not conversation: summaries never restate it.
-            AgentMessage::BashExecution(_) | AgentMessage::System(_) | AgentMessage::Unknown(_) => {}
+            AgentMessage::BashExecution(_) | AgentMessage::System(_) | AgentMessage::Unknown(_) => {
+            }
             AgentMessage::BranchSummary(summary) => user(
                 &mut parts,
                 format!(

@@ -130,9 +130,10 @@ fn try_extend(
         let item = match (&loaded.entry, &loaded.message) {
             (Entry::System(system), _) => Some(Projection::System(SystemChange::of(system))),
             (Entry::Message(entry), message) => match &entry.message {
-                AgentMessage::System(system) => Some(Projection::System(
-                    SystemChange::of_message(system, message.clone()),
-                )),
+                AgentMessage::System(system) => Some(Projection::System(SystemChange::of_message(
+                    system,
+                    message.clone(),
+                ))),
                 _ => message.clone().map(Projection::Message),
             },
             (_, message) => message.clone().map(Projection::Message),

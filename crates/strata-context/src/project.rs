@@ -220,8 +220,7 @@ fn replaced(message: &AgentMessage, replacement: &Replacement) -> AgentMessage {
     }
     // Content this crate cannot type (or none at all) keeps the message as raw JSON, exactly
     // as Pi would send it on.
-    serde_json::from_value(Value::Object(json.clone()))
-        .unwrap_or(AgentMessage::Unknown(json))
+    serde_json::from_value(Value::Object(json.clone())).unwrap_or(AgentMessage::Unknown(json))
 }
 
 /// What entry `index` of the chain contributes (exclusions aside).

@@ -206,8 +206,8 @@ pub struct CompactionEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// Pi 1.x's checkpoint: the replayed system prompt and tools at this point; the
-    /// compacted context starts with it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// compacted context starts with it. Written with its `role: "system"`, as Pi writes it.
+    #[serde(default, with = "checkpoint", skip_serializing_if = "Option::is_none")]
     pub system_message: Option<SystemMessage>,
     /// strata before Pi 1.x: every system prompt section at this point (read, not written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -218,6 +218,47 @@ pub struct CompactionEntry {
     /// Unknown fields, kept.
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// A compaction's `systemMessage`: a system message with its `role` tag.
+mod checkpoint {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::{Map, Value};
+
+    use crate::message::SystemMessage;
+
+    pub(super) fn serialize<S: Serializer>(
+        message: &Option<SystemMessage>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tagged<'a> {
+            role: &'static str,
+            #[serde(flatten)]
+            message: &'a SystemMessage,
+        }
+        message
+            .as_ref()
+            .map(|message| Tagged {
+                role: "system",
+                message,
+            })
+            .serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<SystemMessage>, D::Error> {
+        let Some(mut map) = Option::<Map<String, Value>>::deserialize(deserializer)? else {
+            return Ok(None);
+        };
+        if map.get("role").and_then(Value::as_str) == Some("system") {
+            map.shift_remove("role");
+        }
+        serde_json::from_value(Value::Object(map))
+            .map(Some)
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 /// `branch_summary`: what happened on a branch the user left.

@@ -548,7 +548,9 @@ fn empty_text() -> MessageContent {
     MessageContent::Text(String::new())
 }
 
-fn text_or_null<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<MessageContent, D::Error> {
+fn text_or_null<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<MessageContent, D::Error> {
     Ok(Option::<MessageContent>::deserialize(deserializer)?.unwrap_or_else(empty_text))
 }
 

@@ -63,7 +63,10 @@ async fn the_window_triggers_a_cache_friendly_compaction_and_the_run_continues()
     let first = &compactions[0];
     assert!(first.summary.starts_with("## Goal"));
     // Pi 1.x's checkpoint carries the live tools and every section.
-    let checkpoint = first.system_message.as_ref().expect("a systemMessage checkpoint");
+    let checkpoint = first
+        .system_message
+        .as_ref()
+        .expect("a systemMessage checkpoint");
     assert_eq!(checkpoint.tools_added().len(), 4, "live tools carried");
     let sections: Vec<&str> = checkpoint.section_changes().map(|(name, _)| name).collect();
     assert!(sections.contains(&"intro") && sections.contains(&"tools"));

@@ -275,7 +275,14 @@ async fn steering_queued_during_a_tool_batch_is_delivered_after_it() {
         .collect();
     assert_eq!(
         roles,
-        ["system", "user", "assistant", "toolResult", "user", "assistant"]
+        [
+            "system",
+            "user",
+            "assistant",
+            "toolResult",
+            "user",
+            "assistant"
+        ]
     );
     let second = &provider.requests()[1];
     assert!(second.messages.last().unwrap().text().contains("README"));

@@ -4,9 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use strata_agent::{
-    Agent, AgentConfig, AgentError, AgentEvent, CacheSettings, RetryEvents,
-};
+use strata_agent::{Agent, AgentConfig, AgentError, AgentEvent, CacheSettings, RetryEvents};
 use strata_anthropic::AnthropicProvider;
 use strata_mock::{
     Fault, FaultKind, MockConfig, MockServer, ModelProfile, ModelRule, Protocol, Scenario,

@@ -12,7 +12,9 @@ fn system_entries(session: &Session) -> Vec<strata_session::SystemEntry> {
         .tree()
         .iter()
         .filter_map(|e| match e.entry().unwrap() {
-            Entry::System(_) => panic!("strata writes Pi 1.x system messages, not `system` entries"),
+            Entry::System(_) => {
+                panic!("strata writes Pi 1.x system messages, not `system` entries")
+            }
             // The patch a Pi 1.x system message carries, in the shape these tests compare.
             Entry::Message(m) => match m.message {
                 strata_session::AgentMessage::System(system) => Some(strata_session::SystemEntry {

@@ -427,7 +427,8 @@ mod tests {
     #[test]
     fn pi_1_usage_entries_and_summary_usage_are_requests() {
         let catalog = Catalog::builtin().unwrap();
-        let usage = serde_json::json!({"input": 0, "output": 1, "cacheRead": 1_000_000, "cacheWrite": 0});
+        let usage =
+            serde_json::json!({"input": 0, "output": 1, "cacheRead": 1_000_000, "cacheWrite": 0});
         let ping = serde_json::json!({"type": "usage", "id": "u1", "kind": "cache_warm",
             "provider": "anthropic", "model": "claude-opus-4-8", "usage": usage});
         let request = session_request(&ping, &catalog).unwrap();
@@ -436,11 +437,17 @@ mod tests {
         assert!((request.cost - 0.500025).abs() < 1e-9, "{}", request.cost);
         let other = serde_json::json!({"type": "usage", "id": "u2", "kind": "tool_search",
             "provider": "anthropic", "model": "claude-opus-4-8", "usage": usage});
-        assert_eq!(session_request(&other, &catalog).unwrap().id, "u2 (tool_search)");
+        assert_eq!(
+            session_request(&other, &catalog).unwrap().id,
+            "u2 (tool_search)"
+        );
         let summary = serde_json::json!({"type": "branch_summary", "id": "b1", "fromId": "x",
             "summary": "s", "usage": {"input": 7, "output": 3, "cacheRead": 0, "cacheWrite": 0}});
         let request = session_request(&summary, &catalog).unwrap();
-        assert_eq!((request.id.as_str(), request.input), ("b1 (branch summary)", 7));
+        assert_eq!(
+            (request.id.as_str(), request.input),
+            ("b1 (branch summary)", 7)
+        );
     }
 
     #[test]

@@ -424,7 +424,8 @@ async fn usage_is_recorded_on_the_entry_and_survives_a_reopen() {
     else {
         panic!("not a compaction");
     };
-    let usage = recorded_usage(&strata_session::Entry::Compaction(entry.clone())).expect("usage recorded");
+    let usage =
+        recorded_usage(&strata_session::Entry::Compaction(entry.clone())).expect("usage recorded");
     assert_eq!(usage.input, result.usage.input);
     assert_eq!(usage.output, result.usage.output);
     assert_eq!(usage.output, 100, "one request for history and turn prefix");
