@@ -412,9 +412,16 @@ impl Agent {
         let section_names = sections.keys().cloned().collect();
         let added_names = tools_added.iter().map(|t| t.name.clone()).collect();
         let removed = tools_removed.clone();
-        let id = self
-            .session
-            .append_system(sections, tools_added, tools_removed)?;
+        // Pi renders sections in the order written: write them in strata's prompt order.
+        let mut ordered: Vec<(String, String)> = sections.into_iter().collect();
+        ordered.sort_by_cached_key(|(name, _)| strata_context::SectionName::new(name.clone()));
+        let message = strata_session::SystemMessage::new(
+            ordered.into_iter().map(|(name, text)| (name, Some(text))),
+            tools_added,
+            tools_removed,
+            now_millis(),
+        );
+        let id = self.session.append_system_message(message)?;
         self.emit(AgentEvent::SystemUpdate {
             entry_id: id.clone(),
             snapshot,

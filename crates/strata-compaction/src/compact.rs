@@ -1,8 +1,6 @@
 //! Running a compaction: the summary requests (concurrent for a split turn), checks on the
 //! answers, and the entry that records the result.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Value, json};
 use strata_context::{Context, SnapshotSource};
 use strata_provider::{
@@ -395,11 +393,12 @@ pub(crate) fn summary_mode_fields(mode: Option<SummaryMode>) -> Extra {
 /// messages), and the summary requests' usage in its `usage` field. Append it with
 /// `Session::append_compaction`.
 pub fn compaction_entry(result: &CompactionResult, context: &Context) -> CompactionEntry {
-    let sections: BTreeMap<String, String> = context
+    // In strata's prompt order, which Pi renders them in; a section a patch removed is empty
+    // and left out.
+    let sections: Vec<(String, String)> = context
         .system
         .folded()
         .into_iter()
-        // A section a patch removed is empty; the checkpoint leaves it out.
         .filter(|(_, text)| !text.is_empty())
         .map(|(name, text)| (name.as_str().to_owned(), text))
         .collect();

@@ -37,10 +37,6 @@ impl EntryBase {
 
 /// A session entry, by its `type`.
 #[derive(Debug, Clone, PartialEq)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "entries are parsed one at a time and matched on; boxing would only add indirection"
-)]
 pub enum Entry {
     /// `message`: one conversation message.
     Message(MessageEntry),

@@ -307,6 +307,15 @@ impl Session {
         self.append_message(AgentMessage::System(message))
     }
 
+    /// Appends a system message as given (sections in its own order, which Pi renders them
+    /// in).
+    pub fn append_system_message(
+        &mut self,
+        message: SystemMessage,
+    ) -> Result<EntryId, SessionError> {
+        self.append_message(AgentMessage::System(message))
+    }
+
     /// Excludes `targets` from context: one Pi 1.x `context_edit` with `replacement: null`
     /// per target (for [`ContextAction::Exclude`]). Returns the last edit's id. Every target
     /// must exist; nothing is written otherwise.

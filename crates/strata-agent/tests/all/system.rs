@@ -8,13 +8,17 @@ use strata_tools::ToolSet;
 use crate::scripted::{Scripted, Turn, agent, json_of};
 
 fn system_entries(session: &Session) -> Vec<strata_session::SystemEntry> {
+    assert!(
+        !session
+            .tree()
+            .iter()
+            .any(|e| e.kind() == strata_session::EntryKind::System),
+        "strata writes Pi 1.x system messages, not `system` entries"
+    );
     session
         .tree()
         .iter()
         .filter_map(|e| match e.entry().unwrap() {
-            Entry::System(_) => {
-                panic!("strata writes Pi 1.x system messages, not `system` entries")
-            }
             // The patch a Pi 1.x system message carries, in the shape these tests compare.
             Entry::Message(m) => match m.message {
                 strata_session::AgentMessage::System(system) => Some(strata_session::SystemEntry {
