@@ -235,6 +235,9 @@ pub struct ModelsArgs {
     /// Do not ask local servers for their model lists.
     #[arg(long)]
     pub offline: bool,
+    /// Ask the server at this URL instead of the row's (with PROVIDER).
+    #[arg(long, requires = "provider")]
+    pub base_url: Option<String>,
     /// Print JSON lines instead of a table.
     #[arg(long)]
     pub json: bool,

@@ -397,7 +397,14 @@ impl Reader<'_> {
                     return Err(reader.wrong("id", "a model id"));
                 };
                 let is_new = catalog.model(id, &model_id).is_none();
-                let (entry, o) = reader.model(&model_id, fields, protocol, &user, is_new)?;
+                let (entry, o) = reader.model(
+                    &model_id,
+                    fields,
+                    protocol,
+                    &user,
+                    builtin.map(|r| &r.wire),
+                    is_new,
+                )?;
                 models.insert(model_id, entry);
                 overrides.extend(o);
             }
@@ -416,7 +423,14 @@ impl Reader<'_> {
                     reader.ignore("", "override of a model the provider does not list");
                     continue;
                 }
-                let (entry, o) = reader.model(model_id, fields, protocol, &user, false)?;
+                let (entry, o) = reader.model(
+                    model_id,
+                    fields,
+                    protocol,
+                    &user,
+                    builtin.map(|r| &r.wire),
+                    false,
+                )?;
                 models.insert(model_id.clone(), entry);
                 overrides.extend(o);
             }
@@ -436,6 +450,7 @@ impl Reader<'_> {
         fields: &Map<String, Value>,
         protocol: Protocol,
         provider: &UserProvider,
+        builtin_wire: Option<&crate::capabilities::WireQuirks>,
         is_new: bool,
     ) -> Result<(ModelEntry, Option<ModelOverride>), CatalogError> {
         let mut entry = ModelEntry {
@@ -533,7 +548,13 @@ impl Reader<'_> {
         }
         if let Some(compat) = fields.get("compat") {
             let compat = object(compat, self.origin, &format!("{}.compat", self.path))?.clone();
-            let mut target = RowCompat::Override(&mut o);
+            // The model's quirks start from its provider's (after the provider's compat).
+            let base_wire = provider
+                .wire
+                .clone()
+                .or_else(|| builtin_wire.cloned())
+                .unwrap_or_default();
+            let mut target = RowCompat::Override(&mut o, base_wire);
             self.apply_compat(&compat, "compat", &mut target, protocol);
             used = true;
         }
@@ -645,15 +666,15 @@ impl Reader<'_> {
 /// Where compat flags land: the provider row, or one model's override.
 enum RowCompat<'a> {
     Row(&'a mut ProviderRow),
-    Override(&'a mut ModelOverride),
+    Override(&'a mut ModelOverride, crate::capabilities::WireQuirks),
 }
 
 impl RowCompat<'_> {
     fn wire(&mut self, change: impl Fn(&mut crate::capabilities::WireQuirks)) -> bool {
         match self {
             Self::Row(row) => change(&mut row.wire),
-            Self::Override(o) => {
-                let mut wire = o.wire.clone().unwrap_or_default();
+            Self::Override(o, base) => {
+                let mut wire = o.wire.clone().unwrap_or_else(|| base.clone());
                 change(&mut wire);
                 o.wire = Some(wire);
             }
@@ -664,7 +685,7 @@ impl RowCompat<'_> {
     fn system_role(&mut self, role: SystemRole) -> bool {
         match self {
             Self::Row(row) => row.system_role = role,
-            Self::Override(o) => o.system_role = Some(role),
+            Self::Override(o, _) => o.system_role = Some(role),
         }
         true
     }
@@ -672,7 +693,7 @@ impl RowCompat<'_> {
     fn reasoning(&mut self, style: ReasoningStyle) -> bool {
         match self {
             Self::Row(row) => row.reasoning = style,
-            Self::Override(o) => o.reasoning = Some(style),
+            Self::Override(o, _) => o.reasoning = Some(style),
         }
         true
     }
@@ -696,7 +717,7 @@ impl RowCompat<'_> {
                     row.features.tool_removal = b;
                 }
             }
-            Self::Override(o) => {
+            Self::Override(o, _) => {
                 o.mid_conversation_system = flags.0.or(o.mid_conversation_system);
                 o.tool_addition = flags.1.or(o.tool_addition);
                 o.tool_removal = flags.2.or(o.tool_removal);
@@ -708,7 +729,7 @@ impl RowCompat<'_> {
     fn ttl(&mut self, ttl: Vec<CacheTtl>) -> bool {
         match self {
             Self::Row(row) => row.cache.ttl = ttl,
-            Self::Override(o) => o.ttl = Some(ttl),
+            Self::Override(o, _) => o.ttl = Some(ttl),
         }
         true
     }
@@ -716,7 +737,7 @@ impl RowCompat<'_> {
     fn cache_key(&mut self, key: Option<CacheKeyParam>) -> bool {
         match self {
             Self::Row(row) => row.cache.key = key,
-            Self::Override(o) => match key {
+            Self::Override(o, _) => match key {
                 Some(k) => o.cache_key = Some(k),
                 None => return false,
             },

@@ -45,12 +45,14 @@ fn a_pi_file_becomes_rows_models_and_overrides() {
         !coder.reasoning,
         "a map with every level null turns reasoning off"
     );
+    let coder_wire = catalog.capabilities("my-ollama", "qwen3-coder:30b").wire;
     assert!(
-        catalog
-            .capabilities("my-ollama", "qwen3-coder:30b")
-            .wire
-            .requires_tool_result_name,
+        coder_wire.requires_tool_result_name,
         "model-level compat becomes a per-model override"
+    );
+    assert_eq!(
+        coder_wire.max_tokens_field, "max_tokens",
+        "and keeps the provider's compat"
     );
     let small = catalog.model("my-ollama", "llama3.2:3b").unwrap();
     assert_eq!(small.context_window, 128_000, "Pi's default window");

@@ -72,12 +72,11 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
         if row.server.is_none() || args.offline {
             continue;
         }
-        let url = run
+        let url = args
             .base_url
             .clone()
-            .filter(|_| args.provider.is_some())
             .unwrap_or_else(|| row.base_url.clone());
-        let key = setup.key_for_listing(row, &url, args.provider.is_some());
+        let key = setup.key_for_listing(row, &url, args.base_url.is_some());
         let Some(discovery) = Discovery::new(row, &url, key.as_ref()) else {
             continue;
         };

@@ -228,15 +228,14 @@ impl Setup {
     }
 
     /// The key a listing request to `url` may carry (same rule as a model request).
-    /// `flags`: the command line's `--api-key` / `--base-url` are meant for this row.
+    /// `user_url`: the URL was given on the command line (the user's own choice).
     pub fn key_for_listing(
         &self,
         row: &ProviderRow,
         url: &str,
-        flags: bool,
+        user_url: bool,
     ) -> Option<strata_provider::ApiKey> {
-        let flag_key = self.run.api_key.as_deref().filter(|_| flags);
-        self.key_for(row, url, flag_key, flags && self.run.base_url.is_some())
+        self.key_for(row, url, None, user_url)
     }
 
     /// The row to build the adapter from and the stream options for `model_id`: retries, the
@@ -255,7 +254,14 @@ impl Setup {
             .unwrap_or_else(|| row.endpoint(model_id).base_url);
         let mut row = row.clone();
         let api_key = self.key_for(&row, &url, flag_key, flag_url.is_some());
-        if api_key.is_none() && !self.keys.allows(&row.id, &url) && !row.auth_env.is_empty() {
+        let allowed = flag_key.is_some() || flag_url.is_some() || self.keys.allows(&row.id, &url);
+        let configured = self
+            .config
+            .providers
+            .get(&row.id)
+            .and_then(|p| p.api_key.as_deref())
+            .or_else(|| self.keys.pi_key(&row.id));
+        if !allowed && factory::api_key(None, configured, &row).is_some() {
             warn(&format!(
                 "not sending {}'s key to {}: that URL comes from {}, not from your own configuration; set the base URL in ~/.config/strata/config.toml (or pass --base-url) to allow it",
                 row.id,
