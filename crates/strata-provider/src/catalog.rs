@@ -446,12 +446,23 @@ impl Catalog {
             s.find(|c: char| !c.is_ascii_alphabetic())
                 .map_or(s.len(), |i| i)
         };
+        let words = |s: &str| -> Vec<String> {
+            s.split(['-', '.', ':', '/', '_'])
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let wanted = words(id);
         let like = self
             .models_of(provider)
             .map(|m| (common_prefix(&m.id, id), m))
             .filter(|(shared, _)| *shared > 0 && *shared >= family(id))
-            // Longest shared prefix; among equals the largest window (usually the newest).
-            .max_by_key(|(shared, m)| (*shared, m.context_window, m.id.clone()));
+            // Longest shared prefix; then the most shared words (`mini` finds a mini); then
+            // the largest window (usually the newest).
+            .max_by_key(|(shared, m)| {
+                let common = words(&m.id).iter().filter(|w| wanted.contains(w)).count();
+                (*shared, common, m.context_window, m.id.clone())
+            });
         let model = match like {
             Some((_, m)) => Model {
                 id: id.to_owned(),
@@ -1049,6 +1060,11 @@ mod tests {
         assert_eq!(guess.model.id, "gpt-7-preview");
         assert_eq!(guess.model.context_window, sibling.context_window);
         assert_eq!(guess.model.prices, sibling.prices);
+        let mini = catalog.guess_model("openai", "gpt-8-mini").unwrap();
+        assert!(
+            mini.like.unwrap().ends_with("-mini"),
+            "a mini is guessed from a mini"
+        );
         // Nothing shares even the family name: Pi's defaults, no prices.
         let none = catalog.guess_model("openai", "zzz").unwrap();
         assert_eq!(none.like, None);

@@ -101,11 +101,14 @@ fn strip_leading_trivia(mut text: &str) -> &str {
     }
 }
 
-/// Pi's `api` names and the protocol that speaks each.
+/// Pi's `api` names and the protocol that speaks each (Mistral's conversations endpoint takes
+/// the same turns as its chat endpoint; Codex and Azure speak Responses).
 fn protocol_of(api: &str) -> Option<Protocol> {
     Some(match api {
-        "openai-completions" => Protocol::OpenaiChat,
-        "openai-responses" | "azure-openai-responses" => Protocol::OpenaiResponses,
+        "openai-completions" | "mistral-conversations" => Protocol::OpenaiChat,
+        "openai-responses" | "azure-openai-responses" | "openai-codex-responses" => {
+            Protocol::OpenaiResponses
+        }
         "anthropic-messages" => Protocol::AnthropicMessages,
         "google-generative-ai" => Protocol::GoogleGenerativeAi,
         "bedrock-converse-stream" => Protocol::BedrockConverse,
@@ -301,7 +304,7 @@ impl Reader<'_> {
             if user.protocol.is_none() || user.base_url.is_none() {
                 self.ignore(
                     "",
-                    "a new provider needs `api` and `baseUrl` (strata speaks openai-completions, openai-responses, anthropic-messages, google-generative-ai and bedrock-converse-stream); provider skipped",
+                    "a new provider needs `api` and `baseUrl` (strata speaks openai-completions, mistral-conversations, openai-responses, azure-openai-responses, openai-codex-responses, anthropic-messages, google-generative-ai and bedrock-converse-stream); provider skipped",
                 );
                 return Ok(None);
             }

@@ -90,7 +90,11 @@ fn a_pi_file_becomes_rows_models_and_overrides() {
     assert_eq!(sonnet.prices.input, 6.0);
     assert_eq!(sonnet.prices.output, 15.0, "unset cost fields stay");
     assert!(catalog.model("anthropic", "claude-nonexistent").is_none());
-    assert!(catalog.provider("mistral-direct").is_none());
+    assert_eq!(
+        catalog.provider("mistral-direct").unwrap().protocol,
+        Protocol::OpenaiChat
+    );
+    assert!(catalog.provider("judge").is_none());
 
     let ignored = pi.ignored.join("\n");
     for expected in [
@@ -99,7 +103,7 @@ fn a_pi_file_becomes_rows_models_and_overrides() {
         "providers.gateway.headers.x-secret",
         "providers.gateway.models[0].thinkingLevelMap",
         "providers.anthropic.modelOverrides.claude-nonexistent",
-        "providers.mistral-direct.api",
+        "providers.judge.api",
     ] {
         assert!(
             ignored.contains(expected),
