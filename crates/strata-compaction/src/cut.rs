@@ -91,7 +91,7 @@ pub fn find_cut_point(
         let Entry::Message(message) = entries[i].entry() else {
             continue;
         };
-        if excluded.contains(&entries[i].id) {
+        if excluded.contains(&entries[i].id) || matches!(message.message, AgentMessage::System(_)) {
             continue;
         }
         accumulated += estimate_message_tokens(&message.message);
@@ -104,6 +104,10 @@ pub fn find_cut_point(
     }
     while cut > start {
         match entries[cut - 1].entry() {
+            // A system message before the cut is taken in like a settings entry.
+            Entry::Message(message) if matches!(message.message, AgentMessage::System(_)) => {
+                cut -= 1;
+            }
             Entry::Message(_) | Entry::Compaction(_) => break,
             _ => cut -= 1,
         }

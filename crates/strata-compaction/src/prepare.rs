@@ -80,10 +80,16 @@ fn message_of(link: &Link) -> Option<ContextMessage> {
     if matches!(link.entry(), Entry::Compaction(_)) {
         return None;
     }
-    link.loaded.message.as_ref().map(|message| ContextMessage {
-        entry_id: link.id.clone(),
-        message: Arc::clone(message),
-    })
+    // System messages are the prompt, not conversation: the compaction's checkpoint carries
+    // them, so they are neither summarized nor kept as messages.
+    link.loaded
+        .message
+        .as_ref()
+        .filter(|message| !matches!(message.as_ref(), AgentMessage::System(_)))
+        .map(|message| ContextMessage {
+            entry_id: link.id.clone(),
+            message: Arc::clone(message),
+        })
 }
 
 /// Decides what compacting the path ending at `leaf` summarizes and keeps. `None` when there
