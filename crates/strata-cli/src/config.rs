@@ -36,6 +36,33 @@ pub struct Config {
     pub cache: CacheSettings,
     /// Per-provider settings (base URL of a proxy, …), by provider id.
     pub providers: BTreeMap<String, ProviderSettings>,
+    /// MCP tool servers (`[mcp.servers.NAME]`) and how long the first request waits for them.
+    pub mcp: McpSettings,
+}
+
+/// `[mcp]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpSettings {
+    /// Servers by name: `command`/`args`/`env`/`cwd` or `url`/`headers`, `enabled`,
+    /// `timeout` (seconds), `allow_tools`/`deny_tools`, `exposure`.
+    pub servers: BTreeMap<String, strata_mcp::ServerSpec>,
+    /// Seconds the first request waits for configured servers still connecting.
+    pub startup_wait: f64,
+    /// INTERIM project-trust gate (until strata has project trust): project directories whose
+    /// `.mcp.json`, `.pi/mcp.json` and `.strata/config.toml` servers are started. Only read
+    /// from the user-level config.
+    pub trusted_projects: Vec<PathBuf>,
+}
+
+impl Default for McpSettings {
+    fn default() -> Self {
+        Self {
+            servers: BTreeMap::new(),
+            startup_wait: strata_mcp::DEFAULT_STARTUP_WAIT.as_secs_f64(),
+            trusted_projects: Vec::new(),
+        }
+    }
 }
 
 /// `[providers.<id>]`.
@@ -61,6 +88,7 @@ impl Default for Config {
             compaction: CompactionSettings::default(),
             cache: CacheSettings::default(),
             providers: BTreeMap::new(),
+            mcp: McpSettings::default(),
         }
     }
 }
@@ -132,6 +160,7 @@ const CONFIG_KEYS: &[&str] = &[
     "compaction",
     "cache",
     "providers",
+    "mcp",
 ];
 
 /// Whether a `STRATA_*` variable (prefix removed, nested keys joined by `__`) is configuration.

@@ -117,7 +117,8 @@ pub(crate) struct Inner {
     generation: watch::Sender<u64>,
     /// Each change of tools, for front ends that report them.
     changes: Mutex<Vec<ToolChange>>,
-    started: Instant,
+    /// When [`McpManager::start`] first ran.
+    started: Mutex<Option<Instant>>,
     startup_wait: Duration,
 }
 
@@ -136,8 +137,9 @@ impl std::fmt::Debug for McpManager {
 }
 
 impl McpManager {
-    /// A manager for `servers` (nothing connects until [`McpManager::start`]); the first
-    /// request waits at most `startup_wait` for servers still connecting.
+    /// A manager for `servers` (nothing connects until [`McpManager::start`], or the first
+    /// [`McpManager::wait_ready`]); the first request waits at most `startup_wait` from the
+    /// start for servers still connecting.
     pub fn new(servers: Vec<ServerConfig>, startup_wait: Duration) -> Self {
         let slots = servers
             .into_iter()
@@ -160,7 +162,7 @@ impl McpManager {
                 slots: Mutex::new(slots),
                 generation: watch::channel(0).0,
                 changes: Mutex::new(Vec::new()),
-                started: Instant::now(),
+                started: Mutex::new(None),
                 startup_wait,
             }),
         }
@@ -177,8 +179,23 @@ impl McpManager {
         self.inner.generation.send_modify(|g| *g += 1);
     }
 
-    /// Connects every enabled server in the background (needs a tokio runtime).
+    /// Connects every enabled server in the background; runs once, and only inside a tokio
+    /// runtime (outside one it waits for the first [`McpManager::wait_ready`]).
     pub fn start(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        {
+            let mut started = self
+                .inner
+                .started
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if started.is_some() {
+                return;
+            }
+            *started = Some(Instant::now());
+        }
         let names: Vec<String> = self
             .slots()
             .iter()
@@ -187,7 +204,7 @@ impl McpManager {
             .collect();
         for name in names {
             let manager = self.clone();
-            tokio::spawn(async move {
+            runtime.spawn(async move {
                 let _ = manager.connect(&name).await;
             });
         }
@@ -461,10 +478,16 @@ impl McpManager {
             .unwrap_or_default()
     }
 
-    /// Waits until no enabled server is still connecting, at most until the startup wait
-    /// (counted from [`McpManager::new`]) has passed.
+    /// Starts the servers if not yet started, then waits until no enabled server is still
+    /// connecting, at most until the startup wait (counted from the start) has passed.
     pub async fn wait_ready(&self) {
-        let deadline = self.inner.started + self.inner.startup_wait;
+        self.start();
+        let started = *self
+            .inner
+            .started
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let deadline = started.unwrap_or_else(Instant::now) + self.inner.startup_wait;
         let mut generation = self.subscribe();
         loop {
             let connecting = self

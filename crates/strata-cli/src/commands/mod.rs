@@ -5,6 +5,7 @@ mod context;
 mod demo;
 mod export;
 mod fork;
+pub mod mcp;
 mod open;
 mod providers;
 mod request;
@@ -26,6 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Providers(args)) => providers::run(&args),
         Some(Command::Config(args)) => config::run(&args, &cli.run),
         Some(Command::Stats(args)) => stats::run(&args),
+        Some(Command::Mcp(args)) => mcp::run(&args),
         Some(Command::Completions(args)) => {
             clap_complete::generate(
                 args.shell,

@@ -28,6 +28,8 @@ pub struct Setup {
     pub run: RunArgs,
     /// The working directory tools run in.
     pub cwd: PathBuf,
+    /// The MCP servers, shared by every agent built from this setup (made on first use).
+    pub mcp: std::sync::Arc<std::sync::OnceLock<strata_mcp::McpManager>>,
 }
 
 /// An agent ready to run, with what it was built from.
@@ -54,6 +56,7 @@ impl Setup {
             sources,
             run: run.clone(),
             cwd,
+            mcp: Default::default(),
         })
     }
 
@@ -145,8 +148,16 @@ impl Setup {
         };
         let mut agent = Agent::new(session, switch.provider, self.tools()?, agent_config)
             .with_retry_events(retries);
+        agent.set_tool_source(Some(std::sync::Arc::new(self.mcp_manager())));
         record_model(&mut agent, choice.thinking.as_deref())?;
         Ok(agent)
+    }
+
+    /// The MCP servers of this run (connected when the first prompt starts).
+    pub fn mcp_manager(&self) -> strata_mcp::McpManager {
+        self.mcp
+            .get_or_init(|| crate::mcp::manager(&self.sources, &self.config))
+            .clone()
     }
 
     /// The session store under the configured root.
