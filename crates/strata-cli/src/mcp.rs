@@ -106,6 +106,24 @@ pub fn manager(sources: &Sources, config: &Config) -> McpManager {
     McpManager::new(discovered.servers, wait)
 }
 
+/// One line per server that did not connect (failed, or wants authorization), to report.
+pub fn failure_lines(manager: &McpManager) -> Vec<String> {
+    manager
+        .status()
+        .into_iter()
+        .filter_map(|server| match server.state {
+            strata_mcp::ServerState::Failed { error }
+            | strata_mcp::ServerState::AuthRequired { error } => Some(format!(
+                "MCP server \"{}\" is not connected ({}): {}",
+                server.name,
+                server.source,
+                error.lines().next().unwrap_or_default()
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Adds (or replaces) `[mcp.servers.NAME]` in `path`, keeping the rest of the file.
 pub fn add_server(path: &Path, name: &str, spec: &ServerSpec) -> anyhow::Result<()> {
     let mut document = read_document(path)?;

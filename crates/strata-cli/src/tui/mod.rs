@@ -70,9 +70,14 @@ pub fn run_with(
     };
     let (ui_tx, ui_rx) = unbounded_channel();
     let (command_tx, command_rx) = unbounded_channel();
+    let mcp = app::McpHandle {
+        manager: setup.mcp_manager(),
+        runtime: runtime.handle().clone(),
+    };
     let worker = Worker::new(setup, built, ui_tx);
     let task = runtime.spawn(worker.serve(command_rx));
     let mut app = App::new(options.banner, options.queued_prompts);
+    app.set_mcp(mcp);
     if options.resume {
         app.open_resume();
     }
