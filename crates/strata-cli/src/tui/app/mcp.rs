@@ -180,3 +180,89 @@ impl App {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use ratatui::crossterm::event::KeyCode;
+    use strata_mcp::config::{Exposure, Source, SourceKind};
+    use strata_mcp::{ServerConfig, ServerSpec, Transport};
+
+    use super::super::super::testing::{app, key, type_text};
+    use super::*;
+
+    fn missing_server() -> ServerConfig {
+        ServerConfig {
+            name: "broken".into(),
+            transport: Transport::Stdio {
+                command: "/nonexistent/strata-test-mcp".into(),
+                args: Vec::new(),
+                env: Default::default(),
+                cwd: None,
+            },
+            enabled: true,
+            timeout: std::time::Duration::from_secs(5),
+            allow_tools: Vec::new(),
+            deny_tools: Vec::new(),
+            exposure: Exposure::Direct,
+            description: None,
+            source: Source {
+                kind: SourceKind::ClaudeProject,
+                path: Some("/p/.mcp.json".into()),
+            },
+            spec: ServerSpec::default(),
+        }
+    }
+
+    fn run(app: &mut App, text: &str) {
+        type_text(app, text);
+        app.on_key(key(KeyCode::Enter), Instant::now());
+    }
+
+    fn last_block(app: &App) -> Vec<String> {
+        app.items
+            .iter()
+            .rev()
+            .find_map(|item| match item {
+                Item::Block { lines, .. } => Some(lines.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn mcp_lists_a_failed_server_with_its_error_and_source() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let manager = McpManager::new(vec![missing_server()], std::time::Duration::from_secs(5));
+        runtime.block_on(manager.wait_ready());
+        let mut app = app();
+        app.set_mcp(McpHandle {
+            manager,
+            runtime: runtime.handle().clone(),
+        });
+        run(&mut app, "/mcp");
+        let lines = last_block(&app);
+        assert!(
+            lines[0].starts_with("broken  failed  0 tools  direct  /p/.mcp.json"),
+            "{lines:?}"
+        );
+        assert!(lines[1].contains("cannot start"), "{lines:?}");
+        run(&mut app, "/mcp frobnicate broken");
+        assert!(matches!(
+            app.items.last(),
+            Some(Item::Notice(notice)) if notice.text.starts_with("usage: /mcp")
+        ));
+        run(&mut app, "/mcp disable nosuch");
+        assert!(matches!(
+            app.items.last(),
+            Some(Item::Notice(notice)) if notice.text == "no MCP server nosuch"
+        ));
+        // Disabling a server without live tools costs nothing, and says so first.
+        run(&mut app, "/mcp disable broken");
+        assert!(matches!(
+            app.items.last(),
+            Some(Item::Notice(notice)) if notice.text == "mcp disable broken: no change"
+        ));
+    }
+}
