@@ -14,6 +14,7 @@ mod demo;
 mod export;
 mod fork;
 mod listing;
+mod mcp;
 mod rpc;
 mod run;
 mod support;
