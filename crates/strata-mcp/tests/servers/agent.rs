@@ -240,3 +240,69 @@ async fn tools_changing_mid_conversation_keep_the_tools_chapter_and_are_said_at_
     );
     manager.shutdown().await;
 }
+
+fn churn_config(python: &std::path::Path) -> strata_mcp::ServerConfig {
+    crate::deps::server(
+        "churn",
+        crate::deps::stdio(python, &[crate::deps::churn_script().to_str().unwrap()]),
+    )
+}
+
+#[tokio::test]
+async fn the_first_request_waits_for_a_starting_server_and_a_late_one_is_an_addition() {
+    let Some(python) = crate::deps::python() else {
+        return;
+    };
+    // Waited for: the first request already declares the server's tools.
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Scripted::new(vec![vec![]]);
+    let waiting = strata_mcp::McpManager::new(vec![churn_config(&python)], Duration::from_secs(60));
+    let mut waited = agent(dir.path(), provider.clone(), full_row());
+    waited.set_tool_source(Some(Arc::new(waiting.clone())));
+    waited.prompt("first").await.unwrap();
+    let first = &provider.requests()[0];
+    assert!(
+        first
+            .tools
+            .iter()
+            .any(|t| t.name == "mcp__churn__alpha" && !t.defer_loading),
+        "declared from the start"
+    );
+    waiting.shutdown().await;
+
+    // Not waited for (no startup wait): its tools arrive later as additions, never a rewrite.
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Scripted::new(vec![vec![], vec![]]);
+    let late = strata_mcp::McpManager::new(vec![churn_config(&python)], Duration::ZERO);
+    let mut raced = agent(dir.path(), provider.clone(), full_row());
+    raced.set_tool_source(Some(Arc::new(late.clone())));
+    raced.prompt("first").await.unwrap();
+    late.wait_ready().await;
+    let mut generation = late.subscribe();
+    while late.status()[0].state == strata_mcp::ServerState::Connecting {
+        crate::deps::changed(&mut generation).await;
+    }
+    raced.prompt("second").await.unwrap();
+    let requests = provider.requests();
+    let (before, after) = (&requests[0], &requests[1]);
+    assert!(!before.tools.iter().any(|t| t.name.starts_with("mcp__")));
+    assert_eq!(
+        json(&before.tools),
+        json(&after.tools[..before.tools.len()])
+    );
+    let added: Vec<&str> = after.tools[before.tools.len()..]
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(
+        added,
+        [
+            "mcp__churn__alpha",
+            "mcp__churn__beta",
+            "mcp__churn__churn",
+            "mcp__churn__slow"
+        ]
+    );
+    assert_eq!(json(&before.system), json(&after.system));
+    late.shutdown().await;
+}

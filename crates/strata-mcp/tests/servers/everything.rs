@@ -177,3 +177,51 @@ async fn an_http_server_that_wants_authorization_says_so() {
         "{status:?}"
     );
 }
+
+#[tokio::test]
+async fn a_deferred_server_is_reached_through_search_and_call() {
+    let Some((node, script)) = everything() else {
+        return;
+    };
+    let mut config = server(
+        "everything",
+        stdio(&node, &[script.to_str().unwrap(), "stdio"]),
+    );
+    config.exposure = strata_mcp::config::Exposure::Deferred;
+    let manager = started(vec![config]).await;
+    assert_eq!(
+        names(&manager),
+        ["mcp_tool_search", "mcp_tool_call"],
+        "none of its tools is declared"
+    );
+    let ctx = ToolContext::new(std::env::temp_dir());
+    let search = manager.resolve("mcp_tool_search").unwrap();
+    let found = search
+        .execute(
+            strata_tools::ToolCall::new("1", "mcp_tool_search", json!({"query": "echo message"})),
+            &ctx,
+            None,
+        )
+        .await;
+    let found: serde_json::Value = serde_json::from_str(&found.text_content()).unwrap();
+    assert_eq!(found[0]["name"], "mcp__everything__echo", "{found}");
+    assert!(
+        found[0]["inputSchema"]["properties"]["message"].is_object(),
+        "{found}"
+    );
+    let call = manager.resolve("mcp_tool_call").unwrap();
+    let output = call
+        .execute(
+            strata_tools::ToolCall::new(
+                "2",
+                "mcp_tool_call",
+                json!({"name": "mcp__everything__echo", "arguments": {"message": "found"}}),
+            ),
+            &ctx,
+            None,
+        )
+        .await;
+    assert!(!output.is_error, "{output:?}");
+    assert!(output.text_content().contains("found"), "{output:?}");
+    manager.shutdown().await;
+}
