@@ -12,7 +12,6 @@ fn strata_in(dir: &Path, args: &[&str]) -> Output {
         .env("HOME", dir)
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("STRATA_MODEL")
-        .env_remove("STRATA_MCP_TRUST_PROJECT")
         .output()
         .expect("strata runs")
 }
@@ -111,7 +110,7 @@ fn project_mcp_files_wait_for_trust() {
     );
     assert!(!stdout.contains("local  failed"), "{stdout}");
     let trusted = format!(
-        "[mcp]\ntrusted_projects = [{:?}]\n",
+        "trusted_projects = [{:?}]\n",
         dir.path().display().to_string()
     );
     std::fs::create_dir_all(dir.path().join(".config/strata")).unwrap();

@@ -5,7 +5,9 @@ mod commands;
 mod config;
 mod export;
 mod mcp;
+mod rows;
 mod run;
+mod trust;
 mod tui;
 
 use std::io::Write;

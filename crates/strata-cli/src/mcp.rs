@@ -1,5 +1,6 @@
-//! MCP servers for a run: which files are read (with the interim project-trust gate), the
-//! session's manager, and editing `[mcp.servers]` in strata's config files.
+//! MCP servers for a run: which files are read (project files only in a trusted project,
+//! `crate::trust`), the session's manager, and editing `[mcp.servers]` in strata's config
+//! files.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,29 +26,6 @@ pub fn project_config_path(sources: &Sources) -> PathBuf {
     sources.project_dir.join(".strata/config.toml")
 }
 
-/// INTERIM project-trust gate, until strata has project trust: project-level servers
-/// (`.mcp.json`, `.pi/mcp.json`, `.strata/config.toml`) start only when the user-level
-/// config lists the project under `mcp.trusted_projects`, or `STRATA_MCP_TRUST_PROJECT=1`.
-/// A repository's files must not start programs on a machine that never agreed to it.
-pub fn project_trusted(sources: &Sources) -> bool {
-    if std::env::var("STRATA_MCP_TRUST_PROJECT").is_ok_and(|v| v == "1") {
-        return true;
-    }
-    let Some(user) = user_config_path(sources) else {
-        return false;
-    };
-    let trusted: Vec<PathBuf> = Figment::from(Toml::file(&user))
-        .extract_inner("mcp.trusted_projects")
-        .unwrap_or_default();
-    let project = sources
-        .project_dir
-        .canonicalize()
-        .unwrap_or_else(|_| sources.project_dir.clone());
-    trusted
-        .iter()
-        .any(|dir| dir.canonicalize().unwrap_or_else(|_| dir.clone()) == project)
-}
-
 /// The `[mcp.servers]` of one strata config file (empty when it has none).
 fn servers_in(path: &Path) -> anyhow::Result<Vec<(String, ServerSpec)>> {
     let figment = Figment::from(Toml::file(path));
@@ -60,8 +38,9 @@ fn servers_in(path: &Path) -> anyhow::Result<Vec<(String, ServerSpec)>> {
     Ok(servers.into_iter().collect())
 }
 
-/// Every server of every layer, with the errors found.
-pub fn discover(sources: &Sources) -> Discovered {
+/// Every server of every layer, with the errors found; project files only when `trusted`
+/// (the project-trust decision, `crate::trust`).
+pub fn discover(sources: &Sources, trusted: bool) -> Discovered {
     let user_path = user_config_path(sources);
     let project_path = project_config_path(sources);
     let mut early_errors = Vec::new();
@@ -76,11 +55,15 @@ pub fn discover(sources: &Sources) -> Discovered {
         }
     };
     let strata_user = user_path.as_deref().map(&mut read).unwrap_or_default();
-    let strata_project = read(&project_path);
+    let strata_project = if trusted {
+        read(&project_path)
+    } else {
+        Vec::new()
+    };
     let discovery = Discovery {
         home: std::env::var_os("HOME").map(PathBuf::from),
         project_dir: sources.project_dir.clone(),
-        project_trusted: project_trusted(sources),
+        project_trusted: trusted,
         strata_user,
         strata_project,
         strata_user_path: user_path,
@@ -93,8 +76,8 @@ pub fn discover(sources: &Sources) -> Discovered {
 
 /// The session's manager for the configured servers (not started: the first prompt starts
 /// it), with configuration errors reported on stderr once.
-pub fn manager(sources: &Sources, config: &Config) -> McpManager {
-    let discovered = discover(sources);
+pub fn manager(sources: &Sources, config: &Config, trusted: bool) -> McpManager {
+    let discovered = discover(sources, trusted);
     for error in &discovered.errors {
         eprintln!("strata: MCP configuration: {error}");
     }

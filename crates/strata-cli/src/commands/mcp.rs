@@ -7,7 +7,8 @@ use anyhow::Context as _;
 use clap::Subcommand;
 use strata_mcp::{McpManager, ServerSpec, ServerState};
 
-use crate::config::Sources;
+use crate::args::RunArgs;
+use crate::config::{Layers, Sources};
 use crate::mcp;
 
 /// `strata mcp`.
@@ -68,10 +69,13 @@ pub struct AddArgs {
     pub command: Vec<String>,
 }
 
-pub fn run(args: &McpArgs) -> anyhow::Result<()> {
+pub fn run(args: &McpArgs, run: &RunArgs) -> anyhow::Result<()> {
     let sources = Sources::from_environment();
     match &args.command {
-        McpCommand::List { json } => list(&sources, *json),
+        McpCommand::List { json } => {
+            let trusted = Layers::read(&sources, run)?.trust.trusted;
+            list(&sources, trusted, *json)
+        }
         McpCommand::Add(add_args) => add(&sources, add_args),
         McpCommand::Remove { name, project } => {
             let path = target_path(&sources, *project)?;
@@ -141,8 +145,8 @@ fn add(sources: &Sources, args: &AddArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn list(sources: &Sources, json: bool) -> anyhow::Result<()> {
-    let discovered = mcp::discover(sources);
+fn list(sources: &Sources, trusted: bool, json: bool) -> anyhow::Result<()> {
+    let discovered = mcp::discover(sources, trusted);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -200,7 +204,7 @@ fn list(sources: &Sources, json: bool) -> anyhow::Result<()> {
         for path in &discovered.untrusted_skipped {
             writeln!(
                 out,
-                "not read (project not trusted): {} — add the project to mcp.trusted_projects in the user config",
+                "not read (project not trusted): {} — `strata trust` trusts this project",
                 path.display()
             )?;
         }

@@ -74,10 +74,14 @@ pub fn run_with(
         manager: setup.mcp_manager(),
         runtime: runtime.handle().clone(),
     };
+    let notices = setup.notices.clone();
     let worker = Worker::new(setup, built, ui_tx);
     let task = runtime.spawn(worker.serve(command_rx));
     let mut app = App::new(options.banner, options.queued_prompts);
     app.set_mcp(mcp);
+    for notice in notices {
+        app.warn_at_start(notice);
+    }
     if options.resume {
         app.open_resume();
     }

@@ -241,6 +241,9 @@ pub fn setup(catalog: &Catalog, target: Target, base_url: String, cwd: &Path) ->
             Vec::new(),
             std::time::Duration::ZERO,
         ))),
+        keys: crate::rows::KeyPolicy::default(),
+        trust: crate::trust::ProjectTrust::untrusted(cwd),
+        notices: Vec::new(),
     }
 }
 
