@@ -173,9 +173,9 @@ const CONFIG_KEYS: &[&str] = &[
     "compaction",
     "cache",
     "providers",
-    "mcp",
     "trusted_projects",
     "pi_models",
+    "mcp",
 ];
 
 /// Project settings that apply only once the user trusts the project: they redirect traffic
