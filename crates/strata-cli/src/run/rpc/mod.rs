@@ -86,6 +86,8 @@ pub async fn serve(setup: Setup) -> anyhow::Result<()> {
         server.control.abort();
         let _ = running.handle.await;
     }
+    // Stdio MCP servers (and what they started) end with the session.
+    server.setup.mcp_manager().shutdown().await;
     Ok(())
 }
 
