@@ -4,6 +4,7 @@ mod args;
 mod commands;
 mod config;
 mod export;
+mod output_file;
 mod run;
 mod tui;
 

@@ -476,7 +476,11 @@ impl Worker {
             }
             Command::Export(output) => {
                 let file = self.agent.session().path().to_path_buf();
-                let written = crate::export::export_html(&file, output.as_deref())?;
+                let written = crate::export::export_html(
+                    &file,
+                    output.as_deref(),
+                    crate::export::Overwrite::Refuse,
+                )?;
                 self.reply(Reply::Notice(format!("exported to {}", written.display())));
             }
         }

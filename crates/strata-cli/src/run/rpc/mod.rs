@@ -719,7 +719,8 @@ impl Server {
     fn export_html(&mut self, command: &Value) -> Result<Option<Value>, String> {
         let file = PathBuf::from(lock(&self.shared).snapshot.session_file.clone());
         let output = optional_text(command, "outputPath").map(Path::new);
-        let path = crate::export::export_html(&file, output).map_err(|e| format!("{e:#}"))?;
+        let path = crate::export::export_html(&file, output, crate::export::Overwrite::Refuse)
+            .map_err(|e| format!("{e:#}"))?;
         Ok(Some(json!({"path": path.display().to_string()})))
     }
 
