@@ -209,7 +209,12 @@ async fn run(
     let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
 
     let limits = &ctx.limits;
-    let mut sink = OutputSink::new(limits.max_lines, limits.max_bytes, &ctx.temp_dir);
+    let mut sink = OutputSink::new(
+        limits.max_lines,
+        limits.max_bytes,
+        limits.max_output_file_bytes,
+        &ctx.temp_dir,
+    );
     let timeout = match requested_timeout {
         Some(seconds) if seconds > 0.0 => Some(seconds.min(1e9)),
         Some(_) => None,
@@ -323,6 +328,12 @@ fn finish(sink: &OutputSink, ending: Ending) -> ToolOutput {
             (true, Some("Command aborted".to_owned()))
         }
     };
+    if let Some(kept) = sink.file_capped() {
+        text.push_str(&format!(
+            "\n\n[The full-output file holds the first {} only (its size limit)]",
+            format_size(kept)
+        ));
+    }
     if let Some(error) = sink.file_error() {
         text.push_str(&format!("\n\n[Could not save the full output: {error}]"));
     }
@@ -367,7 +378,7 @@ fn format_output(sink: &OutputSink, snapshot: &Snapshot) -> String {
         format!(
             "[Showing last {} of line {end} (line is {}). Full output: {full}]",
             format_size(cut.output_bytes as u64),
-            format_size(sink.last_line_bytes() as u64)
+            format_size(sink.last_line_bytes())
         )
     } else if cut.truncated_by == Some(TruncatedBy::Lines) {
         format!("[Showing lines {start}-{end} of {end}. Full output: {full}]")

@@ -50,7 +50,7 @@ pub use read::{ReadTool, image_mime_type};
 pub use set::{ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES, ToolSet, builtin, run_batch};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    ABORTED_MESSAGE, Tool, ToolCall, ToolContent, ToolContext, ToolDefinition, ToolLimits,
+    ABORTED_MESSAGE, DEFAULT_MAX_OUTPUT_FILE_BYTES, Tool, ToolCall, ToolContent, ToolContext, ToolDefinition, ToolLimits,
     ToolOutput, UpdateSender,
 };
 pub use write::WriteTool;

@@ -116,6 +116,9 @@ impl ToolOutput {
 /// The text every tool returns when the call was cancelled.
 pub const ABORTED_MESSAGE: &str = "Operation aborted";
 
+/// Default most bytes of one full-output file (64 MiB).
+pub const DEFAULT_MAX_OUTPUT_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Limits that bound what a tool reads and returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolLimits {
@@ -130,6 +133,9 @@ pub struct ToolLimits {
     /// Timeout for bash commands whose call gives none; `None` lets them run until done or
     /// cancelled (Pi's behaviour).
     pub bash_default_timeout: Option<std::time::Duration>,
+    /// Most bytes bash saves to a truncated command's full-output file; later output is
+    /// counted but not kept, so a runaway command cannot fill the disk.
+    pub max_output_file_bytes: u64,
 }
 
 impl Default for ToolLimits {
@@ -141,6 +147,7 @@ impl Default for ToolLimits {
             max_image_bytes: 3_750_000,
             grep_max_line_chars: 500,
             bash_default_timeout: None,
+            max_output_file_bytes: DEFAULT_MAX_OUTPUT_FILE_BYTES,
         }
     }
 }

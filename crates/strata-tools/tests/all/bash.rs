@@ -216,3 +216,35 @@ async fn a_command_prefix_runs_before_every_command() {
         .await;
     assert_eq!(text(&out), "hello\n");
 }
+
+#[tokio::test]
+async fn a_single_line_longer_than_the_kept_tail_is_reported_at_its_real_size() {
+    let mut env = Env::new();
+    env.ctx.limits.max_output_file_bytes = 1024 * 1024;
+    let out = env
+        .call(
+            "bash",
+            json!({"command": "head -c 20971520 /dev/zero | tr '\\0' x"}),
+        )
+        .await;
+    let body = text(&out);
+    assert!(body.contains("of line 1 (line is 20.0MB)"), "{}", &body[body.len() - 300..]);
+}
+
+#[tokio::test]
+async fn the_full_output_file_is_bounded_and_says_so() {
+    let mut env = Env::new();
+    env.ctx.limits.max_output_file_bytes = 256 * 1024;
+    let out = env
+        .call("bash", json!({"command": "seq 1 1000000"}))
+        .await;
+    let path = out.details["fullOutputPath"].as_str().unwrap().to_owned();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 256 * 1024);
+    let body = text(&out);
+    assert!(
+        body.ends_with("\n\n[The full-output file holds the first 256.0KB only (its size limit)]"),
+        "{}",
+        &body[body.len() - 300..]
+    );
+    assert_eq!(out.details["truncation"]["totalLines"], 1_000_001);
+}
