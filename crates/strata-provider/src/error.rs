@@ -17,14 +17,40 @@ impl ApiKey {
         &self.0
     }
 
-    /// `text` with every occurrence of the key replaced by `***`.
+    /// `text` with every whole occurrence of the key replaced by `***`: one not run together
+    /// with other key characters (letters, digits, `-`, `_`), so that a short key masks
+    /// itself and not every word it happens to be part of.
     pub fn redact(&self, text: &str) -> String {
-        if self.0.is_empty() {
-            text.to_owned()
-        } else {
-            text.replace(&self.0, "***")
+        let key = self.0.as_str();
+        if key.is_empty() {
+            return text.to_owned();
         }
+        let mut out = String::with_capacity(text.len());
+        let mut copied = 0;
+        let mut from = 0;
+        while let Some(found) = text[from..].find(key) {
+            let start = from + found;
+            let end = start + key.len();
+            let before = text[..start].chars().next_back();
+            let after = text[end..].chars().next();
+            if before.is_none_or(|c| !is_key_char(c)) && after.is_none_or(|c| !is_key_char(c)) {
+                out.push_str(&text[copied..start]);
+                out.push_str("***");
+                copied = end;
+                from = end;
+            } else {
+                // Step one character on: occurrences may overlap a rejected one.
+                from = start + text[start..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        out.push_str(&text[copied..]);
+        out
     }
+}
+
+/// Characters that make up API keys and tokens; a match next to one is part of a longer word.
+fn is_key_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '-' || c == '_'
 }
 
 impl std::fmt::Debug for ApiKey {
@@ -273,6 +299,24 @@ mod tests {
         assert_eq!(key.to_string(), "***");
         assert_eq!(key.redact("bad key sk-secret-123"), "bad key ***");
         assert_eq!(key.expose(), "sk-secret-123");
+    }
+
+    #[test]
+    fn redact_masks_whole_keys_only() {
+        let short = ApiKey::new("k");
+        assert_eq!(
+            short.redact("unknown key k: check the key"),
+            "unknown key ***: check the key"
+        );
+        let key = ApiKey::new("sk-ant-123");
+        assert_eq!(
+            key.redact(r#"{"key":"sk-ant-123"} x-api-key: sk-ant-123, sk-ant-1234 xsk-ant-123"#),
+            r#"{"key":"***"} x-api-key: ***, sk-ant-1234 xsk-ant-123"#
+        );
+        assert_eq!(key.redact("?key=sk-ant-123&alt=sse"), "?key=***&alt=sse");
+        // An occurrence right after a rejected overlapping one is still found.
+        let aa = ApiKey::new("aa");
+        assert_eq!(aa.redact("aaa aa"), "aaa ***");
     }
 
     #[test]
