@@ -3,6 +3,7 @@
 mod args;
 mod commands;
 mod config;
+mod error_text;
 mod export;
 mod output_file;
 mod run;
@@ -19,8 +20,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             let mut stderr = std::io::stderr().lock();
-            // `{:#}` prints the whole context chain on one line: "opening X: line 3: …".
-            let _ = writeln!(stderr, "strata: {err:#}");
+            // The whole context chain on one line: "opening X: line 3: …".
+            let _ = writeln!(stderr, "strata: {}", error_text::chain_text(&err));
             ExitCode::FAILURE
         }
     }

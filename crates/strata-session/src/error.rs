@@ -24,14 +24,14 @@ pub enum SessionError {
         path: PathBuf,
     },
     /// The first line is not a session header.
-    #[error(
-        "{path}:{line}: not a session file: the first line is not a `session` header with an `id`"
-    )]
+    #[error("{path}:{line}: not a session file: {reason}")]
     MissingHeader {
         /// The file.
         path: PathBuf,
         /// The offending line (1-based).
         line: usize,
+        /// What is wrong with it, e.g. "the header's `version` is a string, not a number".
+        reason: String,
     },
     /// The file is older than version 3 and cannot take appends.
     #[error(

@@ -747,6 +747,7 @@ impl Builder {
                         return Err(SessionError::MissingHeader {
                             path: self.path.clone(),
                             line: self.line_count as usize,
+                            reason: SessionHeader::problem(&String::from_utf8_lossy(line)),
                         });
                     }
                 }
@@ -1011,6 +1012,7 @@ impl Builder {
             return Err(SessionError::MissingHeader {
                 path: self.path.clone(),
                 line: (self.line_count as usize).max(1),
+                reason: "the file has no `session` header line".to_owned(),
             });
         };
         self.ends_without_newline = !bytes.is_empty() && !bytes.ends_with(b"\n");

@@ -42,6 +42,11 @@ fn prompt_text(run: &RunArgs) -> anyhow::Result<Option<String>> {
             .context("reading stdin")?;
     }
     let piped = piped.trim();
+    if run.print.as_deref().is_some_and(|p| p.trim().is_empty()) && piped.is_empty() {
+        anyhow::bail!(
+            "-p was given an empty prompt: write the prompt after -p, or pipe it on stdin"
+        );
+    }
     Ok(match (&run.print, piped.is_empty()) {
         (Some(prompt), true) => Some(prompt.clone()),
         (Some(prompt), false) => Some(format!("{prompt}\n\n{piped}")),

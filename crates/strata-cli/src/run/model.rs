@@ -46,6 +46,18 @@ pub fn resolve_model(catalog: &Catalog, choice: &ModelChoice) -> anyhow::Result<
     if let Some(model) = catalog.model(&choice.provider, &choice.id) {
         return Ok(model);
     }
+    // Ids may hold a colon (`…-v1:0`), so `:level` is only split off for known levels; a
+    // known model followed by another word is a mistyped level, not an unknown model.
+    if let Some((id, level)) = choice.id.rsplit_once(':')
+        && catalog.model(&choice.provider, id).is_some()
+    {
+        anyhow::bail!(
+            "unknown thinking level `{level}` in `{}/{}` (levels: {})",
+            choice.provider,
+            choice.id,
+            THINKING_LEVELS.join(", ")
+        );
+    }
     let known: Vec<String> = catalog
         .models_of(&choice.provider)
         .map(|m| m.id.clone())
@@ -62,4 +74,24 @@ pub fn resolve_model(catalog: &Catalog, choice: &ModelChoice) -> anyhow::Result<
             known.join(", ")
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrong_thinking_level_is_named_as_such() {
+        let catalog = Catalog::builtin().unwrap();
+        let choice = parse_model("anthropic/claude-sonnet-4-5:ultra", None).unwrap();
+        let err = resolve_model(&catalog, &choice).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "unknown thinking level `ultra` in `anthropic/claude-sonnet-4-5:ultra` \
+             (levels: off, minimal, low, medium, high, xhigh)"
+        );
+        let unknown = parse_model("anthropic/claude-nonesuch:high", None).unwrap();
+        let err = resolve_model(&catalog, &unknown).unwrap_err().to_string();
+        assert!(err.starts_with("unknown model `anthropic/claude-nonesuch`"), "{err}");
+    }
 }
