@@ -109,22 +109,41 @@ fn find_breaks(requests: &[RequestUsage]) -> Vec<CacheBreak> {
 
 pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
     let catalog = Catalog::builtin().context("loading the capability table")?;
+    // Problems with a path named on the command line fail the command (after the rest is
+    // reported); a file found while walking a directory that is not a log is only a warning.
+    let mut failures = 0usize;
     let mut files = Vec::new();
     for path in &args.paths {
-        collect(path, true, &mut files).with_context(|| format!("reading {}", path.display()))?;
+        if let Err(error) = collect(path, true, &mut files) {
+            eprintln!("strata: {}: {error}", path.display());
+            failures += 1;
+        }
     }
     files.sort();
     let mut logs = Vec::new();
-    for file in &files {
+    for (file, named) in &files {
         match read_log(file, &catalog) {
-            Ok(Some(log)) => logs.push(log),
-            Ok(None) => {}
-            Err(error) => eprintln!("strata: warning: {}: {error:#}", file.display()),
+            Ok(log) if log.requests.is_empty() => {}
+            Ok(log) => logs.push(log),
+            Err(error) if *named => {
+                eprintln!("strata: {}: {error:#}", file.display());
+                failures += 1;
+            }
+            Err(error) => eprintln!("strata: warning: {}: {error:#}, skipped", file.display()),
         }
     }
+    print_logs(args, &logs)?;
+    match failures {
+        0 => Ok(()),
+        1 => anyhow::bail!("1 path could not be read as a log"),
+        n => anyhow::bail!("{n} paths could not be read as logs"),
+    }
+}
+
+fn print_logs(args: &StatsArgs, logs: &[LogStats]) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &logs)?;
+        serde_json::to_writer_pretty(&mut out, logs)?;
         writeln!(out)?;
         return Ok(());
     }
@@ -134,7 +153,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         requests: Vec::new(),
         breaks: Vec::new(),
     };
-    for log in &logs {
+    for log in logs {
         write_log(&mut out, log, args.requests)?;
         all.requests.extend(log.requests.iter().cloned());
     }
@@ -204,31 +223,51 @@ fn write_log(
     Ok(())
 }
 
-/// A file named on the command line is read whatever its name; a directory is walked for
-/// `*.jsonl`.
-fn collect(path: &Path, named: bool, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    if path.is_dir() {
+/// A file named on the command line is read whatever its name (and marked `true`); a
+/// directory is walked for `*.jsonl`.
+fn collect(path: &Path, named: bool, files: &mut Vec<(PathBuf, bool)>) -> std::io::Result<()> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_dir() {
         for entry in std::fs::read_dir(path)? {
             collect(&entry?.path(), false, files)?;
         }
     } else if named || path.extension().is_some_and(|e| e == "jsonl") {
-        files.push(path.to_path_buf());
+        files.push((path.to_path_buf(), named));
     }
     Ok(())
 }
 
-/// Reads one log: a session (first line is a `session` header) or a Claude Code log.
-fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<Option<LogStats>> {
-    let text = std::fs::read_to_string(path)?;
+/// Reads one log: a session (first line is a `session` header) or a Claude Code log. A line
+/// that is not JSON or not UTF-8 is reported by number and the rest is still read; a file
+/// that is neither kind of log is an error.
+fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<LogStats> {
+    let meta = std::fs::metadata(path).context("reading its metadata")?;
+    if !meta.is_file() {
+        anyhow::bail!("not a regular file");
+    }
+    let bytes = std::fs::read(path).context("reading it")?;
     // Decided by the first JSON line: a session header, or a Claude Code log.
     let mut is_session: Option<bool> = None;
+    let mut claude_code_lines = false;
     let mut strata_entries = false;
     let mut requests: Vec<RequestUsage> = Vec::new();
-    for (number, line) in text.lines().enumerate() {
+    for (number, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = match std::str::from_utf8(raw) {
+            Ok(line) => std::borrow::Cow::Borrowed(line),
+            Err(error) => {
+                eprintln!(
+                    "strata: warning: {}: line {}: invalid UTF-8 at byte {}, read with replacement characters",
+                    path.display(),
+                    number + 1,
+                    error.valid_up_to()
+                );
+                String::from_utf8_lossy(raw)
+            }
+        };
         if line.trim().is_empty() {
             continue;
         }
-        let Ok(value) = serde_json::from_str::<Value>(line) else {
+        let Ok(value) = serde_json::from_str::<Value>(&line) else {
             eprintln!(
                 "strata: warning: {}: line {}: not JSON, skipped",
                 path.display(),
@@ -244,7 +283,11 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<Option<LogStats>> 
             if let Some(request) = session_request(&value, catalog) {
                 requests.push(request);
             }
-        } else if let Some(request) = claude_code_request(&value, catalog) {
+            continue;
+        }
+        claude_code_lines |= value.get("sessionId").is_some()
+            && matches!(value["type"].as_str(), Some("user" | "assistant" | "summary"));
+        if let Some(request) = claude_code_request(&value, catalog) {
             // Claude Code writes one line per content block of a response, each with the
             // same usage: count a request once.
             if requests.last().is_some_and(|last| last.id == request.id) {
@@ -253,21 +296,22 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<Option<LogStats>> 
             requests.push(request);
         }
     }
-    if requests.is_empty() {
-        return Ok(None);
-    }
     let kind = match (is_session, strata_entries) {
         (Some(true), true) => "strata",
         (Some(true), false) => "pi",
-        _ => "claude-code",
+        _ if claude_code_lines || !requests.is_empty() => "claude-code",
+        (None, _) => anyhow::bail!("not a session or Claude Code log: it holds no JSON lines"),
+        _ => anyhow::bail!(
+            "not a session or Claude Code log: the first line is not a `session` header and no line is a Claude Code message"
+        ),
     };
     let breaks = find_breaks(&requests);
-    Ok(Some(LogStats {
+    Ok(LogStats {
         path: path.to_path_buf(),
         kind,
         requests,
         breaks,
-    }))
+    })
 }
 
 /// A request recorded in a Pi / strata session: an assistant `message`, a compaction whose
