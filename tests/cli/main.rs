@@ -17,5 +17,6 @@ mod listing;
 mod rpc;
 mod run;
 mod support;
+mod tools;
 mod tree;
 mod tui;

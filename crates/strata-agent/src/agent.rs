@@ -16,7 +16,7 @@ use strata_session::{
     AgentMessage, ContentBlock, EntryId, ImageContent, MessageContent, Session, StopReason,
     TextContent, ToolCall, UserMessage,
 };
-use strata_tools::{ToolContext, ToolOutput, ToolSet};
+use strata_tools::{ToolOutput, ToolSet, ToolSettings};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
@@ -59,6 +59,8 @@ pub struct AgentConfig {
     pub summary_model: Option<SummaryModel>,
     /// Cache lifetime asked for, and keeping the cache warm while idle.
     pub cache: CacheSettings,
+    /// Limits, environment and temp dir of tool calls.
+    pub tool_settings: ToolSettings,
 }
 
 /// The provider, model and options summary requests go to instead of the session's.
@@ -976,7 +978,7 @@ impl Agent {
                 arguments: call.arguments.clone(),
             });
         }
-        let mut ctx = ToolContext::new(self.config.cwd.clone());
+        let mut ctx = self.config.tool_settings.context(self.config.cwd.clone());
         ctx.cancel = cancel.clone();
         let wire_calls: Vec<strata_tools::ToolCall> = calls
             .iter()

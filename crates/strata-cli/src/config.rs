@@ -36,6 +36,11 @@ pub struct Config {
     pub cache: CacheSettings,
     /// Per-provider settings (base URL of a proxy, …), by provider id.
     pub providers: BTreeMap<String, ProviderSettings>,
+    /// Seconds a bash command may run when its call gives no timeout (0: no limit).
+    pub bash_timeout: u64,
+    /// Environment variables passed on to tool commands although they hold credentials
+    /// (every provider's key variable and `*_API_KEY`-like names are dropped otherwise).
+    pub tool_env_allow: Vec<String>,
 }
 
 /// `[providers.<id>]`.
@@ -61,6 +66,8 @@ impl Default for Config {
             compaction: CompactionSettings::default(),
             cache: CacheSettings::default(),
             providers: BTreeMap::new(),
+            bash_timeout: strata_tools::DEFAULT_BASH_TIMEOUT.as_secs(),
+            tool_env_allow: Vec::new(),
         }
     }
 }
@@ -132,6 +139,8 @@ const CONFIG_KEYS: &[&str] = &[
     "compaction",
     "cache",
     "providers",
+    "bash_timeout",
+    "tool_env_allow",
 ];
 
 /// Whether a `STRATA_*` variable (prefix removed, nested keys joined by `__`) is configuration.

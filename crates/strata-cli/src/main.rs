@@ -4,6 +4,7 @@ mod args;
 mod commands;
 mod config;
 mod error_text;
+mod exit;
 mod export;
 mod output_file;
 mod run;
@@ -16,6 +17,8 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
+    // Tool processes and the run's temp dir go however main is left (signals: exit.rs).
+    let _cleanup = exit::CleanupOnDrop;
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

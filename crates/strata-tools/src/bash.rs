@@ -156,11 +156,16 @@ impl GroupKiller {
         if let Some(pgid) = self.pgid.take() {
             // ESRCH (the group is already gone) is the outcome we want anyway.
             let _ = killpg(pgid, Signal::SIGKILL);
+            crate::processes::forget_group_if_gone(pgid.as_raw());
         }
     }
 
+    /// The shell exited: its group stays registered while background jobs live in it, so
+    /// that they die when strata exits.
     fn disarm(&mut self) {
-        self.pgid = None;
+        if let Some(pgid) = self.pgid.take() {
+            crate::processes::forget_group_if_gone(pgid.as_raw());
+        }
     }
 }
 
@@ -197,6 +202,7 @@ async fn run(
         .stderr(Stdio::from(writer_err))
         .process_group(0)
         .kill_on_drop(true);
+    ctx.environment.apply(&mut command);
     let mut child = command.spawn()?;
     // Our copies of the write end must close, or the reader never sees end-of-file.
     drop(command);
@@ -206,6 +212,9 @@ async fn run(
             .and_then(|id| i32::try_from(id).ok())
             .map(Pid::from_raw),
     };
+    if let Some(pgid) = killer.pgid {
+        crate::processes::register_group(pgid.as_raw());
+    }
     let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
 
     let limits = &ctx.limits;
@@ -258,7 +267,7 @@ async fn run(
         }
     };
     if matches!(ending, Ending::Exited(_)) {
-        // Background jobs may outlive the shell; they are the user's to keep.
+        // Background jobs may outlive the shell, until strata exits.
         killer.disarm();
     } else {
         // Reap the killed shell so that it does not linger as a zombie.

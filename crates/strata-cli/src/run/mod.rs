@@ -23,9 +23,12 @@ pub fn run(run: &RunArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     if run.mode == Mode::Rpc {
+        crate::exit::exit_on_signals(&runtime, false);
         return runtime.block_on(rpc::serve(setup));
     }
-    match prompt_text(run)? {
+    let prompt = prompt_text(run)?;
+    crate::exit::exit_on_signals(&runtime, prompt.is_none());
+    match prompt {
         Some(prompt) => runtime.block_on(run_prompt(&setup, prompt)),
         None => crate::tui::run(setup, &runtime),
     }

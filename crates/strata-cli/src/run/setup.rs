@@ -2,13 +2,14 @@
 //! the terminal UI, so every front end opens sessions and picks models the same way.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use strata_agent::{Agent, AgentConfig, ModelSwitch, RetryEvents, SummaryModel};
 use strata_provider::transport::RetryObserver;
 use strata_provider::{Catalog, Model, ProviderRow, StreamOptions};
 use strata_session::{Session, SessionStore, WriteOptions};
-use strata_tools::ToolSet;
+use strata_tools::{ToolEnvironment, ToolLimits, ToolSet, ToolSettings};
 
 use super::factory::{self, provider_for};
 use super::model::{ModelChoice, parse_model, resolve_model};
@@ -111,6 +112,27 @@ impl Setup {
         Ok(ToolSet::builtins(&names))
     }
 
+    /// Tool limits, environment and temp dir from configuration: `bash_timeout`, and
+    /// credentials (every provider row's key variables too) kept from tool processes except
+    /// those in `tool_env_allow`.
+    pub fn tool_settings(&self) -> ToolSettings {
+        let mut limits = ToolLimits::default();
+        limits.bash_default_timeout =
+            (self.config.bash_timeout > 0).then(|| Duration::from_secs(self.config.bash_timeout));
+        let provider_keys = self
+            .catalog
+            .providers()
+            .flat_map(|row| row.auth_env.iter().cloned());
+        let environment = ToolEnvironment::default()
+            .drop_names(provider_keys)
+            .allow(self.config.tool_env_allow.iter().cloned());
+        ToolSettings {
+            limits,
+            environment,
+            temp_dir: crate::exit::run_temp_dir(),
+        }
+    }
+
     /// Opens the session the flags name and builds the agent on it, recording the model and
     /// thinking level when they differ from the session's.
     pub fn build_agent(&self) -> anyhow::Result<Built> {
@@ -142,6 +164,7 @@ impl Setup {
             compaction: self.config.compaction.clone(),
             summary_model: self.summary_model()?,
             cache: self.config.cache,
+            tool_settings: self.tool_settings(),
         };
         let mut agent = Agent::new(session, switch.provider, self.tools()?, agent_config)
             .with_retry_events(retries);
@@ -171,7 +194,12 @@ impl Setup {
         let options = WriteOptions::default();
         let cwd_text = self.cwd.display().to_string();
         if self.run.no_session {
-            let dir = tempfile::tempdir().context("creating a temporary session dir")?;
+            // Inside the run's temp dir, so that a run stopped by a signal leaves nothing.
+            let dir = match crate::exit::run_temp_dir() {
+                Some(run_dir) => tempfile::tempdir_in(run_dir),
+                None => tempfile::tempdir(),
+            }
+            .context("creating a temporary session dir")?;
             let session = Session::create(dir.path().join("session.jsonl"), &cwd_text, options)?;
             return Ok((session, Some(dir)));
         }

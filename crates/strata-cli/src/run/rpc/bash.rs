@@ -76,6 +76,10 @@ async fn execute(
         .process_group(0)
         .kill_on_drop(true)
         .spawn()?;
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    if let Some(pgid) = pgid {
+        strata_tools::processes::register_group(pgid);
+    }
     let output = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&output);
     let read = tokio::task::spawn_blocking(move || {
@@ -99,6 +103,9 @@ async fn execute(
             (None, true)
         }
     };
+    if let Some(pgid) = pgid {
+        strata_tools::processes::forget_group_if_gone(pgid);
+    }
     // The command's own pipe ends were dropped with the Command; wait for the reader briefly.
     let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, read).await;
     let bytes = output.lock().map(|o| o.clone()).unwrap_or_default();
@@ -114,10 +121,11 @@ fn shell() -> &'static str {
 }
 
 fn save_full_output(text: &str) -> Option<PathBuf> {
+    let dir = crate::exit::run_temp_dir().unwrap_or_else(std::env::temp_dir);
     let file = tempfile::Builder::new()
         .prefix("strata-bash-")
         .suffix(".log")
-        .tempfile()
+        .tempfile_in(dir)
         .ok()?;
     std::fs::write(file.path(), text).ok()?;
     file.keep().ok().map(|(_, path)| path)
