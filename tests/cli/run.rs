@@ -245,3 +245,36 @@ fn unclear_inputs_get_messages_that_name_the_problem() {
     }
     assert_eq!(last.matches("Connection refused").count(), 1, "{last}");
 }
+
+#[test]
+fn resuming_a_damaged_session_warns_in_print_and_json_modes() {
+    let scenario =
+        strata_mock::Scenario::from_toml("name = \"ok\"\n[[turn]]\ntext = \"ok\"\n", "test")
+            .unwrap();
+    let server = crate::support::mock_with(scenario);
+    let dir = project();
+    let url = server.base_url();
+    for mode in ["text", "json"] {
+        let session = dir.path().join(format!("{mode}.jsonl"));
+        std::fs::write(
+            &session,
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/\"}\n\
+             {\"type\":\"message\",\"id\":\"a0000001\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}\n\
+             this line is damaged\n",
+        )
+        .unwrap();
+        let out = strata_in(
+            dir.path(),
+            &[
+                "-p", "again", "--mode", mode, "--model", "anthropic/claude-sonnet-4-5",
+                "--base-url", &url, "--api-key", "k", "--session", session.to_str().unwrap(),
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("strata: warning:") && stderr.contains(":3"),
+            "{mode}: {stderr}"
+        );
+    }
+}

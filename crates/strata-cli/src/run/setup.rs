@@ -1,6 +1,7 @@
 //! Turning flags and configuration into a ready agent: shared by print, json and rpc modes and
 //! the terminal UI, so every front end opens sessions and picks models the same way.
 
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use strata_tools::{ToolEnvironment, ToolLimits, ToolSet, ToolSettings};
 
 use super::factory::{self, provider_for};
 use super::model::{ModelChoice, parse_model, resolve_model};
-use crate::args::RunArgs;
+use crate::args::{Mode, RunArgs};
 use crate::config::{self, Config, Sources};
 
 /// Everything a front end needs before it builds an agent.
@@ -204,15 +205,28 @@ impl Setup {
             return Ok((session, Some(dir)));
         }
         if let Some(path) = &self.run.session {
-            return Ok((open_or_create(path, &cwd_text)?, None));
+            return Ok((self.open_warning(path, &cwd_text)?, None));
         }
         let store = self.store()?;
         if self.run.continue_session
             && let Some(path) = store.most_recent(&cwd_text)?
         {
-            return Ok((open_or_create(&path, &cwd_text)?, None));
+            return Ok((self.open_warning(&path, &cwd_text)?, None));
         }
         Ok((store.create(&cwd_text, options)?, None))
+    }
+
+    /// [`open_or_create`], saying on stderr what was skipped in a damaged file unless the
+    /// terminal UI is about to take the screen (it shows them itself, in `/tree`).
+    fn open_warning(&self, path: &Path, cwd: &str) -> anyhow::Result<Session> {
+        let interactive = self.run.mode == Mode::Text
+            && self.run.print.is_none()
+            && std::io::stdin().is_terminal();
+        open_or_create_with(path, cwd, |diagnostic| {
+            if !interactive {
+                eprintln!("strata: warning: {diagnostic}");
+            }
+        })
     }
 
     /// Retry limit, key and base URL for `row`: the flags' when given, else `[providers.<id>]`'s
@@ -277,11 +291,23 @@ pub fn check_tool_names(names: &[&str]) -> anyhow::Result<()> {
 
 /// Opens `path` for appending, or creates it for `cwd`.
 pub fn open_or_create(path: &Path, cwd: &str) -> anyhow::Result<Session> {
+    open_or_create_with(path, cwd, |_| {})
+}
+
+/// [`open_or_create`], passing each problem found while reading the file to `report`.
+fn open_or_create_with(
+    path: &Path,
+    cwd: &str,
+    mut report: impl FnMut(&strata_session::Diagnostic),
+) -> anyhow::Result<Session> {
     let options = WriteOptions::default();
     if path.exists() {
-        Ok(Session::open_writable(path, options)
-            .with_context(|| format!("opening {}", path.display()))?
-            .session)
+        let opened = Session::open_writable(path, options)
+            .with_context(|| format!("opening {}", path.display()))?;
+        for diagnostic in &opened.diagnostics {
+            report(diagnostic);
+        }
+        Ok(opened.session)
     } else {
         Session::create(path, cwd, options).with_context(|| format!("creating {}", path.display()))
     }
