@@ -10,4 +10,5 @@
 mod catalog;
 mod complete;
 mod drift;
+mod props;
 mod user_config;
