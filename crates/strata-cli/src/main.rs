@@ -3,6 +3,8 @@
 mod args;
 mod commands;
 mod config;
+#[cfg(test)]
+mod config_props;
 mod error_text;
 mod exit;
 mod export;

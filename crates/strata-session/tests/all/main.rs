@@ -8,6 +8,7 @@
 mod common;
 mod fixtures;
 mod fork;
+mod fuzz;
 mod props;
 mod store;
 mod writer;
