@@ -154,6 +154,7 @@ async fn play(
         compaction: strategy.compaction(&base),
         summary_model: None,
         cache: strategy.cache(cache_model),
+        tool_settings: strata_tools::ToolSettings::default(),
     };
     let mut agent = Agent::new(
         session,
