@@ -289,5 +289,9 @@ fn export_never_replaces_a_session_and_needs_force_for_an_existing_file() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
     assert_eq!(std::fs::read_to_string(&page).unwrap(), "mine");
     strata_ok(&["export", path, "-o", page.to_str().unwrap(), "--force"]);
-    assert!(std::fs::read_to_string(&page).unwrap().starts_with("<!DOCTYPE html>"));
+    assert!(
+        std::fs::read_to_string(&page)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
 }

@@ -135,16 +135,26 @@ fn stats_survives_a_bad_byte_and_fails_on_paths_that_are_not_logs() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("7 requests"), "{stdout}");
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.contains("damaged.jsonl: line 6: invalid UTF-8"), "{stderr}");
+    assert!(
+        stderr.contains("damaged.jsonl: line 6: invalid UTF-8"),
+        "{stderr}"
+    );
 
     let text = dir.path().join("notes.txt");
     std::fs::write(&text, "just some notes\n").unwrap();
     let missing = dir.path().join("missing.jsonl");
-    for bad in [missing.to_str().unwrap(), text.to_str().unwrap(), "/dev/null"] {
+    for bad in [
+        missing.to_str().unwrap(),
+        text.to_str().unwrap(),
+        "/dev/null",
+    ] {
         let out = crate::support::strata(&["stats", tour.to_str().unwrap(), bad]);
         assert!(!out.status.success(), "{bad} was accepted");
         let stdout = String::from_utf8(out.stdout).unwrap();
-        assert!(stdout.contains("7 requests"), "the good path is still reported: {stdout}");
+        assert!(
+            stdout.contains("7 requests"),
+            "the good path is still reported: {stdout}"
+        );
         let stderr = String::from_utf8(out.stderr).unwrap();
         assert!(stderr.contains(bad), "{stderr}");
     }

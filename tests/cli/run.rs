@@ -200,7 +200,14 @@ fn unclear_inputs_get_messages_that_name_the_problem() {
         let out = strata_in(
             dir.path(),
             &[
-                "-p", prompt, "--model", model, "--base-url", &url, "--api-key", "k",
+                "-p",
+                prompt,
+                "--model",
+                model,
+                "--base-url",
+                &url,
+                "--api-key",
+                "k",
                 "--no-session",
             ],
         );
@@ -233,8 +240,15 @@ fn unclear_inputs_get_messages_that_name_the_problem() {
     let refused = strata_in(
         dir.path(),
         &[
-            "-p", "hi", "--model", "anthropic/claude-sonnet-4-5", "--base-url",
-            "http://127.0.0.1:9", "--api-key", "k", "--no-session",
+            "-p",
+            "hi",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--api-key",
+            "k",
+            "--no-session",
         ],
     );
     let err = String::from_utf8(refused.stderr).unwrap();
@@ -266,8 +280,18 @@ fn resuming_a_damaged_session_warns_in_print_and_json_modes() {
         let out = strata_in(
             dir.path(),
             &[
-                "-p", "again", "--mode", mode, "--model", "anthropic/claude-sonnet-4-5",
-                "--base-url", &url, "--api-key", "k", "--session", session.to_str().unwrap(),
+                "-p",
+                "again",
+                "--mode",
+                mode,
+                "--model",
+                "anthropic/claude-sonnet-4-5",
+                "--base-url",
+                &url,
+                "--api-key",
+                "k",
+                "--session",
+                session.to_str().unwrap(),
             ],
         );
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -45,15 +45,19 @@ fn strata_command(dir: &Path, temp: &Path, url: &str, session: &Path) -> Command
 
 fn wait_for_file(path: &Path) -> String {
     let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(30) {
+    loop {
         if let Ok(text) = std::fs::read_to_string(path)
             && text.ends_with('\n')
         {
             return text;
         }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{} never appeared",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
-    panic!("{} never appeared", path.display());
 }
 
 fn group_alive(pgid: i32) -> bool {
@@ -89,7 +93,10 @@ fn a_signal_during_a_bash_tool_kills_its_process_group_and_removes_temp_files() 
         while group_alive(pgid) && start.elapsed() < Duration::from_secs(10) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(!group_alive(pgid), "{signal}: the tool's group outlived strata");
+        assert!(
+            !group_alive(pgid),
+            "{signal}: the tool's group outlived strata"
+        );
         let left: Vec<_> = std::fs::read_dir(temp.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
@@ -97,7 +104,10 @@ fn a_signal_during_a_bash_tool_kills_its_process_group_and_removes_temp_files() 
         assert!(left.is_empty(), "{signal}: temp files left: {left:?}");
         // The session is intact up to where the run was stopped.
         let text = std::fs::read_to_string(&session).unwrap();
-        assert!(text.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
+        assert!(
+            text.lines()
+                .all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok())
+        );
     }
 }
 
@@ -110,10 +120,17 @@ fn tool_commands_do_not_inherit_provider_keys_unless_allowed() {
     let out = strata_command(dir.path(), temp.path(), &server.base_url(), &session)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stored = std::fs::read_to_string(&session).unwrap();
     assert!(stored.contains("MY_TOOL_SETTING=visible"), "env ran");
-    assert!(!stored.contains("sk-ant-test-secret-1234"), "the key reached the session");
+    assert!(
+        !stored.contains("sk-ant-test-secret-1234"),
+        "the key reached the session"
+    );
     assert!(!stored.contains("sk-openai-test-secret"));
 
     // Passed on on purpose: `tool_env_allow` in the user's config.
@@ -127,7 +144,11 @@ fn tool_commands_do_not_inherit_provider_keys_unless_allowed() {
     let out = strata_command(dir.path(), temp.path(), &server.base_url(), &allowed)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stored = std::fs::read_to_string(&allowed).unwrap();
     assert!(stored.contains("OPENAI_API_KEY=sk-openai-test-secret"));
     assert!(!stored.contains("sk-ant-test-secret-1234"));
@@ -142,7 +163,11 @@ fn a_long_output_leaves_no_file_after_a_normal_exit() {
     let out = strata_command(dir.path(), temp.path(), &server.base_url(), &session)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stored = std::fs::read_to_string(&session).unwrap();
     assert!(stored.contains("fullOutputPath"), "the output was spilled");
     let left: Vec<_> = std::fs::read_dir(temp.path())

@@ -149,9 +149,15 @@ fn scenario() -> Result<Scenario> {
     let mut toml = String::from("name = \"soak\"\n");
     for turn in 0..2000 {
         let text = match turn % 4 {
-            0 => "[[turn]]\ntext = \"Listing.\"\n[[turn.tool_call]]\ntool = \"bash\"\nargs = { command = \"seq 1 200000\" }\n",
-            1 => "[[turn]]\ntext = \"Waiting.\"\n[[turn.tool_call]]\ntool = \"bash\"\nargs = { command = \"echo start; sleep 1.5; echo end\" }\n",
-            2 => "[[turn]]\ntext = \"Background.\"\n[[turn.tool_call]]\ntool = \"bash\"\nargs = { command = \"sleep 120 & echo started $!\" }\n",
+            0 => {
+                "[[turn]]\ntext = \"Listing.\"\n[[turn.tool_call]]\ntool = \"bash\"\nargs = { command = \"seq 1 200000\" }\n"
+            }
+            1 => {
+                "[[turn]]\ntext = \"Waiting.\"\n[[turn.tool_call]]\ntool = \"bash\"\nargs = { command = \"echo start; sleep 1.5; echo end\" }\n"
+            }
+            2 => {
+                "[[turn]]\ntext = \"Background.\"\n[[turn.tool_call]]\ntool = \"bash\"\nargs = { command = \"sleep 120 & echo started $!\" }\n"
+            }
             _ => "[[turn]]\ntext = \"Done for now.\"\n",
         };
         toml.push_str(text);
@@ -211,7 +217,10 @@ pub fn soak(options: &SoakOptions) -> Result<SoakReport> {
     let root = tempfile::tempdir().context("creating the soak directory")?;
     let project = root.path().join("project");
     std::fs::create_dir_all(project.join("src")).context("creating the project")?;
-    std::fs::write(project.join("src/lib.rs"), "pub fn answer() -> u32 { 42 }\n")?;
+    std::fs::write(
+        project.join("src/lib.rs"),
+        "pub fn answer() -> u32 { 42 }\n",
+    )?;
     let server = MockServer::start_in_thread(MockConfig::new())
         .map_err(|e| anyhow::anyhow!("starting strata-mock: {e}"))?;
     let script = scenario()?;
@@ -220,9 +229,10 @@ pub fn soak(options: &SoakOptions) -> Result<SoakReport> {
         ..SoakReport::default()
     };
     for run in 0..options.runs {
-        let session = root
-            .path()
-            .join(format!("session-{:02}.jsonl", rng.usize(0..options.sessions)));
+        let session = root.path().join(format!(
+            "session-{:02}.jsonl",
+            rng.usize(0..options.sessions)
+        ));
         report.requests += server.requests().len();
         server.reset();
         server.load_scenario(script.clone());
@@ -376,7 +386,10 @@ fn one_run(
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let exit = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+    let exit = match (
+        status.code(),
+        std::os::unix::process::ExitStatusExt::signal(&status),
+    ) {
         (Some(code), _) => format!("code {code}"),
         (None, Some(signal)) => format!("signal {signal}"),
         (None, None) => "unknown".to_owned(),

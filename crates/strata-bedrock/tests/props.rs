@@ -24,8 +24,11 @@ fn corpus() -> Vec<Vec<u8>> {
 fn mutated() -> impl Strategy<Value = Vec<u8>> {
     let corpus = corpus();
     let count = corpus.len();
-    (0..count, proptest::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 0..8)).prop_map(
-        move |(index, edits)| {
+    (
+        0..count,
+        proptest::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 0..8),
+    )
+        .prop_map(move |(index, edits)| {
             let mut bytes = corpus[index].clone();
             for (at, byte, kind) in edits {
                 if bytes.is_empty() {
@@ -39,13 +42,14 @@ fn mutated() -> impl Strategy<Value = Vec<u8>> {
                 }
             }
             bytes
-        },
-    )
+        })
 }
 
-/// Messages (as `Ok(event type, payload)`) and the first error, decoding `input` pushed in
-/// pieces cut at `cuts`.
-fn decode(input: &[u8], cuts: &[usize]) -> Vec<Result<(Option<String>, Vec<u8>), String>> {
+/// A decoded message (its event type and payload), or the error that ended decoding.
+type Decoded = Result<(Option<String>, Vec<u8>), String>;
+
+/// Messages and the first error, decoding `input` pushed in pieces cut at `cuts`.
+fn decode(input: &[u8], cuts: &[usize]) -> Vec<Decoded> {
     let mut decoder = EventStreamDecoder::new();
     let mut out = Vec::new();
     let mut points: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
@@ -87,7 +91,10 @@ proptest! {
 
 /// Test cases per property: `PROPTEST_CASES` when set (long runs), else 256.
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
 }
 
 #[test]

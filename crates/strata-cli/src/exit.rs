@@ -29,7 +29,10 @@ pub fn run_temp_dir() -> Option<PathBuf> {
 /// Kills every tool process group still alive and removes the run's temporary directory.
 pub fn cleanup() {
     strata_tools::processes::kill_all_tool_processes();
-    let dir = RUN_TEMP.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let dir = RUN_TEMP
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
     drop(dir);
 }
 
@@ -99,7 +102,9 @@ mod tests {
     fn a_dead_runs_directory_is_removed_and_a_live_ones_kept() {
         let temp = tempfile::tempdir().unwrap();
         // Pid 0 is never a process we can signal as a single pid; i32::MAX is above pid_max.
-        let dead = temp.path().join(format!("{RUN_DIR_PREFIX}{}-abc", i32::MAX));
+        let dead = temp
+            .path()
+            .join(format!("{RUN_DIR_PREFIX}{}-abc", i32::MAX));
         let live = temp
             .path()
             .join(format!("{RUN_DIR_PREFIX}{}-abc", std::process::id()));

@@ -105,7 +105,8 @@ fn trim_newline(line: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
 
-    const HEADER: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n";
+    const HEADER: &str =
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n";
 
     #[test]
     fn refuses_the_source_session_even_through_another_name() {

@@ -7,7 +7,8 @@ use strata_provider::transport::{Flow, FrameDecoder, SseDecoder, parse_partial};
 
 /// The real SSE streams checked in for the Anthropic adapter (the corpus to mutate).
 fn sse_corpus() -> Vec<Vec<u8>> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../strata-anthropic/tests/fixtures");
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../strata-anthropic/tests/fixtures");
     let mut files: Vec<Vec<u8>> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -22,8 +23,11 @@ fn sse_corpus() -> Vec<Vec<u8>> {
 /// A real file with a few bytes flipped, inserted or cut out.
 fn mutated(corpus: Vec<Vec<u8>>) -> impl Strategy<Value = Vec<u8>> {
     let count = corpus.len();
-    (0..count, proptest::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 0..12)).prop_map(
-        move |(index, edits)| {
+    (
+        0..count,
+        proptest::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 0..12),
+    )
+        .prop_map(move |(index, edits)| {
             let mut bytes = corpus[index].clone();
             for (at, byte, kind) in edits {
                 if bytes.is_empty() {
@@ -38,8 +42,7 @@ fn mutated(corpus: Vec<Vec<u8>>) -> impl Strategy<Value = Vec<u8>> {
                 }
             }
             bytes
-        },
-    )
+        })
 }
 
 /// Frames decoded from `input` fed in pieces cut at `cuts`.
@@ -118,7 +121,10 @@ proptest! {
 
 /// Test cases per property: `PROPTEST_CASES` when set (long runs), else 256.
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
 }
 
 fn json_value() -> impl Strategy<Value = serde_json::Value> {
@@ -126,7 +132,7 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| Value::from(n)),
+        any::<i64>().prop_map(Value::from),
         "[^\"]{0,12}".prop_map(Value::String),
         ".{0,12}".prop_map(Value::String),
     ];

@@ -29,7 +29,10 @@ impl Default for ToolEnvironment {
     fn default() -> Self {
         Self {
             dropped_names: CREDENTIAL_NAMES.iter().map(|n| (*n).to_owned()).collect(),
-            dropped_suffixes: CREDENTIAL_SUFFIXES.iter().map(|s| (*s).to_owned()).collect(),
+            dropped_suffixes: CREDENTIAL_SUFFIXES
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
             allowed: BTreeSet::new(),
         }
     }
@@ -69,7 +72,10 @@ impl ToolEnvironment {
     pub fn drops(&self, name: &str) -> bool {
         !self.allowed.contains(name)
             && (self.dropped_names.contains(name)
-                || self.dropped_suffixes.iter().any(|s| name.ends_with(s.as_str())))
+                || self
+                    .dropped_suffixes
+                    .iter()
+                    .any(|s| name.ends_with(s.as_str())))
     }
 
     /// Removes the dropped variables of this process's environment from `command`'s.

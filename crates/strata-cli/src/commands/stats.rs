@@ -286,7 +286,10 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<LogStats> {
             continue;
         }
         claude_code_lines |= value.get("sessionId").is_some()
-            && matches!(value["type"].as_str(), Some("user" | "assistant" | "summary"));
+            && matches!(
+                value["type"].as_str(),
+                Some("user" | "assistant" | "summary")
+            );
         if let Some(request) = claude_code_request(&value, catalog) {
             // Claude Code writes one line per content block of a response, each with the
             // same usage: count a request once.

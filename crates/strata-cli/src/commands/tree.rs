@@ -337,6 +337,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let text = render_tree(&nested(dir.path(), 40), 72);
         let last = text.lines().last().unwrap();
-        assert!(last.starts_with(&format!("[+15] {}└─ ", "   ".repeat(24))), "{last}");
+        assert!(
+            last.starts_with(&format!("[+15] {}└─ ", "   ".repeat(24))),
+            "{last}"
+        );
     }
 }

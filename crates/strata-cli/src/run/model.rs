@@ -92,6 +92,9 @@ mod tests {
         );
         let unknown = parse_model("anthropic/claude-nonesuch:high", None).unwrap();
         let err = resolve_model(&catalog, &unknown).unwrap_err().to_string();
-        assert!(err.starts_with("unknown model `anthropic/claude-nonesuch`"), "{err}");
+        assert!(
+            err.starts_with("unknown model `anthropic/claude-nonesuch`"),
+            "{err}"
+        );
     }
 }

@@ -117,9 +117,11 @@ impl Setup {
     /// credentials (every provider row's key variables too) kept from tool processes except
     /// those in `tool_env_allow`.
     pub fn tool_settings(&self) -> ToolSettings {
-        let mut limits = ToolLimits::default();
-        limits.bash_default_timeout =
-            (self.config.bash_timeout > 0).then(|| Duration::from_secs(self.config.bash_timeout));
+        let limits = ToolLimits {
+            bash_default_timeout: (self.config.bash_timeout > 0)
+                .then(|| Duration::from_secs(self.config.bash_timeout)),
+            ..ToolLimits::default()
+        };
         let provider_keys = self
             .catalog
             .providers()

@@ -25,8 +25,11 @@ fn corpus() -> Vec<Vec<u8>> {
 fn mutated() -> impl Strategy<Value = Vec<u8>> {
     let corpus = corpus();
     let count = corpus.len();
-    (0..count, proptest::collection::vec((any::<usize>(), any::<u8>(), 0u8..4), 0..10)).prop_map(
-        move |(index, edits)| {
+    (
+        0..count,
+        proptest::collection::vec((any::<usize>(), any::<u8>(), 0u8..4), 0..10),
+    )
+        .prop_map(move |(index, edits)| {
             let mut bytes = corpus[index].clone();
             for (at, byte, kind) in edits {
                 if bytes.is_empty() {
@@ -39,16 +42,21 @@ fn mutated() -> impl Strategy<Value = Vec<u8>> {
                     2 => bytes.truncate(at.max(1)),
                     _ => {
                         // Repeat the line around `at` (duplicate ids, re-parented entries).
-                        let start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-                        let end = bytes[at..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| at + i + 1);
+                        let start = bytes[..at]
+                            .iter()
+                            .rposition(|&b| b == b'\n')
+                            .map_or(0, |i| i + 1);
+                        let end = bytes[at..]
+                            .iter()
+                            .position(|&b| b == b'\n')
+                            .map_or(bytes.len(), |i| at + i + 1);
                         let line = bytes[start..end].to_vec();
                         bytes.splice(end..end, line);
                     }
                 }
             }
             bytes
-        },
-    )
+        })
 }
 
 fn session_bytes() -> impl Strategy<Value = Vec<u8>> {
@@ -57,7 +65,8 @@ fn session_bytes() -> impl Strategy<Value = Vec<u8>> {
         proptest::collection::vec(any::<u8>(), 0..1024),
         // A valid header, then arbitrary bytes.
         proptest::collection::vec(any::<u8>(), 0..1024).prop_map(|tail| {
-            let mut bytes = br#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#.to_vec();
+            let mut bytes =
+                br#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/"}"#.to_vec();
             bytes.push(b'\n');
             bytes.extend(tail);
             bytes
@@ -82,18 +91,21 @@ proptest! {
             }
             let _ = tree.leaf();
         }
-        if let Ok(mut opened) = Session::open_writable(&path, WriteOptions::default()) {
-            if opened.session.append_message(user("appended")).is_ok() {
-                let after = std::fs::read(&path).unwrap();
-                prop_assert!(after.starts_with(&bytes), "the old bytes changed");
-                drop(opened);
-                prop_assert!(Session::open(&path).is_ok(), "reopens after the append");
-            }
+        if let Ok(mut opened) = Session::open_writable(&path, WriteOptions::default())
+            && opened.session.append_message(user("appended")).is_ok()
+        {
+            let after = std::fs::read(&path).unwrap();
+            prop_assert!(after.starts_with(&bytes), "the old bytes changed");
+            drop(opened);
+            prop_assert!(Session::open(&path).is_ok(), "reopens after the append");
         }
     }
 }
 
 /// Test cases per property: `PROPTEST_CASES` when set (long runs), else 256.
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
 }

@@ -228,16 +228,18 @@ async fn a_single_line_longer_than_the_kept_tail_is_reported_at_its_real_size() 
         )
         .await;
     let body = text(&out);
-    assert!(body.contains("of line 1 (line is 20.0MB)"), "{}", &body[body.len() - 300..]);
+    assert!(
+        body.contains("of line 1 (line is 20.0MB)"),
+        "{}",
+        &body[body.len() - 300..]
+    );
 }
 
 #[tokio::test]
 async fn the_full_output_file_is_bounded_and_says_so() {
     let mut env = Env::new();
     env.ctx.limits.max_output_file_bytes = 256 * 1024;
-    let out = env
-        .call("bash", json!({"command": "seq 1 1000000"}))
-        .await;
+    let out = env.call("bash", json!({"command": "seq 1 1000000"})).await;
     let path = out.details["fullOutputPath"].as_str().unwrap().to_owned();
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 256 * 1024);
     let body = text(&out);
@@ -275,8 +277,11 @@ async fn a_group_with_a_background_job_stays_registered_for_the_exit_cleanup() {
     let done = env.call("bash", json!({"command": "echo $$"})).await;
     let finished = pgid_of(&text(&done));
     assert!(!strata_tools::processes::live_groups().contains(&finished));
-    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid), nix::sys::signal::Signal::SIGKILL)
-        .unwrap();
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(pgid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
 }
 
 #[test]
