@@ -9,7 +9,9 @@ mod error_text;
 mod exit;
 mod export;
 mod output_file;
+mod rows;
 mod run;
+mod trust;
 mod tui;
 
 use std::io::Write;

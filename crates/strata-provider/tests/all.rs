@@ -10,5 +10,6 @@
 mod catalog;
 mod complete;
 mod drift;
+mod pi_models;
 mod props;
 mod user_config;
