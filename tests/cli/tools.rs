@@ -133,6 +133,26 @@ fn tool_commands_do_not_inherit_provider_keys_unless_allowed() {
     );
     assert!(!stored.contains("sk-openai-test-secret"));
 
+    // A project cannot pass a key on, even a trusted one: only the user's config can.
+    crate::support::project_config(dir.path(), "tool_env_allow = [\"OPENAI_API_KEY\"]\n");
+    let from_project = dir.path().join("project.jsonl");
+    let out = strata_command(dir.path(), temp.path(), &server.base_url(), &from_project)
+        .arg("--trust")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stored = std::fs::read_to_string(&from_project).unwrap();
+    assert!(stored.contains("MY_TOOL_SETTING=visible"), "env ran");
+    assert!(
+        !stored.contains("sk-openai-test-secret"),
+        "a project passed a key on"
+    );
+    std::fs::remove_file(dir.path().join(".strata/config.toml")).unwrap();
+
     // Passed on on purpose: `tool_env_allow` in the user's config.
     std::fs::create_dir_all(dir.path().join(".config/strata")).unwrap();
     std::fs::write(

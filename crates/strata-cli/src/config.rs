@@ -176,8 +176,9 @@ pub const TRUST_GATED: &[&str] = &[
     "mcp_servers",
 ];
 
-/// Settings a project can never set: they decide trust and what else is read.
-pub const USER_ONLY: &[&str] = &["trusted_projects", "pi_models"];
+/// Settings a project can never set: they decide trust and what else is read, or which
+/// credentials tool commands may see.
+pub const USER_ONLY: &[&str] = &["trusted_projects", "pi_models", "tool_env_allow"];
 
 /// Whether a `STRATA_*` variable (prefix removed, nested keys joined by `__`) is configuration.
 /// Others — another program's `STRATA_FOO`, or `STRATA_API_KEY`, which only the flag reads —

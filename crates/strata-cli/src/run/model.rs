@@ -164,5 +164,4 @@ mod tests {
         let unknown = parse_model("anthropic/claude-nonesuch:high-v1", None).unwrap();
         assert!(resolve_model(&catalog, &unknown, &no_server).is_ok());
     }
-
 }
