@@ -8,6 +8,7 @@ mod config_props;
 mod error_text;
 mod exit;
 mod export;
+mod mcp;
 mod output_file;
 mod rows;
 mod run;

@@ -35,6 +35,7 @@ pub mod processes;
 mod read;
 mod scan;
 mod set;
+mod source;
 mod tool;
 pub mod truncate;
 mod walk;
@@ -51,6 +52,7 @@ pub use ls::LsTool;
 pub use path::resolve_path;
 pub use read::{ReadTool, image_mime_type};
 pub use set::{ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES, ToolSet, builtin, run_batch};
+pub use source::ToolSource;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     ABORTED_MESSAGE, DEFAULT_BASH_TIMEOUT, DEFAULT_MAX_OUTPUT_FILE_BYTES, Tool, ToolCall,
