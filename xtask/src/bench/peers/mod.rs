@@ -41,7 +41,7 @@ use rows::{Left, Rows};
 /// The peer harnesses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Peer {
-    /// Pi, `@mariozechner/pi-coding-agent`, in RPC mode.
+    /// Pi 1.6, `@earendil-works/pi-coding-agent`, in RPC mode.
     Pi,
     /// Claude Code, `@anthropic-ai/claude-code`, in `-p` stream-json mode.
     ClaudeCode,
@@ -295,6 +295,7 @@ pub fn play(
     let scenario_text = script::scenario_toml(workload, model_id, peer.has_bench_tools())?;
     let scenario = Scenario::from_toml(&scenario_text, "peer scenario")
         .context("loading the peer scenario")?;
+    let scripted_turns = scenario.turns.len();
     // The same profile strata's runs get, with the workload's window: an over-window prompt
     // is refused with the provider's own error.
     let mut profile = builtin_profile(Protocol::Anthropic, model_id);
@@ -314,6 +315,7 @@ pub fn play(
         endpoint.model.prices,
         IdealCache::new(BodyShape::Anthropic, increment, min_tokens),
     );
+    rows.scripted_turns = Some(scripted_turns);
 
     let cwd = tempfile::tempdir().context("creating the working directory")?;
     let home = tempfile::tempdir().context("creating the harness home")?;
@@ -368,7 +370,9 @@ pub fn play(
             })?;
         compactions += outcome.compactions;
         reported.add(outcome.reported);
-        match task_failure(task, &outcome) {
+        let failure = task_failure(task, &outcome)
+            .or_else(|| crate::bench::workload::note_failure(cwd.path(), task));
+        match failure {
             None => completed += 1,
             Some(why) => failures.push((task.index + 1, why)),
         }
@@ -421,11 +425,17 @@ fn task_failure(task: &crate::bench::workload::Task, outcome: &Outcome) -> Optio
     if let Some(error) = outcome.errors.first().or(outcome.provider_error.as_ref()) {
         return Some(error.clone());
     }
-    if outcome.tool_calls != task.calls.len() {
+    // A recall task writes its note, after as many fetches as the model needed.
+    let scripted = task.calls.len() + usize::from(task.recall.is_some());
+    let fetches_allowed = if task.recall.is_some() {
+        strata_mock::scenario::RecallSpec::MAX_FETCHES
+    } else {
+        0
+    };
+    if outcome.tool_calls < scripted || outcome.tool_calls > scripted + fetches_allowed {
         return Some(format!(
             "{} tool calls made, {} scripted",
-            outcome.tool_calls,
-            task.calls.len()
+            outcome.tool_calls, scripted
         ));
     }
     if outcome.final_text != task.final_text {
