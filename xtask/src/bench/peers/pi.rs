@@ -22,8 +22,8 @@ pub fn models_json(launch: &Launch<'_>) -> Value {
     json!({
         "providers": {
             PROVIDER: {
-                "baseUrl": launch.base_url,
-                "api": "anthropic-messages",
+                "baseUrl": launch.api_base_url,
+                "api": launch.api,
                 "apiKey": "bench-key",
                 "models": [{
                     "id": launch.model,
