@@ -155,13 +155,15 @@ async fn play(
         summary_model: None,
         cache: strategy.cache(cache_model),
     };
+    let session_path = home.path().join("session.jsonl");
     let mut agent = Agent::new(
         session,
         endpoint.provider.clone(),
         tool_set(&builtins, &bench_tools),
-        config,
+        config.clone(),
     );
     let mut events = agent.subscribe();
+    let mut restarts = Vec::new();
 
     let start_ms = server.requests().first().map_or(0, |r| r.at_ms);
     let mut collector = Collector {
@@ -198,6 +200,22 @@ async fn play(
                 let path = cwd.path().join("AGENTS.md");
                 std::fs::write(&path, text)
                     .with_context(|| format!("writing {}", path.display()))?;
+            }
+            if event.restart {
+                // The harness exits and is started again on the same session file, as a user
+                // resumes it: a new agent, nothing carried over but the file.
+                drop(agent);
+                let session = Session::open_writable(&session_path, WriteOptions::default())
+                    .context("reopening the session")?
+                    .session;
+                agent = Agent::new(
+                    session,
+                    endpoint.provider.clone(),
+                    tool_set(&builtins, &bench_tools),
+                    config.clone(),
+                );
+                events = agent.subscribe();
+                restarts.push(collector.rows.len() + 1);
             }
             if let Some(back) = event.branch_back_tasks {
                 let Some(target) = leaves.len().checked_sub(back).and_then(|i| leaves.get(i))
@@ -251,6 +269,7 @@ async fn play(
         tasks_completed: completed,
         tasks_total: workload.tasks.len(),
         compactions,
+        restarts,
     };
     Ok((run, reported))
 }

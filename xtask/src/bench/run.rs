@@ -237,6 +237,9 @@ pub struct Run {
     pub tasks_total: usize,
     /// Compactions the run made.
     pub compactions: usize,
+    /// The `seq` of the first request after each restart of the harness.
+    #[serde(default)]
+    pub restarts: Vec<usize>,
 }
 
 /// Sums over a run's requests.
@@ -340,6 +343,23 @@ impl Run {
                 .sum();
             (cause, missed)
         })
+    }
+
+    /// For each restart: the share of the last request's prompt before it that the first
+    /// request after it read from the cache.
+    pub fn restart_reads(&self) -> Vec<f64> {
+        self.restarts
+            .iter()
+            .filter_map(|seq| {
+                let after = self.requests.iter().find(|row| row.seq >= *seq)?;
+                let before = self
+                    .requests
+                    .iter()
+                    .rev()
+                    .find(|row| row.seq < *seq && row.kind == RequestKind::Turn)?;
+                Some(after.cache_read as f64 / before.input.max(1) as f64)
+            })
+            .collect()
     }
 
     /// `workload / cache model / strategy`, for messages.

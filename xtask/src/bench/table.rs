@@ -155,6 +155,7 @@ mod tests {
             tasks_completed: 1,
             tasks_total: 1,
             compactions: 0,
+            restarts: Vec::new(),
         }
     }
 

@@ -173,6 +173,10 @@ pub struct Event {
     /// Virtual seconds of idleness before the task.
     #[serde(default)]
     pub idle_seconds: u64,
+    /// The harness exits and is started again on its session file (after the other changes
+    /// of this event: an AGENTS.md edit on resume).
+    #[serde(default)]
+    pub restart: bool,
 }
 
 /// One tool call of a scripted turn.

@@ -449,6 +449,7 @@ pub fn play(
             tasks_completed: completed,
             tasks_total: workload.tasks.len(),
             compactions,
+            restarts: Vec::new(),
         },
         left: rows.left,
         failures,
