@@ -33,6 +33,14 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
     for (key, value, source) in explained {
         writeln!(out, "{key:<width$} = {value}  # {source}")?;
     }
+    writeln!(out, "# active policy:")?;
+    for line in strata_agent::policy::explain_compaction(&merged.compaction) {
+        writeln!(out, "#   {line}")?;
+    }
+    writeln!(
+        out,
+        "#   system changes: per provider row (see /context for the current model)"
+    )?;
     for name in config::ignored_environment() {
         writeln!(out, "# ignored: {name} is not a configuration key")?;
     }
