@@ -153,3 +153,26 @@ pub fn choose_default(runs: &[Run]) -> (String, Option<String>) {
     }
     (out, best.map(|(strategy, _)| strategy))
 }
+
+/// For every run with a restart: the share of the last prompt before it that the first
+/// request after it read from the cache.
+pub fn restart_table(runs: &[Run]) -> Option<String> {
+    let mut out = String::from(
+        "| workload | cache | strategy | previous prefix read after the restart |\n|---|---|---|---:|\n",
+    );
+    let mut any = false;
+    for run in runs {
+        for share in run.restart_reads() {
+            any = true;
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                run.workload,
+                run.cache_model,
+                label(run),
+                percent(share)
+            );
+        }
+    }
+    any.then_some(out)
+}

@@ -456,6 +456,18 @@ fn forgetting_section(out: &mut String, runs: &[Run], command: &str) {
     );
     out.push_str(&crate::bench::forgetting::bill_table(runs));
     out.push('\n');
+    if let Some(table) = crate::bench::forgetting::restart_table(runs) {
+        let _ = writeln!(
+            out,
+            "### A restart after an AGENTS.md edit\n\nThe harness exits and starts again on its \
+             session after AGENTS.md changed; the share of the last prompt before the restart \
+             that the first request after it read from the cache (on a row without \
+             mid-conversation system messages the change is a reminder after the next user \
+             message, `system_reminders`, unless the row folds). Command: `{command}`.\n"
+        );
+        out.push_str(&table);
+        out.push('\n');
+    }
     if !runs
         .iter()
         .any(|run| crate::bench::forgetting::is_recall(&run.workload))

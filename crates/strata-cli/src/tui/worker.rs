@@ -560,11 +560,10 @@ impl Worker {
         }
         lines.push(String::new());
         lines.push("policy:".to_owned());
-        let settings = self
-            .agent
-            .config()
-            .compaction
-            .for_model(&self.agent.config().model.provider, &self.agent.config().model.id);
+        let settings = self.agent.config().compaction.for_model(
+            &self.agent.config().model.provider,
+            &self.agent.config().model.id,
+        );
         for line in strata_agent::policy::explain_compaction(&settings)
             .into_iter()
             .chain([strata_agent::policy::explain_system_changes(&capabilities)])

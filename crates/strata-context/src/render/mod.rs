@@ -49,8 +49,8 @@ pub use tools::{
 };
 
 use plan::{Item, Plan};
-pub use prompt::{REMINDER_CLOSE, REMINDER_OPEN};
 use prompt::{Declarations, patches_message, system_chapter};
+pub use prompt::{REMINDER_CLOSE, REMINDER_OPEN};
 use tools::{ToolLayout, tools_chapter};
 
 /// The line that opens chapter 1 when any tool is deferred: it stands for the tool-search

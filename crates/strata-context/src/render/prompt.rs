@@ -96,8 +96,7 @@ pub(crate) fn patches_message(
 
 /// Opens the reminder that says a system or tool change on a provider without
 /// mid-conversation system messages (`Capabilities::system_reminders`).
-pub const REMINDER_OPEN: &str =
-    "<system-reminder>\nThis is a system message from the harness, not from the user: the \
+pub const REMINDER_OPEN: &str = "<system-reminder>\nThis is a system message from the harness, not from the user: the \
      instructions or tools changed.\n";
 /// Closes it.
 pub const REMINDER_CLOSE: &str = "</system-reminder>";
