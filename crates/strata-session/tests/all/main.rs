@@ -8,6 +8,7 @@
 mod common;
 mod fixtures;
 mod fork;
+mod guards;
 mod props;
 mod store;
 mod writer;
