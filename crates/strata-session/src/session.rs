@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -45,7 +46,8 @@ pub struct Session {
 
 #[derive(Debug)]
 struct Writer {
-    file: File,
+    /// Shared with the tree, which reads lines through it.
+    file: Arc<File>,
     /// The file does not end in a newline (torn line, or a failed write): start the next line with one.
     needs_newline: bool,
     /// The file's length as this writer left it.
@@ -57,12 +59,18 @@ struct Writer {
 }
 
 impl Writer {
-    fn new(file: File, needs_newline: bool, path: &Path) -> Result<Self, SessionError> {
+    /// A writer for `file`, which is `length` bytes long as indexed.
+    fn new(
+        file: Arc<File>,
+        needs_newline: bool,
+        length: u64,
+        path: &Path,
+    ) -> Result<Self, SessionError> {
         let metadata = file.metadata().map_err(|e| SessionError::io(path, e))?;
         Ok(Self {
             file,
             needs_newline,
-            length: metadata.len(),
+            length,
             identity: identity(&metadata),
             changed: None,
         })
@@ -144,10 +152,9 @@ fn private_new_file() -> OpenOptions {
     options
 }
 
-/// Reads and indexes the whole file.
-fn read_tree(path: &Path, file: &mut File) -> Result<(Tree, Vec<Diagnostic>), SessionError> {
-    let size = file.metadata().map_or(0, |m| m.len() as usize);
-    Tree::read(path, file, size)
+/// Indexes the file; its lines stay on disk, read through `file` when asked for.
+fn read_tree(path: &Path, file: Arc<File>) -> Result<(Tree, Vec<Diagnostic>), SessionError> {
+    Tree::open_file(path, file)
 }
 
 fn lock(path: &Path, file: &File) -> Result<(), SessionError> {
@@ -164,8 +171,8 @@ impl Session {
     /// Opens a session file read-only (no lock). Damaged lines are skipped and reported.
     pub fn open(path: impl AsRef<Path>) -> Result<Opened, SessionError> {
         let path = path.as_ref();
-        let mut file = open_regular(path, OpenOptions::new().read(true))?;
-        let (tree, diagnostics) = read_tree(path, &mut file)?;
+        let file = open_regular(path, OpenOptions::new().read(true))?;
+        let (tree, diagnostics) = read_tree(path, Arc::new(file))?;
         Ok(Opened {
             session: Self {
                 tree,
@@ -184,9 +191,12 @@ impl Session {
         options: WriteOptions,
     ) -> Result<Opened, SessionError> {
         let path = path.as_ref();
-        let mut file = open_regular(path, OpenOptions::new().read(true).append(true))?;
+        let file = Arc::new(open_regular(
+            path,
+            OpenOptions::new().read(true).append(true),
+        )?);
         lock(path, &file)?;
-        let (tree, diagnostics) = read_tree(path, &mut file)?;
+        let (tree, diagnostics) = read_tree(path, Arc::clone(&file))?;
         if tree.version() < 2 {
             return Err(SessionError::LegacyFormat {
                 path: path.to_path_buf(),
@@ -201,7 +211,7 @@ impl Session {
             });
         }
         let needs_newline = tree.ends_without_newline();
-        let writer = Writer::new(file, needs_newline, path)?;
+        let writer = Writer::new(file, needs_newline, tree.text_len() as u64, path)?;
         Ok(Opened {
             session: Self {
                 tree,
@@ -260,8 +270,9 @@ impl Session {
         if options.fsync {
             file.sync_all().map_err(|e| SessionError::io(path, e))?;
         }
+        let length = bytes.len() as u64;
         let (tree, _) = Tree::parse(path, bytes)?;
-        let writer = Writer::new(file, false, path)?;
+        let writer = Writer::new(Arc::new(file), false, length, path)?;
         Ok(Self {
             tree,
             writer: Some(writer),
@@ -349,7 +360,7 @@ impl Session {
         }
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
-        if let Err(error) = writer.file.write_all(&bytes) {
+        if let Err(error) = (&*writer.file).write_all(&bytes) {
             // Part of the line may be on disk: make the next append start a fresh line, from
             // wherever the file now ends.
             writer.needs_newline = true;
