@@ -163,6 +163,8 @@ impl Tree {
         let mut reader: &File = &file;
         let (builder, streamed) = if size < OVERLAP_FROM {
             index_stream(path, &mut reader, size as usize, READ_BLOCK)?
+        } else if let Some(parts) = index_in_parts(path, &file, size) {
+            parts?
         } else {
             index_overlapped(path, &mut reader, size as usize, READ_BLOCK)?
         };
@@ -637,8 +639,11 @@ struct Builder {
     pending: Vec<(u32, EntryId)>,
     /// The last entry in file order that decides the leaf (an entry, or a `leaf` entry).
     leaf_decider: u32,
-    labels: HashMap<EntryId, LabelState>,
-    name: Option<String>,
+    /// Label changes in file order (target, label, timestamp), applied when finished so that
+    /// builders of consecutive parts of a file can be joined.
+    label_changes: Vec<(EntryId, Option<String>, String)>,
+    /// The name the last `session_info` gave (`Some(None)`: cleared), if any was seen.
+    name: Option<Option<String>>,
     diagnostics: Vec<Diagnostic>,
     ends_without_newline: bool,
     line_count: u32,
@@ -658,7 +663,7 @@ impl Builder {
             nodes: Vec::with_capacity(estimate),
             pending: Vec::new(),
             leaf_decider: NONE,
-            labels: HashMap::new(),
+            label_changes: Vec::new(),
             name: None,
             diagnostics: Vec::new(),
             ends_without_newline: false,
@@ -668,6 +673,54 @@ impl Builder {
             next_line: 0,
             repaired: HashMap::new(),
         }
+    }
+
+    /// A builder for the lines from `start` on of a file whose header is `header` (already
+    /// indexed by the builder of the part before).
+    fn for_part(path: &Path, header: &SessionHeader, start: usize, text_len: usize) -> Self {
+        let mut builder = Self::new(path, text_len);
+        builder.version = header.effective_version();
+        builder.header = Some(header.clone());
+        builder.next_line = start;
+        builder
+    }
+
+    /// Appends the builder of the next part of the file: its nodes, lines and diagnostics
+    /// follow this one's.
+    fn join(&mut self, next: Builder) {
+        let offset = self.nodes.len() as u32;
+        let lines = self.line_count;
+        self.nodes.extend(next.nodes.into_iter().map(|mut node| {
+            node.line += lines;
+            if node.parent != NONE {
+                node.parent += offset;
+            }
+            node
+        }));
+        self.pending.extend(
+            next.pending
+                .into_iter()
+                .map(|(child, parent)| (child + offset, parent)),
+        );
+        if next.leaf_decider != NONE {
+            self.leaf_decider = next.leaf_decider + offset;
+        }
+        self.label_changes.extend(next.label_changes);
+        if next.name.is_some() {
+            self.name = next.name;
+        }
+        self.diagnostics
+            .extend(next.diagnostics.into_iter().map(|mut diagnostic| {
+                diagnostic.line += lines as usize;
+                diagnostic
+            }));
+        self.repaired.extend(
+            next.repaired
+                .into_iter()
+                .map(|(index, text)| (index + offset, text)),
+        );
+        self.line_count += next.line_count;
+        self.next_line = next.next_line;
     }
 
     fn diagnose(&mut self, line: usize, problem: Problem) {
@@ -873,12 +926,11 @@ impl Builder {
                 if let Ok(fields) = serde_json::from_slice::<LabelFields>(line)
                     && let Some(target) = fields.target_id
                 {
-                    apply_label(
-                        &mut self.labels,
+                    self.label_changes.push((
                         EntryId::from(target),
-                        fields.label.as_deref(),
-                        &fields.timestamp,
-                    );
+                        fields.label,
+                        fields.timestamp,
+                    ));
                 }
             }
             EntryKind::SessionInfo => {
@@ -887,7 +939,7 @@ impl Builder {
                     name: Option<String>,
                 }
                 if let Ok(fields) = serde_json::from_slice::<InfoFields>(line) {
-                    self.name = clean_name(fields.name.as_deref());
+                    self.name = Some(clean_name(fields.name.as_deref()));
                 }
             }
             _ => {}
@@ -1010,6 +1062,10 @@ impl Builder {
             });
         };
         self.ends_without_newline = ends_without_newline;
+        let mut labels = HashMap::new();
+        for (target, label, timestamp) in std::mem::take(&mut self.label_changes) {
+            apply_label(&mut labels, target, label.as_deref(), &timestamp);
+        }
         let by_id = self.index_ids();
         let leaf = self.resolve_leaf();
         for index in 0..self.nodes.len() as u32 {
@@ -1033,8 +1089,8 @@ impl Builder {
             nodes: self.nodes,
             by_id,
             leaf,
-            labels: self.labels,
-            name: self.name,
+            labels,
+            name: self.name.flatten(),
             ends_without_newline: self.ends_without_newline,
             line_count: self.line_count,
         };
@@ -1161,11 +1217,12 @@ struct Stream {
 
 impl Stream {
     fn new(builder: Builder) -> Self {
+        let start = builder.next_line;
         Self {
             builder,
             carry: Vec::new(),
-            carry_from: 0,
-            len: 0,
+            carry_from: start,
+            len: start,
             last_byte: None,
         }
     }
@@ -1228,7 +1285,17 @@ fn index_stream(
     size_hint: usize,
     block: usize,
 ) -> Result<(Builder, Streamed), SessionError> {
-    let mut stream = Stream::new(Builder::new(path, size_hint));
+    index_part(Builder::new(path, size_hint), path, reader, block)
+}
+
+/// Feeds what `reader` yields to `builder`, which starts at the reader's first byte.
+fn index_part(
+    builder: Builder,
+    path: &Path,
+    reader: &mut impl Read,
+    block: usize,
+) -> Result<(Builder, Streamed), SessionError> {
+    let mut stream = Stream::new(builder);
     let mut buffer = vec![0u8; block.max(1)];
     loop {
         let read = fill(reader, &mut buffer).map_err(|e| SessionError::io(path, e))?;
@@ -1295,6 +1362,181 @@ fn index_overlapped(
         Ok::<(), SessionError>(())
     })?;
     stream.finish()
+}
+
+/// The most parts a file is cut into for indexing on several threads.
+const MAX_PARTS: usize = 8;
+
+/// Parts smaller than this are not worth a thread.
+const MIN_PART: u64 = 8 << 20;
+
+/// Indexes a large file in parts on several threads, each reading its own byte range; `None`
+/// when the file does not lend itself (one processor, no header where expected, a legacy
+/// version whose ids come from line positions), for the caller to index it in one stream.
+fn index_in_parts(
+    path: &Path,
+    file: &File,
+    size: u64,
+) -> Option<Result<(Builder, Streamed), SessionError>> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let parts = threads.min(MAX_PARTS).min((size / MIN_PART) as usize);
+    if parts < 2 {
+        return None;
+    }
+    index_split(path, file, size, parts)
+}
+
+/// [`index_in_parts`] with the number of parts given.
+fn index_split(
+    path: &Path,
+    file: &File,
+    size: u64,
+    parts: usize,
+) -> Option<Result<(Builder, Streamed), SessionError>> {
+    let (header, _) = header_of(file)?;
+    if header.effective_version() < 2 {
+        return None;
+    }
+    // Each part starts after a newline, so that no line is cut between two parts.
+    let mut starts = vec![0u64];
+    for part in 1..parts {
+        let guess = size / parts as u64 * part as u64;
+        let start = line_start_after(file, guess.max(starts[starts.len() - 1]))?;
+        if start < size {
+            starts.push(start);
+        }
+    }
+    let mut ends: Vec<Option<u64>> = starts.iter().skip(1).map(|&start| Some(start)).collect();
+    // The last part reads to the end, wherever it is by then.
+    ends.push(None);
+    let outcome = std::thread::scope(|scope| {
+        let workers: Vec<_> = starts
+            .iter()
+            .zip(&ends)
+            .skip(1)
+            .map(|(&start, &end)| {
+                let header = &header;
+                scope.spawn(move || {
+                    let text_len = end.unwrap_or(size).saturating_sub(start) as usize;
+                    let builder = Builder::for_part(path, header, start as usize, text_len);
+                    let mut reader = RangeReader {
+                        file,
+                        position: start,
+                        end,
+                    };
+                    index_part(builder, path, &mut reader, READ_BLOCK)
+                })
+            })
+            .collect();
+        let mut reader = RangeReader {
+            file,
+            position: 0,
+            end: ends[0],
+        };
+        let first = index_part(
+            Builder::new(path, starts.get(1).copied().unwrap_or(size) as usize),
+            path,
+            &mut reader,
+            READ_BLOCK,
+        );
+        let rest: Vec<_> = workers
+            .into_iter()
+            .map(|worker| {
+                worker.join().unwrap_or_else(|_| {
+                    Err(SessionError::io(
+                        path,
+                        std::io::Error::other("an indexing thread panicked"),
+                    ))
+                })
+            })
+            .collect();
+        (first, rest)
+    });
+    let (first, rest) = outcome;
+    Some((|| {
+        let (mut builder, mut streamed) = first?;
+        for part in rest {
+            let (next, next_streamed) = part?;
+            builder.join(next);
+            streamed = next_streamed;
+        }
+        Ok((builder, streamed))
+    })())
+}
+
+/// The header of a file and where the line after it starts, from its first megabyte.
+fn header_of(file: &File) -> Option<(SessionHeader, u64)> {
+    let mut prefix = vec![0u8; 1 << 20];
+    let read = read_at_most(file, &mut prefix, 0).ok()?;
+    let prefix = &prefix[..read];
+    let mut start = 0;
+    loop {
+        let end = start + memchr::memchr(b'\n', &prefix[start..])?;
+        let line = &prefix[start..end];
+        if !line.iter().all(|byte| matches!(byte, b' ' | b'\t' | b'\r')) {
+            let header = SessionHeader::parse(std::str::from_utf8(line).ok()?)?;
+            return Some((header, end as u64 + 1));
+        }
+        start = end + 1;
+    }
+}
+
+/// The offset just after the first newline at or after `from` (within the next megabyte).
+fn line_start_after(file: &File, from: u64) -> Option<u64> {
+    let mut window = vec![0u8; 1 << 20];
+    let read = read_at_most(file, &mut window, from).ok()?;
+    memchr::memchr(b'\n', &window[..read]).map(|at| from + at as u64 + 1)
+}
+
+/// A byte range of a file read with positioned reads, so that threads share the handle.
+struct RangeReader<'a> {
+    file: &'a File,
+    position: u64,
+    /// Exclusive; `None`: to the end of the file.
+    end: Option<u64>,
+}
+
+impl Read for RangeReader<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let want = match self.end {
+            Some(end) => buffer.len().min(end.saturating_sub(self.position) as usize),
+            None => buffer.len(),
+        };
+        if want == 0 {
+            return Ok(0);
+        }
+        let read = read_some_at(self.file, &mut buffer[..want], self.position)?;
+        self.position += read as u64;
+        Ok(read)
+    }
+}
+
+/// Reads at `offset` until `buffer` is full or the file ends; returns how much was read.
+fn read_at_most(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buffer.len() {
+        match read_some_at(file, &mut buffer[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(read) => done += read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(done)
+}
+
+/// One positioned read.
+fn read_some_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_at(buffer, offset)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        file.seek_read(buffer, offset)
+    }
 }
 
 /// Reads exactly `buffer.len()` bytes at `offset` without moving the file's position.
@@ -1452,6 +1694,57 @@ mod tests {
                 );
                 assert_eq!(read.text_len(), len);
             }
+        }
+    }
+
+    #[test]
+    fn indexing_in_parts_on_threads_indexes_like_one_buffer() {
+        let mut bytes = awkward_file();
+        // Labels and names set and cleared in different parts; a parent in an earlier part.
+        let label = |id: &str, parent: &str, target: &str, text: &str| {
+            format!(
+                r#"{{"type":"label","id":"{id}","parentId":"{parent}","timestamp":"2026-01-15T10:00:02.000Z","targetId":"{target}","label":{text}}}"#
+            )
+        };
+        let at = bytes.len() - br#"{"type":"message","id":"f6","parentId":"e5","mess"#.len();
+        let mut middle = String::new();
+        for (n, text) in ["\"one\"", "null", "\"two\""].iter().enumerate() {
+            let parent = if n == 0 {
+                "e5".to_owned()
+            } else {
+                format!("l{}", n - 1)
+            };
+            middle.push_str(&label(&format!("l{n}"), &parent, "a1", text));
+            middle.push('\n');
+            middle.push_str(&message(&format!("m{n}"), &format!("\"l{n}\""), "filler"));
+            middle.push('\n');
+        }
+        middle.push_str(r#"{"type":"session_info","id":"n1","parentId":"m2","timestamp":"2026-01-15T10:00:03.000Z","name":" named "}"#);
+        middle.push('\n');
+        bytes.splice(at..at, middle.into_bytes());
+        let path = Path::new("awkward.jsonl");
+        let (tree, diagnostics) = Tree::parse(path, bytes.clone()).unwrap();
+        let expected = summary(&tree, &diagnostics);
+        assert_eq!(tree.label_of("a1"), Some("two"));
+        assert_eq!(tree.name(), Some("named"));
+        let dir = tempfile::tempdir().unwrap();
+        let file_path = dir.path().join("awkward.jsonl");
+        std::fs::write(&file_path, &bytes).unwrap();
+        let file = File::open(&file_path).unwrap();
+        for parts in 2..=7 {
+            let (builder, streamed) = index_split(path, &file, bytes.len() as u64, parts)
+                .unwrap()
+                .unwrap();
+            let (read, read_diagnostics) = builder
+                .finish(
+                    Text::Memory(bytes.clone()),
+                    streamed.len,
+                    streamed.ends_without_newline,
+                )
+                .unwrap();
+            assert_eq!(summary(&read, &read_diagnostics), expected, "{parts} parts");
+            assert_eq!(read.label_of("a1"), Some("two"));
+            assert_eq!(read.name(), Some("named"));
         }
     }
 
