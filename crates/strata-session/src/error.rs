@@ -91,6 +91,35 @@ pub enum SessionError {
         /// What is wrong.
         reason: String,
     },
+    /// The path names a device, directory, FIFO or socket, not a session file.
+    #[error("{path}: not a regular file")]
+    NotRegularFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The header's version is newer than strata knows: read-only, never appended to.
+    #[error(
+        "{path}: a version {version} session is newer than this strata understands (version {supported}); it can be read but not appended to"
+    )]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// Its format version.
+        version: u32,
+        /// The newest version strata writes.
+        supported: u32,
+    },
+    /// The file an open writer appends to was replaced, removed or truncated by someone else;
+    /// nothing more is written to it.
+    #[error(
+        "{path}: the session file was {change} since it was opened; the entry was not written and nothing more will be appended to it"
+    )]
+    FileChanged {
+        /// The file.
+        path: PathBuf,
+        /// What happened: "replaced or removed", "truncated", "appended to by another writer".
+        change: &'static str,
+    },
     /// The target file of a fork or create already exists.
     #[error("{path}: already exists")]
     AlreadyExists {

@@ -515,11 +515,13 @@ fn speed_section(out: &mut String, inputs: &Inputs<'_>) {
     let _ = writeln!(
         out,
         "Measured by `{}` right after the cache runs, each command below one after the other on \
-         this machine (criterion in `--quick` mode; the file: `{}`; `pibench.mjs` is \
-         `xtask/peers/pibench.mjs`, run from the peers' install of `cargo xtask bench-peers \
-         --install`).\n",
+         this machine (criterion in `--quick` mode; the file: `{}`; `{}` is \
+         `xtask/peers/{}`, run on Pi 1.x's package named by `{}`).\n",
         inputs.options.command,
-        speed::LARGE_SESSION
+        speed::LARGE_SESSION,
+        speed::PI_SCRIPT,
+        speed::PI_SCRIPT,
+        speed::PI_PACKAGE_ENV
     );
     out.push_str("| benchmark | estimate [low – high] | command |\n|---|---|---|\n");
     for (command, figure) in &speed.figures {
@@ -541,11 +543,13 @@ fn speed_section(out: &mut String, inputs: &Inputs<'_>) {
         let pi =
             speed.pi_open_context_ms.iter().sum::<f64>() / speed.pi_open_context_ms.len() as f64;
         ratios.push(format!(
-            "- session open + context of the 100k-entry file: strata {} (`open_and_context/given_file`) \
-             vs Pi {:.0} ms (mean of {}, `node pibench.mjs {}`), the same file: {:.1}x faster",
+            "- session open + context of the 100k-entry file, in process: strata {} \
+             (`open_and_context/given_file`) vs Pi {:.0} ms (mean of {}, `node {} {}`), the \
+             same file: {:.1}x faster",
             speed::human(strata),
             pi,
             speed.pi_open_context_ms.len(),
+            speed::PI_SCRIPT,
             speed::LARGE_SESSION,
             pi * 1e6 / strata
         ));
@@ -581,6 +585,7 @@ fn speed_section(out: &mut String, inputs: &Inputs<'_>) {
         }
         out.push('\n');
     }
+    out.push_str(&speed::scale_report(speed));
     let mut printed = Vec::new();
     for measured in &speed.commands {
         for line in measured.output.lines() {

@@ -9,6 +9,7 @@ mod common;
 mod fixtures;
 mod fork;
 mod fuzz;
+mod guards;
 mod props;
 mod store;
 mod writer;
