@@ -787,38 +787,10 @@ fn push_message(items: &mut Vec<Item>, message: AgentMessage) {
     }
 }
 
-/// Counters from every assistant message stored in the file (all branches: all were paid).
-/// Keep-warm pings count too: they were billed.
+/// Counters from every request the file records (all branches: all were paid), keep-warm
+/// pings and summaries included.
 pub fn stats_of(session: &Session) -> Stats {
-    let mut usages = Vec::new();
-    let mut pings: Vec<strata_session::Usage> = Vec::new();
-    for entry in session.tree().iter() {
-        let kind = entry.kind();
-        if kind != EntryKind::Message(Role::Assistant) && kind != EntryKind::Custom {
-            continue;
-        }
-        match entry.entry() {
-            Ok(Entry::Message(message)) => {
-                if let AgentMessage::Assistant(assistant) = message.message {
-                    usages.push(assistant.usage);
-                }
-            }
-            Ok(Entry::Custom(custom)) if custom.custom_type == KEEP_WARM_CUSTOM_TYPE => {
-                if let Some(usage) = custom
-                    .data
-                    .and_then(|data| serde_json::from_value(data["usage"].clone()).ok())
-                {
-                    pings.push(usage);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut stats = Stats::from_messages(usages.iter());
-    for ping in &pings {
-        stats.add_stored_ping(ping);
-    }
-    stats
+    Stats::from_records(&strata_accounting::records(session.tree()))
 }
 
 fn first_line(text: &str, width: usize) -> String {
