@@ -10,7 +10,7 @@ use strata_compaction::{CompactionReason, CompactionSettings, OverflowRecovery, 
 use strata_context::{Assembler, Context, RenderOptions, RenderPolicy, RenderReport, Renderer};
 use strata_provider::{
     Capabilities, Cost, Event, Message, MessageAssembler, Model, Provider, ProviderError, Request,
-    StreamOptions, Usage,
+    StreamOptions, ThinkingLevel, Usage,
 };
 use strata_session::{
     AgentMessage, ContentBlock, EntryId, ImageContent, MessageContent, Session, StopReason,
@@ -150,6 +150,15 @@ impl Control {
         if let Ok(state) = self.inner.lock() {
             state.cancel.cancel();
         }
+    }
+
+    /// Drops the steering messages not yet delivered; returns how many.
+    pub fn clear_steering(&self) -> usize {
+        self.inner.lock().map_or(0, |mut state| {
+            let count = state.steering.len();
+            state.steering.clear();
+            count
+        })
     }
 
     fn take_steering(&self) -> Vec<(String, Vec<ImageContent>)> {
@@ -342,6 +351,38 @@ impl Agent {
             self.session.append_thinking_level_change(wanted)?;
         }
         Ok(wanted.to_owned())
+    }
+
+    /// [`Agent::set_thinking_level`] with the typed level; returns the level in effect (`Off`
+    /// on a model without reasoning).
+    pub fn set_thinking(&mut self, level: ThinkingLevel) -> Result<ThinkingLevel, AgentError> {
+        let set = self.set_thinking_level(level.as_str())?;
+        Ok(set.parse().unwrap_or(ThinkingLevel::Off))
+    }
+
+    /// The thinking level at the session's leaf (`Off` when the session names one strata does
+    /// not know).
+    pub fn thinking(&mut self) -> Result<ThinkingLevel, AgentError> {
+        let level = self.context()?.thinking_level.clone();
+        Ok(level.parse().unwrap_or(ThinkingLevel::Off))
+    }
+
+    /// Appends to `session` from now on, with the same model, tools and settings; returns the
+    /// session it appended to before. Nothing of the old session's cache is worth keeping warm.
+    pub fn switch_session(&mut self, session: Session) -> Session {
+        let old = std::mem::replace(&mut self.session, session);
+        self.assembler = Assembler::new();
+        self.renderer = renderer_for(&self.config, &self.session);
+        self.requests_since_compaction = 0;
+        self.last_sent = None;
+        self.pings_since_request = 0;
+        self.cache_used_at = None;
+        old
+    }
+
+    /// Turns automatic compaction (threshold and overflow) on or off; `/compact` works either way.
+    pub fn set_auto_compaction(&mut self, enabled: bool) {
+        self.config.compaction.enabled = enabled;
     }
 
     /// Sends summary requests (compaction, branch summaries) to another model from now on.
