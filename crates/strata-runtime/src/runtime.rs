@@ -249,7 +249,7 @@ impl SessionRuntime {
                 pending: self.follow_ups.len(),
             });
             self.publish(true);
-            let (result, closed) = self.one_run(input, ops).await;
+            let result = self.one_run(input, ops).await;
             self.forward_agent_events();
             let end = match &result {
                 Ok(summary) => RunEnd::from_reason(&summary.reason),
@@ -263,9 +263,6 @@ impl SessionRuntime {
                     .unwrap_or_default(),
                 error: result.err().map(|e| e.to_string()),
             });
-            if closed {
-                break;
-            }
             // Operations that arrived meanwhile go first (one that stops runs has just stopped
             // this one); queued messages continue after them, as in Pi, where an abort leaves
             // the queue to run.
@@ -278,13 +275,12 @@ impl SessionRuntime {
         self.unsettled = true;
     }
 
-    /// One prompt, serving the queue meanwhile. Returns the run's result and whether the
-    /// queue closed (every handle dropped: the run was aborted).
+    /// One prompt, serving the queue meanwhile.
     async fn one_run(
         &mut self,
         input: UserInput,
         ops: &mut mpsc::UnboundedReceiver<Op>,
-    ) -> (Result<RunSummary, strata_agent::AgentError>, bool) {
+    ) -> Result<RunSummary, strata_agent::AgentError> {
         let control = self.agent.control();
         let Self {
             agent,
@@ -297,17 +293,17 @@ impl SessionRuntime {
         let run = agent.prompt_with_images(input.text, input.images);
         tokio::pin!(run);
         let mut closed = false;
-        let result = loop {
+        loop {
             tokio::select! {
                 biased;
                 Some(event) = agent_events.recv() => {
                     let _ = out.send(RuntimeEvent::Agent { event });
                 }
-                result = &mut run => break result,
+                result = &mut run => return result,
                 op = ops.recv(), if !closed => {
+                    // Every handle dropped: nothing more will arrive; the run finishes.
                     let Some(op) = op else {
                         closed = true;
-                        control.abort();
                         continue;
                     };
                     let pending = |follow_ups: &VecDeque<UserInput>| follow_ups.len();
@@ -340,8 +336,7 @@ impl SessionRuntime {
                     }
                 }
             }
-        };
-        (result, closed)
+        }
     }
 
     /// Switches the model, keeping the wanted thinking level where the new model reasons.
