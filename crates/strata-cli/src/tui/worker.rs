@@ -6,7 +6,7 @@ use std::future::Future;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use strata_agent::{Agent, AgentEvent, Control, KEEP_WARM_CUSTOM_TYPE};
+use strata_agent::{Agent, AgentEvent, Control};
 use strata_compaction::CompactionReason;
 use strata_context::RenderOptions;
 use strata_context::render::Divergence;
@@ -955,6 +955,7 @@ fn describe(entry: &Entry) -> Option<(String, Option<String>)> {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use strata_agent::KEEP_WARM_CUSTOM_TYPE;
 
     use super::*;
 

@@ -79,7 +79,7 @@ pub async fn prompt(
         lock(&job.shared).streaming = false;
         return JobEnd {
             agent,
-            records: mapper.finish_run(error.as_deref()),
+            records: mapper.finish_run(error.as_deref(), reason == "aborted"),
         };
     }
 }
