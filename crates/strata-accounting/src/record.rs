@@ -106,24 +106,20 @@ pub fn records(tree: &Tree) -> Vec<RequestRecord> {
 /// [`KEEP_WARM_CUSTOM_TYPE`].
 pub fn record_of(entry: &Entry) -> Option<RequestRecord> {
     let id = entry.base().id.as_str().to_owned();
-    let record = |kind, provider: &str, model: &str, stored: &strata_session::Usage| {
-        RequestRecord {
+    let record =
+        |kind, provider: &str, model: &str, stored: &strata_session::Usage| RequestRecord {
             id: id.clone(),
             kind,
             provider: provider.to_owned(),
             model: model.to_owned(),
             usage: provider_usage(stored),
             cost: stored.cost.total,
-        }
-    };
+        };
     match entry {
         Entry::Message(message) => match &message.message {
-            AgentMessage::Assistant(m) => Some(record(
-                RequestKind::Answer,
-                &m.provider,
-                &m.model,
-                &m.usage,
-            )),
+            AgentMessage::Assistant(m) => {
+                Some(record(RequestKind::Answer, &m.provider, &m.model, &m.usage))
+            }
             _ => None,
         },
         Entry::Compaction(compaction) => usage_field(&compaction.extra)

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use strata_accounting::session_usage;
 use serde_json::{Value, json};
+use strata_accounting::session_usage;
 use strata_context::{Context, SnapshotSource};
 use strata_provider::{
     ContentBlock, Cost, Model, Provider, Request, StopReason, StreamOptions, Usage,
