@@ -966,8 +966,15 @@ fn pi_rpc_client_drives_strata_unchanged() {
     assert_eq!(report["haiku"], "claude-3-5-haiku-latest");
     assert_eq!(report["thinkingOnHaiku"], "off", "haiku does not reason");
     assert_eq!(report["backOnSonnet"], "claude-sonnet-4-5");
+    assert_eq!(
+        report["thinkingBackOnSonnet"], "medium",
+        "the level asked for comes back with a model that reasons"
+    );
     assert_eq!(report["unknownModel"], "Model not found: anthropic/nope");
-    assert_eq!(report["thinkingEvents"], json!(["low", "medium", "off"]));
+    assert_eq!(
+        report["thinkingEvents"],
+        json!(["low", "medium", "off", "medium"])
+    );
 
     let compacted = &report["compacted"];
     assert!(

@@ -246,6 +246,9 @@ pub struct Agent {
     pings_since_request: u32,
     /// When the provider last read the cached prefix: the last request or ping was sent.
     cache_used_at: Option<tokio::time::Instant>,
+    /// The thinking level last asked for (`None`: the session's). A model without reasoning
+    /// runs `off`; switching back to one that reasons restores this.
+    wanted_thinking: Option<String>,
 }
 
 impl Agent {
@@ -271,6 +274,7 @@ impl Agent {
             last_sent: None,
             pings_since_request: 0,
             cache_used_at: None,
+            wanted_thinking: None,
         }
     }
 
@@ -319,8 +323,11 @@ impl Agent {
 
     /// Sends requests to another model (and possibly another provider) from now on. The change
     /// is recorded as a `model_change` entry when it differs from the session's model; the
-    /// renderer starts afresh because a new model never shares the old one's cache.
+    /// renderer starts afresh because a new model never shares the old one's cache. The
+    /// thinking level asked for is kept: `off` on a model without reasoning, restored on one
+    /// with it (recorded when that changes the level in effect).
     pub fn set_model(&mut self, switch: ModelSwitch) -> Result<(), AgentError> {
+        let wanted = self.wanted_thinking()?;
         let changed = self.config.model.provider != switch.model.provider
             || self.config.model.id != switch.model.id;
         self.provider = switch.provider;
@@ -336,12 +343,14 @@ impl Agent {
             self.session
                 .append_model_change(&model.provider, &model.id)?;
         }
+        self.set_thinking_level(&wanted)?;
         Ok(())
     }
 
     /// Records a thinking level (`off`, `minimal`, `low`, `medium`, `high`, `xhigh`) for the
     /// next requests; models without reasoning keep `off`. Returns the level in effect.
     pub fn set_thinking_level(&mut self, level: &str) -> Result<String, AgentError> {
+        self.wanted_thinking = Some(level.to_owned());
         let wanted = if self.config.model.reasoning {
             level
         } else {
@@ -351,6 +360,14 @@ impl Agent {
             self.session.append_thinking_level_change(wanted)?;
         }
         Ok(wanted.to_owned())
+    }
+
+    /// The thinking level last asked for, else the one at the session's leaf.
+    pub fn wanted_thinking(&mut self) -> Result<String, AgentError> {
+        match self.wanted_thinking.clone() {
+            Some(level) => Ok(level),
+            None => Ok(self.context()?.thinking_level.clone()),
+        }
     }
 
     /// [`Agent::set_thinking_level`] with the typed level; returns the level in effect (`Off`

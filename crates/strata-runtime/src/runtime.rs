@@ -109,9 +109,6 @@ struct SessionRuntime {
     follow_ups: VecDeque<UserInput>,
     /// Operations that arrived during a run and wait for it to end.
     deferred: VecDeque<Op>,
-    /// The level asked for: kept across a model without reasoning (which runs `off`), so a
-    /// switch back restores it.
-    wanted_thinking: ThinkingLevel,
     /// A run happened since the runtime last said it settled.
     unsettled: bool,
 }
@@ -119,7 +116,6 @@ struct SessionRuntime {
 impl SessionRuntime {
     fn new(mut agent: Agent, out: mpsc::UnboundedSender<RuntimeEvent>) -> Self {
         let agent_events = agent.subscribe();
-        let wanted_thinking = agent.thinking().unwrap_or(ThinkingLevel::Off);
         Self {
             agent,
             agent_events,
@@ -127,7 +123,6 @@ impl SessionRuntime {
             status_tx: None,
             follow_ups: VecDeque::new(),
             deferred: VecDeque::new(),
-            wanted_thinking,
             unsettled: false,
         }
     }
@@ -204,10 +199,7 @@ impl SessionRuntime {
                     .set_summary_model(route.as_ref().map(crate::ModelRoute::summary));
                 Ok(())
             }
-            Op::SetThinking(level) => {
-                self.wanted_thinking = level;
-                self.apply_thinking()
-            }
+            Op::SetThinking(level) => self.set_thinking(level),
             Op::SetTools(tools) => {
                 self.agent.set_tools(tools);
                 Ok(())
@@ -339,10 +331,10 @@ impl SessionRuntime {
         }
     }
 
-    /// Switches the model, keeping the wanted thinking level where the new model reasons.
+    /// Switches the model; the agent keeps the level asked for where the new model reasons.
     fn set_model(&mut self, route: crate::ModelRoute) -> Result<(), RuntimeError> {
         self.agent.set_model(route.switch())?;
-        let thinking = self.agent.set_thinking(self.wanted_thinking)?;
+        let thinking = self.agent.thinking()?;
         let model = &self.agent.config().model;
         self.emit(RuntimeEvent::ModelChanged {
             provider: model.provider.clone(),
@@ -352,8 +344,8 @@ impl SessionRuntime {
         Ok(())
     }
 
-    fn apply_thinking(&mut self) -> Result<(), RuntimeError> {
-        let level = self.agent.set_thinking(self.wanted_thinking)?;
+    fn set_thinking(&mut self, level: ThinkingLevel) -> Result<(), RuntimeError> {
+        let level = self.agent.set_thinking(level)?;
         self.emit(RuntimeEvent::ThinkingChanged { level });
         Ok(())
     }
@@ -361,6 +353,8 @@ impl SessionRuntime {
     /// Appends to `session` from now on, recording the model and thinking level where they
     /// differ from what it names; the queue belonged to the old session.
     fn adopt(&mut self, session: Session) -> Result<(), RuntimeError> {
+        // The level in effect goes with the user, not with the file.
+        let wanted = self.agent.wanted_thinking()?;
         self.agent.switch_session(session);
         self.follow_ups.clear();
         self.agent.control().clear_steering();
@@ -375,7 +369,7 @@ impl SessionRuntime {
                 .session_mut()
                 .append_model_change(&model.provider, &model.id)?;
         }
-        self.agent.set_thinking(self.wanted_thinking)?;
+        self.agent.set_thinking_level(&wanted)?;
         let session = self.agent.session();
         self.emit(RuntimeEvent::SessionChanged {
             path: session.path().to_path_buf(),

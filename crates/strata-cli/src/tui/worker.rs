@@ -488,11 +488,11 @@ impl Worker {
         let switch = self.setup.model_switch(&choice, None)?;
         self.agent.set_model(switch)?;
         let mut said = format!("model: {}", self.agent.config().model.qualified_id());
+        // Without `:level` the agent keeps the level asked for (off where the model does not
+        // reason, back again where it does).
         if let Some(level) = &choice.thinking {
             let set = self.agent.set_thinking_level(level)?;
             said.push_str(&format!(", thinking {set}"));
-        } else if !self.agent.config().model.reasoning {
-            self.agent.set_thinking_level("off")?;
         }
         self.reply(Reply::Notice(said));
         self.refresh_status();

@@ -724,13 +724,20 @@ mod tests {
         assert_eq!(deltas[0]["assistantMessageEvent"]["delta"], "{\"path\":");
         assert_eq!(deltas[1]["assistantMessageEvent"]["delta"], "\"a\"}");
         assert_eq!(deltas[1]["assistantMessageEvent"]["contentIndex"], 1);
+        // Deltas only (Pi 1.x): the parsed arguments arrive whole with the call's end.
+        assert!(deltas[1].get("message").is_none(), "{}", deltas[1]);
+        let call_end = out
+            .iter()
+            .find(|e| e["assistantMessageEvent"]["type"] == "toolcall_end")
+            .unwrap();
         assert_eq!(
-            deltas[1]["message"]["content"][1]["arguments"],
+            call_end["assistantMessageEvent"]["toolCall"]["arguments"],
             json!({"path": "a"})
         );
         let turn_end = out.iter().find(|e| e["type"] == "turn_end").unwrap();
         assert_eq!(turn_end["toolResults"][0]["toolCallId"], "c1");
-        assert_eq!(out.last().unwrap()["messages"].as_array().unwrap().len(), 5);
+        let agent_end = &out[out.len() - 2];
+        assert_eq!(agent_end["messages"].as_array().unwrap().len(), 5);
     }
 
     #[test]

@@ -627,13 +627,9 @@ impl Server {
         let before = self.thinking_level();
         let agent = self.take_agent()?;
         let mut agent = Box::new((*agent).with_retry_events(retries));
-        let level = agent
-            .context()
-            .map(|c| c.thinking_level.clone())
-            .unwrap_or_default();
-        let result = agent
-            .set_model(switch)
-            .and_then(|()| agent.set_thinking_level(&level).map(|_| ()));
+        // The agent keeps the level asked for: off on a model without reasoning, back again
+        // on one with it (the runtime's rule, shared by every front end).
+        let result = agent.set_model(switch);
         self.agent = Some(agent);
         result.map_err(|e| e.to_string())?;
         self.refresh();
