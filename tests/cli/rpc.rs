@@ -680,6 +680,73 @@ fn bash_output_is_recorded_and_sent_with_the_next_prompt() {
     rpc.close();
 }
 
+/// Pi 1.x's session commands over the raw protocol (no node needed): `get_entries` pages by
+/// entry id, `get_tree` nests the same entries, `set_session_name` reports
+/// `session_info_changed`, `clear_queue` hands back what waited, and a bash command kept out
+/// of the context is recorded as such.
+#[test]
+fn entries_page_by_id_the_tree_nests_them_and_queues_clear() {
+    let server = demo_mock();
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    rpc.prompt_and_wait("fix the greeting");
+    let all = rpc.ok(json!({"type": "get_entries"}));
+    let entries = all["entries"].as_array().unwrap().clone();
+    let state = rpc.ok(json!({"type": "get_state"}));
+    let file = std::fs::read_to_string(state["sessionFile"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        entries.len(),
+        file.lines().count() - 1,
+        "every entry, no header"
+    );
+    assert_eq!(all["leafId"], entries.last().unwrap()["id"]);
+    let page = rpc.ok(json!({"type": "get_entries", "since": entries[1]["id"]}));
+    assert_eq!(page["entries"].as_array().unwrap()[..], entries[2..]);
+    let missing = rpc.call(json!({"type": "get_entries", "since": "nope"}));
+    assert_eq!(missing["success"], false);
+    assert_eq!(missing["error"], "Entry not found: nope");
+
+    let tree = rpc.ok(json!({"type": "get_tree"}));
+    let mut ids = Vec::new();
+    let mut nodes: Vec<Value> = tree["tree"].as_array().unwrap().clone();
+    while let Some(node) = nodes.pop() {
+        let parent = node["entry"]["id"].clone();
+        for child in node["children"].as_array().unwrap() {
+            assert_eq!(child["entry"]["parentId"], parent);
+            nodes.push(child.clone());
+        }
+        ids.push(node["entry"]["id"].as_str().unwrap().to_owned());
+    }
+    ids.sort();
+    let mut expected: Vec<String> = entries
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    expected.sort();
+    assert_eq!(ids, expected, "the tree holds every entry once");
+
+    rpc.ok(json!({"type": "set_session_name", "name": "greeting fix"}));
+    let named = rpc.until(|e| e["type"] == "session_info_changed");
+    assert_eq!(named.last().unwrap()["name"], "greeting fix");
+
+    // Queued while idle: follow-ups wait for the next run, clear_queue returns them.
+    rpc.ok(json!({"type": "follow_up", "message": "later"}));
+    let cleared = rpc.ok(json!({"type": "clear_queue"}));
+    assert_eq!(cleared, json!({"steering": [], "followUp": ["later"]}));
+
+    rpc.ok(json!({"type": "bash", "command": "echo private", "excludeFromContext": true}));
+    let messages = rpc.ok(json!({"type": "get_messages"}));
+    let bash = messages["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(bash["role"], "bashExecution");
+    assert_eq!(bash["excludeFromContext"], true);
+    rpc.close();
+}
+
 #[test]
 fn new_session_fork_and_switch_move_between_files() {
     let server = demo_mock();
