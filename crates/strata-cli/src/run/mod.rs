@@ -62,7 +62,13 @@ async fn run_prompt(setup: &Setup, prompt: String) -> anyhow::Result<()> {
     handle.send(Op::Shutdown)?;
     drop(handle);
     let ended = output::print_events(events, mode).await?;
-    task.await.context("the session runtime failed")?;
+    let agent = task.await.context("the session runtime failed")?;
+    drop(agent);
+    let mcp = setup.mcp_manager();
+    for line in crate::mcp::failure_lines(&mcp) {
+        eprintln!("strata: {line}");
+    }
+    mcp.shutdown().await;
     drop(built.temp);
     let ended = ended.context("the run did not end")?;
     if let Some(error) = ended.error {
