@@ -49,6 +49,7 @@ mod cut;
 mod error;
 mod estimate;
 mod files;
+mod mask;
 mod prepare;
 pub mod prompt;
 mod request;
@@ -71,6 +72,9 @@ pub use estimate::{
     usage_context_tokens,
 };
 pub use files::{FileLists, FileOps};
+pub use mask::{
+    MaskEntry, MaskEntryKind, MaskPlan, MaskingSettings, STUB_TOKENS, plan_masking, stub_text,
+};
 pub use prepare::{Preparation, prepare};
 pub use request::{
     SummaryPart, TRANSCRIPT_CACHE_KEY_SUFFIX, cache_friendly_instruction, cache_friendly_request,

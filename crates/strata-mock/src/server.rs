@@ -254,6 +254,21 @@ impl State {
         };
         let parsed = W::parse(&value, path_model.as_deref(), &ctx);
         let key = conversation_key(W::PROTOCOL, &value);
+        // Only a sequence script's recall turns read the transcript.
+        let sequence = self
+            .scenario
+            .read()
+            .ok()
+            .and_then(|s| {
+                s.as_ref()
+                    .map(|s| s.playback == scenario::Playback::Sequence)
+            })
+            .unwrap_or(false);
+        let transcript = if sequence {
+            scenario::transcript_of(&value)
+        } else {
+            String::new()
+        };
         if self.config.record_bodies {
             record.body = Some(value);
         }
@@ -273,6 +288,7 @@ impl State {
         record.cache_style = Some(profile.cache.style);
 
         parsed.conversation.key = key;
+        parsed.conversation.transcript = transcript;
         let total = parsed.prompt.total_tokens();
         // An over-window prompt is refused before the script is consulted, so that it takes
         // no turn: the harness compacts and sends another conversation, which must get the

@@ -151,6 +151,7 @@ fn cache_section(out: &mut String, inputs: &Inputs<'_>) {
     out.push('\n');
     targets(out, inputs);
     cost_trigger(out, runs, command);
+    forgetting_section(out, runs, command);
     let _ = writeln!(
         out,
         "### Where the misses come from\n\nTokens written or uncached, charged to the chapter \
@@ -439,6 +440,64 @@ fn cost_trigger(out: &mut String, runs: &[Run], command: &str) {
         } else {
             ", since it did not win here"
         }
+    );
+}
+
+fn forgetting_section(out: &mut String, runs: &[Run], command: &str) {
+    let _ = writeln!(
+        out,
+        "### Where each bill goes\n\nEvery run's cost split into what it paid for: tokens \
+         read from the cache, written to it, sent uncached, and output (priced in every \
+         column, so a policy that makes the model re-fetch pays for it). *Own ideal* is the \
+         ideal hit rate of that run's own requests (a policy that changes the requests changes \
+         its ideal); *re-fetches* counts the requests the scripted model made to read a fact \
+         again because its context no longer held it (recall workloads), with what those \
+         requests cost. Command: `{command}`.\n"
+    );
+    out.push_str(&crate::bench::forgetting::bill_table(runs));
+    out.push('\n');
+    if let Some(table) = crate::bench::forgetting::restart_table(runs) {
+        let _ = writeln!(
+            out,
+            "### A restart after an AGENTS.md edit\n\nThe harness exits and starts again on its \
+             session after AGENTS.md changed; the share of the last prompt before the restart \
+             that the first request after it read from the cache (on a row without \
+             mid-conversation system messages the change is a reminder after the next user \
+             message, `system_reminders`, unless the row folds). Command: `{command}`.\n"
+        );
+        out.push_str(&table);
+        out.push('\n');
+    }
+    if !runs
+        .iter()
+        .any(|run| crate::bench::forgetting::is_recall(&run.workload))
+    {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "### Forgetting: strata against Pi 1.6.0 on the recall workloads\n\nEach task reads a \
+         fact file and writes a note that needs the fact of a task 1 to 24 tasks back; the \
+         scripted model (strata-mock's recall turns) uses the fact while the request holds it \
+         and reads the file again when not; a task is done only when its note holds the right \
+         value. Scripted summaries keep goal, progress and files, not tool-output contents. \
+         Pi 1.6.0 plays the same script through its RPC mode, on the same wire and cache \
+         simulator. Command: `{command}`.\n"
+    );
+    out.push_str(&crate::bench::forgetting::against_pi(runs, "strata"));
+    out.push('\n');
+    let (table, best) = crate::bench::forgetting::choose_default(runs);
+    let _ = writeln!(
+        out,
+        "### Choosing the default\n\nEach strategy's cost relative to naive on the same \
+         workload and cache, averaged over the recall workloads on anthropic-5m, openai and \
+         deepseek; a strategy counts only when every task was done. Command: `{command}`.\n"
+    );
+    out.push_str(&table);
+    let _ = writeln!(
+        out,
+        "\nLowest with every task done: **{}**.\n",
+        best.as_deref().unwrap_or("none")
     );
 }
 

@@ -558,6 +558,18 @@ impl Worker {
                 report.deferred.hash
             ));
         }
+        lines.push(String::new());
+        lines.push("policy:".to_owned());
+        let settings = self.agent.config().compaction.for_model(
+            &self.agent.config().model.provider,
+            &self.agent.config().model.id,
+        );
+        for line in strata_agent::policy::explain_compaction(&settings)
+            .into_iter()
+            .chain([strata_agent::policy::explain_system_changes(&capabilities)])
+        {
+            lines.push(format!("  {line}"));
+        }
         let request = &rendered.request;
         let breakpoints: Vec<String> = request
             .breakpoints
