@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
+use strata_accounting::session_usage;
 use strata_context::{Context, SnapshotSource};
 use strata_provider::{
     ContentBlock, Cost, Model, Provider, Request, StopReason, StreamOptions, Usage,
@@ -20,7 +21,7 @@ use crate::settings::{CompactionSettings, SummaryMode};
 
 /// Field of a compaction or branch summary entry holding the summary requests' usage
 /// (Pi's `Usage` shape with its `cost`); Pi ignores it.
-pub const USAGE_FIELD: &str = "usage";
+pub use strata_accounting::USAGE_FIELD;
 /// Field naming the summary form used (`cache_friendly` or `transcript`).
 pub const SUMMARY_MODE_FIELD: &str = "summaryMode";
 
@@ -356,27 +357,6 @@ async fn summarize(
     Ok(Summary { text, usage, cost })
 }
 
-/// The usage in Pi's session shape (`input`, `output`, `cacheRead`, `cacheWrite`,
-/// `totalTokens`, `cost`), as assistant messages record it.
-pub fn session_usage(usage: &Usage, cost: &Cost) -> strata_session::Usage {
-    strata_session::Usage {
-        input: usage.input,
-        output: usage.output,
-        cache_read: usage.cache_read,
-        cache_write: usage.cache_write(),
-        total_tokens: usage.total_tokens(),
-        cost: strata_session::Cost {
-            input: cost.input,
-            output: cost.output,
-            cache_read: cost.cache_read,
-            cache_write: cost.cache_write(),
-            total: cost.total(),
-            extra: Extra::new(),
-        },
-        extra: Extra::new(),
-    }
-}
-
 /// The extra fields recording a summary's usage and form on its entry.
 pub(crate) fn usage_fields(usage: &Usage, cost: &Cost, mode: Option<SummaryMode>) -> Extra {
     let mut extra = Extra::new();
@@ -434,9 +414,7 @@ pub fn recorded_usage(extra: &Extra) -> Option<strata_session::Usage> {
         .and_then(|value| serde_json::from_value(value.clone()).ok())
 }
 
-/// `customType` of a `custom` entry recording a summary request's usage where no entry field
-/// can hold it (branch summaries, failed compactions).
-pub const USAGE_CUSTOM_TYPE: &str = "strata.usage";
+pub use strata_accounting::USAGE_CUSTOM_TYPE;
 
 /// The `data` of a [`USAGE_CUSTOM_TYPE`] entry: `{kind, usage}` with `kind` such as
 /// `"compaction"` or `"branch_summary"` and `usage` in Pi's shape (cost included).

@@ -2,6 +2,7 @@
 
 mod config;
 mod context;
+#[cfg(feature = "demo")]
 mod demo;
 mod export;
 mod fork;
@@ -41,7 +42,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        #[cfg(feature = "demo")]
         Some(Command::Demo(args)) => demo::run(&args),
+        #[cfg(not(feature = "demo"))]
+        Some(Command::Demo(_)) => anyhow::bail!(
+            "this strata was built without the demo: rebuild with the default cargo feature `demo`"
+        ),
         Some(Command::Export(args)) => export::run(&args),
         None => crate::run::run(&cli.run),
     }
