@@ -459,3 +459,40 @@ async fn auth_and_bad_request_errors_keep_the_providers_message_but_not_the_key(
         assert_eq!(error.request_id(), Some("req_refused"));
     }
 }
+
+#[tokio::test]
+async fn mid_conversation_patches_and_tool_changes_are_accepted_in_the_sdks_shape() {
+    let mut s = setup(MockConfig::new()).await;
+    s.model = Catalog::builtin()
+        .unwrap()
+        .model("anthropic", "claude-opus-4-8")
+        .unwrap();
+    let mut request = long_request("first question");
+    request.model = "claude-opus-4-8".into();
+    request.tools.push(tool("grep"));
+    request.messages.push(Message {
+        role: strata_provider::Role::System,
+        content: vec![
+            ContentBlock::text("Tool update: grep is available."),
+            ContentBlock::ToolAddition {
+                tools: vec![tool("grep")],
+            },
+            ContentBlock::ToolRemoval {
+                names: vec!["bash".into()],
+            },
+        ],
+    });
+    let events = s.collect(&request, &s.options()).await;
+    let (stop, _, _) = done(&events);
+    assert_eq!(*stop, StopReason::EndTurn, "{events:?}");
+    let body = s.server.requests()[0].body.clone().unwrap();
+    let system = &body["messages"][1];
+    assert_eq!(system["role"], "system");
+    let kinds: Vec<&str> = system["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["text", "tool_addition", "tool_removal"]);
+}
