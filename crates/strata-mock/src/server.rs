@@ -402,7 +402,7 @@ impl State {
         };
         if W::PROTOCOL == Protocol::Responses && parsed.store {
             let mut items = std::mem::take(&mut parsed.items);
-            items.extend(output_items(&outcome));
+            items.extend(output_items(&parsed, &outcome));
             lock(&self.stored_responses).insert(format!("resp_{}", outcome.id), items);
         }
         let prepared = match mode {

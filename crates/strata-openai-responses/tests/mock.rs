@@ -396,3 +396,43 @@ async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
         "{seen:?}"
     );
 }
+
+/// With `store: false` the reasoning comes back encrypted (strata asks for it) and the next
+/// turn replays it whole; the mock refuses an unstored reasoning item without it.
+#[tokio::test]
+async fn encrypted_reasoning_is_replayed_on_the_next_turn() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(scenario(
+        "[[turn]]\nthinking = \"Read it first.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a.txt\" }\n[[turn]]\ntext = \"Done.\"\n",
+    ));
+    let (provider, model) = openai(0);
+    let options = options(&server.base_url());
+    let mut request = request(5);
+    let first = provider.complete(&model, &request, &options).await.unwrap();
+    let (id, _, _) = first.message.tool_calls().next().unwrap();
+    let result = Message {
+        role: strata_provider::Role::User,
+        content: vec![ContentBlock::ToolResult {
+            tool_call_id: id.to_owned(),
+            content: vec![strata_provider::ToolResultContent::Text {
+                text: "contents".into(),
+            }],
+            is_error: false,
+        }],
+    };
+    request.messages.push(first.message.clone());
+    request.messages.push(result);
+    let second = provider.complete(&model, &request, &options).await.unwrap();
+    assert_eq!(second.message.text(), "Done.");
+    let body = server.requests()[1].body.clone().unwrap();
+    let reasoning = body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["type"] == "reasoning")
+        .unwrap_or_else(|| panic!("no reasoning item replayed: {body}"));
+    assert_eq!(
+        reasoning["encrypted_content"],
+        json!(strata_mock::encrypted_reasoning("Read it first."))
+    );
+}
