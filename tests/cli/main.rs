@@ -16,6 +16,7 @@ mod fork;
 mod listing;
 mod rpc;
 mod run;
+mod sent;
 mod support;
 mod tree;
 mod tui;

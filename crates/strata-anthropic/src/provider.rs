@@ -138,13 +138,22 @@ impl Provider for AnthropicProvider {
         Protocol::AnthropicMessages
     }
 
+    fn http_request(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, ProviderError> {
+        self.build_http_request(model, request, options)
+    }
+
     async fn stream(
         &self,
         model: &Model,
         request: &Request,
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError> {
-        let http = self.build_http_request(model, request, options)?;
+        let http = self.http_request(model, request, options)?;
         let span = tracing::debug_span!("anthropic", provider = %self.row.id, model = %model.id);
         let response = self
             .client

@@ -395,6 +395,15 @@ impl Provider for GoogleProvider {
         Protocol::GoogleGenerativeAi
     }
 
+    fn http_request(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, ProviderError> {
+        self.prepare(model, request, options, None)
+    }
+
     async fn stream(
         &self,
         model: &Model,

@@ -204,13 +204,22 @@ impl Provider for ResponsesProvider {
         Protocol::OpenaiResponses
     }
 
+    fn http_request(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, ProviderError> {
+        self.prepare(model, request, options)
+    }
+
     async fn stream(
         &self,
         model: &Model,
         request: &Request,
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError> {
-        let http = self.prepare(model, request, options)?;
+        let http = self.http_request(model, request, options)?;
         let span =
             tracing::debug_span!("provider_request", provider = %self.row.id, model = %model.id);
         let response = self

@@ -110,13 +110,22 @@ impl Provider for OpenAiChatProvider {
         Protocol::OpenaiChat
     }
 
+    fn http_request(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, ProviderError> {
+        self.build_http_request(model, request, options)
+    }
+
     async fn stream(
         &self,
         model: &Model,
         request: &Request,
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError> {
-        let http = self.build_http_request(model, request, options)?;
+        let http = self.http_request(model, request, options)?;
         let dialect = self.row.capabilities(&model.id).wire.usage_dialect;
         let span = tracing::debug_span!("openai-chat", provider = %self.row.id, model = %model.id);
         let response = self
