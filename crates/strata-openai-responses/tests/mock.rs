@@ -227,47 +227,57 @@ async fn a_cut_stream_ends_truncated_with_the_partial_text_and_is_not_resent() {
     assert_eq!(server.requests().len(), 1);
 }
 
+/// A malformed event before any of the reply streamed is re-sent and the caller sees one
+/// clean stream; after content, a malformed event or an in-stream error ends the stream with
+/// the partial message.
 #[tokio::test]
-async fn malformed_event_and_in_stream_error_end_the_stream() {
+async fn malformed_event_and_in_stream_error_are_resent_before_content_and_end_the_stream_after() {
     let server = MockServer::start(MockConfig::new()).await.unwrap();
     let (provider, model) = openai(0);
+    let run = async || {
+        collect(
+            provider
+                .stream(&model, &request(5), &options(&server.base_url()))
+                .await
+                .unwrap(),
+        )
+        .await
+    };
+    // Events: created, in_progress, output_item.added, content_part.added, the text delta, …
     server.push_fault(Fault::next(FaultKind::Malformed { at_event: 3 }));
-    let events = collect(
-        provider
-            .stream(&model, &request(5), &options(&server.base_url()))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let events = run().await;
+    assert!(
+        matches!(events.last(), Some(Event::Done { .. })),
+        "{events:?}"
+    );
+    assert_eq!(server.requests().len(), 2, "re-sent once");
+
+    server.push_fault(Fault::next(FaultKind::Malformed { at_event: 5 }));
+    let events = run().await;
     assert!(
         matches!(
             events.last(),
             Some(Event::Error {
                 error: ProviderError::Decode { .. },
-                ..
+                partial: Some(_),
             })
         ),
         "{events:?}"
     );
 
-    server.push_fault(Fault::next(FaultKind::StreamError { after_events: 3 }));
-    let events = collect(
-        provider
-            .stream(&model, &request(5), &options(&server.base_url()))
-            .await
-            .unwrap(),
-    )
-    .await;
+    server.push_fault(Fault::next(FaultKind::StreamError { after_events: 5 }));
+    let events = run().await;
     assert!(
         matches!(
             events.last(),
             Some(Event::Error {
                 error: ProviderError::Server { status: 0, .. },
-                ..
+                partial: Some(_),
             })
         ),
         "{events:?}"
     );
+    assert_eq!(server.requests().len(), 4, "nothing re-sent after content");
 }
 
 #[tokio::test]
