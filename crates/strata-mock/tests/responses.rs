@@ -78,7 +78,14 @@ async fn the_stream_runs_from_created_to_completed() {
         .iter()
         .find(|d| d["type"] == "response.function_call_arguments.done")
         .unwrap();
-    assert_eq!(done["name"], "shell");
+    // openai-python 3.57.0's ResponseFunctionCallArgumentsDoneEvent has no `name`; the
+    // item carries it.
+    assert!(done.get("name").is_none());
+    let item = data
+        .iter()
+        .find(|d| d["type"] == "response.output_item.done" && d["item"]["type"] == "function_call")
+        .unwrap();
+    assert_eq!(item["item"]["name"], "shell");
     assert_eq!(
         serde_json::from_str::<Value>(done["arguments"].as_str().unwrap()).unwrap(),
         json!({"cmd": "ls"})

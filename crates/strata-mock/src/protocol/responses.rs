@@ -382,7 +382,7 @@ impl Wire for Responses {
                     }
                     emit(
                         "response.function_call_arguments.done",
-                        json!({"item_id": item_id, "output_index": output_index, "name": item["name"], "arguments": arguments}),
+                        json!({"item_id": item_id, "output_index": output_index, "arguments": arguments}),
                     );
                 }
             }
