@@ -9,6 +9,7 @@
     reason = "test helpers outside #[test] functions unwrap like the tests do"
 )]
 
+mod byom;
 mod context;
 mod demo;
 mod export;

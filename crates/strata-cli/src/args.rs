@@ -61,6 +61,10 @@ pub struct RunArgs {
     /// Appended to the system prompt's rules.
     #[arg(long)]
     pub append_system_prompt: Option<String>,
+    /// Apply this project's `.strata/` settings (provider rows, prompts, tools, sessions dir)
+    /// for this run, as `strata trust` does for good.
+    #[arg(long)]
+    pub trust: bool,
 }
 
 /// How a run reports.
@@ -87,6 +91,10 @@ pub enum Command {
     Fork(ForkArgs),
     /// List the provider capability table.
     Providers(ProvidersArgs),
+    /// List the models usable now: built-in, your config, Pi's models.json, local servers.
+    Models(ModelsArgs),
+    /// Trust a project directory's `.strata/` settings (or show / revoke the decision).
+    Trust(TrustArgs),
     /// Show the merged configuration and where each value came from.
     Config(ConfigArgs),
     /// Cache hit rate, tokens and cost of sessions (strata, Pi) and Claude Code project logs.
@@ -218,6 +226,33 @@ pub struct ForkArgs {
     /// Where to write the new session (default: beside the original, a new name).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ModelsArgs {
+    /// Only this provider's models.
+    pub provider: Option<String>,
+    /// Do not ask local servers for their model lists.
+    #[arg(long)]
+    pub offline: bool,
+    /// Ask the server at this URL instead of the row's (with PROVIDER).
+    #[arg(long, requires = "provider")]
+    pub base_url: Option<String>,
+    /// Print JSON lines instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TrustArgs {
+    /// The project directory (default: the current one).
+    pub dir: Option<PathBuf>,
+    /// Withdraw trust instead.
+    #[arg(long, conflicts_with = "status")]
+    pub revoke: bool,
+    /// Only show the decision and what an untrusted project's config would lose, as JSON.
+    #[arg(long)]
+    pub status: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -1,11 +1,17 @@
 //! Configuration: built-in defaults, `~/.config/strata/config.toml`, `.strata/config.toml` in
 //! the project, `STRATA_*` environment variables, then command-line flags (later wins).
+//!
+//! The project layer is read by hand so that, until the user trusts the project
+//! ([`crate::trust`]), the settings that redirect traffic or change what the model is told
+//! ([`TRUST_GATED`]) are left out and listed. Errors name the file, line or field and never
+//! echo the value found there.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use anyhow::Context as _;
 use figment::Figment;
-use figment::providers::{Env, Format, Serialized, Toml};
+use figment::providers::{Env, Serialized};
 use serde::{Deserialize, Serialize};
 use strata_agent::CacheSettings;
 use strata_compaction::CompactionSettings;
@@ -34,18 +40,28 @@ pub struct Config {
     pub compaction: CompactionSettings,
     /// Cache lifetime and keeping the cache warm while idle (`[cache]`).
     pub cache: CacheSettings,
-    /// Per-provider settings (base URL of a proxy, …), by provider id.
+    /// Provider rows: changes to built-in rows and new providers, by provider id.
     pub providers: BTreeMap<String, ProviderSettings>,
+    /// Projects whose `.strata/` settings apply in full (read from the user's own config only).
+    pub trusted_projects: Vec<PathBuf>,
+    /// Read Pi's `~/.pi/agent/models.json` (or `$PI_CODING_AGENT_DIR/models.json`).
+    pub pi_models: bool,
 }
 
-/// `[providers.<id>]`.
+/// `[providers.<id>]`: any field of a table row (`provider-data/schema.json`), plus a key.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct ProviderSettings {
     /// Base URL replacing the table's.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     /// API key (the flag and the row's environment variables come first); never printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
+    /// Every other row field (protocol, headers, models, cache, server, …), checked against
+    /// the row schema when the catalog is built.
+    #[serde(flatten)]
+    pub row: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Default for Config {
@@ -61,12 +77,14 @@ impl Default for Config {
             compaction: CompactionSettings::default(),
             cache: CacheSettings::default(),
             providers: BTreeMap::new(),
+            trusted_projects: Vec::new(),
+            pi_models: true,
         }
     }
 }
 
 /// Values set on the command line, as a figment layer (unset flags are absent).
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 struct Flags {
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<String>,
@@ -132,7 +150,25 @@ const CONFIG_KEYS: &[&str] = &[
     "compaction",
     "cache",
     "providers",
+    "trusted_projects",
+    "pi_models",
 ];
+
+/// Project settings that apply only once the user trusts the project: they redirect traffic
+/// (provider rows: base URLs, headers, keys, new providers), change what the model is told
+/// (prompts, tools, MCP servers) or where sessions are written.
+pub const TRUST_GATED: &[&str] = &[
+    "providers",
+    "system_prompt",
+    "append_system_prompt",
+    "tools",
+    "sessions_dir",
+    "mcp",
+    "mcp_servers",
+];
+
+/// Settings a project can never set: they decide trust and what else is read.
+pub const USER_ONLY: &[&str] = &["trusted_projects", "pi_models"];
 
 /// Whether a `STRATA_*` variable (prefix removed, nested keys joined by `__`) is configuration.
 /// Others — another program's `STRATA_FOO`, or `STRATA_API_KEY`, which only the flag reads —
@@ -156,37 +192,224 @@ pub fn ignored_environment() -> Vec<String> {
     ignored
 }
 
-/// The figment of all layers, lowest first.
-pub fn figment(sources: &Sources, run: &RunArgs) -> Figment {
-    let mut figment = Figment::from(Named {
-        name: "built-in default",
-        layer: Serialized::defaults(Config::default()),
-    });
-    if let Some(global) = &sources.global_dir {
-        figment = figment.merge(Toml::file(global.join("config.toml")));
+/// A config file read as a table, merged as a figment layer named after the file.
+#[derive(Debug, Clone)]
+pub struct FileLayer {
+    /// The file.
+    pub path: PathBuf,
+    /// Its settings (after trust filtering, for the project file).
+    pub table: toml::Table,
+}
+
+impl figment::Provider for FileLayer {
+    fn metadata(&self) -> figment::Metadata {
+        figment::Metadata::from("TOML file", figment::Source::File(self.path.clone()))
     }
-    figment = figment
-        .merge(Toml::file(sources.project_dir.join(".strata/config.toml")))
-        .merge(
-            Env::prefixed("STRATA_")
-                .filter(|key| is_config_key(key.as_str()))
-                .split("__"),
+
+    fn data(
+        &self,
+    ) -> Result<figment::value::Map<figment::Profile, figment::value::Dict>, figment::Error> {
+        Serialized::globals(&self.table).data()
+    }
+}
+
+/// Reads a TOML config file; a missing file is `None`. A syntax error names the file and line
+/// but not the text there (which may be a key typed in the wrong place).
+pub fn read_toml(path: &Path) -> anyhow::Result<Option<toml::Table>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    toml::from_str::<toml::Table>(&text).map(Some).map_err(|e| {
+        let line = e
+            .span()
+            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+        let at = line.map(|l| format!(" line {l}")).unwrap_or_default();
+        anyhow::anyhow!(
+            "invalid configuration: {}{at}: {}",
+            path.display(),
+            e.message().trim()
         )
-        .merge(Named {
-            name: "command-line flag",
-            layer: Serialized::globals(Flags {
+    })
+}
+
+/// Every layer, read once: the user's file, the project's (filtered until trusted), the
+/// environment and the flags; plus the trust decision and what it left out.
+#[derive(Debug, Clone)]
+pub struct Layers {
+    /// `~/.config/strata/config.toml`.
+    pub user: Option<FileLayer>,
+    /// `.strata/config.toml`, without what trust withholds.
+    pub project: Option<FileLayer>,
+    /// Whether the project is trusted, and why.
+    pub trust: crate::trust::ProjectTrust,
+    /// Dotted keys of the project file that were left out (values are never shown).
+    pub ignored: Vec<String>,
+    flags: Flags,
+}
+
+impl Layers {
+    /// Reads the files and decides trust (`--trust` trusts the project for this run).
+    pub fn read(sources: &Sources, run: &RunArgs) -> anyhow::Result<Self> {
+        let user = match &sources.global_dir {
+            Some(dir) => {
+                let path = dir.join("config.toml");
+                read_toml(&path)?.map(|table| FileLayer { path, table })
+            }
+            None => None,
+        };
+        let project_path = sources.project_dir.join(".strata/config.toml");
+        let project_table = read_toml(&project_path)?;
+        let trust = crate::trust::decide(
+            sources.global_dir.as_deref(),
+            user.as_ref().map(|u| &u.table),
+            &sources.project_dir,
+            run.trust,
+        );
+        let mut ignored = Vec::new();
+        let project = project_table.map(|mut table| {
+            let withheld: Vec<String> = table
+                .keys()
+                .filter(|key| {
+                    USER_ONLY.contains(&key.as_str())
+                        || (!trust.trusted && TRUST_GATED.contains(&key.as_str()))
+                })
+                .cloned()
+                .collect();
+            for key in withheld {
+                if let Some(value) = table.remove(&key) {
+                    leaf_keys(&key, &value, &mut ignored);
+                }
+            }
+            FileLayer {
+                path: project_path,
+                table,
+            }
+        });
+        Ok(Self {
+            user,
+            project,
+            trust,
+            ignored,
+            flags: Flags {
                 model: run.model.clone(),
                 tools: run.tools.clone(),
                 system_prompt: run.system_prompt.clone(),
                 append_system_prompt: run.append_system_prompt.clone(),
-            }),
+            },
+        })
+    }
+
+    /// The figment of all layers, lowest first.
+    pub fn figment(&self) -> Figment {
+        self.figment_with(true)
+    }
+
+    /// Every layer but the project's: what the user configured themselves.
+    pub fn figment_outside_project(&self) -> Figment {
+        self.figment_with(false)
+    }
+
+    fn figment_with(&self, project: bool) -> Figment {
+        let mut figment = Figment::from(Named {
+            name: "built-in default",
+            layer: Serialized::defaults(Config::default()),
         });
-    figment
+        if let Some(user) = &self.user {
+            figment = figment.merge(user.clone());
+        }
+        if project && let Some(layer) = &self.project {
+            figment = figment.merge(layer.clone());
+        }
+        figment
+            .merge(
+                Env::prefixed("STRATA_")
+                    .filter(|key| is_config_key(key.as_str()))
+                    .split("__"),
+            )
+            .merge(Named {
+                name: "command-line flag",
+                layer: Serialized::globals(Flags {
+                    model: self.flags.model.clone(),
+                    tools: self.flags.tools.clone(),
+                    system_prompt: self.flags.system_prompt.clone(),
+                    append_system_prompt: self.flags.append_system_prompt.clone(),
+                }),
+            })
+    }
+
+    /// The merged configuration.
+    pub fn config(&self) -> anyhow::Result<Config> {
+        extract(&self.figment())
+    }
+
+    /// One line saying what the untrusted project's file set that was left out, if anything.
+    pub fn ignored_notice(&self) -> Option<String> {
+        if self.ignored.is_empty() {
+            return None;
+        }
+        let path = self
+            .project
+            .as_ref()
+            .map(|p| p.path.display().to_string())
+            .unwrap_or_default();
+        let user_only: Vec<&str> = self
+            .ignored
+            .iter()
+            .map(String::as_str)
+            .filter(|k| USER_ONLY.iter().any(|u| k.split('.').next() == Some(*u)))
+            .collect();
+        let gated: Vec<&str> = self
+            .ignored
+            .iter()
+            .map(String::as_str)
+            .filter(|k| !user_only.contains(k))
+            .collect();
+        let mut parts = Vec::new();
+        if !gated.is_empty() {
+            parts.push(format!(
+                "ignoring {} in {path} until you trust this project (`strata trust`, or `--trust` for one run)",
+                gated.join(", ")
+            ));
+        }
+        if !user_only.is_empty() {
+            parts.push(format!(
+                "ignoring {} in {path}: only your own config.toml sets it",
+                user_only.join(", ")
+            ));
+        }
+        Some(parts.join("; "))
+    }
+}
+
+/// Every leaf key under `prefix` (a table's own key when empty).
+fn leaf_keys(prefix: &str, value: &toml::Value, out: &mut Vec<String>) {
+    match value {
+        toml::Value::Table(table) if !table.is_empty() => {
+            for (key, child) in table {
+                leaf_keys(&format!("{prefix}.{key}"), child, out);
+            }
+        }
+        _ => out.push(prefix.to_owned()),
+    }
+}
+
+/// The figment of all layers, lowest first (re-reads the files).
+#[cfg(test)]
+pub fn figment(sources: &Sources, run: &RunArgs) -> anyhow::Result<Figment> {
+    Ok(Layers::read(sources, run)?.figment())
 }
 
 /// The merged configuration; an error names the file or variable and the field.
+#[cfg(test)]
 pub fn load(sources: &Sources, run: &RunArgs) -> anyhow::Result<Config> {
-    figment(sources, run)
+    Layers::read(sources, run)?.config()
+}
+
+/// Extracts a [`Config`] from `figment`, describing errors without their values.
+pub fn extract(figment: &Figment) -> anyhow::Result<Config> {
+    figment
         .extract()
         .map_err(|error| anyhow::anyhow!(describe(&error)))
 }
@@ -206,10 +429,38 @@ fn describe(error: &figment::Error) -> String {
         parts.push(format!(
             "{}{field}{}",
             origin.map(|o| format!("{o}: ")).unwrap_or_default(),
-            e.kind
+            kind_without_value(&e.kind)
         ));
     }
     format!("invalid configuration: {}", parts.join("; "))
+}
+
+/// What a figment error says, without the value it found.
+fn kind_without_value(kind: &figment::error::Kind) -> String {
+    use figment::error::{Actual, Kind};
+    let what = |actual: &Actual| match actual {
+        Actual::Bool(_) => "a boolean",
+        Actual::Unsigned(_) | Actual::Signed(_) => "an integer",
+        Actual::Float(_) => "a number",
+        Actual::Char(_) | Actual::Str(_) => "a string",
+        Actual::Bytes(_) => "bytes",
+        Actual::Seq => "a list",
+        Actual::Map => "a table",
+        _ => "a value",
+    };
+    match kind {
+        Kind::InvalidType(actual, expected) => {
+            format!("invalid type: found {}, expected {expected}", what(actual))
+        }
+        Kind::InvalidValue(actual, expected) => {
+            format!("invalid value: found {}, expected {expected}", what(actual))
+        }
+        Kind::UnknownVariant(_, expected) => {
+            format!("unknown value, expected one of: {}", expected.join(", "))
+        }
+        Kind::Message(message) => strata_provider::catalog::redact_values(message),
+        other => other.to_string(),
+    }
 }
 
 /// Every set value as `key = value` with the layer it came from.
@@ -298,7 +549,7 @@ mod tests {
             tools: Some(vec!["read".into()]),
             ..RunArgs::default()
         };
-        let figment = figment(&sources, &run);
+        let figment = figment(&sources, &run).unwrap();
         let config: Config = figment.extract().unwrap();
         assert_eq!(config.model.as_deref(), Some("anthropic/claude-sonnet-4-5"));
         assert_eq!(config.compaction.reserve_tokens, 8000);
@@ -348,13 +599,14 @@ mod tests {
     fn api_keys_in_config_are_never_printed() {
         let dir = tempfile::tempdir().unwrap();
         let sources = sources(dir.path());
-        std::fs::create_dir_all(sources.project_dir.join(".strata")).unwrap();
+        let global = sources.global_dir.clone().unwrap();
+        std::fs::create_dir_all(&global).unwrap();
         std::fs::write(
-            sources.project_dir.join(".strata/config.toml"),
+            global.join("config.toml"),
             "[providers.anthropic]\napi_key = \"sk-ant-secret\"\n",
         )
         .unwrap();
-        let figment = figment(&sources, &RunArgs::default());
+        let figment = figment(&sources, &RunArgs::default()).unwrap();
         let config: Config = figment.extract().unwrap();
         assert_eq!(
             config.providers["anthropic"].api_key.as_deref(),

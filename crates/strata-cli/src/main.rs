@@ -4,7 +4,9 @@ mod args;
 mod commands;
 mod config;
 mod export;
+mod rows;
 mod run;
+mod trust;
 mod tui;
 
 use std::io::Write;

@@ -379,6 +379,8 @@ pub struct MockConfig {
     /// The largest request body read, in bytes; a larger one gets the provider's
     /// request-too-large error. 0 means 64 MiB.
     pub max_body_bytes: usize,
+    /// Models listed at `GET /v1/models` and `GET /props`, as a local server lists them.
+    pub served: Vec<crate::served::ServedModel>,
 }
 
 impl MockConfig {
@@ -388,6 +390,16 @@ impl MockConfig {
             record_bodies: true,
             ..Self::default()
         }
+    }
+
+    /// Lists `id` at `GET /v1/models` (with `context_window` as vLLM's `max_model_len` and
+    /// llama.cpp's `/props` `n_ctx`), as a local server lists what it serves.
+    pub fn with_served(mut self, id: &str, context_window: Option<u64>) -> Self {
+        self.served.push(crate::served::ServedModel {
+            id: id.to_owned(),
+            context_window,
+        });
+        self
     }
 
     /// Adds a model rule in front of the built-in profiles.

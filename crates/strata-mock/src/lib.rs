@@ -19,6 +19,7 @@ pub mod prompt;
 pub mod protocol;
 pub mod record;
 pub mod scenario;
+pub mod served;
 mod server;
 pub mod summary;
 pub mod tokens;

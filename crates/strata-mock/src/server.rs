@@ -559,6 +559,14 @@ fn frames_body(frames: Vec<Bytes>, delay: Option<Duration>, stall: bool) -> Body
 
 type Shared = AxumState<Arc<State>>;
 
+async fn served_models(AxumState(state): Shared) -> Response {
+    axum::Json(crate::served::model_list(&state.config.served)).into_response()
+}
+
+async fn served_props(AxumState(state): Shared) -> Response {
+    axum::Json(crate::served::props(&state.config.served)).into_response()
+}
+
 async fn anthropic(AxumState(state): Shared, uri: Uri, body: RequestBody) -> Response {
     serve::<Anthropic>(state, uri.path().to_owned(), None, Mode::FromBody, body).await
 }
@@ -752,6 +760,8 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         )
         .route("/model/{model}/converse", post(converse))
         .route("/model/{model}/converse-stream", post(converse_stream))
+        .route("/v1/models", get(served_models))
+        .route("/props", get(served_props))
         .route("/_mock/requests", get(admin_requests))
         .route("/_mock/clock", get(admin_clock))
         .route("/_mock/clock/advance", post(admin_advance))

@@ -14,7 +14,7 @@ use crate::capabilities::{
 use crate::model::{Modality, Model};
 use crate::table::{
     AuthScheme, CacheSpec, CatalogSource, Endpoint, FeatureSpec, ModelEntry, ModelOverride,
-    ProviderRow, ProviderTable,
+    ProviderRow, ProviderTable, ServerSpec,
 };
 use crate::usage::Prices;
 
@@ -30,6 +30,12 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 /// Default output cap for a user-added model.
 pub const DEFAULT_MAX_OUTPUT: u64 = 16_384;
+/// Context window assumed for a served model whose server reports none. Local servers start
+/// with small windows (llama-server and Ollama default to 4096 tokens unless told otherwise),
+/// which a coding agent's system prompt and tools nearly fill; 32k is a common configured size.
+pub const DEFAULT_SERVER_CONTEXT_WINDOW: u64 = 32_768;
+/// The provenance of the committed table's rows and models.
+pub const BUILTIN_ORIGIN: &str = "built-in";
 
 /// A problem in the table, the model list or a user config, naming where it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -180,6 +186,9 @@ pub struct UserProvider {
     /// Models to add or correct.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub models: Option<BTreeMap<String, ModelEntry>>,
+    /// The server serves models the table does not list (local servers, gateways).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerSpec>,
 }
 
 /// How many of a provider's models have a capability.
@@ -237,6 +246,19 @@ pub struct ProviderSummary {
 pub struct Catalog {
     providers: BTreeMap<String, ProviderRow>,
     models: BTreeMap<String, BTreeMap<String, Model>>,
+    /// Where each row came from, oldest first (`built-in`, then each file that changed it).
+    row_origins: BTreeMap<String, Vec<String>>,
+    /// Where each model came from, by provider then model id.
+    model_origins: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+}
+
+/// A model id the table does not list, made usable with guessed limits and prices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuessedModel {
+    /// The model, with limits and prices copied from `like` (or the defaults).
+    pub model: Model,
+    /// The listed model the guess copied, when one was near enough.
+    pub like: Option<String>,
 }
 
 impl Catalog {
@@ -279,20 +301,46 @@ impl Catalog {
                 .or_default()
                 .insert(model.id.clone(), model);
         }
+        let row_origins = table
+            .providers
+            .keys()
+            .map(|id| (id.clone(), vec![BUILTIN_ORIGIN.to_owned()]))
+            .collect();
+        let model_origins = models
+            .iter()
+            .map(|(provider, models)| {
+                let ids = models
+                    .keys()
+                    .map(|id| (id.clone(), vec![BUILTIN_ORIGIN.to_owned()]))
+                    .collect();
+                (provider.clone(), ids)
+            })
+            .collect();
         Ok(Self {
             providers: table.providers,
             models,
+            row_origins,
+            model_origins,
         })
     }
 
     /// Merges a user config given as text; errors name the offending field.
     pub fn with_user_config(
-        mut self,
+        self,
         text: &str,
         format: ConfigFormat,
         origin: &str,
     ) -> Result<Self, CatalogError> {
         let config = parse_user_config(text, format, origin)?;
+        self.merge_user_config(config, origin)
+    }
+
+    /// Merges an already parsed user config (from any format) that came from `origin`.
+    pub fn merge_user_config(
+        mut self,
+        config: UserConfig,
+        origin: &str,
+    ) -> Result<Self, CatalogError> {
         if let Some(v) = config.schema_version
             && v != SCHEMA_VERSION
         {
@@ -341,25 +389,7 @@ impl Catalog {
                 let base_url = user.base_url.clone().ok_or_else(|| {
                     CatalogError::invalid(origin, field("base_url"), "required for a new provider")
                 })?;
-                let row = ProviderRow {
-                    id: id.to_owned(),
-                    name: user.name.clone().unwrap_or_else(|| id.to_owned()),
-                    protocol,
-                    base_url,
-                    auth_env: Vec::new(),
-                    auth: AuthScheme::Bearer,
-                    headers: BTreeMap::new(),
-                    docs: None,
-                    catalog: None,
-                    cache: CacheSpec::default(),
-                    features: FeatureSpec::default(),
-                    reasoning: ReasoningStyle::None,
-                    system_role: SystemRole::System,
-                    feature_headers: Vec::new(),
-                    wire: WireQuirks::default(),
-                    overrides: Vec::new(),
-                    models: BTreeMap::new(),
-                };
+                let row = blank_row(id, protocol, &base_url);
                 patch_row(row, &user)
             }
         };
@@ -373,10 +403,78 @@ impl Catalog {
                     None => new_model(id, model_id, entry, &row),
                 };
                 models.insert(model_id.clone(), merged);
+                push_origin(
+                    self.model_origins
+                        .entry(id.to_owned())
+                        .or_default()
+                        .entry(model_id.clone())
+                        .or_default(),
+                    origin,
+                );
             }
         }
+        push_origin(self.row_origins.entry(id.to_owned()).or_default(), origin);
         self.providers.insert(id.to_owned(), row);
         Ok(())
+    }
+
+    /// Where the row `provider` came from, oldest first: `built-in`, then each config file
+    /// that changed it.
+    pub fn row_origins(&self, provider: &str) -> &[String] {
+        self.row_origins
+            .get(provider)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// Where the model `provider/id` came from, oldest first.
+    pub fn model_origins(&self, provider: &str, id: &str) -> &[String] {
+        self.model_origins
+            .get(provider)
+            .and_then(|m| m.get(id))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// A model for an id the table does not list at `provider`: limits and prices copied from
+    /// the listed model whose id shares the longest prefix with it (at least its family name,
+    /// e.g. `gpt-` or `claude-`), else Pi's defaults with no prices. `None` for an unknown
+    /// provider.
+    pub fn guess_model(&self, provider: &str, id: &str) -> Option<GuessedModel> {
+        let row = self.providers.get(provider)?;
+        let family = |s: &str| {
+            s.find(|c: char| !c.is_ascii_alphabetic())
+                .map_or(s.len(), |i| i)
+        };
+        let words = |s: &str| -> Vec<String> {
+            s.split(['-', '.', ':', '/', '_'])
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let wanted = words(id);
+        let like = self
+            .models_of(provider)
+            .map(|m| (common_prefix(&m.id, id), m))
+            .filter(|(shared, _)| *shared > 0 && *shared >= family(id))
+            // Longest shared prefix; then the most shared words (`mini` finds a mini); then
+            // the largest window (usually the newest).
+            .max_by_key(|(shared, m)| {
+                let common = words(&m.id).iter().filter(|w| wanted.contains(w)).count();
+                (*shared, common, m.context_window, m.id.clone())
+            });
+        let model = match like {
+            Some((_, m)) => Model {
+                id: id.to_owned(),
+                name: id.to_owned(),
+                ..m.clone()
+            },
+            None => new_model(provider, id, &ModelEntry::default(), row),
+        };
+        Some(GuessedModel {
+            model,
+            like: like.map(|(_, m)| m.id.clone()),
+        })
     }
 
     /// Every provider row, sorted by id.
@@ -469,6 +567,45 @@ impl Catalog {
     pub fn endpoint(&self, provider: &str, model: &str) -> Option<Endpoint> {
         self.providers.get(provider).map(|row| row.endpoint(model))
     }
+}
+
+/// A row with nothing but an id, protocol and base URL (a new provider before its fields
+/// apply): no cache, no features, bearer auth, the `system` role.
+pub(crate) fn blank_row(id: &str, protocol: Protocol, base_url: &str) -> ProviderRow {
+    ProviderRow {
+        id: id.to_owned(),
+        name: id.to_owned(),
+        protocol,
+        base_url: base_url.to_owned(),
+        auth_env: Vec::new(),
+        auth: AuthScheme::Bearer,
+        headers: BTreeMap::new(),
+        docs: None,
+        catalog: None,
+        cache: CacheSpec::default(),
+        features: FeatureSpec::default(),
+        reasoning: ReasoningStyle::None,
+        system_role: SystemRole::System,
+        feature_headers: Vec::new(),
+        wire: WireQuirks::default(),
+        overrides: Vec::new(),
+        models: BTreeMap::new(),
+        server: None,
+    }
+}
+
+fn push_origin(origins: &mut Vec<String>, origin: &str) {
+    if origins.last().map(String::as_str) != Some(origin) {
+        origins.push(origin.to_owned());
+    }
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars()
+        .zip(b.chars())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x.len_utf8())
+        .sum()
 }
 
 fn protocol_names() -> Vec<&'static str> {
@@ -674,7 +811,7 @@ fn parse_user_provider(
     let overrides = fields.remove("overrides");
     let mut provider: UserProvider = serde_json::from_value(serde_json::Value::Object(fields))
         .map_err(|e| {
-            let message = e.to_string();
+            let message = redact_values(&e.to_string());
             let field = unknown_field_name(&message)
                 .map(|f| format!("providers.{id}.{f}"))
                 .unwrap_or_else(|| format!("providers.{id}"));
@@ -727,12 +864,38 @@ fn field_from<T: DeserializeOwned>(
     path: &str,
 ) -> Result<T, CatalogError> {
     serde_json::from_value(value).map_err(|e| {
-        let message = e.to_string();
+        let message = redact_values(&e.to_string());
         let field = unknown_field_name(&message)
             .map(|f| format!("{path}.{f}"))
             .unwrap_or_else(|| path.to_owned());
         CatalogError::invalid(origin, field, message)
     })
+}
+
+/// A serde message without the value it found: `invalid type: string "sk-…", expected u32`
+/// becomes `invalid type: string, expected u32`, so a key typed into the wrong field never
+/// reaches an error message. Field names (`unknown field `x``) stay: they are the user's
+/// spelling of a key, not a value.
+pub fn redact_values(message: &str) -> String {
+    let value_first = ["invalid type: ", "invalid value: ", "unknown variant "];
+    let Some(prefix) = value_first.iter().find(|p| message.starts_with(**p)) else {
+        return message.to_owned();
+    };
+    let rest = &message[prefix.len()..];
+    let (found, tail) = match rest.find(", expected") {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    if prefix.starts_with("unknown") {
+        return format!("unknown variant{tail}");
+    }
+    // Keep the kind word (`string`, `integer`, …) and drop the literal after it.
+    let kind = found
+        .split([' ', '`', '"'])
+        .next()
+        .filter(|k| !k.is_empty())
+        .unwrap_or("value");
+    format!("{}{kind}{tail}", prefix)
 }
 
 /// Pulls the field name out of serde's "unknown field `x`" / "missing field `x`" messages.
@@ -789,6 +952,9 @@ fn patch_row(mut row: ProviderRow, user: &UserProvider) -> ProviderRow {
     }
     if let Some(v) = &user.overrides {
         row.overrides.extend(v.iter().cloned());
+    }
+    if let Some(v) = user.server {
+        row.server = Some(v);
     }
     row
 }
@@ -858,4 +1024,51 @@ pub fn patch_model(mut model: Model, entry: &ModelEntry, row: &ProviderRow) -> M
         });
     }
     model
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacted_messages_keep_the_kind_and_drop_the_value() {
+        assert_eq!(
+            redact_values("invalid type: string \"sk-ant-secret\", expected u32"),
+            "invalid type: string, expected u32"
+        );
+        assert_eq!(
+            redact_values("invalid value: integer `-5`, expected u64"),
+            "invalid value: integer, expected u64"
+        );
+        assert_eq!(
+            redact_values("unknown variant `sk-ant-x`, expected one of `a`, `b`"),
+            "unknown variant, expected one of `a`, `b`"
+        );
+        assert_eq!(
+            redact_values("unknown field `apikey`, expected `name`"),
+            "unknown field `apikey`, expected `name`"
+        );
+    }
+
+    #[test]
+    fn an_unlisted_id_copies_its_nearest_sibling() {
+        let catalog = Catalog::builtin().unwrap();
+        let guess = catalog.guess_model("openai", "gpt-7-preview").unwrap();
+        let like = guess.like.clone().unwrap();
+        assert!(like.starts_with("gpt-"), "{like}");
+        let sibling = catalog.model("openai", &like).unwrap();
+        assert_eq!(guess.model.id, "gpt-7-preview");
+        assert_eq!(guess.model.context_window, sibling.context_window);
+        assert_eq!(guess.model.prices, sibling.prices);
+        let mini = catalog.guess_model("openai", "gpt-8-mini").unwrap();
+        assert!(
+            mini.like.unwrap().ends_with("-mini"),
+            "a mini is guessed from a mini"
+        );
+        // Nothing shares even the family name: Pi's defaults, no prices.
+        let none = catalog.guess_model("openai", "zzz").unwrap();
+        assert_eq!(none.like, None);
+        assert_eq!(none.model.context_window, DEFAULT_CONTEXT_WINDOW);
+        assert!(catalog.guess_model("no-such-provider", "m").is_none());
+    }
 }

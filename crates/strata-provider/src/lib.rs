@@ -9,9 +9,11 @@
 
 pub mod capabilities;
 pub mod catalog;
+pub mod discovery;
 pub mod error;
 pub mod event;
 pub mod model;
+pub mod pi;
 pub mod provider;
 pub mod refresh;
 pub mod request;
@@ -26,8 +28,8 @@ pub use capabilities::{
     Protocol, ReasoningStyle, SystemRole, UsageDialect, WireQuirks,
 };
 pub use catalog::{
-    Catalog, CatalogError, ConfigFormat, ModelsFile, ProviderSummary, Support, UserConfig,
-    UserProvider,
+    Catalog, CatalogError, ConfigFormat, GuessedModel, ModelsFile, ProviderSummary, Support,
+    UserConfig, UserProvider,
 };
 pub use error::{ApiKey, ProviderError};
 pub use event::{Event, EventStream, MessageAssembler, StopReason};
@@ -39,6 +41,6 @@ pub use request::{
 };
 pub use table::{
     AuthScheme, CacheSpec, CatalogSource, Endpoint, FeatureSpec, ModelEntry, ModelOverride,
-    PricesPatch, ProviderRow, ProviderTable,
+    PricesPatch, ProviderRow, ProviderTable, ServerKind, ServerSpec,
 };
 pub use usage::{Cost, PriceMultipliers, Prices, Usage};

@@ -185,6 +185,61 @@ pub struct ProviderRow {
     /// Hand-kept model facts merged over the catalog (new models or corrections).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub models: BTreeMap<String, ModelEntry>,
+    /// A server that serves whatever models it has (local servers, gateways): any model id is
+    /// accepted, and the server is asked for its list and context windows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerSpec>,
+}
+
+/// Which server software a row talks to, hence where it lists models and context windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServerKind {
+    /// llama.cpp `llama-server`: `GET /v1/models`, the window in `GET /props`
+    /// (`default_generation_settings.n_ctx`).
+    LlamaCpp,
+    /// Ollama: `GET /v1/models`, the window from `POST /api/show` (`num_ctx`, else the
+    /// model's `*.context_length`).
+    Ollama,
+    /// vLLM: `GET /v1/models` with `max_model_len` per model.
+    Vllm,
+    /// LM Studio: `GET /api/v0/models` with `loaded_context_length` / `max_context_length`.
+    LmStudio,
+    /// Any other OpenAI-compatible server: `GET /v1/models`, no window reported.
+    OpenaiCompatible,
+}
+
+impl ServerKind {
+    /// The table spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::LlamaCpp => "llama-cpp",
+            Self::Ollama => "ollama",
+            Self::Vllm => "vllm",
+            Self::LmStudio => "lm-studio",
+            Self::OpenaiCompatible => "openai-compatible",
+        }
+    }
+}
+
+/// `[providers.<id>.server]`: the row serves models the table does not list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSpec {
+    /// The server software.
+    pub kind: ServerKind,
+    /// Context window assumed when the server reports none (a warning says so); default
+    /// [`crate::catalog::DEFAULT_SERVER_CONTEXT_WINDOW`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_context_window: Option<u64>,
+}
+
+impl ServerSpec {
+    /// The window assumed when the server reports none.
+    pub fn fallback_context_window(&self) -> u64 {
+        self.default_context_window
+            .unwrap_or(crate::catalog::DEFAULT_SERVER_CONTEXT_WINDOW)
+    }
 }
 
 /// Capability changes for the models whose ids match `models`.

@@ -10,4 +10,5 @@
 mod catalog;
 mod complete;
 mod drift;
+mod pi_models;
 mod user_config;

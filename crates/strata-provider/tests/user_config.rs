@@ -142,7 +142,12 @@ fn errors_name_the_field() {
     )
     .unwrap_err();
     assert_eq!(err.field(), Some("providers.x"));
-    assert!(err.to_string().contains("grpc"), "{err}");
+    // The message names what is allowed and never echoes the value it found (issue 17).
+    let message = err.to_string();
+    assert!(
+        message.contains("openai-chat") && !message.contains("grpc"),
+        "{message}"
+    );
 }
 
 #[test]

@@ -1,14 +1,18 @@
-//! `strata config`: the merged configuration and where each value came from.
+//! `strata config`: the merged configuration, where each value came from, what an untrusted
+//! project's file was denied, and where each provider row came from.
 
 use std::io::Write as _;
 
 use crate::args::{ConfigArgs, RunArgs};
-use crate::config::{self, Sources};
+use crate::config::{self, Layers, Sources};
+use crate::rows::Rows;
 
 pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
     let sources = Sources::from_environment();
-    let merged = config::load(&sources, run)?;
-    let figment = config::figment(&sources, run);
+    let layers = Layers::read(&sources, run)?;
+    let merged = layers.config()?;
+    let figment = layers.figment();
+    let rows = Rows::load(&layers, &merged)?;
     let mut out = std::io::stdout().lock();
     if args.json {
         let mut value = serde_json::to_value(&merged)?;
@@ -20,6 +24,23 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
                 }
             }
         }
+        let changed: serde_json::Map<String, serde_json::Value> = rows
+            .catalog
+            .providers()
+            .filter(|row| rows.catalog.row_origins(&row.id) != ["built-in"])
+            .map(|row| {
+                (
+                    row.id.clone(),
+                    serde_json::json!(rows.catalog.row_origins(&row.id)),
+                )
+            })
+            .collect();
+        value["_trust"] = serde_json::json!({"decision": layers.trust, "ignored": layers.ignored});
+        value["_provider_rows"] = serde_json::Value::Object(changed);
+        value["_pi_models"] = serde_json::json!({
+            "file": rows.pi_file,
+            "ignored": rows.pi_ignored,
+        });
         serde_json::to_writer_pretty(&mut out, &value)?;
         writeln!(out)?;
         return Ok(());
@@ -35,6 +56,35 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
     }
     for name in config::ignored_environment() {
         writeln!(out, "# ignored: {name} is not a configuration key")?;
+    }
+    let trust = &layers.trust;
+    writeln!(
+        out,
+        "# project {}: {}",
+        trust.project_dir.display(),
+        if trust.trusted {
+            "trusted"
+        } else {
+            "not trusted (`strata trust` to apply its .strata/ provider rows, prompts, tools and sessions dir)"
+        }
+    )?;
+    if let Some(notice) = layers.ignored_notice() {
+        writeln!(out, "# {notice}")?;
+    }
+    for row in rows.catalog.providers() {
+        let origins = rows.catalog.row_origins(&row.id);
+        if origins != ["built-in"] {
+            writeln!(out, "# provider {}: {}", row.id, origins.join(" + "))?;
+        }
+    }
+    if let Some(file) = &rows.pi_file {
+        writeln!(out, "# Pi models: {}", file.display())?;
+        for ignored in &rows.pi_ignored {
+            writeln!(out, "#   not carried over: {ignored}")?;
+        }
+    }
+    for warning in &rows.warnings {
+        writeln!(out, "# warning: {warning}")?;
     }
     Ok(())
 }

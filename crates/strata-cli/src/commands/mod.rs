@@ -5,12 +5,14 @@ mod context;
 mod demo;
 mod export;
 mod fork;
+mod models;
 mod open;
 mod providers;
 mod request;
 mod sessions;
 mod stats;
 mod tree;
+mod trust;
 
 use clap::CommandFactory as _;
 
@@ -23,7 +25,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Tree(args)) => tree::run(&args),
         Some(Command::Sessions(args)) => sessions::run(&args),
         Some(Command::Fork(args)) => fork::run(&args),
-        Some(Command::Providers(args)) => providers::run(&args),
+        Some(Command::Providers(args)) => providers::run(&args, &cli.run),
+        Some(Command::Models(args)) => models::run(&args, &cli.run),
+        Some(Command::Trust(args)) => trust::run(&args, &cli.run),
         Some(Command::Config(args)) => config::run(&args, &cli.run),
         Some(Command::Stats(args)) => stats::run(&args),
         Some(Command::Completions(args)) => {

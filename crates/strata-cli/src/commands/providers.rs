@@ -2,11 +2,10 @@
 
 use std::io::Write as _;
 
-use anyhow::Context as _;
 use serde::Serialize;
-use strata_provider::{CacheStyle, Catalog};
+use strata_provider::CacheStyle;
 
-use crate::args::ProvidersArgs;
+use crate::args::{ProvidersArgs, RunArgs};
 
 /// One provider as listed: the row's defaults and, per feature, how many of its models have it
 /// once per-model overrides are applied.
@@ -22,10 +21,15 @@ struct Listed {
     mid_conversation_system: usize,
     tool_addition: usize,
     tool_removal: usize,
+    /// Takes any model id its server serves (`llama-cpp`, `ollama`, …), or `null`.
+    server: Option<&'static str>,
+    /// Where the row came from: `built-in`, then each file that changed it.
+    source: Vec<String>,
 }
 
-pub fn run(args: &ProvidersArgs) -> anyhow::Result<()> {
-    let catalog = Catalog::builtin().context("loading the built-in capability table")?;
+pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
+    let setup = crate::run::Setup::load(run)?;
+    let catalog = &setup.catalog;
     let listed: Vec<Listed> = catalog
         .providers()
         .map(|row| {
@@ -47,6 +51,8 @@ pub fn run(args: &ProvidersArgs) -> anyhow::Result<()> {
                 mid_conversation_system: count(|c| c.mid_conversation_system),
                 tool_addition: count(|c| c.tool_addition),
                 tool_removal: count(|c| c.tool_removal),
+                server: row.server.map(|s| s.kind.as_str()),
+                source: catalog.row_origins(&row.id).to_vec(),
             }
         })
         .collect();
@@ -58,25 +64,30 @@ pub fn run(args: &ProvidersArgs) -> anyhow::Result<()> {
     }
     writeln!(
         out,
-        "{:<26} {:<18} {:<10} {:>6} {:>9} {:>9} {:>9}",
+        "{:<26} {:<18} {:<10} {:>6} {:>9} {:>9} {:>9}  source",
         "provider", "protocol", "cache", "models", "mid-sys", "tool-add", "tool-rm"
     )?;
     for row in &listed {
         writeln!(
             out,
-            "{:<26} {:<18} {:<10} {:>6} {:>9} {:>9} {:>9}",
+            "{:<26} {:<18} {:<10} {:>6} {:>9} {:>9} {:>9}  {}",
             row.id,
             row.protocol,
             row.cache,
-            row.models,
+            if row.server.is_some() {
+                format!("{}+any", row.models)
+            } else {
+                row.models.to_string()
+            },
             row.mid_conversation_system,
             row.tool_addition,
-            row.tool_removal
+            row.tool_removal,
+            row.source.join(" + ")
         )?;
     }
     writeln!(
         out,
-        "{} providers; feature columns count the models that have the feature",
+        "{} providers; feature columns count the models that have the feature; +any: the server's own models too (`strata models PROVIDER`)",
         listed.len()
     )?;
     Ok(())

@@ -41,25 +41,92 @@ pub fn parse_model(text: &str, provider_flag: Option<&str>) -> anyhow::Result<Mo
     })
 }
 
-/// The catalog's model for `choice`, or an error listing a few of the provider's models.
-pub fn resolve_model(catalog: &Catalog, choice: &ModelChoice) -> anyhow::Result<Model> {
+/// What a server said about a model id it may serve.
+#[derive(Debug, Clone, Default)]
+pub struct ServerAnswer {
+    /// The ids it lists (`Err`: why it could not be asked).
+    pub listed: Option<Result<Vec<String>, String>>,
+    /// The window it reports for the id.
+    pub window: Option<u64>,
+    /// Why the window could not be read, when it could not.
+    pub window_error: Option<String>,
+}
+
+/// The model for `choice` and a warning to show when its facts are not the table's: a listed
+/// model as listed; a served model (local servers) with the server's window or the row's
+/// default; any other id usable with limits and prices guessed from its nearest sibling.
+///
+/// Guessing rather than refusing: a model released after the table was written works the day
+/// it ships, the provider itself rejects an id it does not serve (a typo costs one failed
+/// request), and the warning shows the config that pins the real limits and prices.
+pub fn resolve_model(
+    catalog: &Catalog,
+    choice: &ModelChoice,
+    ask_server: &dyn Fn(&strata_provider::ProviderRow, &str) -> ServerAnswer,
+) -> anyhow::Result<(Model, Option<String>)> {
     if let Some(model) = catalog.model(&choice.provider, &choice.id) {
-        return Ok(model);
+        return Ok((model, None));
     }
-    let known: Vec<String> = catalog
-        .models_of(&choice.provider)
-        .map(|m| m.id.clone())
-        .take(12)
-        .collect();
-    anyhow::bail!(
-        "unknown model `{}/{}`; {} has: {}",
-        choice.provider,
-        choice.id,
-        choice.provider,
-        if known.is_empty() {
-            "no models in the table".to_owned()
-        } else {
-            known.join(", ")
+    let (provider, id) = (&choice.provider, &choice.id);
+    let Some(row) = catalog.provider(provider) else {
+        anyhow::bail!("unknown provider `{provider}` (see `strata providers`)");
+    };
+    if let Some(server) = row.server {
+        let answer = ask_server(row, id);
+        if let Some(Ok(listed)) = &answer.listed
+            && !listed.is_empty()
+            && !listed.iter().any(|m| m == id)
+        {
+            anyhow::bail!(
+                "{provider} at {} does not serve `{id}`; it serves: {}",
+                row.base_url,
+                listed.join(", ")
+            );
         }
-    )
+        let (window, warning) = match answer.window {
+            Some(window) => (window, None),
+            None => {
+                let fallback = server.fallback_context_window();
+                let why = answer
+                    .window_error
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default();
+                (
+                    fallback,
+                    Some(format!(
+                        "{provider} did not report a context window for `{id}`{why}; assuming {fallback} tokens. Set the real one in config.toml:\n[providers.{provider}.models.\"{id}\"]\ncontext_window = {fallback}"
+                    )),
+                )
+            }
+        };
+        let entry = strata_provider::ModelEntry {
+            context_window: Some(window),
+            max_output: Some(window.min(strata_provider::catalog::DEFAULT_MAX_OUTPUT)),
+            ..strata_provider::ModelEntry::default()
+        };
+        return Ok((
+            strata_provider::catalog::new_model(provider, id, &entry, row),
+            warning,
+        ));
+    }
+    let Some(guess) = catalog.guess_model(provider, id) else {
+        anyhow::bail!("unknown provider `{provider}` (see `strata providers`)");
+    };
+    let m = &guess.model;
+    let from = match &guess.like {
+        Some(like) => format!("guessed from `{provider}/{like}`"),
+        None => "guessed (no similar model is listed; prices count as zero)".to_owned(),
+    };
+    let warning = format!(
+        "`{provider}/{id}` is not in strata's model table; its limits and prices are {from}: {} tokens of context, {} of output, ${} in / ${} out per million. To set them, add to config.toml:\n[providers.{provider}.models.\"{id}\"]\ncontext_window = {}\nmax_output = {}\nprices = {{ input = {}, output = {} }}",
+        m.context_window,
+        m.max_output,
+        m.prices.input,
+        m.prices.output,
+        m.context_window,
+        m.max_output,
+        m.prices.input,
+        m.prices.output,
+    );
+    Ok((guess.model, Some(warning)))
 }

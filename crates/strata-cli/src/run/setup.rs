@@ -11,9 +11,11 @@ use strata_session::{Session, SessionStore, WriteOptions};
 use strata_tools::ToolSet;
 
 use super::factory::{self, provider_for};
-use super::model::{ModelChoice, parse_model, resolve_model};
+use super::model::{ModelChoice, ServerAnswer, parse_model, resolve_model};
 use crate::args::RunArgs;
-use crate::config::{self, Config, Sources};
+use crate::config::{Config, Layers, Sources};
+use crate::rows::{KeyPolicy, Rows};
+use crate::trust::ProjectTrust;
 
 /// Everything a front end needs before it builds an agent.
 #[derive(Debug, Clone)]
@@ -28,6 +30,13 @@ pub struct Setup {
     pub run: RunArgs,
     /// The working directory tools run in.
     pub cwd: PathBuf,
+    /// Where each provider's key may be sent.
+    pub keys: KeyPolicy,
+    /// Whether the project's `.strata/` settings apply (MCP servers and other project
+    /// resources ask this too).
+    pub trust: ProjectTrust,
+    /// What to tell the user at start (settings an untrusted project was denied).
+    pub notices: Vec<String>,
 }
 
 /// An agent ready to run, with what it was built from.
@@ -45,15 +54,23 @@ impl Setup {
     /// Reads configuration layers and the capability table.
     pub fn load(run: &RunArgs) -> anyhow::Result<Self> {
         let sources = Sources::from_environment();
-        let config = config::load(&sources, run)?;
-        let catalog = Catalog::builtin().context("loading the capability table")?;
+        let layers = Layers::read(&sources, run)?;
+        let config = layers.config()?;
+        let rows = Rows::load(&layers, &config)?;
+        let notices: Vec<String> = layers.ignored_notice().into_iter().collect();
+        for warning in notices.iter().chain(&rows.warnings) {
+            warn(warning);
+        }
         let cwd = std::env::current_dir().context("reading the current directory")?;
         Ok(Self {
-            catalog,
+            catalog: rows.catalog,
             config,
             sources,
             run: run.clone(),
             cwd,
+            keys: rows.keys,
+            trust: layers.trust,
+            notices,
         })
     }
 
@@ -84,17 +101,20 @@ impl Setup {
                 )
             })?
             .clone();
-        let model = resolve_model(&self.catalog, choice)?;
-        let endpoint = row.endpoint(&model.id);
-        let provider = provider_for(&row, endpoint.protocol, self.config.max_retries, retries)?;
         let flags_apply = self
             .model_choice()
             .is_ok_and(|initial| initial.provider == choice.provider);
-        let stream = self.stream_options(
-            &row,
-            self.run.api_key.as_deref().filter(|_| flags_apply),
-            self.run.base_url.clone().filter(|_| flags_apply),
-        );
+        let flag_url = self.run.base_url.clone().filter(|_| flags_apply);
+        let flag_key = self.run.api_key.as_deref().filter(|_| flags_apply);
+        let (model, warning) = resolve_model(&self.catalog, choice, &|row, id| {
+            self.ask_server(row, id, flag_url.as_deref(), flag_key)
+        })?;
+        if let Some(warning) = warning {
+            warn(&warning);
+        }
+        let endpoint = row.endpoint(&model.id);
+        let (row, stream) = self.stream_options(&row, &model.id, flag_key, flag_url);
+        let provider = provider_for(&row, endpoint.protocol, self.config.max_retries, retries)?;
         Ok(ModelSwitch {
             provider,
             capabilities: row.capabilities(&model.id),
@@ -187,21 +207,123 @@ impl Setup {
         Ok((store.create(&cwd_text, options)?, None))
     }
 
-    /// Retry limit, key and base URL for `row`: the flags' when given, else `[providers.<id>]`'s
-    /// (the key also from the row's environment variables).
+    /// The key `row` may use at `url`: the flag's, else the row's environment variables, the
+    /// config's `api_key` or Pi's literal key, unless the URL was set by the project and is
+    /// not one of the hosts the user configured for the row (then none).
+    fn key_for(
+        &self,
+        row: &ProviderRow,
+        url: &str,
+        flag_key: Option<&str>,
+        flag_url: bool,
+    ) -> Option<strata_provider::ApiKey> {
+        let configured = self
+            .config
+            .providers
+            .get(&row.id)
+            .and_then(|p| p.api_key.as_deref())
+            .or_else(|| self.keys.pi_key(&row.id));
+        let key = factory::api_key(flag_key, configured, row)?;
+        (flag_key.is_some() || flag_url || self.keys.allows(&row.id, url)).then_some(key)
+    }
+
+    /// The key a listing request to `url` may carry (same rule as a model request).
+    /// `user_url`: the URL was given on the command line (the user's own choice).
+    pub fn key_for_listing(
+        &self,
+        row: &ProviderRow,
+        url: &str,
+        user_url: bool,
+    ) -> Option<strata_provider::ApiKey> {
+        self.key_for(row, url, None, user_url)
+    }
+
+    /// The row to build the adapter from and the stream options for `model_id`: retries, the
+    /// flags' key and base URL when given, else the row's. A key is only sent to a host the
+    /// user configured for the row outside the project; otherwise the row loses its key
+    /// variables and the run stops with a missing-key error naming why.
     fn stream_options(
         &self,
         row: &ProviderRow,
+        model_id: &str,
         flag_key: Option<&str>,
         flag_url: Option<String>,
-    ) -> StreamOptions {
-        let configured = self.config.providers.get(&row.id);
-        StreamOptions {
-            max_retries: self.config.max_retries,
-            api_key: factory::api_key(flag_key, configured.and_then(|p| p.api_key.as_deref()), row),
-            base_url: flag_url.or_else(|| configured.and_then(|p| p.base_url.clone())),
-            ..StreamOptions::default()
+    ) -> (ProviderRow, StreamOptions) {
+        let url = flag_url
+            .clone()
+            .unwrap_or_else(|| row.endpoint(model_id).base_url);
+        let mut row = row.clone();
+        let api_key = self.key_for(&row, &url, flag_key, flag_url.is_some());
+        let allowed = flag_key.is_some() || flag_url.is_some() || self.keys.allows(&row.id, &url);
+        let configured = self
+            .config
+            .providers
+            .get(&row.id)
+            .and_then(|p| p.api_key.as_deref())
+            .or_else(|| self.keys.pi_key(&row.id));
+        if !allowed && factory::api_key(None, configured, &row).is_some() {
+            warn(&format!(
+                "not sending {}'s key to {}: that URL comes from {}, not from your own configuration; set the base URL in ~/.config/strata/config.toml (or pass --base-url) to allow it",
+                row.id,
+                crate::rows::host_of(&url),
+                self.trust.project_dir.join(".strata/config.toml").display(),
+            ));
+            row.auth_env.clear();
         }
+        let options = StreamOptions {
+            max_retries: self.config.max_retries,
+            api_key,
+            base_url: flag_url,
+            ..StreamOptions::default()
+        };
+        (row, options)
+    }
+
+    /// What a served-model row's server says about `id` (its list and the window).
+    fn ask_server(
+        &self,
+        row: &ProviderRow,
+        id: &str,
+        flag_url: Option<&str>,
+        flag_key: Option<&str>,
+    ) -> ServerAnswer {
+        let url = flag_url.map_or_else(|| row.base_url.clone(), str::to_owned);
+        let key = self.key_for(row, &url, flag_key, flag_url.is_some());
+        let Some(discovery) = strata_provider::discovery::Discovery::new(row, &url, key.as_ref())
+        else {
+            return ServerAnswer::default();
+        };
+        let id = id.to_owned();
+        // A thread of its own: callers may already be inside the async runtime.
+        std::thread::scope(|scope| {
+            scope
+                .spawn(move || {
+                    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    else {
+                        return ServerAnswer::default();
+                    };
+                    runtime.block_on(async {
+                        let listed = discovery
+                            .list()
+                            .await
+                            .map(|models| models.into_iter().map(|m| m.id).collect())
+                            .map_err(|e| e.to_string());
+                        let (window, window_error) = match discovery.context_window(&id).await {
+                            Ok(window) => (window, None),
+                            Err(e) => (None, Some(e.to_string())),
+                        };
+                        ServerAnswer {
+                            listed: Some(listed),
+                            window,
+                            window_error,
+                        }
+                    })
+                })
+                .join()
+                .unwrap_or_default()
+        })
     }
 
     /// `[compaction] compaction_model = "provider/id"`: the adapter and options for summaries.
@@ -216,22 +338,33 @@ impl Setup {
                 choice.provider
             )
         })?;
-        let model: Model =
-            resolve_model(&self.catalog, &choice).context("compaction.compaction_model")?;
+        let (model, warning) = resolve_model(&self.catalog, &choice, &|row, id| {
+            self.ask_server(row, id, None, None)
+        })
+        .context("compaction.compaction_model")?;
+        let model: Model = model;
+        if let Some(warning) = warning {
+            warn(&format!("compaction.compaction_model: {warning}"));
+        }
+        // --api-key and --base-url belong to the session's model; this one uses its own settings.
+        let (row, stream) = self.stream_options(row, &model.id, None, None);
         let provider = provider_for(
-            row,
+            &row,
             row.endpoint(&model.id).protocol,
             self.config.max_retries,
             None,
         )?;
-        // --api-key and --base-url belong to the session's model; this one uses its own settings.
-        let stream = self.stream_options(row, None, None);
         Ok(Some(SummaryModel {
             provider,
             model,
             stream,
         }))
     }
+}
+
+/// A warning on stderr, before any screen is drawn or between print-mode lines.
+pub fn warn(text: &str) {
+    eprintln!("strata: warning: {text}");
 }
 
 /// Errors on a tool name strata does not have, listing the ones it has.

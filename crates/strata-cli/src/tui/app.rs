@@ -458,6 +458,33 @@ impl App {
             }
             Slash::Context => self.send(Command::Context),
             Slash::Export(path) => self.send(Command::Export(path.map(PathBuf::from))),
+            Slash::Trust => self.trust_project(),
+        }
+    }
+
+    /// A warning shown before anything else (settings an untrusted project was denied).
+    pub fn warn_at_start(&mut self, text: impl Into<String>) {
+        self.notice(Level::Warning, text);
+    }
+
+    /// `/trust`: saves the decision in the user's `trust.json`; it applies at the next start,
+    /// since provider rows and prompts were built when this run began.
+    fn trust_project(&mut self) {
+        let sources = crate::config::Sources::from_environment();
+        let Some(global) = sources.global_dir else {
+            self.notice(Level::Error, "no user config directory: set HOME");
+            return;
+        };
+        match crate::trust::save(&global, &sources.project_dir, true) {
+            Ok(file) => self.notice(
+                Level::Info,
+                format!(
+                    "trusted {}: its .strata/ settings apply from the next start (saved in {})",
+                    sources.project_dir.display(),
+                    file.display()
+                ),
+            ),
+            Err(e) => self.notice(Level::Error, format!("could not save trust: {e:#}")),
         }
     }
 

@@ -41,6 +41,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "the three chapters of the next request: sizes, hashes, breakpoints",
     ),
     ("/export", "write the session as HTML: /export [file]"),
+    (
+        "/trust",
+        "trust this project's .strata/ settings (provider rows, prompts, tools) from the next start",
+    ),
     ("/help", "list commands and keys"),
     ("/quit", "leave strata"),
 ];
@@ -72,6 +76,8 @@ pub enum Slash {
     Context,
     /// `/export [file]`.
     Export(Option<String>),
+    /// `/trust`.
+    Trust,
     /// `/help`.
     Help,
     /// `/quit`.
@@ -106,6 +112,7 @@ pub fn parse(text: &str) -> Result<Slash, String> {
         "/tools" => Slash::Tools(parse_toggles(rest)?),
         "/context" => Slash::Context,
         "/export" => Slash::Export(arg),
+        "/trust" => Slash::Trust,
         "/help" | "/hotkeys" => Slash::Help,
         "/quit" | "/exit" => Slash::Quit,
         _ => return Err(format!("unknown command {name} (try /help)")),

@@ -70,9 +70,13 @@ pub fn run_with(
     };
     let (ui_tx, ui_rx) = unbounded_channel();
     let (command_tx, command_rx) = unbounded_channel();
+    let notices = setup.notices.clone();
     let worker = Worker::new(setup, built, ui_tx);
     let task = runtime.spawn(worker.serve(command_rx));
     let mut app = App::new(options.banner, options.queued_prompts);
+    for notice in notices {
+        app.warn_at_start(notice);
+    }
     if options.resume {
         app.open_resume();
     }

@@ -236,6 +236,9 @@ pub fn setup(catalog: &Catalog, target: Target, base_url: String, cwd: &Path) ->
             ..RunArgs::default()
         },
         cwd: cwd.to_path_buf(),
+        keys: crate::rows::KeyPolicy::default(),
+        trust: crate::trust::ProjectTrust::untrusted(cwd),
+        notices: Vec::new(),
     }
 }
 

@@ -1,0 +1,135 @@
+//! Pi's `models.json` (comments, trailing commas, compat flags) merges as table rows.
+
+use pretty_assertions::assert_eq;
+use strata_provider::pi::parse_pi_models;
+use strata_provider::{AuthScheme, Catalog, CatalogError, Protocol, ReasoningStyle, SystemRole};
+
+fn fixture() -> String {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/pi-models/models.json"
+    );
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn a_pi_file_becomes_rows_models_and_overrides() {
+    let builtin = Catalog::builtin().unwrap();
+    let pi = parse_pi_models(&fixture(), "models.json", &builtin).unwrap();
+    let catalog = builtin
+        .merge_user_config(pi.config.clone(), "models.json")
+        .unwrap();
+
+    let row = catalog.provider("my-ollama").unwrap();
+    assert_eq!(row.name, "Ollama on the desk");
+    assert_eq!(row.protocol, Protocol::OpenaiChat);
+    assert_eq!(row.base_url, "http://127.0.0.1:11434/v1");
+    assert_eq!(row.wire.max_tokens_field, "max_tokens");
+    assert_eq!(row.system_role, SystemRole::System);
+    assert_eq!(row.reasoning, ReasoningStyle::None);
+    assert_eq!(pi.api_keys["my-ollama"], "ollama");
+    assert_eq!(catalog.row_origins("my-ollama"), ["models.json"]);
+
+    let coder = catalog.model("my-ollama", "qwen3-coder:30b").unwrap();
+    assert_eq!((coder.context_window, coder.max_output), (65_536, 8192));
+    assert_eq!(coder.name, "Qwen3 Coder 30B");
+    assert_eq!(
+        (
+            coder.prices.input,
+            coder.prices.output,
+            coder.prices.cache_read
+        ),
+        (0.1, 0.4, 0.01)
+    );
+    assert!(
+        !coder.reasoning,
+        "a map with every level null turns reasoning off"
+    );
+    let coder_wire = catalog.capabilities("my-ollama", "qwen3-coder:30b").wire;
+    assert!(
+        coder_wire.requires_tool_result_name,
+        "model-level compat becomes a per-model override"
+    );
+    assert_eq!(
+        coder_wire.max_tokens_field, "max_tokens",
+        "and keeps the provider's compat"
+    );
+    let small = catalog.model("my-ollama", "llama3.2:3b").unwrap();
+    assert_eq!(small.context_window, 128_000, "Pi's default window");
+    assert_eq!(
+        small.prices.input, 0.0,
+        "Pi prices an unpriced custom model at zero"
+    );
+
+    let gateway = catalog.provider("gateway").unwrap();
+    assert_eq!(gateway.auth, AuthScheme::Bearer);
+    assert_eq!(gateway.auth_env, ["GATEWAY_KEY"]);
+    assert_eq!(
+        gateway.headers.get("x-team").map(String::as_str),
+        Some("infra")
+    );
+    assert!(
+        !gateway.headers.contains_key("x-secret"),
+        "commands are not run"
+    );
+    assert!(
+        !pi.api_keys.contains_key("gateway"),
+        "a $NAME key is an env var, not a literal"
+    );
+
+    let anthropic = catalog.provider("anthropic").unwrap();
+    assert_eq!(anthropic.base_url, "http://127.0.0.1:9000");
+    assert_eq!(anthropic.protocol, Protocol::AnthropicMessages);
+    assert_eq!(
+        anthropic.auth,
+        AuthScheme::XApiKey,
+        "a built-in row keeps its auth"
+    );
+    let sonnet = catalog.model("anthropic", "claude-sonnet-4-5").unwrap();
+    assert_eq!(sonnet.context_window, 1_000_000);
+    assert_eq!(sonnet.prices.input, 6.0);
+    assert_eq!(sonnet.prices.output, 15.0, "unset cost fields stay");
+    assert!(catalog.model("anthropic", "claude-nonexistent").is_none());
+    assert_eq!(
+        catalog.provider("mistral-direct").unwrap().protocol,
+        Protocol::OpenaiChat
+    );
+    assert!(catalog.provider("judge").is_none());
+
+    let ignored = pi.ignored.join("\n");
+    for expected in [
+        "providers.my-ollama.compat.vllmPriority",
+        "providers.my-ollama.models[1].samplingParams",
+        "providers.gateway.headers.x-secret",
+        "providers.gateway.models[0].thinkingLevelMap",
+        "providers.anthropic.modelOverrides.claude-nonexistent",
+        "providers.judge.api",
+    ] {
+        assert!(
+            ignored.contains(expected),
+            "{expected} missing from:\n{ignored}"
+        );
+    }
+}
+
+#[test]
+fn bad_pi_files_name_the_line_or_field_without_the_value() {
+    let builtin = Catalog::builtin().unwrap();
+    let err = parse_pi_models(
+        "{\n \"providers\": {\n  \"x\": }\n}",
+        "models.json",
+        &builtin,
+    )
+    .unwrap_err();
+    assert!(matches!(err, CatalogError::Parse { .. }));
+    assert!(err.to_string().contains("line 3"), "{err}");
+    let err = parse_pi_models(
+        r#"{"providers": {"x": {"baseUrl": "http://h", "api": "openai-completions",
+            "models": [{"id": "m", "contextWindow": "sk-secret-value"}]}}}"#,
+        "models.json",
+        &builtin,
+    )
+    .unwrap_err();
+    assert_eq!(err.field(), Some("providers.x.models[0].contextWindow"));
+    assert!(!err.to_string().contains("sk-secret"), "{err}");
+}
