@@ -24,7 +24,8 @@ pub fn print(
     session: &Session,
     context: &Context,
 ) -> anyhow::Result<()> {
-    let config = crate::config::load(&crate::config::Sources::from_environment(), run)?;
+    let config =
+        crate::config::Layers::read(&crate::config::Sources::from_environment(), run)?.config()?;
     let catalog = Catalog::builtin().context("loading the capability table")?;
     let provider = args
         .provider
