@@ -15,6 +15,7 @@ mod demo;
 mod export;
 mod fork;
 mod listing;
+mod mcp;
 mod rpc;
 mod run;
 mod sent;

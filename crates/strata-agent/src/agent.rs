@@ -16,7 +16,7 @@ use strata_session::{
     AgentMessage, ContentBlock, EntryId, ImageContent, MessageContent, Session, StopReason,
     TextContent, ToolCall, UserMessage,
 };
-use strata_tools::{ToolContext, ToolOutput, ToolSet};
+use strata_tools::{ToolContext, ToolOutput, ToolSet, ToolSource};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
@@ -221,6 +221,8 @@ pub struct Agent {
     session: Session,
     provider: Arc<dyn Provider>,
     tools: ToolSet,
+    /// Tools beside `tools` that come and go (MCP servers): read before each prompt.
+    tool_source: Option<Arc<dyn ToolSource>>,
     config: AgentConfig,
     assembler: Assembler,
     events: Option<UnboundedSender<AgentEvent>>,
@@ -252,6 +254,7 @@ impl Agent {
             session,
             provider,
             tools,
+            tool_source: None,
             config,
             assembler: Assembler::new(),
             events: None,
@@ -306,6 +309,27 @@ impl Agent {
     /// request (render decides what the provider sees).
     pub fn set_tools(&mut self, tools: ToolSet) {
         self.tools = tools;
+    }
+
+    /// Adds tools that come and go beside the set (MCP servers). Before each prompt the agent
+    /// waits (bounded) for the source to settle and declares its live tools after the set's;
+    /// what changed since the last prompt becomes one ledger patch.
+    pub fn set_tool_source(&mut self, source: Option<Arc<dyn ToolSource>>) {
+        self.tool_source = source;
+    }
+
+    /// The tool set requests declare: the set, then the source's live tools (a name the set
+    /// already has stays the set's).
+    pub fn active_tools(&self) -> ToolSet {
+        let mut tools = self.tools.clone();
+        if let Some(source) = &self.tool_source {
+            for tool in source.tools() {
+                if tools.get(tool.name()).is_none() {
+                    tools.insert(tool);
+                }
+            }
+        }
+        tools
     }
 
     /// Sends requests to another model (and possibly another provider) from now on. The change
@@ -368,12 +392,16 @@ impl Agent {
         crate::prompt::SectionTexts,
         Vec<strata_session::ToolDefinition>,
     ) {
-        let definitions = self.tools.definitions();
+        let definitions = self.active_tools().definitions();
         let inputs = PromptInputs {
             cwd: self.config.cwd.clone(),
-            tools: definitions
-                .iter()
-                .map(|d| (d.name.clone(), d.description.clone()))
+            // The source's tools stay out of the prompt's list: their definitions are in the
+            // tools array, and their coming and going then patches no section.
+            tools: self
+                .tools
+                .definitions()
+                .into_iter()
+                .map(|d| (d.name, d.description))
                 .collect(),
             context_files: context_files(self.config.global_dir.as_deref(), &self.config.cwd),
             skills: skills(&crate::prompt::skill_roots(
@@ -439,6 +467,9 @@ impl Agent {
     ) -> Result<RunSummary, AgentError> {
         let cancel = self.control.start_run();
         self.emit(AgentEvent::AgentStart);
+        if let Some(source) = self.tool_source.clone() {
+            source.settle().await;
+        }
         self.sync_system()?;
         self.append_user(text.into(), images)?;
         let mut turns = 0;
@@ -995,9 +1026,18 @@ impl Agent {
                 }
             }
         };
-        let run = self
-            .tools
-            .run_batch_with_updates(wire_calls, &ctx, Some(updates));
+        let mut tools = self.active_tools();
+        if let Some(source) = &self.tool_source {
+            // A tool the source withdrew since it was declared answers with its own error.
+            for call in &calls {
+                if tools.get(&call.name).is_none()
+                    && let Some(tool) = source.resolve(&call.name)
+                {
+                    tools.insert(tool);
+                }
+            }
+        }
+        let run = tools.run_batch_with_updates(wire_calls, &ctx, Some(updates));
         let (outputs, ()) = tokio::join!(run, forward);
         for (call, output) in calls.iter().zip(outputs) {
             self.emit(AgentEvent::ToolEnd {

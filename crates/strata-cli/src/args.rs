@@ -106,6 +106,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// Write a session tree as one self-contained HTML file.
     Export(ExportArgs),
+    /// MCP tool servers: list (connecting to each), add, remove.
+    Mcp(crate::commands::mcp::McpArgs),
 }
 
 #[derive(Debug, clap::Args)]

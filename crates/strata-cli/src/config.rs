@@ -46,6 +46,28 @@ pub struct Config {
     pub trusted_projects: Vec<PathBuf>,
     /// Read Pi's `~/.pi/agent/models.json` (or `$PI_CODING_AGENT_DIR/models.json`).
     pub pi_models: bool,
+    /// MCP tool servers (`[mcp.servers.NAME]`) and how long the first request waits for them.
+    pub mcp: McpSettings,
+}
+
+/// `[mcp]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpSettings {
+    /// Servers by name: `command`/`args`/`env`/`cwd` or `url`/`headers`, `enabled`,
+    /// `timeout` (seconds), `allow_tools`/`deny_tools`, `exposure`.
+    pub servers: BTreeMap<String, strata_mcp::ServerSpec>,
+    /// Seconds the first request waits for configured servers still connecting.
+    pub startup_wait: f64,
+}
+
+impl Default for McpSettings {
+    fn default() -> Self {
+        Self {
+            servers: BTreeMap::new(),
+            startup_wait: strata_mcp::DEFAULT_STARTUP_WAIT.as_secs_f64(),
+        }
+    }
 }
 
 /// `[providers.<id>]`: any field of a table row (`provider-data/schema.json`), plus a key.
@@ -77,6 +99,7 @@ impl Default for Config {
             compaction: CompactionSettings::default(),
             cache: CacheSettings::default(),
             providers: BTreeMap::new(),
+            mcp: McpSettings::default(),
             trusted_projects: Vec::new(),
             pi_models: true,
         }
@@ -152,6 +175,7 @@ const CONFIG_KEYS: &[&str] = &[
     "providers",
     "trusted_projects",
     "pi_models",
+    "mcp",
 ];
 
 /// Project settings that apply only once the user trusts the project: they redirect traffic

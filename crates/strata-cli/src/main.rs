@@ -4,6 +4,7 @@ mod args;
 mod commands;
 mod config;
 mod export;
+mod mcp;
 mod rows;
 mod run;
 mod trust;

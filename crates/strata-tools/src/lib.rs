@@ -33,6 +33,7 @@ mod path;
 mod read;
 mod scan;
 mod set;
+mod source;
 mod tool;
 pub mod truncate;
 mod walk;
@@ -48,6 +49,7 @@ pub use ls::LsTool;
 pub use path::resolve_path;
 pub use read::{ReadTool, image_mime_type};
 pub use set::{ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES, ToolSet, builtin, run_batch};
+pub use source::ToolSource;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     ABORTED_MESSAGE, Tool, ToolCall, ToolContent, ToolContext, ToolDefinition, ToolLimits,

@@ -24,6 +24,20 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
                 }
             }
         }
+        let discovered = crate::mcp::discover(&sources, layers.trust.trusted);
+        value["mcpServers"] = discovered
+            .servers
+            .iter()
+            .map(|server| {
+                serde_json::json!({
+                    "name": server.name,
+                    "target": server.target(),
+                    "enabled": server.enabled,
+                    "source": server.source.to_string(),
+                    "sourceKind": server.source.kind,
+                })
+            })
+            .collect();
         let changed: serde_json::Map<String, serde_json::Value> = rows
             .catalog
             .providers()
@@ -53,6 +67,24 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
         .unwrap_or(0);
     for (key, value, source) in explained {
         writeln!(out, "{key:<width$} = {value}  # {source}")?;
+    }
+    // MCP servers come from strata's files and from Claude Code's and Pi's.
+    let discovered = crate::mcp::discover(&sources, layers.trust.trusted);
+    for server in &discovered.servers {
+        let enabled = if server.enabled { "" } else { " (disabled)" };
+        writeln!(
+            out,
+            "mcp server {} = {}{enabled}  # {}",
+            server.name,
+            server.target(),
+            server.source
+        )?;
+    }
+    for error in &discovered.errors {
+        writeln!(out, "# invalid MCP entry: {error}")?;
+    }
+    for path in &discovered.untrusted_skipped {
+        writeln!(out, "# not read (project not trusted): {}", path.display())?;
     }
     for name in config::ignored_environment() {
         writeln!(out, "# ignored: {name} is not a configuration key")?;

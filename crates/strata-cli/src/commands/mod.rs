@@ -5,6 +5,7 @@ mod context;
 mod demo;
 mod export;
 mod fork;
+pub mod mcp;
 mod models;
 mod open;
 mod providers;
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Trust(args)) => trust::run(&args, &cli.run),
         Some(Command::Config(args)) => config::run(&args, &cli.run),
         Some(Command::Stats(args)) => stats::run(&args),
+        Some(Command::Mcp(args)) => mcp::run(&args, &cli.run),
         Some(Command::Completions(args)) => {
             clap_complete::generate(
                 args.shell,

@@ -58,6 +58,11 @@ async fn run_prompt(setup: &Setup, prompt: String) -> anyhow::Result<()> {
     let printer = tokio::spawn(output::print_events(events, mode));
     let result = agent.prompt(prompt).await;
     drop(agent);
+    let mcp = setup.mcp_manager();
+    for line in crate::mcp::failure_lines(&mcp) {
+        eprintln!("strata: {line}");
+    }
+    mcp.shutdown().await;
     let printed = printer.await.context("the output task failed")?;
     let summary = result.context("the run failed")?;
     if mode == Mode::Text {

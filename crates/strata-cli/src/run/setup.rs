@@ -30,6 +30,8 @@ pub struct Setup {
     pub run: RunArgs,
     /// The working directory tools run in.
     pub cwd: PathBuf,
+    /// The MCP servers, shared by every agent built from this setup (made on first use).
+    pub mcp: std::sync::Arc<std::sync::OnceLock<strata_mcp::McpManager>>,
     /// Where each provider's key may be sent.
     pub keys: KeyPolicy,
     /// Whether the project's `.strata/` settings apply (MCP servers and other project
@@ -68,6 +70,7 @@ impl Setup {
             sources,
             run: run.clone(),
             cwd,
+            mcp: Default::default(),
             keys: rows.keys,
             trust: layers.trust,
             notices,
@@ -165,8 +168,16 @@ impl Setup {
         };
         let mut agent = Agent::new(session, switch.provider, self.tools()?, agent_config)
             .with_retry_events(retries);
+        agent.set_tool_source(Some(std::sync::Arc::new(self.mcp_manager())));
         record_model(&mut agent, choice.thinking.as_deref())?;
         Ok(agent)
+    }
+
+    /// The MCP servers of this run (connected when the first prompt starts).
+    pub fn mcp_manager(&self) -> strata_mcp::McpManager {
+        self.mcp
+            .get_or_init(|| crate::mcp::manager(&self.sources, &self.config, self.trust.trusted))
+            .clone()
     }
 
     /// The session store under the configured root.

@@ -17,6 +17,10 @@ use super::stats::{self, Stats, ToolChangeCost, ToolCostBasis};
 use super::worker::{Command, ForkAt, Reply, Status, TreeRow};
 use crate::run::model::THINKING_LEVELS;
 
+mod mcp;
+
+pub use mcp::McpHandle;
+
 /// Two Ctrl+C within this long quit.
 const QUIT_WINDOW: Duration = Duration::from_millis(1500);
 /// Lines PageUp / PageDown move.
@@ -156,6 +160,8 @@ pub struct App {
     /// The text or thinking item being streamed into.
     open_text: Option<usize>,
     open_thinking: Option<usize>,
+    /// The session's MCP servers, for `/mcp`.
+    mcp: Option<mcp::McpHandle>,
 }
 
 impl App {
@@ -187,6 +193,7 @@ impl App {
             open_calls: Vec::new(),
             open_text: None,
             open_thinking: None,
+            mcp: None,
         };
         app.offer_next();
         app
@@ -393,7 +400,10 @@ impl App {
     // ----- slash commands ---------------------------------------------------------------
 
     fn slash(&mut self, slash: Slash) {
-        let allowed_while_busy = matches!(slash, Slash::Quit | Slash::Help | Slash::Context);
+        let allowed_while_busy = matches!(
+            slash,
+            Slash::Quit | Slash::Help | Slash::Context | Slash::Mcp(None)
+        );
         if self.busy.is_some() && !allowed_while_busy {
             self.notice(
                 Level::Warning,
@@ -457,6 +467,7 @@ impl App {
                 self.change_tools(enable, disable);
             }
             Slash::Context => self.send(Command::Context),
+            Slash::Mcp(args) => self.mcp_command(args),
             Slash::Export(path) => self.send(Command::Export(path.map(PathBuf::from))),
             Slash::Trust => self.trust_project(),
         }

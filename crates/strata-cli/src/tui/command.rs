@@ -37,6 +37,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "enable or disable tools, with what the change costs: /tools +grep -bash",
     ),
     (
+        "/mcp",
+        "MCP servers: status, tools, reconnect, enable/disable (cost said first)",
+    ),
+    (
         "/context",
         "the three chapters of the next request: sizes, hashes, breakpoints",
     ),
@@ -72,6 +76,8 @@ pub enum Slash {
     Label(Option<String>),
     /// `/tools [+name -name …]`.
     Tools(Vec<ToolToggle>),
+    /// `/mcp [verb name]`.
+    Mcp(Option<String>),
     /// `/context`.
     Context,
     /// `/export [file]`.
@@ -110,6 +116,7 @@ pub fn parse(text: &str) -> Result<Slash, String> {
         "/name" => Slash::Name(arg),
         "/label" => Slash::Label(arg),
         "/tools" => Slash::Tools(parse_toggles(rest)?),
+        "/mcp" => Slash::Mcp(arg),
         "/context" => Slash::Context,
         "/export" => Slash::Export(arg),
         "/trust" => Slash::Trust,

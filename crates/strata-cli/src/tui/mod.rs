@@ -70,10 +70,16 @@ pub fn run_with(
     };
     let (ui_tx, ui_rx) = unbounded_channel();
     let (command_tx, command_rx) = unbounded_channel();
+    let mcp = app::McpHandle {
+        manager: setup.mcp_manager(),
+        runtime: runtime.handle().clone(),
+    };
     let notices = setup.notices.clone();
     let worker = Worker::new(setup, built, ui_tx);
     let task = runtime.spawn(worker.serve(command_rx));
     let mut app = App::new(options.banner, options.queued_prompts);
+    let mcp_manager = mcp.manager.clone();
+    app.set_mcp(mcp);
     for notice in notices {
         app.warn_at_start(notice);
     }
@@ -91,6 +97,8 @@ pub fn run_with(
     }
     runtime.block_on(async {
         let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+        // Stdio servers (and what they started) end with the session.
+        mcp_manager.shutdown().await;
     });
     result
 }

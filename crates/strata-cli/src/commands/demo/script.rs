@@ -236,6 +236,11 @@ pub fn setup(catalog: &Catalog, target: Target, base_url: String, cwd: &Path) ->
             ..RunArgs::default()
         },
         cwd: cwd.to_path_buf(),
+        // The demo's numbers must not depend on the user's MCP servers.
+        mcp: std::sync::Arc::new(std::sync::OnceLock::from(strata_mcp::McpManager::new(
+            Vec::new(),
+            std::time::Duration::ZERO,
+        ))),
         keys: crate::rows::KeyPolicy::default(),
         trust: crate::trust::ProjectTrust::untrusted(cwd),
         notices: Vec::new(),

@@ -21,6 +21,7 @@
 mod bash;
 mod events;
 mod jobs;
+mod mcp;
 mod protocol;
 mod sessions;
 mod skills;
@@ -85,6 +86,8 @@ pub async fn serve(setup: Setup) -> anyhow::Result<()> {
         server.control.abort();
         let _ = running.handle.await;
     }
+    // Stdio MCP servers (and what they started) end with the session.
+    server.setup.mcp_manager().shutdown().await;
     Ok(())
 }
 
@@ -286,6 +289,7 @@ impl Server {
                     .to_owned(),
             ),
             "export_html" => self.export_html(&command),
+            "get_mcp_servers" | "mcp_reconnect" | "mcp_set_enabled" => self.mcp(&kind, &command),
             "compact" | "new_session" | "switch_session" | "fork" | "clone" if busy.is_some() => {
                 // Pi aborts the run first; the command runs once the agent is back.
                 self.control.abort();

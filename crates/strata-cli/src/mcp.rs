@@ -1,0 +1,242 @@
+//! MCP servers for a run: which files are read (project files only in a trusted project,
+//! `crate::trust`), the session's manager, and editing `[mcp.servers]` in strata's config
+//! files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use figment::Figment;
+use figment::providers::{Format, Toml};
+use strata_mcp::{Discovered, Discovery, McpManager, ServerSpec};
+
+use crate::config::{Config, Sources};
+
+/// strata's user-level config file.
+pub fn user_config_path(sources: &Sources) -> Option<PathBuf> {
+    sources
+        .global_dir
+        .as_ref()
+        .map(|dir| dir.join("config.toml"))
+}
+
+/// strata's project-level config file.
+pub fn project_config_path(sources: &Sources) -> PathBuf {
+    sources.project_dir.join(".strata/config.toml")
+}
+
+/// The `[mcp.servers]` of one strata config file (empty when it has none).
+fn servers_in(path: &Path) -> anyhow::Result<Vec<(String, ServerSpec)>> {
+    let figment = Figment::from(Toml::file(path));
+    if figment.find_value("mcp.servers").is_err() {
+        return Ok(Vec::new());
+    }
+    let servers: BTreeMap<String, ServerSpec> = figment
+        .extract_inner("mcp.servers")
+        .with_context(|| format!("{}: [mcp.servers]", path.display()))?;
+    Ok(servers.into_iter().collect())
+}
+
+/// Every server of every layer, with the errors found; project files only when `trusted`
+/// (the project-trust decision, `crate::trust`).
+pub fn discover(sources: &Sources, trusted: bool) -> Discovered {
+    let user_path = user_config_path(sources);
+    let project_path = project_config_path(sources);
+    let mut early_errors = Vec::new();
+    let mut read = |path: &Path| match servers_in(path) {
+        Ok(list) => list,
+        Err(error) => {
+            early_errors.push(strata_mcp::config::ConfigError {
+                origin: path.display().to_string(),
+                message: format!("{error:#}"),
+            });
+            Vec::new()
+        }
+    };
+    let strata_user = user_path.as_deref().map(&mut read).unwrap_or_default();
+    let strata_project = if trusted {
+        read(&project_path)
+    } else {
+        Vec::new()
+    };
+    let discovery = Discovery {
+        home: std::env::var_os("HOME").map(PathBuf::from),
+        project_dir: sources.project_dir.clone(),
+        project_trusted: trusted,
+        strata_user,
+        strata_project,
+        strata_user_path: user_path,
+        strata_project_path: Some(project_path),
+    };
+    let mut discovered = discovery.discover();
+    discovered.errors.splice(0..0, early_errors);
+    discovered
+}
+
+/// The session's manager for the configured servers (not started: the first prompt starts
+/// it), with configuration errors reported on stderr once.
+pub fn manager(sources: &Sources, config: &Config, trusted: bool) -> McpManager {
+    let discovered = discover(sources, trusted);
+    for error in &discovered.errors {
+        eprintln!("strata: MCP configuration: {error}");
+    }
+    let wait = if config.mcp.startup_wait.is_finite() && config.mcp.startup_wait >= 0.0 {
+        Duration::from_secs_f64(config.mcp.startup_wait)
+    } else {
+        strata_mcp::DEFAULT_STARTUP_WAIT
+    };
+    McpManager::new(discovered.servers, wait)
+}
+
+/// One line per server that did not connect (failed, or wants authorization), to report.
+pub fn failure_lines(manager: &McpManager) -> Vec<String> {
+    manager
+        .status()
+        .into_iter()
+        .filter_map(|server| match server.state {
+            strata_mcp::ServerState::Failed { error }
+            | strata_mcp::ServerState::AuthRequired { error } => Some(format!(
+                "MCP server \"{}\" is not connected ({}): {}",
+                server.name,
+                server.source,
+                error.lines().next().unwrap_or_default()
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Adds (or replaces) `[mcp.servers.NAME]` in `path`, keeping the rest of the file.
+pub fn add_server(path: &Path, name: &str, spec: &ServerSpec) -> anyhow::Result<()> {
+    let mut document = read_document(path)?;
+    let value = serde_json::to_value(spec)?;
+    let mut table = toml_edit::Table::new();
+    if let serde_json::Value::Object(map) = value {
+        for (key, value) in map {
+            if let Some(item) = toml_item(&value) {
+                table.insert(&key, item);
+            }
+        }
+    }
+    let mcp = document
+        .entry("mcp")
+        .or_insert_with(|| toml_edit::Item::Table(implicit_table()));
+    let servers = mcp
+        .as_table_mut()
+        .context("`mcp` in the config is not a table")?
+        .entry("servers")
+        .or_insert_with(|| toml_edit::Item::Table(implicit_table()));
+    servers
+        .as_table_mut()
+        .context("`mcp.servers` in the config is not a table")?
+        .insert(name, toml_edit::Item::Table(table));
+    write_document(path, &document)
+}
+
+/// Removes `[mcp.servers.NAME]` from `path`; `false` when the file does not define it.
+pub fn remove_server(path: &Path, name: &str) -> anyhow::Result<bool> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let mut document = read_document(path)?;
+    let removed = document
+        .get_mut("mcp")
+        .and_then(|mcp| mcp.get_mut("servers"))
+        .and_then(|servers| servers.as_table_like_mut())
+        .and_then(|servers| servers.remove(name))
+        .is_some();
+    if removed {
+        write_document(path, &document)?;
+    }
+    Ok(removed)
+}
+
+fn implicit_table() -> toml_edit::Table {
+    let mut table = toml_edit::Table::new();
+    table.set_implicit(true);
+    table
+}
+
+fn read_document(path: &Path) -> anyhow::Result<toml_edit::DocumentMut> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
+    };
+    text.parse()
+        .with_context(|| format!("{} is not valid TOML", path.display()))
+}
+
+fn write_document(path: &Path, document: &toml_edit::DocumentMut) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, document.to_string())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+fn toml_item(value: &serde_json::Value) -> Option<toml_edit::Item> {
+    toml_value(value).map(toml_edit::Item::Value)
+}
+
+fn toml_value(value: &serde_json::Value) -> Option<toml_edit::Value> {
+    Some(match value {
+        serde_json::Value::Null => return None,
+        serde_json::Value::Bool(b) => (*b).into(),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => i.into(),
+            None => n.as_f64()?.into(),
+        },
+        serde_json::Value::String(s) => s.as_str().into(),
+        serde_json::Value::Array(items) => {
+            let array: toml_edit::Array = items.iter().filter_map(toml_value).collect();
+            toml_edit::Value::Array(array)
+        }
+        serde_json::Value::Object(map) => {
+            let mut table = toml_edit::InlineTable::new();
+            for (key, value) in map {
+                if let Some(value) = toml_value(value) {
+                    table.insert(key, value);
+                }
+            }
+            toml_edit::Value::InlineTable(table)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_then_remove_keeps_the_rest_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "# my settings\nmodel = \"anthropic/claude-sonnet-4-5\"\n",
+        )
+        .unwrap();
+        let spec = ServerSpec {
+            command: Some("npx".into()),
+            args: vec!["-y".into(), "server".into()],
+            env: [("KEY".to_owned(), "${TOKEN}".to_owned())].into(),
+            ..ServerSpec::default()
+        };
+        add_server(&path, "tools", &spec).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# my settings\n"), "{text}");
+        assert!(text.contains("[mcp.servers.tools]"), "{text}");
+        let read = servers_in(&path).unwrap();
+        assert_eq!(read, [("tools".to_owned(), spec)]);
+        assert!(remove_server(&path, "tools").unwrap());
+        assert!(!remove_server(&path, "tools").unwrap());
+        assert!(servers_in(&path).unwrap().is_empty());
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("# my settings")
+        );
+    }
+}

@@ -1,0 +1,170 @@
+//! `strata mcp` and MCP servers in a print-mode run of the binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::support::{demo_mock, project, workspace};
+
+fn strata_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .current_dir(dir)
+        .args(args)
+        .env("HOME", dir)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("STRATA_MODEL")
+        .output()
+        .expect("strata runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The venv Python with the MCP SDK `.ci/install-mcp` installs, or `None` (and why).
+fn python() -> Option<PathBuf> {
+    let python = workspace().join(".mcp-deps/venv/bin/python");
+    if python.exists() {
+        Some(python)
+    } else {
+        println!(
+            "SKIPPED: the Python MCP SDK is not installed ({} missing); run .ci/install-mcp",
+            python.display()
+        );
+        None
+    }
+}
+
+fn print_run(dir: &Path, url: &str) -> Output {
+    strata_in(
+        dir,
+        &[
+            "-p",
+            "fix the greeting",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            url,
+            "--api-key",
+            "k",
+        ],
+    )
+}
+
+#[test]
+fn a_server_that_cannot_start_is_listed_as_failed_and_reported_by_a_run_that_still_works() {
+    let dir = project();
+    let added = strata_in(
+        dir.path(),
+        &[
+            "mcp",
+            "add",
+            "broken",
+            "--",
+            "/nonexistent/strata-test-mcp-server",
+        ],
+    );
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let config = std::fs::read_to_string(dir.path().join(".config/strata/config.toml")).unwrap();
+    assert!(config.contains("[mcp.servers.broken]"), "{config}");
+
+    let list = strata_in(dir.path(), &["mcp", "list"]);
+    assert!(!list.status.success(), "an enabled server did not connect");
+    let stdout = text(&list.stdout);
+    assert!(stdout.contains("broken  failed  0 tools"), "{stdout}");
+    assert!(stdout.contains("cannot start"), "{stdout}");
+
+    let shown = text(&strata_in(dir.path(), &["config"]).stdout);
+    assert!(
+        shown.contains("mcp server broken = /nonexistent/strata-test-mcp-server"),
+        "{shown}"
+    );
+
+    let server = demo_mock();
+    let run = print_run(dir.path(), &server.base_url());
+    let stderr = text(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("MCP server \"broken\" is not connected"),
+        "{stderr}"
+    );
+
+    let removed = strata_in(dir.path(), &["mcp", "remove", "broken"]);
+    assert!(removed.status.success(), "{}", text(&removed.stderr));
+    let again = strata_in(dir.path(), &["mcp", "remove", "broken"]);
+    assert!(!again.status.success());
+}
+
+#[test]
+fn project_mcp_files_wait_for_trust() {
+    let dir = project();
+    std::fs::write(
+        dir.path().join(".mcp.json"),
+        r#"{"mcpServers": {"local": {"command": "/nonexistent/local-mcp"}}}"#,
+    )
+    .unwrap();
+    let list = strata_in(dir.path(), &["mcp", "list"]);
+    let stdout = text(&list.stdout);
+    assert!(
+        stdout.contains("not read (project not trusted)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("local  failed"), "{stdout}");
+    let trusted = format!(
+        "trusted_projects = [{:?}]\n",
+        dir.path().display().to_string()
+    );
+    std::fs::create_dir_all(dir.path().join(".config/strata")).unwrap();
+    std::fs::write(dir.path().join(".config/strata/config.toml"), trusted).unwrap();
+    let list = strata_in(dir.path(), &["mcp", "list"]);
+    let stdout = text(&list.stdout);
+    assert!(stdout.contains("local  failed"), "{stdout}");
+    assert!(stdout.contains(".mcp.json"), "{stdout}");
+}
+
+#[test]
+fn a_python_sdk_server_s_tools_reach_the_request() {
+    let Some(python) = python() else {
+        return;
+    };
+    let dir = project();
+    let script = workspace().join("crates/strata-mcp/tests/fixtures/churn_server.py");
+    let added = strata_in(
+        dir.path(),
+        &[
+            "mcp",
+            "add",
+            "churn",
+            "--",
+            python.to_str().unwrap(),
+            script.to_str().unwrap(),
+        ],
+    );
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let list = strata_in(dir.path(), &["mcp", "list"]);
+    let stdout = text(&list.stdout);
+    assert!(list.status.success(), "{stdout}{}", text(&list.stderr));
+    assert!(stdout.contains("churn  connected  4 tools"), "{stdout}");
+
+    let server = demo_mock();
+    let run = print_run(dir.path(), &server.base_url());
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let requests = server.requests();
+    let body = requests[0].body.as_ref().expect("bodies are recorded");
+    let names: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    let first_mcp = names.iter().position(|n| n.starts_with("mcp__")).unwrap();
+    assert_eq!(
+        &names[first_mcp..first_mcp + 4],
+        [
+            "mcp__churn__alpha",
+            "mcp__churn__beta",
+            "mcp__churn__churn",
+            "mcp__churn__slow"
+        ],
+        "after the built-ins, in the server's order: {names:?}"
+    );
+}
