@@ -18,6 +18,7 @@ mod listing;
 mod mcp;
 mod rpc;
 mod run;
+mod sent;
 mod support;
 mod tools;
 mod tree;

@@ -72,7 +72,7 @@ impl std::fmt::Display for ApiKey {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProviderError {
     /// The prompt does not fit the model's context: compact, then retry.
-    #[error("context window exceeded (status {status}): {body}")]
+    #[error("context window exceeded ({}): {body}", origin(*status))]
     ContextOverflow {
         /// HTTP status (0 when reported inside a stream).
         status: u16,
@@ -82,7 +82,7 @@ pub enum ProviderError {
         body: String,
     },
     /// Too many requests: wait `retry_after` (or back off), then retry.
-    #[error("rate limited (status {status}){}", retry_hint(*retry_after))]
+    #[error("rate limited ({}){}{}", origin(*status), retry_hint(*retry_after), in_stream_body(*status, body))]
     RateLimited {
         /// Delay the provider asked for.
         retry_after: Option<Duration>,
@@ -94,7 +94,7 @@ pub enum ProviderError {
         body: String,
     },
     /// The provider is overloaded: back off, then retry.
-    #[error("provider overloaded (status {status}){}", retry_hint(*retry_after))]
+    #[error("provider overloaded ({}){}{}", origin(*status), retry_hint(*retry_after), in_stream_body(*status, body))]
     Overloaded {
         /// Delay the provider asked for.
         retry_after: Option<Duration>,
@@ -122,7 +122,7 @@ pub enum ProviderError {
         reason: String,
     },
     /// The provider rejected the request: fix the request; retrying will not help.
-    #[error("invalid request (status {status}): {body}")]
+    #[error("invalid request ({}): {body}", origin(*status))]
     InvalidRequest {
         /// HTTP status.
         status: u16,
@@ -156,6 +156,29 @@ pub enum ProviderError {
     /// The caller cancelled the request.
     #[error("request cancelled")]
     Cancelled,
+}
+
+/// Where an error came from: its HTTP status, or the stream (status 0) — an error event
+/// inside a 200 response, whose own type the body names.
+fn origin(status: u16) -> String {
+    if status == 0 {
+        "reported inside the stream".to_owned()
+    } else {
+        format!("status {status}")
+    }
+}
+
+/// For an error reported inside the stream, the event itself (it names the provider's
+/// error type, e.g. `overloaded_error`); nothing for an HTTP error.
+fn in_stream_body(status: u16, body: &str) -> String {
+    if status != 0 || body.is_empty() {
+        return String::new();
+    }
+    let mut end = body.len().min(300);
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(": {}", &body[..end])
 }
 
 fn retry_hint(retry_after: Option<Duration>) -> String {

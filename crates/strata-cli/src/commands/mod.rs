@@ -23,7 +23,7 @@ use crate::args::{Cli, Command};
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Some(Command::Context(args)) => context::run(&args),
+        Some(Command::Context(args)) => context::run(&args, &cli.run),
         Some(Command::Tree(args)) => tree::run(&args),
         Some(Command::Sessions(args)) => sessions::run(&args),
         Some(Command::Fork(args)) => fork::run(&args),
