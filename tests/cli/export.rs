@@ -264,3 +264,34 @@ fn a_missing_file_is_a_clear_error() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/session.jsonl"));
 }
+
+#[test]
+fn export_never_replaces_a_session_and_needs_force_for_an_existing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("a.jsonl");
+    std::fs::copy(fixture("pi/branches.jsonl"), &session).unwrap();
+    let before = std::fs::read(&session).unwrap();
+    let path = session.to_str().unwrap();
+    for args in [
+        vec!["export", path, "-o", path],
+        vec!["export", path, "-o", path, "--force"],
+    ] {
+        let out = strata(&args);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("session"), "{err}");
+        assert_eq!(std::fs::read(&session).unwrap(), before);
+    }
+    let page = dir.path().join("page.html");
+    std::fs::write(&page, "mine").unwrap();
+    let out = strata(&["export", path, "-o", page.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--force"));
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), "mine");
+    strata_ok(&["export", path, "-o", page.to_str().unwrap(), "--force"]);
+    assert!(
+        std::fs::read_to_string(&page)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>")
+    );
+}

@@ -115,3 +115,47 @@ fn stats_reads_strata_pi_and_claude_code_logs() {
     let all = strata_ok(&["stats", pi_dir.to_str().unwrap()]);
     assert!(all.contains("(pi)") && all.contains("all "), "{all}");
 }
+
+/// One bad byte costs a line's text, never the file; missing, unreadable and non-log paths
+/// fail the command, after the readable ones are reported.
+#[test]
+fn stats_survives_a_bad_byte_and_fails_on_paths_that_are_not_logs() {
+    let tour = workspace().join("examples/sessions/tour.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let damaged = dir.path().join("damaged.jsonl");
+    let bytes = std::fs::read(&tour).unwrap();
+    let mark = b"Look at calc.py first.";
+    let at = bytes.windows(mark.len()).position(|w| w == mark).unwrap();
+    let mut broken = bytes[..at].to_vec();
+    broken.push(0xff);
+    broken.extend_from_slice(&bytes[at..]);
+    std::fs::write(&damaged, broken).unwrap();
+    let out = crate::support::strata(&["stats", damaged.to_str().unwrap()]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("7 requests"), "{stdout}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("damaged.jsonl: line 6: invalid UTF-8"),
+        "{stderr}"
+    );
+
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "just some notes\n").unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    for bad in [
+        missing.to_str().unwrap(),
+        text.to_str().unwrap(),
+        "/dev/null",
+    ] {
+        let out = crate::support::strata(&["stats", tour.to_str().unwrap(), bad]);
+        assert!(!out.status.success(), "{bad} was accepted");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            stdout.contains("7 requests"),
+            "the good path is still reported: {stdout}"
+        );
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.contains(bad), "{stderr}");
+    }
+}

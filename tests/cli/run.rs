@@ -190,3 +190,115 @@ fn print_mode_works_through_every_protocol_adapter() {
         assert_eq!(server.requests().len(), 4, "{model}");
     }
 }
+
+#[test]
+fn unclear_inputs_get_messages_that_name_the_problem() {
+    let server = mock();
+    let dir = project();
+    let url = server.base_url();
+    let run = |model: &str, prompt: &str| {
+        let out = strata_in(
+            dir.path(),
+            &[
+                "-p",
+                prompt,
+                "--model",
+                model,
+                "--base-url",
+                &url,
+                "--api-key",
+                "k",
+                "--no-session",
+            ],
+        );
+        assert!(!out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let empty = run("anthropic/claude-sonnet-4-5", "  ");
+    assert_eq!(
+        empty,
+        "strata: -p was given an empty prompt: write the prompt after -p, or pipe it on stdin\n"
+    );
+    let level = run("anthropic/claude-sonnet-4-5:ultra", "hi");
+    assert!(level.contains("unknown thinking level `ultra`"), "{level}");
+    assert_eq!(server.requests().len(), 0, "nothing was sent");
+
+    let session = dir.path().join("v.jsonl");
+    std::fs::write(
+        &session,
+        "{\"type\":\"session\",\"version\":\"3\",\"id\":\"s\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
+    )
+    .unwrap();
+    let out = strata_in(dir.path(), &["tree", session.to_str().unwrap()]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("the header's `version` is the string \"3\", not a whole number"),
+        "{err}"
+    );
+
+    // A refused connection: the cause is said once, not "X: X".
+    let refused = strata_in(
+        dir.path(),
+        &[
+            "-p",
+            "hi",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--api-key",
+            "k",
+            "--no-session",
+        ],
+    );
+    let err = String::from_utf8(refused.stderr).unwrap();
+    let last = err.lines().last().unwrap_or_default();
+    let parts: Vec<&str> = last.split(": ").collect();
+    for window in parts.windows(2) {
+        assert_ne!(window[0], window[1], "{last}");
+    }
+    assert_eq!(last.matches("Connection refused").count(), 1, "{last}");
+}
+
+#[test]
+fn resuming_a_damaged_session_warns_in_print_and_json_modes() {
+    let scenario =
+        strata_mock::Scenario::from_toml("name = \"ok\"\n[[turn]]\ntext = \"ok\"\n", "test")
+            .unwrap();
+    let server = crate::support::mock_with(scenario);
+    let dir = project();
+    let url = server.base_url();
+    for mode in ["text", "json"] {
+        let session = dir.path().join(format!("{mode}.jsonl"));
+        std::fs::write(
+            &session,
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/\"}\n\
+             {\"type\":\"message\",\"id\":\"a0000001\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}\n\
+             this line is damaged\n",
+        )
+        .unwrap();
+        let out = strata_in(
+            dir.path(),
+            &[
+                "-p",
+                "again",
+                "--mode",
+                mode,
+                "--model",
+                "anthropic/claude-sonnet-4-5",
+                "--base-url",
+                &url,
+                "--api-key",
+                "k",
+                "--session",
+                session.to_str().unwrap(),
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("strata: warning:") && stderr.contains(":3"),
+            "{mode}: {stderr}"
+        );
+    }
+}

@@ -1,7 +1,7 @@
 // Pi's SessionManager on a session file: open, then build the context, timed apart.
 // `cargo xtask bench` copies this file into the peers' install (where node_modules holds
-// @mariozechner/pi-coding-agent) and runs it there on a copy of the file, removed afterwards.
-import { SessionManager } from "@mariozechner/pi-coding-agent";
+// @earendil-works/pi-coding-agent) and runs it there on a copy of the file, removed afterwards.
+import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { copyFileSync, mkdtempSync, rmSync } from "fs";
 import { tmpdir } from "os";
 import { join } from "path";

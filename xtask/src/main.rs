@@ -49,11 +49,13 @@ fn run(args: &[String]) -> Result<()> {
         Some("refresh-capabilities") => refresh_capabilities(&args[1..]),
         Some("bench") => xtask::bench::main(&workspace_root()?, &args[1..]),
         Some("bench-peers") => xtask::bench::peers::main(&args[1..]),
+        Some("soak") => xtask::soak::main(&workspace_root()?, &args[1..]),
         Some("-h" | "--help") | None => {
             println!(
-                "{USAGE}{}\n{}",
+                "{USAGE}{}\n{}\n{}",
                 xtask::bench::USAGE,
-                xtask::bench::peers::USAGE
+                xtask::bench::peers::USAGE,
+                xtask::soak::USAGE
             );
             Ok(())
         }

@@ -79,6 +79,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         compaction: strata_compaction::CompactionSettings::default(),
         summary_model: None,
         cache: strata_agent::CacheSettings::default(),
+        tool_settings: strata_tools::ToolSettings::default(),
     };
     let mut agent = Agent::new(session, Arc::new(provider), ToolSet::default_set(), config);
     let mut events = agent.subscribe();

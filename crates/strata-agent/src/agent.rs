@@ -10,13 +10,13 @@ use strata_compaction::{CompactionReason, CompactionSettings, OverflowRecovery, 
 use strata_context::{Assembler, Context, RenderOptions, RenderPolicy, RenderReport, Renderer};
 use strata_provider::{
     Capabilities, Cost, Event, Message, MessageAssembler, Model, Provider, ProviderError, Request,
-    StreamOptions, Usage,
+    StreamOptions, ThinkingLevel, Usage,
 };
 use strata_session::{
     AgentMessage, ContentBlock, EntryId, ImageContent, MessageContent, Session, StopReason,
     TextContent, ToolCall, UserMessage,
 };
-use strata_tools::{ToolContext, ToolOutput, ToolSet, ToolSource};
+use strata_tools::{ToolOutput, ToolSet, ToolSettings, ToolSource};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
@@ -59,6 +59,8 @@ pub struct AgentConfig {
     pub summary_model: Option<SummaryModel>,
     /// Cache lifetime asked for, and keeping the cache warm while idle.
     pub cache: CacheSettings,
+    /// Limits, environment and temp dir of tool calls.
+    pub tool_settings: ToolSettings,
 }
 
 /// The provider, model and options summary requests go to instead of the session's.
@@ -152,6 +154,15 @@ impl Control {
         }
     }
 
+    /// Drops the steering messages not yet delivered; returns how many.
+    pub fn clear_steering(&self) -> usize {
+        self.inner.lock().map_or(0, |mut state| {
+            let count = state.steering.len();
+            state.steering.clear();
+            count
+        })
+    }
+
     fn take_steering(&self) -> Vec<(String, Vec<ImageContent>)> {
         self.inner
             .lock()
@@ -239,6 +250,9 @@ pub struct Agent {
     pings_since_request: u32,
     /// When the provider last read the cached prefix: the last request or ping was sent.
     cache_used_at: Option<tokio::time::Instant>,
+    /// The thinking level last asked for (`None`: the session's). A model without reasoning
+    /// runs `off`; switching back to one that reasons restores this.
+    wanted_thinking: Option<String>,
 }
 
 impl Agent {
@@ -265,6 +279,7 @@ impl Agent {
             last_sent: None,
             pings_since_request: 0,
             cache_used_at: None,
+            wanted_thinking: None,
         }
     }
 
@@ -334,8 +349,11 @@ impl Agent {
 
     /// Sends requests to another model (and possibly another provider) from now on. The change
     /// is recorded as a `model_change` entry when it differs from the session's model; the
-    /// renderer starts afresh because a new model never shares the old one's cache.
+    /// renderer starts afresh because a new model never shares the old one's cache. The
+    /// thinking level asked for is kept: `off` on a model without reasoning, restored on one
+    /// with it (recorded when that changes the level in effect).
     pub fn set_model(&mut self, switch: ModelSwitch) -> Result<(), AgentError> {
+        let wanted = self.wanted_thinking()?;
         let changed = self.config.model.provider != switch.model.provider
             || self.config.model.id != switch.model.id;
         self.provider = switch.provider;
@@ -351,12 +369,14 @@ impl Agent {
             self.session
                 .append_model_change(&model.provider, &model.id)?;
         }
+        self.set_thinking_level(&wanted)?;
         Ok(())
     }
 
     /// Records a thinking level (`off`, `minimal`, `low`, `medium`, `high`, `xhigh`) for the
     /// next requests; models without reasoning keep `off`. Returns the level in effect.
     pub fn set_thinking_level(&mut self, level: &str) -> Result<String, AgentError> {
+        self.wanted_thinking = Some(level.to_owned());
         let wanted = if self.config.model.reasoning {
             level
         } else {
@@ -366,6 +386,46 @@ impl Agent {
             self.session.append_thinking_level_change(wanted)?;
         }
         Ok(wanted.to_owned())
+    }
+
+    /// The thinking level last asked for, else the one at the session's leaf.
+    pub fn wanted_thinking(&mut self) -> Result<String, AgentError> {
+        match self.wanted_thinking.clone() {
+            Some(level) => Ok(level),
+            None => Ok(self.context()?.thinking_level.clone()),
+        }
+    }
+
+    /// [`Agent::set_thinking_level`] with the typed level; returns the level in effect (`Off`
+    /// on a model without reasoning).
+    pub fn set_thinking(&mut self, level: ThinkingLevel) -> Result<ThinkingLevel, AgentError> {
+        let set = self.set_thinking_level(level.as_str())?;
+        Ok(set.parse().unwrap_or(ThinkingLevel::Off))
+    }
+
+    /// The thinking level at the session's leaf (`Off` when the session names one strata does
+    /// not know).
+    pub fn thinking(&mut self) -> Result<ThinkingLevel, AgentError> {
+        let level = self.context()?.thinking_level.clone();
+        Ok(level.parse().unwrap_or(ThinkingLevel::Off))
+    }
+
+    /// Appends to `session` from now on, with the same model, tools and settings; returns the
+    /// session it appended to before. Nothing of the old session's cache is worth keeping warm.
+    pub fn switch_session(&mut self, session: Session) -> Session {
+        let old = std::mem::replace(&mut self.session, session);
+        self.assembler = Assembler::new();
+        self.renderer = renderer_for(&self.config, &self.session);
+        self.requests_since_compaction = 0;
+        self.last_sent = None;
+        self.pings_since_request = 0;
+        self.cache_used_at = None;
+        old
+    }
+
+    /// Turns automatic compaction (threshold and overflow) on or off; `/compact` works either way.
+    pub fn set_auto_compaction(&mut self, enabled: bool) {
+        self.config.compaction.enabled = enabled;
     }
 
     /// Sends summary requests (compaction, branch summaries) to another model from now on.
@@ -1026,7 +1086,7 @@ impl Agent {
                 arguments: call.arguments.clone(),
             });
         }
-        let mut ctx = ToolContext::new(self.config.cwd.clone());
+        let mut ctx = self.config.tool_settings.context(self.config.cwd.clone());
         ctx.cancel = cancel.clone();
         let wire_calls: Vec<strata_tools::ToolCall> = calls
             .iter()

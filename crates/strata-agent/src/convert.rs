@@ -1,12 +1,12 @@
 //! Between the provider's normalized types and the session's Pi-shaped messages.
 
-use serde_json::{Map, Value};
+use serde_json::Map;
 use strata_provider::{
     ContentBlock as WireBlock, Cost as WireCost, Message as WireMessage, StopReason as WireStop,
     Usage as WireUsage,
 };
 use strata_session::{
-    AgentMessage, AssistantMessage, ContentBlock, Cost, ImageContent, StopReason, TextContent,
+    AgentMessage, AssistantMessage, ContentBlock, ImageContent, StopReason, TextContent,
     ThinkingContent, ToolCall, ToolResultMessage, Usage,
 };
 use strata_tools::{ToolContent, ToolOutput};
@@ -32,29 +32,10 @@ pub fn stop_reason(stop: WireStop) -> StopReason {
     }
 }
 
-/// Usage and cost in the session's shape (`input` is uncached input, as in Pi).
+/// Usage and cost in the session's shape (`input` is uncached input, as in Pi), the 1-hour
+/// share of the writes kept in `cacheWrite1h`.
 pub fn usage(usage: &WireUsage, cost: &WireCost) -> Usage {
-    let mut extra = Map::new();
-    if usage.cache_write_1h > 0 {
-        // Pi has one cacheWrite bucket; keep the 1-hour share so stats can price it exactly.
-        extra.insert("cacheWrite1h".into(), Value::from(usage.cache_write_1h));
-    }
-    Usage {
-        input: usage.input,
-        output: usage.output,
-        cache_read: usage.cache_read,
-        cache_write: usage.cache_write(),
-        total_tokens: usage.total_tokens(),
-        cost: Cost {
-            input: cost.input,
-            output: cost.output,
-            cache_read: cost.cache_read,
-            cache_write: cost.cache_write(),
-            total: cost.total(),
-            extra: Map::new(),
-        },
-        extra,
-    }
+    strata_accounting::session_usage(usage, cost)
 }
 
 /// The assistant message to store for a provider message.

@@ -21,9 +21,9 @@ use strata_provider::{
     CacheRetention, CacheStyle, CacheTtl, Capabilities, ReasoningStyle, UsageDialect,
 };
 
-/// `customType` of the `custom` entry that recorded one keep-warm request before Pi 1.x's
-/// `usage` entries (`data`: `{usage, provider, model}`); still read by `strata stats`.
-pub const KEEP_WARM_CUSTOM_TYPE: &str = "strata.keep_warm";
+/// `customType` of the `custom` entry recording one keep-warm request (defined with the
+/// session's accounting, which reads it).
+pub use strata_accounting::KEEP_WARM_CUSTOM_TYPE;
 
 /// Output cap of a keep-warm request: only its prompt matters.
 pub const KEEP_WARM_MAX_TOKENS: u32 = 1;

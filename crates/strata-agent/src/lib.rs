@@ -16,6 +16,7 @@ pub mod convert;
 mod error;
 mod event;
 pub mod keep_warm;
+pub mod policy;
 pub mod prompt;
 pub mod resources;
 pub mod system_sync;

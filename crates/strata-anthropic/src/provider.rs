@@ -1,9 +1,10 @@
 //! [`AnthropicProvider`]: one capability-table row speaking Anthropic Messages.
 
 use async_trait::async_trait;
+use std::sync::Arc;
 use strata_provider::transport::{
-    EnvLookup, HttpClient, HttpRequest, auth_header, base_url, drive, endpoint_speaking, join_url,
-    missing_key, process_env_lookup, resolve_api_key,
+    Driver, EnvLookup, HttpClient, HttpRequest, auth_header, base_url, drive, endpoint_speaking,
+    join_url, missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
     ApiKey, AuthScheme, EventStream, Feature, Model, ParamLocation, Protocol, Provider,
@@ -138,23 +139,29 @@ impl Provider for AnthropicProvider {
         Protocol::AnthropicMessages
     }
 
+    fn http_request(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, ProviderError> {
+        self.build_http_request(model, request, options)
+    }
+
     async fn stream(
         &self,
         model: &Model,
         request: &Request,
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError> {
-        let http = self.build_http_request(model, request, options)?;
+        let http = self.http_request(model, request, options)?;
         let span = tracing::debug_span!("anthropic", provider = %self.row.id, model = %model.id);
-        let response = self
-            .client
-            .post_json(&http, &options.cancel)
+        let cancel = options.cancel.clone();
+        let driver: Driver =
+            Arc::new(move |response| drive(response, AnthropicParser::new(), cancel.clone()));
+        self.client
+            .stream_events(http, &options.cancel, driver)
             .instrument(span)
-            .await?;
-        Ok(drive(
-            response,
-            AnthropicParser::new(),
-            options.cancel.clone(),
-        ))
+            .await
     }
 }

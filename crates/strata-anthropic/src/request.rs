@@ -269,8 +269,10 @@ fn messages_json(messages: &[Message], caps: &Capabilities, markers: &Markers) -
     out
 }
 
-/// A mid-conversation system message: one `mid_conv_system` block holding text and tool
-/// changes, or (without that feature) plain text blocks for a user turn.
+/// A mid-conversation system message's content: `text`, `tool_addition` and `tool_removal`
+/// blocks directly (anthropic-sdk-python 2.15.0 `BetaSystemMessageParam`; the
+/// `mid_conv_system` wrapper of 0.121–0.122 is gone), or (without that feature) the text
+/// blocks alone for a user turn.
 fn system_blocks(message: &Message, caps: &Capabilities) -> Vec<Value> {
     let mut inner = Vec::new();
     for block in &message.content {
@@ -291,11 +293,8 @@ fn system_blocks(message: &Message, caps: &Capabilities) -> Vec<Value> {
             _ => {}
         }
     }
-    if inner.is_empty() {
-        return inner;
-    }
     if caps.mid_conversation_system {
-        vec![json!({"type": "mid_conv_system", "content": inner})]
+        inner
     } else {
         inner
             .into_iter()
@@ -537,11 +536,11 @@ mod tests {
         let body = build_body(&r, &model(false), &full);
         assert_eq!(
             body["messages"][1],
-            json!({"role": "system", "content": [{"type": "mid_conv_system", "content": [
+            json!({"role": "system", "content": [
                 {"type": "text", "text": "now also grep"},
                 {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "grep"}},
                 {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "bash"}},
-            ]}]})
+            ]})
         );
         assert!(uses_tool_changes(&r, &full));
         let body = build_body(&r, &model(false), &caps());

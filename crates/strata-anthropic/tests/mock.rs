@@ -345,37 +345,71 @@ args = { command = "ls -la src" }
     );
 }
 
+/// Before any of the reply streamed, a malformed event or an in-stream `overloaded_error` is
+/// re-sent (announced as a retry) and the caller sees one clean stream; after content, it ends
+/// the stream with the partial message and the error's real type.
 #[tokio::test]
-async fn malformed_and_in_stream_errors_end_the_stream() {
+async fn malformed_and_in_stream_errors_are_resent_before_content_and_end_the_stream_after() {
     let s = setup(MockConfig::new()).await;
+    // Events: message_start, ping, content_block_start, the text delta, content_block_stop, …
     s.server
-        .push_fault(Fault::next(FaultKind::Malformed { at_event: 3 }));
+        .push_fault(Fault::next(FaultKind::Malformed { at_event: 2 }));
+    let events = s.collect(&long_request("hello there"), &s.options()).await;
+    let (_, message, _) = done(&events);
+    assert_eq!(message.text(), "hello there");
+    let starts = events
+        .iter()
+        .filter(|e| matches!(e, Event::Start { .. }))
+        .count();
+    assert_eq!(starts, 1, "{events:?}");
+    assert_eq!(s.server.requests().len(), 2, "re-sent once");
+
+    s.server
+        .push_fault(Fault::next(FaultKind::StreamError { after_events: 1 }));
+    let events = s.collect(&long_request("hello there"), &s.options()).await;
+    assert_eq!(done(&events).1.text(), "hello there");
+    assert_eq!(s.server.requests().len(), 4);
+
+    s.server
+        .push_fault(Fault::next(FaultKind::Malformed { at_event: 5 }));
     let events = s.collect(&long_request("hello there"), &s.options()).await;
     assert!(
         matches!(
             events.last(),
             Some(Event::Error {
                 error: ProviderError::Decode { .. },
-                ..
+                partial: Some(_),
             })
         ),
         "{events:?}"
     );
 
     s.server
-        .push_fault(Fault::next(FaultKind::StreamError { after_events: 3 }));
+        .push_fault(Fault::next(FaultKind::StreamError { after_events: 4 }));
     let events = s.collect(&long_request("hello there"), &s.options()).await;
     match events.last() {
-        Some(Event::Error { error: e, .. }) => assert!(
-            matches!(
-                e,
-                ProviderError::Overloaded { status: 0, .. }
-                    | ProviderError::Server { status: 0, .. }
-            ),
-            "{e:?}"
-        ),
+        Some(Event::Error {
+            error: e,
+            partial: Some(partial),
+        }) => {
+            assert!(
+                matches!(e, ProviderError::Overloaded { status: 0, .. }),
+                "{e:?}"
+            );
+            assert_eq!(partial.text(), "hello there");
+            let shown = e.to_string();
+            assert!(
+                shown.contains("overloaded_error") && !shown.contains("status 0"),
+                "{shown}"
+            );
+        }
         other => panic!("{other:?}"),
     }
+    assert_eq!(
+        s.server.requests().len(),
+        6,
+        "nothing re-sent after content"
+    );
 }
 
 #[tokio::test]
@@ -458,4 +492,167 @@ async fn auth_and_bad_request_errors_keep_the_providers_message_but_not_the_key(
         strata_provider::testing::check_refusal(error, status, wording, "sk-ant-test-key", &count);
         assert_eq!(error.request_id(), Some("req_refused"));
     }
+}
+
+#[tokio::test]
+async fn mid_conversation_patches_and_tool_changes_are_accepted_in_the_sdks_shape() {
+    let mut s = setup(MockConfig::new()).await;
+    s.model = Catalog::builtin()
+        .unwrap()
+        .model("anthropic", "claude-opus-4-8")
+        .unwrap();
+    let mut request = long_request("first question");
+    request.model = "claude-opus-4-8".into();
+    request.tools.push(tool("grep"));
+    request.messages.push(Message {
+        role: strata_provider::Role::System,
+        content: vec![
+            ContentBlock::text("Tool update: grep is available."),
+            ContentBlock::ToolAddition {
+                tools: vec![tool("grep")],
+            },
+            ContentBlock::ToolRemoval {
+                names: vec!["bash".into()],
+            },
+        ],
+    });
+    let events = s.collect(&request, &s.options()).await;
+    let (stop, _, _) = done(&events);
+    assert_eq!(*stop, StopReason::EndTurn, "{events:?}");
+    let body = s.server.requests()[0].body.clone().unwrap();
+    let system = &body["messages"][1];
+    assert_eq!(system["role"], "system");
+    let kinds: Vec<&str> = system["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["text", "tool_addition", "tool_removal"]);
+}
+
+/// An adapter whose client gives up quickly on silence and reports every retry.
+fn impatient(
+    s: &Setup,
+    max_retries: u32,
+) -> (
+    AnthropicProvider,
+    std::sync::Arc<std::sync::Mutex<Vec<strata_provider::transport::RetryNotice>>>,
+) {
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&heard);
+    let client = HttpClient::new(&TransportConfig {
+        retry: RetryPolicy {
+            max_retries,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_secs(5),
+        },
+        first_byte_timeout: Duration::from_millis(400),
+        read_timeout: Duration::from_millis(400),
+        ..TransportConfig::default()
+    })
+    .unwrap()
+    .with_retry_observer(std::sync::Arc::new(move |notice| {
+        sink.lock().unwrap().push(notice.clone());
+    }));
+    let catalog = Catalog::builtin().unwrap();
+    let _ = s;
+    (
+        AnthropicProvider::for_row(catalog.provider("anthropic").unwrap(), client),
+        heard,
+    )
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_at_the_first_byte_and_is_retried_visibly() {
+    let s = setup(MockConfig::new()).await;
+    let (adapter, heard) = impatient(&s, 3);
+    s.server.push_fault(Fault::next(FaultKind::Hang));
+    let options = StreamOptions {
+        max_retries: 3,
+        ..s.options()
+    };
+    let events: Vec<Event> = adapter
+        .stream(&s.model, &long_request("hello there"), &options)
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(done(&events).1.text(), "hello there");
+    let heard = heard.lock().unwrap().clone();
+    assert_eq!(heard.len(), 1, "{heard:?}");
+    assert!(heard[0].error.contains("first-byte timeout"), "{heard:?}");
+
+    // Never answering at all: every try times out and the run ends, in bounded time.
+    s.server.push_fault(Fault {
+        times: 10,
+        ..Fault::next(FaultKind::Hang)
+    });
+    let started = std::time::Instant::now();
+    let options = StreamOptions {
+        max_retries: 1,
+        ..s.options()
+    };
+    let error = match adapter
+        .stream(&s.model, &long_request("hello there"), &options)
+        .await
+    {
+        Err(error) => error,
+        Ok(stream) => panic!("{:?}", stream.collect::<Vec<_>>().await),
+    };
+    assert!(
+        matches!(&error, ProviderError::Transport { message } if message.contains("first-byte timeout")),
+        "{error:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_stalled_stream_times_out_and_is_resent_only_while_nothing_was_shown() {
+    let s = setup(MockConfig::new()).await;
+    let (adapter, heard) = impatient(&s, 3);
+    let options = s.options();
+    // Silent after message_start: nothing shown yet, so the request is sent again.
+    s.server
+        .push_fault(Fault::next(FaultKind::StallAfter { events: 1 }));
+    let events: Vec<Event> = adapter
+        .stream(&s.model, &long_request("hello there"), &options)
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    assert_eq!(done(&events).1.text(), "hello there");
+    assert_eq!(s.server.requests().len(), 2);
+    assert!(
+        heard.lock().unwrap()[0]
+            .error
+            .contains("idle-stream timeout"),
+        "{:?}",
+        heard.lock().unwrap()
+    );
+
+    // Silent after the text streamed: the stream ends with the partial reply, not re-sent.
+    s.server
+        .push_fault(Fault::next(FaultKind::StallAfter { events: 4 }));
+    let events: Vec<Event> = adapter
+        .stream(&s.model, &long_request("hello there"), &options)
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    match events.last() {
+        Some(Event::Error {
+            error: ProviderError::Truncated { reason },
+            partial: Some(partial),
+        }) => {
+            assert!(reason.contains("idle-stream timeout"), "{reason}");
+            assert_eq!(partial.text(), "hello there");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.server.requests().len(), 3);
 }

@@ -1,9 +1,10 @@
 //! [`BedrockProvider`]: the [`Provider`] for rows whose protocol is `bedrock-converse`.
 
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use strata_provider::transport::{HttpClient, HttpRequest, drive_with, join_url};
+use strata_provider::transport::{Driver, HttpClient, HttpRequest, drive_with, join_url};
 use strata_provider::{
     EventStream, Model, Protocol, Provider, ProviderError, ProviderRow, Request, StreamOptions,
 };
@@ -184,27 +185,39 @@ impl Provider for BedrockProvider {
         Protocol::BedrockConverse
     }
 
+    fn http_request(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, ProviderError> {
+        self.prepare(model, request, options, SystemTime::now())
+    }
+
     async fn stream(
         &self,
         model: &Model,
         request: &Request,
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError> {
-        let http = self.prepare(model, request, options, SystemTime::now())?;
+        let http = self.http_request(model, request, options)?;
         let span =
             tracing::debug_span!("provider_request", provider = %self.row.id, model = %model.id);
-        let response = self
-            .client
-            .post_json(&http, &options.cancel)
+        let cancel = options.cancel.clone();
+        let model_id = model.id.clone();
+        let driver: Driver = Arc::new(move |response| {
+            drive_with(
+                response.first_chunk,
+                response.body,
+                EventStreamFrames::new(),
+                ConverseParser::new(model_id.clone()),
+                cancel.clone(),
+            )
+        });
+        self.client
+            .stream_events(http, &options.cancel, driver)
             .instrument(span)
-            .await?;
-        Ok(drive_with(
-            response.first_chunk,
-            response.body,
-            EventStreamFrames::new(),
-            ConverseParser::new(model.id.clone()),
-            options.cancel.clone(),
-        ))
+            .await
     }
 }
 

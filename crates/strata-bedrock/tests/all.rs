@@ -9,4 +9,5 @@
 
 mod fixtures;
 mod mock;
+mod props;
 mod rows;

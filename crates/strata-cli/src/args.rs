@@ -130,6 +130,9 @@ pub struct ExportArgs {
     /// The HTML file to write (default: the session's name with `.html`).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Replace the output file if it exists (a session file is never replaced).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -42,6 +42,11 @@ pub struct Config {
     pub cache: CacheSettings,
     /// Provider rows: changes to built-in rows and new providers, by provider id.
     pub providers: BTreeMap<String, ProviderSettings>,
+    /// Seconds a bash command may run when its call gives no timeout (0: no limit).
+    pub bash_timeout: u64,
+    /// Environment variables passed on to tool commands although they hold credentials
+    /// (every provider's key variable and `*_API_KEY`-like names are dropped otherwise).
+    pub tool_env_allow: Vec<String>,
     /// Projects whose `.strata/` settings apply in full (read from the user's own config only).
     pub trusted_projects: Vec<PathBuf>,
     /// Read Pi's `~/.pi/agent/models.json` (or `$PI_CODING_AGENT_DIR/models.json`).
@@ -99,6 +104,8 @@ impl Default for Config {
             compaction: CompactionSettings::default(),
             cache: CacheSettings::default(),
             providers: BTreeMap::new(),
+            bash_timeout: strata_tools::DEFAULT_BASH_TIMEOUT.as_secs(),
+            tool_env_allow: Vec::new(),
             mcp: McpSettings::default(),
             trusted_projects: Vec::new(),
             pi_models: true,
@@ -173,6 +180,8 @@ const CONFIG_KEYS: &[&str] = &[
     "compaction",
     "cache",
     "providers",
+    "bash_timeout",
+    "tool_env_allow",
     "trusted_projects",
     "pi_models",
     "mcp",
@@ -191,8 +200,9 @@ pub const TRUST_GATED: &[&str] = &[
     "mcp_servers",
 ];
 
-/// Settings a project can never set: they decide trust and what else is read.
-pub const USER_ONLY: &[&str] = &["trusted_projects", "pi_models"];
+/// Settings a project can never set: they decide trust and what else is read, or which
+/// credentials tool commands may see.
+pub const USER_ONLY: &[&str] = &["trusted_projects", "pi_models", "tool_env_allow"];
 
 /// Whether a `STRATA_*` variable (prefix removed, nested keys joined by `__`) is configuration.
 /// Others — another program's `STRATA_FOO`, or `STRATA_API_KEY`, which only the flag reads —

@@ -3,8 +3,13 @@
 mod args;
 mod commands;
 mod config;
+#[cfg(test)]
+mod config_props;
+mod error_text;
+mod exit;
 mod export;
 mod mcp;
+mod output_file;
 mod rows;
 mod run;
 mod trust;
@@ -17,12 +22,14 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
+    // Tool processes and the run's temp dir go however main is left (signals: exit.rs).
+    let _cleanup = exit::CleanupOnDrop;
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             let mut stderr = std::io::stderr().lock();
-            // `{:#}` prints the whole context chain on one line: "opening X: line 3: …".
-            let _ = writeln!(stderr, "strata: {err:#}");
+            // The whole context chain on one line: "opening X: line 3: …".
+            let _ = writeln!(stderr, "strata: {}", error_text::chain_text(&err));
             ExitCode::FAILURE
         }
     }

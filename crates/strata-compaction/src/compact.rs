@@ -2,6 +2,7 @@
 //! answers, and the entry that records the result.
 
 use serde_json::{Value, json};
+use strata_accounting::session_usage;
 use strata_context::{Context, SnapshotSource};
 use strata_provider::{
     ContentBlock, Cost, Model, Provider, Request, StopReason, StreamOptions, Usage,
@@ -17,8 +18,8 @@ use crate::request::{SummaryPart, cache_friendly_request, transcript_request};
 use crate::settings::{CompactionSettings, SummaryMode};
 
 /// Field of a compaction or branch summary entry holding the summary requests' usage
-/// (Pi's `Usage` shape with its `cost`; Pi 1.x counts it in totals).
-pub const USAGE_FIELD: &str = "usage";
+/// (Pi's `Usage` shape with its `cost`); Pi ignores it.
+pub use strata_accounting::USAGE_FIELD;
 /// Field naming the summary form used (`cache_friendly` or `transcript`).
 pub const SUMMARY_MODE_FIELD: &str = "summaryMode";
 
@@ -354,27 +355,6 @@ async fn summarize(
     Ok(Summary { text, usage, cost })
 }
 
-/// The usage in Pi's session shape (`input`, `output`, `cacheRead`, `cacheWrite`,
-/// `totalTokens`, `cost`), as assistant messages record it.
-pub fn session_usage(usage: &Usage, cost: &Cost) -> strata_session::Usage {
-    strata_session::Usage {
-        input: usage.input,
-        output: usage.output,
-        cache_read: usage.cache_read,
-        cache_write: usage.cache_write(),
-        total_tokens: usage.total_tokens(),
-        cost: strata_session::Cost {
-            input: cost.input,
-            output: cost.output,
-            cache_read: cost.cache_read,
-            cache_write: cost.cache_write(),
-            total: cost.total(),
-            extra: Extra::new(),
-        },
-        extra: Extra::new(),
-    }
-}
-
 /// The extra field recording a summary's form on its entry (Pi ignores it).
 pub(crate) fn summary_mode_fields(mode: Option<SummaryMode>) -> Extra {
     let mut extra = Extra::new();
@@ -444,9 +424,7 @@ pub fn recorded_usage(entry: &strata_session::Entry) -> Option<strata_session::U
     }
 }
 
-/// `customType` of a `custom` entry recording a summary request's usage where no entry field
-/// can hold it (branch summaries, failed compactions).
-pub const USAGE_CUSTOM_TYPE: &str = "strata.usage";
+pub use strata_accounting::USAGE_CUSTOM_TYPE;
 
 /// The `data` of a [`USAGE_CUSTOM_TYPE`] entry: `{kind, usage}` with `kind` such as
 /// `"compaction"` or `"branch_summary"` and `usage` in Pi's shape (cost included).

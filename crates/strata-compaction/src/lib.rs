@@ -49,6 +49,7 @@ mod cut;
 mod error;
 mod estimate;
 mod files;
+mod mask;
 mod prepare;
 pub mod prompt;
 mod request;
@@ -61,8 +62,7 @@ pub use branch::{
 };
 pub use compact::{
     CompactionFailure, CompactionResult, SUMMARY_MODE_FIELD, USAGE_CUSTOM_TYPE, USAGE_FIELD,
-    compact, compact_accounted, compact_with_focus, compaction_entry, recorded_usage,
-    session_usage, usage_record,
+    compact, compact_accounted, compact_with_focus, compaction_entry, recorded_usage, usage_record,
 };
 pub use cost::{CompactionTrigger, CostEstimate, EXPECTED_SUMMARY_TOKENS, cost_says_compact};
 pub use cut::{CutPoint, find_cut_point, find_turn_start, is_valid_cut};
@@ -72,6 +72,9 @@ pub use estimate::{
     usage_context_tokens,
 };
 pub use files::{FileLists, FileOps};
+pub use mask::{
+    MaskEntry, MaskEntryKind, MaskPlan, MaskingSettings, STUB_TOKENS, plan_masking, stub_text,
+};
 pub use prepare::{Preparation, prepare};
 pub use request::{
     SummaryPart, TRANSCRIPT_CACHE_KEY_SUFFIX, cache_friendly_instruction, cache_friendly_request,
@@ -83,3 +86,5 @@ pub use settings::{
     DEFAULT_RESERVE_TOKENS, OverflowRecovery, SummaryMode, is_context_overflow,
     resolve_summary_mode, should_compact,
 };
+/// Provider usage in the session's shape: one conversion, in strata-accounting.
+pub use strata_accounting::session_usage;

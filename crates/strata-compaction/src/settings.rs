@@ -74,6 +74,8 @@ pub struct CompactionSettings {
     /// For the `cost` trigger: requests still expected in the session; unset, as many as the
     /// context already holds (a session tends to go on about as long as it has gone on).
     pub expected_remaining_requests: Option<u64>,
+    /// Cache-aware observation masking (`[compaction.masking]`, see [`crate::plan_masking`]).
+    pub masking: crate::mask::MaskingSettings,
 }
 
 impl Default for CompactionSettings {
@@ -88,6 +90,7 @@ impl Default for CompactionSettings {
             compaction_model: None,
             trigger: CompactionTrigger::Window,
             expected_remaining_requests: None,
+            masking: crate::mask::MaskingSettings::default(),
         }
     }
 }

@@ -152,6 +152,26 @@ fn benches(c: &mut Criterion) {
                 BatchSize::PerIteration,
             )
         });
+        // Appending to that session while it is open and rebuilding its context: incremental,
+        // whatever the file's size (on a copy: the file is shared with the other benches).
+        let copy = dir.path().join("given-copy.jsonl");
+        let writable = std::fs::copy(&file, &copy)
+            .ok()
+            .and_then(|_| Session::open_writable(&copy, WriteOptions::default()).ok());
+        if let Some(opened) = writable {
+            let mut session = opened.session;
+            let mut assembler = Assembler::new();
+            if assembler.context(session.tree(), session.leaf()).is_ok() {
+                group.bench_function("append_one_and_rebuild/given_file", |b| {
+                    b.iter(|| {
+                        if session.append_message(user("one more question")).is_ok() {
+                            let built = assembler.context(session.tree(), session.leaf());
+                            black_box(built.map(|(context, _)| context.messages.len()).ok());
+                        }
+                    })
+                });
+            }
+        }
     }
     group.finish();
 }

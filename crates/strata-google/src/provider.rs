@@ -7,8 +7,8 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use futures::StreamExt;
 use strata_provider::transport::{
-    EnvLookup, HttpClient, HttpRequest, ParseError, StreamParser, auth_header, base_url, drive,
-    endpoint_speaking, join_url, process_env_lookup, resolve_api_key,
+    Driver, EnvLookup, HttpClient, HttpRequest, ParseError, StreamParser, auth_header, base_url,
+    drive, endpoint_speaking, join_url, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
     ApiKey, AuthScheme, Completion, Endpoint, Event, EventStream, Model, Protocol, Provider,
@@ -395,6 +395,15 @@ impl Provider for GoogleProvider {
         Protocol::GoogleGenerativeAi
     }
 
+    fn http_request(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, ProviderError> {
+        self.prepare(model, request, options, None)
+    }
+
     async fn stream(
         &self,
         model: &Model,
@@ -409,11 +418,12 @@ impl Provider for GoogleProvider {
         let http = self.prepare(model, request, options, bearer.as_ref())?;
         let span =
             tracing::debug_span!("provider_request", provider = %self.row.id, model = %model.id);
-        let response = self
-            .client
-            .post_json(&http, &options.cancel)
+        let cancel = options.cancel.clone();
+        let driver: Driver =
+            Arc::new(move |response| drive(response, GeminiParser::new(), cancel.clone()));
+        self.client
+            .stream_events(http, &options.cancel, driver)
             .instrument(span)
-            .await?;
-        Ok(drive(response, GeminiParser::new(), options.cancel.clone()))
+            .await
     }
 }

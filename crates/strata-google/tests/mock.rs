@@ -551,3 +551,54 @@ async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
     // Gemini sends function calls whole, in the chunk that ends the turn: no cut keeps one.
     assert!(seen.text && seen.thinking, "{seen:?}");
 }
+
+/// `thoughtSignature` is bytes (base64 on the wire): the mock's must decode, and replaying it
+/// on the call's part is accepted.
+#[tokio::test]
+async fn a_thought_signature_is_base64_and_its_replay_is_accepted() {
+    use base64::Engine as _;
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(
+        Scenario::from_toml(
+            "[[turn]]\nthinking = \"Read it first.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a.txt\" }\n[[turn]]\ntext = \"Done reading.\"\n",
+            "inline",
+        )
+        .unwrap(),
+    );
+    let (provider, model) = studio(0);
+    let options = studio_options(&server);
+    let mut request = request(5);
+    let first = provider.complete(&model, &request, &options).await.unwrap();
+    let signature = first
+        .message
+        .content
+        .iter()
+        .find_map(|block| match block {
+            ContentBlock::Thinking { signature, .. } => signature.clone(),
+            _ => None,
+        })
+        .expect("a signed thinking block");
+    base64::engine::general_purpose::STANDARD
+        .decode(&signature)
+        .unwrap_or_else(|e| panic!("thoughtSignature {signature:?} is not base64: {e}"));
+    let (id, name, _) = first.message.tool_calls().next().unwrap();
+    let result = Message {
+        role: strata_provider::Role::User,
+        content: vec![ContentBlock::ToolResult {
+            tool_call_id: id.to_owned(),
+            content: vec![strata_provider::ToolResultContent::Text {
+                text: format!("{name}: contents of a.txt"),
+            }],
+            is_error: false,
+        }],
+    };
+    request.messages.push(first.message.clone());
+    request.messages.push(result);
+    let second = provider.complete(&model, &request, &options).await.unwrap();
+    assert_eq!(second.message.text(), "Done reading.");
+    let replayed = server.requests()[1].body.clone().unwrap();
+    assert!(
+        replayed.to_string().contains(&signature),
+        "the signature rides back: {replayed}"
+    );
+}

@@ -42,6 +42,14 @@ pub enum FaultKind {
         /// Delay before each event, in milliseconds.
         delay_ms: u64,
     },
+    /// The connection is accepted and the request read, and nothing is ever answered (no
+    /// status line): a client without a first-byte timeout waits forever.
+    Hang,
+    /// After this many events the stream goes silent and stays open: a mid-reply stall.
+    StallAfter {
+        /// Events sent before the silence.
+        events: usize,
+    },
 }
 
 fn one() -> u64 {

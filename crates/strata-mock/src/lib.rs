@@ -32,6 +32,7 @@ pub use config::{
 pub use fault::{Fault, FaultKind};
 pub use playback::{Pick, Player};
 pub use protocol::anthropic::signature as anthropic_signature;
+pub use protocol::responses::encrypted_reasoning;
 pub use record::{Accounting, Change, RequestRecord, Split};
 pub use scenario::{Playback, Scenario, ScenarioError, SummarySpec, TurnSpec};
 pub use server::{MockServer, ServeOptions};

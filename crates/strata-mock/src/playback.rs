@@ -11,7 +11,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use serde_json::Value;
 
 use crate::config::Protocol;
-use crate::scenario::{Conversation, Playback, Scenario, TurnSpec};
+use crate::scenario::{Conversation, Playback, RecallSpec, Scenario, TurnSpec};
 use crate::summary::{SummaryKind, default_summary, join_split_turn};
 
 /// What answers one request.
@@ -19,6 +19,10 @@ use crate::summary::{SummaryKind, default_summary, join_split_turn};
 pub enum Pick<'a> {
     /// A scripted turn, by index.
     Turn(usize, &'a TurnSpec),
+    /// A turn made for this request: scripted turn `.0` with its recalled fact filled in, or
+    /// a recall turn's fetch (the turn itself still to come), numbered past the script's
+    /// last turn.
+    Made(usize, Box<TurnSpec>),
     /// A summary request and the summary to return.
     Summary {
         /// What it asked for.
@@ -37,6 +41,7 @@ impl Pick<'_> {
     pub fn turn(&self) -> Option<(usize, &TurnSpec)> {
         match self {
             Self::Turn(index, spec) => Some((*index, spec)),
+            Self::Made(index, spec) => Some((*index, spec)),
             _ => None,
         }
     }
@@ -50,6 +55,8 @@ pub struct Player {
     used_summaries: Vec<usize>,
     answered: HashMap<u64, usize>,
     summarized: HashMap<u64, (SummaryKind, Option<usize>, String)>,
+    /// Fetches made for each recall turn, by turn index.
+    fetches: HashMap<usize, usize>,
 }
 
 impl Player {
@@ -105,20 +112,41 @@ impl Player {
                 .clone();
             return Pick::Summary { kind, entry, text };
         }
-        let index = match self.answered.get(&conversation.key) {
-            Some(index) => *index,
-            None if self.next_turn < scenario.turns.len() => {
-                let index = self.next_turn;
-                self.next_turn += 1;
-                self.answered.insert(conversation.key, index);
-                index
-            }
+        let (index, new) = match self.answered.get(&conversation.key) {
+            Some(index) => (*index, false),
+            None if self.next_turn < scenario.turns.len() => (self.next_turn, true),
             None => return Pick::Echo,
         };
-        scenario
-            .turns
-            .get(index)
-            .map_or(Pick::Echo, |spec| Pick::Turn(index, spec))
+        let Some(spec) = scenario.turns.get(index) else {
+            return Pick::Echo;
+        };
+        let recalled = match &spec.recall {
+            None => None,
+            Some(recall) => match recall.find(&conversation.transcript) {
+                Some(value) => Some(value),
+                None => {
+                    let fetches = self.fetches.entry(index).or_default();
+                    if *fetches < RecallSpec::MAX_FETCHES {
+                        // The turn waits for the request that holds the fetched output.
+                        *fetches += 1;
+                        // A fetch is numbered past the script's turns (one number per turn
+                        // and attempt), so its call ids never collide with a turn's.
+                        let number =
+                            scenario.turns.len() + index * RecallSpec::MAX_FETCHES + *fetches;
+                        return Pick::Made(number, Box::new(recall.fetch_turn()));
+                    }
+                    Some("unknown".to_owned())
+                }
+            },
+        };
+        if new {
+            self.next_turn += 1;
+            self.answered.insert(conversation.key, index);
+        }
+        match recalled {
+            Some(value) => Pick::Made(index, Box::new(spec.with_recalled(&value))),
+            None => Pick::Turn(index, spec),
+        }
     }
 }
 
@@ -325,5 +353,71 @@ mod tests {
             player.pick(&scenario, &history),
             Pick::Summary { entry: Some(0), .. }
         ));
+    }
+
+    #[test]
+    fn a_recall_turn_uses_a_fact_in_context_and_fetches_one_that_is_not() {
+        let scenario = Scenario::from_toml(
+            r#"
+playback = "sequence"
+[[turn]]
+text = "Writing it down."
+[[turn.tool_call]]
+tool = "write"
+args = { path = "notes.txt", content = "the value is {recall}" }
+[turn.recall]
+marker = "fact-7: "
+fetch_text = "Re-reading the facts."
+fetch = [{ tool = "read", args = { path = "facts/f7.txt" } }]
+[[turn]]
+text = "Done."
+"#,
+            "inline",
+        )
+        .unwrap();
+        let without = |key| Conversation {
+            key,
+            transcript: "nothing here\nfact-8: zzz\n".into(),
+            ..Conversation::default()
+        };
+        let with = |key| Conversation {
+            key,
+            transcript: "old fact-7: aaa\nfact-7: c0ffee-2, more\n".into(),
+            ..Conversation::default()
+        };
+        // Not in context: the fetch, and the turn still waits.
+        let mut player = Player::new();
+        let Pick::Made(number, fetch) = player.pick(&scenario, &without(1)) else {
+            panic!("a missing fact is fetched");
+        };
+        assert!(
+            number >= scenario.turns.len(),
+            "a fetch is numbered past the script"
+        );
+        assert_eq!(fetch.tool_calls[0].tool, "read");
+        assert_eq!(fetch.text.as_deref(), Some("Re-reading the facts."));
+        // In context: the turn plays with the newest copy of the value, and is consumed.
+        let Pick::Made(0, turn) = player.pick(&scenario, &with(2)) else {
+            panic!("a fact in context is used");
+        };
+        assert_eq!(
+            turn.tool_calls[0].args["content"],
+            serde_json::json!("the value is c0ffee-2")
+        );
+        assert!(matches!(player.pick(&scenario, &with(3)), Pick::Turn(1, _)));
+        // A fact that never comes back is played as unknown after the fetches, no loop.
+        let mut player = Player::new();
+        for key in 0..RecallSpec::MAX_FETCHES as u64 {
+            assert!(
+                matches!(player.pick(&scenario, &without(10 + key)), Pick::Made(n, _) if n > 1)
+            );
+        }
+        let Pick::Made(0, turn) = player.pick(&scenario, &without(20)) else {
+            panic!("the turn plays after the fetches");
+        };
+        assert_eq!(
+            turn.tool_calls[0].args["content"],
+            serde_json::json!("the value is unknown")
+        );
     }
 }

@@ -124,6 +124,71 @@ pub struct TurnSpec {
     /// A fault played the first time this turn is reached (a retry then gets the turn).
     #[serde(default)]
     pub fault: Option<FaultKind>,
+    /// The turn needs a fact an earlier tool output held (`sequence` playback): see
+    /// [`RecallSpec`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recall: Option<RecallSpec>,
+}
+
+/// A fact a turn needs, as a model uses what it has read: when the request still holds the
+/// fact (the text after `marker`), the turn plays with `{recall}` in its tool-call arguments
+/// replaced by the fact's value; when it does not (the output was compacted away or masked),
+/// the model re-fetches it first — the reply is the `fetch` calls, and the turn waits for the
+/// next request. A fact still missing after [`RecallSpec::MAX_FETCHES`] fetches is played as
+/// `unknown`, so a harness that cannot bring it back fails the task instead of looping.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecallSpec {
+    /// The text right before the fact's value, e.g. `fact-17: `. The value runs to the next
+    /// character that is not alphanumeric, `-` or `_`.
+    pub marker: String,
+    /// The calls that bring the fact back.
+    #[serde(rename = "fetch")]
+    pub fetch: Vec<ToolCallSpec>,
+    /// What the model says with the fetch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetch_text: Option<String>,
+}
+
+impl RecallSpec {
+    /// Fetches the model tries for one turn before it gives up on the fact.
+    pub const MAX_FETCHES: usize = 2;
+
+    /// The fact's value in `transcript`: the last occurrence of the marker wins (a fetch
+    /// brings the newest copy).
+    pub fn find(&self, transcript: &str) -> Option<String> {
+        let start = transcript.rfind(&self.marker)? + self.marker.len();
+        let value: String = transcript[start..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        (!value.is_empty()).then_some(value)
+    }
+
+    /// The turn that re-fetches the fact.
+    pub fn fetch_turn(&self) -> TurnSpec {
+        TurnSpec {
+            text: self.fetch_text.clone(),
+            tool_calls: self.fetch.clone(),
+            ..TurnSpec::default()
+        }
+    }
+}
+
+impl TurnSpec {
+    /// This turn with `{recall}` in its tool-call arguments replaced by `value`.
+    pub fn with_recalled(&self, value: &str) -> TurnSpec {
+        let mut turn = self.clone();
+        for call in &mut turn.tool_calls {
+            for arg in call.args.values_mut() {
+                if let Value::String(text) = arg {
+                    *text = text.replace("{recall}", value);
+                }
+            }
+        }
+        turn.recall = None;
+        turn
+    }
 }
 
 /// A scripted tool call.
@@ -177,6 +242,27 @@ pub struct Conversation {
     pub key: u64,
     /// Declared tools.
     pub tools: Vec<DeclaredTool>,
+    /// Every string of the request body, newline-joined: where a recall turn looks for its
+    /// fact ([`RecallSpec`]). Filled by the server for `sequence` playback.
+    pub transcript: String,
+}
+
+/// Every string in `value`, depth first, newline-joined (see [`Conversation::transcript`]).
+pub fn transcript_of(value: &Value) -> String {
+    fn walk(value: &Value, out: &mut String) {
+        match value {
+            Value::String(text) => {
+                out.push_str(text);
+                out.push('\n');
+            }
+            Value::Array(items) => items.iter().for_each(|item| walk(item, out)),
+            Value::Object(map) => map.values().for_each(|item| walk(item, out)),
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    walk(value, &mut out);
+    out
 }
 
 /// Why the reply ends.

@@ -254,6 +254,21 @@ impl State {
         };
         let parsed = W::parse(&value, path_model.as_deref(), &ctx);
         let key = conversation_key(W::PROTOCOL, &value);
+        // Only a sequence script's recall turns read the transcript.
+        let sequence = self
+            .scenario
+            .read()
+            .ok()
+            .and_then(|s| {
+                s.as_ref()
+                    .map(|s| s.playback == scenario::Playback::Sequence)
+            })
+            .unwrap_or(false);
+        let transcript = if sequence {
+            scenario::transcript_of(&value)
+        } else {
+            String::new()
+        };
         if self.config.record_bodies {
             record.body = Some(value);
         }
@@ -273,6 +288,7 @@ impl State {
         record.cache_style = Some(profile.cache.style);
 
         parsed.conversation.key = key;
+        parsed.conversation.transcript = transcript;
         let total = parsed.prompt.total_tokens();
         // An over-window prompt is refused before the script is consulted, so that it takes
         // no turn: the harness compacts and sends another conversation, which must get the
@@ -402,7 +418,7 @@ impl State {
         };
         if W::PROTOCOL == Protocol::Responses && parsed.store {
             let mut items = std::mem::take(&mut parsed.items);
-            items.extend(output_items(&outcome));
+            items.extend(output_items(&parsed, &outcome));
             lock(&self.stored_responses).insert(format!("resp_{}", outcome.id), items);
         }
         let prepared = match mode {
@@ -462,11 +478,25 @@ async fn serve<W: Wire>(
         Ok(prepared) => prepared,
         Err(_) => Prepared::Error(W::error(&ErrorKind::Server)),
     };
+    if matches!(
+        &prepared,
+        Prepared::Json {
+            fault: Some(FaultKind::Hang),
+            ..
+        } | Prepared::Stream {
+            fault: Some(FaultKind::Hang),
+            ..
+        }
+    ) {
+        // Never answers; the future is dropped when the client gives up.
+        return std::future::pending().await;
+    }
     match prepared {
         Prepared::Error((status, headers, body)) => (status, headers, body).into_response(),
         Prepared::Json { body, fault } => json_response(body, fault).await,
         Prepared::Stream { mut frames, fault } => {
             let mut delay = None;
+            let mut stall = false;
             match fault {
                 Some(FaultKind::CutAfter { events }) => frames.truncate(events),
                 Some(FaultKind::Malformed { at_event }) => {
@@ -479,9 +509,13 @@ async fn serve<W: Wire>(
                     frames.push(W::stream_error(frames.len()));
                 }
                 Some(FaultKind::Slow { delay_ms }) => delay = Some(Duration::from_millis(delay_ms)),
+                Some(FaultKind::StallAfter { events }) => {
+                    frames.truncate(events);
+                    stall = true;
+                }
                 _ => {}
             }
-            let mut response = Response::new(frames_body(frames, delay));
+            let mut response = Response::new(frames_body(frames, delay, stall));
             let headers = response.headers_mut();
             headers.insert(
                 "content-type",
@@ -498,6 +532,14 @@ async fn json_response(body: Bytes, fault: Option<FaultKind>) -> Response {
         Some(FaultKind::CutAfter { .. } | FaultKind::Malformed { .. }) => {
             Body::from(body.slice(..body.len() / 2))
         }
+        Some(FaultKind::StallAfter { .. }) => {
+            let head = body.slice(..body.len() / 2);
+            let stalled = futures::StreamExt::chain(
+                futures::stream::once(async move { Ok::<_, std::convert::Infallible>(head) }),
+                futures::stream::pending(),
+            );
+            Body::from_stream(stalled)
+        }
         Some(FaultKind::Slow { delay_ms }) => {
             tokio::time::sleep(Duration::from_millis(delay_ms)).await;
             Body::from(body)
@@ -512,8 +554,9 @@ async fn json_response(body: Bytes, fault: Option<FaultKind>) -> Response {
 }
 
 /// A body sending `frames` one by one, each after `delay`. A cut stream ends cleanly after
-/// its last frame: what the client sees is a body without the terminal event.
-fn frames_body(frames: Vec<Bytes>, delay: Option<Duration>) -> Body {
+/// its last frame: what the client sees is a body without the terminal event. A `stall`ed
+/// one stays open and silent after its last frame instead.
+fn frames_body(frames: Vec<Bytes>, delay: Option<Duration>, stall: bool) -> Body {
     let stream = futures::stream::unfold(frames.into_iter(), move |mut frames| async move {
         let frame = frames.next()?;
         if let Some(delay) = delay {
@@ -521,6 +564,12 @@ fn frames_body(frames: Vec<Bytes>, delay: Option<Duration>) -> Body {
         }
         Some((Ok::<_, std::convert::Infallible>(frame), frames))
     });
+    if stall {
+        return Body::from_stream(futures::StreamExt::chain(
+            stream,
+            futures::stream::pending(),
+        ));
+    }
     Body::from_stream(stream)
 }
 

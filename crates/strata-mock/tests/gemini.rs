@@ -74,6 +74,24 @@ async fn function_calls_resolve_to_declared_tools() {
         reply["candidates"][0]["content"]["parts"][0],
         json!({"functionCall": {"name": "read_file", "args": {"file_path": "a.txt"}}})
     );
+    // google-genai sends the JSON-schema form as `parameters_json_schema`.
+    let mut snake = request(5);
+    let declaration = &mut snake["tools"][0]["functionDeclarations"][0];
+    let schema = declaration
+        .as_object_mut()
+        .unwrap()
+        .remove("parameters")
+        .unwrap();
+    declaration["parameters_json_schema"] = schema;
+    let reply = h
+        .post("/v1beta/models/gemini-2.5-pro:generateContent", &snake)
+        .await
+        .json();
+    assert_eq!(
+        reply["candidates"][0]["content"]["parts"][0]["functionCall"]["args"],
+        json!({"file_path": "a.txt"}),
+        "the argument is renamed to the snake_case schema's property"
+    );
     // Without alt=sse the stream is one JSON array.
     let array = h
         .post(
@@ -83,6 +101,41 @@ async fn function_calls_resolve_to_declared_tools() {
         .await
         .json();
     assert!(array.is_array());
+}
+
+#[tokio::test]
+async fn thought_signatures_are_base64_and_a_replayed_one_must_be() {
+    use base64::Engine as _;
+    let h = start().await;
+    h.server.load_scenario(
+        strata_mock::Scenario::from_toml(
+            "[[turn]]\nthinking = \"look\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a.txt\" }\n",
+            "inline",
+        )
+        .unwrap(),
+    );
+    let path = "/v1beta/models/gemini-2.5-pro:generateContent";
+    let reply = h.post(path, &request(5)).await.json();
+    let parts = &reply["candidates"][0]["content"]["parts"];
+    let signature = parts[1]["thoughtSignature"].as_str().unwrap();
+    assert!(
+        base64::engine::general_purpose::STANDARD
+            .decode(signature)
+            .is_ok(),
+        "{signature}"
+    );
+    let mut replay = request(5);
+    replay["contents"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {}}, "thoughtSignature": "not-base64!"}]}));
+    let refused = h.post(path, &replay).await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    assert!(
+        refused.text.contains("Base64 decoding failed"),
+        "{}",
+        refused.text
+    );
 }
 
 #[tokio::test]

@@ -78,14 +78,67 @@ async fn the_stream_runs_from_created_to_completed() {
         .iter()
         .find(|d| d["type"] == "response.function_call_arguments.done")
         .unwrap();
-    assert_eq!(done["name"], "shell");
+    // openai-python 3.57.0's ResponseFunctionCallArgumentsDoneEvent has no `name`; the
+    // item carries it.
+    assert!(done.get("name").is_none());
+    let item = data
+        .iter()
+        .find(|d| d["type"] == "response.output_item.done" && d["item"]["type"] == "function_call")
+        .unwrap();
+    assert_eq!(item["item"]["name"], "shell");
     assert_eq!(
         serde_json::from_str::<Value>(done["arguments"].as_str().unwrap()).unwrap(),
         json!({"cmd": "ls"})
     );
     let completed = data.last().unwrap();
-    assert!(completed["response"]["usage"]["input_tokens_details"]["cached_tokens"].is_u64());
+    let details = &completed["response"]["usage"]["input_tokens_details"];
+    assert!(details["cached_tokens"].is_u64());
+    // openai-python 3.57.0 `InputTokensDetails.cache_write_tokens` is required.
+    assert!(details["cache_write_tokens"].is_u64(), "{details}");
     assert_eq!(completed["response"]["output"].as_array().unwrap().len(), 3);
+    // Every `Response` object carries the request's tools (`Response.tools` is required).
+    for d in &data[..2] {
+        assert_eq!(d["response"]["tools"], body["tools"], "{}", d["type"]);
+    }
+    assert_eq!(completed["response"]["tools"], body["tools"]);
+    let plain = h.post("/v1/responses", &request(10)).await.json();
+    assert_eq!(plain["tools"], body["tools"]);
+    assert!(plain["usage"]["input_tokens_details"]["cache_write_tokens"].is_u64());
+}
+
+#[tokio::test]
+async fn encrypted_reasoning_comes_back_when_included_and_is_required_to_replay_unstored() {
+    let h = start().await;
+    h.server.load_scenario(
+        strata_mock::Scenario::from_toml(
+            "[[turn]]\nthinking = \"plan\"\ntext = \"ok\"\n",
+            "inline",
+        )
+        .unwrap(),
+    );
+    let mut body = request(10);
+    body["store"] = json!(false);
+    body["include"] = json!(["reasoning.encrypted_content"]);
+    let reply = h.post("/v1/responses", &body).await.json();
+    let reasoning = reply["output"][0].clone();
+    assert_eq!(reasoning["type"], "reasoning");
+    assert!(reasoning["encrypted_content"].is_string(), "{reasoning}");
+    let mut replay = body.clone();
+    let input = replay["input"].as_array_mut().unwrap();
+    input.push(reasoning.clone());
+    input.push(json!({"role": "user", "content": "next"}));
+    assert_eq!(h.post("/v1/responses", &replay).await.status, 200);
+    // Without its encrypted content an unstored item cannot be found.
+    replay["input"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("encrypted_content");
+    let refused = h.post("/v1/responses", &replay).await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    assert!(refused.text.contains("not persisted"), "{}", refused.text);
+    // Altered content is refused too.
+    replay["input"][1]["encrypted_content"] = json!(strata_mock::encrypted_reasoning("other"));
+    assert_eq!(h.post("/v1/responses", &replay).await.status, 400);
 }
 
 #[tokio::test]

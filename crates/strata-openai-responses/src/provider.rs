@@ -1,11 +1,12 @@
 //! [`ResponsesProvider`]: the [`Provider`] for every row whose protocol is `openai-responses`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use strata_provider::transport::{
-    EnvLookup, HttpClient, HttpRequest, auth_header, base_url, drive, endpoint_speaking, join_url,
-    missing_key, process_env_lookup, resolve_api_key,
+    Driver, EnvLookup, HttpClient, HttpRequest, auth_header, base_url, drive, endpoint_speaking,
+    join_url, missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
     AuthScheme, EventStream, Model, Protocol, Provider, ProviderError, ProviderRow, Request,
@@ -204,24 +205,30 @@ impl Provider for ResponsesProvider {
         Protocol::OpenaiResponses
     }
 
+    fn http_request(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, ProviderError> {
+        self.prepare(model, request, options)
+    }
+
     async fn stream(
         &self,
         model: &Model,
         request: &Request,
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError> {
-        let http = self.prepare(model, request, options)?;
+        let http = self.http_request(model, request, options)?;
         let span =
             tracing::debug_span!("provider_request", provider = %self.row.id, model = %model.id);
-        let response = self
-            .client
-            .post_json(&http, &options.cancel)
+        let cancel = options.cancel.clone();
+        let driver: Driver =
+            Arc::new(move |response| drive(response, ResponsesParser::new(), cancel.clone()));
+        self.client
+            .stream_events(http, &options.cancel, driver)
             .instrument(span)
-            .await?;
-        Ok(drive(
-            response,
-            ResponsesParser::new(),
-            options.cancel.clone(),
-        ))
+            .await
     }
 }

@@ -210,12 +210,17 @@ fn push_message(input: &mut Vec<Value>, message: &Message, caps: &Capabilities) 
         }
         Role::Assistant => {
             let mut parts = Vec::new();
+            // A replayed assistant message is an output message item: openai-python 3.57.0's
+            // `ResponseOutputMessageParam` requires `id` and `status`. The id is the item's
+            // position in the input, so the same history always sends the same bytes.
             let flush = |input: &mut Vec<Value>, parts: &mut Vec<Value>| {
                 if !parts.is_empty() {
                     input.push(json!({
                         "type": "message",
                         "role": "assistant",
                         "content": std::mem::take(parts),
+                        "status": "completed",
+                        "id": format!("msg_strata_{}", input.len()),
                     }));
                 }
             };
@@ -512,6 +517,9 @@ mod tests {
             json!("data:image/png;base64,AAAA")
         );
         assert_eq!(input[1]["content"][0]["type"], json!("output_text"));
+        // `ResponseOutputMessageParam` requires both (openai-python 3.57.0).
+        assert_eq!(input[1]["status"], json!("completed"));
+        assert_eq!(input[1]["id"], json!("msg_strata_1"));
     }
 
     #[test]

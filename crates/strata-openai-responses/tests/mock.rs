@@ -227,47 +227,57 @@ async fn a_cut_stream_ends_truncated_with_the_partial_text_and_is_not_resent() {
     assert_eq!(server.requests().len(), 1);
 }
 
+/// A malformed event before any of the reply streamed is re-sent and the caller sees one
+/// clean stream; after content, a malformed event or an in-stream error ends the stream with
+/// the partial message.
 #[tokio::test]
-async fn malformed_event_and_in_stream_error_end_the_stream() {
+async fn malformed_event_and_in_stream_error_are_resent_before_content_and_end_the_stream_after() {
     let server = MockServer::start(MockConfig::new()).await.unwrap();
     let (provider, model) = openai(0);
+    let run = async || {
+        collect(
+            provider
+                .stream(&model, &request(5), &options(&server.base_url()))
+                .await
+                .unwrap(),
+        )
+        .await
+    };
+    // Events: created, in_progress, output_item.added, content_part.added, the text delta, …
     server.push_fault(Fault::next(FaultKind::Malformed { at_event: 3 }));
-    let events = collect(
-        provider
-            .stream(&model, &request(5), &options(&server.base_url()))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let events = run().await;
+    assert!(
+        matches!(events.last(), Some(Event::Done { .. })),
+        "{events:?}"
+    );
+    assert_eq!(server.requests().len(), 2, "re-sent once");
+
+    server.push_fault(Fault::next(FaultKind::Malformed { at_event: 5 }));
+    let events = run().await;
     assert!(
         matches!(
             events.last(),
             Some(Event::Error {
                 error: ProviderError::Decode { .. },
-                ..
+                partial: Some(_),
             })
         ),
         "{events:?}"
     );
 
-    server.push_fault(Fault::next(FaultKind::StreamError { after_events: 3 }));
-    let events = collect(
-        provider
-            .stream(&model, &request(5), &options(&server.base_url()))
-            .await
-            .unwrap(),
-    )
-    .await;
+    server.push_fault(Fault::next(FaultKind::StreamError { after_events: 5 }));
+    let events = run().await;
     assert!(
         matches!(
             events.last(),
             Some(Event::Error {
                 error: ProviderError::Server { status: 0, .. },
-                ..
+                partial: Some(_),
             })
         ),
         "{events:?}"
     );
+    assert_eq!(server.requests().len(), 4, "nothing re-sent after content");
 }
 
 #[tokio::test]
@@ -394,5 +404,45 @@ async fn a_stream_cut_anywhere_ends_with_the_partial_message_of_what_arrived() {
     assert!(
         seen.text && seen.thinking && seen.finished_call && seen.open_call,
         "{seen:?}"
+    );
+}
+
+/// With `store: false` the reasoning comes back encrypted (strata asks for it) and the next
+/// turn replays it whole; the mock refuses an unstored reasoning item without it.
+#[tokio::test]
+async fn encrypted_reasoning_is_replayed_on_the_next_turn() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(scenario(
+        "[[turn]]\nthinking = \"Read it first.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a.txt\" }\n[[turn]]\ntext = \"Done.\"\n",
+    ));
+    let (provider, model) = openai(0);
+    let options = options(&server.base_url());
+    let mut request = request(5);
+    let first = provider.complete(&model, &request, &options).await.unwrap();
+    let (id, _, _) = first.message.tool_calls().next().unwrap();
+    let result = Message {
+        role: strata_provider::Role::User,
+        content: vec![ContentBlock::ToolResult {
+            tool_call_id: id.to_owned(),
+            content: vec![strata_provider::ToolResultContent::Text {
+                text: "contents".into(),
+            }],
+            is_error: false,
+        }],
+    };
+    request.messages.push(first.message.clone());
+    request.messages.push(result);
+    let second = provider.complete(&model, &request, &options).await.unwrap();
+    assert_eq!(second.message.text(), "Done.");
+    let body = server.requests()[1].body.clone().unwrap();
+    let reasoning = body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["type"] == "reasoning")
+        .unwrap_or_else(|| panic!("no reasoning item replayed: {body}"));
+    assert_eq!(
+        reasoning["encrypted_content"],
+        json!(strata_mock::encrypted_reasoning("Read it first."))
     );
 }

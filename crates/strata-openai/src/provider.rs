@@ -1,9 +1,10 @@
 //! [`OpenAiChatProvider`]: one capability-table row speaking Chat Completions.
 
 use async_trait::async_trait;
+use std::sync::Arc;
 use strata_provider::transport::{
-    EnvLookup, HttpClient, HttpRequest, auth_header, base_url, drive, endpoint_speaking, join_url,
-    missing_key, process_env_lookup, resolve_api_key,
+    Driver, EnvLookup, HttpClient, HttpRequest, auth_header, base_url, drive, endpoint_speaking,
+    join_url, missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
     AuthScheme, EventStream, Model, ParamLocation, Protocol, Provider, ProviderError, ProviderRow,
@@ -110,24 +111,30 @@ impl Provider for OpenAiChatProvider {
         Protocol::OpenaiChat
     }
 
+    fn http_request(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, ProviderError> {
+        self.build_http_request(model, request, options)
+    }
+
     async fn stream(
         &self,
         model: &Model,
         request: &Request,
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError> {
-        let http = self.build_http_request(model, request, options)?;
+        let http = self.http_request(model, request, options)?;
         let dialect = self.row.capabilities(&model.id).wire.usage_dialect;
         let span = tracing::debug_span!("openai-chat", provider = %self.row.id, model = %model.id);
-        let response = self
-            .client
-            .post_json(&http, &options.cancel)
+        let cancel = options.cancel.clone();
+        let driver: Driver =
+            Arc::new(move |response| drive(response, ChatParser::new(dialect), cancel.clone()));
+        self.client
+            .stream_events(http, &options.cancel, driver)
             .instrument(span)
-            .await?;
-        Ok(drive(
-            response,
-            ChatParser::new(dialect),
-            options.cancel.clone(),
-        ))
+            .await
     }
 }

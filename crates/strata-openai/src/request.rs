@@ -203,6 +203,21 @@ fn simplify(parts: Vec<Value>) -> Value {
     Value::Array(parts)
 }
 
+/// The message's non-empty text blocks as one string, a blank line between blocks, so that
+/// separate blocks (a patch's sections, text before and after a tool call) do not run
+/// together when the wire takes a single string.
+fn joined_text(message: &Message) -> String {
+    let blocks: Vec<&str> = message
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text { text } if !text.is_empty() => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    blocks.join("\n\n")
+}
+
 fn text_part(text: &str) -> Value {
     json!({"type": "text", "text": text})
 }
@@ -223,7 +238,7 @@ fn messages_json(request: &Request, caps: &Capabilities, markers: &Markers) -> V
         let slot = Slot::Message(index);
         match message.role {
             Role::System => {
-                let text = message.text();
+                let text = joined_text(message);
                 if text.is_empty() {
                     continue;
                 }
@@ -331,12 +346,11 @@ fn assistant_message(
     markers: &Markers,
     slot: Slot,
 ) -> Option<Value> {
-    let mut text = String::new();
+    let mut text = joined_text(message);
     let mut reasoning = String::new();
     let mut calls = Vec::new();
     for block in &message.content {
         match block {
-            ContentBlock::Text { text: t } => text.push_str(t),
             ContentBlock::Thinking {
                 text: t,
                 redacted: false,
@@ -483,6 +497,41 @@ mod tests {
                 "max_completion_tokens": 8192,
                 "reasoning_effort": "high",
             })
+        );
+    }
+
+    #[test]
+    fn separate_text_blocks_do_not_run_together() {
+        let caps = Capabilities {
+            mid_conversation_system: true,
+            ..Capabilities::default()
+        };
+        let mut r = Request::new("m");
+        r.messages = vec![
+            Message::user_text("hi"),
+            Message {
+                role: Role::System,
+                content: vec![
+                    ContentBlock::text("Edit a file."),
+                    ContentBlock::text("Tool update: grep is available."),
+                ],
+            },
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::text("Before answering."),
+                    ContentBlock::text("Let me read the file."),
+                ],
+            },
+        ];
+        let body = build_body(&r, &model(), &caps);
+        assert_eq!(
+            body["messages"][1]["content"],
+            "Edit a file.\n\nTool update: grep is available."
+        );
+        assert_eq!(
+            body["messages"][2]["content"],
+            "Before answering.\n\nLet me read the file."
         );
     }
 

@@ -273,6 +273,12 @@ pub struct Capabilities {
     pub deferred_tool_placeholder: bool,
     /// The server can edit context (clear tool uses / thinking) itself.
     pub context_editing: bool,
+    /// Without mid-conversation system messages: say a system or tool change in a marked
+    /// reminder after the next user message instead of folding it into the system chapter
+    /// (the table's default for its rows; `false` here, the conservative fold, for an unknown
+    /// provider).
+    #[serde(default)]
+    pub system_reminders: bool,
     /// How reasoning effort is sent.
     pub reasoning: ReasoningStyle,
     /// Role name for system instructions inside `messages`.
@@ -298,6 +304,7 @@ impl Default for Capabilities {
             tool_removal: false,
             deferred_tools: false,
             deferred_tool_placeholder: false,
+            system_reminders: false,
             context_editing: false,
             reasoning: ReasoningStyle::None,
             system_role: SystemRole::System,

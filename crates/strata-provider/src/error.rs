@@ -17,14 +17,40 @@ impl ApiKey {
         &self.0
     }
 
-    /// `text` with every occurrence of the key replaced by `***`.
+    /// `text` with every whole occurrence of the key replaced by `***`: one not run together
+    /// with other key characters (letters, digits, `-`, `_`), so that a short key masks
+    /// itself and not every word it happens to be part of.
     pub fn redact(&self, text: &str) -> String {
-        if self.0.is_empty() {
-            text.to_owned()
-        } else {
-            text.replace(&self.0, "***")
+        let key = self.0.as_str();
+        if key.is_empty() {
+            return text.to_owned();
         }
+        let mut out = String::with_capacity(text.len());
+        let mut copied = 0;
+        let mut from = 0;
+        while let Some(found) = text[from..].find(key) {
+            let start = from + found;
+            let end = start + key.len();
+            let before = text[..start].chars().next_back();
+            let after = text[end..].chars().next();
+            if before.is_none_or(|c| !is_key_char(c)) && after.is_none_or(|c| !is_key_char(c)) {
+                out.push_str(&text[copied..start]);
+                out.push_str("***");
+                copied = end;
+                from = end;
+            } else {
+                // Step one character on: occurrences may overlap a rejected one.
+                from = start + text[start..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        out.push_str(&text[copied..]);
+        out
     }
+}
+
+/// Characters that make up API keys and tokens; a match next to one is part of a longer word.
+fn is_key_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '-' || c == '_'
 }
 
 impl std::fmt::Debug for ApiKey {
@@ -46,7 +72,7 @@ impl std::fmt::Display for ApiKey {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProviderError {
     /// The prompt does not fit the model's context: compact, then retry.
-    #[error("context window exceeded (status {status}): {body}")]
+    #[error("context window exceeded ({}): {body}", origin(*status))]
     ContextOverflow {
         /// HTTP status (0 when reported inside a stream).
         status: u16,
@@ -56,7 +82,7 @@ pub enum ProviderError {
         body: String,
     },
     /// Too many requests: wait `retry_after` (or back off), then retry.
-    #[error("rate limited (status {status}){}", retry_hint(*retry_after))]
+    #[error("rate limited ({}){}{}", origin(*status), retry_hint(*retry_after), in_stream_body(*status, body))]
     RateLimited {
         /// Delay the provider asked for.
         retry_after: Option<Duration>,
@@ -68,7 +94,7 @@ pub enum ProviderError {
         body: String,
     },
     /// The provider is overloaded: back off, then retry.
-    #[error("provider overloaded (status {status}){}", retry_hint(*retry_after))]
+    #[error("provider overloaded ({}){}{}", origin(*status), retry_hint(*retry_after), in_stream_body(*status, body))]
     Overloaded {
         /// Delay the provider asked for.
         retry_after: Option<Duration>,
@@ -96,7 +122,7 @@ pub enum ProviderError {
         reason: String,
     },
     /// The provider rejected the request: fix the request; retrying will not help.
-    #[error("invalid request (status {status}): {body}")]
+    #[error("invalid request ({}): {body}", origin(*status))]
     InvalidRequest {
         /// HTTP status.
         status: u16,
@@ -130,6 +156,29 @@ pub enum ProviderError {
     /// The caller cancelled the request.
     #[error("request cancelled")]
     Cancelled,
+}
+
+/// Where an error came from: its HTTP status, or the stream (status 0) — an error event
+/// inside a 200 response, whose own type the body names.
+fn origin(status: u16) -> String {
+    if status == 0 {
+        "reported inside the stream".to_owned()
+    } else {
+        format!("status {status}")
+    }
+}
+
+/// For an error reported inside the stream, the event itself (it names the provider's
+/// error type, e.g. `overloaded_error`); nothing for an HTTP error.
+fn in_stream_body(status: u16, body: &str) -> String {
+    if status != 0 || body.is_empty() {
+        return String::new();
+    }
+    let mut end = body.len().min(300);
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(": {}", &body[..end])
 }
 
 fn retry_hint(retry_after: Option<Duration>) -> String {
@@ -273,6 +322,24 @@ mod tests {
         assert_eq!(key.to_string(), "***");
         assert_eq!(key.redact("bad key sk-secret-123"), "bad key ***");
         assert_eq!(key.expose(), "sk-secret-123");
+    }
+
+    #[test]
+    fn redact_masks_whole_keys_only() {
+        let short = ApiKey::new("k");
+        assert_eq!(
+            short.redact("unknown key k: check the key"),
+            "unknown key ***: check the key"
+        );
+        let key = ApiKey::new("sk-ant-123");
+        assert_eq!(
+            key.redact(r#"{"key":"sk-ant-123"} x-api-key: sk-ant-123, sk-ant-1234 xsk-ant-123"#),
+            r#"{"key":"***"} x-api-key: ***, sk-ant-1234 xsk-ant-123"#
+        );
+        assert_eq!(key.redact("?key=sk-ant-123&alt=sse"), "?key=***&alt=sse");
+        // An occurrence right after a rejected overlapping one is still found.
+        let aa = ApiKey::new("aa");
+        assert_eq!(aa.redact("aaa aa"), "aaa ***");
     }
 
     #[test]

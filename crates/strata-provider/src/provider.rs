@@ -9,6 +9,7 @@ use crate::error::{ApiKey, ProviderError};
 use crate::event::{Event, EventStream, StopReason};
 use crate::model::Model;
 use crate::request::{Message, Request};
+use crate::transport::HttpRequest;
 use crate::usage::{Cost, Usage};
 
 /// Per-call settings that are not part of the request body's meaning.
@@ -70,6 +71,25 @@ pub trait Provider: Send + Sync {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError>;
+
+    /// The HTTP request [`Provider::stream`] sends for `request`, built by the same code:
+    /// its URL and body are the bytes that go on the wire (`strata context --format
+    /// request` prints them). Credentials that need I/O to obtain (OAuth tokens) are not
+    /// fetched here, so their header may be missing. Providers that speak no HTTP (test
+    /// doubles) keep the default, which says so.
+    fn http_request(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, ProviderError> {
+        let _ = (model, request, options);
+        Err(ProviderError::InvalidRequest {
+            status: 0,
+            request_id: None,
+            body: format!("the {} provider sends no HTTP request", self.protocol()),
+        })
+    }
 
     /// Sends `request` and waits for the whole answer.
     ///

@@ -116,7 +116,7 @@ impl CacheSpec {
 }
 
 /// Append-only context features of a provider (row defaults; models override).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct FeatureSpec {
     /// `role: system` messages mid-conversation are honoured.
@@ -131,6 +131,27 @@ pub struct FeatureSpec {
     pub deferred_tool_placeholder: bool,
     /// Server-side context editing.
     pub context_editing: bool,
+    /// Without mid-conversation system messages, a system or tool change is said in a marked
+    /// reminder after the next user message (the prefix survives) instead of folded into the
+    /// system chapter (`false`: the fold). Default `true` for every row: a reminder in the
+    /// conversation is how Claude Code tells its model of context changes (`<system-reminder>`
+    /// blocks in user turns), every chat model reads user messages, and a fold rewrites the
+    /// whole prefix.
+    pub system_reminders: bool,
+}
+
+impl Default for FeatureSpec {
+    fn default() -> Self {
+        Self {
+            mid_conversation_system: false,
+            tool_addition: false,
+            tool_removal: false,
+            deferred_tools: false,
+            deferred_tool_placeholder: false,
+            context_editing: false,
+            system_reminders: true,
+        }
+    }
 }
 
 /// One provider of the table.
@@ -296,6 +317,9 @@ pub struct ModelOverride {
     /// Server-side context editing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_editing: Option<bool>,
+    /// Reminders instead of the fold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_reminders: Option<bool>,
     /// Reasoning style.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningStyle>,
@@ -392,6 +416,7 @@ impl ProviderRow {
             deferred_tools: self.features.deferred_tools,
             deferred_tool_placeholder: self.features.deferred_tool_placeholder,
             context_editing: self.features.context_editing,
+            system_reminders: self.features.system_reminders,
             reasoning: self.reasoning,
             system_role: self.system_role,
             feature_headers: self.feature_headers.clone(),
@@ -493,6 +518,7 @@ pub(crate) fn apply_override(caps: &mut Capabilities, o: &ModelOverride) {
             &mut caps.deferred_tool_placeholder,
         ),
         (o.context_editing, &mut caps.context_editing),
+        (o.system_reminders, &mut caps.system_reminders),
     ];
     for (value, slot) in flags {
         if let Some(v) = value {

@@ -38,8 +38,11 @@ impl Seen {
 
 /// Cuts a stream after 1, 2, 3, … events until the cut falls past its end and the turn
 /// completes (at most 499 cuts); every cut stream must pass [`check_cut_stream`].
-/// `stream_cut_after(n)` arranges the cut after `n` events, streams, and returns the events
-/// the adapter produced. Returns what the partial messages showed and how many cuts there were.
+/// `stream_cut_after(n)` arranges the cut after `n` events (once), streams, and returns the
+/// events the adapter produced. A cut before any of the reply streamed is re-sent by the
+/// transport, so such a stream completes, with one `Start`; the first completed stream after
+/// a cut that showed content is the cut falling past the end. Returns what the partial
+/// messages showed and how many cuts ended in an error.
 pub async fn cut_after_every_event(
     mut stream_cut_after: impl AsyncFnMut(usize) -> Vec<Event>,
 ) -> (Seen, usize) {
@@ -48,7 +51,15 @@ pub async fn cut_after_every_event(
     for events_before_cut in 1..500 {
         let events = stream_cut_after(events_before_cut).await;
         if matches!(events.last(), Some(Event::Done { .. })) {
-            break;
+            let starts = events
+                .iter()
+                .filter(|e| matches!(e, Event::Start { .. }))
+                .count();
+            assert_eq!(starts, 1, "a re-sent stream starts once: {events:?}");
+            if cuts > 0 {
+                break;
+            }
+            continue;
         }
         seen.merge(check_cut_stream(&events));
         cuts += 1;

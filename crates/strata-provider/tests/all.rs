@@ -11,4 +11,5 @@ mod catalog;
 mod complete;
 mod drift;
 mod pi_models;
+mod props;
 mod user_config;

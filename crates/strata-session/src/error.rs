@@ -24,14 +24,14 @@ pub enum SessionError {
         path: PathBuf,
     },
     /// The first line is not a session header.
-    #[error(
-        "{path}:{line}: not a session file: the first line is not a `session` header with an `id`"
-    )]
+    #[error("{path}:{line}: not a session file: {reason}")]
     MissingHeader {
         /// The file.
         path: PathBuf,
         /// The offending line (1-based).
         line: usize,
+        /// What is wrong with it, e.g. "the header's `version` is a string, not a number".
+        reason: String,
     },
     /// The file is older than version 3 and cannot take appends.
     #[error(
@@ -90,6 +90,35 @@ pub enum SessionError {
         path: PathBuf,
         /// What is wrong.
         reason: String,
+    },
+    /// The path names a device, directory, FIFO or socket, not a session file.
+    #[error("{path}: not a regular file")]
+    NotRegularFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The header's version is newer than strata knows: read-only, never appended to.
+    #[error(
+        "{path}: a version {version} session is newer than this strata understands (version {supported}); it can be read but not appended to"
+    )]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// Its format version.
+        version: u32,
+        /// The newest version strata writes.
+        supported: u32,
+    },
+    /// The file an open writer appends to was replaced, removed or truncated by someone else;
+    /// nothing more is written to it.
+    #[error(
+        "{path}: the session file was {change} since it was opened; the entry was not written and nothing more will be appended to it"
+    )]
+    FileChanged {
+        /// The file.
+        path: PathBuf,
+        /// What happened: "replaced or removed", "truncated", "appended to by another writer".
+        change: &'static str,
     },
     /// The target file of a fork or create already exists.
     #[error("{path}: already exists")]

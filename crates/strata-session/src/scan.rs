@@ -344,9 +344,122 @@ pub(crate) fn scan_line(bytes: &[u8]) -> ScanResult<(Scanned<'_>, usize)> {
     }
 }
 
+/// Reads the tree fields from the first keys of a line as Pi and strata write them (`type`,
+/// `id`, `parentId`, `timestamp`, then `message` with `role` first), without looking at the rest
+/// of the line; `None` when the line is laid out otherwise, or is not an object closed at its
+/// end. The caller then runs the full [`scan_entry`].
+///
+/// The rest of the line is checked when the entry is parsed: an open reads only the lines its
+/// path needs, so it cannot afford to walk every byte of every line.
+pub(crate) fn scan_prefix(line: &[u8]) -> Option<Scanned<'_>> {
+    let mut cursor = Cursor {
+        bytes: line,
+        pos: 0,
+    };
+    let last = line
+        .iter()
+        .rposition(|byte| !matches!(byte, b' ' | b'\t' | b'\r'))?;
+    if line[last] != b'}' {
+        return None;
+    }
+    cursor.skip_ws();
+    cursor.expect(b'{', "").ok()?;
+    let mut scanned = Scanned::default();
+    let mut have_parent = false;
+    loop {
+        if cursor.peek() != Some(b'"') {
+            return None;
+        }
+        let key = cursor.key().ok()?;
+        cursor.expect(b':', "").ok()?;
+        let is_string = cursor.peek() == Some(b'"');
+        match &*key {
+            b"type" if is_string && scanned.entry_type.is_none() => {
+                scanned.entry_type = Some(cursor.string().ok()?);
+            }
+            b"id" if is_string && scanned.id.is_none() => scanned.id = Some(cursor.string().ok()?),
+            b"timestamp" if is_string && scanned.timestamp.is_none() => {
+                scanned.timestamp = Some(cursor.string().ok()?);
+            }
+            b"parentId" if !have_parent => {
+                have_parent = true;
+                if is_string {
+                    scanned.parent = Parent::Id(cursor.string().ok()?);
+                } else if line.get(cursor.pos..cursor.pos + 4) == Some(b"null") {
+                    cursor.pos += 4;
+                    scanned.parent = Parent::Null;
+                } else {
+                    return None;
+                }
+            }
+            b"message"
+                if scanned.entry_type.as_deref() == Some("message")
+                    && scanned.id.is_some()
+                    && have_parent =>
+            {
+                cursor.expect(b'{', "").ok()?;
+                if cursor.peek() != Some(b'"') || &*cursor.key().ok()? != b"role" {
+                    return None;
+                }
+                cursor.expect(b':', "").ok()?;
+                if cursor.peek() != Some(b'"') {
+                    return None;
+                }
+                scanned.role = Some(cursor.string().ok()?);
+                return Some(scanned);
+            }
+            _ => return None,
+        }
+        match cursor.peek() {
+            Some(b',') => cursor.pos += 1,
+            // Every key was read: the object ends here, at the line's end.
+            Some(b'}') if cursor.pos == last => return Some(scanned),
+            _ => return None,
+        }
+        let complete = scanned.id.is_some() && have_parent && scanned.timestamp.is_some();
+        match scanned.entry_type.as_deref() {
+            Some("message") | None => {}
+            Some(_) if complete => return Some(scanned),
+            Some(_) => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Where the prefix scan answers, it answers as the full scan does.
+    #[test]
+    fn the_prefix_scan_agrees_with_the_full_scan_or_declines() {
+        let lines: [&[u8]; 10] = [
+            br#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-15T10:00:00.000Z","message":{"role":"user","content":"x"}}"#,
+            br#"{"type":"message","id":"a\u0031","parentId":"p\"q","timestamp":"t","message":{"role":"toolResult","content":[]}}  "#,
+            br#"{"type":"model_change","id":"b2","parentId":"a1","timestamp":"t","provider":"p","modelId":"m"}"#,
+            br#"{"type":"compaction","id":"c3","parentId":"b2","timestamp":"t","summary":"s","firstKeptEntryId":"a1","tokensBefore":5}"#,
+            br#"{"type":"message","id":"d4","parentId":"c3","timestamp":"t","message":{"content":"x","role":"user"}}"#,
+            br#"{"id":"e5","type":"custom","parentId":null,"timestamp":"t","customType":"x"}"#,
+            br#"{"type":"custom","id":"f6","parentId":7,"timestamp":"t","customType":"x"}"#,
+            br#"{"type":"message","id":"g7","parentId":null,"timestamp":"t","message":{"role":"us"#,
+            br#"{"type":"leaf","id":"h8","parentId":"g7","timestamp":"t"}"#,
+            br#"{"type":"message","id":"dead{"type":"message","id":"i9","parentId":null}"#,
+        ];
+        let mut answered = 0;
+        for line in lines {
+            if let Some(prefix) = scan_prefix(line) {
+                answered += 1;
+                let full = scan_entry(line).unwrap();
+                assert_eq!(prefix.entry_type, full.entry_type);
+                assert_eq!(prefix.id, full.id);
+                assert_eq!(prefix.parent, full.parent);
+                assert_eq!(prefix.role, full.role);
+            }
+        }
+        // The first four and the `leaf` entry are laid out as Pi writes them.
+        assert_eq!(answered, 6);
+        assert!(scan_prefix(lines[7]).is_none());
+        assert!(scan_prefix(lines[9]).is_none());
+    }
 
     #[test]
     fn picks_out_the_tree_fields_in_any_order() {

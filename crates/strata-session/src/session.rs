@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -46,15 +47,115 @@ pub struct Session {
 
 #[derive(Debug)]
 struct Writer {
-    file: File,
+    /// Shared with the tree, which reads lines through it.
+    file: Arc<File>,
     /// The file does not end in a newline (torn line, or a failed write): start the next line with one.
     needs_newline: bool,
+    /// The file's length as this writer left it.
+    length: u64,
+    /// The file's identity (device, inode) when opened, to notice a replacement.
+    identity: Option<(u64, u64)>,
+    /// Set once the file changed under the writer: every later append is refused too.
+    changed: Option<&'static str>,
 }
 
-/// Reads and indexes the whole file.
-fn read_tree(path: &Path, file: &mut File) -> Result<(Tree, Vec<Diagnostic>), SessionError> {
-    let size = file.metadata().map_or(0, |m| m.len() as usize);
-    Tree::read(path, file, size)
+impl Writer {
+    /// A writer for `file`, which is `length` bytes long as indexed.
+    fn new(
+        file: Arc<File>,
+        needs_newline: bool,
+        length: u64,
+        path: &Path,
+    ) -> Result<Self, SessionError> {
+        let metadata = file.metadata().map_err(|e| SessionError::io(path, e))?;
+        Ok(Self {
+            file,
+            needs_newline,
+            length,
+            identity: identity(&metadata),
+            changed: None,
+        })
+    }
+
+    /// Fails when the path no longer names this file, or the file's length is not what this
+    /// writer left: appending then would write to an unlinked file or after someone's bytes.
+    fn check_unchanged(&mut self, path: &Path) -> Result<(), SessionError> {
+        if self.changed.is_none() {
+            let length = self
+                .file
+                .metadata()
+                .map_err(|e| SessionError::io(path, e))?
+                .len();
+            let same_file = match std::fs::metadata(path) {
+                Ok(metadata) => identity(&metadata) == self.identity,
+                Err(_) => false,
+            };
+            self.changed = if !same_file {
+                Some("replaced or removed")
+            } else if length < self.length {
+                Some("truncated")
+            } else if length > self.length {
+                Some("appended to by another writer")
+            } else {
+                None
+            };
+        }
+        match self.changed {
+            Some(change) => Err(SessionError::FileChanged {
+                path: path.to_path_buf(),
+                change,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn identity(metadata: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((metadata.dev(), metadata.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity(_metadata: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// Opens `options` on `path` after checking that it names a regular file: a device such as
+/// `/dev/zero` would be read forever, and opening a FIFO would block.
+fn open_regular(path: &Path, options: &OpenOptions) -> Result<File, SessionError> {
+    let metadata = std::fs::metadata(path).map_err(|e| SessionError::io(path, e))?;
+    if !metadata.is_file() {
+        return Err(SessionError::NotRegularFile {
+            path: path.to_path_buf(),
+        });
+    }
+    let file = options.open(path).map_err(|e| SessionError::io(path, e))?;
+    // The path may have been swapped between the check and the open.
+    let opened = file.metadata().map_err(|e| SessionError::io(path, e))?;
+    if !opened.is_file() {
+        return Err(SessionError::NotRegularFile {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(file)
+}
+
+/// Options creating a file readable by its owner only: sessions hold what tools printed.
+fn private_new_file() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+}
+
+/// Indexes the file; its lines stay on disk, read through `file` when asked for.
+fn read_tree(path: &Path, file: Arc<File>) -> Result<(Tree, Vec<Diagnostic>), SessionError> {
+    Tree::open_file(path, file)
 }
 
 fn lock(path: &Path, file: &File) -> Result<(), SessionError> {
@@ -71,8 +172,8 @@ impl Session {
     /// Opens a session file read-only (no lock). Damaged lines are skipped and reported.
     pub fn open(path: impl AsRef<Path>) -> Result<Opened, SessionError> {
         let path = path.as_ref();
-        let mut file = File::open(path).map_err(|e| SessionError::io(path, e))?;
-        let (tree, diagnostics) = read_tree(path, &mut file)?;
+        let file = open_regular(path, OpenOptions::new().read(true))?;
+        let (tree, diagnostics) = read_tree(path, Arc::new(file))?;
         Ok(Opened {
             session: Self {
                 tree,
@@ -91,27 +192,31 @@ impl Session {
         options: WriteOptions,
     ) -> Result<Opened, SessionError> {
         let path = path.as_ref();
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(path)
-            .map_err(|e| SessionError::io(path, e))?;
+        let file = Arc::new(open_regular(
+            path,
+            OpenOptions::new().read(true).append(true),
+        )?);
         lock(path, &file)?;
-        let (tree, diagnostics) = read_tree(path, &mut file)?;
+        let (tree, diagnostics) = read_tree(path, Arc::clone(&file))?;
         if tree.version() < 2 {
             return Err(SessionError::LegacyFormat {
                 path: path.to_path_buf(),
                 version: tree.version(),
             });
         }
+        if tree.version() > CURRENT_VERSION {
+            return Err(SessionError::UnsupportedVersion {
+                path: path.to_path_buf(),
+                version: tree.version(),
+                supported: CURRENT_VERSION,
+            });
+        }
         let needs_newline = tree.ends_without_newline();
+        let writer = Writer::new(file, needs_newline, tree.text_len() as u64, path)?;
         Ok(Opened {
             session: Self {
                 tree,
-                writer: Some(Writer {
-                    file,
-                    needs_newline,
-                }),
+                writer: Some(writer),
                 options,
             },
             diagnostics,
@@ -138,10 +243,9 @@ impl Session {
         if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| SessionError::io(dir, e))?;
         }
-        let mut file = OpenOptions::new()
+        let mut file = private_new_file()
             .read(true)
             .append(true)
-            .create_new(true)
             .open(path)
             .map_err(|e| {
                 if e.kind() == std::io::ErrorKind::AlreadyExists {
@@ -167,13 +271,12 @@ impl Session {
         if options.fsync {
             file.sync_all().map_err(|e| SessionError::io(path, e))?;
         }
+        let length = bytes.len() as u64;
         let (tree, _) = Tree::parse(path, bytes)?;
+        let writer = Writer::new(Arc::new(file), false, length, path)?;
         Ok(Self {
             tree,
-            writer: Some(Writer {
-                file,
-                needs_newline: false,
-            }),
+            writer: Some(writer),
             options,
         })
     }
@@ -237,6 +340,7 @@ impl Session {
         let Some(writer) = self.writer.as_mut() else {
             return Err(SessionError::ReadOnly { path });
         };
+        writer.check_unchanged(&path)?;
         let id = fresh_id(|candidate| self.tree.contains(candidate));
         let base = entry.base_mut();
         base.id = id.clone();
@@ -257,11 +361,16 @@ impl Session {
         }
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
-        if let Err(error) = writer.file.write_all(&bytes) {
-            // Part of the line may be on disk: make the next append start a fresh line.
+        if let Err(error) = (&*writer.file).write_all(&bytes) {
+            // Part of the line may be on disk: make the next append start a fresh line, from
+            // wherever the file now ends.
             writer.needs_newline = true;
+            if let Ok(metadata) = writer.file.metadata() {
+                writer.length = metadata.len();
+            }
             return Err(SessionError::io(path, error));
         }
+        writer.length += bytes.len() as u64;
         writer.needs_newline = false;
         if self.options.fsync {
             writer
@@ -638,19 +747,15 @@ impl Session {
         if let Some(dir) = new_path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| SessionError::io(dir, e))?;
         }
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(new_path)
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::AlreadyExists {
-                    SessionError::AlreadyExists {
-                        path: new_path.to_path_buf(),
-                    }
-                } else {
-                    SessionError::io(new_path, e)
+        let mut file = private_new_file().write(true).open(new_path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                SessionError::AlreadyExists {
+                    path: new_path.to_path_buf(),
                 }
-            })?;
+            } else {
+                SessionError::io(new_path, e)
+            }
+        })?;
         file.write_all(out.as_bytes())
             .map_err(|e| SessionError::io(new_path, e))?;
         file.sync_all().map_err(|e| SessionError::io(new_path, e))?;

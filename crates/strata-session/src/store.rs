@@ -321,14 +321,26 @@ fn refresh(
     };
     let mut file = File::open(path).ok()?;
     file.seek(SeekFrom::Start(record.scanned_to)).ok()?;
+    // Block by block, so that memory stays at a block (plus the longest line) whatever the
+    // file's size; each block's complete lines are folded in, a cut line carried over.
+    let mut reader = file.take(size - record.scanned_to);
+    let mut skip_header = record.scanned_to == 0;
     buffer.clear();
-    file.take(size - record.scanned_to)
-        .read_to_end(buffer)
-        .ok()?;
-    let complete = memchr::memrchr(b'\n', buffer).map_or(0, |i| i + 1);
-    let skip_header = record.scanned_to == 0;
-    scan_lines(&buffer[..complete], skip_header, &mut record);
-    record.scanned_to += complete as u64;
+    loop {
+        let carried = buffer.len();
+        let read = (&mut reader).take(LIST_BLOCK).read_to_end(buffer).ok()?;
+        let complete = memchr::memrchr(b'\n', &buffer[carried..]).map(|i| carried + i + 1);
+        if let Some(complete) = complete {
+            scan_lines(&buffer[..complete], skip_header, &mut record);
+            skip_header =
+                skip_header && !buffer[..complete].iter().any(|b| !b.is_ascii_whitespace());
+            record.scanned_to += complete as u64;
+            buffer.drain(..complete);
+        }
+        if read == 0 {
+            break;
+        }
+    }
     // A torn last line is neither counted nor consumed: it is scanned again once complete.
     record.summary.size = size;
     record.mtime_nanos = mtime_nanos;
@@ -338,6 +350,9 @@ fn refresh(
         .unwrap_or((mtime_nanos / 1_000_000) as i64);
     Some(record)
 }
+
+/// How much of a session file listing reads at a time.
+const LIST_BLOCK: u64 = 1 << 20;
 
 const MESSAGE_PREFIX: &[u8] = br#"{"type":"message""#;
 const INFO_PREFIX: &[u8] = br#"{"type":"session_info""#;

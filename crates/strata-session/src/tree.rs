@@ -1,10 +1,14 @@
-//! The in-memory index of a session file: one compact node per entry over the file's text,
-//! with entries parsed into typed values only when asked for.
+//! The in-memory index of a session file: one compact node per entry (its id, parent, type and
+//! where its line is in the file), with lines read and parsed into typed values only when asked
+//! for. An opened file is indexed in one streaming pass and never held in memory: memory grows
+//! with the number of entries, not with their bytes.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
@@ -12,16 +16,28 @@ use crate::entry::{Entry, EntryKind, Role};
 use crate::error::{Diagnostic, Problem, SessionError};
 use crate::header::{CURRENT_VERSION, SessionHeader};
 use crate::id::{EntryId, IdHasher};
-use crate::scan::{Parent, ScanError, Scanned, scan_entry, scan_line};
+use crate::scan::{Parent, ScanError, Scanned, scan_entry, scan_prefix};
 use crate::time::parse_iso_millis;
 
 const NONE: u32 = u32::MAX;
 
 /// How much of a file is read before its lines are indexed: small enough to stay in cache.
-const READ_BLOCK: u64 = 512 * 1024;
+const READ_BLOCK: usize = 256 * 1024;
+
+/// Blocks in flight between the reading thread and the indexer.
+const BLOCKS_IN_FLIGHT: usize = 4;
 
 /// Files from this size on are read on a second thread while being indexed.
-const OVERLAP_FROM: usize = 8 << 20;
+const OVERLAP_FROM: u64 = 8 << 20;
+
+/// Where the lines of the opened text are.
+#[derive(Debug, Clone)]
+enum Text {
+    /// All in memory (a tree parsed from bytes).
+    Memory(Vec<u8>),
+    /// In the file, read line by line when asked for.
+    File(Arc<File>),
+}
 
 #[derive(Debug, Clone)]
 struct Node {
@@ -52,9 +68,14 @@ struct LabelState {
 pub struct Tree {
     path: PathBuf,
     header: SessionHeader,
-    /// The file as read. Every line an entry was made from is UTF-8 (checked when indexed);
+    /// The text as opened. Every line an entry was made from is UTF-8 (checked when indexed);
     /// lines that were not are kept repaired in `repaired`.
-    text: Vec<u8>,
+    text: Text,
+    /// Its length: nodes starting from here are in `appended`.
+    text_len: usize,
+    /// Lines of a file-backed text read for [`EntryRef::raw_line`], by node index (empty for
+    /// in-memory text); only the lines asked for take memory.
+    line_cache: Vec<OnceLock<Box<str>>>,
     appended: String,
     /// Lossy copies (U+FFFD for bad bytes) of the entry lines that were not UTF-8, by node index.
     repaired: HashMap<u32, String>,
@@ -127,128 +148,31 @@ impl Tree {
     pub fn parse(path: &Path, bytes: Vec<u8>) -> Result<(Self, Vec<Diagnostic>), SessionError> {
         let mut builder = Builder::new(path, bytes.len());
         builder.feed(&bytes, 0, true)?;
-        builder.finish(bytes)
+        let ends_without_newline = !bytes.is_empty() && !bytes.ends_with(b"\n");
+        let len = bytes.len();
+        builder.finish(Text::Memory(bytes), len, ends_without_newline)
     }
 
-    /// Reads and indexes a session file from `reader` (`size_hint`: its expected length).
-    ///
-    /// Reads in blocks into one buffer sized up front and indexes each block's lines while they
-    /// are still in the CPU cache, instead of reading everything and then passing over it again.
-    pub(crate) fn read(
+    /// Indexes an open session file in one streaming pass; its lines stay in the file and are
+    /// read through `file` when asked for.
+    pub(crate) fn open_file(
         path: &Path,
-        reader: &mut (impl Read + Send),
-        size_hint: usize,
+        file: Arc<File>,
     ) -> Result<(Self, Vec<Diagnostic>), SessionError> {
-        if size_hint < OVERLAP_FROM {
-            return Self::read_in_blocks(path, reader, size_hint, READ_BLOCK);
-        }
-        Self::read_overlapped(path, reader, size_hint, READ_BLOCK as usize)
-    }
-
-    /// Reads a large file on a second thread while this one indexes the blocks already read.
-    ///
-    /// Reading a large file is mostly the kernel copying it and faulting in fresh pages, about as
-    /// long as indexing it; on two cores the two overlap. The buffer is allocated zeroed (fresh
-    /// pages, not written until read into) and split into blocks: the reader fills each block and
-    /// hands it over read-only, so the threads never share a block being written.
-    fn read_overlapped(
-        path: &Path,
-        reader: &mut (impl Read + Send),
-        size_hint: usize,
-        block: usize,
-    ) -> Result<(Self, Vec<Diagnostic>), SessionError> {
-        let mut bytes = vec![0u8; size_hint];
-        let mut builder = Builder::new(path, size_hint);
-        let mut filled = 0usize;
-        let outcome = std::thread::scope(|scope| {
-            let (sender, receiver) = std::sync::mpsc::sync_channel::<std::io::Result<&[u8]>>(8);
-            let blocks = bytes.chunks_mut(block);
-            let source = &mut *reader;
-            scope.spawn(move || {
-                for block in blocks {
-                    let capacity = block.len();
-                    let result = fill(source, &mut *block).map(move |length| {
-                        let block: &[u8] = block;
-                        &block[..length]
-                    });
-                    let last = !matches!(&result, Ok(read) if read.len() == capacity);
-                    // A closed channel means the indexer stopped: nothing more to do.
-                    if sender.send(result).is_err() || last {
-                        return;
-                    }
-                }
-            });
-            // The text from `carry_from` on that is not indexed yet: a line cut by a block
-            // boundary, completed from the next block.
-            let mut carry: Vec<u8> = Vec::new();
-            let mut carry_from = 0usize;
-            for result in receiver {
-                let read = result.map_err(|e| SessionError::io(path, e))?;
-                let base = filled;
-                filled += read.len();
-                let mut rest = read;
-                if !carry.is_empty() {
-                    let Some(newline) = memchr::memchr(b'\n', read) else {
-                        // A line longer than a block: indexed once its end has arrived.
-                        carry.extend_from_slice(read);
-                        continue;
-                    };
-                    carry.extend_from_slice(&read[..=newline]);
-                    builder.feed(&carry, carry_from, false)?;
-                    let indexed = builder
-                        .next_line
-                        .saturating_sub(carry_from)
-                        .min(carry.len());
-                    carry.drain(..indexed);
-                    carry_from += indexed;
-                    rest = &read[newline + 1..];
-                    if !carry.is_empty() {
-                        carry.extend_from_slice(rest);
-                        continue;
-                    }
-                }
-                let rest_base = base + (read.len() - rest.len());
-                builder.feed(rest, rest_base, false)?;
-                let indexed = builder.next_line.saturating_sub(rest_base).min(rest.len());
-                carry_from = rest_base + indexed;
-                carry.extend_from_slice(&rest[indexed..]);
-            }
-            Ok::<(), SessionError>(())
-        });
-        outcome?;
-        bytes.truncate(filled);
-        if filled == size_hint {
-            // The file may have grown since its size was read.
-            reader
-                .read_to_end(&mut bytes)
-                .map_err(|e| SessionError::io(path, e))?;
-        }
-        builder.feed(&bytes, 0, true)?;
-        builder.finish(bytes)
-    }
-
-    fn read_in_blocks(
-        path: &Path,
-        reader: &mut impl Read,
-        size_hint: usize,
-        block: u64,
-    ) -> Result<(Self, Vec<Diagnostic>), SessionError> {
-        // One byte over the expected size, so reaching the end needs no reallocation.
-        let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
-        let mut builder = Builder::new(path, size_hint);
-        loop {
-            let read = reader
-                .by_ref()
-                .take(block)
-                .read_to_end(&mut bytes)
-                .map_err(|e| SessionError::io(path, e))?;
-            if read == 0 {
-                break;
-            }
-            builder.feed(&bytes, 0, false)?;
-        }
-        builder.feed(&bytes, 0, true)?;
-        builder.finish(bytes)
+        let size = file.metadata().map_or(0, |m| m.len());
+        let mut reader: &File = &file;
+        let (builder, streamed) = if size < OVERLAP_FROM {
+            index_stream(path, &mut reader, size as usize, READ_BLOCK)?
+        } else if let Some(parts) = index_in_parts(path, &file, size) {
+            parts?
+        } else {
+            index_overlapped(path, &mut reader, size as usize, READ_BLOCK)?
+        };
+        builder.finish(
+            Text::File(file),
+            streamed.len,
+            streamed.ends_without_newline,
+        )
     }
 
     /// The file this tree was read from.
@@ -417,6 +341,11 @@ impl Tree {
         self.name.as_deref()
     }
 
+    /// How many bytes of the file were indexed when it was opened.
+    pub(crate) fn text_len(&self) -> usize {
+        self.text_len
+    }
+
     /// Whether the file's last byte is not a newline (the next append must start one).
     pub(crate) fn ends_without_newline(&self) -> bool {
         self.ends_without_newline
@@ -426,26 +355,86 @@ impl Tree {
         self.labels.get(id).map(|label| label.timestamp.as_str())
     }
 
+    /// The line of a node, kept once read (for [`EntryRef::raw_line`]); empty when the file
+    /// can no longer be read there.
     fn line_text(&self, index: u32) -> &str {
-        let node = &self.nodes[index as usize];
-        let end = node.start + node.len as usize;
-        if node.start < self.text.len() {
-            let line = self.text.get(node.start..end).unwrap_or_default();
-            match std::str::from_utf8(line) {
-                Ok(text) => text,
-                Err(_) => self.repaired.get(&index).map_or("", String::as_str),
-            }
-        } else {
-            let offset = self.text.len();
-            self.appended
-                .get(node.start - offset..end - offset)
-                .unwrap_or("")
+        if let Some(text) = self.line_in_memory(index) {
+            return text;
+        }
+        let Some(slot) = self.line_cache.get(index as usize) else {
+            return "";
+        };
+        if let Some(text) = slot.get() {
+            return text;
+        }
+        match self.read_line(index) {
+            Ok(text) => slot.get_or_init(|| text.into_boxed_str()),
+            Err(_) => "",
         }
     }
 
+    /// The line of a node without keeping it: borrowed when in memory, else read from the file.
+    fn line(&self, index: u32) -> Result<Cow<'_, str>, SessionError> {
+        if let Some(text) = self.line_in_memory(index) {
+            return Ok(Cow::Borrowed(text));
+        }
+        if let Some(text) = self.line_cache.get(index as usize).and_then(OnceLock::get) {
+            return Ok(Cow::Borrowed(text));
+        }
+        self.read_line(index).map(Cow::Owned)
+    }
+
+    /// The line when no file read is needed: appended, repaired, in-memory text, or `None`.
+    fn line_in_memory(&self, index: u32) -> Option<&str> {
+        let node = &self.nodes[index as usize];
+        let end = node.start + node.len as usize;
+        if node.start >= self.text_len {
+            let offset = self.text_len;
+            return Some(
+                self.appended
+                    .get(node.start - offset..end - offset)
+                    .unwrap_or(""),
+            );
+        }
+        if let Some(repaired) = self.repaired.get(&index) {
+            return Some(repaired);
+        }
+        match &self.text {
+            Text::Memory(bytes) => Some(
+                bytes
+                    .get(node.start..end)
+                    .and_then(|line| std::str::from_utf8(line).ok())
+                    .unwrap_or(""),
+            ),
+            Text::File(_) => None,
+        }
+    }
+
+    /// Reads a node's line from the file. The line was UTF-8 when indexed; a file changed on
+    /// disk since is an error, not a wrong entry.
+    fn read_line(&self, index: u32) -> Result<String, SessionError> {
+        let Text::File(file) = &self.text else {
+            return Ok(String::new());
+        };
+        let node = &self.nodes[index as usize];
+        let mut bytes = vec![0u8; node.len as usize];
+        read_exact_at(file, &mut bytes, node.start as u64)
+            .map_err(|e| SessionError::io(&self.path, e))?;
+        String::from_utf8(bytes).map_err(|_| {
+            SessionError::io(
+                &self.path,
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("line {} changed on disk since it was opened", node.line),
+                ),
+            )
+        })
+    }
+
     fn millis_of(&self, index: u32) -> Option<i64> {
-        let line = self.line_text(index);
-        let scanned = scan_entry(line.as_bytes()).ok()?;
+        let line = self.line(index).ok()?;
+        let bytes = line.as_bytes();
+        let scanned = scan_prefix(bytes).or_else(|| scan_entry(bytes).ok())?;
         scanned.timestamp.as_deref().and_then(parse_iso_millis)
     }
 
@@ -462,7 +451,8 @@ impl Tree {
 
     fn parse_node(&self, index: u32) -> Result<Entry, SessionError> {
         let node = &self.nodes[index as usize];
-        let line = self.line_text(index);
+        let line = self.line(index)?;
+        let line = line.as_ref();
         if self.version() >= CURRENT_VERSION {
             let tag = kind_tag(node.kind);
             return match tag {
@@ -491,8 +481,8 @@ impl Tree {
     /// The entry's JSON object after Pi's v1→v2→v3 migrations (ids, `firstKeptEntryId`, roles).
     fn migrated_map(&self, index: u32) -> Result<Map<String, Value>, SessionError> {
         let node = &self.nodes[index as usize];
-        let line = self.line_text(index);
-        let mut map: Map<String, Value> = serde_json::from_str(line)
+        let line = self.line(index)?;
+        let mut map: Map<String, Value> = serde_json::from_str(&line)
             .map_err(|e| self.invalid(index, kind_tag(node.kind).unwrap_or(""), e))?;
         let version = self.version();
         if version < 2 {
@@ -529,7 +519,7 @@ impl Tree {
     pub(crate) fn v3_line(&self, index: usize) -> Result<Cow<'_, str>, SessionError> {
         let node = &self.nodes[index];
         if self.version() >= CURRENT_VERSION {
-            return Ok(Cow::Borrowed(self.line_text(index as u32)));
+            return self.line(index as u32);
         }
         let map = self.migrated_map(index as u32)?;
         serde_json::to_string(&map)
@@ -543,7 +533,7 @@ impl Tree {
 
     /// Records a line just appended to the file: updates leaf, children, labels and name.
     pub(crate) fn push_appended(&mut self, line: String, entry: &Entry) {
-        let start = self.text.len() + self.appended.len();
+        let start = self.text_len + self.appended.len();
         self.appended.push_str(&line);
         let parent = entry
             .parent_id()
@@ -650,8 +640,11 @@ struct Builder {
     pending: Vec<(u32, EntryId)>,
     /// The last entry in file order that decides the leaf (an entry, or a `leaf` entry).
     leaf_decider: u32,
-    labels: HashMap<EntryId, LabelState>,
-    name: Option<String>,
+    /// Label changes in file order (target, label, timestamp), applied when finished so that
+    /// builders of consecutive parts of a file can be joined.
+    label_changes: Vec<(EntryId, Option<String>, String)>,
+    /// The name the last `session_info` gave (`Some(None)`: cleared), if any was seen.
+    name: Option<Option<String>>,
     diagnostics: Vec<Diagnostic>,
     ends_without_newline: bool,
     line_count: u32,
@@ -671,7 +664,7 @@ impl Builder {
             nodes: Vec::with_capacity(estimate),
             pending: Vec::new(),
             leaf_decider: NONE,
-            labels: HashMap::new(),
+            label_changes: Vec::new(),
             name: None,
             diagnostics: Vec::new(),
             ends_without_newline: false,
@@ -681,6 +674,54 @@ impl Builder {
             next_line: 0,
             repaired: HashMap::new(),
         }
+    }
+
+    /// A builder for the lines from `start` on of a file whose header is `header` (already
+    /// indexed by the builder of the part before).
+    fn for_part(path: &Path, header: &SessionHeader, start: usize, text_len: usize) -> Self {
+        let mut builder = Self::new(path, text_len);
+        builder.version = header.effective_version();
+        builder.header = Some(header.clone());
+        builder.next_line = start;
+        builder
+    }
+
+    /// Appends the builder of the next part of the file: its nodes, lines and diagnostics
+    /// follow this one's.
+    fn join(&mut self, next: Builder) {
+        let offset = self.nodes.len() as u32;
+        let lines = self.line_count;
+        self.nodes.extend(next.nodes.into_iter().map(|mut node| {
+            node.line += lines;
+            if node.parent != NONE {
+                node.parent += offset;
+            }
+            node
+        }));
+        self.pending.extend(
+            next.pending
+                .into_iter()
+                .map(|(child, parent)| (child + offset, parent)),
+        );
+        if next.leaf_decider != NONE {
+            self.leaf_decider = next.leaf_decider + offset;
+        }
+        self.label_changes.extend(next.label_changes);
+        if next.name.is_some() {
+            self.name = next.name;
+        }
+        self.diagnostics
+            .extend(next.diagnostics.into_iter().map(|mut diagnostic| {
+                diagnostic.line += lines as usize;
+                diagnostic
+            }));
+        self.repaired.extend(
+            next.repaired
+                .into_iter()
+                .map(|(index, text)| (index + offset, text)),
+        );
+        self.line_count += next.line_count;
+        self.next_line = next.next_line;
     }
 
     fn diagnose(&mut self, line: usize, problem: Problem) {
@@ -714,23 +755,26 @@ impl Builder {
                 }
                 return Ok(());
             }
-            // The scan finds the end of a well-formed line itself; a damaged one is cut at its
-            // newline.
+            // Lines end at newlines (JSON strings cannot hold a raw one). The tree fields come
+            // from the line's first keys where it is laid out as Pi and strata write it, else
+            // from a full structural scan.
             let rest = &bytes[start..];
-            let (end, scanned) = match scan_line(rest) {
-                Ok((scanned, length)) if length < rest.len() || at_end => {
-                    (start + length, Ok(scanned))
-                }
-                Ok(_) => return Ok(()),
-                Err(error) => match memchr::memchr(b'\n', rest) {
-                    Some(length) => (start + length, Err(error)),
-                    None if at_end => (bytes.len(), Err(error)),
-                    None => return Ok(()),
-                },
+            let end = match memchr::memchr(b'\n', rest) {
+                Some(length) => start + length,
+                None if at_end => bytes.len(),
+                None => return Ok(()),
+            };
+            let line = &bytes[start..end];
+            // One pass over the line's bytes, not a parse: a line cut short after an inner `}`
+            // (a torn write, then more lines) has more brackets opened than closed. A line
+            // whose strings hold unbalanced brackets just takes the full scan.
+            let (balanced, ascii) = bracket_balance_and_ascii(line);
+            let scanned = match scan_prefix(line).filter(|_| balanced) {
+                Some(scanned) => Ok(scanned),
+                None => scan_entry(line),
             };
             self.line_count += 1;
             self.next_line = base + end + 1;
-            let line = &bytes[start..end];
             let unterminated = end == bytes.len();
             let start = base + start;
             if self.header.is_none() {
@@ -748,13 +792,14 @@ impl Builder {
                         return Err(SessionError::MissingHeader {
                             path: self.path.clone(),
                             line: self.line_count as usize,
+                            reason: SessionHeader::problem(&String::from_utf8_lossy(line)),
                         });
                     }
                 }
             }
             let line_no = self.line_count as usize;
             // Checked here, while the line is in cache; almost every line is plain ASCII.
-            if line.is_ascii() || std::str::from_utf8(line).is_ok() {
+            if ascii || std::str::from_utf8(line).is_ok() {
                 self.entry_line(line, start, line_no, unterminated, scanned);
             } else {
                 self.diagnose(line_no, Problem::InvalidUtf8);
@@ -883,12 +928,11 @@ impl Builder {
                 if let Ok(fields) = serde_json::from_slice::<LabelFields>(line)
                     && let Some(target) = fields.target_id
                 {
-                    apply_label(
-                        &mut self.labels,
+                    self.label_changes.push((
                         EntryId::from(target),
-                        fields.label.as_deref(),
-                        &fields.timestamp,
-                    );
+                        fields.label,
+                        fields.timestamp,
+                    ));
                 }
             }
             EntryKind::SessionInfo => {
@@ -897,7 +941,7 @@ impl Builder {
                     name: Option<String>,
                 }
                 if let Ok(fields) = serde_json::from_slice::<InfoFields>(line) {
-                    self.name = clean_name(fields.name.as_deref());
+                    self.name = Some(clean_name(fields.name.as_deref()));
                 }
             }
             _ => {}
@@ -1007,14 +1051,24 @@ impl Builder {
         }
     }
 
-    fn finish(mut self, bytes: Vec<u8>) -> Result<(Tree, Vec<Diagnostic>), SessionError> {
+    fn finish(
+        mut self,
+        text: Text,
+        text_len: usize,
+        ends_without_newline: bool,
+    ) -> Result<(Tree, Vec<Diagnostic>), SessionError> {
         let Some(header) = self.header.take() else {
             return Err(SessionError::MissingHeader {
                 path: self.path.clone(),
                 line: (self.line_count as usize).max(1),
+                reason: "the file has no `session` header line".to_owned(),
             });
         };
-        self.ends_without_newline = !bytes.is_empty() && !bytes.ends_with(b"\n");
+        self.ends_without_newline = ends_without_newline;
+        let mut labels = HashMap::new();
+        for (target, label, timestamp) in std::mem::take(&mut self.label_changes) {
+            apply_label(&mut labels, target, label.as_deref(), &timestamp);
+        }
         let by_id = self.index_ids();
         let leaf = self.resolve_leaf();
         for index in 0..self.nodes.len() as u32 {
@@ -1025,14 +1079,21 @@ impl Builder {
         let tree = Tree {
             path: self.path,
             header,
-            text: bytes,
+            line_cache: match &text {
+                Text::File(_) => std::iter::repeat_with(OnceLock::new)
+                    .take(self.nodes.len())
+                    .collect(),
+                Text::Memory(_) => Vec::new(),
+            },
+            text,
+            text_len,
             appended: String::new(),
             repaired: self.repaired,
             nodes: self.nodes,
             by_id,
             leaf,
-            labels: self.labels,
-            name: self.name,
+            labels,
+            name: self.name.flatten(),
             ends_without_newline: self.ends_without_newline,
             line_count: self.line_count,
         };
@@ -1114,6 +1175,396 @@ impl IdIndex {
     }
 }
 
+/// Whether `{`/`[` and `}`/`]` are equally many in `line` (strings included), and whether it is
+/// all ASCII. Written as fixed-size chunks with small counters so that it compiles to vector
+/// code: it is the one pass every byte of a file gets at open.
+fn bracket_balance_and_ascii(line: &[u8]) -> (bool, bool) {
+    const CHUNK: usize = 64;
+    let mut depth: i64 = 0;
+    let mut high = 0u8;
+    let mut chunks = line.chunks_exact(CHUNK);
+    for chunk in chunks.by_ref() {
+        let mut opened = 0u8;
+        let mut closed = 0u8;
+        for &byte in chunk {
+            opened += u8::from(byte == b'{') + u8::from(byte == b'[');
+            closed += u8::from(byte == b'}') + u8::from(byte == b']');
+            high |= byte;
+        }
+        depth += i64::from(opened) - i64::from(closed);
+    }
+    for &byte in chunks.remainder() {
+        depth += i64::from(u8::from(byte == b'{') + u8::from(byte == b'['));
+        depth -= i64::from(u8::from(byte == b'}') + u8::from(byte == b']'));
+        high |= byte;
+    }
+    (depth == 0, high < 0x80)
+}
+
+/// What a streaming pass learned about the text besides its lines.
+struct Streamed {
+    len: usize,
+    ends_without_newline: bool,
+}
+
+/// Feeds blocks of a text to a [`Builder`], carrying a line cut by a block's end over to the
+/// next block: only that line is copied, never the whole text.
+struct Stream {
+    builder: Builder,
+    /// The text from `carry_from` on that is not indexed yet.
+    carry: Vec<u8>,
+    carry_from: usize,
+    len: usize,
+    last_byte: Option<u8>,
+}
+
+impl Stream {
+    fn new(builder: Builder) -> Self {
+        let start = builder.next_line;
+        Self {
+            builder,
+            carry: Vec::new(),
+            carry_from: start,
+            len: start,
+            last_byte: None,
+        }
+    }
+
+    fn push(&mut self, block: &[u8]) -> Result<(), SessionError> {
+        if block.is_empty() {
+            return Ok(());
+        }
+        let base = self.len;
+        self.len += block.len();
+        self.last_byte = block.last().copied();
+        let mut rest = block;
+        if !self.carry.is_empty() {
+            let Some(newline) = memchr::memchr(b'\n', block) else {
+                // A line longer than a block: indexed once its end has arrived.
+                self.carry.extend_from_slice(block);
+                return Ok(());
+            };
+            self.carry.extend_from_slice(&block[..=newline]);
+            self.builder.feed(&self.carry, self.carry_from, false)?;
+            let indexed = self
+                .builder
+                .next_line
+                .saturating_sub(self.carry_from)
+                .min(self.carry.len());
+            self.carry.drain(..indexed);
+            self.carry_from += indexed;
+            rest = &block[newline + 1..];
+            if !self.carry.is_empty() {
+                self.carry.extend_from_slice(rest);
+                return Ok(());
+            }
+        }
+        let rest_base = base + (block.len() - rest.len());
+        self.builder.feed(rest, rest_base, false)?;
+        let indexed = self
+            .builder
+            .next_line
+            .saturating_sub(rest_base)
+            .min(rest.len());
+        self.carry_from = rest_base + indexed;
+        self.carry.extend_from_slice(&rest[indexed..]);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(Builder, Streamed), SessionError> {
+        self.builder.feed(&self.carry, self.carry_from, true)?;
+        let streamed = Streamed {
+            len: self.len,
+            ends_without_newline: self.last_byte.is_some_and(|byte| byte != b'\n'),
+        };
+        Ok((self.builder, streamed))
+    }
+}
+
+/// Indexes `reader` block by block on this thread.
+fn index_stream(
+    path: &Path,
+    reader: &mut impl Read,
+    size_hint: usize,
+    block: usize,
+) -> Result<(Builder, Streamed), SessionError> {
+    index_part(Builder::new(path, size_hint), path, reader, block)
+}
+
+/// Feeds what `reader` yields to `builder`, which starts at the reader's first byte.
+fn index_part(
+    builder: Builder,
+    path: &Path,
+    reader: &mut impl Read,
+    block: usize,
+) -> Result<(Builder, Streamed), SessionError> {
+    let mut stream = Stream::new(builder);
+    let mut buffer = vec![0u8; block.max(1)];
+    loop {
+        let read = fill(reader, &mut buffer).map_err(|e| SessionError::io(path, e))?;
+        if read == 0 {
+            break;
+        }
+        stream.push(&buffer[..read])?;
+    }
+    stream.finish()
+}
+
+/// Indexes `reader` while a second thread reads ahead into a few recycled blocks.
+///
+/// Reading a large file is mostly the kernel copying it, about as long as indexing it; on two
+/// cores the two overlap. Memory stays at a few blocks whatever the file's size.
+fn index_overlapped(
+    path: &Path,
+    reader: &mut (impl Read + Send),
+    size_hint: usize,
+    block: usize,
+) -> Result<(Builder, Streamed), SessionError> {
+    let block = block.max(1);
+    let mut stream = Stream::new(Builder::new(path, size_hint));
+    std::thread::scope(|scope| {
+        let (full, filled) =
+            std::sync::mpsc::sync_channel::<std::io::Result<Vec<u8>>>(BLOCKS_IN_FLIGHT);
+        let (recycle, recycled) = std::sync::mpsc::channel::<Vec<u8>>();
+        let source = &mut *reader;
+        scope.spawn(move || {
+            let mut fresh = BLOCKS_IN_FLIGHT + 1;
+            loop {
+                let mut buffer = match recycled.try_recv() {
+                    Ok(buffer) => buffer,
+                    Err(_) if fresh > 0 => {
+                        fresh -= 1;
+                        vec![0u8; block]
+                    }
+                    // Wait for the indexer to hand one back; it hung up: nothing more to do.
+                    Err(_) => match recycled.recv() {
+                        Ok(buffer) => buffer,
+                        Err(_) => return,
+                    },
+                };
+                buffer.resize(block, 0);
+                let result = fill(source, &mut buffer).map(|read| {
+                    buffer.truncate(read);
+                    buffer
+                });
+                let last = !matches!(&result, Ok(buffer) if !buffer.is_empty());
+                if full.send(result).is_err() || last {
+                    return;
+                }
+            }
+        });
+        for result in filled {
+            let buffer = result.map_err(|e| SessionError::io(path, e))?;
+            if buffer.is_empty() {
+                break;
+            }
+            stream.push(&buffer)?;
+            // The reader may have finished already: then the block is simply dropped.
+            let _ = recycle.send(buffer);
+        }
+        Ok::<(), SessionError>(())
+    })?;
+    stream.finish()
+}
+
+/// The most parts a file is cut into for indexing on several threads.
+const MAX_PARTS: usize = 8;
+
+/// Parts smaller than this are not worth a thread.
+const MIN_PART: u64 = 8 << 20;
+
+/// Indexes a large file in parts on several threads, each reading its own byte range; `None`
+/// when the file does not lend itself (one processor, no header where expected, a legacy
+/// version whose ids come from line positions), for the caller to index it in one stream.
+fn index_in_parts(
+    path: &Path,
+    file: &File,
+    size: u64,
+) -> Option<Result<(Builder, Streamed), SessionError>> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let parts = threads.min(MAX_PARTS).min((size / MIN_PART) as usize);
+    if parts < 2 {
+        return None;
+    }
+    index_split(path, file, size, parts)
+}
+
+/// [`index_in_parts`] with the number of parts given.
+fn index_split(
+    path: &Path,
+    file: &File,
+    size: u64,
+    parts: usize,
+) -> Option<Result<(Builder, Streamed), SessionError>> {
+    let (header, _) = header_of(file)?;
+    if header.effective_version() < 2 {
+        return None;
+    }
+    // Each part starts after a newline, so that no line is cut between two parts.
+    let mut starts = vec![0u64];
+    for part in 1..parts {
+        let guess = size / parts as u64 * part as u64;
+        let start = line_start_after(file, guess.max(starts[starts.len() - 1]))?;
+        if start < size {
+            starts.push(start);
+        }
+    }
+    let mut ends: Vec<Option<u64>> = starts.iter().skip(1).map(|&start| Some(start)).collect();
+    // The last part reads to the end, wherever it is by then.
+    ends.push(None);
+    let outcome = std::thread::scope(|scope| {
+        let workers: Vec<_> = starts
+            .iter()
+            .zip(&ends)
+            .skip(1)
+            .map(|(&start, &end)| {
+                let header = &header;
+                scope.spawn(move || {
+                    let text_len = end.unwrap_or(size).saturating_sub(start) as usize;
+                    let builder = Builder::for_part(path, header, start as usize, text_len);
+                    let mut reader = RangeReader {
+                        file,
+                        position: start,
+                        end,
+                    };
+                    index_part(builder, path, &mut reader, READ_BLOCK)
+                })
+            })
+            .collect();
+        let mut reader = RangeReader {
+            file,
+            position: 0,
+            end: ends[0],
+        };
+        let first = index_part(
+            Builder::new(path, starts.get(1).copied().unwrap_or(size) as usize),
+            path,
+            &mut reader,
+            READ_BLOCK,
+        );
+        let rest: Vec<_> = workers
+            .into_iter()
+            .map(|worker| {
+                worker.join().unwrap_or_else(|_| {
+                    Err(SessionError::io(
+                        path,
+                        std::io::Error::other("an indexing thread panicked"),
+                    ))
+                })
+            })
+            .collect();
+        (first, rest)
+    });
+    let (first, rest) = outcome;
+    Some((|| {
+        let (mut builder, mut streamed) = first?;
+        for part in rest {
+            let (next, next_streamed) = part?;
+            builder.join(next);
+            streamed = next_streamed;
+        }
+        Ok((builder, streamed))
+    })())
+}
+
+/// The header of a file and where the line after it starts, from its first megabyte.
+fn header_of(file: &File) -> Option<(SessionHeader, u64)> {
+    let mut prefix = vec![0u8; 1 << 20];
+    let read = read_at_most(file, &mut prefix, 0).ok()?;
+    let prefix = &prefix[..read];
+    let mut start = 0;
+    loop {
+        let end = start + memchr::memchr(b'\n', &prefix[start..])?;
+        let line = &prefix[start..end];
+        if !line.iter().all(|byte| matches!(byte, b' ' | b'\t' | b'\r')) {
+            let header = SessionHeader::parse(std::str::from_utf8(line).ok()?)?;
+            return Some((header, end as u64 + 1));
+        }
+        start = end + 1;
+    }
+}
+
+/// The offset just after the first newline at or after `from` (within the next megabyte).
+fn line_start_after(file: &File, from: u64) -> Option<u64> {
+    let mut window = vec![0u8; 1 << 20];
+    let read = read_at_most(file, &mut window, from).ok()?;
+    memchr::memchr(b'\n', &window[..read]).map(|at| from + at as u64 + 1)
+}
+
+/// A byte range of a file read with positioned reads, so that threads share the handle.
+struct RangeReader<'a> {
+    file: &'a File,
+    position: u64,
+    /// Exclusive; `None`: to the end of the file.
+    end: Option<u64>,
+}
+
+impl Read for RangeReader<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let want = match self.end {
+            Some(end) => buffer.len().min(end.saturating_sub(self.position) as usize),
+            None => buffer.len(),
+        };
+        if want == 0 {
+            return Ok(0);
+        }
+        let read = read_some_at(self.file, &mut buffer[..want], self.position)?;
+        self.position += read as u64;
+        Ok(read)
+    }
+}
+
+/// Reads at `offset` until `buffer` is full or the file ends; returns how much was read.
+fn read_at_most(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buffer.len() {
+        match read_some_at(file, &mut buffer[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(read) => done += read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(done)
+}
+
+/// One positioned read.
+fn read_some_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_at(buffer, offset)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        file.seek_read(buffer, offset)
+    }
+}
+
+/// Reads exactly `buffer.len()` bytes at `offset` without moving the file's position.
+fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(buffer, offset)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        let mut done = 0;
+        while done < buffer.len() {
+            match file.seek_read(&mut buffer[done..], offset + done as u64) {
+                Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                Ok(read) => done += read,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Reads until `block` is full or the input ends; returns how much was read.
 fn fill(reader: &mut impl Read, block: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
@@ -1188,6 +1639,28 @@ mod tests {
         out
     }
 
+    /// Streams `bytes` through the indexer in blocks, the text then served from memory.
+    fn streamed(
+        bytes: &[u8],
+        hint: usize,
+        block: usize,
+        overlapped: bool,
+    ) -> Result<(Tree, Vec<Diagnostic>), SessionError> {
+        let path = Path::new("awkward.jsonl");
+        let mut reader = bytes;
+        let (builder, streamed) = if overlapped {
+            index_overlapped(path, &mut reader, hint, block)?
+        } else {
+            index_stream(path, &mut reader, hint, block)?
+        };
+        assert_eq!(streamed.len, bytes.len());
+        builder.finish(
+            Text::Memory(bytes.to_vec()),
+            streamed.len,
+            streamed.ends_without_newline,
+        )
+    }
+
     #[test]
     fn reading_in_any_block_size_indexes_like_one_buffer() {
         let bytes = awkward_file();
@@ -1196,8 +1669,7 @@ mod tests {
         let expected = summary(&tree, &diagnostics);
         assert_eq!(tree.len(), 4, "{expected:#?}");
         for block in [1, 2, 3, 7, 64, 100, 4096] {
-            let (read, read_diagnostics) =
-                Tree::read_in_blocks(path, &mut bytes.as_slice(), 0, block).unwrap();
+            let (read, read_diagnostics) = streamed(&bytes, 0, block, false).unwrap();
             assert_eq!(summary(&read, &read_diagnostics), expected, "block {block}");
         }
     }
@@ -1217,15 +1689,65 @@ mod tests {
         for block in [1, 2, 3, 7, 64, 100, 4096] {
             // The size read first may be stale: the file grew, or shrank, since.
             for hint in [0, 1, len / 2, len - 1, len, len + 100] {
-                let (read, read_diagnostics) =
-                    Tree::read_overlapped(path, &mut bytes.as_slice(), hint, block).unwrap();
+                let (read, read_diagnostics) = streamed(&bytes, hint, block, true).unwrap();
                 assert_eq!(
                     summary(&read, &read_diagnostics),
                     expected,
                     "block {block}, size hint {hint}"
                 );
-                assert_eq!(read.text.len(), len);
+                assert_eq!(read.text_len(), len);
             }
+        }
+    }
+
+    #[test]
+    fn indexing_in_parts_on_threads_indexes_like_one_buffer() {
+        let mut bytes = awkward_file();
+        // Labels and names set and cleared in different parts; a parent in an earlier part.
+        let label = |id: &str, parent: &str, target: &str, text: &str| {
+            format!(
+                r#"{{"type":"label","id":"{id}","parentId":"{parent}","timestamp":"2026-01-15T10:00:02.000Z","targetId":"{target}","label":{text}}}"#
+            )
+        };
+        let at = bytes.len() - br#"{"type":"message","id":"f6","parentId":"e5","mess"#.len();
+        let mut middle = String::new();
+        for (n, text) in ["\"one\"", "null", "\"two\""].iter().enumerate() {
+            let parent = if n == 0 {
+                "e5".to_owned()
+            } else {
+                format!("l{}", n - 1)
+            };
+            middle.push_str(&label(&format!("l{n}"), &parent, "a1", text));
+            middle.push('\n');
+            middle.push_str(&message(&format!("m{n}"), &format!("\"l{n}\""), "filler"));
+            middle.push('\n');
+        }
+        middle.push_str(r#"{"type":"session_info","id":"n1","parentId":"m2","timestamp":"2026-01-15T10:00:03.000Z","name":" named "}"#);
+        middle.push('\n');
+        bytes.splice(at..at, middle.into_bytes());
+        let path = Path::new("awkward.jsonl");
+        let (tree, diagnostics) = Tree::parse(path, bytes.clone()).unwrap();
+        let expected = summary(&tree, &diagnostics);
+        assert_eq!(tree.label_of("a1"), Some("two"));
+        assert_eq!(tree.name(), Some("named"));
+        let dir = tempfile::tempdir().unwrap();
+        let file_path = dir.path().join("awkward.jsonl");
+        std::fs::write(&file_path, &bytes).unwrap();
+        let file = File::open(&file_path).unwrap();
+        for parts in 2..=7 {
+            let (builder, streamed) = index_split(path, &file, bytes.len() as u64, parts)
+                .unwrap()
+                .unwrap();
+            let (read, read_diagnostics) = builder
+                .finish(
+                    Text::Memory(bytes.clone()),
+                    streamed.len,
+                    streamed.ends_without_newline,
+                )
+                .unwrap();
+            assert_eq!(summary(&read, &read_diagnostics), expected, "{parts} parts");
+            assert_eq!(read.label_of("a1"), Some("two"));
+            assert_eq!(read.name(), Some("named"));
         }
     }
 
@@ -1243,13 +1765,13 @@ mod tests {
                 Ok(n)
             }
         }
-        let error = Tree::read_overlapped(Path::new("f.jsonl"), &mut Failing(100), 1000, 16)
+        let error = index_overlapped(Path::new("f.jsonl"), &mut Failing(100), 1000, 16)
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(error.contains("disk gone"), "{error}");
         // A file with no header stops the indexer; the reading thread stops with it.
-        let error = Tree::read_overlapped(
+        let error = index_overlapped(
             Path::new("f.jsonl"),
             &mut b"not a header\n".repeat(1000).as_slice(),
             13_000,

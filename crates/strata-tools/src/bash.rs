@@ -156,11 +156,16 @@ impl GroupKiller {
         if let Some(pgid) = self.pgid.take() {
             // ESRCH (the group is already gone) is the outcome we want anyway.
             let _ = killpg(pgid, Signal::SIGKILL);
+            crate::processes::forget_group_if_gone(pgid.as_raw());
         }
     }
 
+    /// The shell exited: its group stays registered while background jobs live in it, so
+    /// that they die when strata exits.
     fn disarm(&mut self) {
-        self.pgid = None;
+        if let Some(pgid) = self.pgid.take() {
+            crate::processes::forget_group_if_gone(pgid.as_raw());
+        }
     }
 }
 
@@ -197,6 +202,7 @@ async fn run(
         .stderr(Stdio::from(writer_err))
         .process_group(0)
         .kill_on_drop(true);
+    ctx.environment.apply(&mut command);
     let mut child = command.spawn()?;
     // Our copies of the write end must close, or the reader never sees end-of-file.
     drop(command);
@@ -206,10 +212,18 @@ async fn run(
             .and_then(|id| i32::try_from(id).ok())
             .map(Pid::from_raw),
     };
+    if let Some(pgid) = killer.pgid {
+        crate::processes::register_group(pgid.as_raw());
+    }
     let mut pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
 
     let limits = &ctx.limits;
-    let mut sink = OutputSink::new(limits.max_lines, limits.max_bytes, &ctx.temp_dir);
+    let mut sink = OutputSink::new(
+        limits.max_lines,
+        limits.max_bytes,
+        limits.max_output_file_bytes,
+        &ctx.temp_dir,
+    );
     let timeout = match requested_timeout {
         Some(seconds) if seconds > 0.0 => Some(seconds.min(1e9)),
         Some(_) => None,
@@ -253,7 +267,7 @@ async fn run(
         }
     };
     if matches!(ending, Ending::Exited(_)) {
-        // Background jobs may outlive the shell; they are the user's to keep.
+        // Background jobs may outlive the shell, until strata exits.
         killer.disarm();
     } else {
         // Reap the killed shell so that it does not linger as a zombie.
@@ -323,6 +337,12 @@ fn finish(sink: &OutputSink, ending: Ending) -> ToolOutput {
             (true, Some("Command aborted".to_owned()))
         }
     };
+    if let Some(kept) = sink.file_capped() {
+        text.push_str(&format!(
+            "\n\n[The full-output file holds the first {} only (its size limit)]",
+            format_size(kept)
+        ));
+    }
     if let Some(error) = sink.file_error() {
         text.push_str(&format!("\n\n[Could not save the full output: {error}]"));
     }
@@ -367,7 +387,7 @@ fn format_output(sink: &OutputSink, snapshot: &Snapshot) -> String {
         format!(
             "[Showing last {} of line {end} (line is {}). Full output: {full}]",
             format_size(cut.output_bytes as u64),
-            format_size(sink.last_line_bytes() as u64)
+            format_size(sink.last_line_bytes())
         )
     } else if cut.truncated_by == Some(TruncatedBy::Lines) {
         format!("[Showing lines {start}-{end} of {end}. Full output: {full}]")

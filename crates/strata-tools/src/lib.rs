@@ -25,11 +25,13 @@ mod atomic;
 mod bash;
 mod diff;
 mod edit;
+mod environment;
 mod find;
 mod grep;
 mod ls;
 mod output;
 mod path;
+pub mod processes;
 mod read;
 mod scan;
 mod set;
@@ -43,6 +45,7 @@ pub use access::{Access, canonical_path};
 pub use bash::BashTool;
 pub use diff::unified_diff;
 pub use edit::EditTool;
+pub use environment::ToolEnvironment;
 pub use find::FindTool;
 pub use grep::GrepTool;
 pub use ls::LsTool;
@@ -52,7 +55,7 @@ pub use set::{ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES, ToolSet, builtin, run_batch};
 pub use source::ToolSource;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    ABORTED_MESSAGE, Tool, ToolCall, ToolContent, ToolContext, ToolDefinition, ToolLimits,
-    ToolOutput, UpdateSender,
+    ABORTED_MESSAGE, DEFAULT_BASH_TIMEOUT, DEFAULT_MAX_OUTPUT_FILE_BYTES, Tool, ToolCall,
+    ToolContent, ToolContext, ToolDefinition, ToolLimits, ToolOutput, ToolSettings, UpdateSender,
 };
 pub use write::WriteTool;

@@ -8,6 +8,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::access::Access;
+use crate::environment::ToolEnvironment;
 
 /// One call of a tool, as the model asked for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -116,6 +117,13 @@ impl ToolOutput {
 /// The text every tool returns when the call was cancelled.
 pub const ABORTED_MESSAGE: &str = "Operation aborted";
 
+/// Default timeout of a bash command whose call gives none (10 minutes): a command that
+/// hangs (a prompt waiting for input, a server in the foreground) cannot hold a run forever.
+pub const DEFAULT_BASH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Default most bytes of one full-output file (64 MiB).
+pub const DEFAULT_MAX_OUTPUT_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Limits that bound what a tool reads and returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolLimits {
@@ -128,8 +136,11 @@ pub struct ToolLimits {
     /// Longest grep match line shown, in characters.
     pub grep_max_line_chars: usize,
     /// Timeout for bash commands whose call gives none; `None` lets them run until done or
-    /// cancelled (Pi's behaviour).
+    /// cancelled (Pi's behaviour). Default: [`DEFAULT_BASH_TIMEOUT`].
     pub bash_default_timeout: Option<std::time::Duration>,
+    /// Most bytes bash saves to a truncated command's full-output file; later output is
+    /// counted but not kept, so a runaway command cannot fill the disk.
+    pub max_output_file_bytes: u64,
 }
 
 impl Default for ToolLimits {
@@ -140,7 +151,8 @@ impl Default for ToolLimits {
             // Anthropic rejects images over 5 MB; base64 adds a third, so stay below.
             max_image_bytes: 3_750_000,
             grep_max_line_chars: 500,
-            bash_default_timeout: None,
+            bash_default_timeout: Some(DEFAULT_BASH_TIMEOUT),
+            max_output_file_bytes: DEFAULT_MAX_OUTPUT_FILE_BYTES,
         }
     }
 }
@@ -156,6 +168,8 @@ pub struct ToolContext {
     pub temp_dir: PathBuf,
     /// Output limits.
     pub limits: ToolLimits,
+    /// Which environment variables tool processes inherit (credentials are dropped).
+    pub environment: ToolEnvironment,
 }
 
 impl ToolContext {
@@ -166,7 +180,34 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             temp_dir: std::env::temp_dir(),
             limits: ToolLimits::default(),
+            environment: ToolEnvironment::default(),
         }
+    }
+}
+
+/// How tool calls run, set once per agent: limits, the environment policy and where temp
+/// files go; each call's [`ToolContext`] is made from it.
+#[derive(Debug, Clone, Default)]
+pub struct ToolSettings {
+    /// Output limits and the default bash timeout.
+    pub limits: ToolLimits,
+    /// Which environment variables tool processes inherit.
+    pub environment: ToolEnvironment,
+    /// Where bash keeps full-output files (`None`: the system temp dir); a front end gives
+    /// a directory it removes on exit.
+    pub temp_dir: Option<PathBuf>,
+}
+
+impl ToolSettings {
+    /// A context for one batch of calls in `cwd`, with a fresh cancellation token.
+    pub fn context(&self, cwd: impl Into<PathBuf>) -> ToolContext {
+        let mut ctx = ToolContext::new(cwd);
+        ctx.limits = self.limits.clone();
+        ctx.environment = self.environment.clone();
+        if let Some(dir) = &self.temp_dir {
+            ctx.temp_dir = dir.clone();
+        }
+        ctx
     }
 }
 

@@ -16,11 +16,11 @@ use strata_session::{EntryId, Session, WriteOptions};
 use crate::bench::ideal::{BodyShape, IdealCache};
 use crate::bench::model::{CacheModel, endpoint};
 use crate::bench::run::{
-    MissCause, RequestKind, RequestRow, Run, TakenRecords, floor_cost, record_cost,
+    MissCause, RequestKind, RequestRow, Run, TakenRecords, floor_cost, record_bill,
 };
 use crate::bench::strategy::Strategy;
 use crate::bench::tools::tool_set;
-use crate::bench::workload::{BUILTIN_TOOLS, Workload};
+use crate::bench::workload::{BUILTIN_TOOLS, Workload, note_failure};
 
 /// Text only the summary requests carry (strata's and Pi's summary instructions).
 const SUMMARY_MARKERS: [&str; 3] = [
@@ -154,14 +154,17 @@ async fn play(
         compaction: strategy.compaction(&base),
         summary_model: None,
         cache: strategy.cache(cache_model),
+        tool_settings: strata_tools::ToolSettings::default(),
     };
+    let session_path = home.path().join("session.jsonl");
     let mut agent = Agent::new(
         session,
         endpoint.provider.clone(),
         tool_set(&builtins, &bench_tools),
-        config,
+        config.clone(),
     );
     let mut events = agent.subscribe();
+    let mut restarts = Vec::new();
 
     let start_ms = server.requests().first().map_or(0, |r| r.at_ms);
     let mut collector = Collector {
@@ -170,6 +173,7 @@ async fn play(
         namespaces: HashSet::new(),
         start_ms,
         prices,
+        scripted_turns: workload.scripted_requests(),
     };
     let mut leaves: Vec<Option<EntryId>> = Vec::new();
     let mut completed = 0;
@@ -198,6 +202,22 @@ async fn play(
                 std::fs::write(&path, text)
                     .with_context(|| format!("writing {}", path.display()))?;
             }
+            if event.restart {
+                // The harness exits and is started again on the same session file, as a user
+                // resumes it: a new agent, nothing carried over but the file.
+                drop(agent);
+                let session = Session::open_writable(&session_path, WriteOptions::default())
+                    .context("reopening the session")?
+                    .session;
+                agent = Agent::new(
+                    session,
+                    endpoint.provider.clone(),
+                    tool_set(&builtins, &bench_tools),
+                    config.clone(),
+                );
+                events = agent.subscribe();
+                restarts.push(collector.rows.len() + 1);
+            }
             if let Some(back) = event.branch_back_tasks {
                 let Some(target) = leaves.len().checked_sub(back).and_then(|i| leaves.get(i))
                 else {
@@ -220,8 +240,12 @@ async fn play(
             .prompt(task.prompt.clone())
             .await
             .with_context(|| format!("{}: task {}", workload.spec.name, task.index + 1))?;
-        if summary.reason == "stop" && summary.final_text == task.final_text {
+        let note = note_failure(cwd.path(), task);
+        if summary.reason == "stop" && summary.final_text == task.final_text && note.is_none() {
             completed += 1;
+        }
+        if let Some(why) = note {
+            eprintln!("{}: task {}: {why}", workload.spec.name, task.index + 1);
         }
         drain(&mut events, &mut reported, &mut compactions);
         collector.take(&server, &mut ideal, None)?;
@@ -246,6 +270,7 @@ async fn play(
         tasks_completed: completed,
         tasks_total: workload.tasks.len(),
         compactions,
+        restarts,
     };
     Ok((run, reported))
 }
@@ -311,6 +336,8 @@ struct Collector {
     namespaces: HashSet<Option<String>>,
     start_ms: u64,
     prices: strata_provider::Prices,
+    /// Turns in the scenario.
+    scripted_turns: usize,
 }
 
 impl Collector {
@@ -357,7 +384,8 @@ impl Collector {
             });
             let first = self.namespaces.insert(record.cache_key.clone()) || self.rows.is_empty();
             let cause = MissCause::of(first, &record, &cache);
-            let cost = record_cost(&cache, record.output_tokens, &self.prices);
+            let bill = record_bill(&cache, record.output_tokens, &self.prices);
+            let cost = bill.total();
             let floor_cost = floor_cost(&cache, new_tokens, record.output_tokens, &self.prices);
             self.rows.push(RequestRow {
                 seq: self.rows.len() + 1,
@@ -372,6 +400,9 @@ impl Collector {
                 floor_cost,
                 new_tokens,
                 cause,
+                bill,
+                // A recall turn's fetch is numbered past the script's turns.
+                refetch: record.turn.is_some_and(|turn| turn >= self.scripted_turns),
             });
         }
         Ok(())

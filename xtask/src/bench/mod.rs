@@ -12,6 +12,7 @@
 
 pub mod chart;
 pub mod driver;
+pub mod forgetting;
 pub mod ideal;
 pub mod model;
 pub mod peers;
@@ -147,8 +148,13 @@ impl Options {
 /// The strategies run on `workload`.
 pub fn strategies_for(workload: &str) -> Vec<Strategy> {
     let mut strategies = Strategy::COMPARED.to_vec();
-    if workload == "long" {
+    if workload == "long" || workload.starts_with("recall") {
         strategies.push(Strategy::CostTrigger);
+    }
+    if workload.starts_with("recall") {
+        // The layouts dynamic-tools stands for are measured elsewhere; recall is about what
+        // a smaller context forgets.
+        strategies.retain(|strategy| *strategy != Strategy::DynamicTools);
     }
     strategies
 }

@@ -119,22 +119,13 @@ pub fn endpoint(
         ..TransportConfig::default()
     };
     let client = HttpClient::new(&transport).context("building the HTTP client")?;
-    let (inner, api): (Arc<dyn Provider>, &str) = match cache_model.protocol() {
-        Protocol::AnthropicMessages => (
-            Arc::new(strata_anthropic::AnthropicProvider::for_row(&row, client)),
-            "anthropic-messages",
-        ),
-        Protocol::OpenaiResponses => (
-            Arc::new(strata_openai_responses::ResponsesProvider::new(
-                row.clone(),
-                client,
-            )),
-            "openai-responses",
-        ),
-        _ => (
-            Arc::new(strata_openai::OpenAiChatProvider::for_row(&row, client)),
-            "openai-completions",
-        ),
+    let protocol = cache_model.protocol();
+    let inner = strata_runtime::adapter_for(&row, protocol, client, None)
+        .context("building the adapter")?;
+    // The names the bench has always recorded (Pi's for Chat Completions).
+    let api = match protocol {
+        Protocol::OpenaiChat => "openai-completions",
+        other => other.as_str(),
     };
     let provider = Arc::new(BenchProvider { inner, clock });
     Ok(Endpoint {

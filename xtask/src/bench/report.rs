@@ -151,6 +151,7 @@ fn cache_section(out: &mut String, inputs: &Inputs<'_>) {
     out.push('\n');
     targets(out, inputs);
     cost_trigger(out, runs, command);
+    forgetting_section(out, runs, command);
     let _ = writeln!(
         out,
         "### Where the misses come from\n\nTokens written or uncached, charged to the chapter \
@@ -442,6 +443,64 @@ fn cost_trigger(out: &mut String, runs: &[Run], command: &str) {
     );
 }
 
+fn forgetting_section(out: &mut String, runs: &[Run], command: &str) {
+    let _ = writeln!(
+        out,
+        "### Where each bill goes\n\nEvery run's cost split into what it paid for: tokens \
+         read from the cache, written to it, sent uncached, and output (priced in every \
+         column, so a policy that makes the model re-fetch pays for it). *Own ideal* is the \
+         ideal hit rate of that run's own requests (a policy that changes the requests changes \
+         its ideal); *re-fetches* counts the requests the scripted model made to read a fact \
+         again because its context no longer held it (recall workloads), with what those \
+         requests cost. Command: `{command}`.\n"
+    );
+    out.push_str(&crate::bench::forgetting::bill_table(runs));
+    out.push('\n');
+    if let Some(table) = crate::bench::forgetting::restart_table(runs) {
+        let _ = writeln!(
+            out,
+            "### A restart after an AGENTS.md edit\n\nThe harness exits and starts again on its \
+             session after AGENTS.md changed; the share of the last prompt before the restart \
+             that the first request after it read from the cache (on a row without \
+             mid-conversation system messages the change is a reminder after the next user \
+             message, `system_reminders`, unless the row folds). Command: `{command}`.\n"
+        );
+        out.push_str(&table);
+        out.push('\n');
+    }
+    if !runs
+        .iter()
+        .any(|run| crate::bench::forgetting::is_recall(&run.workload))
+    {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "### Forgetting: strata against Pi 1.6.0 on the recall workloads\n\nEach task reads a \
+         fact file and writes a note that needs the fact of a task 1 to 24 tasks back; the \
+         scripted model (strata-mock's recall turns) uses the fact while the request holds it \
+         and reads the file again when not; a task is done only when its note holds the right \
+         value. Scripted summaries keep goal, progress and files, not tool-output contents. \
+         Pi 1.6.0 plays the same script through its RPC mode, on the same wire and cache \
+         simulator. Command: `{command}`.\n"
+    );
+    out.push_str(&crate::bench::forgetting::against_pi(runs, "strata"));
+    out.push('\n');
+    let (table, best) = crate::bench::forgetting::choose_default(runs);
+    let _ = writeln!(
+        out,
+        "### Choosing the default\n\nEach strategy's cost relative to naive on the same \
+         workload and cache, averaged over the recall workloads on anthropic-5m, openai and \
+         deepseek; a strategy counts only when every task was done. Command: `{command}`.\n"
+    );
+    out.push_str(&table);
+    let _ = writeln!(
+        out,
+        "\nLowest with every task done: **{}**.\n",
+        best.as_deref().unwrap_or("none")
+    );
+}
+
 fn speed_section(out: &mut String, inputs: &Inputs<'_>) {
     out.push_str("## Speed\n\n");
     let Some(speed) = inputs.speed else {
@@ -456,11 +515,13 @@ fn speed_section(out: &mut String, inputs: &Inputs<'_>) {
     let _ = writeln!(
         out,
         "Measured by `{}` right after the cache runs, each command below one after the other on \
-         this machine (criterion in `--quick` mode; the file: `{}`; `pibench.mjs` is \
-         `xtask/peers/pibench.mjs`, run from the peers' install of `cargo xtask bench-peers \
-         --install`).\n",
+         this machine (criterion in `--quick` mode; the file: `{}`; `{}` is \
+         `xtask/peers/{}`, run on Pi 1.x's package named by `{}`).\n",
         inputs.options.command,
-        speed::LARGE_SESSION
+        speed::LARGE_SESSION,
+        speed::PI_SCRIPT,
+        speed::PI_SCRIPT,
+        speed::PI_PACKAGE_ENV
     );
     out.push_str("| benchmark | estimate [low – high] | command |\n|---|---|---|\n");
     for (command, figure) in &speed.figures {
@@ -482,11 +543,13 @@ fn speed_section(out: &mut String, inputs: &Inputs<'_>) {
         let pi =
             speed.pi_open_context_ms.iter().sum::<f64>() / speed.pi_open_context_ms.len() as f64;
         ratios.push(format!(
-            "- session open + context of the 100k-entry file: strata {} (`open_and_context/given_file`) \
-             vs Pi {:.0} ms (mean of {}, `node pibench.mjs {}`), the same file: {:.1}x faster",
+            "- session open + context of the 100k-entry file, in process: strata {} \
+             (`open_and_context/given_file`) vs Pi {:.0} ms (mean of {}, `node {} {}`), the \
+             same file: {:.1}x faster",
             speed::human(strata),
             pi,
             speed.pi_open_context_ms.len(),
+            speed::PI_SCRIPT,
             speed::LARGE_SESSION,
             pi * 1e6 / strata
         ));
@@ -522,6 +585,7 @@ fn speed_section(out: &mut String, inputs: &Inputs<'_>) {
         }
         out.push('\n');
     }
+    out.push_str(&speed::scale_report(speed));
     let mut printed = Vec::new();
     for measured in &speed.commands {
         for line in measured.output.lines() {

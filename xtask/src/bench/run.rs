@@ -9,12 +9,47 @@ use strata_provider::Prices;
 
 /// What the mock's accounting of one request costs at `prices` (USD per million tokens).
 pub fn record_cost(cache: &Accounting, output_tokens: u64, prices: &Prices) -> f64 {
-    (cache.uncached as f64 * prices.input
-        + cache.cache_read as f64 * prices.cache_read
-        + cache.cache_write_5m as f64 * prices.cache_write_5m
-        + cache.cache_write_1h as f64 * prices.cache_write_1h
-        + output_tokens as f64 * prices.output)
-        / 1_000_000.0
+    record_bill(cache, output_tokens, prices).total()
+}
+
+/// [`record_cost`], split into what the reads, the writes, the uncached input and the output
+/// cost.
+pub fn record_bill(cache: &Accounting, output_tokens: u64, prices: &Prices) -> Bill {
+    let usd = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+    Bill {
+        reads: usd(cache.cache_read, prices.cache_read),
+        writes: usd(cache.cache_write_5m, prices.cache_write_5m)
+            + usd(cache.cache_write_1h, prices.cache_write_1h),
+        uncached: usd(cache.uncached, prices.input),
+        output: usd(output_tokens, prices.output),
+    }
+}
+
+/// A bill split by what was paid for, USD.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Bill {
+    /// Tokens read from the cache.
+    pub reads: f64,
+    /// Tokens written to the cache (every lifetime).
+    pub writes: f64,
+    /// Input neither read nor written.
+    pub uncached: f64,
+    /// Output tokens.
+    pub output: f64,
+}
+
+impl Bill {
+    /// The whole bill.
+    pub fn total(&self) -> f64 {
+        self.reads + self.writes + self.uncached + self.output
+    }
+
+    fn add(&mut self, other: &Self) {
+        self.reads += other.reads;
+        self.writes += other.writes;
+        self.uncached += other.uncached;
+        self.output += other.output;
+    }
 }
 
 /// What the request would have cost had the cache been ideal (never expiring, reading any
@@ -167,6 +202,13 @@ pub struct RequestRow {
     pub new_tokens: u64,
     /// Where the misses of this request are charged.
     pub cause: MissCause,
+    /// The cost split by what was paid for.
+    #[serde(default)]
+    pub bill: Bill,
+    /// The scripted model sent it to fetch again a fact its context no longer held (a recall
+    /// turn's fetch, see `strata_mock::scenario::RecallSpec`).
+    #[serde(default)]
+    pub refetch: bool,
 }
 
 impl RequestRow {
@@ -195,6 +237,9 @@ pub struct Run {
     pub tasks_total: usize,
     /// Compactions the run made.
     pub compactions: usize,
+    /// The `seq` of the first request after each restart of the harness.
+    #[serde(default)]
+    pub restarts: Vec<usize>,
 }
 
 /// Sums over a run's requests.
@@ -216,6 +261,13 @@ pub struct Totals {
     pub cost: f64,
     /// Tokens new to an ideal cache.
     pub new_tokens: u64,
+    /// The cost split by what was paid for.
+    pub bill: Bill,
+    /// Re-fetch requests (see [`RequestRow::refetch`]).
+    pub refetches: usize,
+    /// What the re-fetch requests cost, USD. Their tool output is paid again by the requests
+    /// after them; this counts the requests themselves.
+    pub refetch_cost: f64,
 }
 
 impl Totals {
@@ -231,6 +283,11 @@ impl Totals {
             totals.output += row.output;
             totals.cost += row.cost;
             totals.new_tokens += row.new_tokens;
+            totals.bill.add(&row.bill);
+            if row.refetch {
+                totals.refetches += 1;
+                totals.refetch_cost += row.cost;
+            }
         }
         totals
     }
@@ -288,6 +345,23 @@ impl Run {
         })
     }
 
+    /// For each restart: the share of the last request's prompt before it that the first
+    /// request after it read from the cache.
+    pub fn restart_reads(&self) -> Vec<f64> {
+        self.restarts
+            .iter()
+            .filter_map(|seq| {
+                let after = self.requests.iter().find(|row| row.seq >= *seq)?;
+                let before = self
+                    .requests
+                    .iter()
+                    .rev()
+                    .find(|row| row.seq < *seq && row.kind == RequestKind::Turn)?;
+                Some(after.cache_read as f64 / before.input.max(1) as f64)
+            })
+            .collect()
+    }
+
     /// `workload / cache model / strategy`, for messages.
     pub fn label(&self) -> String {
         format!(
@@ -315,6 +389,13 @@ mod tests {
             floor_cost: 0.25,
             new_tokens,
             cause: MissCause::Appended,
+            bill: Bill {
+                reads: 0.1,
+                writes: 0.2,
+                uncached: 0.1,
+                output: 0.1,
+            },
+            refetch: false,
         }
     }
 

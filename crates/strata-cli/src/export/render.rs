@@ -44,7 +44,7 @@ pub fn page(session: &Session, diagnostics: &[Diagnostic]) -> String {
 fn header(session: &Session, title: &str, diagnostics: &[Diagnostic]) -> String {
     let tree = session.tree();
     let head = tree.header();
-    let totals = Totals::of(tree);
+    let totals = strata_accounting::Totals::of(&strata_accounting::records(tree));
     let mut out = String::from("<header>");
     let _ = write!(out, "<h1>{}</h1><dl class=\"facts\">", escape(title));
     let mut fact = |name: &str, value: &str| {
@@ -66,10 +66,10 @@ fn header(session: &Session, title: &str, diagnostics: &[Diagnostic]) -> String 
         &format!(
             "{} — input {} · output {} · cache read {} · cache write {} · ${:.4}",
             totals.requests,
-            totals.input,
-            totals.output,
-            totals.cache_read,
-            totals.cache_write,
+            totals.usage.input,
+            totals.usage.output,
+            totals.usage.cache_read,
+            totals.usage.cache_write(),
             totals.cost
         ),
     );
@@ -103,46 +103,6 @@ fn header(session: &Session, title: &str, diagnostics: &[Diagnostic]) -> String 
          <button data-action=\"leaf\">Go to leaf</button></nav></header>",
     );
     out
-}
-
-/// Token and cost totals over every assistant message in the file (all branches).
-#[derive(Default)]
-struct Totals {
-    requests: u64,
-    input: u64,
-    output: u64,
-    cache_read: u64,
-    cache_write: u64,
-    cost: f64,
-}
-
-impl Totals {
-    fn of(tree: &Tree) -> Self {
-        let mut totals = Self::default();
-        for entry in tree.iter() {
-            let Some(value) = entry_json(&entry) else {
-                continue;
-            };
-            // Assistant messages, Pi 1.x's `usage` entries and summary usage on compactions
-            // and branch summaries: every billed request.
-            let usage = match value["type"].as_str() {
-                Some("message") if value["message"]["role"] == "assistant" => {
-                    &value["message"]["usage"]
-                }
-                Some("usage" | "compaction" | "branch_summary") if value["usage"].is_object() => {
-                    &value["usage"]
-                }
-                _ => continue,
-            };
-            totals.requests += 1;
-            totals.input += usage["input"].as_u64().unwrap_or(0);
-            totals.output += usage["output"].as_u64().unwrap_or(0);
-            totals.cache_read += usage["cacheRead"].as_u64().unwrap_or(0);
-            totals.cache_write += usage["cacheWrite"].as_u64().unwrap_or(0);
-            totals.cost += usage["cost"]["total"].as_f64().unwrap_or(0.0);
-        }
-        totals
-    }
 }
 
 fn entry_json(entry: &strata_session::EntryRef<'_>) -> Option<Value> {

@@ -1,4 +1,5 @@
-//! One adapter per wire protocol, chosen by the capability row.
+//! The HTTP client and credentials a provider row needs; the adapter comes from the library's
+//! registry (`strata_runtime::adapter_for`).
 
 use std::sync::Arc;
 
@@ -22,29 +23,16 @@ pub fn provider_for(
     if let Some(observer) = retries {
         client = client.with_retry_observer(observer);
     }
-    Ok(match protocol {
-        Protocol::AnthropicMessages => {
-            Arc::new(strata_anthropic::AnthropicProvider::for_row(row, client))
-        }
-        Protocol::OpenaiChat => Arc::new(strata_openai::OpenAiChatProvider::for_row(row, client)),
-        Protocol::OpenaiResponses => Arc::new(strata_openai_responses::ResponsesProvider::new(
-            row.clone(),
-            client,
-        )),
-        Protocol::GoogleGenerativeAi => {
-            Arc::new(strata_google::GoogleProvider::new(row.clone(), client))
-        }
-        Protocol::BedrockConverse => {
-            let aws = strata_bedrock::credentials::resolve_from_process()
+    // Bedrock signs requests: only it needs the process's AWS credentials resolved.
+    let aws = match protocol {
+        Protocol::BedrockConverse => Some(
+            strata_bedrock::credentials::resolve_from_process()
                 .map_err(|e| anyhow::anyhow!("{e}"))
-                .context("resolving AWS credentials for Bedrock")?;
-            Arc::new(strata_bedrock::BedrockProvider::new(
-                row.clone(),
-                client,
-                aws,
-            ))
-        }
-    })
+                .context("resolving AWS credentials for Bedrock")?,
+        ),
+        _ => None,
+    };
+    Ok(strata_runtime::adapter_for(row, protocol, client, aws)?)
 }
 
 /// The key from `--api-key`, else from the first of the row's environment variables that is

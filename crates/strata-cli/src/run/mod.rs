@@ -11,6 +11,8 @@ use std::io::{IsTerminal as _, Read as _};
 
 use anyhow::Context as _;
 
+use strata_runtime::{Op, RunEnd, UserInput};
+
 use crate::args::{Mode, RunArgs};
 
 pub use setup::Setup;
@@ -23,9 +25,12 @@ pub fn run(run: &RunArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     if run.mode == Mode::Rpc {
+        crate::exit::exit_on_signals(&runtime, false);
         return runtime.block_on(rpc::serve(setup));
     }
-    match prompt_text(run)? {
+    let prompt = prompt_text(run)?;
+    crate::exit::exit_on_signals(&runtime, prompt.is_none());
+    match prompt {
         Some(prompt) => runtime.block_on(run_prompt(&setup, prompt)),
         None => crate::tui::run(setup, &runtime),
     }
@@ -42,6 +47,11 @@ fn prompt_text(run: &RunArgs) -> anyhow::Result<Option<String>> {
             .context("reading stdin")?;
     }
     let piped = piped.trim();
+    if run.print.as_deref().is_some_and(|p| p.trim().is_empty()) && piped.is_empty() {
+        anyhow::bail!(
+            "-p was given an empty prompt: write the prompt after -p, or pipe it on stdin"
+        );
+    }
     Ok(match (&run.print, piped.is_empty()) {
         (Some(prompt), true) => Some(prompt.clone()),
         (Some(prompt), false) => Some(format!("{prompt}\n\n{piped}")),
@@ -50,28 +60,33 @@ fn prompt_text(run: &RunArgs) -> anyhow::Result<Option<String>> {
     })
 }
 
+/// `-p` and `--mode json`: one prompt through the session runtime, then shut it down.
 async fn run_prompt(setup: &Setup, prompt: String) -> anyhow::Result<()> {
     let mode = setup.run.mode;
     let built = setup.build_agent()?;
-    let mut agent = built.agent;
-    let events = agent.subscribe();
-    let printer = tokio::spawn(output::print_events(events, mode));
-    let result = agent.prompt(prompt).await;
+    let (handle, events, task) = strata_runtime::spawn(built.agent);
+    handle.send(Op::Prompt(UserInput::text(prompt)))?;
+    // Queued behind the prompt: the runtime ends once the run has.
+    handle.send(Op::Shutdown)?;
+    drop(handle);
+    let ended = output::print_events(events, mode).await?;
+    let agent = task.await.context("the session runtime failed")?;
     drop(agent);
     let mcp = setup.mcp_manager();
     for line in crate::mcp::failure_lines(&mcp) {
         eprintln!("strata: {line}");
     }
     mcp.shutdown().await;
-    let printed = printer.await.context("the output task failed")?;
-    let summary = result.context("the run failed")?;
-    if mode == Mode::Text {
-        output::print_final(&summary.final_text)?;
-    }
-    printed?;
     drop(built.temp);
-    if summary.reason == "error" || summary.reason == "aborted" {
-        anyhow::bail!("the run ended: {}", summary.reason);
+    let ended = ended.context("the run did not end")?;
+    if let Some(error) = ended.error {
+        anyhow::bail!("the run failed: {error}");
+    }
+    if mode == Mode::Text {
+        output::print_final(&ended.final_text)?;
+    }
+    if matches!(ended.end, RunEnd::Error | RunEnd::Aborted) {
+        anyhow::bail!("the run ended: {}", ended.end.as_str());
     }
     Ok(())
 }

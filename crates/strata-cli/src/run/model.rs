@@ -67,6 +67,18 @@ pub fn resolve_model(
     if let Some(model) = catalog.model(&choice.provider, &choice.id) {
         return Ok((model, None));
     }
+    // Ids may hold a colon (`…-v1:0`), so `:level` is only split off for known levels; a
+    // known model followed by another word is a mistyped level, not a new model to guess.
+    if let Some((id, level)) = choice.id.rsplit_once(':')
+        && catalog.model(&choice.provider, id).is_some()
+    {
+        anyhow::bail!(
+            "unknown thinking level `{level}` in `{}/{}` (levels: {})",
+            choice.provider,
+            choice.id,
+            THINKING_LEVELS.join(", ")
+        );
+    }
     let (provider, id) = (&choice.provider, &choice.id);
     let Some(row) = catalog.provider(provider) else {
         anyhow::bail!("unknown provider `{provider}` (see `strata providers`)");
@@ -129,4 +141,27 @@ pub fn resolve_model(
         m.prices.output,
     );
     Ok((guess.model, Some(warning)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrong_thinking_level_is_named_as_such() {
+        let catalog = Catalog::builtin().unwrap();
+        let no_server = |_: &strata_provider::ProviderRow, _: &str| ServerAnswer::default();
+        let choice = parse_model("anthropic/claude-sonnet-4-5:ultra", None).unwrap();
+        let err = resolve_model(&catalog, &choice, &no_server)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "unknown thinking level `ultra` in `anthropic/claude-sonnet-4-5:ultra` \
+             (levels: off, minimal, low, medium, high, xhigh)"
+        );
+        // An id whose part before the colon is not a listed model is a new model, guessed.
+        let unknown = parse_model("anthropic/claude-nonesuch:high-v1", None).unwrap();
+        assert!(resolve_model(&catalog, &unknown, &no_server).is_ok());
+    }
 }

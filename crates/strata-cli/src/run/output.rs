@@ -1,27 +1,54 @@
-//! What a run writes to stdout.
+//! What print and json modes write to stdout: a view over the session runtime's events.
 
 use std::io::Write as _;
 
-use strata_agent::AgentEvent;
+use strata_runtime::{RunEnd, RuntimeEvent};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::args::Mode;
 
-/// Prints events as they come: every event as a JSON line in json mode; nothing in text mode
-/// (the final answer is printed at the end).
+/// How the run ended, as the runtime said.
+pub struct Ended {
+    /// Why.
+    pub end: RunEnd,
+    /// Text of the last answer.
+    pub final_text: String,
+    /// What failed, when the run failed.
+    pub error: Option<String>,
+}
+
+/// Prints the agent's events as they come — every one as a JSON line in json mode, nothing in
+/// text mode (the final answer is printed at the end) — until the stream ends; returns the
+/// first run's end.
 pub async fn print_events(
-    mut events: UnboundedReceiver<AgentEvent>,
+    mut events: UnboundedReceiver<RuntimeEvent>,
     mode: Mode,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Option<Ended>> {
+    let mut ended = None;
     while let Some(event) = events.recv().await {
-        if mode == Mode::Json {
-            let line = serde_json::to_string(&event)?;
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{line}")?;
-            out.flush()?;
+        match event {
+            RuntimeEvent::Agent { event } if mode == Mode::Json => {
+                let line = serde_json::to_string(&event)?;
+                let mut out = std::io::stdout().lock();
+                writeln!(out, "{line}")?;
+                out.flush()?;
+            }
+            RuntimeEvent::RunEnded {
+                end,
+                final_text,
+                error,
+            } if ended.is_none() => {
+                ended = Some(Ended {
+                    end,
+                    final_text,
+                    error,
+                });
+            }
+            RuntimeEvent::Failed { op, error } => eprintln!("strata: {op}: {error}"),
+            _ => {}
         }
     }
-    Ok(())
+    Ok(ended)
 }
 
 /// The final answer, with a trailing newline.

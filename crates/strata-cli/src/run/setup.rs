@@ -1,18 +1,20 @@
 //! Turning flags and configuration into a ready agent: shared by print, json and rpc modes and
 //! the terminal UI, so every front end opens sessions and picks models the same way.
 
+use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use strata_agent::{Agent, AgentConfig, ModelSwitch, RetryEvents, SummaryModel};
 use strata_provider::transport::RetryObserver;
 use strata_provider::{Catalog, Model, ProviderRow, StreamOptions};
 use strata_session::{Session, SessionStore, WriteOptions};
-use strata_tools::ToolSet;
+use strata_tools::{ToolEnvironment, ToolLimits, ToolSet, ToolSettings};
 
 use super::factory::{self, provider_for};
 use super::model::{ModelChoice, ServerAnswer, parse_model, resolve_model};
-use crate::args::RunArgs;
+use crate::args::{Mode, RunArgs};
 use crate::config::{Config, Layers, Sources};
 use crate::rows::{KeyPolicy, Rows};
 use crate::trust::ProjectTrust;
@@ -134,6 +136,29 @@ impl Setup {
         Ok(ToolSet::builtins(&names))
     }
 
+    /// Tool limits, environment and temp dir from configuration: `bash_timeout`, and
+    /// credentials (every provider row's key variables too) kept from tool processes except
+    /// those in `tool_env_allow`.
+    pub fn tool_settings(&self) -> ToolSettings {
+        let limits = ToolLimits {
+            bash_default_timeout: (self.config.bash_timeout > 0)
+                .then(|| Duration::from_secs(self.config.bash_timeout)),
+            ..ToolLimits::default()
+        };
+        let provider_keys = self
+            .catalog
+            .providers()
+            .flat_map(|row| row.auth_env.iter().cloned());
+        let environment = ToolEnvironment::default()
+            .drop_names(provider_keys)
+            .allow(self.config.tool_env_allow.iter().cloned());
+        ToolSettings {
+            limits,
+            environment,
+            temp_dir: crate::exit::run_temp_dir(),
+        }
+    }
+
     /// Opens the session the flags name and builds the agent on it, recording the model and
     /// thinking level when they differ from the session's.
     pub fn build_agent(&self) -> anyhow::Result<Built> {
@@ -165,6 +190,7 @@ impl Setup {
             compaction: self.config.compaction.clone(),
             summary_model: self.summary_model()?,
             cache: self.config.cache,
+            tool_settings: self.tool_settings(),
         };
         let mut agent = Agent::new(session, switch.provider, self.tools()?, agent_config)
             .with_retry_events(retries);
@@ -202,20 +228,38 @@ impl Setup {
         let options = WriteOptions::default();
         let cwd_text = self.cwd.display().to_string();
         if self.run.no_session {
-            let dir = tempfile::tempdir().context("creating a temporary session dir")?;
+            // Inside the run's temp dir, so that a run stopped by a signal leaves nothing.
+            let dir = match crate::exit::run_temp_dir() {
+                Some(run_dir) => tempfile::tempdir_in(run_dir),
+                None => tempfile::tempdir(),
+            }
+            .context("creating a temporary session dir")?;
             let session = Session::create(dir.path().join("session.jsonl"), &cwd_text, options)?;
             return Ok((session, Some(dir)));
         }
         if let Some(path) = &self.run.session {
-            return Ok((open_or_create(path, &cwd_text)?, None));
+            return Ok((self.open_warning(path, &cwd_text)?, None));
         }
         let store = self.store()?;
         if self.run.continue_session
             && let Some(path) = store.most_recent(&cwd_text)?
         {
-            return Ok((open_or_create(&path, &cwd_text)?, None));
+            return Ok((self.open_warning(&path, &cwd_text)?, None));
         }
         Ok((store.create(&cwd_text, options)?, None))
+    }
+
+    /// [`open_or_create`], saying on stderr what was skipped in a damaged file unless the
+    /// terminal UI is about to take the screen (it shows them itself, in `/tree`).
+    fn open_warning(&self, path: &Path, cwd: &str) -> anyhow::Result<Session> {
+        let interactive = self.run.mode == Mode::Text
+            && self.run.print.is_none()
+            && std::io::stdin().is_terminal();
+        open_or_create_with(path, cwd, |diagnostic| {
+            if !interactive {
+                eprintln!("strata: warning: {diagnostic}");
+            }
+        })
     }
 
     /// The key `row` may use at `url`: the flag's, else the row's environment variables, the
@@ -393,11 +437,23 @@ pub fn check_tool_names(names: &[&str]) -> anyhow::Result<()> {
 
 /// Opens `path` for appending, or creates it for `cwd`.
 pub fn open_or_create(path: &Path, cwd: &str) -> anyhow::Result<Session> {
+    open_or_create_with(path, cwd, |_| {})
+}
+
+/// [`open_or_create`], passing each problem found while reading the file to `report`.
+fn open_or_create_with(
+    path: &Path,
+    cwd: &str,
+    mut report: impl FnMut(&strata_session::Diagnostic),
+) -> anyhow::Result<Session> {
     let options = WriteOptions::default();
     if path.exists() {
-        Ok(Session::open_writable(path, options)
-            .with_context(|| format!("opening {}", path.display()))?
-            .session)
+        let opened = Session::open_writable(path, options)
+            .with_context(|| format!("opening {}", path.display()))?;
+        for diagnostic in &opened.diagnostics {
+            report(diagnostic);
+        }
+        Ok(opened.session)
     } else {
         Session::create(path, cwd, options).with_context(|| format!("creating {}", path.display()))
     }

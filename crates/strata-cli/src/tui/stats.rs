@@ -106,14 +106,22 @@ impl Stats {
         }
     }
 
-    /// Totals recomputed from the assistant messages stored in a session.
-    pub fn from_messages<'a>(usages: impl Iterator<Item = &'a strata_session::Usage>) -> Self {
+    /// Totals recomputed from a session's accounted requests (answers, summaries and pings,
+    /// each at its recorded cost); the last answer is the last request.
+    pub fn from_records(records: &[strata_accounting::RequestRecord]) -> Self {
         let mut stats = Self::default();
-        for stored in usages {
-            let usage = from_stored(stored);
-            stats.add(&usage, stored.cost.total);
-            stats.last = Some(usage);
-            stats.last_cost = stored.cost.total;
+        for record in records {
+            match record.kind {
+                strata_accounting::RequestKind::KeepWarm => {
+                    stats.ping_finished(&record.usage, record.cost);
+                }
+                strata_accounting::RequestKind::Answer => {
+                    stats.add(&record.usage, record.cost);
+                    stats.last = Some(record.usage);
+                    stats.last_cost = record.cost;
+                }
+                _ => stats.add(&record.usage, record.cost),
+            }
         }
         stats
     }
@@ -122,22 +130,6 @@ impl Stats {
     pub fn ping_finished(&mut self, usage: &Usage, dollars: f64) {
         self.add(usage, dollars);
         self.pings += 1;
-    }
-
-    /// Adds a keep-warm ping recorded in the session file.
-    pub fn add_stored_ping(&mut self, stored: &strata_session::Usage) {
-        self.ping_finished(&from_stored(stored), stored.cost.total);
-    }
-}
-
-/// Usage as a session records it (Pi's shape: writes without the lifetime split).
-fn from_stored(stored: &strata_session::Usage) -> Usage {
-    Usage {
-        input: stored.input,
-        output: stored.output,
-        cache_read: stored.cache_read,
-        cache_write_5m: stored.cache_write,
-        cache_write_1h: 0,
     }
 }
 

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use strata_agent::{Agent, AgentEvent, Control, KEEP_WARM_CUSTOM_TYPE};
+use strata_agent::{Agent, AgentEvent, Control};
 use strata_compaction::CompactionReason;
 use strata_context::RenderOptions;
 use strata_context::render::Divergence;
@@ -476,7 +476,11 @@ impl Worker {
             }
             Command::Export(output) => {
                 let file = self.agent.session().path().to_path_buf();
-                let written = crate::export::export_html(&file, output.as_deref())?;
+                let written = crate::export::export_html(
+                    &file,
+                    output.as_deref(),
+                    crate::export::Overwrite::Refuse,
+                )?;
                 self.reply(Reply::Notice(format!("exported to {}", written.display())));
             }
         }
@@ -488,11 +492,11 @@ impl Worker {
         let switch = self.setup.model_switch(&choice, None)?;
         self.agent.set_model(switch)?;
         let mut said = format!("model: {}", self.agent.config().model.qualified_id());
+        // Without `:level` the agent keeps the level asked for (off where the model does not
+        // reason, back again where it does).
         if let Some(level) = &choice.thinking {
             let set = self.agent.set_thinking_level(level)?;
             said.push_str(&format!(", thinking {set}"));
-        } else if !self.agent.config().model.reasoning {
-            self.agent.set_thinking_level("off")?;
         }
         self.reply(Reply::Notice(said));
         self.refresh_status();
@@ -557,6 +561,18 @@ impl Worker {
                 stats::tokens(report.deferred.bytes as u64 / 4),
                 report.deferred.hash
             ));
+        }
+        lines.push(String::new());
+        lines.push("policy:".to_owned());
+        let settings = self.agent.config().compaction.for_model(
+            &self.agent.config().model.provider,
+            &self.agent.config().model.id,
+        );
+        for line in strata_agent::policy::explain_compaction(&settings)
+            .into_iter()
+            .chain([strata_agent::policy::explain_system_changes(&capabilities)])
+        {
+            lines.push(format!("  {line}"));
         }
         let request = &rendered.request;
         let breakpoints: Vec<String> = request
@@ -787,45 +803,10 @@ fn push_message(items: &mut Vec<Item>, message: AgentMessage) {
     }
 }
 
-/// Counters from every assistant message stored in the file (all branches: all were paid).
-/// Keep-warm pings count too: they were billed.
+/// Counters from every request the file records (all branches: all were paid), keep-warm
+/// pings and summaries included.
 pub fn stats_of(session: &Session) -> Stats {
-    let mut usages = Vec::new();
-    let mut pings: Vec<strata_session::Usage> = Vec::new();
-    for entry in session.tree().iter() {
-        let kind = entry.kind();
-        if kind != EntryKind::Message(Role::Assistant)
-            && kind != EntryKind::Custom
-            && kind != EntryKind::Usage
-        {
-            continue;
-        }
-        match entry.entry() {
-            Ok(Entry::Message(message)) => {
-                if let AgentMessage::Assistant(assistant) = message.message {
-                    usages.push(assistant.usage);
-                }
-            }
-            Ok(Entry::Usage(usage)) if usage.kind == strata_session::CACHE_WARM_KIND => {
-                pings.push(usage.usage);
-            }
-            // Files from before Pi 1.x's `usage` entries.
-            Ok(Entry::Custom(custom)) if custom.custom_type == KEEP_WARM_CUSTOM_TYPE => {
-                if let Some(usage) = custom
-                    .data
-                    .and_then(|data| serde_json::from_value(data["usage"].clone()).ok())
-                {
-                    pings.push(usage);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut stats = Stats::from_messages(usages.iter());
-    for ping in &pings {
-        stats.add_stored_ping(ping);
-    }
-    stats
+    Stats::from_records(&strata_accounting::records(session.tree()))
 }
 
 fn first_line(text: &str, width: usize) -> String {
@@ -1007,6 +988,7 @@ fn describe(entry: &Entry) -> Option<(String, Option<String>)> {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use strata_agent::KEEP_WARM_CUSTOM_TYPE;
 
     use super::*;
 

@@ -11,8 +11,10 @@
 //!   it happened (never between a tool call and its result); patches placed at the same user
 //!   message share one system message.
 //!
-//! Without mid-conversation system messages every patch folds into chapter 2 and the tools
-//! array is rewritten to the live set. Breakpoints follow the last tool, the system chapter
+//! Without mid-conversation system messages a patch is said in a marked reminder (a user
+//! message, [`REMINDER_OPEN`]) right after the next user message, chapters 1 and 2 unchanged,
+//! where the row says so (`Capabilities::system_reminders`, the table's default); otherwise
+//! every patch folds into chapter 2 and the tools array is rewritten to the live set. Breakpoints follow the last tool, the system chapter
 //! and the last message.
 //!
 //! [`render`] is pure; [`Renderer`] gives the same bytes while reusing the previous request's
@@ -48,6 +50,7 @@ pub use tools::{
 
 use plan::{Item, Plan};
 use prompt::{Declarations, patches_message, system_chapter};
+pub use prompt::{REMINDER_CLOSE, REMINDER_OPEN};
 use tools::{ToolLayout, tools_chapter};
 
 /// The line that opens chapter 1 when any tool is deferred: it stands for the tool-search
@@ -203,7 +206,7 @@ impl<'a> Frame<'a> {
     pub fn new(context: &'a Context, capabilities: &Capabilities, options: &RenderOptions) -> Self {
         let (fold, layout) = match options.policy {
             RenderPolicy::Strata => {
-                let fold = !capabilities.mid_conversation_system;
+                let fold = !capabilities.mid_conversation_system && !capabilities.system_reminders;
                 (fold, ToolLayout::strata(capabilities, fold))
             }
             RenderPolicy::Naive => (true, ToolLayout::naive()),

@@ -73,11 +73,33 @@ pub(crate) fn patches_message(
             patch_content(patch, index, capabilities, declarations, &mut content);
         }
     }
+    if capabilities.mid_conversation_system {
+        return Message {
+            role: Role::System,
+            content,
+        };
+    }
+    // The reminder fallback: the same change, said in a marked user message.
+    let mut text = String::from(REMINDER_OPEN);
+    for block in &content {
+        if let ContentBlock::Text { text: part, .. } = block {
+            text.push_str(part);
+            text.push('\n');
+        }
+    }
+    text.push_str(REMINDER_CLOSE);
     Message {
-        role: Role::System,
-        content,
+        role: Role::User,
+        content: vec![ContentBlock::text(text)],
     }
 }
+
+/// Opens the reminder that says a system or tool change on a provider without
+/// mid-conversation system messages (`Capabilities::system_reminders`).
+pub const REMINDER_OPEN: &str = "<system-reminder>\nThis is a system message from the harness, not from the user: the \
+     instructions or tools changed.\n";
+/// Closes it.
+pub const REMINDER_CLOSE: &str = "</system-reminder>";
 
 /// What patch `index` changed, stated as a change, with `tool_removal` / `tool_addition`
 /// blocks where the provider has them and text otherwise.

@@ -5,7 +5,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use strata_context::render::{Chapter, DEFERRED_PLACEHOLDER, Divergence};
 use strata_context::{RenderNote, RenderOptions, render_with};
-use strata_provider::{Request, Role};
+use strata_provider::{Capabilities, Request, Role};
 use strata_session::EntryId;
 
 use super::support::{Script, full, no_mid, sections, tool, tools};
@@ -366,4 +366,57 @@ fn fallback_folds_patches_for_a_model_without_mid_conversation_system_messages()
     assert!(report.notes.contains(&RenderNote::ToolsRewritten {
         tool: Some("edit".to_owned())
     }));
+}
+
+#[test]
+fn the_reminder_fallback_keeps_the_prefix_and_says_the_change_after_the_next_user_message() {
+    let reminders = Capabilities {
+        system_reminders: true,
+        ..no_mid()
+    };
+    let mut script = Script::new();
+    script.entry(
+        "model_change",
+        json!({"provider": "deepseek", "modelId": "deepseek-v4-flash"}),
+    );
+    script.system(sections(), &tools(&["read", "bash", "edit"]), &[]);
+    script.user("Tidy the README.");
+    script.assistant("Tidied.");
+    let before = render_with(&script.context(), &reminders, &options());
+    script.system(
+        json!({"rules": "Be brief. Never edit files outside /w."}),
+        &[],
+        &["bash"],
+    );
+    script.user("Now search for TODOs.");
+    let after = render_with(&script.context(), &reminders, &options());
+    // Tools and system chapters are the ones sent before: the removed tool stays declared.
+    assert_eq!(after.request.tools, before.request.tools);
+    assert_eq!(after.request.system, before.request.system);
+    let report = after.report(Some(&before));
+    assert!(
+        matches!(report.divergence, Some(Divergence::Extends { .. })),
+        "the request only appends: {report:?}"
+    );
+    assert!(
+        !after
+            .notes
+            .iter()
+            .any(|note| matches!(note, RenderNote::PatchesFolded { .. }))
+    );
+    // The change is a marked user message right after the user's prompt, never a system one.
+    let messages = &after.request.messages;
+    assert!(messages.iter().all(|message| message.role != Role::System));
+    let last = messages.last().unwrap();
+    assert_eq!(last.role, Role::User);
+    let text = serde_json::to_string(&last.content).unwrap();
+    assert!(text.contains("<system-reminder>"), "{text}");
+    assert!(text.contains("not from the user"), "{text}");
+    assert!(text.contains("Never edit files outside /w."), "{text}");
+    assert!(text.contains("bash"), "the removal is said: {text}");
+    let prompt = serde_json::to_string(&messages[messages.len() - 2].content).unwrap();
+    assert!(prompt.contains("Now search for TODOs."), "{prompt}");
+    // With the flag off the same change folds, as before.
+    let folded = render_with(&script.context(), &no_mid(), &options());
+    assert_ne!(folded.request.system, before.request.system);
 }

@@ -134,6 +134,7 @@ fn agent(dir: &std::path::Path, provider: Scripted, capabilities: Capabilities) 
         compaction: Default::default(),
         summary_model: None,
         cache: Default::default(),
+        tool_settings: strata_tools::ToolSettings::default(),
     };
     Agent::new(session, Arc::new(provider), ToolSet::default_set(), config)
 }

@@ -21,6 +21,10 @@ fn ttl_of(value: &Value) -> Option<Ttl> {
 }
 
 /// Checks the fields the API requires of a content block; returns its type.
+/// The blocks a mid-conversation `role: "system"` message may hold (anthropic-sdk-python
+/// 2.15.0, `BetaSystemMessageParam.content`).
+const SYSTEM_MESSAGE_BLOCKS: [&str; 3] = ["text", "tool_addition", "tool_removal"];
+
 fn check_block(block: &Value) -> Result<&str, String> {
     let kind = block
         .get("type")
@@ -181,6 +185,11 @@ impl Wire for Anthropic {
                     for (j, block) in blocks.iter().enumerate() {
                         let kind = check_block(block)
                             .map_err(|e| format!("messages.{i}.content.{j}.{e}"))?;
+                        if role == "system" && !SYSTEM_MESSAGE_BLOCKS.contains(&kind) {
+                            return Err(format!(
+                                "messages.{i}.content.{j}: Input tag '{kind}' found using 'type' does not match any of the expected tags: 'text', 'tool_addition', 'tool_removal'"
+                            ));
+                        }
                         if kind == "thinking" {
                             check_signature(block)
                                 .map_err(|e| format!("messages.{i}.content.{j}.{e}"))?;

@@ -2,6 +2,8 @@
 //! `GenerateContentResponse` per `data:` event).
 
 use axum::http::StatusCode;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -66,11 +68,25 @@ fn call_parts(outcome: &Outcome<'_>) -> Vec<Value> {
         .map(|(i, c)| {
             let mut part = json!({"functionCall": {"name": c.name, "args": c.arguments}});
             if let (0, Some(thinking)) = (i, &reply.thinking) {
-                part["thoughtSignature"] = json!(crate::anthropic_signature(thinking));
+                part["thoughtSignature"] = json!(thought_signature(thinking));
             }
             part
         })
         .collect()
+}
+
+/// The signature of `thinking`: bytes on the wire (`Part.thought_signature` is `bytes` in
+/// google-genai), so base64 of the deterministic mock signature.
+pub fn thought_signature(thinking: &str) -> String {
+    BASE64.encode(crate::anthropic_signature(thinking))
+}
+
+/// A replayed signature must be base64, as the API's bytes field requires.
+fn check_signature(signature: &Value) -> Result<(), String> {
+    match signature.as_str() {
+        Some(text) if BASE64.decode(text).is_ok() => Ok(()),
+        _ => Err(signature.to_string()),
+    }
 }
 
 /// One SSE event as Gemini frames it.
@@ -141,7 +157,11 @@ impl Wire for Gemini {
                                 .get("name")
                                 .and_then(Value::as_str)
                                 .ok_or("* GenerateContentRequest.tools[0].function_declarations[0].name: Name cannot be empty.\n")?;
-                            let schema = field(declaration, "parameters", "parametersJsonSchema");
+                            // google-genai sends the JSON-schema form snake_case.
+                            let schema = declaration
+                                .get("parameters")
+                                .or_else(|| declaration.get("parametersJsonSchema"))
+                                .or_else(|| declaration.get("parameters_json_schema"));
                             conversation.tools.push(DeclaredTool::new(name, schema));
                             builder.push(Chapter::Tools, "tool", &declaration.to_string(), None);
                         }
@@ -187,6 +207,13 @@ impl Wire for Gemini {
                     return Err(format!(
                         "Invalid JSON payload received. Invalid value at 'contents[{i}].parts[{j}]': expected a Part object.\n"
                     ));
+                }
+                if let Some(signature) = field(part, "thoughtSignature", "thought_signature") {
+                    check_signature(signature).map_err(|bad| {
+                        format!(
+                            "Invalid value at 'contents[{i}].parts[{j}].thought_signature' (TYPE_BYTES), Base64 decoding failed for {bad}\n"
+                        )
+                    })?;
                 }
                 if part.get("thought").and_then(Value::as_bool) == Some(true) {
                     builder.push_uncacheable(Chapter::Messages, role, &part.to_string());

@@ -41,6 +41,10 @@ pub struct Parsed {
     pub max_output_tokens: Option<u64>,
     /// OpenAI `prompt_cache_retention`, when the request sets it.
     pub retention: Option<Retention>,
+    /// Responses: the request's `tools`, which every `Response` object echoes.
+    pub tools: Vec<Value>,
+    /// Responses: `include` names `reasoning.encrypted_content`, so reasoning items carry it.
+    pub encrypted_reasoning: bool,
 }
 
 /// Everything a renderer needs about the reply.

@@ -2,6 +2,8 @@
 //! `response.created` to `response.completed` (or `response.incomplete` when the output cap
 //! cut the reply).
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -24,15 +26,63 @@ fn is_assistant_item(item: &Value) -> bool {
         )
 }
 
+/// The opaque `encrypted_content` of a reasoning item summarised as `summary`: base64, like
+/// the API's, and checked when replayed.
+pub fn encrypted_reasoning(summary: &str) -> String {
+    BASE64.encode(format!(
+        "mock-reasoning:{}",
+        crate::anthropic_signature(summary)
+    ))
+}
+
+/// The summary text of a reasoning item (its first summary part).
+fn summary_text(item: &Value) -> &str {
+    item["summary"][0]["text"].as_str().unwrap_or_default()
+}
+
+/// Replayed reasoning items: with `store: false` one can only come back with its
+/// `encrypted_content`, and the mock's own must be unchanged.
+fn check_reasoning(items: &[Value], store: bool) -> Result<(), String> {
+    for item in items {
+        if item.get("type").and_then(Value::as_str) != Some("reasoning") {
+            continue;
+        }
+        let id = item.get("id").and_then(Value::as_str).unwrap_or_default();
+        match item.get("encrypted_content").and_then(Value::as_str) {
+            None if !store => {
+                return Err(format!(
+                    "Item with id '{id}' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input."
+                ));
+            }
+            Some(content)
+                if BASE64
+                    .decode(content)
+                    .is_ok_and(|raw| raw.starts_with(b"mock-reasoning:"))
+                    && content != encrypted_reasoning(summary_text(item)) =>
+            {
+                return Err(format!(
+                    "The encrypted content for item {id} could not be verified."
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The output items of a reply, in order.
-pub fn output_items(outcome: &Outcome<'_>) -> Vec<Value> {
+pub fn output_items(parsed: &Parsed, outcome: &Outcome<'_>) -> Vec<Value> {
     let reply = outcome.reply;
     let mut items = Vec::new();
     if let Some(thinking) = &reply.thinking {
-        items.push(json!({
+        let mut item = json!({
             "type": "reasoning", "id": format!("rs_{}", outcome.id),
             "summary": [{"type": "summary_text", "text": thinking}],
-        }));
+        });
+        if parsed.encrypted_reasoning {
+            item["encrypted_content"] = json!(encrypted_reasoning(thinking));
+        }
+        items.push(item);
     }
     if let Some(text) = &reply.text {
         // A message the output cap cut off is left incomplete, as the response is.
@@ -59,7 +109,7 @@ fn usage(outcome: &Outcome<'_>) -> Value {
     let cache = outcome.cache;
     json!({
         "input_tokens": cache.input_tokens,
-        "input_tokens_details": {"cached_tokens": cache.cache_read},
+        "input_tokens_details": {"cached_tokens": cache.cache_read, "cache_write_tokens": cache.cache_write},
         "output_tokens": outcome.output_tokens,
         "output_tokens_details": {"reasoning_tokens": outcome.reasoning_tokens},
         "total_tokens": cache.input_tokens + outcome.output_tokens,
@@ -100,6 +150,7 @@ fn response(
         "store": parsed.store,
         "text": {"format": {"type": "text"}},
         "tool_choice": "auto",
+        "tools": parsed.tools,
         "truncation": "disabled",
         "usage": usage,
         "metadata": {},
@@ -144,12 +195,16 @@ impl Wire for Responses {
                 ));
             }
         }
+        let store = body.get("store").and_then(Value::as_bool).unwrap_or(true);
+        check_reasoning(&items, store)?;
         let mut builder = PromptBuilder::new(ctx.tokenizer);
         let mut conversation = Conversation::default();
+        let mut declared = Vec::new();
         if let Some(tools) = body.get("tools") {
             let tools = tools
                 .as_array()
                 .ok_or("Invalid type for 'tools': expected an array.")?;
+            declared.clone_from(tools);
             for tool in tools {
                 if let Some(name) = tool.get("name").and_then(Value::as_str) {
                     conversation
@@ -215,8 +270,16 @@ impl Wire for Responses {
                 .get("prompt_cache_key")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
-            store: body.get("store").and_then(Value::as_bool).unwrap_or(true),
+            store,
             items,
+            tools: declared,
+            encrypted_reasoning: body.get("include").and_then(Value::as_array).is_some_and(
+                |include| {
+                    include
+                        .iter()
+                        .any(|v| v.as_str() == Some("reasoning.encrypted_content"))
+                },
+            ),
             max_output_tokens: super::token_cap(
                 body.get("max_output_tokens"),
                 "max_output_tokens",
@@ -231,7 +294,7 @@ impl Wire for Responses {
             parsed,
             outcome,
             final_status(outcome),
-            output_items(outcome),
+            output_items(parsed, outcome),
             usage(outcome),
         )
     }
@@ -248,7 +311,7 @@ impl Wire for Responses {
         let pending = response(parsed, outcome, "in_progress", Vec::new(), Value::Null);
         emit("response.created", json!({"response": pending}));
         emit("response.in_progress", json!({"response": pending}));
-        let items = output_items(outcome);
+        let items = output_items(parsed, outcome);
         for (output_index, item) in items.iter().enumerate() {
             let item_id = item["id"].clone();
             match item["type"].as_str() {
@@ -319,7 +382,7 @@ impl Wire for Responses {
                     }
                     emit(
                         "response.function_call_arguments.done",
-                        json!({"item_id": item_id, "output_index": output_index, "name": item["name"], "arguments": arguments}),
+                        json!({"item_id": item_id, "output_index": output_index, "arguments": arguments}),
                     );
                 }
             }

@@ -23,7 +23,11 @@ pub struct TransportConfig {
     pub retry: RetryPolicy,
     /// Time allowed to open a connection.
     pub connect_timeout: Duration,
-    /// Longest silence between two body chunks before the stream counts as dropped.
+    /// Time allowed from sending the request to the first body byte (a server that accepts
+    /// and never answers); the attempt then fails as a retryable transport error.
+    pub first_byte_timeout: Duration,
+    /// Longest silence between two body chunks before the stream counts as dropped (the
+    /// idle-stream timeout: a reply that stalls mid-way).
     pub read_timeout: Duration,
     /// `User-Agent` header.
     pub user_agent: String,
@@ -33,8 +37,11 @@ impl Default for TransportConfig {
     fn default() -> Self {
         Self {
             retry: RetryPolicy::default(),
-            connect_timeout: Duration::from_secs(30),
-            read_timeout: Duration::from_secs(300),
+            // A silent server costs at most (retries + 1) × these, each retry announced to
+            // the retry observer; long enough for a reasoning model's first token.
+            connect_timeout: Duration::from_secs(10),
+            first_byte_timeout: Duration::from_secs(120),
+            read_timeout: Duration::from_secs(120),
             user_agent: concat!("strata/", env!("CARGO_PKG_VERSION")).to_owned(),
         }
     }
@@ -140,6 +147,8 @@ pub struct HttpClient {
     client: reqwest::Client,
     retry: RetryPolicy,
     on_retry: Option<RetryObserver>,
+    first_byte_timeout: Duration,
+    read_timeout: Duration,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -166,15 +175,42 @@ impl HttpClient {
             client,
             retry: config.retry,
             on_retry: None,
+            first_byte_timeout: config.first_byte_timeout,
+            read_timeout: config.read_timeout,
         })
     }
 
-    /// Wraps an existing reqwest client.
+    /// Wraps an existing reqwest client (its own timeouts apply, plus the default
+    /// first-byte timeout).
     pub fn with_client(client: reqwest::Client, retry: RetryPolicy) -> Self {
+        let defaults = TransportConfig::default();
         Self {
             client,
             retry,
             on_retry: None,
+            first_byte_timeout: defaults.first_byte_timeout,
+            read_timeout: defaults.read_timeout,
+        }
+    }
+
+    /// Tells the retry observer, if any, that attempt `attempt` failed with `error` and the
+    /// next starts after `wait`.
+    pub(crate) fn notify_retry(&self, attempt: u32, wait: Duration, error: &ProviderError) {
+        tracing::debug!(attempt, ?wait, %error, "retrying provider request");
+        if let Some(observer) = &self.on_retry {
+            observer(&RetryNotice {
+                attempt,
+                wait,
+                error: error.to_string(),
+            });
+        }
+    }
+
+    /// The retry policy for `request` (its own limit, else the client's).
+    pub(crate) fn policy_for(&self, request: &HttpRequest) -> RetryPolicy {
+        RetryPolicy {
+            max_retries: request.max_retries.unwrap_or(self.retry.max_retries),
+            ..self.retry
         }
     }
 
@@ -199,10 +235,7 @@ impl HttpClient {
         request: &HttpRequest,
         cancel: &CancellationToken,
     ) -> Result<StreamingResponse, ProviderError> {
-        let policy = RetryPolicy {
-            max_retries: request.max_retries.unwrap_or(self.retry.max_retries),
-            ..self.retry
-        };
+        let policy = self.policy_for(request);
         let mut attempt = 0;
         loop {
             let result = tokio::select! {
@@ -220,14 +253,7 @@ impl HttpClient {
             let Some(wait) = policy.delay(attempt, &error) else {
                 return Err(error);
             };
-            tracing::debug!(attempt, ?wait, %error, "retrying provider request");
-            if let Some(observer) = &self.on_retry {
-                observer(&RetryNotice {
-                    attempt: attempt + 1,
-                    wait,
-                    error: error.to_string(),
-                });
-            }
+            self.notify_retry(attempt + 1, wait, &error);
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Err(ProviderError::Cancelled),
@@ -238,6 +264,27 @@ impl HttpClient {
     }
 
     async fn attempt(&self, request: &HttpRequest) -> Result<StreamingResponse, ProviderError> {
+        match tokio::time::timeout(self.first_byte_timeout, self.attempt_untimed(request)).await {
+            Ok(result) => result,
+            Err(_) => Err(self.first_byte_timed_out()),
+        }
+    }
+
+    /// No byte came back in time (the read timeout also bounds the wait for headers).
+    fn first_byte_timed_out(&self) -> ProviderError {
+        let limit = self.first_byte_timeout.min(self.read_timeout);
+        ProviderError::Transport {
+            message: format!(
+                "no answer within {}s of sending the request (first-byte timeout)",
+                limit.as_secs_f64()
+            ),
+        }
+    }
+
+    async fn attempt_untimed(
+        &self,
+        request: &HttpRequest,
+    ) -> Result<StreamingResponse, ProviderError> {
         let secrets = &request.secrets;
         let mut builder = self.client.post(&request.url);
         for (name, value) in &request.headers {
@@ -247,7 +294,13 @@ impl HttpClient {
             .body(request.body.clone())
             .send()
             .await
-            .map_err(|e| transport_error("request failed", &e, secrets))?;
+            .map_err(|e| {
+                if e.is_timeout() && !e.is_connect() {
+                    self.first_byte_timed_out()
+                } else {
+                    transport_error("request failed", &e, secrets)
+                }
+            })?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         if !response.status().is_success() {
@@ -265,10 +318,21 @@ impl HttpClient {
             ));
         }
         let owned_secrets = secrets.clone();
-        let mut body: ByteStream =
-            Box::pin(response.bytes_stream().map(move |r| {
-                r.map_err(|e| transport_error("the stream broke", &e, &owned_secrets))
-            }));
+        let idle = self.read_timeout;
+        let mut body: ByteStream = Box::pin(response.bytes_stream().map(move |r| {
+            r.map_err(|e| {
+                if e.is_timeout() {
+                    ProviderError::Transport {
+                        message: format!(
+                            "the stream went silent for {}s (idle-stream timeout)",
+                            idle.as_secs_f64()
+                        ),
+                    }
+                } else {
+                    transport_error("the stream broke", &e, &owned_secrets)
+                }
+            })
+        }));
         loop {
             match body.next().await {
                 Some(Ok(chunk)) if chunk.is_empty() => continue,

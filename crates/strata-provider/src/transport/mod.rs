@@ -13,7 +13,10 @@
 //!   truncated and cancelled streams.
 //! - [`parse_partial`] shows tool-call arguments while they stream.
 //!
-//! A protocol crate's `stream` is then: build the body, `post_json`, `drive`.
+//! - [`HttpClient::stream_events`] re-sends a request whose stream failed after the first
+//!   byte but before any of the reply was shown ([`resend`]).
+//!
+//! A protocol crate's `stream` is then: build the body, `stream_events` with its `drive`.
 
 pub mod assembly;
 pub mod auth;
@@ -21,6 +24,7 @@ pub mod classify;
 pub mod client;
 pub mod driver;
 pub mod partial_json;
+pub mod resend;
 pub mod retry;
 pub mod sse;
 
@@ -38,5 +42,6 @@ pub use client::{
 };
 pub use driver::{FrameOutcome, ParseError, StreamDriver, StreamParser, drive, drive_with};
 pub use partial_json::{ArgumentsError, parse_arguments, parse_partial};
+pub use resend::Driver;
 pub use retry::RetryPolicy;
 pub use sse::{Flow, Frame, FrameDecoder, SseDecoder};

@@ -14,6 +14,7 @@ pub fn parse_partial(text: &str) -> Option<Value> {
         bytes: text.as_bytes(),
         text,
         pos: 0,
+        depth: 0,
     };
     parser.skip_ws();
     parser.value().map(|(v, _)| v)
@@ -47,7 +48,13 @@ struct Partial<'a> {
     bytes: &'a [u8],
     text: &'a str,
     pos: usize,
+    /// Arrays and objects open around the current position.
+    depth: usize,
 }
+
+/// Deepest nesting parsed (serde_json's own limit); deeper input is cut there, so that a
+/// hostile `[[[[…` cannot overflow the stack.
+const MAX_DEPTH: usize = 128;
 
 /// Whether a parsed value ran to its natural end (`true`) or was cut by the end of input.
 type Complete = bool;
@@ -65,8 +72,22 @@ impl Partial<'_> {
 
     fn value(&mut self) -> Option<(Value, Complete)> {
         match self.peek()? {
-            b'{' => Some(self.object()),
-            b'[' => Some(self.array()),
+            b'{' | b'[' if self.depth >= MAX_DEPTH => {
+                self.pos = self.bytes.len();
+                None
+            }
+            b'{' => {
+                self.depth += 1;
+                let object = self.object();
+                self.depth -= 1;
+                Some(object)
+            }
+            b'[' => {
+                self.depth += 1;
+                let array = self.array();
+                self.depth -= 1;
+                Some(array)
+            }
             b'"' => {
                 let (s, done) = self.string();
                 Some((Value::String(s), done))
@@ -138,25 +159,27 @@ impl Partial<'_> {
                 return (out, true);
             }
             // Escape sequence; an unfinished one is dropped.
-            let Some(&kind) = self.bytes.get(at + 1) else {
+            // `at + 1` follows an ASCII backslash, so it is a char boundary; the escaped
+            // character may be several bytes long (an invalid escape, kept as written).
+            let Some(kind) = self.text[at + 1..].chars().next() else {
                 self.pos = self.bytes.len();
                 return (out, false);
             };
-            self.pos = at + 2;
+            self.pos = at + 1 + kind.len_utf8();
             match kind {
-                b'n' => out.push('\n'),
-                b't' => out.push('\t'),
-                b'r' => out.push('\r'),
-                b'b' => out.push('\u{8}'),
-                b'f' => out.push('\u{c}'),
-                b'u' => match self.unicode_escape() {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                'r' => out.push('\r'),
+                'b' => out.push('\u{8}'),
+                'f' => out.push('\u{c}'),
+                'u' => match self.unicode_escape() {
                     Some(c) => out.push(c),
                     None => {
                         self.pos = self.bytes.len();
                         return (out, false);
                     }
                 },
-                other => out.push(char::from(other)),
+                other => out.push(other),
             }
         }
     }

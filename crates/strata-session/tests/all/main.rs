@@ -8,6 +8,8 @@
 mod common;
 mod fixtures;
 mod fork;
+mod fuzz;
+mod guards;
 mod props;
 mod store;
 mod writer;

@@ -216,3 +216,78 @@ async fn a_command_prefix_runs_before_every_command() {
         .await;
     assert_eq!(text(&out), "hello\n");
 }
+
+#[tokio::test]
+async fn a_single_line_longer_than_the_kept_tail_is_reported_at_its_real_size() {
+    let mut env = Env::new();
+    env.ctx.limits.max_output_file_bytes = 1024 * 1024;
+    let out = env
+        .call(
+            "bash",
+            json!({"command": "head -c 20971520 /dev/zero | tr '\\0' x"}),
+        )
+        .await;
+    let body = text(&out);
+    assert!(
+        body.contains("of line 1 (line is 20.0MB)"),
+        "{}",
+        &body[body.len() - 300..]
+    );
+}
+
+#[tokio::test]
+async fn the_full_output_file_is_bounded_and_says_so() {
+    let mut env = Env::new();
+    env.ctx.limits.max_output_file_bytes = 256 * 1024;
+    let out = env.call("bash", json!({"command": "seq 1 1000000"})).await;
+    let path = out.details["fullOutputPath"].as_str().unwrap().to_owned();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 256 * 1024);
+    let body = text(&out);
+    assert!(
+        body.ends_with("\n\n[The full-output file holds the first 256.0KB only (its size limit)]"),
+        "{}",
+        &body[body.len() - 300..]
+    );
+    assert_eq!(out.details["truncation"]["totalLines"], 1_000_001);
+}
+
+#[tokio::test]
+async fn dropped_variables_do_not_reach_the_command_unless_allowed() {
+    let mut env = Env::new();
+    env.ctx.environment = strata_tools::ToolEnvironment::inherit_all().drop_names(["HOME"]);
+    let out = env
+        .call("bash", json!({"command": "echo ${HOME-unset}"}))
+        .await;
+    assert_eq!(text(&out), "unset\n");
+    env.ctx.environment = env.ctx.environment.clone().allow(["HOME"]);
+    let out = env
+        .call("bash", json!({"command": "echo ${HOME-unset}"}))
+        .await;
+    assert_ne!(text(&out), "unset\n");
+}
+
+#[tokio::test]
+async fn a_group_with_a_background_job_stays_registered_for_the_exit_cleanup() {
+    let env = Env::new();
+    let out = env
+        .call("bash", json!({"command": "echo $$; sleep 30 &"}))
+        .await;
+    let pgid = pgid_of(&text(&out));
+    assert!(strata_tools::processes::live_groups().contains(&pgid));
+    let done = env.call("bash", json!({"command": "echo $$"})).await;
+    let finished = pgid_of(&text(&done));
+    assert!(!strata_tools::processes::live_groups().contains(&finished));
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(pgid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_default_timeout_is_ten_minutes() {
+    assert_eq!(
+        strata_tools::ToolLimits::default().bash_default_timeout,
+        Some(std::time::Duration::from_secs(600))
+    );
+}

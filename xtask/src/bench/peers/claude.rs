@@ -63,6 +63,7 @@ pub fn start(launch: &Launch<'_>) -> Result<ClaudeSession> {
         .arg("--settings")
         .arg(&settings)
         .current_dir(launch.cwd)
+        .env("PATH", launch.install.path_env())
         .env("HOME", launch.home)
         .env("CLAUDE_CONFIG_DIR", &config_dir)
         .env("ANTHROPIC_BASE_URL", &launch.base_url)

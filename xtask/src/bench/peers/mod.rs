@@ -41,7 +41,7 @@ use rows::{Left, Rows};
 /// The peer harnesses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Peer {
-    /// Pi, `@mariozechner/pi-coding-agent`, in RPC mode.
+    /// Pi 1.6, `@earendil-works/pi-coding-agent`, in RPC mode.
     Pi,
     /// Claude Code, `@anthropic-ai/claude-code`, in `-p` stream-json mode.
     ClaudeCode,
@@ -70,6 +70,15 @@ impl Peer {
     /// Parses a name from [`Self::name`].
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|peer| peer.name() == name)
+    }
+
+    /// The cache models it can be measured on: Claude Code speaks only Anthropic Messages;
+    /// Pi also OpenAI Responses and Chat Completions (`api` in its `models.json`).
+    pub fn cache_models(self) -> &'static [CacheModel] {
+        match self {
+            Self::Pi => &CacheModel::ALL,
+            Self::ClaudeCode => &PEER_CACHE_MODELS,
+        }
     }
 
     /// Whether the driver can give it the bench's MCP-like tools and change them mid-session.
@@ -109,9 +118,10 @@ fn run_claude_code(workload: &Workload, cache_models: &[CacheModel]) -> Result<V
     run_peer(Peer::ClaudeCode, workload, cache_models)
 }
 
-/// The cache models a peer can be measured on: both speak Anthropic Messages to the mock, with
-/// their own breakpoints, 5-minute by default and 1-hour where the harness is asked to
-/// (`PI_CACHE_RETENTION=long`, `ENABLE_PROMPT_CACHING_1H=1`).
+/// The cache models every peer can be measured on: both speak Anthropic Messages to the mock,
+/// with their own breakpoints, 5-minute by default and 1-hour where the harness is asked to
+/// (`PI_CACHE_RETENTION=long`, `ENABLE_PROMPT_CACHING_1H=1`). Pi also runs on the others
+/// ([`Peer::cache_models`]).
 pub const PEER_CACHE_MODELS: [CacheModel; 2] = [
     CacheModel::AnthropicFiveMinutes,
     CacheModel::AnthropicOneHour,
@@ -127,7 +137,7 @@ pub fn run_peer(peer: Peer, workload: &Workload, cache_models: &[CacheModel]) ->
     }
     let mut runs = Vec::new();
     for cache_model in cache_models {
-        if !PEER_CACHE_MODELS.contains(cache_model) {
+        if !peer.cache_models().contains(cache_model) {
             continue;
         }
         let played = play(peer, &install, workload, *cache_model)?;
@@ -203,6 +213,11 @@ pub struct Launch<'a> {
     pub home: &'a Path,
     /// strata-mock's base URL.
     pub base_url: String,
+    /// The base URL the harness's client for `api` is given (with `/v1` for OpenAI's).
+    pub api_base_url: String,
+    /// The wire protocol, as Pi names it (`anthropic-messages`, `openai-responses`,
+    /// `openai-completions`).
+    pub api: &'static str,
     /// The model id.
     pub model: &'a str,
     /// The context window, tokens.
@@ -282,6 +297,26 @@ pub trait PeerSession {
 /// Longest wait for one task.
 const TASK_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// The mock's protocol, the bench's body shape, Pi's `api` name and the base URL's path for
+/// the wire `cache_model` is priced on (strata's runs use the same: see `model::endpoint`).
+pub fn wire(cache_model: CacheModel) -> (Protocol, BodyShape, &'static str, &'static str) {
+    match cache_model {
+        CacheModel::AnthropicFiveMinutes | CacheModel::AnthropicOneHour => (
+            Protocol::Anthropic,
+            BodyShape::Anthropic,
+            "anthropic-messages",
+            "",
+        ),
+        CacheModel::OpenAiAutomatic => (
+            Protocol::Responses,
+            BodyShape::Responses,
+            "openai-responses",
+            "/v1",
+        ),
+        CacheModel::DeepSeekDisk => (Protocol::Chat, BodyShape::Chat, "openai-completions", "/v1"),
+    }
+}
+
 /// Plays `workload` with `peer` on `cache_model`.
 pub fn play(
     peer: Peer,
@@ -295,14 +330,16 @@ pub fn play(
     let scenario_text = script::scenario_toml(workload, model_id, peer.has_bench_tools())?;
     let scenario = Scenario::from_toml(&scenario_text, "peer scenario")
         .context("loading the peer scenario")?;
+    let scripted_turns = scenario.turns.len();
     // The same profile strata's runs get, with the workload's window: an over-window prompt
     // is refused with the provider's own error.
-    let mut profile = builtin_profile(Protocol::Anthropic, model_id);
+    let (protocol, shape, api, path) = wire(cache_model);
+    let mut profile = builtin_profile(protocol, model_id);
     profile.context_window = spec.context_window;
     let config = MockConfig::new()
         .with_scenario(scenario)
         .with_model(ModelRule {
-            protocol: Some(Protocol::Anthropic),
+            protocol: Some(protocol),
             pattern: model_id.to_owned(),
             profile,
         });
@@ -312,8 +349,9 @@ pub fn play(
     let mut rows = Rows::new(
         model_id,
         endpoint.model.prices,
-        IdealCache::new(BodyShape::Anthropic, increment, min_tokens),
+        IdealCache::new(shape, increment, min_tokens),
     );
+    rows.scripted_turns = Some(scripted_turns);
 
     let cwd = tempfile::tempdir().context("creating the working directory")?;
     let home = tempfile::tempdir().context("creating the harness home")?;
@@ -323,6 +361,8 @@ pub fn play(
         cwd: cwd.path(),
         home: home.path(),
         base_url: server.base_url(),
+        api_base_url: format!("{}{path}", server.base_url()),
+        api,
         model: model_id,
         window: spec.context_window,
         max_tokens: 4096,
@@ -368,7 +408,9 @@ pub fn play(
             })?;
         compactions += outcome.compactions;
         reported.add(outcome.reported);
-        match task_failure(task, &outcome) {
+        let failure = task_failure(task, &outcome)
+            .or_else(|| crate::bench::workload::note_failure(cwd.path(), task));
+        match failure {
             None => completed += 1,
             Some(why) => failures.push((task.index + 1, why)),
         }
@@ -407,6 +449,7 @@ pub fn play(
             tasks_completed: completed,
             tasks_total: workload.tasks.len(),
             compactions,
+            restarts: Vec::new(),
         },
         left: rows.left,
         failures,
@@ -421,11 +464,17 @@ fn task_failure(task: &crate::bench::workload::Task, outcome: &Outcome) -> Optio
     if let Some(error) = outcome.errors.first().or(outcome.provider_error.as_ref()) {
         return Some(error.clone());
     }
-    if outcome.tool_calls != task.calls.len() {
+    // A recall task writes its note, after as many fetches as the model needed.
+    let scripted = task.calls.len() + usize::from(task.recall.is_some());
+    let fetches_allowed = if task.recall.is_some() {
+        strata_mock::scenario::RecallSpec::MAX_FETCHES
+    } else {
+        0
+    };
+    if outcome.tool_calls < scripted || outcome.tool_calls > scripted + fetches_allowed {
         return Some(format!(
             "{} tool calls made, {} scripted",
-            outcome.tool_calls,
-            task.calls.len()
+            outcome.tool_calls, scripted
         ));
     }
     if outcome.final_text != task.final_text {
@@ -446,7 +495,8 @@ pub const USAGE: &str =
       The peer harnesses (Pi, Claude Code, pinned in xtask/peers/package.json) on the bench's
       workloads against strata-mock; prints per-run totals, with --rows every request.
       Default workloads: short and long; cache models: anthropic-5m and anthropic-1h.
-      --cache M    only cache model M (anthropic-5m or anthropic-1h; repeatable)
+      --cache M    only cache model M (repeatable; Pi runs on every one, Claude Code on the
+                   anthropic ones)
       --install    npm ci the pinned packages into target/peers (or $STRATA_PEERS_DIR) first
       --startup    also time `--version` of each harness (wall time, peak RSS)
       --rows       print every request row as JSON lines";
@@ -468,11 +518,12 @@ pub fn main(args: &[String]) -> Result<()> {
             "--only" => workloads.push(iter.next().context("--only needs a workload")?.clone()),
             "--cache" => {
                 let name = iter.next().context("--cache needs a cache model")?;
-                let model = CacheModel::parse(name)
-                    .filter(|model| PEER_CACHE_MODELS.contains(model))
-                    .with_context(|| {
-                        format!("peers run on anthropic-5m and anthropic-1h, not `{name}`")
-                    })?;
+                let model = CacheModel::parse(name).with_context(|| {
+                    format!(
+                        "unknown cache model `{name}` (known: {:?})",
+                        CacheModel::ALL.map(CacheModel::name)
+                    )
+                })?;
                 cache_models.push(model);
             }
             "--peer" => {
@@ -530,6 +581,9 @@ pub fn main(args: &[String]) -> Result<()> {
                 continue;
             }
             for cache_model in &cache_models {
+                if !peer.cache_models().contains(cache_model) {
+                    continue;
+                }
                 match play(*peer, &install, &workload, *cache_model) {
                     Ok(played) => {
                         println!("{}", played.summary());

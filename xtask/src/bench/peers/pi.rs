@@ -1,5 +1,5 @@
-//! Pi (`@mariozechner/pi-coding-agent`) driven through its RPC mode (`pi --mode rpc`, Pi's
-//! docs/rpc.md): a custom provider in `models.json` points at strata-mock over
+//! Pi 1.6 (`@earendil-works/pi-coding-agent`) driven through its RPC mode (`pi --mode rpc`,
+//! Pi's docs/rpc.md), on the install's node 22: a custom provider in `models.json` points at strata-mock over
 //! `anthropic-messages`, `settings.json` holds the workload's compaction settings, the
 //! extension `xtask/peers/pi-clock.ts` moves the mock's clock before each request and
 //! `xtask/peers/pi-bench-tools.ts` gives Pi the bench's MCP-like tools.
@@ -22,8 +22,8 @@ pub fn models_json(launch: &Launch<'_>) -> Value {
     json!({
         "providers": {
             PROVIDER: {
-                "baseUrl": launch.base_url,
-                "api": "anthropic-messages",
+                "baseUrl": launch.api_base_url,
+                "api": launch.api,
                 "apiKey": "bench-key",
                 "models": [{
                     "id": launch.model,
@@ -82,6 +82,7 @@ pub fn start(launch: &Launch<'_>) -> Result<PiSession> {
         .arg("--extension")
         .arg(launch.install.script("pi-bench-tools.ts"))
         .current_dir(launch.cwd)
+        .env("PATH", launch.install.path_env())
         .env("HOME", launch.home)
         .env("PI_CODING_AGENT_DIR", &agent_dir)
         .env("PI_OFFLINE", "1")

@@ -9,7 +9,7 @@ use strata_mock::RequestRecord;
 
 use crate::bench::ideal::IdealCache;
 use crate::bench::run::{
-    MissCause, RequestKind, RequestRow, TakenRecords, floor_cost, record_cost,
+    MissCause, RequestKind, RequestRow, TakenRecords, floor_cost, record_bill,
 };
 
 /// Text only summary requests carry: strata's and Pi's summary instructions, and Claude
@@ -47,6 +47,8 @@ pub struct Rows {
     prices: strata_provider::Prices,
     ideal: IdealCache,
     first_done: HashSet<Option<String>>,
+    /// Turns in the peer's scenario: a reply numbered past them is a recall turn's fetch.
+    pub scripted_turns: Option<usize>,
 }
 
 impl Rows {
@@ -61,6 +63,7 @@ impl Rows {
             prices,
             ideal,
             first_done: HashSet::new(),
+            scripted_turns: None,
         }
     }
 
@@ -110,7 +113,8 @@ impl Rows {
         };
         let first = self.first_done.insert(record.cache_key.clone());
         let cause = MissCause::of(first, record, &cache);
-        let cost = record_cost(&cache, record.output_tokens, &self.prices);
+        let bill = record_bill(&cache, record.output_tokens, &self.prices);
+        let cost = bill.total();
         let floor_cost = floor_cost(&cache, new_tokens, record.output_tokens, &self.prices);
         self.rows.push(RequestRow {
             seq: self.rows.len() + 1,
@@ -125,6 +129,10 @@ impl Rows {
             floor_cost,
             new_tokens,
             cause,
+            bill,
+            refetch: record
+                .turn
+                .is_some_and(|turn| self.scripted_turns.is_some_and(|n| turn >= n)),
         });
         Ok(())
     }

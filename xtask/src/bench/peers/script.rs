@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::bench::workload::{ScriptedCall, Workload};
+use crate::bench::workload::{RecallOut, ScriptedCall, Workload, recall_parts};
 
 /// One scripted call as a peer plays it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -98,12 +98,27 @@ pub fn scenario_toml(workload: &Workload, model: &str, bench_tools: bool) -> Res
                 user: (position == 0).then(|| task.prompt.clone()),
                 text: Some(format!("Checking with {}.", call.tool)),
                 tool_call: vec![peer_call(call, bench_tools)],
+                recall: None,
+            });
+        }
+        if let Some(recall) = &task.recall {
+            // The write and the fetch are calls every harness has, as they are.
+            let (text, call, out) = recall_parts(task, recall);
+            turns.push(TurnOut {
+                user: None,
+                text: Some(text),
+                tool_call: vec![PeerCall {
+                    tool: call.tool,
+                    args: call.args,
+                }],
+                recall: Some(out),
             });
         }
         turns.push(TurnOut {
             user: task.calls.is_empty().then(|| task.prompt.clone()),
             text: Some(task.final_text.clone()),
             tool_call: Vec::new(),
+            recall: None,
         });
     }
     // The summaries are the workload's own (same text, same order).
@@ -142,6 +157,8 @@ struct TurnOut {
     text: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_call: Vec<PeerCall>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recall: Option<RecallOut>,
 }
 
 #[cfg(test)]

@@ -275,6 +275,7 @@ fn agent(
         },
         summary_model: None,
         cache: strata_agent::CacheSettings::default(),
+        tool_settings: strata_tools::ToolSettings::default(),
     };
     let mut agent = Agent::new(
         session,

@@ -14,15 +14,23 @@ use strata_session::BashExecutionMessage;
 use strata_tools::CancellationToken;
 use strata_tools::truncate::{DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncate_tail};
 
+/// Receives output as it arrives (whole UTF-8 characters only), for `bash_execution_update`.
+pub type OutputSink = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// How long to keep reading after the shell exits, for output still in the pipe; a
 /// background process that keeps the pipe open must not hold the result back.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 
 /// Runs `command` in `cwd` with stdout and stderr interleaved; `cancel` kills its process
 /// group. The output keeps its last 2000 lines or 50KB; the whole of it goes to a temp file
-/// when cut.
-pub async fn run(command: &str, cwd: &Path, cancel: CancellationToken) -> BashExecutionMessage {
-    let outcome = execute(command, cwd, &cancel).await;
+/// when cut. Each piece of output is handed to `sink` as it arrives.
+pub async fn run_streaming(
+    command: &str,
+    cwd: &Path,
+    cancel: CancellationToken,
+    sink: Option<OutputSink>,
+) -> BashExecutionMessage {
+    let outcome = execute(command, cwd, &cancel, sink).await;
     let (output, exit_code, cancelled) = match outcome {
         Ok(done) => done,
         Err(error) => (
@@ -64,6 +72,7 @@ async fn execute(
     command: &str,
     cwd: &Path,
     cancel: &CancellationToken,
+    stream: Option<OutputSink>,
 ) -> std::io::Result<(Vec<u8>, Option<i64>, bool)> {
     let (mut reader, writer) = std::io::pipe()?;
     let mut child = tokio::process::Command::new(shell())
@@ -76,16 +85,36 @@ async fn execute(
         .process_group(0)
         .kill_on_drop(true)
         .spawn()?;
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    if let Some(pgid) = pgid {
+        strata_tools::processes::register_group(pgid);
+    }
     let output = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&output);
     let read = tokio::task::spawn_blocking(move || {
         let mut buf = [0u8; 8192];
+        // Bytes of a character split across reads, held for the next one.
+        let mut carry: Vec<u8> = Vec::new();
         while let Ok(n) = reader.read(&mut buf) {
             if n == 0 {
                 break;
             }
             if let Ok(mut out) = sink.lock() {
                 out.extend_from_slice(&buf[..n]);
+            }
+            if let Some(stream) = &stream {
+                carry.extend_from_slice(&buf[..n]);
+                let whole = match std::str::from_utf8(&carry) {
+                    Ok(_) => carry.len(),
+                    // An invalid byte (not a split character) is passed on replaced.
+                    Err(error) if error.error_len().is_some() => carry.len(),
+                    Err(error) => error.valid_up_to(),
+                };
+                let text = String::from_utf8_lossy(&carry[..whole]).into_owned();
+                carry.drain(..whole);
+                if !text.is_empty() {
+                    stream(&text);
+                }
             }
         }
     });
@@ -99,6 +128,9 @@ async fn execute(
             (None, true)
         }
     };
+    if let Some(pgid) = pgid {
+        strata_tools::processes::forget_group_if_gone(pgid);
+    }
     // The command's own pipe ends were dropped with the Command; wait for the reader briefly.
     let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, read).await;
     let bytes = output.lock().map(|o| o.clone()).unwrap_or_default();
@@ -114,10 +146,11 @@ fn shell() -> &'static str {
 }
 
 fn save_full_output(text: &str) -> Option<PathBuf> {
+    let dir = crate::exit::run_temp_dir().unwrap_or_else(std::env::temp_dir);
     let file = tempfile::Builder::new()
         .prefix("strata-bash-")
         .suffix(".log")
-        .tempfile()
+        .tempfile_in(dir)
         .ok()?;
     std::fs::write(file.path(), text).ok()?;
     file.keep().ok().map(|(_, path)| path)
@@ -136,10 +169,11 @@ mod tests {
     #[tokio::test]
     async fn output_and_exit_code_are_recorded() {
         let dir = tempfile::tempdir().unwrap();
-        let message = run(
+        let message = run_streaming(
             "echo out; echo err >&2; exit 3",
             dir.path(),
             CancellationToken::new(),
+            None,
         )
         .await;
         assert_eq!(message.output, "out\nerr");
@@ -158,7 +192,7 @@ mod tests {
             trigger.cancel();
         });
         let started = std::time::Instant::now();
-        let message = run("echo begun; sleep 30", dir.path(), cancel).await;
+        let message = run_streaming("echo begun; sleep 30", dir.path(), cancel, None).await;
         assert!(started.elapsed() < Duration::from_secs(10));
         assert!(message.cancelled);
         assert_eq!(message.exit_code, Some(None));
@@ -169,7 +203,7 @@ mod tests {
     #[tokio::test]
     async fn long_output_keeps_the_tail_and_saves_the_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let message = run("seq 1 3000", dir.path(), CancellationToken::new()).await;
+        let message = run_streaming("seq 1 3000", dir.path(), CancellationToken::new(), None).await;
         assert!(message.truncated);
         assert!(message.output.ends_with("3000"));
         assert!(!message.output.starts_with("1\n"));

@@ -1,7 +1,7 @@
-//! strata's [`AgentEvent`]s as Pi's agent events: `agent_start`, `turn_start`,
-//! `message_start` / `message_update` (with an `assistantMessageEvent` delta and the partial
-//! message) / `message_end`, `tool_execution_*`, `turn_end`, `agent_end`, `compaction_*` and
-//! `auto_retry_*`.
+//! strata's [`AgentEvent`]s as Pi 1.x's agent events: `agent_start`, `turn_start`,
+//! `message_start` / `message_update` (an `assistantMessageEvent` delta and the usage so far;
+//! no cumulative message, as Pi 1.x sends it) / `message_end`, `tool_execution_*`,
+//! `turn_end`, `agent_end`, `agent_settled`, `compaction_*` and `auto_retry_*`.
 //!
 //! The two event grammars differ in order: strata reports the user message before
 //! `turn_start` and ends a turn before its tools run; Pi opens the turn first and closes it
@@ -116,7 +116,9 @@ impl EventMapper {
                 );
                 self.block = Some(Block::ToolCall);
                 self.raw_arguments.clear();
-                out.push(self.update(json!({"type": "toolcall_start"})));
+                out.push(
+                    self.update(json!({"type": "toolcall_start", "id": id, "toolName": name})),
+                );
             }
             AgentEvent::ToolCallDelta { arguments, .. } => {
                 if self.block != Some(Block::ToolCall) {
@@ -204,11 +206,12 @@ impl EventMapper {
         self.skip_agent_start = true;
     }
 
-    /// `turn_end` and `agent_end` with every message of the run, once the run is over.
+    /// `turn_end`, `agent_end` with every message of the run and `agent_settled` (`aborted`:
+    /// the run ended because it was aborted), once the run is over.
     /// `error`: the run failed without storing an assistant message saying why (a request
     /// refused before its first byte); Pi always ends such a run with an assistant message
     /// whose `stopReason` is `error`, so one is reported.
-    pub fn finish_run(&mut self, error: Option<&str>) -> Vec<Value> {
+    pub fn finish_run(&mut self, error: Option<&str>, aborted: bool) -> Vec<Value> {
         let mut out = Vec::new();
         if let Some(error) = error {
             let reported = self
@@ -254,7 +257,11 @@ impl EventMapper {
         out.push(json!({
             "type": "agent_end",
             "messages": std::mem::take(&mut self.run_messages),
+            "willRetry": false,
         }));
+        // Nothing follows on its own: retries, overflow recovery and follow-ups all ran
+        // inside the run (Pi 1.x's `agent_settled`).
+        out.push(json!({"type": "agent_settled", "aborted": aborted}));
         out
     }
 
@@ -337,16 +344,21 @@ impl EventMapper {
             .map_or(0, |c| c.len().saturating_sub(1))
     }
 
-    /// A `message_update` carrying `event` (given `contentIndex` and `partial`).
+    /// A `message_update` carrying `event` (given its `contentIndex`) and the usage so far.
+    /// Pi 1.x sends deltas only: no cumulative `message`, no `partial` snapshot.
     fn update(&self, mut event: Value) -> Value {
-        let partial = Value::Object(self.partial.clone().unwrap_or_default());
-        if let Value::Object(map) = &mut event {
-            if map.get("type").and_then(Value::as_str) != Some("start") {
-                map.insert("contentIndex".into(), json!(self.content_index()));
-            }
-            map.insert("partial".into(), partial.clone());
+        if let Value::Object(map) = &mut event
+            && map.get("type").and_then(Value::as_str) != Some("start")
+        {
+            map.insert("contentIndex".into(), json!(self.content_index()));
         }
-        json!({"type": "message_update", "message": partial, "assistantMessageEvent": event})
+        let usage = self
+            .partial
+            .as_ref()
+            .and_then(|partial| partial.get("usage"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        json!({"type": "message_update", "usage": usage, "assistantMessageEvent": event})
     }
 
     fn stream_text(&mut self, kind: Block, text: &str, out: &mut Vec<Value>) {
@@ -473,15 +485,30 @@ impl EventMapper {
 /// compaction entry `id`, read back from the session file.
 pub fn compaction_result(session_file: &std::path::Path, id: &EntryId) -> Option<Value> {
     let opened = Session::open(session_file).ok()?;
-    match opened.session.tree().entry(id).ok()? {
-        Entry::Compaction(entry) => Some(json!({
-            "summary": entry.summary,
-            "firstKeptEntryId": entry.first_kept_entry_id,
-            "tokensBefore": entry.tokens_before,
-            "details": entry.details.unwrap_or(json!({})),
-        })),
-        _ => None,
+    let tree = opened.session.tree();
+    let Entry::Compaction(entry) = tree.entry(id).ok()? else {
+        return None;
+    };
+    // Pi 1.x's heuristic over the context rebuilt right after the compaction: every message
+    // estimated from its text (the kept answers' usage describes the context before it).
+    let after = strata_context::build(tree, Some(id)).ok().map(|context| {
+        context
+            .messages
+            .iter()
+            .map(|m| strata_compaction::estimate_message_tokens(&m.message))
+            .sum::<u64>()
+    });
+    let mut data = json!({
+        "summary": entry.summary,
+        "firstKeptEntryId": entry.first_kept_entry_id,
+        "tokensBefore": entry.tokens_before,
+        "estimatedTokensAfter": after,
+        "details": entry.details.unwrap_or(json!({})),
+    });
+    if let Some(usage) = &entry.usage {
+        data["usage"] = serde_json::to_value(usage).unwrap_or(Value::Null);
     }
+    Some(data)
 }
 
 fn now_millis() -> i64 {
@@ -659,7 +686,7 @@ mod tests {
                 },
             ],
         );
-        out.extend(mapper.finish_run(None));
+        out.extend(mapper.finish_run(None, false));
         assert_eq!(
             kinds(&out),
             [
@@ -688,6 +715,7 @@ mod tests {
                 "message_end:assistant",
                 "turn_end",
                 "agent_end",
+                "agent_settled",
             ]
         );
         let deltas: Vec<&Value> = out
@@ -697,13 +725,20 @@ mod tests {
         assert_eq!(deltas[0]["assistantMessageEvent"]["delta"], "{\"path\":");
         assert_eq!(deltas[1]["assistantMessageEvent"]["delta"], "\"a\"}");
         assert_eq!(deltas[1]["assistantMessageEvent"]["contentIndex"], 1);
+        // Deltas only (Pi 1.x): the parsed arguments arrive whole with the call's end.
+        assert!(deltas[1].get("message").is_none(), "{}", deltas[1]);
+        let call_end = out
+            .iter()
+            .find(|e| e["assistantMessageEvent"]["type"] == "toolcall_end")
+            .unwrap();
         assert_eq!(
-            deltas[1]["message"]["content"][1]["arguments"],
+            call_end["assistantMessageEvent"]["toolCall"]["arguments"],
             json!({"path": "a"})
         );
         let turn_end = out.iter().find(|e| e["type"] == "turn_end").unwrap();
         assert_eq!(turn_end["toolResults"][0]["toolCallId"], "c1");
-        assert_eq!(out.last().unwrap()["messages"].as_array().unwrap().len(), 5);
+        let agent_end = &out[out.len() - 2];
+        assert_eq!(agent_end["messages"].as_array().unwrap().len(), 5);
     }
 
     #[test]
@@ -740,29 +775,30 @@ mod tests {
                 },
             ],
         ));
-        out.extend(mapper.finish_run(Some("provider: overloaded")));
+        out.extend(mapper.finish_run(Some("provider: overloaded"), false));
         let kinds = kinds(&out);
         assert_eq!(kinds.iter().filter(|k| *k == "agent_start").count(), 1);
         assert_eq!(kinds.iter().filter(|k| *k == "agent_end").count(), 1);
         assert_eq!(
-            &kinds[kinds.len() - 5..],
+            &kinds[kinds.len() - 6..],
             [
                 "message_start:assistant",
                 "message_end:assistant",
                 "turn_end",
                 "auto_retry_end",
-                "agent_end"
+                "agent_end",
+                "agent_settled"
             ]
         );
-        let failed = &out[out.len() - 4]["message"];
+        let failed = &out[out.len() - 5]["message"];
         assert_eq!(failed["stopReason"], "error");
         assert_eq!(failed["errorMessage"], "provider: overloaded");
-        let retry_end = &out[out.len() - 2];
+        let retry_end = &out[out.len() - 3];
         assert_eq!(
             *retry_end,
             json!({"type": "auto_retry_end", "success": false, "attempt": 1, "finalError": "provider: overloaded"})
         );
-        let end = out.last().unwrap();
+        let end = &out[out.len() - 2];
         let roles: Vec<&str> = end["messages"]
             .as_array()
             .unwrap()

@@ -79,7 +79,7 @@ pub async fn prompt(
         lock(&job.shared).streaming = false;
         return JobEnd {
             agent,
-            records: mapper.finish_run(error.as_deref()),
+            records: mapper.finish_run(error.as_deref(), reason == "aborted"),
         };
     }
 }
@@ -179,8 +179,10 @@ pub fn refresh(agent: &mut Agent, shared: &Mutex<Shared>) {
             return;
         }
     };
+    let totals = strata_accounting::Totals::of(&strata_accounting::records(agent.session().tree()));
     let mut shared = lock(shared);
     let snapshot = &mut shared.snapshot;
+    snapshot.totals = totals;
     snapshot.session_file = file;
     snapshot.session_id = id;
     snapshot.session_name = name;

@@ -19,6 +19,7 @@
 //! `extension_ui_response` is accepted and ignored: strata has no extensions that ask.
 
 mod bash;
+mod entries;
 mod events;
 mod jobs;
 mod mcp;
@@ -270,6 +271,13 @@ impl Server {
                 json!({"messages": lock(&self.shared).snapshot.messages}),
             )),
             "get_session_stats" => Ok(Some(lock(&self.shared).stats())),
+            "clear_queue" => Ok(Some(self.clear_queue())),
+            "get_entries" => self.session_file().and_then(|file| {
+                entries::entries(&file, optional_text(&command, "since")).map(Some)
+            }),
+            "get_tree" => self
+                .session_file()
+                .and_then(|file| entries::tree(&file).map(Some)),
             "get_last_assistant_text" => Ok(Some(
                 json!({"text": lock(&self.shared).last_assistant_text()}),
             )),
@@ -349,7 +357,7 @@ impl Server {
                     None => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".to_owned()),
                 };
                 let response = match reply {
-                    Ok(()) => success(id, "prompt", None),
+                    Ok(()) => success(id, "prompt", Some(json!({"disposition": "queued"}))),
                     Err(error) => failure(id, "prompt", error),
                 };
                 self.out.send(&response);
@@ -376,7 +384,11 @@ impl Server {
             shared.feed_steering(&self.control);
         }
         // Pi answers once the prompt is accepted, before its events.
-        self.out.send(&success(id, "prompt", None));
+        self.out.send(&success(
+            id,
+            "prompt",
+            Some(json!({"disposition": "started"})),
+        ));
         let handle = tokio::spawn(jobs::prompt(agent, text, images, self.job_context()));
         *job = Some(Job {
             handle,
@@ -392,7 +404,19 @@ impl Server {
         let images = parse_images(command)?;
         let text = self.expand(message);
         self.enqueue(Queued { text, images }, steer)?;
-        Ok(None)
+        Ok(Some(json!({"disposition": "queued"})))
+    }
+
+    /// `clear_queue`: drops the steering and follow-up messages not yet delivered and returns
+    /// their text, for the client's editor.
+    fn clear_queue(&mut self) -> Value {
+        self.control.clear_steering();
+        let mut shared = lock(&self.shared);
+        let steering: Vec<String> = shared.steering.drain(..).map(|q| q.text).collect();
+        shared.handed_over = 0;
+        let follow_up: Vec<String> = shared.follow_ups.drain(..).map(|q| q.text).collect();
+        self.out.send(&shared.queue_update());
+        json!({"steering": steering, "followUp": follow_up})
     }
 
     fn enqueue(&mut self, queued: Queued, steer: bool) -> Result<(), String> {
@@ -503,10 +527,25 @@ impl Server {
         if let Some(previous) = self.bash_cancel.replace(cancel.clone()) {
             previous.cancel();
         }
+        let exclude = command
+            .get("excludeFromContext")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let cwd = self.setup.cwd.clone();
         let inputs = self.inputs.clone();
+        let out = self.out;
+        let update_id = id.clone();
+        // Pi 1.x streams the output, tagged with the command's id when it has one.
+        let sink: bash::OutputSink = Arc::new(move |delta: &str| {
+            let mut update = json!({"type": "bash_execution_update", "delta": delta});
+            if let Some(id) = &update_id {
+                update["id"] = id.clone();
+            }
+            out.send(&update);
+        });
         tokio::spawn(async move {
-            let message = bash::run(&line, &cwd, cancel).await;
+            let mut message = bash::run_streaming(&line, &cwd, cancel, Some(sink)).await;
+            message.exclude_from_context = exclude.then_some(true);
             let _ = inputs.send(Input::BashDone {
                 id,
                 message: Box::new(message),
@@ -589,18 +628,16 @@ impl Server {
             .setup
             .model_switch(&choice, Some(retries.observer()))
             .map_err(|e| format!("{e:#}"))?;
+        let before = self.thinking_level();
         let agent = self.take_agent()?;
         let mut agent = Box::new((*agent).with_retry_events(retries));
-        let level = agent
-            .context()
-            .map(|c| c.thinking_level.clone())
-            .unwrap_or_default();
-        let result = agent
-            .set_model(switch)
-            .and_then(|()| agent.set_thinking_level(&level).map(|_| ()));
+        // The agent keeps the level asked for: off on a model without reasoning, back again
+        // on one with it (the runtime's rule, shared by every front end).
+        let result = agent.set_model(switch);
         self.agent = Some(agent);
         result.map_err(|e| e.to_string())?;
         self.refresh();
+        self.thinking_changed(&before);
         Ok(())
     }
 
@@ -612,11 +649,36 @@ impl Server {
                 THINKING_LEVELS.join(", ")
             ));
         }
+        let before = self.thinking_level();
         self.agent_mut()?
             .set_thinking_level(level)
             .map_err(|e| e.to_string())?;
         self.refresh();
+        self.thinking_changed(&before);
         Ok(None)
+    }
+
+    fn thinking_level(&self) -> String {
+        lock(&self.shared).snapshot.thinking_level.clone()
+    }
+
+    /// Pi 1.x's `thinking_level_changed`, when the level in effect is no longer `before`.
+    fn thinking_changed(&self, before: &str) {
+        let level = self.thinking_level();
+        if level != before {
+            self.out
+                .send(&json!({"type": "thinking_level_changed", "level": level}));
+        }
+    }
+
+    /// The session file commands read from disk (its entries are never rewritten, so a read
+    /// during a run sees every line written so far).
+    fn session_file(&self) -> Result<PathBuf, String> {
+        let file = lock(&self.shared).snapshot.session_file.clone();
+        if file.is_empty() {
+            return Err(self.no_agent());
+        }
+        Ok(PathBuf::from(file))
     }
 
     fn cycle_thinking_level(&mut self) -> Result<Option<Value>, String> {
@@ -636,6 +698,7 @@ impl Server {
             });
         let level = agent.set_thinking_level(next).map_err(|e| e.to_string())?;
         self.refresh();
+        self.thinking_changed(&current);
         Ok(Some(json!({"level": level})))
     }
 
@@ -717,13 +780,16 @@ impl Server {
             .append_session_info(&name)
             .map_err(|e| e.to_string())?;
         self.refresh();
+        self.out
+            .send(&json!({"type": "session_info_changed", "name": name}));
         Ok(None)
     }
 
     fn export_html(&mut self, command: &Value) -> Result<Option<Value>, String> {
         let file = PathBuf::from(lock(&self.shared).snapshot.session_file.clone());
         let output = optional_text(command, "outputPath").map(Path::new);
-        let path = crate::export::export_html(&file, output).map_err(|e| format!("{e:#}"))?;
+        let path = crate::export::export_html(&file, output, crate::export::Overwrite::Refuse)
+            .map_err(|e| format!("{e:#}"))?;
         Ok(Some(json!({"path": path.display().to_string()})))
     }
 

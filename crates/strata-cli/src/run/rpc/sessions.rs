@@ -6,25 +6,18 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::{Value, json};
 use strata_agent::Agent;
-use strata_session::{AgentMessage, Entry, EntryId, MessageContent, Session, WriteOptions};
+use strata_session::{AgentMessage, Entry, EntryId, MessageContent, Session};
 
 use crate::run::Setup;
 use crate::run::model::ModelChoice;
 use crate::run::setup::open_or_create;
 
-/// Creates an empty session in `dir` (its header naming `parent`), returns its path.
+/// Creates an empty session in `dir` (its header naming `parent`, the runtime's naming),
+/// returns its path; the file is closed again for the agent that will open it.
 pub fn create(dir: &Path, cwd: &str, parent: Option<String>) -> anyhow::Result<PathBuf> {
-    let header = strata_session::new_header(cwd, parent);
-    let path = dir.join(file_name(&header));
-    Session::create_with_header(&path, header, WriteOptions::default())
-        .with_context(|| format!("creating {}", path.display()))?;
-    Ok(path)
-}
-
-/// Pi's file name for a session: `<timestamp>_<id>.jsonl`, ':' and '.' of the time as '-'.
-fn file_name(header: &strata_session::SessionHeader) -> String {
-    let stamp = header.timestamp.replace([':', '.'], "-");
-    format!("{stamp}_{}.jsonl", header.id)
+    let session = strata_runtime::sessions::create(dir, cwd, parent)
+        .with_context(|| format!("creating a session in {}", dir.display()))?;
+    Ok(session.path().to_path_buf())
 }
 
 /// Where a fork from the user message `entry_id` starts (its parent) and the message's text.
@@ -44,25 +37,11 @@ pub fn fork_point(session: &Session, entry_id: &str) -> anyhow::Result<(Option<E
 }
 
 /// A new session file beside `session` holding the path from the root to `leaf` (none: an
-/// empty session), its header naming `session` as the parent.
+/// empty session), its header naming `session` as the parent (the runtime's fork).
 pub fn fork(session: &Session, leaf: Option<&EntryId>) -> anyhow::Result<PathBuf> {
-    let dir = session
-        .path()
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let staging = dir.join(format!(".fork-{}.jsonl.tmp", std::process::id()));
-    session
-        .fork(leaf, &staging)
+    let forked = strata_runtime::sessions::fork(session, leaf)
         .with_context(|| format!("forking {}", session.path().display()))?;
-    let header = Session::open(&staging)
-        .with_context(|| format!("reading {}", staging.display()))?
-        .session
-        .header()
-        .clone();
-    let path = dir.join(file_name(&header));
-    std::fs::rename(&staging, &path)
-        .with_context(|| format!("renaming {} to {}", staging.display(), path.display()))?;
-    Ok(path)
+    Ok(forked.path().to_path_buf())
 }
 
 /// Every user message of the file with text, in file order: Pi's `get_fork_messages`.

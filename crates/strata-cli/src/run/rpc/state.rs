@@ -64,6 +64,8 @@ pub struct Snapshot {
     pub auto_compaction: bool,
     /// The context's messages in Pi's shape.
     pub messages: Vec<Value>,
+    /// Every request the session file records (all branches, summaries and pings), added up.
+    pub totals: strata_accounting::Totals,
 }
 
 /// State shared by the command loop and the task running the agent.
@@ -184,25 +186,25 @@ impl Shared {
         Value::Object(state)
     }
 
-    /// Pi's `get_session_stats` data: counts and usage summed over the context's assistant
-    /// messages, and the context window in use.
+    /// Pi's `get_session_stats` data: counts over the context's messages, tokens and cost of
+    /// every request the file records (as Pi 1.x totals answers, summaries and usage entries),
+    /// and the context window in use.
     pub fn stats(&self) -> Value {
         let messages = &self.snapshot.messages;
         let count = |role: &str| messages.iter().filter(|m| m["role"] == role).count();
-        let mut tool_calls = 0;
-        let (mut input, mut output, mut cache_read, mut cache_write) = (0u64, 0u64, 0u64, 0u64);
-        let mut cost = 0.0;
-        for message in messages.iter().filter(|m| m["role"] == "assistant") {
-            tool_calls += message["content"]
-                .as_array()
-                .map_or(0, |c| c.iter().filter(|b| b["type"] == "toolCall").count());
-            let usage = &message["usage"];
-            input += usage["input"].as_u64().unwrap_or(0);
-            output += usage["output"].as_u64().unwrap_or(0);
-            cache_read += usage["cacheRead"].as_u64().unwrap_or(0);
-            cache_write += usage["cacheWrite"].as_u64().unwrap_or(0);
-            cost += usage["cost"]["total"].as_f64().unwrap_or(0.0);
-        }
+        let tool_calls: usize = messages
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .map(|m| {
+                m["content"]
+                    .as_array()
+                    .map_or(0, |c| c.iter().filter(|b| b["type"] == "toolCall").count())
+            })
+            .sum();
+        let totals = &self.snapshot.totals;
+        let (input, output) = (totals.usage.input, totals.usage.output);
+        let (cache_read, cache_write) = (totals.usage.cache_read, totals.usage.cache_write());
+        let cost = totals.cost;
         let mut stats = Map::new();
         stats.insert("sessionFile".into(), json!(self.snapshot.session_file));
         stats.insert("sessionId".into(), json!(self.snapshot.session_id));
@@ -374,9 +376,21 @@ mod tests {
     }
 
     #[test]
-    fn stats_sum_assistant_usage_and_count_roles() {
+    fn stats_count_roles_and_report_the_accounted_totals() {
         let mut shared = Shared::default();
         shared.snapshot.context_window = 1000;
+        shared.snapshot.totals = strata_accounting::Totals {
+            requests: 2,
+            pings: 0,
+            usage: strata_provider::Usage {
+                input: 11,
+                output: 7,
+                cache_read: 230,
+                cache_write_5m: 15,
+                cache_write_1h: 5,
+            },
+            cost: 0.75,
+        };
         shared.snapshot.messages = vec![
             json!({"role": "user", "content": "hi"}),
             json!({"role": "assistant", "stopReason": "toolUse",

@@ -1,0 +1,183 @@
+"""Request bodies strata's adapters build (`strata context --format request`, the same code
+`stream` sends), judged by the vendors' request types and re-sent through each SDK to a
+recording server: the SDK must send the same JSON strata would."""
+
+import collections.abc
+import json
+import os
+import subprocess
+import types
+import typing
+
+import typing_extensions
+
+import anthropic
+import boto3
+import botocore.config
+import botocore.validate
+import openai
+import pydantic
+import pytest
+
+from conftest import ROOT, binary
+
+SESSION = ROOT / "tests/fixtures/pi/strata-entries.jsonl"
+
+# (provider, model, [cache] retention): a spread of capability-table rows — mid-conversation
+# system messages with tool changes (Opus 4.8) and without (Sonnet 4.5), Responses with 24h
+# retention (gpt-5.5) and in-memory (gpt-5.2), Chat Completions with DeepSeek's quirks and
+# with plain OpenAI, Bedrock with 1h and 5m cache points.
+ROWS = [
+    ("anthropic", "claude-opus-4-8", "long"),
+    ("anthropic", "claude-sonnet-4-5", "short"),
+    ("openai", "gpt-5.5", "auto"),
+    ("openai", "gpt-5.2", "short"),
+    ("deepseek", "deepseek-v4-flash", "auto"),
+    ("mistral", "devstral-medium-latest", "auto"),
+    ("amazon-bedrock", "anthropic.claude-sonnet-4-5-20250929-v1:0", "long"),
+    ("amazon-bedrock", "anthropic.claude-sonnet-4-5-20250929-v1:0", "short"),
+]
+
+
+def printed(provider, model, retention, tmp_path):
+    config = tmp_path / ".config/strata"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.toml").write_text(f'[cache]\nretention = "{retention}"\n')
+    env = {**os.environ, "HOME": str(tmp_path), "AWS_REGION": "us-west-2"}
+    env.pop("XDG_CONFIG_HOME", None)
+    out = subprocess.run(
+        [str(binary("strata")), "context", str(SESSION), "--format", "request", "--provider", provider, "--model", model],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
+    )
+    return json.loads(out.stdout)["wire"]
+
+
+def undeclared(hint, value, path="$"):
+    """Keys in `value` that the request type `hint` (TypedDicts, unions, lists) does not
+    declare; [] when one reading of the type declares them all."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Annotated, typing_extensions.Required, typing_extensions.NotRequired, typing.Required, typing.NotRequired):
+        return undeclared(typing.get_args(hint)[0], value, path)
+    if origin in (typing.Union, types.UnionType):
+        readings = [undeclared(member, value, path) for member in typing.get_args(hint)]
+        fitting = [r for r in readings if r is not None]
+        return min(fitting, key=len) if fitting else None
+    if typing_extensions.is_typeddict(hint):
+        if not isinstance(value, dict):
+            return None
+        fields = typing.get_type_hints(hint, include_extras=True)
+        tag = fields.get("type")
+        if tag is not None and "type" in value:
+            allowed = typing.get_args(typing.get_args(tag)[0] if typing.get_origin(tag) in (typing.Required, typing_extensions.Required) else tag)
+            if allowed and value["type"] not in allowed:
+                return None
+        found = [f"{path}.{k}" for k in value if k not in fields]
+        for k, v in value.items():
+            if k in fields:
+                inner = undeclared(fields[k], v, f"{path}.{k}")
+                if inner is None:
+                    return None
+                found += inner
+        return found
+    if origin in (list, collections.abc.Iterable, collections.abc.Sequence, typing.Iterable, typing.List):
+        if not isinstance(value, list):
+            return None
+        found = []
+        for i, item in enumerate(value):
+            inner = undeclared(typing.get_args(hint)[0], item, f"{path}[{i}]")
+            if inner is None:
+                return None
+            found += inner
+        return found
+    return []
+
+
+def strict_typed_dict(type_, body):
+    """Validates a request body against the SDK's TypedDict, refusing undeclared keys."""
+    pydantic.TypeAdapter(type_).validate_python(body)
+    extra = undeclared(type_, body)
+    assert extra == [], f"keys {type_.__name__} does not declare: {extra}"
+
+
+def sent_json(bodies):
+    assert bodies, "the SDK sent nothing"
+    return json.loads(bodies[-1][1])
+
+
+@pytest.mark.parametrize("provider,model,retention", [r for r in ROWS if r[0] == "anthropic"])
+def test_anthropic_bodies(provider, model, retention, tmp_path, recorder):
+    wire = printed(provider, model, retention, tmp_path)
+    body = wire["body"]
+    # Mid-conversation system messages and tool changes are beta types in 2.15.0.
+    from anthropic.types.beta.message_create_params import MessageCreateParamsStreaming
+
+    strict_typed_dict(MessageCreateParamsStreaming, body)
+    ttls = {b["cache_control"].get("ttl", "5m") for b in body["system"] if "cache_control" in b}
+    assert ttls == ({"1h"} if retention == "long" else {"5m"}), ttls
+    url, bodies = recorder
+    client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+    with pytest.raises(anthropic.BadRequestError):
+        client.beta.messages.create(**body)
+    assert sent_json(bodies) == body
+
+
+@pytest.mark.parametrize("provider,model,retention", [r for r in ROWS if r[0] == "openai"])
+def test_responses_bodies(provider, model, retention, tmp_path, recorder):
+    body = printed(provider, model, retention, tmp_path)["body"]
+    from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
+
+    strict_typed_dict(ResponseCreateParamsStreaming, body)
+    if model == "gpt-5.5":
+        assert body.get("prompt_cache_retention") == "24h", body.keys()
+    url, bodies = recorder
+    client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+    with pytest.raises(openai.BadRequestError):
+        client.responses.create(**body)
+    assert sent_json(bodies) == body
+
+
+@pytest.mark.parametrize("provider,model,retention", [r for r in ROWS if r[0] in ("deepseek", "mistral")])
+def test_chat_bodies(provider, model, retention, tmp_path, recorder):
+    body = printed(provider, model, retention, tmp_path)["body"]
+    from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
+
+    quirks = {}
+    if provider == "deepseek":
+        # DeepSeek's own fields, not OpenAI's: `thinking` (api-docs.deepseek.com, "Thinking
+        # Mode") and `reasoning_content` on assistant turns (same page, "multi-turn").
+        quirks["thinking"] = body.pop("thinking", None)
+        for m in body["messages"]:
+            m.pop("reasoning_content", None)
+    strict_typed_dict(CompletionCreateParamsStreaming, body)
+    url, bodies = recorder
+    client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+    with pytest.raises(openai.BadRequestError):
+        client.chat.completions.create(**body, extra_body={k: v for k, v in quirks.items() if v is not None})
+    sent = sent_json(bodies)
+    for k, v in quirks.items():
+        if v is not None:
+            body[k] = v
+    if provider == "deepseek":
+        sent_messages = sent["messages"]
+        for m in sent_messages:
+            m.pop("reasoning_content", None)
+    assert sent == body
+
+
+@pytest.mark.parametrize("provider,model,retention", [r for r in ROWS if r[0] == "amazon-bedrock"])
+def test_bedrock_bodies(provider, model, retention, tmp_path, recorder):
+    body = printed(provider, model, retention, tmp_path)["body"]
+    client = boto3.client(
+        "bedrock-runtime", region_name="us-west-2", aws_access_key_id="AKIDTEST", aws_secret_access_key="s",
+        endpoint_url=recorder[0], config=botocore.config.Config(retries={"total_max_attempts": 1}),
+    )
+    shape = client.meta.service_model.operation_model("ConverseStream").input_shape
+    params = {"modelId": model, **body}
+    report = botocore.validate.ParamValidator().validate(params, shape)
+    assert not report.has_errors(), report.generate_report()
+    ttls = {p["cachePoint"].get("ttl", "5m") for p in body["system"] if "cachePoint" in p}
+    assert ttls == ({"1h"} if retention == "long" else {"5m"}), ttls
+    url, bodies = recorder
+    with pytest.raises(Exception):
+        client.converse_stream(**params)
+    assert sent_json(bodies) == body

@@ -1,0 +1,94 @@
+//! Between the provider's usage (writes split by lifetime) and the session's (one bucket).
+
+use serde_json::Value;
+use strata_provider::{Cost, Usage};
+use strata_session::Extra;
+
+/// Field of a session usage holding the tokens written for an hour (Pi has one `cacheWrite`
+/// bucket and ignores it).
+pub const CACHE_WRITE_1H_FIELD: &str = "cacheWrite1h";
+
+/// The usage in Pi's session shape (`input`, `output`, `cacheRead`, `cacheWrite`,
+/// `totalTokens`, `cost`); the 1-hour share of the writes is kept in `cacheWrite1h`.
+pub fn session_usage(usage: &Usage, cost: &Cost) -> strata_session::Usage {
+    let mut extra = Extra::new();
+    if usage.cache_write_1h > 0 {
+        extra.insert(
+            CACHE_WRITE_1H_FIELD.into(),
+            Value::from(usage.cache_write_1h),
+        );
+    }
+    strata_session::Usage {
+        input: usage.input,
+        output: usage.output,
+        cache_read: usage.cache_read,
+        cache_write: usage.cache_write(),
+        total_tokens: usage.total_tokens(),
+        cost: strata_session::Cost {
+            input: cost.input,
+            output: cost.output,
+            cache_read: cost.cache_read,
+            cache_write: cost.cache_write(),
+            total: cost.total(),
+            extra: Extra::new(),
+        },
+        extra,
+    }
+}
+
+/// The usage a session stored, with its writes split back by lifetime (`cacheWrite1h`, when
+/// recorded, is the hour's share; the rest are 5-minute writes).
+pub fn provider_usage(stored: &strata_session::Usage) -> Usage {
+    let one_hour = stored
+        .extra
+        .get(CACHE_WRITE_1H_FIELD)
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+        .min(stored.cache_write);
+    Usage {
+        input: stored.input,
+        output: stored.output,
+        cache_read: stored.cache_read,
+        cache_write_5m: stored.cache_write - one_hour,
+        cache_write_1h: one_hour,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use strata_provider::Prices;
+
+    #[test]
+    fn an_hour_write_survives_the_round_trip_through_the_session_shape() {
+        let usage = Usage {
+            input: 10,
+            output: 1,
+            cache_read: 2000,
+            cache_write_5m: 100,
+            cache_write_1h: 5000,
+        };
+        let prices = Prices {
+            input: 5.0,
+            output: 25.0,
+            cache_read: 0.5,
+            cache_write_5m: 6.25,
+            cache_write_1h: 10.0,
+        };
+        let stored = session_usage(&usage, &usage.cost(&prices));
+        assert_eq!(stored.cache_write, 5100);
+        let json = serde_json::to_value(&stored).unwrap();
+        assert_eq!(json["cacheWrite1h"], 5000);
+        let read: strata_session::Usage = serde_json::from_value(json).unwrap();
+        assert_eq!(provider_usage(&read), usage);
+    }
+
+    #[test]
+    fn a_pi_usage_without_the_field_is_all_five_minute_writes() {
+        let stored: strata_session::Usage =
+            serde_json::from_str(r#"{"input":1,"output":2,"cacheRead":3,"cacheWrite":4}"#).unwrap();
+        let usage = provider_usage(&stored);
+        assert_eq!((usage.cache_write_5m, usage.cache_write_1h), (4, 0));
+    }
+}

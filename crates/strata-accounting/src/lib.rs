@@ -1,0 +1,28 @@
+//! What a session paid: usage conversion, per-request records, totals, cache breaks.
+//!
+//! A provider reports [`strata_provider::Usage`] with cache writes split by lifetime; a
+//! session (Pi's shape) stores one `cacheWrite` bucket. [`session_usage`] keeps the 1-hour
+//! share in a `cacheWrite1h` field Pi ignores, and [`provider_usage`] reads it back, so a
+//! write made at the hour rate is priced at the hour rate wherever it is totalled.
+//!
+//! ```
+//! use strata_accounting::{Totals, records};
+//! # fn demo(tree: &strata_session::Tree) {
+//! let all = records(tree);
+//! let totals = Totals::of(&all);
+//! println!("{} requests, ${:.4}", totals.requests, totals.cost);
+//! # }
+//! ```
+
+mod breaks;
+mod convert;
+mod record;
+mod totals;
+
+pub use breaks::{CacheBreak, MIN_CACHEABLE, find_breaks};
+pub use convert::{CACHE_WRITE_1H_FIELD, provider_usage, session_usage};
+pub use record::{
+    KEEP_WARM_CUSTOM_TYPE, RequestKind, RequestRecord, USAGE_CUSTOM_TYPE, USAGE_FIELD, record_of,
+    records,
+};
+pub use totals::Totals;

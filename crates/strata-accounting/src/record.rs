@@ -1,0 +1,178 @@
+//! Every billed request a session file records, one [`RequestRecord`] each.
+
+use serde::Serialize;
+use serde_json::Value;
+use strata_provider::{Prices, Usage};
+use strata_session::{AgentMessage, Entry, EntryKind, Role, Tree};
+
+use crate::convert::provider_usage;
+
+/// `customType` of the `custom` entry recording one keep-warm request: `data` is
+/// `{usage, provider, model}` with `usage` in Pi's shape (cost included).
+pub const KEEP_WARM_CUSTOM_TYPE: &str = "strata.keep_warm";
+
+/// `customType` of a `custom` entry recording a summary request's usage where no entry field
+/// can hold it (failed compactions, older branch summaries): `data` is `{kind, usage}`.
+pub const USAGE_CUSTOM_TYPE: &str = "strata.usage";
+
+/// Field of a compaction or branch-summary entry holding its summary requests' usage.
+pub const USAGE_FIELD: &str = "usage";
+
+/// What a billed request was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    /// A turn of the conversation (an assistant message).
+    Answer,
+    /// The summary request(s) of a compaction.
+    Compaction,
+    /// The summary request of a branch summary.
+    BranchSummary,
+    /// A summary whose usage was recorded on its own (a failed compaction, say).
+    Summary,
+    /// A keep-warm ping sent while the user was idle.
+    KeepWarm,
+}
+
+impl RequestKind {
+    /// How `strata stats` marks the kind after an entry id (empty for an answer).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Self::Answer => "",
+            Self::Compaction => " (compaction)",
+            Self::BranchSummary => " (branch summary)",
+            Self::Summary => " (summary)",
+            Self::KeepWarm => " (keep-warm)",
+        }
+    }
+}
+
+/// One billed request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestRecord {
+    /// The entry that recorded it.
+    pub id: String,
+    /// What it was for.
+    pub kind: RequestKind,
+    /// Provider id as recorded (empty when the entry does not say).
+    pub provider: String,
+    /// Model id as recorded (empty when the entry does not say).
+    pub model: String,
+    /// Tokens, writes split by lifetime.
+    pub usage: Usage,
+    /// Dollars as recorded (0 when the file records none; see [`RequestRecord::price_if_missing`]).
+    pub cost: f64,
+}
+
+impl RequestRecord {
+    /// The entry id with the kind's suffix, e.g. `a1b2c3d4 (keep-warm)`.
+    pub fn label(&self) -> String {
+        format!("{}{}", self.id, self.kind.suffix())
+    }
+
+    /// `provider/model` as recorded.
+    pub fn qualified_model(&self) -> String {
+        format!("{}/{}", self.provider, self.model)
+    }
+
+    /// Prices a request the file recorded no cost for, each bucket at its own rate (1-hour
+    /// writes at the hour's).
+    pub fn price_if_missing(&mut self, prices: &Prices) {
+        if self.cost == 0.0 {
+            self.cost = self.usage.cost(prices).total();
+        }
+    }
+}
+
+/// Every billed request in `tree`, in file order, on every branch (all were paid).
+pub fn records(tree: &Tree) -> Vec<RequestRecord> {
+    tree.iter()
+        .filter(|entry| {
+            matches!(
+                entry.kind(),
+                EntryKind::Message(Role::Assistant | Role::Other)
+                    | EntryKind::Compaction
+                    | EntryKind::BranchSummary
+                    | EntryKind::Custom
+                    | EntryKind::Usage
+            )
+        })
+        .filter_map(|entry| entry.entry().ok())
+        .filter_map(|entry| record_of(&entry))
+        .collect()
+}
+
+/// The billed request `entry` records, if any: an assistant message, a compaction or branch
+/// summary with its summary usage, a Pi 1.x `usage` entry (kind `cache_warm` is a keep-warm
+/// ping), or, in files from before Pi 1.x's shapes, a `custom` entry of
+/// [`USAGE_CUSTOM_TYPE`] or [`KEEP_WARM_CUSTOM_TYPE`].
+pub fn record_of(entry: &Entry) -> Option<RequestRecord> {
+    let id = entry.base().id.as_str().to_owned();
+    let record =
+        |kind, provider: &str, model: &str, stored: &strata_session::Usage| RequestRecord {
+            id: id.clone(),
+            kind,
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            usage: provider_usage(stored),
+            cost: stored.cost.total,
+        };
+    match entry {
+        Entry::Message(message) => match &message.message {
+            AgentMessage::Assistant(m) => {
+                Some(record(RequestKind::Answer, &m.provider, &m.model, &m.usage))
+            }
+            _ => None,
+        },
+        Entry::Compaction(compaction) => compaction
+            .usage
+            .clone()
+            .or_else(|| usage_field(&compaction.extra))
+            .map(|usage| record(RequestKind::Compaction, "", "", &usage)),
+        Entry::BranchSummary(summary) => summary
+            .usage
+            .clone()
+            .or_else(|| usage_field(&summary.extra))
+            .map(|usage| record(RequestKind::BranchSummary, "", "", &usage)),
+        Entry::Usage(entry) => {
+            let kind = if entry.kind == strata_session::CACHE_WARM_KIND {
+                RequestKind::KeepWarm
+            } else {
+                RequestKind::Summary
+            };
+            Some(record(kind, &entry.provider, &entry.model, &entry.usage))
+        }
+        Entry::Custom(custom) => {
+            let data = custom.data.as_ref()?;
+            let usage = stored_usage(data.get("usage")?)?;
+            let text = |key: &str| data.get(key).and_then(Value::as_str).unwrap_or("");
+            match custom.custom_type.as_str() {
+                KEEP_WARM_CUSTOM_TYPE => Some(record(
+                    RequestKind::KeepWarm,
+                    text("provider"),
+                    text("model"),
+                    &usage,
+                )),
+                USAGE_CUSTOM_TYPE => Some(record(
+                    RequestKind::Summary,
+                    text("provider"),
+                    text("model"),
+                    &usage,
+                )),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn usage_field(extra: &strata_session::Extra) -> Option<strata_session::Usage> {
+    stored_usage(extra.get(USAGE_FIELD)?)
+}
+
+fn stored_usage(value: &Value) -> Option<strata_session::Usage> {
+    value
+        .is_object()
+        .then(|| serde_json::from_value(value.clone()).ok())
+        .flatten()
+}

@@ -1,0 +1,45 @@
+//! A session's requests added up.
+
+use serde::Serialize;
+use strata_provider::Usage;
+
+use crate::record::{RequestKind, RequestRecord};
+
+/// Tokens and dollars over a set of requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Totals {
+    /// Requests counted (answers, summaries and pings).
+    pub requests: usize,
+    /// Of those, keep-warm pings.
+    pub pings: usize,
+    /// Tokens, writes split by lifetime.
+    pub usage: Usage,
+    /// Dollars.
+    pub cost: f64,
+}
+
+impl Totals {
+    /// The sum of `records`.
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a RequestRecord>) -> Self {
+        let mut totals = Self::default();
+        for record in records {
+            totals.add(record);
+        }
+        totals
+    }
+
+    /// Adds one request.
+    pub fn add(&mut self, record: &RequestRecord) {
+        self.requests += 1;
+        if record.kind == RequestKind::KeepWarm {
+            self.pings += 1;
+        }
+        self.usage += record.usage;
+        self.cost += record.cost;
+    }
+
+    /// Share of the prompt tokens read from the cache (`None` before any prompt).
+    pub fn hit_rate(&self) -> Option<f64> {
+        (self.usage.prompt_tokens() > 0).then(|| self.usage.cache_hit_rate())
+    }
+}

@@ -1,0 +1,23 @@
+//! What can go wrong in a runtime operation.
+
+use std::path::PathBuf;
+
+/// An operation's failure (reported as [`crate::RuntimeEvent::Failed`]; the runtime goes on).
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// Reading or writing a session file.
+    #[error(transparent)]
+    Session(#[from] strata_session::SessionError),
+    /// The agent loop.
+    #[error(transparent)]
+    Agent(#[from] strata_agent::AgentError),
+    /// Moving a forked file into place.
+    #[error("moving the forked session to {path}: {source}")]
+    Rename {
+        /// The destination.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}

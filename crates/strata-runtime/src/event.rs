@@ -1,0 +1,128 @@
+//! What a session runtime reports: the agent loop's events and its own.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use strata_agent::AgentEvent;
+use strata_provider::ThinkingLevel;
+use strata_session::EntryId;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunEnd {
+    /// The model finished.
+    Stop,
+    /// The answer hit the output cap.
+    Length,
+    /// Stopped by [`crate::Op::Abort`] (or by an operation that aborts first).
+    Aborted,
+    /// A request or a tool batch failed.
+    Error,
+}
+
+impl RunEnd {
+    /// The agent's reason (`stop`, `length`, `aborted`, `error`) as a value.
+    pub fn from_reason(reason: &str) -> Self {
+        match reason {
+            "stop" => Self::Stop,
+            "length" => Self::Length,
+            "aborted" => Self::Aborted,
+            _ => Self::Error,
+        }
+    }
+
+    /// The name (Pi's stop reasons).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stop => "stop",
+            Self::Length => "length",
+            Self::Aborted => "aborted",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// Whether a message sent while a run goes on joined it or waits for the next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Disposition {
+    /// It started a run.
+    Started,
+    /// Delivered after the running tool batch.
+    Steered,
+    /// Delivered when the run would end.
+    Queued,
+}
+
+/// One thing that happened, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RuntimeEvent {
+    /// An event of the agent loop (text, tools, usage, compaction, …).
+    Agent {
+        /// The event.
+        event: AgentEvent,
+    },
+    /// A user message was accepted.
+    Accepted {
+        /// What happens to it.
+        disposition: Disposition,
+        /// Messages waiting (steering and follow-up).
+        pending: usize,
+    },
+    /// A run ended.
+    RunEnded {
+        /// Why.
+        end: RunEnd,
+        /// Text of the last answer.
+        final_text: String,
+        /// What failed, for [`RunEnd::Error`].
+        error: Option<String>,
+    },
+    /// Nothing runs and nothing is queued: the runtime waits for the next operation.
+    Settled,
+    /// The model changed.
+    ModelChanged {
+        /// Provider id.
+        provider: String,
+        /// Model id.
+        model: String,
+        /// The thinking level in effect on it.
+        thinking: ThinkingLevel,
+    },
+    /// The thinking level changed.
+    ThinkingChanged {
+        /// The level in effect.
+        level: ThinkingLevel,
+    },
+    /// The runtime appends to another session file (new, forked or switched to).
+    SessionChanged {
+        /// The file.
+        path: PathBuf,
+        /// Its id.
+        id: String,
+    },
+    /// The leaf moved (`entry`: the entry written for the move).
+    Navigated {
+        /// The `leaf` or `branch_summary` entry.
+        entry: EntryId,
+    },
+    /// The session was named.
+    SessionNamed {
+        /// The name.
+        name: String,
+    },
+    /// Queued messages were dropped.
+    QueueCleared {
+        /// How many.
+        dropped: usize,
+    },
+    /// An operation failed; the runtime goes on.
+    Failed {
+        /// The operation's name.
+        op: &'static str,
+        /// Why.
+        error: String,
+    },
+}

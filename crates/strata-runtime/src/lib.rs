@@ -1,0 +1,41 @@
+//! One strata session as a task, under every front end.
+//!
+//! [`spawn`] takes an [`strata_agent::Agent`] and runs it as an actor in the style of
+//! codex-rs: a front end sends [`Op`]s (prompt, steer, follow-up, abort, compact, navigate,
+//! fork, new or switched session, model, thinking level, tools, keep-warm …) and reads
+//! [`RuntimeEvent`]s (the agent loop's events and the runtime's own: accepted messages, run
+//! ends with a typed [`RunEnd`], model and thinking changes, session changes, settled). What a
+//! terminal UI, an rpc server or a print mode does differently is only how it maps keys or
+//! lines to operations and events to output; the behaviour is this crate's.
+//!
+//! [`adapter_for`] is the one registry from a provider row and protocol to an adapter, and
+//! [`ModelRoute`] the one value saying where requests (and summaries) go.
+//!
+//! ```no_run
+//! # async fn demo(agent: strata_agent::Agent) -> Result<(), strata_runtime::RuntimeClosed> {
+//! use strata_runtime::{Op, RuntimeEvent, spawn};
+//! let (handle, mut events, _task) = spawn(agent);
+//! handle.send(Op::Prompt("fix the failing test".into()))?;
+//! while let Some(event) = events.recv().await {
+//!     if let RuntimeEvent::RunEnded { end, .. } = event {
+//!         println!("run ended: {}", end.as_str());
+//!         break;
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+
+mod adapter;
+mod error;
+mod event;
+mod op;
+mod route;
+mod runtime;
+pub mod sessions;
+
+pub use adapter::{AdapterError, adapter_for};
+pub use error::RuntimeError;
+pub use event::{Disposition, RunEnd, RuntimeEvent};
+pub use op::{Op, UserInput};
+pub use route::ModelRoute;
+pub use runtime::{RuntimeClosed, RuntimeHandle, Status, spawn};

@@ -1,0 +1,156 @@
+//! What a front end asks of a session runtime.
+
+use std::path::PathBuf;
+
+use strata_provider::ThinkingLevel;
+use strata_session::{EntryId, ImageContent};
+use strata_tools::ToolSet;
+
+use crate::route::ModelRoute;
+
+/// A message from the user: text and the images sent with it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UserInput {
+    /// The text.
+    pub text: String,
+    /// Images after the text, as Pi stores them.
+    pub images: Vec<ImageContent>,
+}
+
+impl UserInput {
+    /// Text without images.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            images: Vec::new(),
+        }
+    }
+}
+
+impl From<&str> for UserInput {
+    fn from(text: &str) -> Self {
+        Self::text(text)
+    }
+}
+
+/// One operation, queued in order. While a run goes on, `Steer`, `FollowUp` and `Abort` act on
+/// it at once; `Compact`, `Navigate`, `Fork`, `NewSession` and `SwitchSession` abort it first
+/// (as Pi does) and run after it; every other operation waits for it to end.
+pub enum Op {
+    /// Runs a prompt to the end (a prompt sent during a run is queued as a follow-up).
+    Prompt(UserInput),
+    /// A message delivered after the running tool batch (or, when idle, a prompt).
+    Steer(UserInput),
+    /// A message delivered when the run would end (or, when idle, a prompt).
+    FollowUp(UserInput),
+    /// Drops the queued steering and follow-up messages.
+    ClearQueue,
+    /// Stops the stream and running tools; the session stays well-formed.
+    Abort,
+    /// Summarises the history before the kept tail, with optional focus instructions.
+    Compact {
+        /// Added to the summary instructions, like Pi's `/compact <text>`.
+        focus: Option<String>,
+    },
+    /// Moves the leaf (`None`: before the first entry), optionally summarising the abandoned
+    /// path as a branch summary.
+    Navigate {
+        /// Where to.
+        target: Option<EntryId>,
+        /// Whether to summarise the path left.
+        summarize: bool,
+        /// Instructions for that summary.
+        instructions: Option<String>,
+    },
+    /// Writes a new session file holding the path to `leaf` (`None`: empty) and appends to it.
+    Fork {
+        /// The last entry the new file keeps.
+        leaf: Option<EntryId>,
+    },
+    /// Starts a new session file next to the current one.
+    NewSession {
+        /// `parentSession` of the new header.
+        parent: Option<String>,
+    },
+    /// Appends to another session file from now on.
+    SwitchSession {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Sends requests to another model (the thinking level is kept where the model reasons,
+    /// `off` where it does not).
+    SetModel(ModelRoute),
+    /// Sends summaries to another model (`None`: the session's).
+    SetSummaryModel(Option<ModelRoute>),
+    /// Records a thinking level for the next requests.
+    SetThinking(ThinkingLevel),
+    /// Replaces the live tool set (stored as a system patch before the next request).
+    SetTools(ToolSet),
+    /// Turns automatic compaction on or off.
+    SetAutoCompaction(bool),
+    /// Names the session.
+    SetSessionName(String),
+    /// Re-sends the last request now to keep its cache warm, when the plan allows a ping.
+    KeepWarm,
+    /// Finishes the queue and ends the task, returning the agent.
+    Shutdown,
+}
+
+impl Op {
+    /// The operation's name, for errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Prompt(_) => "prompt",
+            Self::Steer(_) => "steer",
+            Self::FollowUp(_) => "follow_up",
+            Self::ClearQueue => "clear_queue",
+            Self::Abort => "abort",
+            Self::Compact { .. } => "compact",
+            Self::Navigate { .. } => "navigate",
+            Self::Fork { .. } => "fork",
+            Self::NewSession { .. } => "new_session",
+            Self::SwitchSession { .. } => "switch_session",
+            Self::SetModel(_) => "set_model",
+            Self::SetSummaryModel(_) => "set_summary_model",
+            Self::SetThinking(_) => "set_thinking",
+            Self::SetTools(_) => "set_tools",
+            Self::SetAutoCompaction(_) => "set_auto_compaction",
+            Self::SetSessionName(_) => "set_session_name",
+            Self::KeepWarm => "keep_warm",
+            Self::Shutdown => "shutdown",
+        }
+    }
+
+    /// Operations that stop a run going on before they run.
+    pub(crate) fn aborts_run(&self) -> bool {
+        matches!(
+            self,
+            Self::Compact { .. }
+                | Self::Navigate { .. }
+                | Self::Fork { .. }
+                | Self::NewSession { .. }
+                | Self::SwitchSession { .. }
+        )
+    }
+
+    pub(crate) fn while_running(self) -> WhileRunning {
+        match self {
+            Self::Steer(input) => WhileRunning::Steer(input),
+            Self::FollowUp(input) | Self::Prompt(input) => WhileRunning::FollowUp(input),
+            Self::Abort => WhileRunning::Abort,
+            Self::ClearQueue => WhileRunning::ClearQueue,
+            op if op.aborts_run() => WhileRunning::AbortThen(op),
+            op => WhileRunning::After(op),
+        }
+    }
+}
+
+/// What an operation arriving during a run does to it.
+pub(crate) enum WhileRunning {
+    Steer(UserInput),
+    FollowUp(UserInput),
+    Abort,
+    ClearQueue,
+    AbortThen(Op),
+    After(Op),
+}

@@ -1,0 +1,416 @@
+//! The session runtime: one task owns the agent; operations arrive on a queue, events leave on
+//! a stream, and a status snapshot is published whenever the runtime is idle.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+use strata_accounting::Totals;
+use strata_agent::{Agent, AgentEvent, RunSummary};
+use strata_compaction::CompactionReason;
+use strata_provider::ThinkingLevel;
+use strata_session::{EntryId, Session};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::error::RuntimeError;
+use crate::event::{Disposition, RunEnd, RuntimeEvent};
+use crate::op::{Op, UserInput, WhileRunning};
+use crate::sessions;
+
+/// What a front end may read at any time: the state as of the last time the runtime was idle
+/// (`running` says whether a run goes on now).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Status {
+    /// The session file.
+    pub session_path: PathBuf,
+    /// The session id.
+    pub session_id: String,
+    /// The session's name, when set.
+    pub session_name: Option<String>,
+    /// The session's leaf.
+    pub leaf: Option<EntryId>,
+    /// Provider id of the model.
+    pub provider: String,
+    /// Model id.
+    pub model: String,
+    /// The thinking level in effect.
+    pub thinking: ThinkingLevel,
+    /// Whether automatic compaction is on.
+    pub auto_compaction: bool,
+    /// A run goes on.
+    pub running: bool,
+    /// Follow-up messages waiting for the run to end.
+    pub queued: usize,
+    /// Every request the session file records, added up.
+    pub totals: Totals,
+}
+
+/// The front end's side: send operations, read the status.
+#[derive(Debug, Clone)]
+pub struct RuntimeHandle {
+    ops: mpsc::UnboundedSender<Op>,
+    status: watch::Receiver<Status>,
+}
+
+/// The runtime's task ended; no operation reaches it any more.
+#[derive(Debug, thiserror::Error)]
+#[error("the session runtime has ended")]
+pub struct RuntimeClosed;
+
+impl RuntimeHandle {
+    /// Queues `op`.
+    pub fn send(&self, op: Op) -> Result<(), RuntimeClosed> {
+        self.ops.send(op).map_err(|_| RuntimeClosed)
+    }
+
+    /// The latest status.
+    pub fn status(&self) -> Status {
+        self.status.borrow().clone()
+    }
+
+    /// A receiver notified at every status change.
+    pub fn watch_status(&self) -> watch::Receiver<Status> {
+        self.status.clone()
+    }
+}
+
+/// Starts the runtime on `agent` (its events are taken over: do not subscribe elsewhere).
+/// Returns the handle, the event stream and the task, which gives the agent back after
+/// [`Op::Shutdown`] or once every handle is dropped.
+pub fn spawn(
+    agent: Agent,
+) -> (
+    RuntimeHandle,
+    mpsc::UnboundedReceiver<RuntimeEvent>,
+    JoinHandle<Agent>,
+) {
+    let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let mut runtime = SessionRuntime::new(agent, events_tx);
+    let (status_tx, status_rx) = watch::channel(runtime.status(false));
+    runtime.status_tx = Some(status_tx);
+    let task = tokio::spawn(runtime.run(ops_rx));
+    (
+        RuntimeHandle {
+            ops: ops_tx,
+            status: status_rx,
+        },
+        events_rx,
+        task,
+    )
+}
+
+struct SessionRuntime {
+    agent: Agent,
+    agent_events: mpsc::UnboundedReceiver<AgentEvent>,
+    out: mpsc::UnboundedSender<RuntimeEvent>,
+    status_tx: Option<watch::Sender<Status>>,
+    /// Follow-ups waiting for the run to end, oldest first.
+    follow_ups: VecDeque<UserInput>,
+    /// Operations that arrived during a run and wait for it to end.
+    deferred: VecDeque<Op>,
+    /// A run happened since the runtime last said it settled.
+    unsettled: bool,
+}
+
+impl SessionRuntime {
+    fn new(mut agent: Agent, out: mpsc::UnboundedSender<RuntimeEvent>) -> Self {
+        let agent_events = agent.subscribe();
+        Self {
+            agent,
+            agent_events,
+            out,
+            status_tx: None,
+            follow_ups: VecDeque::new(),
+            deferred: VecDeque::new(),
+            unsettled: false,
+        }
+    }
+
+    async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) -> Agent {
+        loop {
+            let op = match self.deferred.pop_front() {
+                Some(op) => Some(op),
+                None => {
+                    self.publish(false);
+                    if std::mem::take(&mut self.unsettled) {
+                        self.emit(RuntimeEvent::Settled);
+                    }
+                    let ping_due = self.agent.keep_warm_due();
+                    tokio::select! {
+                        op = ops.recv() => op,
+                        () = ping_due => Some(Op::KeepWarm),
+                    }
+                }
+            };
+            match op {
+                None | Some(Op::Shutdown) => break,
+                Some(op) => self.handle(op, &mut ops).await,
+            }
+            self.forward_agent_events();
+        }
+        self.publish(false);
+        self.agent
+    }
+
+    async fn handle(&mut self, op: Op, ops: &mut mpsc::UnboundedReceiver<Op>) {
+        let name = op.name();
+        let result = match op {
+            Op::Prompt(input) | Op::Steer(input) | Op::FollowUp(input) => {
+                self.run_prompts(input, ops).await;
+                Ok(())
+            }
+            Op::ClearQueue => {
+                let dropped = self.follow_ups.len() + self.agent.control().clear_steering();
+                self.follow_ups.clear();
+                self.emit(RuntimeEvent::QueueCleared { dropped });
+                Ok(())
+            }
+            // Nothing runs: nothing to stop.
+            Op::Abort => Ok(()),
+            Op::Compact { focus } => self
+                .agent
+                .compact(CompactionReason::Manual, focus.as_deref())
+                .await
+                .map(|_| ())
+                .map_err(RuntimeError::from),
+            Op::Navigate {
+                target,
+                summarize,
+                instructions,
+            } => self
+                .agent
+                .navigate(target.as_ref(), summarize, instructions.as_deref())
+                .await
+                .map(|entry| self.emit(RuntimeEvent::Navigated { entry }))
+                .map_err(RuntimeError::from),
+            Op::Fork { leaf } => {
+                sessions::fork(self.agent.session(), leaf.as_ref()).and_then(|s| self.adopt(s))
+            }
+            Op::NewSession { parent } => {
+                let dir = sessions::dir_of(self.agent.session());
+                let cwd = self.agent.config().cwd.display().to_string();
+                sessions::create(&dir, &cwd, parent).and_then(|s| self.adopt(s))
+            }
+            Op::SwitchSession { path } => sessions::open(&path).and_then(|s| self.adopt(s)),
+            Op::SetModel(route) => self.set_model(route),
+            Op::SetSummaryModel(route) => {
+                self.agent
+                    .set_summary_model(route.as_ref().map(crate::ModelRoute::summary));
+                Ok(())
+            }
+            Op::SetThinking(level) => self.set_thinking(level),
+            Op::SetTools(tools) => {
+                self.agent.set_tools(tools);
+                Ok(())
+            }
+            Op::SetAutoCompaction(enabled) => {
+                self.agent.set_auto_compaction(enabled);
+                Ok(())
+            }
+            Op::SetSessionName(name) => self
+                .agent
+                .session_mut()
+                .append_session_info(&name)
+                .map(|_| self.emit(RuntimeEvent::SessionNamed { name }))
+                .map_err(RuntimeError::from),
+            Op::KeepWarm => self
+                .agent
+                .keep_warm()
+                .await
+                .map(|_| ())
+                .map_err(RuntimeError::from),
+            Op::Shutdown => Ok(()),
+        };
+        if let Err(error) = result {
+            self.forward_agent_events();
+            self.emit(RuntimeEvent::Failed {
+                op: name,
+                error: error.to_string(),
+            });
+        }
+    }
+
+    /// Runs `first`, then each follow-up queued meanwhile, one run each, until one ends other
+    /// than with `stop` or none is left.
+    async fn run_prompts(&mut self, first: UserInput, ops: &mut mpsc::UnboundedReceiver<Op>) {
+        let mut next = Some(first);
+        while let Some(input) = next.take() {
+            self.emit(RuntimeEvent::Accepted {
+                disposition: Disposition::Started,
+                pending: self.follow_ups.len(),
+            });
+            self.publish(true);
+            let result = self.one_run(input, ops).await;
+            self.forward_agent_events();
+            let end = match &result {
+                Ok(summary) => RunEnd::from_reason(&summary.reason),
+                Err(_) => RunEnd::Error,
+            };
+            self.emit(RuntimeEvent::RunEnded {
+                end,
+                final_text: result
+                    .as_ref()
+                    .map(|s| s.final_text.clone())
+                    .unwrap_or_default(),
+                error: result.err().map(|e| e.to_string()),
+            });
+            // Operations that arrived meanwhile go first (one that stops runs has just stopped
+            // this one); queued messages continue after them, as in Pi, where an abort leaves
+            // the queue to run.
+            if self.deferred.is_empty() {
+                next = self.follow_ups.pop_front();
+            }
+        }
+        self.deferred
+            .extend(self.follow_ups.drain(..).map(Op::FollowUp));
+        self.unsettled = true;
+    }
+
+    /// One prompt, serving the queue meanwhile.
+    async fn one_run(
+        &mut self,
+        input: UserInput,
+        ops: &mut mpsc::UnboundedReceiver<Op>,
+    ) -> Result<RunSummary, strata_agent::AgentError> {
+        let control = self.agent.control();
+        let Self {
+            agent,
+            agent_events,
+            out,
+            follow_ups,
+            deferred,
+            ..
+        } = self;
+        let run = agent.prompt_with_images(input.text, input.images);
+        tokio::pin!(run);
+        let mut closed = false;
+        loop {
+            tokio::select! {
+                biased;
+                Some(event) = agent_events.recv() => {
+                    let _ = out.send(RuntimeEvent::Agent { event });
+                }
+                result = &mut run => return result,
+                op = ops.recv(), if !closed => {
+                    // Every handle dropped: nothing more will arrive; the run finishes.
+                    let Some(op) = op else {
+                        closed = true;
+                        continue;
+                    };
+                    let pending = |follow_ups: &VecDeque<UserInput>| follow_ups.len();
+                    match op.while_running() {
+                        WhileRunning::Steer(input) => {
+                            control.steer_with_images(input.text, input.images);
+                            let _ = out.send(RuntimeEvent::Accepted {
+                                disposition: Disposition::Steered,
+                                pending: pending(follow_ups),
+                            });
+                        }
+                        WhileRunning::FollowUp(input) => {
+                            follow_ups.push_back(input);
+                            let _ = out.send(RuntimeEvent::Accepted {
+                                disposition: Disposition::Queued,
+                                pending: pending(follow_ups),
+                            });
+                        }
+                        WhileRunning::Abort => control.abort(),
+                        WhileRunning::ClearQueue => {
+                            let dropped = follow_ups.len() + control.clear_steering();
+                            follow_ups.clear();
+                            let _ = out.send(RuntimeEvent::QueueCleared { dropped });
+                        }
+                        WhileRunning::AbortThen(op) => {
+                            control.abort();
+                            deferred.push_back(op);
+                        }
+                        WhileRunning::After(op) => deferred.push_back(op),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Switches the model; the agent keeps the level asked for where the new model reasons.
+    fn set_model(&mut self, route: crate::ModelRoute) -> Result<(), RuntimeError> {
+        self.agent.set_model(route.switch())?;
+        let thinking = self.agent.thinking()?;
+        let model = &self.agent.config().model;
+        self.emit(RuntimeEvent::ModelChanged {
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            thinking,
+        });
+        Ok(())
+    }
+
+    fn set_thinking(&mut self, level: ThinkingLevel) -> Result<(), RuntimeError> {
+        let level = self.agent.set_thinking(level)?;
+        self.emit(RuntimeEvent::ThinkingChanged { level });
+        Ok(())
+    }
+
+    /// Appends to `session` from now on, recording the model and thinking level where they
+    /// differ from what it names; the queue belonged to the old session.
+    fn adopt(&mut self, session: Session) -> Result<(), RuntimeError> {
+        // The level in effect goes with the user, not with the file.
+        let wanted = self.agent.wanted_thinking()?;
+        self.agent.switch_session(session);
+        self.follow_ups.clear();
+        self.agent.control().clear_steering();
+        let model = self.agent.config().model.clone();
+        let context = self.agent.context()?;
+        let same_model = context
+            .model
+            .as_ref()
+            .is_some_and(|m| m.provider == model.provider && m.model_id == model.id);
+        if !same_model {
+            self.agent
+                .session_mut()
+                .append_model_change(&model.provider, &model.id)?;
+        }
+        self.agent.set_thinking_level(&wanted)?;
+        let session = self.agent.session();
+        self.emit(RuntimeEvent::SessionChanged {
+            path: session.path().to_path_buf(),
+            id: session.header().id.clone(),
+        });
+        Ok(())
+    }
+
+    fn forward_agent_events(&mut self) {
+        while let Ok(event) = self.agent_events.try_recv() {
+            let _ = self.out.send(RuntimeEvent::Agent { event });
+        }
+    }
+
+    fn emit(&self, event: RuntimeEvent) {
+        let _ = self.out.send(event);
+    }
+
+    fn status(&mut self, running: bool) -> Status {
+        let thinking = self.agent.thinking().unwrap_or(ThinkingLevel::Off);
+        let session = self.agent.session();
+        let model = &self.agent.config().model;
+        Status {
+            session_path: session.path().to_path_buf(),
+            session_id: session.header().id.clone(),
+            session_name: session.tree().name().map(str::to_owned),
+            leaf: session.leaf().cloned(),
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            thinking,
+            auto_compaction: self.agent.config().compaction.enabled,
+            running,
+            queued: self.follow_ups.len(),
+            totals: Totals::of(&strata_accounting::records(session.tree())),
+        }
+    }
+
+    fn publish(&mut self, running: bool) {
+        let status = self.status(running);
+        if let Some(tx) = &self.status_tx {
+            tx.send_replace(status);
+        }
+    }
+}

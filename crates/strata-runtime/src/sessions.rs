@@ -1,0 +1,52 @@
+//! New and forked session files, named as Pi names them, next to the current one.
+
+use std::path::{Path, PathBuf};
+
+use strata_session::{EntryId, Session, SessionHeader, WriteOptions};
+
+use crate::error::RuntimeError;
+
+/// Pi's file name for a session: `<timestamp>_<id>.jsonl`, ':' and '.' of the time as '-'.
+pub fn file_name(header: &SessionHeader) -> String {
+    let stamp = header.timestamp.replace([':', '.'], "-");
+    format!("{stamp}_{}.jsonl", header.id)
+}
+
+/// A new, empty session file in `dir` for `cwd`.
+pub fn create(dir: &Path, cwd: &str, parent: Option<String>) -> Result<Session, RuntimeError> {
+    let header = strata_session::new_header(cwd, parent);
+    let path = dir.join(file_name(&header));
+    Ok(Session::create_with_header(
+        &path,
+        header,
+        WriteOptions::default(),
+    )?)
+}
+
+/// The directory `session`'s file is in.
+pub fn dir_of(session: &Session) -> PathBuf {
+    session
+        .path()
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// Writes a new file next to `session` holding its path to `leaf` (`None`: no entries), named
+/// after its own header, and opens it for appending.
+pub fn fork(session: &Session, leaf: Option<&EntryId>) -> Result<Session, RuntimeError> {
+    let dir = dir_of(session);
+    let staging = dir.join(format!(".fork-{}.jsonl.tmp", std::process::id()));
+    session.fork(leaf, &staging)?;
+    let header = Session::open(&staging)?.session.header().clone();
+    let path = dir.join(file_name(&header));
+    std::fs::rename(&staging, &path).map_err(|source| RuntimeError::Rename {
+        path: path.clone(),
+        source,
+    })?;
+    open(&path)
+}
+
+/// Opens `path` for appending.
+pub fn open(path: &Path) -> Result<Session, RuntimeError> {
+    Ok(Session::open_writable(path, WriteOptions::default())?.session)
+}

@@ -1,0 +1,361 @@
+//! Model switch, fork, switch session, compaction, keep-warm, abort mid-tool, queues.
+
+use pretty_assertions::assert_eq;
+use strata_accounting::{RequestKind, records};
+use strata_agent::{AgentEvent, CacheSettings};
+use strata_provider::{CacheRetention, ThinkingLevel};
+use strata_runtime::{Disposition, Op, RunEnd, RuntimeEvent, spawn};
+use strata_session::{AgentMessage, Entry, Session};
+
+use crate::support::{agent, mock, route, run_end, settled, until};
+
+const TWO_ANSWERS: &str = r#"
+[[turn]]
+text = "First answer."
+[[turn]]
+text = "Second answer."
+[[turn]]
+text = "Third answer."
+"#;
+
+/// Long enough that a request passes the model's 1,024-token cache minimum.
+fn long(text: &str) -> String {
+    format!("{text} ").repeat(400)
+}
+
+#[tokio::test]
+async fn a_model_without_reasoning_runs_thinking_off_and_the_way_back_restores_the_level() {
+    let server = mock(TWO_ANSWERS).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sonnet = route(&server, "claude-sonnet-4-5");
+    let (handle, mut events, task) = spawn(agent(&sonnet, dir.path(), CacheSettings::default()));
+    handle.send(Op::SetThinking(ThinkingLevel::High)).unwrap();
+    handle
+        .send(Op::SetModel(route(&server, "claude-3-5-haiku-latest")))
+        .unwrap();
+    handle.send(Op::SetModel(sonnet)).unwrap();
+    let seen = until(
+        &mut events,
+        |e| matches!(e, RuntimeEvent::ModelChanged { model, .. } if model == "claude-sonnet-4-5"),
+    )
+    .await;
+    let changes: Vec<(String, ThinkingLevel)> = seen
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::ThinkingChanged { level } => Some(("thinking".to_owned(), *level)),
+            RuntimeEvent::ModelChanged {
+                model, thinking, ..
+            } => Some((model.clone(), *thinking)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        changes,
+        vec![
+            ("thinking".to_owned(), ThinkingLevel::High),
+            ("claude-3-5-haiku-latest".to_owned(), ThinkingLevel::Off),
+            ("claude-sonnet-4-5".to_owned(), ThinkingLevel::High),
+        ]
+    );
+    handle.send(Op::Shutdown).unwrap();
+    let mut agent = task.await.unwrap();
+    // The session says so in Pi's entries, in order.
+    let levels: Vec<String> = agent
+        .session()
+        .tree()
+        .iter()
+        .filter_map(|e| match e.entry().unwrap() {
+            Entry::ThinkingLevelChange(t) => Some(t.thinking_level),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(levels, ["high", "off", "high"]);
+    assert_eq!(agent.thinking().unwrap(), ThinkingLevel::High);
+}
+
+#[tokio::test]
+async fn a_fork_appends_to_a_new_file_holding_the_path_and_switching_back_finds_the_old() {
+    let server = mock(TWO_ANSWERS).await;
+    let dir = tempfile::tempdir().unwrap();
+    let route = route(&server, "claude-sonnet-4-5");
+    let (handle, mut events, task) = spawn(agent(&route, dir.path(), CacheSettings::default()));
+    handle.send(Op::Prompt("one".into())).unwrap();
+    settled(&mut events).await;
+    let first = handle.status();
+    let first_answer = first.leaf.clone().unwrap();
+    handle.send(Op::Prompt("two".into())).unwrap();
+    settled(&mut events).await;
+
+    handle
+        .send(Op::Fork {
+            leaf: Some(first_answer.clone()),
+        })
+        .unwrap();
+    let seen = until(&mut events, |e| {
+        matches!(e, RuntimeEvent::SessionChanged { .. })
+    })
+    .await;
+    let RuntimeEvent::SessionChanged { path: forked, .. } = seen.last().unwrap() else {
+        unreachable!()
+    };
+    assert_ne!(forked, &first.session_path);
+    handle.send(Op::Prompt("three".into())).unwrap();
+    assert_eq!(run_end(&settled(&mut events).await), RunEnd::Stop);
+    let fork = Session::open(forked).unwrap().session;
+    let texts = user_texts(&fork);
+    assert_eq!(
+        texts,
+        ["one", "three"],
+        "the path to the fork point, then the new prompt"
+    );
+    assert_eq!(
+        fork.header().parent_session.as_deref(),
+        Some(first.session_path.to_str().unwrap())
+    );
+
+    handle
+        .send(Op::SwitchSession {
+            path: first.session_path.clone(),
+        })
+        .unwrap();
+    until(&mut events, |e| {
+        matches!(e, RuntimeEvent::SessionChanged { .. })
+    })
+    .await;
+    handle.send(Op::NewSession { parent: None }).unwrap();
+    until(&mut events, |e| {
+        matches!(e, RuntimeEvent::SessionChanged { .. })
+    })
+    .await;
+    handle.send(Op::Shutdown).unwrap();
+    let agent = task.await.unwrap();
+    let fresh = agent.session().path().to_path_buf();
+    assert!(fresh != first.session_path && &fresh != forked);
+    assert_eq!(
+        user_texts(&Session::open(&first.session_path).unwrap().session),
+        ["one", "two"],
+        "the first file is as it was"
+    );
+    assert_eq!(user_texts(agent.session()), Vec::<String>::new());
+}
+
+fn user_texts(session: &Session) -> Vec<String> {
+    session
+        .tree()
+        .iter()
+        .filter_map(|e| match e.entry().unwrap() {
+            Entry::Message(m) => match m.message {
+                AgentMessage::User(u) => Some(u.content.text_joined("")),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// The 1-hour lifetime asked for: the answers, the compaction's summary request and the
+/// keep-warm ping are accounted with their 1-hour writes, each priced at the hour's rate —
+/// what the footer, `strata stats` and rpc `get_session_stats` all read.
+#[tokio::test]
+async fn compaction_and_keep_warm_at_the_hour_rate_are_accounted_at_the_hour_rate() {
+    let server = mock(TWO_ANSWERS).await;
+    let dir = tempfile::tempdir().unwrap();
+    let route = route(&server, "claude-sonnet-4-5");
+    let prices = route.model.prices;
+    let cache = CacheSettings {
+        retention: CacheRetention::Long,
+        ..CacheSettings::default()
+    };
+    let (handle, mut events, task) = spawn(agent(&route, dir.path(), cache));
+    handle
+        .send(Op::Prompt(long("first").as_str().into()))
+        .unwrap();
+    settled(&mut events).await;
+    handle
+        .send(Op::Prompt(long("second").as_str().into()))
+        .unwrap();
+    settled(&mut events).await;
+    handle.send(Op::Compact { focus: None }).unwrap();
+    let seen = until(&mut events, |e| {
+        matches!(
+            e,
+            RuntimeEvent::Agent {
+                event: AgentEvent::CompactionEnd { .. }
+            }
+        )
+    })
+    .await;
+    let Some(RuntimeEvent::Agent {
+        event: AgentEvent::CompactionEnd {
+            entry_id, error, ..
+        },
+    }) = seen.last()
+    else {
+        unreachable!()
+    };
+    assert!(entry_id.is_some(), "compacted: {error:?}");
+    handle.send(Op::Prompt("third".into())).unwrap();
+    settled(&mut events).await;
+    handle.send(Op::KeepWarm).unwrap();
+    until(&mut events, |e| {
+        matches!(
+            e,
+            RuntimeEvent::Agent {
+                event: AgentEvent::KeepWarm { .. }
+            }
+        )
+    })
+    .await;
+    handle.send(Op::Shutdown).unwrap();
+    let agent = task.await.unwrap();
+
+    let reopened = Session::open(agent.session().path()).unwrap().session;
+    let all = records(reopened.tree());
+    let kinds: Vec<RequestKind> = all.iter().map(|r| r.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            RequestKind::Answer,
+            RequestKind::Answer,
+            RequestKind::Compaction,
+            RequestKind::Answer,
+            RequestKind::KeepWarm
+        ]
+    );
+    // Every write was asked for with the hour's lifetime and is recorded as such.
+    for record in &all {
+        assert_eq!(record.usage.cache_write_5m, 0, "{record:?}");
+    }
+    let first = &all[0];
+    assert!(first.usage.cache_write_1h > 0, "{:?}", first.usage);
+    for record in &all {
+        let at_its_rates = record.usage.cost(&prices).total();
+        assert!(
+            (record.cost - at_its_rates).abs() < 1e-12,
+            "{record:?} costs {at_its_rates} at its own rates"
+        );
+    }
+    // What the 5-minute rate would have said is less: the hour's premium is not lost.
+    let at_five_minutes = strata_provider::Usage {
+        cache_write_5m: first.usage.cache_write(),
+        cache_write_1h: 0,
+        ..first.usage
+    }
+    .cost(&prices)
+    .total();
+    assert!(first.cost > at_five_minutes);
+    // The summary and the ping read the prefix the answers wrote.
+    assert!(all[2].usage.cache_read > 0 && all[4].usage.cache_read > 0);
+    let totals = strata_accounting::Totals::of(&all);
+    assert_eq!((totals.requests, totals.pings), (5, 1));
+}
+
+#[tokio::test]
+async fn an_abort_mid_tool_ends_the_run_with_every_call_answered() {
+    let server = mock(
+        r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "sleep 20" }
+[[turn]]
+text = "after"
+"#,
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let route = route(&server, "claude-sonnet-4-5");
+    let (handle, mut events, task) = spawn(agent(&route, dir.path(), CacheSettings::default()));
+    handle.send(Op::Prompt("run it".into())).unwrap();
+    until(&mut events, |e| {
+        matches!(
+            e,
+            RuntimeEvent::Agent {
+                event: AgentEvent::ToolStart { .. }
+            }
+        )
+    })
+    .await;
+    let started = std::time::Instant::now();
+    handle.send(Op::Abort).unwrap();
+    let seen = settled(&mut events).await;
+    assert_eq!(run_end(&seen), RunEnd::Aborted);
+    assert!(started.elapsed().as_secs() < 10, "the sleep was stopped");
+    handle.send(Op::Shutdown).unwrap();
+    let agent = task.await.unwrap();
+    let reopened = Session::open(agent.session().path()).unwrap().session;
+    let results: Vec<bool> = reopened
+        .tree()
+        .iter()
+        .filter_map(|e| match e.entry().unwrap() {
+            Entry::Message(m) => match m.message {
+                AgentMessage::ToolResult(r) => Some(r.is_error),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 1, "the call has its result");
+}
+
+#[tokio::test]
+async fn a_follow_up_sent_during_a_run_runs_after_it_and_steering_joins_it() {
+    let server = mock(
+        r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "sleep 1" }
+[[turn]]
+text = "done with the first"
+[[turn]]
+text = "done with the follow-up"
+"#,
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let route = route(&server, "claude-sonnet-4-5");
+    let (handle, mut events, task) = spawn(agent(&route, dir.path(), CacheSettings::default()));
+    handle.send(Op::Prompt("first".into())).unwrap();
+    until(&mut events, |e| {
+        matches!(
+            e,
+            RuntimeEvent::Agent {
+                event: AgentEvent::ToolStart { .. }
+            }
+        )
+    })
+    .await;
+    handle.send(Op::Steer("also this".into())).unwrap();
+    handle.send(Op::FollowUp("then that".into())).unwrap();
+    let seen = settled(&mut events).await;
+    let dispositions: Vec<Disposition> = seen
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::Accepted { disposition, .. } => Some(*disposition),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        dispositions,
+        [
+            Disposition::Steered,
+            Disposition::Queued,
+            Disposition::Started
+        ]
+    );
+    let ends: Vec<String> = seen
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::RunEnded { final_text, .. } => Some(final_text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, ["done with the first", "done with the follow-up"]);
+    handle.send(Op::Shutdown).unwrap();
+    let agent = task.await.unwrap();
+    assert_eq!(
+        user_texts(agent.session()),
+        ["first", "also this", "then that"]
+    );
+}

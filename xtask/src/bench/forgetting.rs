@@ -1,0 +1,178 @@
+//! The document's sections on what a smaller context costs and saves: the bill of every run
+//! split into reads, writes, uncached input and output, with each run's hit rate against its
+//! own ideal and the re-fetches it caused; strata against Pi 1.6 on the recall workloads; and
+//! the table that picks the default policy (lowest bill with every task done).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::bench::model::CacheModel;
+use crate::bench::run::Run;
+use crate::bench::table::percent;
+
+/// Largest allowed ratio of strata's default cost to Pi 1.6's on the recall workloads.
+pub const PI_COST_RATIO: f64 = 0.6;
+
+/// The workloads that see forgetting.
+pub fn is_recall(workload: &str) -> bool {
+    workload.starts_with("recall")
+}
+
+fn label(run: &Run) -> String {
+    if run.harness == "strata" {
+        run.strategy.clone()
+    } else {
+        format!("{} 1.6.0 ({})", run.strategy, run.harness)
+    }
+}
+
+/// Every run's bill split by what it paid for, its hit rate against the ideal of its own
+/// requests, and its re-fetches.
+pub fn bill_table(runs: &[Run]) -> String {
+    let mut out = String::from(
+        "| workload | cache | strategy | cost (USD) | reads | writes | uncached | output | hit rate | own ideal | gap (pp) | re-fetches (USD) | tasks done |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    );
+    for run in runs {
+        let totals = run.totals();
+        let bill = totals.bill;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {} | {:+.2} | {} ({:.4}) | {}/{} |",
+            run.workload,
+            run.cache_model,
+            label(run),
+            totals.cost,
+            bill.reads,
+            bill.writes,
+            bill.uncached,
+            bill.output,
+            percent(totals.hit_rate()),
+            percent(totals.ideal_hit_rate()),
+            (totals.hit_rate() - totals.ideal_hit_rate()) * 100.0,
+            totals.refetches,
+            totals.refetch_cost,
+            run.tasks_completed,
+            run.tasks_total,
+        );
+    }
+    out
+}
+
+/// Pi 1.6's run of `workload` on `cache`.
+fn pi<'a>(runs: &'a [Run], workload: &str, cache: &str) -> Option<&'a Run> {
+    runs.iter()
+        .find(|run| run.workload == workload && run.cache_model == cache && run.harness == "pi")
+}
+
+/// strata's default against Pi 1.6 on each recall workload and cache model, and the verdict.
+pub fn against_pi(runs: &[Run], default_strategy: &str) -> String {
+    let mut out = String::from(
+        "| workload | cache | strata default (USD) | Pi 1.6.0 (USD) | ratio | strata re-fetches | Pi re-fetches | strata tasks | Pi tasks |\n\
+         |---|---|---:|---:|---:|---:|---:|---|---|\n",
+    );
+    let mut met = 0;
+    let mut compared = 0;
+    for run in runs.iter().filter(|run| {
+        is_recall(&run.workload) && run.harness == "strata" && run.strategy == default_strategy
+    }) {
+        let Some(peer) = pi(runs, &run.workload, &run.cache_model) else {
+            continue;
+        };
+        compared += 1;
+        let ratio = run.totals().cost / peer.totals().cost.max(1e-12);
+        if ratio <= PI_COST_RATIO && run.all_tasks_completed() {
+            met += 1;
+        }
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.4} | {:.4} | {ratio:.2}x | {} | {} | {}/{} | {}/{} |",
+            run.workload,
+            run.cache_model,
+            run.totals().cost,
+            peer.totals().cost,
+            run.totals().refetches,
+            peer.totals().refetches,
+            run.tasks_completed,
+            run.tasks_total,
+            peer.tasks_completed,
+            peer.tasks_total,
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nAt most {PI_COST_RATIO}x Pi 1.6.0 with every task done: **{met} of {compared}** \
+         workload × cache pairs."
+    );
+    out
+}
+
+/// The strategies' summed bills over the recall workloads on the cache models the issue
+/// names, counted only where every task was done; the lowest is the default's candidate.
+/// Returns the table and the winner.
+pub fn choose_default(runs: &[Run]) -> (String, Option<String>) {
+    let caches = [
+        CacheModel::AnthropicFiveMinutes,
+        CacheModel::OpenAiAutomatic,
+        CacheModel::DeepSeekDisk,
+    ]
+    .map(CacheModel::name);
+    // strategy → (runs, all done, summed cost relative to Pi or to naive)
+    let mut sums: BTreeMap<String, (usize, bool, f64)> = BTreeMap::new();
+    for run in runs.iter().filter(|run| {
+        run.harness == "strata" && is_recall(&run.workload) && caches.contains(&&*run.cache_model)
+    }) {
+        // Each pair weighs the same: cost relative to naive on the same pair.
+        let Some(naive) = runs.iter().find(|other| {
+            other.harness == "strata"
+                && other.strategy == "naive"
+                && other.workload == run.workload
+                && other.cache_model == run.cache_model
+        }) else {
+            continue;
+        };
+        let entry = sums.entry(run.strategy.clone()).or_insert((0, true, 0.0));
+        entry.0 += 1;
+        entry.1 &= run.all_tasks_completed();
+        entry.2 += run.totals().cost / naive.totals().cost.max(1e-12);
+    }
+    let mut out = String::from(
+        "| strategy | pairs | every task done | mean cost × naive |\n|---|---:|---|---:|\n",
+    );
+    let mut best: Option<(String, f64)> = None;
+    for (strategy, (count, done, sum)) in &sums {
+        let mean = sum / (*count).max(1) as f64;
+        let _ = writeln!(
+            out,
+            "| {strategy} | {count} | {} | {mean:.3}x |",
+            if *done { "yes" } else { "no" }
+        );
+        if *done && best.as_ref().is_none_or(|(_, cost)| mean < *cost) {
+            best = Some((strategy.clone(), mean));
+        }
+    }
+    (out, best.map(|(strategy, _)| strategy))
+}
+
+/// For every run with a restart: the share of the last prompt before it that the first
+/// request after it read from the cache.
+pub fn restart_table(runs: &[Run]) -> Option<String> {
+    let mut out = String::from(
+        "| workload | cache | strategy | previous prefix read after the restart |\n|---|---|---|---:|\n",
+    );
+    let mut any = false;
+    for run in runs {
+        for share in run.restart_reads() {
+            any = true;
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                run.workload,
+                run.cache_model,
+                label(run),
+                percent(share)
+            );
+        }
+    }
+    any.then_some(out)
+}
