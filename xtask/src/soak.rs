@@ -207,6 +207,10 @@ fn fault_name(kind: &FaultKind) -> String {
         FaultKind::StreamError { after_events: 0 } => "stream_error (before first byte)".into(),
         FaultKind::StreamError { .. } => "stream_error (after first byte)".into(),
         FaultKind::Slow { .. } => "slow".into(),
+        // Never drawn: a hang or a stall costs the 120 s first-byte / idle timeout per try,
+        // past the soak's per-run limit; the transport's own tests cover them.
+        FaultKind::Hang => "hang".into(),
+        FaultKind::StallAfter { .. } => "stall_after".into(),
     }
 }
 

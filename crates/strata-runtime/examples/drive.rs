@@ -44,6 +44,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         compaction: strata_compaction::CompactionSettings::default(),
         summary_model: None,
         cache: CacheSettings::default(),
+        tool_settings: Default::default(),
     };
     let agent = Agent::new(
         session,

@@ -60,6 +60,7 @@ pub fn agent(route: &ModelRoute, dir: &Path, cache: CacheSettings) -> Agent {
         },
         summary_model: None,
         cache,
+        tool_settings: Default::default(),
     };
     Agent::new(
         session(dir),
