@@ -116,7 +116,7 @@ impl CacheSpec {
 }
 
 /// Append-only context features of a provider (row defaults; models override).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct FeatureSpec {
     /// `role: system` messages mid-conversation are honoured.
@@ -138,20 +138,6 @@ pub struct FeatureSpec {
     /// `false` for now: the terminal UI shows the reminder as part of the user's message and
     /// scripted turns do not yet expect it; turn it on per row.
     pub system_reminders: bool,
-}
-
-impl Default for FeatureSpec {
-    fn default() -> Self {
-        Self {
-            mid_conversation_system: false,
-            tool_addition: false,
-            tool_removal: false,
-            deferred_tools: false,
-            deferred_tool_placeholder: false,
-            context_editing: false,
-            system_reminders: false,
-        }
-    }
 }
 
 /// One provider of the table.
