@@ -180,29 +180,34 @@ fn run(root: &Path, display: &str, program: &str, args: &[&str], dir: &Path) -> 
     })
 }
 
+/// Writes a generated session of `entries` entries (the generator's default when `None`) to
+/// `path` with strata-session's bench example; a failure is recorded, not fatal.
+fn generate_session(root: &Path, path: &str, entries: Option<&str>, speed: &mut Speed) {
+    let mut args = vec![
+        "run",
+        "--release",
+        "-q",
+        "-p",
+        "strata-session",
+        "--example",
+        "session_bench",
+        "--",
+        "--generate",
+        path,
+    ];
+    args.extend(entries);
+    let display = format!("cargo {}", args.join(" ").replace(" -q", ""));
+    if let Err(error) = run(root, &display, "cargo", &args, root) {
+        speed.failures.push(format!("{error:#}"));
+    }
+}
+
 /// Runs every speed measurement; a failing one is reported, not fatal.
 pub fn measure(root: &Path) -> Speed {
     let mut speed = Speed::default();
     let large = PathBuf::from(LARGE_SESSION);
     if !large.exists() {
-        let display = format!(
-            "cargo run --release -p strata-session --example session_bench -- --generate {LARGE_SESSION}"
-        );
-        let args = [
-            "run",
-            "--release",
-            "-q",
-            "-p",
-            "strata-session",
-            "--example",
-            "session_bench",
-            "--",
-            "--generate",
-            LARGE_SESSION,
-        ];
-        if let Err(error) = run(root, &display, "cargo", &args, root) {
-            speed.failures.push(format!("{error:#}"));
-        }
+        generate_session(root, LARGE_SESSION, None, &mut speed);
     }
     let benches: [(&str, &str, &str); 4] = [
         (
@@ -248,25 +253,7 @@ pub fn measure(root: &Path) -> Speed {
     if std::env::var(HUGE_ENV).as_deref() != Ok("0") {
         let huge = PathBuf::from(HUGE_SESSION);
         if !huge.exists() {
-            let display = format!(
-                "cargo run --release -p strata-session --example session_bench -- --generate {HUGE_SESSION} 1000000"
-            );
-            let args = [
-                "run",
-                "--release",
-                "-q",
-                "-p",
-                "strata-session",
-                "--example",
-                "session_bench",
-                "--",
-                "--generate",
-                HUGE_SESSION,
-                "1000000",
-            ];
-            if let Err(error) = run(root, &display, "cargo", &args, root) {
-                speed.failures.push(format!("{error:#}"));
-            }
+            generate_session(root, HUGE_SESSION, Some("1000000"), &mut speed);
         }
         // Pi takes minutes on it, if it gets through: one run.
         files.push((huge, SCALE_RUNS, 1));
