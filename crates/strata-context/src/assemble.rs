@@ -104,7 +104,16 @@ fn try_extend(
         Some(EntryKind::Compaction | EntryKind::ContextEdit) | None => return Ok(None),
         Some(_) => {}
     }
-    let loaded = source.load(leaf)?;
+    let loaded = match source.load(leaf) {
+        Ok(loaded) => loaded,
+        Err(ContextError::Load { source, .. }) if source.diagnostic().is_some() => {
+            // Left out, as a rebuild leaves it out.
+            built.context.skipped.extend(source.diagnostic());
+            built.context.leaf = Some(leaf.clone());
+            return Ok(Some(built));
+        }
+        Err(error) => return Err(error),
+    };
     let context = &mut built.context;
     match &loaded.entry {
         Entry::ModelChange(change) => {
@@ -182,5 +191,38 @@ impl<S: EntrySource> EntrySource for CachedSource<'_, S> {
             .borrow_mut()
             .insert(id.clone(), Arc::clone(&loaded));
         Ok(loaded)
+    }
+
+    fn load_many(&self, ids: &[EntryId]) -> Vec<Result<Arc<LoadedEntry>, ContextError>> {
+        // The entries not cached yet are loaded together (in parallel where the source can).
+        let missing: Vec<EntryId> = {
+            let cache = self.cache.borrow();
+            ids.iter()
+                .filter(|id| !cache.contains_key(*id))
+                .cloned()
+                .collect()
+        };
+        let mut fresh = missing
+            .iter()
+            .zip(self.inner.load_many(&missing))
+            .collect::<Vec<_>>()
+            .into_iter();
+        let mut cache = self.cache.borrow_mut();
+        ids.iter()
+            .map(|id| {
+                if let Some(loaded) = cache.get(id) {
+                    return Ok(Arc::clone(loaded));
+                }
+                // Not cached: the next of `missing` (same order as `ids`).
+                match fresh.next() {
+                    Some((fresh_id, Ok(loaded))) if fresh_id == id => {
+                        cache.insert(id.clone(), Arc::clone(&loaded));
+                        Ok(loaded)
+                    }
+                    Some((fresh_id, Err(error))) if fresh_id == id => Err(error),
+                    _ => self.inner.load(id),
+                }
+            })
+            .collect()
     }
 }

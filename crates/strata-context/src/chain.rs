@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use serde::Serialize;
-use strata_session::{Entry, EntryId, EntryKind, Role};
+use strata_session::{Diagnostic, Entry, EntryId, EntryKind, Role};
 
 use crate::error::ContextError;
 use crate::source::{EntrySource, LoadedEntry};
@@ -57,6 +57,9 @@ pub struct Chain {
     pub model: Option<ModelRef>,
     /// The last `thinking_level_change` on the whole path, else `"off"`.
     pub thinking_level: String,
+    /// Entries on the path that are JSON but not valid entries of their type (a field of the
+    /// wrong type): left out of the chain like a torn line, each reported once, by line.
+    pub skipped: Vec<Diagnostic>,
 }
 
 impl Chain {
@@ -70,6 +73,7 @@ impl Chain {
             before_cut_system: Vec::new(),
             model: None,
             thinking_level: DEFAULT_THINKING_LEVEL.to_owned(),
+            skipped: Vec::new(),
         }
     }
 
@@ -91,15 +95,30 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
     };
     let (path, kinds): (Vec<EntryId>, Vec<EntryKind>) =
         source.path_from_root(leaf)?.into_iter().unzip();
+    let mut loader = Loader {
+        source,
+        skipped: Vec::new(),
+    };
 
-    let model = resolve_model(source, &path, &kinds)?;
-    let thinking_level = resolve_thinking(source, &path, &kinds)?;
+    let model = resolve_model(&mut loader, &path, &kinds)?;
+    let thinking_level = resolve_thinking(&mut loader, &path, &kinds)?;
 
-    let Some(cut) = kinds
-        .iter()
-        .rposition(|kind| *kind == EntryKind::Compaction)
-    else {
-        let links = load_all(source, &path)?;
+    // The latest compaction that reads; one that does not is skipped like any other entry.
+    let mut search = kinds.len();
+    let found = loop {
+        let Some(cut) = kinds[..search]
+            .iter()
+            .rposition(|kind| *kind == EntryKind::Compaction)
+        else {
+            break None;
+        };
+        match loader.load(&path[cut])? {
+            Some(compaction) => break Some((cut, compaction)),
+            None => search = cut,
+        }
+    };
+    let Some((cut, compaction)) = found else {
+        let links = loader.load_all(&path)?;
         return Ok(Chain {
             leaf: Some(leaf.clone()),
             links,
@@ -108,10 +127,9 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
             before_cut_system: Vec::new(),
             model,
             thinking_level,
+            skipped: loader.finish(),
         });
     };
-
-    let compaction = load(source, &path[cut])?;
     let Entry::Compaction(compaction_entry) = compaction.entry() else {
         return Err(ContextError::KindMismatch {
             id: path[cut].clone(),
@@ -129,30 +147,34 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
     let needs_fold = compaction_entry.system_message.is_none()
         && (compaction_entry.system.is_none() || compaction_entry.tools.is_none());
     let before_cut_system = if needs_fold {
-        path[..cut]
+        let ids: Vec<EntryId> = path[..cut]
             .iter()
             .zip(&kinds[..cut])
             .filter(|(_, kind)| {
                 matches!(kind, EntryKind::System | EntryKind::Message(Role::System))
             })
-            .map(|(id, _)| load(source, id))
-            .collect::<Result<Vec<_>, _>>()?
+            .map(|(id, _)| id.clone())
+            .collect();
+        loader.load_all(&ids)?
     } else {
         Vec::new()
     };
 
     let mut links = Vec::with_capacity(1 + path.len() - kept_from);
     links.push(compaction);
-    links.extend(load_all(source, &path[kept_from..cut])?);
-    links.extend(load_all(source, &path[cut + 1..])?);
+    let kept = loader.load_all(&path[kept_from..cut])?;
+    let kept_count = kept.len();
+    links.extend(kept);
+    links.extend(loader.load_all(&path[cut + 1..])?);
     Ok(Chain {
         leaf: Some(leaf.clone()),
         links,
         compacted: true,
-        kept: cut - kept_from,
+        kept: kept_count,
         before_cut_system,
         model,
         thinking_level,
+        skipped: loader.finish(),
     })
 }
 
@@ -168,28 +190,67 @@ pub fn path_to_root(
         .collect())
 }
 
-fn load(source: &impl EntrySource, id: &EntryId) -> Result<Link, ContextError> {
-    Ok(Link {
-        id: id.clone(),
-        loaded: source.load(id)?,
-    })
+/// Loads chain entries, skipping (and noting) those that are not valid entries of their type.
+struct Loader<'a, S> {
+    source: &'a S,
+    skipped: Vec<Diagnostic>,
 }
 
-fn load_all(source: &impl EntrySource, ids: &[EntryId]) -> Result<Vec<Link>, ContextError> {
-    ids.iter().map(|id| load(source, id)).collect()
+impl<S: EntrySource> Loader<'_, S> {
+    /// The entry, or `None` when it does not parse as its type (noted in `skipped`). Every
+    /// other failure (the file unreadable, the entry gone) is an error.
+    fn load(&mut self, id: &EntryId) -> Result<Option<Link>, ContextError> {
+        self.link(id, self.source.load(id))
+    }
+
+    fn link(
+        &mut self,
+        id: &EntryId,
+        loaded: Result<Arc<LoadedEntry>, ContextError>,
+    ) -> Result<Option<Link>, ContextError> {
+        match loaded {
+            Ok(loaded) => Ok(Some(Link {
+                id: id.clone(),
+                loaded,
+            })),
+            Err(ContextError::Load { source, .. }) if source.diagnostic().is_some() => {
+                self.skipped.extend(source.diagnostic());
+                Ok(None)
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    fn load_all(&mut self, ids: &[EntryId]) -> Result<Vec<Link>, ContextError> {
+        let mut links = Vec::with_capacity(ids.len());
+        for (id, loaded) in ids.iter().zip(self.source.load_many(ids)) {
+            links.extend(self.link(id, loaded)?);
+        }
+        Ok(links)
+    }
+
+    /// The skipped entries, each once (the model and thinking walks may read one twice), in
+    /// file order.
+    fn finish(mut self) -> Vec<Diagnostic> {
+        self.skipped.sort_by_key(|diagnostic| diagnostic.line);
+        self.skipped.dedup();
+        self.skipped
+    }
 }
 
 /// The last `model_change` or assistant message on the path (walked from the leaf, so only
 /// the entries after the answer are read).
-fn resolve_model(
-    source: &impl EntrySource,
+fn resolve_model<S: EntrySource>(
+    loader: &mut Loader<'_, S>,
     path: &[EntryId],
     kinds: &[EntryKind],
 ) -> Result<Option<ModelRef>, ContextError> {
     for (id, kind) in path.iter().zip(kinds).rev() {
         match kind {
             EntryKind::ModelChange => {
-                if let Entry::ModelChange(change) = &source.load(id)?.entry {
+                if let Some(link) = loader.load(id)?
+                    && let Entry::ModelChange(change) = link.entry()
+                {
                     return Ok(Some(ModelRef {
                         provider: change.provider.clone(),
                         model_id: change.model_id.clone(),
@@ -198,7 +259,8 @@ fn resolve_model(
             }
             // The fast scan may not see a role; such messages are parsed to find out.
             EntryKind::Message(Role::Assistant | Role::Other) => {
-                if let Entry::Message(message) = &source.load(id)?.entry
+                if let Some(link) = loader.load(id)?
+                    && let Entry::Message(message) = link.entry()
                     && let strata_session::AgentMessage::Assistant(assistant) = &message.message
                 {
                     return Ok(Some(ModelRef {
@@ -214,14 +276,15 @@ fn resolve_model(
 }
 
 /// The last `thinking_level_change` on the path, else `"off"`.
-fn resolve_thinking(
-    source: &impl EntrySource,
+fn resolve_thinking<S: EntrySource>(
+    loader: &mut Loader<'_, S>,
     path: &[EntryId],
     kinds: &[EntryKind],
 ) -> Result<String, ContextError> {
     for (id, kind) in path.iter().zip(kinds).rev() {
         if *kind == EntryKind::ThinkingLevelChange
-            && let Entry::ThinkingLevelChange(change) = &source.load(id)?.entry
+            && let Some(link) = loader.load(id)?
+            && let Entry::ThinkingLevelChange(change) = link.entry()
         {
             return Ok(change.thinking_level.clone());
         }

@@ -61,6 +61,11 @@ pub struct Context {
     /// places: what Pi's `buildSessionContext` lists among the messages. strata's own view of
     /// them is `system` and `tools`.
     pub system_messages: Vec<PlacedSystemMessage>,
+    /// Entries of the path left out because they are not valid entries of their type (file,
+    /// line, field): the context is built without them, as without a torn line. Callers
+    /// report them; the file is never rewritten.
+    #[serde(skip)]
+    pub skipped: Vec<strata_session::Diagnostic>,
 }
 
 impl Context {
@@ -74,6 +79,7 @@ impl Context {
             model: None,
             thinking_level: crate::chain::DEFAULT_THINKING_LEVEL.to_owned(),
             system_messages: Vec::new(),
+            skipped: Vec::new(),
         }
     }
 
@@ -139,6 +145,7 @@ pub fn flatten(projected: ProjectedChain) -> Context {
     let mut context = Context::empty(projected.leaf);
     context.model = projected.model;
     context.thinking_level = projected.thinking_level;
+    context.skipped = projected.skipped;
     context.system.source = projected.start.source;
     context.system.snapshot = projected.start.sections;
     context.tools = projected.start.tools;

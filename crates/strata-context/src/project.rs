@@ -115,6 +115,8 @@ pub struct ProjectedChain {
     pub model: Option<ModelRef>,
     /// The resolved thinking level.
     pub thinking_level: String,
+    /// Entries of the path left out because they do not parse as their type.
+    pub skipped: Vec<strata_session::Diagnostic>,
 }
 
 /// Projects a chain: collects its context edits, then turns each entry into its items.
@@ -144,6 +146,7 @@ pub fn project(chain: &Chain) -> ProjectedChain {
         excluded,
         model: chain.model.clone(),
         thinking_level: chain.thinking_level.clone(),
+        skipped: chain.skipped.clone(),
     }
 }
 

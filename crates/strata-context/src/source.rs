@@ -31,6 +31,12 @@ pub trait EntrySource {
     /// The entry, parsed, with the message it projects to.
     fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError>;
 
+    /// [`Self::load`] of each id, in order. Sources that can parse several entries at once
+    /// (on several threads) override it.
+    fn load_many(&self, ids: &[EntryId]) -> Vec<Result<Arc<LoadedEntry>, ContextError>> {
+        ids.iter().map(|id| self.load(id)).collect()
+    }
+
     /// The ids and kinds from the root down to `leaf`, following `parentId` until it is
     /// missing. Sources with a faster walk than one lookup per step override it.
     fn path_from_root(&self, leaf: &EntryId) -> Result<Vec<(EntryId, EntryKind)>, ContextError> {
@@ -145,4 +151,45 @@ impl EntrySource for strata_session::Tree {
             })?;
         Ok(Arc::new(LoadedEntry::new(entry)))
     }
+
+    fn load_many(&self, ids: &[EntryId]) -> Vec<Result<Arc<LoadedEntry>, ContextError>> {
+        load_in_parallel(ids, |id| self.load(id))
+    }
+}
+
+/// Chains shorter than this are parsed on the calling thread: a thread costs more.
+const PARALLEL_FROM: usize = 256;
+
+/// `load` of each id, in order, the ids split among the machine's processors: parsing the
+/// chain's lines is most of building a large context, and each line parses on its own.
+pub(crate) fn load_in_parallel<F>(
+    ids: &[EntryId],
+    load: F,
+) -> Vec<Result<Arc<LoadedEntry>, ContextError>>
+where
+    F: Fn(&EntryId) -> Result<Arc<LoadedEntry>, ContextError> + Sync,
+{
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let parts = threads.min(ids.len() / PARALLEL_FROM);
+    if parts < 2 {
+        return ids.iter().map(&load).collect();
+    }
+    let chunk = ids.len().div_ceil(parts);
+    let load = &load;
+    std::thread::scope(|scope| {
+        let mut chunks = ids.chunks(chunk);
+        let first = chunks.next().unwrap_or_default();
+        let workers: Vec<_> = chunks
+            .map(|part| scope.spawn(move || part.iter().map(load).collect::<Vec<_>>()))
+            .collect();
+        let mut loaded: Vec<_> = first.iter().map(load).collect();
+        for (worker, part) in workers.into_iter().zip(ids.chunks(chunk).skip(1)) {
+            match worker.join() {
+                Ok(results) => loaded.extend(results),
+                // A panicking parse is a bug; the entries are read again here, where it shows.
+                Err(_) => loaded.extend(part.iter().map(load)),
+            }
+        }
+        loaded
+    })
 }

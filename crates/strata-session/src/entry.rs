@@ -744,15 +744,15 @@ impl Entry {
 
     /// Parses one entry line whose `type` (and, for messages, role) is already known, without
     /// an intermediate JSON tree.
-    pub(crate) fn from_line_with_kind(
+    pub(crate) fn from_line_with_kind<P: LineParser>(
         tag: &str,
         role: Role,
         line: &str,
-    ) -> Result<Self, serde_json::Error> {
-        fn message_as<M: serde::de::DeserializeOwned + HasExtra>(
+    ) -> Result<Self, P::Error> {
+        fn message_as<P: LineParser, M: serde::de::DeserializeOwned + HasExtra>(
             line: &str,
             wrap: fn(M) -> AgentMessage,
-        ) -> Result<MessageEntry, serde_json::Error> {
+        ) -> Result<MessageEntry, P::Error> {
             #[derive(Deserialize)]
             struct MessageLine<M> {
                 #[serde(flatten)]
@@ -761,7 +761,7 @@ impl Entry {
                 #[serde(flatten)]
                 extra: Extra,
             }
-            let mut parsed: MessageLine<M> = serde_json::from_str(line)?;
+            let mut parsed: MessageLine<M> = P::parse(line)?;
             remove_known(&mut parsed.extra, "type");
             remove_known(parsed.message.extra_mut(), "role");
             Ok(MessageEntry {
@@ -772,43 +772,98 @@ impl Entry {
         }
         if tag == "message" {
             let entry = match role {
-                Role::User => message_as(line, AgentMessage::User)?,
-                Role::Assistant => message_as(line, AgentMessage::Assistant)?,
-                Role::ToolResult => message_as(line, AgentMessage::ToolResult)?,
-                Role::BashExecution => message_as(line, AgentMessage::BashExecution)?,
-                Role::Custom => message_as(line, AgentMessage::Custom)?,
-                Role::System => message_as(line, AgentMessage::System)?,
-                Role::Other => return Self::from_line_with_type(tag, line),
+                Role::User => message_as::<P, _>(line, AgentMessage::User)?,
+                Role::Assistant => message_as::<P, _>(line, AgentMessage::Assistant)?,
+                Role::ToolResult => message_as::<P, _>(line, AgentMessage::ToolResult)?,
+                Role::BashExecution => message_as::<P, _>(line, AgentMessage::BashExecution)?,
+                Role::Custom => message_as::<P, _>(line, AgentMessage::Custom)?,
+                Role::System => message_as::<P, _>(line, AgentMessage::System)?,
+                Role::Other => return Self::from_line_with_type::<P>(tag, line),
             };
             return Ok(Self::Message(entry));
         }
-        Self::from_line_with_type(tag, line)
+        Self::from_line_with_type::<P>(tag, line)
     }
 
     /// Parses one entry line whose `type` is already known.
-    pub(crate) fn from_line_with_type(tag: &str, line: &str) -> Result<Self, serde_json::Error> {
-        fn typed<T: serde::de::DeserializeOwned + HasExtra>(
+    pub(crate) fn from_line_with_type<P: LineParser>(
+        tag: &str,
+        line: &str,
+    ) -> Result<Self, P::Error> {
+        fn typed<P: LineParser, T: serde::de::DeserializeOwned + HasExtra>(
             line: &str,
-        ) -> Result<T, serde_json::Error> {
-            let mut value: T = serde_json::from_str(line)?;
+        ) -> Result<T, P::Error> {
+            let mut value: T = P::parse(line)?;
             remove_known(value.extra_mut(), "type");
             Ok(value)
         }
         Ok(match tag {
-            "message" => Self::Message(typed(line)?),
-            "compaction" => Self::Compaction(typed(line)?),
-            "branch_summary" => Self::BranchSummary(typed(line)?),
-            "model_change" => Self::ModelChange(typed(line)?),
-            "thinking_level_change" => Self::ThinkingLevelChange(typed(line)?),
-            "custom" => Self::Custom(typed(line)?),
-            "custom_message" => Self::CustomMessage(typed(line)?),
-            "label" => Self::Label(typed(line)?),
-            "session_info" => Self::SessionInfo(typed(line)?),
-            "usage" => Self::Usage(typed(line)?),
-            "system" => Self::System(typed(line)?),
-            "context_edit" => Self::ContextEdit(typed(line)?),
-            "leaf" => Self::Leaf(typed(line)?),
-            _ => Self::from_json_map(serde_json::from_str(line)?)?,
+            "message" => Self::Message(typed::<P, _>(line)?),
+            "compaction" => Self::Compaction(typed::<P, _>(line)?),
+            "branch_summary" => Self::BranchSummary(typed::<P, _>(line)?),
+            "model_change" => Self::ModelChange(typed::<P, _>(line)?),
+            "thinking_level_change" => Self::ThinkingLevelChange(typed::<P, _>(line)?),
+            "custom" => Self::Custom(typed::<P, _>(line)?),
+            "custom_message" => Self::CustomMessage(typed::<P, _>(line)?),
+            "label" => Self::Label(typed::<P, _>(line)?),
+            "session_info" => Self::SessionInfo(typed::<P, _>(line)?),
+            "usage" => Self::Usage(typed::<P, _>(line)?),
+            "system" => Self::System(typed::<P, _>(line)?),
+            "context_edit" => Self::ContextEdit(typed::<P, _>(line)?),
+            "leaf" => Self::Leaf(typed::<P, _>(line)?),
+            _ => Self::from_json_map(P::parse(line)?)?,
+        })
+    }
+}
+
+/// How an entry line is deserialized: [`FastParse`] on every read, [`FieldParse`] again when
+/// that failed, to name the field.
+pub(crate) trait LineParser {
+    /// What a failure says.
+    type Error: From<serde_json::Error>;
+    /// Deserializes one line.
+    fn parse<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, Self::Error>;
+}
+
+/// Plain `serde_json`.
+pub(crate) struct FastParse;
+
+impl LineParser for FastParse {
+    type Error = serde_json::Error;
+    fn parse<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, Self::Error> {
+        serde_json::from_str(line)
+    }
+}
+
+/// `serde_json` tracking the path to the value being read (slower: only to explain a failure).
+pub(crate) struct FieldParse;
+
+/// A failed parse with the path of the field it failed in (`message.content[0].text`).
+#[derive(Debug)]
+pub(crate) struct FieldError {
+    /// The path; `None` when the failure is not inside a field.
+    pub field: Option<String>,
+    /// What serde found.
+    pub error: serde_json::Error,
+}
+
+impl From<serde_json::Error> for FieldError {
+    fn from(error: serde_json::Error) -> Self {
+        Self { field: None, error }
+    }
+}
+
+impl LineParser for FieldParse {
+    type Error = FieldError;
+    fn parse<T: serde::de::DeserializeOwned>(line: &str) -> Result<T, Self::Error> {
+        let mut deserializer = serde_json::Deserializer::from_str(line);
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+            let path = error.path().to_string();
+            FieldError {
+                // `.` is the whole line (e.g. a missing field, which serde names itself).
+                field: (path != ".").then_some(path),
+                error: error.into_inner(),
+            }
         })
     }
 }

@@ -57,8 +57,9 @@ pub enum SessionError {
         /// The id asked for.
         id: EntryId,
     },
-    /// An entry's line does not parse as its type.
-    #[error("{path}:{line}: entry {id} is not a valid `{entry_type}` entry: {source}")]
+    /// An entry's line does not parse as its type (a field of the wrong type, a missing
+    /// field). Context building skips such an entry and reports it ([`Self::diagnostic`]).
+    #[error("{path}:{line}: entry {id} is not a valid `{entry_type}` entry: {}", field_reason(.field.as_deref(), .reason))]
     InvalidEntry {
         /// The file.
         path: PathBuf,
@@ -68,9 +69,10 @@ pub enum SessionError {
         id: EntryId,
         /// Its `type`.
         entry_type: String,
+        /// The field that failed, as a path (`message.content[0].text`), when known.
+        field: Option<String>,
         /// What serde found.
-        #[source]
-        source: serde_json::Error,
+        reason: String,
     },
     /// An entry could not be written as JSON.
     #[error("{path}: cannot serialize a `{entry_type}` entry: {source}")]
@@ -128,7 +130,51 @@ pub enum SessionError {
     },
 }
 
+/// `field `x`: reason`, or the reason alone.
+fn field_reason(field: Option<&str>, reason: &str) -> String {
+    match field {
+        Some(field) => format!("field `{field}`: {reason}"),
+        None => reason.to_owned(),
+    }
+}
+
+/// serde's message without its position (` at line 1 column 80`): the line is the file's
+/// line, reported beside it, and serde's column counts within that line only.
+pub(crate) fn serde_reason(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let suffix = format!(" at line {} column {}", error.line(), error.column());
+    match text.strip_suffix(&suffix) {
+        Some(reason) if error.line() > 0 => reason.to_owned(),
+        _ => text,
+    }
+}
+
 impl SessionError {
+    /// The diagnostic an entry that does not parse becomes when it is skipped instead of
+    /// failing (file, line, entry, field); `None` for every other error.
+    pub fn diagnostic(&self) -> Option<Diagnostic> {
+        match self {
+            Self::InvalidEntry {
+                path,
+                line,
+                id,
+                entry_type,
+                field,
+                reason,
+            } => Some(Diagnostic {
+                path: path.clone(),
+                line: *line,
+                problem: Problem::InvalidEntry {
+                    id: id.clone(),
+                    entry_type: entry_type.clone(),
+                    field: field.clone(),
+                    reason: reason.clone(),
+                },
+            }),
+            _ => None,
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
             path: path.into(),
@@ -188,6 +234,18 @@ pub enum Problem {
         /// The missing target.
         target: EntryId,
     },
+    /// An entry is JSON but not a valid entry of its type (e.g. a number where a string
+    /// belongs); found when it is read for a context, and skipped there. The file is untouched.
+    InvalidEntry {
+        /// The entry.
+        id: EntryId,
+        /// Its `type`.
+        entry_type: String,
+        /// The field that failed, as a path, when known.
+        field: Option<String>,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 impl fmt::Display for Diagnostic {
@@ -221,6 +279,16 @@ impl fmt::Display for Diagnostic {
                     "`leaf` entry points at unknown entry {target}; the `leaf` entry itself is the leaf"
                 )
             }
+            Problem::InvalidEntry {
+                id,
+                entry_type,
+                field,
+                reason,
+            } => write!(
+                f,
+                "entry {id} is not a valid `{entry_type}` entry ({}); skipped",
+                field_reason(field.as_deref(), reason)
+            ),
         }
     }
 }

@@ -12,8 +12,8 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
-use crate::entry::{Entry, EntryKind, Role};
-use crate::error::{Diagnostic, Problem, SessionError};
+use crate::entry::{Entry, EntryKind, FastParse, FieldParse, Role};
+use crate::error::{Diagnostic, Problem, SessionError, serde_reason};
 use crate::header::{CURRENT_VERSION, SessionHeader};
 use crate::id::{EntryId, IdHasher};
 use crate::scan::{Parent, ScanError, Scanned, scan_entry, scan_prefix};
@@ -439,13 +439,24 @@ impl Tree {
     }
 
     fn invalid(&self, index: u32, entry_type: &str, source: serde_json::Error) -> SessionError {
+        self.invalid_field(index, entry_type, None, &source)
+    }
+
+    fn invalid_field(
+        &self,
+        index: u32,
+        entry_type: &str,
+        field: Option<String>,
+        source: &serde_json::Error,
+    ) -> SessionError {
         let node = &self.nodes[index as usize];
         SessionError::InvalidEntry {
             path: self.path.clone(),
             line: node.line as usize,
             id: node.id.clone(),
             entry_type: entry_type.to_owned(),
-            source,
+            field,
+            reason: serde_reason(source),
         }
     }
 
@@ -461,8 +472,19 @@ impl Tree {
                         EntryKind::Message(role) => role,
                         _ => Role::Other,
                     };
-                    Entry::from_line_with_kind(tag, role, line)
-                        .map_err(|e| self.invalid(index, tag, e))
+                    Entry::from_line_with_kind::<FastParse>(tag, role, line).map_err(|_| {
+                        // Parsed again, tracking where: only on this rare path.
+                        match Entry::from_line_with_kind::<FieldParse>(tag, role, line) {
+                            Err(failed) => {
+                                self.invalid_field(index, tag, failed.field, &failed.error)
+                            }
+                            Ok(_) => self.invalid(
+                                index,
+                                tag,
+                                serde::de::Error::custom("does not parse (and then did)"),
+                            ),
+                        }
+                    })
                 }
                 None => serde_json::from_str::<Map<String, Value>>(line)
                     .and_then(Entry::from_json_map)

@@ -324,3 +324,56 @@ fn json_and_text_views_carry_entry_ids() {
     );
     assert!(text.contains(" B "), "sizes are shown: {text}");
 }
+
+/// An entry on the path that is JSON but has a field of the wrong type is left out like a torn
+/// line and reported once, with its file, line and field; the rest of the path still builds
+/// (before, the whole context failed), and the file is not touched.
+#[test]
+fn a_wrongly_typed_entry_on_the_path_is_skipped_and_reported_once() {
+    let mut lines = Lines::new();
+    lines
+        .user("u1", None, "hello")
+        .entry(
+            "message",
+            "a1",
+            Some("u1"),
+            json!({"message": {"role": "assistant", "content": 5, "timestamp": 2}}),
+        )
+        .user("u2", Some("a1"), "still here");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("wrong-type.jsonl");
+    std::fs::write(&path, lines.text()).expect("write");
+    let before = std::fs::read(&path).expect("read");
+    let opened = strata_session::Session::open(&path).expect("opens");
+    assert!(opened.diagnostics.is_empty(), "{:?}", opened.diagnostics);
+    let tree = opened.session.tree();
+
+    let context = build(tree, tree.leaf()).expect("builds without the bad entry");
+    assert_eq!(message_ids(&context), ["u1", "u2"]);
+    assert_eq!(context.skipped.len(), 1, "{:?}", context.skipped);
+    let skipped = &context.skipped[0];
+    assert_eq!(skipped.line, 3);
+    assert_eq!(skipped.path, path);
+    match &skipped.problem {
+        strata_session::Problem::InvalidEntry {
+            id, field, reason, ..
+        } => {
+            assert_eq!(id.as_str(), "a1");
+            assert_eq!(field.as_deref(), Some("message.content"));
+            assert!(reason.contains("invalid type"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let text = skipped.to_string();
+    assert!(
+        text.contains("wrong-type.jsonl:3:") && text.contains("`message.content`"),
+        "{text}"
+    );
+
+    // The agent's incremental assembler leaves it out the same way, once.
+    let mut assembler = Assembler::new();
+    let (assembled, _) = assembler.context(tree, tree.leaf()).expect("assembles");
+    assert_eq!(message_ids(assembled), ["u1", "u2"]);
+    assert_eq!(assembled.skipped.len(), 1);
+    assert_eq!(std::fs::read(&path).expect("read"), before);
+}
