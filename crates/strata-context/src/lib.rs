@@ -42,7 +42,7 @@ pub use chain::{Chain, DEFAULT_THINKING_LEVEL, Link, ModelRef, branch, path_to_r
 pub use error::ContextError;
 pub use flatten::{Context, ContextMessage, PlacedSystemMessage, flatten};
 pub use ledger::{LedgerTool, ToolLedger};
-pub use pi::{to_json, to_pi_json};
+pub use pi::{to_json, to_pi_json, write_pi_json};
 pub use project::{ChainStart, Projected, ProjectedChain, Projection, SystemChange, project};
 pub use render::{
     DYNAMIC_TOOLS_RECENT_MESSAGES, RenderNote, RenderOptions, RenderPolicy, RenderReport, Rendered,

@@ -15,18 +15,24 @@ pub fn run(args: &ContextArgs, run: &RunArgs) -> anyhow::Result<()> {
     };
     let context = strata_context::build(session.tree(), leaf.as_ref())
         .with_context(|| format!("building the context of {}", args.file.display()))?;
-    let mut out = std::io::stdout().lock();
+    for diagnostic in &context.skipped {
+        eprintln!("strata: warning: {diagnostic}");
+    }
+    // Buffered: stdout alone flushes at every newline, a write call per line of pretty JSON.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match args.format {
         ContextFormat::Text => out.write_all(strata_context::to_text(&context).as_bytes())?,
         ContextFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &strata_context::to_json(&context))?;
+            // What `to_json` holds, without building it first.
+            serde_json::to_writer_pretty(&mut out, &context)?;
             writeln!(out)?;
         }
         ContextFormat::Pi => {
-            serde_json::to_writer_pretty(&mut out, &strata_context::to_pi_json(&context))?;
+            strata_context::write_pi_json(&context, &mut out)?;
             writeln!(out)?;
         }
         ContextFormat::Request => super::request::print(args, run, &session, &context)?,
     }
+    out.flush()?;
     Ok(())
 }

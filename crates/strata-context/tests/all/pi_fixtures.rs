@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
-use strata_context::{Assembler, build, to_pi_json};
+use strata_context::{Assembler, build, to_pi_json, write_pi_json};
 use strata_session::{EntryId, Session, Tree};
 
 /// Each fixture as `(directory under tests/fixtures, name)`.
@@ -166,4 +166,30 @@ fn text_and_json_views_name_every_message_of_every_fixture() {
             );
         }
     }
+}
+
+/// The streaming writer prints what pretty-printing `to_pi_json` prints, byte for byte, at
+/// every leaf of every fixture.
+#[test]
+fn the_streamed_pi_json_is_the_pretty_printed_value_byte_for_byte() {
+    let mut compared = 0;
+    for fixture in FIXTURES {
+        let session = open(fixture);
+        let tree = session.tree();
+        let leaves = tree.iter().map(|entry| Some(entry.id().clone()));
+        for leaf in leaves.chain([None, tree.leaf().cloned()]) {
+            let context = build(tree, leaf.as_ref()).unwrap_or_else(|e| panic!("{e}"));
+            let expected = serde_json::to_vec_pretty(&to_pi_json(&context)).unwrap_or_default();
+            let mut streamed = Vec::new();
+            write_pi_json(&context, &mut streamed).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                String::from_utf8_lossy(&streamed),
+                String::from_utf8_lossy(&expected),
+                "{}, leaf {leaf:?}",
+                fixture.1
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 180, "only {compared} leaves compared");
 }
