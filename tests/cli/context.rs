@@ -431,3 +431,33 @@ fn request_format_without_a_catalog_model_prints_no_wire_body() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("openai/gpt-unlisted"), "{stderr}");
 }
+
+/// An entry with a field of the wrong type is left out of the context and reported once on
+/// stderr, naming file, line and field; the command succeeds.
+#[test]
+fn wrongly_typed_entry_is_reported_once_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wrong-type.jsonl");
+    let text = "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/\"}\n\
+         {\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}\n\
+         {\"type\":\"message\",\"id\":\"u2\",\"parentId\":\"u1\",\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"x\",\"timestamp\":\"soon\"}}\n\
+         {\"type\":\"message\",\"id\":\"u3\",\"parentId\":\"u2\",\"timestamp\":\"2026-01-01T00:00:02.000Z\",\"message\":{\"role\":\"user\",\"content\":\"later\",\"timestamp\":3}}\n";
+    std::fs::write(&path, text).unwrap();
+    let output = strata(&["context", path.to_str().unwrap(), "--format", "pi"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("wrong-type.jsonl:3:") && stderr.contains("`message.timestamp`"),
+        "{stderr}"
+    );
+    let context: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let contents: Vec<&str> = context["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|message| message["content"].as_str())
+        .collect();
+    assert_eq!(contents, ["hi", "later"]);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}

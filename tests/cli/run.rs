@@ -260,6 +260,49 @@ fn unclear_inputs_get_messages_that_name_the_problem() {
     assert_eq!(last.matches("Connection refused").count(), 1, "{last}");
 }
 
+/// An entry on the path with a field of the wrong type (JSON, but not a valid message) used to
+/// stop the resume with the error printed three times; now it is left out like a torn line,
+/// reported once with file, line and field, and the file's bytes stay as they were.
+#[test]
+fn resuming_past_a_wrongly_typed_entry_warns_once_and_keeps_the_file() {
+    let scenario =
+        strata_mock::Scenario::from_toml("name = \"ok\"\n[[turn]]\ntext = \"ok\"\n", "test")
+            .unwrap();
+    let server = crate::support::mock_with(scenario);
+    let dir = project();
+    let url = server.base_url();
+    let session = dir.path().join("wrong-type.jsonl");
+    let original = "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/\"}\n\
+         {\"type\":\"message\",\"id\":\"a0000001\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}\n\
+         {\"type\":\"message\",\"id\":\"a0000002\",\"parentId\":\"a0000001\",\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{\"role\":\"assistant\",\"content\":7,\"timestamp\":2}}\n";
+    std::fs::write(&session, original).unwrap();
+    let out = strata_in(
+        dir.path(),
+        &[
+            "-p",
+            "again",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            &url,
+            "--api-key",
+            "k",
+            "--session",
+            session.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("a0000002").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("wrong-type.jsonl:3:") && stderr.contains("`message.content`"),
+        "{stderr}"
+    );
+    let after = std::fs::read_to_string(&session).unwrap();
+    assert!(after.starts_with(original), "{after}");
+    assert!(after.len() > original.len(), "the run appended its turn");
+}
+
 #[test]
 fn resuming_a_damaged_session_warns_in_print_and_json_modes() {
     let scenario =

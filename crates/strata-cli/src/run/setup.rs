@@ -196,6 +196,12 @@ impl Setup {
             .with_retry_events(retries);
         agent.set_tool_source(Some(std::sync::Arc::new(self.mcp_manager())));
         record_model(&mut agent, choice.thinking.as_deref())?;
+        // Entries the context left out (a field of the wrong type): said once, here.
+        if !self.interactive() {
+            for diagnostic in &agent.context()?.skipped {
+                warn(&diagnostic.to_string());
+            }
+        }
         Ok(agent)
     }
 
@@ -252,14 +258,17 @@ impl Setup {
     /// [`open_or_create`], saying on stderr what was skipped in a damaged file unless the
     /// terminal UI is about to take the screen (it shows them itself, in `/tree`).
     fn open_warning(&self, path: &Path, cwd: &str) -> anyhow::Result<Session> {
-        let interactive = self.run.mode == Mode::Text
-            && self.run.print.is_none()
-            && std::io::stdin().is_terminal();
+        let interactive = self.interactive();
         open_or_create_with(path, cwd, |diagnostic| {
             if !interactive {
                 eprintln!("strata: warning: {diagnostic}");
             }
         })
+    }
+
+    /// Whether the terminal UI is about to take the screen (it shows damage itself).
+    fn interactive(&self) -> bool {
+        self.run.mode == Mode::Text && self.run.print.is_none() && std::io::stdin().is_terminal()
     }
 
     /// The key `row` may use at `url`: the flag's, else the row's environment variables, the
