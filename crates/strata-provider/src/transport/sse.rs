@@ -9,6 +9,12 @@
 
 use crate::error::ProviderError;
 
+/// Largest SSE event [`SseDecoder::new`] holds: the bytes of one event not yet dispatched
+/// (its `event:` and `data:` values and an unfinished line). A reply's biggest event is one
+/// tool call's arguments or one image, far below this; without a cap a server that never ends
+/// an event (or a line) would grow the buffer without bound.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
 /// One decoded frame: the `event:` name (if any) and the joined `data:` payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frame<'a> {
@@ -41,7 +47,11 @@ pub trait FrameDecoder: Send {
 }
 
 /// The SSE line decoder; reuses its buffers, so steady-state decoding does not allocate.
-#[derive(Debug, Default)]
+///
+/// An event that grows past its cap ([`MAX_EVENT_BYTES`] unless set with
+/// [`SseDecoder::with_max_event_bytes`]) ends the stream with [`ProviderError::Decode`] naming
+/// the limit.
+#[derive(Debug)]
 pub struct SseDecoder {
     /// Bytes of an incomplete line carried over from the previous chunk.
     pending: Vec<u8>,
@@ -52,12 +62,46 @@ pub struct SseDecoder {
     has_data: bool,
     /// The UTF-8 byte-order mark is stripped once, at the very start.
     started: bool,
+    max_event_bytes: usize,
+}
+
+impl Default for SseDecoder {
+    fn default() -> Self {
+        Self::with_max_event_bytes(MAX_EVENT_BYTES)
+    }
 }
 
 impl SseDecoder {
-    /// A decoder at the start of a stream.
+    /// A decoder at the start of a stream, capping events at [`MAX_EVENT_BYTES`].
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder that fails the stream once one event holds more than `max_event_bytes`.
+    pub fn with_max_event_bytes(max_event_bytes: usize) -> Self {
+        Self {
+            pending: Vec::new(),
+            skip_lf: false,
+            event: String::new(),
+            data: String::new(),
+            has_data: false,
+            started: false,
+            max_event_bytes,
+        }
+    }
+
+    /// Fails once the event being read (values so far and the unfinished line) is too big.
+    fn check_size(&self, flow: Flow) -> Result<Flow, ProviderError> {
+        let open = self.pending.len() + self.data.len() + self.event.len();
+        if flow == Flow::Continue && open > self.max_event_bytes {
+            return Err(ProviderError::Decode {
+                message: format!(
+                    "a server-sent event grew past the {} byte limit without ending",
+                    self.max_event_bytes
+                ),
+            });
+        }
+        Ok(flow)
     }
 
     fn line(&mut self, line: &[u8], sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Flow {
@@ -135,9 +179,30 @@ impl SseDecoder {
 impl FrameDecoder for SseDecoder {
     fn decode(
         &mut self,
-        mut chunk: &[u8],
+        chunk: &[u8],
         sink: &mut dyn FnMut(Frame<'_>) -> Flow,
     ) -> Result<Flow, ProviderError> {
+        let flow = self.decode_lines(chunk, sink);
+        self.check_size(flow)
+    }
+
+    fn finish(&mut self, sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Result<Flow, ProviderError> {
+        let tail = std::mem::take(&mut self.pending);
+        let tail = if self.started {
+            &tail[..]
+        } else {
+            tail.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&tail)
+        };
+        if !tail.is_empty() && self.line(tail, sink) == Flow::Stop {
+            return Ok(Flow::Stop);
+        }
+        Ok(self.dispatch(sink))
+    }
+}
+
+impl SseDecoder {
+    /// Decodes the complete lines of `chunk`, keeping an unfinished one for the next chunk.
+    fn decode_lines(&mut self, mut chunk: &[u8], sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Flow {
         if self.skip_lf && !chunk.is_empty() {
             if chunk[0] == b'\n' {
                 chunk = &chunk[1..];
@@ -147,7 +212,7 @@ impl FrameDecoder for SseDecoder {
         if !self.started && !chunk.is_empty() {
             if self.pending.len() + chunk.len() < 3 {
                 self.pending.extend_from_slice(chunk);
-                return Ok(Flow::Continue);
+                return Flow::Continue;
             }
             self.started = true;
             let mut head = std::mem::take(&mut self.pending);
@@ -155,17 +220,17 @@ impl FrameDecoder for SseDecoder {
             let body = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
             let (used, flow) = self.lines(body, sink);
             self.pending = body[used..].to_vec();
-            return Ok(flow);
+            return flow;
         }
         if self.pending.is_empty() {
             let (used, flow) = self.lines(chunk, sink);
             self.pending.extend_from_slice(&chunk[used..]);
-            return Ok(flow);
+            return flow;
         }
         // A line continues from the previous chunk: complete it first, then go on in place.
         let Some(first_end) = memchr::memchr2(b'\n', b'\r', chunk) else {
             self.pending.extend_from_slice(chunk);
-            return Ok(Flow::Continue);
+            return Flow::Continue;
         };
         self.pending.extend_from_slice(&chunk[..=first_end]);
         let head = std::mem::take(&mut self.pending);
@@ -190,210 +255,7 @@ impl FrameDecoder for SseDecoder {
         if self.pending.is_empty() {
             self.pending = reuse;
         }
-        Ok(flow)
-    }
-
-    fn finish(&mut self, sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Result<Flow, ProviderError> {
-        let tail = std::mem::take(&mut self.pending);
-        let tail = if self.started {
-            &tail[..]
-        } else {
-            tail.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&tail)
-        };
-        if !tail.is_empty() && self.line(tail, sink) == Flow::Stop {
-            return Ok(Flow::Stop);
-        }
-        Ok(self.dispatch(sink))
-    }
-}
-
-/// Largest SSE event [`EventSourceDecoder`] holds by default (bytes received while one event
-/// is open). A reply's biggest event is one tool call's arguments or one image, far below this;
-/// a server that never closes an event would otherwise grow the buffer without bound.
-pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
-
-type Feed = futures::channel::mpsc::UnboundedSender<Result<String, std::convert::Infallible>>;
-type Events = eventsource_stream::EventStream<
-    futures::channel::mpsc::UnboundedReceiver<Result<String, std::convert::Infallible>>,
->;
-
-/// SSE framing through the `eventsource-stream` crate, driven sans IO.
-///
-/// Thin layers around the crate keep the contract of [`FrameDecoder`]: bytes are decoded to
-/// UTF-8 here (lossily, a character split across chunks carried over) because the crate
-/// stalls on invalid UTF-8; the byte-order mark is stripped here because the crate panics on
-/// it; [`FrameDecoder::finish`] closes an event the server left open
-/// (some servers close right after `data: [DONE]`), which the crate drops; and the bytes of
-/// the open event are counted against a cap ([`MAX_EVENT_BYTES`] by default).
-pub struct EventSourceDecoder {
-    feed: Option<Feed>,
-    events: Events,
-    /// The first bytes of a UTF-8 character the previous chunk ended in.
-    utf8_tail: Vec<u8>,
-    /// Bytes received since the chunk that completed the last event (an upper bound on the
-    /// open event's size, exact to within one chunk).
-    open_bytes: usize,
-    max_event_bytes: usize,
-    /// Events delivered so far (to tell whether a chunk completed one).
-    delivered: u64,
-    /// The byte-order mark at the very start has been looked for.
-    bom_checked: bool,
-}
-
-impl std::fmt::Debug for EventSourceDecoder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventSourceDecoder")
-            .field("open_bytes", &self.open_bytes)
-            .field("max_event_bytes", &self.max_event_bytes)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Default for EventSourceDecoder {
-    fn default() -> Self {
-        Self::with_max_event_bytes(MAX_EVENT_BYTES)
-    }
-}
-
-impl EventSourceDecoder {
-    /// A decoder at the start of a stream, capping events at [`MAX_EVENT_BYTES`].
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// A decoder that fails the stream once one event grows past `max_event_bytes`.
-    pub fn with_max_event_bytes(max_event_bytes: usize) -> Self {
-        let (feed, receiver) = futures::channel::mpsc::unbounded();
-        // The crate strips a byte-order mark by slicing off one byte of its three, which
-        // panics; the BOM is stripped here instead, and this first piece, a blank line that
-        // dispatches nothing, keeps the crate from ever looking at the stream's first char.
-        let _ = feed.unbounded_send(Ok("\n".to_owned()));
-        Self {
-            feed: Some(feed),
-            events: eventsource_stream::EventStream::new(receiver),
-            utf8_tail: Vec::new(),
-            open_bytes: 0,
-            max_event_bytes,
-            delivered: 0,
-            bom_checked: false,
-        }
-    }
-
-    /// `chunk` as text: complete characters only (invalid bytes become U+FFFD), the start
-    /// of a character cut off at the end kept for the next chunk.
-    fn text(&mut self, chunk: &[u8]) -> String {
-        let joined;
-        let bytes = if self.utf8_tail.is_empty() {
-            chunk
-        } else {
-            let mut head = std::mem::take(&mut self.utf8_tail);
-            head.extend_from_slice(chunk);
-            joined = head;
-            &joined[..]
-        };
-        let bytes = if self.bom_checked {
-            bytes
-        } else {
-            const BOM: &[u8] = b"\xEF\xBB\xBF";
-            if bytes.len() < BOM.len() && BOM.starts_with(bytes) {
-                self.utf8_tail = bytes.to_vec();
-                return String::new();
-            }
-            self.bom_checked = true;
-            bytes.strip_prefix(BOM).unwrap_or(bytes)
-        };
-        let mut text = String::with_capacity(bytes.len());
-        let mut pieces = bytes.utf8_chunks().peekable();
-        while let Some(piece) = pieces.next() {
-            text.push_str(piece.valid());
-            let bad = piece.invalid();
-            if bad.is_empty() {
-                continue;
-            }
-            let cut_off = pieces.peek().is_none()
-                && std::str::from_utf8(bad).is_err_and(|e| e.error_len().is_none());
-            if cut_off {
-                self.utf8_tail.extend_from_slice(bad);
-            } else {
-                text.push(char::REPLACEMENT_CHARACTER);
-            }
-        }
-        text
-    }
-
-    fn push(&mut self, text: String) {
-        if text.is_empty() {
-            return;
-        }
-        if let Some(feed) = &self.feed {
-            // The receiver lives in `self.events`, so the send cannot fail.
-            let _ = feed.unbounded_send(Ok(text));
-        }
-    }
-
-    /// Hands every event the crate has completed to `sink`.
-    fn drain(&mut self, sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Result<Flow, ProviderError> {
-        use futures::Stream;
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        loop {
-            match std::pin::Pin::new(&mut self.events).poll_next(&mut cx) {
-                std::task::Poll::Ready(Some(Ok(event))) => {
-                    self.open_bytes = 0;
-                    self.delivered += 1;
-                    // The spec names an event without an `event:` line "message".
-                    let name = (event.event != "message").then_some(event.event.as_str());
-                    if sink(Frame {
-                        event: name,
-                        data: &event.data,
-                    }) == Flow::Stop
-                    {
-                        return Ok(Flow::Stop);
-                    }
-                }
-                std::task::Poll::Ready(Some(Err(e))) => {
-                    return Err(ProviderError::Decode {
-                        message: format!("server-sent events: {e}"),
-                    });
-                }
-                std::task::Poll::Ready(None) | std::task::Poll::Pending => {
-                    return Ok(Flow::Continue);
-                }
-            }
-        }
-    }
-}
-
-impl FrameDecoder for EventSourceDecoder {
-    fn decode(
-        &mut self,
-        chunk: &[u8],
-        sink: &mut dyn FnMut(Frame<'_>) -> Flow,
-    ) -> Result<Flow, ProviderError> {
-        let before = self.delivered;
-        let text = self.text(chunk);
-        self.push(text);
-        let flow = self.drain(sink)?;
-        if flow == Flow::Continue && self.delivered == before {
-            self.open_bytes = self.open_bytes.saturating_add(chunk.len());
-            if self.open_bytes > self.max_event_bytes {
-                return Err(ProviderError::Decode {
-                    message: format!(
-                        "a server-sent event grew past the {} byte limit without ending",
-                        self.max_event_bytes
-                    ),
-                });
-            }
-        }
-        Ok(flow)
-    }
-
-    fn finish(&mut self, sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Result<Flow, ProviderError> {
-        let mut text = String::from_utf8_lossy(&std::mem::take(&mut self.utf8_tail)).into_owned();
-        // End the last line and the last event: the crate drops an event left open at the end.
-        text.push_str("\n\n");
-        self.push(text);
-        self.feed = None;
-        self.drain(sink)
+        flow
     }
 }
 
@@ -403,17 +265,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn decode_in_pieces(input: &[u8], cuts: &[usize]) -> Vec<(Option<String>, String)> {
-        let old = decode_with(SseDecoder::new(), input, cuts);
-        let new = decode_with(EventSourceDecoder::new(), input, cuts);
-        assert_eq!(old, new, "old vs new");
-        new
-    }
-
-    fn decode_with(
-        mut decoder: impl FrameDecoder,
-        input: &[u8],
-        cuts: &[usize],
-    ) -> Vec<(Option<String>, String)> {
+        let mut decoder = SseDecoder::new();
         let mut frames = Vec::new();
         let mut sink = |f: Frame<'_>| {
             frames.push((f.event.map(str::to_owned), f.data.to_owned()));
@@ -502,7 +354,7 @@ mod tests {
 
     #[test]
     fn an_event_that_never_ends_fails_at_the_default_cap() {
-        let mut decoder = EventSourceDecoder::new();
+        let mut decoder = SseDecoder::new();
         let line = std::iter::once(b"data: ".to_vec());
         let body = std::iter::repeat_n(vec![b'x'; 64 * 1024], MAX_EVENT_BYTES / (64 * 1024) + 2);
         let (frames, error) = feed_all(&mut decoder, line.chain(body));
@@ -516,8 +368,8 @@ mod tests {
 
     #[test]
     fn an_event_of_many_data_lines_fails_at_a_configured_cap() {
-        let mut decoder = EventSourceDecoder::with_max_event_bytes(4096);
-        let lines = (0..200).map(|i| format!("data: line {i:04}\n").into_bytes());
+        let mut decoder = SseDecoder::with_max_event_bytes(4096);
+        let lines = (0..600).map(|i| format!("data: line {i:04}\n").into_bytes());
         let (frames, error) = feed_all(&mut decoder, lines);
         assert_eq!(frames, 0);
         let message = error.expect("the cap ends the stream").to_string();
@@ -526,7 +378,7 @@ mod tests {
 
     #[test]
     fn many_small_events_past_the_cap_in_total_pass() {
-        let mut decoder = EventSourceDecoder::with_max_event_bytes(4096);
+        let mut decoder = SseDecoder::with_max_event_bytes(4096);
         let events = (0..2000).map(|i| format!("data: {i}\n\n").into_bytes());
         let (frames, error) = feed_all(&mut decoder, events);
         assert_eq!((frames, error), (2000, None));
