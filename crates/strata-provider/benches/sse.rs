@@ -104,10 +104,6 @@ fn bench(c: &mut Criterion) {
         group.bench_function(format!("line_decoder_and_json_{chunk}b_chunks"), |b| {
             b.iter(|| drive_all(SseDecoder::new(), &bytes, chunk))
         });
-        group.bench_function(
-            format!("eventsource_stream_and_json_{chunk}b_chunks"),
-            |b| b.iter(|| drive_all(EventSourceDecoder::new(), &bytes, chunk)),
-        );
     }
     group.finish();
 }
