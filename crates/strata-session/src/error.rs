@@ -68,11 +68,11 @@ pub enum SessionError {
         /// Its id.
         id: EntryId,
         /// Its `type`.
-        entry_type: String,
+        entry_type: Box<str>,
         /// The field that failed, as a path (`message.content[0].text`), when known.
-        field: Option<String>,
+        field: Option<Box<str>>,
         /// What serde found.
-        reason: String,
+        reason: Box<str>,
     },
     /// An entry could not be written as JSON.
     #[error("{path}: cannot serialize a `{entry_type}` entry: {source}")]
@@ -166,9 +166,9 @@ impl SessionError {
                 line: *line,
                 problem: Problem::InvalidEntry {
                     id: id.clone(),
-                    entry_type: entry_type.clone(),
-                    field: field.clone(),
-                    reason: reason.clone(),
+                    entry_type: entry_type.to_string(),
+                    field: field.as_deref().map(str::to_owned),
+                    reason: reason.to_string(),
                 },
             }),
             _ => None,

@@ -454,9 +454,9 @@ impl Tree {
             path: self.path.clone(),
             line: node.line as usize,
             id: node.id.clone(),
-            entry_type: entry_type.to_owned(),
-            field,
-            reason: serde_reason(source),
+            entry_type: entry_type.into(),
+            field: field.map(String::into_boxed_str),
+            reason: serde_reason(source).into_boxed_str(),
         }
     }
 
