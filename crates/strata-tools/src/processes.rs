@@ -25,6 +25,7 @@ static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 static WATCHDOG: Mutex<Option<ChildStdin>> = Mutex::new(None);
 
 /// The watchdog's script: keeps the guarded groups in `$groups`, kills them on end-of-file.
+/// Plain POSIX sh (dash's `kill` takes no `--`; `-9 -PGID` names a group).
 const WATCHDOG_SCRIPT: &str = r#"groups=" "
 while IFS= read -r line; do
   case "$line" in
@@ -32,7 +33,7 @@ while IFS= read -r line; do
     -*) groups=$(printf '%s' "$groups" | sed "s/ ${line#-} / /") ;;
   esac
 done
-for group in $groups; do kill -KILL -- "-$group" 2>/dev/null; done
+for group in $groups; do kill -9 "-$group" 2>/dev/null; done
 "#;
 
 /// Tells the watchdog (started on first use) about `line`; a failure only loses the SIGKILL
