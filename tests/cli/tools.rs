@@ -118,10 +118,7 @@ fn sigkill_of_strata_during_a_bash_tool_leaves_no_orphan() {
     let pid_file = dir.path().join("group.pid");
     // A background job that outlives its shell, and a foreground sleep: SIGKILL runs no
     // handler in strata, so only the watchdog can end them.
-    let script = format!(
-        "sleep 300 & echo $$ > {}; sleep 300",
-        pid_file.display()
-    );
+    let script = format!("sleep 300 & echo $$ > {}; sleep 300", pid_file.display());
     let server = mock_with(bash_scenario(&script));
     let session = dir.path().join("s.jsonl");
     let mut child = strata_command(dir.path(), temp.path(), &server.base_url(), &session)
