@@ -44,7 +44,9 @@ fn tell_watchdog(line: &str) {
         *watchdog = start_watchdog();
     }
     if let Some(stdin) = watchdog.as_mut()
-        && writeln!(stdin, "{line}").and_then(|()| stdin.flush()).is_err()
+        && writeln!(stdin, "{line}")
+            .and_then(|()| stdin.flush())
+            .is_err()
     {
         // The watchdog is gone (killed with the terminal's group, say): start another next time.
         *watchdog = None;
