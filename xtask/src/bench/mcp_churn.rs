@@ -42,12 +42,13 @@ use crate::bench::workload::{
 pub const NAME: &str = "tools-churn-mcp";
 
 /// Usage of `cargo xtask bench-mcp`.
-pub const USAGE: &str = "  bench-mcp [--cache MODEL]... [--no-pi] [--out FILE]
+pub const USAGE: &str = "  bench-mcp [--cache MODEL]... [--every N] [--no-pi] [--out FILE]
       tools-churn on real MCP servers (server-everything over stdio and streamable HTTP, a
       Python-SDK server; installed by .ci/install-mcp): strata and naive through strata-mcp,
       and Pi 1.6 with the same servers ($STRATA_PEERS_DIR, see docs/peers.md). Writes
       docs/bench-mcp.md.
       --cache M   only cache model M (repeatable; default anthropic-5m, anthropic-1h, openai)
+      --every N   a server change every N tasks (default 2, the bench's tools-churn)
       --no-pi     skip Pi
       --out FILE  write the document to FILE instead of docs/bench-mcp.md";
 
@@ -57,11 +58,14 @@ const START: [&str; 1] = ["churn"];
 /// Tasks of six requests.
 const TASKS: usize = 16;
 
-/// Which servers are connected from task `index` on, the others disconnected: every two tasks
-/// the one of `everything` / `remote` that is connected leaves and the other comes.
-fn live_servers(index: usize) -> Vec<&'static str> {
+/// How many tasks pass between two server changes in the bench's `tools-churn`.
+pub const PERIOD: usize = 2;
+
+/// Which servers are connected from task `index` on, the others disconnected: every `period`
+/// tasks the one of `everything` / `remote` that is connected leaves and the other comes.
+fn live_servers(index: usize, period: usize) -> Vec<&'static str> {
     let mut live = START.to_vec();
-    match index / 2 {
+    match index / period.max(1) {
         0 => {}
         n if n % 2 == 1 => live.push("everything"),
         _ => live.push("remote"),
@@ -74,7 +78,10 @@ fn live_servers(index: usize) -> Vec<&'static str> {
 fn server_calls(server: &str, n: usize) -> Vec<(String, Value)> {
     match server {
         "churn" => vec![
-            ("mcp__churn__alpha".into(), json!({"text": format!("item {n}")})),
+            (
+                "mcp__churn__alpha".into(),
+                json!({"text": format!("item {n}")}),
+            ),
             ("mcp__churn__beta".into(), json!({"a": n, "b": 2})),
         ],
         other => vec![
@@ -87,8 +94,9 @@ fn server_calls(server: &str, n: usize) -> Vec<(String, Value)> {
     }
 }
 
-/// The workload: tasks whose calls cycle read, an MCP tool, grep, an MCP tool, ls.
-pub fn workload() -> Workload {
+/// The workload with a server change every `period` tasks: tasks whose calls cycle read, an
+/// MCP tool, grep, an MCP tool, ls.
+pub fn workload(period: usize) -> Workload {
     let files = FileSpec {
         count: 8,
         lines: 30,
@@ -97,7 +105,7 @@ pub fn workload() -> Workload {
     let mut cursor = 0usize;
     let mut tasks = Vec::new();
     for index in 0..TASKS {
-        let live = live_servers(index);
+        let live = live_servers(index, period);
         let mut calls = Vec::new();
         for wanted in pattern {
             cursor += 1;
@@ -125,7 +133,10 @@ pub fn workload() -> Workload {
         }
         tasks.push(Task {
             index,
-            prompt: format!("Task {}: check the next item against the external tracker.", index + 1),
+            prompt: format!(
+                "Task {}: check the next item against the external tracker.",
+                index + 1
+            ),
             events: Vec::new(),
             calls,
             recall: None,
@@ -133,12 +144,21 @@ pub fn workload() -> Workload {
             idle_after: 0,
         });
     }
+    let (name, every) = if period == PERIOD {
+        (NAME.to_owned(), "every 2 tasks".to_owned())
+    } else {
+        (
+            format!("{NAME}-every-{period}"),
+            format!("every {period} tasks"),
+        )
+    };
     let spec = WorkloadSpec {
-        name: NAME.to_owned(),
-        description: "16 tasks of 6 requests; every 2 tasks a real MCP server disconnects and \
-                      another connects (server-everything over stdio and over streamable HTTP, \
-                      14 tools each; a Python-SDK server stays connected)."
-            .to_owned(),
+        name,
+        description: format!(
+            "16 tasks of 6 requests; {every} a real MCP server disconnects and another connects \
+             (server-everything over stdio and over streamable HTTP, 14 tools each; a \
+             Python-SDK server stays connected)."
+        ),
         context_window: 200_000,
         reserve_tokens: strata_compaction::DEFAULT_RESERVE_TOKENS,
         keep_recent_tokens: strata_compaction::DEFAULT_KEEP_RECENT_TOKENS,
@@ -251,7 +271,8 @@ impl Drop for RemoteServer {
 
 fn locate_servers(root: &Path) -> Result<(Servers, RemoteServer)> {
     let deps = deps_dir(root);
-    let everything = deps.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let everything =
+        deps.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     let python = deps.join("venv/bin/python");
     if !everything.exists() || !python.exists() {
         bail!(
@@ -300,6 +321,7 @@ fn which(program: &str) -> Option<PathBuf> {
 /// Runs strata (with `strategy`) on the workload over the real servers.
 pub fn run_strata(
     workload: &Workload,
+    period: usize,
     servers: &Servers,
     strategy: Strategy,
     cache_model: CacheModel,
@@ -309,7 +331,13 @@ pub fn run_strata(
         .enable_all()
         .build()
         .context("starting the runtime")?;
-    runtime.block_on(play_strata(workload, servers, strategy, cache_model))
+    runtime.block_on(play_strata(
+        workload,
+        period,
+        servers,
+        strategy,
+        cache_model,
+    ))
 }
 
 fn body_shape(cache_model: CacheModel) -> BodyShape {
@@ -318,6 +346,7 @@ fn body_shape(cache_model: CacheModel) -> BodyShape {
 
 async fn play_strata(
     workload: &Workload,
+    period: usize,
     servers: &Servers,
     strategy: Strategy,
     cache_model: CacheModel,
@@ -390,7 +419,7 @@ async fn play_strata(
     let mut completed = 0;
     let mut compactions = 0;
     for task in &workload.tasks {
-        let wanted = live_servers(task.index);
+        let wanted = live_servers(task.index, period);
         for name in &live {
             if !wanted.contains(name) {
                 manager
@@ -427,8 +456,7 @@ async fn play_strata(
                 _ => {}
             }
         }
-        if summary.reason == "stop" && summary.final_text == task.final_text && failed.is_empty()
-        {
+        if summary.reason == "stop" && summary.final_text == task.final_text && failed.is_empty() {
             completed += 1;
         } else {
             eprintln!(
@@ -445,7 +473,7 @@ async fn play_strata(
     Ok(Run {
         harness: "strata".to_owned(),
         strategy: strategy.name().to_owned(),
-        workload: NAME.to_owned(),
+        workload: workload.spec.name.clone(),
         cache_model: cache_model.name().to_owned(),
         requests: rows.rows,
         tasks_completed: completed,
@@ -459,7 +487,12 @@ async fn play_strata(
 const PI_TASK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Runs Pi 1.6 on the workload with the same servers, through its own MCP support.
-pub fn run_pi(workload: &Workload, servers: &Servers, cache_model: CacheModel) -> Result<Run> {
+pub fn run_pi(
+    workload: &Workload,
+    period: usize,
+    servers: &Servers,
+    cache_model: CacheModel,
+) -> Result<Run> {
     let install = Install::locate()?;
     install.check(Peer::Pi)?;
     let spec = &workload.spec;
@@ -526,7 +559,7 @@ pub fn run_pi(workload: &Workload, servers: &Servers, cache_model: CacheModel) -
     for task in &workload.tasks {
         let text = format!(
             "[[bench-mcp:{}]] {}",
-            live_servers(task.index).join(","),
+            live_servers(task.index, period).join(","),
             task.prompt
         );
         let outcome = session
@@ -561,7 +594,7 @@ pub fn run_pi(workload: &Workload, servers: &Servers, cache_model: CacheModel) -
     Ok(Run {
         harness: "pi".to_owned(),
         strategy: "pi".to_owned(),
-        workload: NAME.to_owned(),
+        workload: workload.spec.name.clone(),
         cache_model: cache_model.name().to_owned(),
         requests: rows.rows,
         tasks_completed: completed,
@@ -578,6 +611,8 @@ pub struct Options {
     pub cache_models: Vec<CacheModel>,
     /// Run Pi too.
     pub pi: bool,
+    /// Tasks between two server changes.
+    pub period: usize,
     /// Where the document goes (relative to the workspace root).
     pub out: PathBuf,
     /// The command line, for the document.
@@ -589,11 +624,20 @@ impl Options {
     pub fn parse(args: &[String]) -> Result<Self> {
         let mut cache_models = Vec::new();
         let mut pi = true;
+        let mut period = PERIOD;
         let mut out = PathBuf::from("docs/bench-mcp.md");
         let mut iter = args.iter();
         while let Some(arg) = iter.next() {
             match arg.as_str() {
                 "--no-pi" => pi = false,
+                "--every" => {
+                    let n = iter.next().context("--every needs a number of tasks")?;
+                    period = n
+                        .parse()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .with_context(|| format!("--every {n}: not a positive number"))?;
+                }
                 "--cache" => {
                     let name = iter.next().context("--cache needs a cache model")?;
                     cache_models.push(
@@ -619,6 +663,7 @@ impl Options {
         Ok(Self {
             cache_models,
             pi,
+            period,
             out,
             command,
         })
@@ -630,22 +675,27 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
     let options = Options::parse(args)?;
     let started = Instant::now();
     let (servers, _remote) = locate_servers(root)?;
-    let workload = workload();
+    let workload = workload(options.period);
+    let period = options.period;
     let mut runs = Vec::new();
     for cache_model in &options.cache_models {
         for strategy in [Strategy::Strata, Strategy::Naive] {
-            let run = run_strata(&workload, &servers, strategy, *cache_model)
-                .with_context(|| format!("{NAME} / {} / {}", cache_model.name(), strategy.name()))?;
+            let run = run_strata(&workload, period, &servers, strategy, *cache_model)
+                .with_context(|| {
+                    format!("{NAME} / {} / {}", cache_model.name(), strategy.name())
+                })?;
             eprintln!("{}", line(&run));
             runs.push(run);
         }
         if options.pi && Peer::Pi.cache_models().contains(cache_model) {
-            match run_pi(&workload, &servers, *cache_model) {
+            match run_pi(&workload, period, &servers, *cache_model) {
                 Ok(run) => {
                     eprintln!("{}", line(&run));
                     runs.push(run);
                 }
-                Err(error) => eprintln!("{NAME} / {}: pi did not run: {error:#}", cache_model.name()),
+                Err(error) => {
+                    eprintln!("{NAME} / {}: pi did not run: {error:#}", cache_model.name())
+                }
             }
         }
     }
@@ -712,9 +762,7 @@ fn document(options: &Options, workload: &Workload, runs: &[Run], seconds: f64) 
     out.push_str("# tools-churn on real MCP servers\n\n");
     out.push_str(&format!(
         "Generated by `{}` in {seconds:.0} s ({}). {}\n\n",
-        options.command,
-        "xtask/src/bench/mcp_churn.rs",
-        workload.spec.description
+        options.command, "xtask/src/bench/mcp_churn.rs", workload.spec.description
     ));
     out.push_str(
         "Servers: `churn` (the official Python SDK, `crates/strata-mcp/tests/fixtures/churn_server.py`, \
@@ -726,8 +774,10 @@ fn document(options: &Options, workload: &Workload, runs: &[Run], seconds: f64) 
          same arguments in every run; requests are priced by strata-mock's cache simulator, the \
          ideal is the same prefix cache as in `docs/benchmarks.md`.\n\n",
     );
-    out.push_str("| cache | harness | cost ($) | vs naive | hit rate | ideal | Δ pp | requests | tasks |\n");
-    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str(
+        "| cache | harness | cost ($) | vs naive | hit rate | ideal | Δ pp | read | written | uncached | output | requests | tasks |\n",
+    );
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for run in runs {
         let totals = run.totals();
         let naive = runs
@@ -735,7 +785,7 @@ fn document(options: &Options, workload: &Workload, runs: &[Run], seconds: f64) 
             .find(|r| r.cache_model == run.cache_model && r.strategy == "naive")
             .map(|r| r.totals().cost);
         out.push_str(&format!(
-            "| {} | {} | {:.4} | {} | {:.2}% | {:.2}% | {:+.2} | {} | {}/{} |\n",
+            "| {} | {} | {:.4} | {} | {:.2}% | {:.2}% | {:+.2} | {} | {} | {} | {} | {} | {}/{} |\n",
             run.cache_model,
             run.strategy,
             totals.cost,
@@ -743,6 +793,10 @@ fn document(options: &Options, workload: &Workload, runs: &[Run], seconds: f64) 
             totals.hit_rate() * 100.0,
             totals.ideal_hit_rate() * 100.0,
             (totals.hit_rate() - totals.ideal_hit_rate()) * 100.0,
+            totals.cache_read,
+            totals.cache_write,
+            totals.uncached,
+            totals.output,
             totals.requests,
             run.tasks_completed,
             run.tasks_total
@@ -773,22 +827,26 @@ mod tests {
 
     #[test]
     fn servers_take_turns_every_two_tasks_and_churn_stays() {
-        assert_eq!(live_servers(0), ["churn"]);
-        assert_eq!(live_servers(2), ["churn", "everything"]);
-        assert_eq!(live_servers(4), ["churn", "remote"]);
-        assert_eq!(live_servers(15), ["churn", "remote"]);
-        let changes = (1..TASKS)
-            .filter(|&i| live_servers(i) != live_servers(i - 1))
-            .count();
+        let live = |i| live_servers(i, PERIOD);
+        assert_eq!(live(0), ["churn"]);
+        assert_eq!(live(2), ["churn", "everything"]);
+        assert_eq!(live(4), ["churn", "remote"]);
+        assert_eq!(live(15), ["churn", "remote"]);
+        let changes = (1..TASKS).filter(|&i| live(i) != live(i - 1)).count();
         assert_eq!(changes, 7);
+        let every_task = (1..TASKS)
+            .filter(|&i| live_servers(i, 1) != live_servers(i - 1, 1))
+            .count();
+        assert_eq!(every_task, 15);
     }
 
     #[test]
     fn every_mcp_call_names_a_tool_of_a_server_connected_for_its_task() {
-        let workload = workload();
+        let workload = workload(PERIOD);
+        assert_eq!(workload.spec.name, NAME);
         assert_eq!(workload.scripted_requests(), TASKS * 6);
         for task in &workload.tasks {
-            let live = live_servers(task.index);
+            let live = live_servers(task.index, PERIOD);
             for call in task.calls.iter().filter(|c| c.tool.starts_with("mcp__")) {
                 let server = call.tool.split("__").nth(1).unwrap();
                 assert!(live.contains(&server), "task {}: {}", task.index, call.tool);

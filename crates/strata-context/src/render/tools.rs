@@ -119,7 +119,7 @@ pub(crate) fn tools_chapter(context: &Context, layout: ToolLayout) -> Vec<ToolDe
     // The provider's tool search, before anything deferred, from the first request of a
     // chain that defers tools for search (a deferred MCP server's): the model finds them
     // with it. A search-deferred tool that first appears mid-chain brings it in then.
-    if all.iter().any(|tool| asked(tool)) {
+    if all.iter().any(asked) {
         tools.push(ToolDefinition::tool_search());
     }
     // Also for a chain that starts with no tools: its first deferred tool must not move
