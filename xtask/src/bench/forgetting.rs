@@ -107,8 +107,9 @@ pub fn against_pi(runs: &[Run], default_strategy: &str) -> String {
     out
 }
 
-/// The strategies' summed bills over the recall workloads on the cache models the issue
-/// names, counted only where every task was done; the lowest is the default's candidate.
+/// The strategies' bills over the workloads where the compaction policies differ (`long` and
+/// the recall workloads) on the cache models the issue names, counted only where every task
+/// was done; the lowest is the default's candidate.
 /// Returns the table and the winner.
 pub fn choose_default(runs: &[Run]) -> (String, Option<String>) {
     let caches = [
@@ -120,7 +121,9 @@ pub fn choose_default(runs: &[Run]) -> (String, Option<String>) {
     // strategy → (runs, all done, summed cost relative to Pi or to naive)
     let mut sums: BTreeMap<String, (usize, bool, f64)> = BTreeMap::new();
     for run in runs.iter().filter(|run| {
-        run.harness == "strata" && is_recall(&run.workload) && caches.contains(&&*run.cache_model)
+        run.harness == "strata"
+            && (is_recall(&run.workload) || run.workload == "long")
+            && caches.contains(&&*run.cache_model)
     }) {
         // Each pair weighs the same: cost relative to naive on the same pair.
         let Some(naive) = runs.iter().find(|other| {
