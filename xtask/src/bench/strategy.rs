@@ -22,6 +22,9 @@ pub enum Strategy {
     /// strata with the cost-aware compaction trigger (`CompactionTrigger::Cost`), named
     /// explicitly (it is the library default now, so `strata` runs it too).
     CostTrigger,
+    /// strata's defaults with cache-aware observation masking on
+    /// (`compaction.masking.enabled`): stale tool outputs become stubs where that pays.
+    Masking,
     /// strata with the window-limit trigger only (`CompactionTrigger::Window`, the default
     /// before the bench chose the cost trigger).
     WindowTrigger,
@@ -39,6 +42,7 @@ impl Strategy {
             Self::DynamicTools => "dynamic-tools",
             Self::CostTrigger => "cost-trigger",
             Self::WindowTrigger => "window-trigger",
+            Self::Masking => "masking",
         }
     }
 
@@ -50,6 +54,7 @@ impl Strategy {
             Self::DynamicTools,
             Self::CostTrigger,
             Self::WindowTrigger,
+            Self::Masking,
         ]
         .into_iter()
         .find(|strategy| strategy.name() == name)
@@ -58,7 +63,9 @@ impl Strategy {
     /// The render policy.
     pub fn render_policy(self) -> RenderPolicy {
         match self {
-            Self::Strata | Self::CostTrigger | Self::WindowTrigger => RenderPolicy::Strata,
+            Self::Strata | Self::CostTrigger | Self::WindowTrigger | Self::Masking => {
+                RenderPolicy::Strata
+            }
             Self::Naive => RenderPolicy::Naive,
             Self::DynamicTools => RenderPolicy::DynamicTools,
         }
@@ -86,6 +93,7 @@ impl Strategy {
             Self::Naive => settings.summary_mode = SummaryMode::Transcript,
             Self::CostTrigger => settings.trigger = CompactionTrigger::Cost,
             Self::WindowTrigger => settings.trigger = CompactionTrigger::Window,
+            Self::Masking => settings.masking.enabled = true,
         }
         settings
     }
@@ -124,6 +132,8 @@ mod tests {
                 .retention,
             CacheRetention::Long
         );
+        assert!(Strategy::Masking.compaction(&base).masking.enabled);
+        assert!(!base.masking.enabled);
         assert_eq!(
             Strategy::WindowTrigger.compaction(&base).trigger,
             CompactionTrigger::Window
@@ -134,6 +144,7 @@ mod tests {
             "dynamic-tools",
             "cost-trigger",
             "window-trigger",
+            "masking",
         ] {
             assert_eq!(Strategy::parse(name).map(Strategy::name), Some(name));
         }
