@@ -21,7 +21,7 @@ use crate::estimate::estimate_message_tokens;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MaskingSettings {
-    /// Masking runs at all.
+    /// Masking runs at all (default on).
     pub enabled: bool,
     /// Tool outputs of the latest this many tasks (user prompts) are never masked; at least
     /// the current one is always kept, whatever this says.
@@ -31,9 +31,11 @@ pub struct MaskingSettings {
 }
 
 impl Default for MaskingSettings {
+    /// On: with the cost trigger, the lowest bill with every task done on the bench's
+    /// workloads (docs/benchmarks.md, "Choosing the default").
     fn default() -> Self {
         Self {
-            enabled: false,
+            enabled: true,
             keep_recent_tasks: 2,
             min_output_tokens: 200,
         }

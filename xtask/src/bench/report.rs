@@ -111,14 +111,14 @@ fn cache_section(out: &mut String, inputs: &Inputs<'_>) {
          the current models whose capability rows carry the providers' mid-conversation \
          features; on a row without them strata says a system or tool change in a marked reminder after the next user message (`system_reminders`) and keeps the prefix.\n\n\
          Strategies are library settings, not forks: **strata** on its defaults (the cost-aware \
-         compaction trigger, reminders on rows without mid-conversation system messages, \
-         keep-warm pings through idle gaps, `CacheSettings::keep_warm`); **naive** \
+         compaction trigger, observation masking, reminders on rows without mid-conversation \
+         system messages, keep-warm pings through idle gaps, `CacheSettings::keep_warm`); **naive** \
          (`RenderPolicy::Naive`: system prompt rewritten in place, withdrawn tools cut from the \
          array; `SummaryMode::Transcript`: the summary request is a fresh transcript); \
          **dynamic-tools** (`RenderPolicy::DynamicTools`: per request only the tools called in \
-         the last 8 messages or named by the last user message); **window-trigger** (strata with \
-         `CompactionTrigger::Window`, the default before the bench chose the cost trigger, on \
-         `long` and the recall workloads). Naive and dynamic-tools stand for harnesses that \
+         the last 8 messages or named by the last user message); **cost-trigger** (strata without \
+         masking) and **window-trigger** (`CompactionTrigger::Window`, no masking: the \
+         defaults before the bench chose), on `long` and the recall workloads. Naive and dynamic-tools stand for harnesses that \
          do not ping. Every strategy asks for the cache model's lifetime through \
          `CacheSettings::retention` (`long` on anthropic-1h; `auto` elsewhere, which is 24 hours \
          on gpt-5.5, the only retention it takes).\n\n\
@@ -435,23 +435,25 @@ fn cost_trigger(out: &mut String, runs: &[Run], command: &str) {
     }
     let _ = writeln!(
         out,
-        "### The cost-aware compaction trigger (the default) against the window trigger\n\n\
+        "### The defaults (cost trigger and masking) against the window trigger\n\n\
          `compaction.trigger = \"cost\"` (`CompactionTrigger::Cost`, the library default) \
          compacts as soon as re-reading the context over the requests still expected costs \
          more than summarising it and writing the smaller context once \
          (`strata_compaction::cost_says_compact`; the expected remaining requests default to \
          the requests sent since the last compaction, or \
          `compaction.expected_remaining_requests`); the window limit stays as a backstop. \
-         `window-trigger` is strata with `trigger = \"window\"`, the earlier default \
+         Masking (`[compaction.masking]`) replaces stale tool outputs by stubs (Pi 1.x \
+         `context_edit` entries) when the reads saved exceed the rewrite. `window-trigger` is \
+         strata with `trigger = \"window\"` and no masking, the earlier defaults \
          (`{command}`):\n\n\
-         | workload | cache | window trigger | cost trigger (default) | cost / window |\n|---|---|---:|---:|---:|"
+         | workload | cache | window trigger | defaults | defaults / window |\n|---|---|---:|---:|---:|"
     );
     for line in lines {
         let _ = writeln!(out, "{line}");
     }
     let _ = writeln!(
         out,
-        "\nThe cost trigger is cheaper on **{wins} of {compared}** workload × cache pairs.\n"
+        "\nThe defaults are cheaper on **{wins} of {compared}** workload × cache pairs.\n"
     );
 }
 

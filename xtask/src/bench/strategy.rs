@@ -19,14 +19,11 @@ pub enum Strategy {
     Naive,
     /// Only the tools the model is guessed to need, per request (`RenderPolicy::DynamicTools`).
     DynamicTools,
-    /// strata with the cost-aware compaction trigger (`CompactionTrigger::Cost`), named
-    /// explicitly (it is the library default now, so `strata` runs it too).
+    /// strata with the cost-aware compaction trigger (`CompactionTrigger::Cost`, the default)
+    /// and no observation masking: what the default gains by masking.
     CostTrigger,
-    /// strata's defaults with cache-aware observation masking on
-    /// (`compaction.masking.enabled`): stale tool outputs become stubs where that pays.
-    Masking,
-    /// strata with the window-limit trigger only (`CompactionTrigger::Window`, the default
-    /// before the bench chose the cost trigger).
+    /// strata with the window-limit trigger only (`CompactionTrigger::Window`) and no
+    /// masking: the defaults before the bench chose the cost trigger and masking.
     WindowTrigger,
 }
 
@@ -42,7 +39,6 @@ impl Strategy {
             Self::DynamicTools => "dynamic-tools",
             Self::CostTrigger => "cost-trigger",
             Self::WindowTrigger => "window-trigger",
-            Self::Masking => "masking",
         }
     }
 
@@ -54,7 +50,6 @@ impl Strategy {
             Self::DynamicTools,
             Self::CostTrigger,
             Self::WindowTrigger,
-            Self::Masking,
         ]
         .into_iter()
         .find(|strategy| strategy.name() == name)
@@ -63,9 +58,7 @@ impl Strategy {
     /// The render policy.
     pub fn render_policy(self) -> RenderPolicy {
         match self {
-            Self::Strata | Self::CostTrigger | Self::WindowTrigger | Self::Masking => {
-                RenderPolicy::Strata
-            }
+            Self::Strata | Self::CostTrigger | Self::WindowTrigger => RenderPolicy::Strata,
             Self::Naive => RenderPolicy::Naive,
             Self::DynamicTools => RenderPolicy::DynamicTools,
         }
@@ -91,9 +84,14 @@ impl Strategy {
         match self {
             Self::Strata | Self::DynamicTools => {}
             Self::Naive => settings.summary_mode = SummaryMode::Transcript,
-            Self::CostTrigger => settings.trigger = CompactionTrigger::Cost,
-            Self::WindowTrigger => settings.trigger = CompactionTrigger::Window,
-            Self::Masking => settings.masking.enabled = true,
+            Self::CostTrigger => {
+                settings.trigger = CompactionTrigger::Cost;
+                settings.masking.enabled = false;
+            }
+            Self::WindowTrigger => {
+                settings.trigger = CompactionTrigger::Window;
+                settings.masking.enabled = false;
+            }
         }
         settings
     }
@@ -132,8 +130,9 @@ mod tests {
                 .retention,
             CacheRetention::Long
         );
-        assert!(Strategy::Masking.compaction(&base).masking.enabled);
-        assert!(!base.masking.enabled);
+        assert!(base.masking.enabled, "masking is a default");
+        assert!(!Strategy::CostTrigger.compaction(&base).masking.enabled);
+        assert!(!Strategy::WindowTrigger.compaction(&base).masking.enabled);
         assert_eq!(
             Strategy::WindowTrigger.compaction(&base).trigger,
             CompactionTrigger::Window
@@ -144,7 +143,6 @@ mod tests {
             "dynamic-tools",
             "cost-trigger",
             "window-trigger",
-            "masking",
         ] {
             assert_eq!(Strategy::parse(name).map(Strategy::name), Some(name));
         }
