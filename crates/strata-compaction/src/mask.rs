@@ -327,7 +327,10 @@ mod tests {
         assert_eq!(
             plan_masking(
                 &chain(6, 5_000),
-                &MaskingSettings::default(),
+                &MaskingSettings {
+                    enabled: false,
+                    ..on()
+                },
                 &opus(),
                 1_000
             ),
