@@ -12,7 +12,7 @@ use strata_mock::{MockConfig, MockServer, Scenario};
 
 use crate::support::{project_config, tmux_available};
 
-/// One read of a file, then a markdown answer.
+/// One read of a file, then a markdown answer; the answer to the second prompt.
 const SCENARIO: &str = r#"
 name = "tui-read-and-answer"
 
@@ -25,6 +25,9 @@ args = { path = "src/greeting.rs" }
 
 [[turn]]
 text = "**Found it**: the greeting says `Helo` instead of `Hello`."
+
+[[turn]]
+text = "Not yet: `Helo` is still there."
 "#;
 
 /// A tmux server of its own (its own socket), killed when dropped.
@@ -285,16 +288,49 @@ fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
     );
     type_line(&tmux, "/name tui test");
     type_line(&tmux, "is it fixed now?");
-    tmux.wait_for_all(
+    // The row has no mid-conversation system messages, so the tool change goes to the model
+    // as a marked reminder after the user's message (`system_reminders`, the table's
+    // default): the tools array and the system prompt stay, the request reads the previous
+    // prefix from the cache, and the scripted answer plays (the reminder is the model's to
+    // read, never shown as the user's words or echoed back).
+    let second = tmux.wait_for_all(
         "the second answer",
         Duration::from_secs(30),
         &[
-            "cache broke in tools",
+            "❯ is it fixed now?",
+            "Not yet: Helo is still there.",
             "“tui test”",
             "prompt (/ for commands)",
         ],
     );
+    // (/context's explanation above names the mechanism; the reminder itself never shows.)
+    assert!(
+        !second
+            .lines()
+            .any(|line| line.trim_start().starts_with("<system-reminder>")),
+        "{second}"
+    );
+    let last = second
+        .lines()
+        .find(|line| line.contains(" last: "))
+        .unwrap_or_else(|| panic!("no footer line: {second}"));
+    assert!(!last.contains("cache broke"), "{last}");
+    assert!(!last.contains(" 0 cache read"), "{last}");
     assert_eq!(server.requests().len(), 3);
+    // The request after the tool change reads the whole previous request from the cache.
+    let requests = server.requests();
+    let accounting = |n: usize| requests[n].cache.expect("accounted");
+    assert_eq!(
+        requests[2].turn,
+        Some(2),
+        "the scripted second answer played"
+    );
+    assert!(
+        accounting(2).cache_read >= accounting(1).input_tokens * 95 / 100,
+        "read {} of the previous {} tokens",
+        accounting(2).cache_read,
+        accounting(1).input_tokens
+    );
 
     // /new starts an empty session; /resume lists this directory's sessions from the store
     // (named, with their first message) and brings the first one back with its transcript.

@@ -572,6 +572,14 @@ impl Agent {
         let mut final_text;
         let mut overflow = OverflowRecovery::new();
         let reason = loop {
+            // Masking first: where stubs pay, the context shrinks without a summary, and the
+            // compaction check then sees the smaller context.
+            if let Err(error) = self.mask_if_due() {
+                self.emit(AgentEvent::AgentEnd {
+                    reason: "error".into(),
+                });
+                return Err(error);
+            }
             if let Err(error) = self.compact_if_due().await {
                 self.emit(AgentEvent::AgentEnd {
                     reason: "error".into(),
@@ -748,6 +756,35 @@ impl Agent {
             return Ok(None);
         }
         self.compact(CompactionReason::Threshold, None).await
+    }
+
+    /// Cache-aware observation masking (`[compaction.masking]`): when the planner finds a batch
+    /// of stale tool outputs whose saved reads over the requests still expected exceed the
+    /// rewrite after the first of them, each becomes a stub through a Pi 1.x `context_edit`
+    /// with a replacement (the full output stays in the session file). The current task's
+    /// results are never masked. Returns how many outputs were masked.
+    fn mask_if_due(&mut self) -> Result<usize, AgentError> {
+        let settings = self.compaction_settings();
+        if !settings.enabled || !settings.masking.enabled {
+            return Ok(0);
+        }
+        let remaining = settings
+            .expected_remaining_requests
+            .unwrap_or(self.requests_since_compaction);
+        let entries = strata_compaction::mask_entries(self.context()?);
+        let Some(plan) = strata_compaction::plan_masking(
+            &entries,
+            &settings.masking,
+            &self.config.model.prices,
+            remaining,
+        ) else {
+            return Ok(0);
+        };
+        for (target, stub) in &plan.stubs {
+            self.session
+                .append_context_replacement(target, serde_json::Value::String(stub.clone()))?;
+        }
+        Ok(plan.stubs.len())
     }
 
     /// The cost-aware trigger (`trigger = "cost"`): compacting now is cheaper than re-reading

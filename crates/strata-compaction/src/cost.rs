@@ -16,9 +16,11 @@ pub const EXPECTED_SUMMARY_TOKENS: u64 = 1_500;
 #[serde(rename_all = "snake_case")]
 pub enum CompactionTrigger {
     /// Only when the context nears the window (`window - reserve_tokens`, or `trigger_percent`).
-    #[default]
     Window,
     /// Also earlier, as soon as [`cost_says_compact`] holds; the window rule stays as a backstop.
+    /// The default: the lowest bill with every task done on the bench's workloads
+    /// (docs/benchmarks.md, "Choosing the default").
+    #[default]
     Cost,
 }
 

@@ -73,7 +73,8 @@ pub use estimate::{
 };
 pub use files::{FileLists, FileOps};
 pub use mask::{
-    MaskEntry, MaskEntryKind, MaskPlan, MaskingSettings, STUB_TOKENS, plan_masking, stub_text,
+    MaskEntry, MaskEntryKind, MaskPlan, MaskingSettings, STUB_OPENING, STUB_TOKENS, mask_entries,
+    plan_masking, stub_text,
 };
 pub use prepare::{Preparation, prepare};
 pub use request::{

@@ -6,16 +6,22 @@
 //! decides, in batches: it never touches the current task's results (everything after the
 //! latest user prompt), so a result the model is working with is never hidden.
 
+use std::collections::HashMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use strata_context::Context;
 use strata_provider::Prices;
-use strata_session::EntryId;
+use strata_session::{AgentMessage, ContentBlock, EntryId};
+
+use crate::estimate::estimate_message_tokens;
 
 /// Masking settings (`[compaction.masking]` in config).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MaskingSettings {
-    /// Masking runs at all.
+    /// Masking runs at all (default on).
     pub enabled: bool,
     /// Tool outputs of the latest this many tasks (user prompts) are never masked; at least
     /// the current one is always kept, whatever this says.
@@ -25,9 +31,11 @@ pub struct MaskingSettings {
 }
 
 impl Default for MaskingSettings {
+    /// On: with the cost trigger, the lowest bill with every task done on the bench's
+    /// workloads (docs/benchmarks.md, "Choosing the default").
     fn default() -> Self {
         Self {
-            enabled: false,
+            enabled: true,
             keep_recent_tasks: 2,
             min_output_tokens: 200,
         }
@@ -81,11 +89,72 @@ pub struct MaskPlan {
     pub rewrite_usd: f64,
 }
 
+/// How every stub opens: a context message whose text starts so is already masked.
+pub const STUB_OPENING: &str = "[output masked to save context:";
+
+/// Most characters of a call's arguments a stub repeats.
+const CALL_CHARS: usize = 120;
+
+/// The chain of `context` as [`plan_masking`] sees it: each message with its estimated tokens,
+/// user prompts, tool results (with the call that made them, from the assistant message) and
+/// results already replaced by a stub.
+pub fn mask_entries(context: &Context) -> Vec<MaskEntry> {
+    let mut calls: HashMap<&str, String> = HashMap::new();
+    let mut entries = Vec::with_capacity(context.messages.len());
+    for message in &context.messages {
+        let kind = match message.message.as_ref() {
+            AgentMessage::User(_) => MaskEntryKind::UserPrompt,
+            AgentMessage::Assistant(assistant) => {
+                for block in &assistant.content {
+                    if let ContentBlock::ToolCall(call) = block {
+                        calls.insert(call.id.as_str(), describe_call(&call.name, &call.arguments));
+                    }
+                }
+                MaskEntryKind::Other
+            }
+            AgentMessage::ToolResult(result) => {
+                let masked = result.content.iter().any(|block| {
+                    matches!(block, ContentBlock::Text(text) if text.text.starts_with(STUB_OPENING))
+                });
+                if masked {
+                    MaskEntryKind::Masked
+                } else if result.is_error {
+                    // An error says what went wrong; it is short and the model may need it.
+                    MaskEntryKind::Other
+                } else {
+                    MaskEntryKind::ToolResult {
+                        tool: result.tool_name.clone(),
+                        call: calls
+                            .get(result.tool_call_id.as_str())
+                            .cloned()
+                            .unwrap_or_else(|| result.tool_name.clone()),
+                    }
+                }
+            }
+            _ => MaskEntryKind::Other,
+        };
+        entries.push(MaskEntry {
+            id: message.entry_id.clone(),
+            tokens: estimate_message_tokens(&message.message),
+            kind,
+        });
+    }
+    entries
+}
+
+/// `read {"path":"src/lib.rs"}`, the arguments cut to [`CALL_CHARS`].
+fn describe_call(name: &str, arguments: &Value) -> String {
+    let args = arguments.to_string();
+    let cut: String = args.chars().take(CALL_CHARS).collect();
+    let ellipsis = if cut.len() < args.len() { "…" } else { "" };
+    format!("{name} {cut}{ellipsis}")
+}
+
 /// The stub that replaces the output of `call` (`tokens` long).
 pub fn stub_text(tool: &str, call: &str, tokens: u64) -> String {
     format!(
-        "[output masked to save context: {call} returned about {tokens} tokens here; call {tool} \
-         again with the same arguments to see it]"
+        "{STUB_OPENING} {call} returned about {tokens} tokens here; call {tool} again with the \
+         same arguments to see it]"
     )
 }
 
@@ -258,7 +327,10 @@ mod tests {
         assert_eq!(
             plan_masking(
                 &chain(6, 5_000),
-                &MaskingSettings::default(),
+                &MaskingSettings {
+                    enabled: false,
+                    ..on()
+                },
                 &opus(),
                 1_000
             ),

@@ -67,9 +67,10 @@ pub struct CompactionSettings {
     /// A separate (cheaper) model for summaries, `provider/model`; it cannot read the
     /// session's cache, so summaries made with it use the transcript form.
     pub compaction_model: Option<String>,
-    /// `window` (default): compact near the window limit only. `cost`: also as soon as
+    /// `cost` (default, chosen by the bench: docs/benchmarks.md): compact as soon as
     /// re-reading the context over the expected remaining requests costs more than summarising
-    /// it and writing the smaller context once (see [`crate::cost_says_compact`]).
+    /// it and writing the smaller context once (see [`crate::cost_says_compact`]), the window
+    /// limit as a backstop. `window`: compact near the window limit only.
     pub trigger: CompactionTrigger,
     /// For the `cost` trigger: requests still expected in the session; unset, as many as the
     /// context already holds (a session tends to go on about as long as it has gone on).
@@ -88,7 +89,7 @@ impl Default for CompactionSettings {
             summary_mode: SummaryMode::CacheFriendly,
             models: BTreeMap::new(),
             compaction_model: None,
-            trigger: CompactionTrigger::Window,
+            trigger: CompactionTrigger::Cost,
             expected_remaining_requests: None,
             masking: crate::mask::MaskingSettings::default(),
         }
@@ -342,21 +343,22 @@ mod tests {
     #[test]
     fn the_cost_trigger_is_read_from_config_and_overridable_per_model() {
         let toml = r#"
-            trigger = "cost"
+            trigger = "window"
             expected_remaining_requests = 40
             [models."cheap"]
-            trigger = "window"
+            trigger = "cost"
         "#;
         let settings: CompactionSettings = toml::from_str(toml).expect("parse");
-        assert_eq!(settings.trigger, CompactionTrigger::Cost);
+        assert_eq!(settings.trigger, CompactionTrigger::Window);
         assert_eq!(settings.expected_remaining_requests, Some(40));
         assert_eq!(
             settings.for_model("x", "cheap").trigger,
-            CompactionTrigger::Window
+            CompactionTrigger::Cost
         );
+        // The bench's choice (docs/benchmarks.md, "Choosing the default").
         assert_eq!(
             CompactionSettings::default().trigger,
-            CompactionTrigger::Window
+            CompactionTrigger::Cost
         );
     }
 

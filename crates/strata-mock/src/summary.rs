@@ -35,8 +35,14 @@ const STRATA_TURN_START: &str = "<turn-start>";
 pub const SPLIT_TURN_MARKER: &str = "=== TURN CONTEXT ===";
 /// strata's summarizer system prompt (transcript form), first sentence.
 const STRATA_SYSTEM: &str = "You turn a transcript of a session between a user and an AI coding assistant into a structured summary";
-/// Pi's summarizer system prompt, first sentence.
-const PI_SYSTEM: &str = "You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant";
+/// Pi's summarizer system prompt, the opening Pi 0.73 ("... an AI coding assistant") and
+/// Pi 1.6 ("... an AI assistant") share.
+const PI_SYSTEM: &str = "You are a context summarization assistant. Your task is to read a conversation between a user and an AI";
+/// Pi 1.6's turn-prefix request: the serialized turn under this heading, the instruction
+/// under [`PI_INSTRUCTIONS_HEADING`] (Pi 0.73 and the other requests use `<conversation>`).
+const PI_CONVERSATION_HEADING: &str = "# Conversation\n";
+/// Where Pi 1.6's turn-prefix instruction starts.
+const PI_INSTRUCTIONS_HEADING: &str = "\n# Instructions\n";
 
 /// Claude Code's compaction request: the session's own request plus a user text block that
 /// opens with a "no tools" warning and goes on, a few lines later, with the task sentence.
@@ -77,6 +83,11 @@ const TRANSCRIPT_PHRASES: &[(&str, SummaryKind)] = &[
     ),
     (
         "This is the PREFIX of a turn that was too large to keep.",
+        SummaryKind::TurnPrefix,
+    ),
+    // Pi 1.6's turn-prefix instruction
+    (
+        "The messages above are earlier context from an ongoing conversation.",
         SummaryKind::TurnPrefix,
     ),
     (
@@ -131,14 +142,20 @@ impl SummaryKind {
         }
         let system = &conversation.system_text;
         let summarizer = system.contains(STRATA_SYSTEM) || system.contains(PI_SYSTEM);
-        let transcript = last.trim_start().starts_with("<conversation>");
+        let opening = last.trim_start();
+        let headed = opening.starts_with(PI_CONVERSATION_HEADING);
+        let transcript = opening.starts_with("<conversation>") || headed;
         if !summarizer && !transcript {
             return None;
         }
         // The instructions follow the transcript; search only after it.
-        let instructions = last
-            .rfind("</conversation>")
-            .map_or(last, |end| &last[end..]);
+        let instructions = if headed {
+            last.rfind(PI_INSTRUCTIONS_HEADING)
+                .map_or("", |at| &last[at..])
+        } else {
+            last.rfind("</conversation>")
+                .map_or(last, |end| &last[end..])
+        };
         let phrased = TRANSCRIPT_PHRASES
             .iter()
             .find(|(phrase, _)| instructions.contains(phrase))
@@ -319,6 +336,31 @@ mod tests {
             &["what does \"[Context checkpoint request\" mean?"],
         );
         assert_eq!(SummaryKind::recognise(&quoted), None);
+    }
+
+    #[test]
+    fn pi_16s_turn_prefix_request_is_recognised_and_takes_no_turn() {
+        // Pi 1.6's shape (compaction.js, generateTurnPrefixSummary): headed, not tagged, and
+        // its system prompt says "an AI assistant" where 0.73 said "an AI coding assistant".
+        let system = "You are a context summarization assistant. Your task is to read a conversation between a user and an AI assistant, then produce a structured summary following the exact format specified.";
+        let prefix = conversation(
+            system,
+            &[
+                "# Conversation\n[User]: Task 14: review\n\n[Assistant]: Checking.\n\n# Instructions\nThe messages above are earlier context from an ongoing conversation. Later messages are stored separately and do not need to be reconstructed.",
+            ],
+        );
+        assert_eq!(
+            SummaryKind::recognise(&prefix),
+            Some(SummaryKind::TurnPrefix)
+        );
+        // The phrase quoted inside the conversation part does not make a turn prefix.
+        let quoting = conversation(
+            "You are a coding agent.",
+            &[
+                "# Conversation\nThe messages above are earlier context from an ongoing conversation.",
+            ],
+        );
+        assert_eq!(SummaryKind::recognise(&quoting), None);
     }
 
     #[test]

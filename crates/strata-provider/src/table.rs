@@ -116,7 +116,7 @@ impl CacheSpec {
 }
 
 /// Append-only context features of a provider (row defaults; models override).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct FeatureSpec {
     /// `role: system` messages mid-conversation are honoured.
@@ -133,11 +133,25 @@ pub struct FeatureSpec {
     pub context_editing: bool,
     /// Without mid-conversation system messages, a system or tool change is said in a marked
     /// reminder after the next user message (the prefix survives) instead of folded into the
-    /// system chapter (`false`: the fold). A reminder in the conversation is how Claude Code
-    /// tells its model of context changes (`<system-reminder>` blocks in user turns). Default
-    /// `false` for now: the terminal UI shows the reminder as part of the user's message and
-    /// scripted turns do not yet expect it; turn it on per row.
+    /// system chapter (`false`: the fold). Default `true` for every row (it matters only where
+    /// the row lacks mid-conversation system messages): a reminder in the conversation is how
+    /// Claude Code tells its model of context changes (`<system-reminder>` blocks in user
+    /// turns), every chat model reads user messages, and a fold rewrites the whole prefix.
     pub system_reminders: bool,
+}
+
+impl Default for FeatureSpec {
+    fn default() -> Self {
+        Self {
+            mid_conversation_system: false,
+            tool_addition: false,
+            tool_removal: false,
+            deferred_tools: false,
+            deferred_tool_placeholder: false,
+            context_editing: false,
+            system_reminders: true,
+        }
+    }
 }
 
 /// One provider of the table.

@@ -4,7 +4,7 @@
 //! `docs/bench/*.svg`.
 //!
 //! - [`workload`]: the TOML workloads under `xtask/workloads/` and the scenarios made from them.
-//! - [`strategy`]: strata, naive, dynamic-tools, cost-trigger — library policies, not forks.
+//! - [`strategy`]: strata, naive, dynamic-tools, window-trigger — library policies, not forks.
 //! - [`model`]: the cache models (Anthropic 5m / 1h, OpenAI automatic, DeepSeek disk).
 //! - [`driver`]: one run: `Agent` + in-process strata-mock + real tools in a temp dir.
 //! - [`run`]: the result type any harness's run fills ([`Run`], [`RequestRow`]).
@@ -48,7 +48,7 @@ pub fn peer_runners() -> Vec<(&'static str, PeerRunner)> {
 pub const USAGE: &str =
     "  bench [--quick] [--only WORKLOAD]... [--cache MODEL]... [--no-speed] [--out FILE]
       Cache-efficiency benchmark: every workload (short, long, pause, tools-churn) with the
-      strategies strata, naive, dynamic-tools (and cost-trigger on long) on each cache model
+      strategies strata, naive, dynamic-tools (and cost-trigger, window-trigger on long and recall) on each cache model
       (anthropic-5m, anthropic-1h, openai, deepseek) through the agent loop against strata-mock;
       then the speed benches. Rewrites docs/benchmarks.md and docs/bench/*.svg.
       --quick      cache models anthropic-5m and openai only, no speed section
@@ -150,7 +150,10 @@ impl Options {
 pub fn strategies_for(workload: &str) -> Vec<Strategy> {
     let mut strategies = Strategy::COMPARED.to_vec();
     if workload == "long" || workload.starts_with("recall") {
+        // The defaults (`strata`: cost trigger and masking) beside the cost trigger alone and
+        // the window trigger alone (the earlier defaults), so the choice stays measured.
         strategies.push(Strategy::CostTrigger);
+        strategies.push(Strategy::WindowTrigger);
     }
     if workload.starts_with("recall") {
         // The layouts dynamic-tools stands for are measured elsewhere; recall is about what

@@ -19,8 +19,12 @@ pub enum Strategy {
     Naive,
     /// Only the tools the model is guessed to need, per request (`RenderPolicy::DynamicTools`).
     DynamicTools,
-    /// strata with the cost-aware compaction trigger (`CompactionTrigger::Cost`).
+    /// strata with the cost-aware compaction trigger (`CompactionTrigger::Cost`, the default)
+    /// and no observation masking: what the default gains by masking.
     CostTrigger,
+    /// strata with the window-limit trigger only (`CompactionTrigger::Window`) and no
+    /// masking: the defaults before the bench chose the cost trigger and masking.
+    WindowTrigger,
 }
 
 impl Strategy {
@@ -34,6 +38,7 @@ impl Strategy {
             Self::Naive => "naive",
             Self::DynamicTools => "dynamic-tools",
             Self::CostTrigger => "cost-trigger",
+            Self::WindowTrigger => "window-trigger",
         }
     }
 
@@ -44,6 +49,7 @@ impl Strategy {
             Self::Naive,
             Self::DynamicTools,
             Self::CostTrigger,
+            Self::WindowTrigger,
         ]
         .into_iter()
         .find(|strategy| strategy.name() == name)
@@ -52,7 +58,7 @@ impl Strategy {
     /// The render policy.
     pub fn render_policy(self) -> RenderPolicy {
         match self {
-            Self::Strata | Self::CostTrigger => RenderPolicy::Strata,
+            Self::Strata | Self::CostTrigger | Self::WindowTrigger => RenderPolicy::Strata,
             Self::Naive => RenderPolicy::Naive,
             Self::DynamicTools => RenderPolicy::DynamicTools,
         }
@@ -67,7 +73,7 @@ impl Strategy {
                 CacheModel::AnthropicOneHour => CacheRetention::Long,
                 _ => CacheRetention::Auto,
             },
-            keep_warm: matches!(self, Self::Strata | Self::CostTrigger),
+            keep_warm: matches!(self, Self::Strata | Self::CostTrigger | Self::WindowTrigger),
             ..CacheSettings::default()
         }
     }
@@ -78,7 +84,14 @@ impl Strategy {
         match self {
             Self::Strata | Self::DynamicTools => {}
             Self::Naive => settings.summary_mode = SummaryMode::Transcript,
-            Self::CostTrigger => settings.trigger = CompactionTrigger::Cost,
+            Self::CostTrigger => {
+                settings.trigger = CompactionTrigger::Cost;
+                settings.masking.enabled = false;
+            }
+            Self::WindowTrigger => {
+                settings.trigger = CompactionTrigger::Window;
+                settings.masking.enabled = false;
+            }
         }
         settings
     }
@@ -117,7 +130,20 @@ mod tests {
                 .retention,
             CacheRetention::Long
         );
-        for name in ["strata", "naive", "dynamic-tools", "cost-trigger"] {
+        assert!(base.masking.enabled, "masking is a default");
+        assert!(!Strategy::CostTrigger.compaction(&base).masking.enabled);
+        assert!(!Strategy::WindowTrigger.compaction(&base).masking.enabled);
+        assert_eq!(
+            Strategy::WindowTrigger.compaction(&base).trigger,
+            CompactionTrigger::Window
+        );
+        for name in [
+            "strata",
+            "naive",
+            "dynamic-tools",
+            "cost-trigger",
+            "window-trigger",
+        ] {
             assert_eq!(Strategy::parse(name).map(Strategy::name), Some(name));
         }
     }
