@@ -33,7 +33,7 @@ mod route;
 mod runtime;
 pub mod sessions;
 
-pub use adapter::{AdapterError, adapter_for};
+pub use adapter::{AdapterError, AdapterOptions, BedrockAuth, adapter_for, adapter_with};
 pub use error::RuntimeError;
 pub use event::{Disposition, RunEnd, RuntimeEvent};
 pub use op::{Op, UserInput};
