@@ -19,6 +19,7 @@
 //! `extension_ui_response` is accepted and ignored: strata has no extensions that ask.
 
 mod bash;
+mod commands;
 mod entries;
 mod events;
 mod jobs;
@@ -44,8 +45,9 @@ use tokio::task::JoinHandle;
 
 use super::Setup;
 use super::model::{ModelChoice, THINKING_LEVELS};
+use commands::{Command, Request, StreamingBehavior};
 use jobs::{JobContext, JobEnd, lock, refresh};
-use protocol::{Id, Out, bool_field, failure, optional_text, success, text_field};
+use protocol::{Id, Out, failure, success};
 use state::{QueueMode, Queued, Shared};
 
 /// Thinking levels `cycle_thinking_level` steps through (`xhigh` only when asked for by name:
@@ -182,7 +184,7 @@ struct Server {
     _temp: Option<tempfile::TempDir>,
     inputs: UnboundedSender<Input>,
     /// Commands that change the agent, held while a job runs.
-    deferred: VecDeque<Value>,
+    deferred: VecDeque<Request>,
     /// `abort` answers, sent once the aborted job has ended (Pi answers when idle).
     abort_replies: Vec<Value>,
     /// `bash` results that finished during a run, recorded once the agent is back.
@@ -221,44 +223,36 @@ impl Server {
     }
 
     fn handle_line(&mut self, line: &str, job: &mut Option<Job>) {
-        let command: Value = match serde_json::from_str(line) {
-            Ok(value) => value,
-            Err(error) => {
-                self.out.send(&failure(
-                    &None,
-                    "parse",
-                    format!("Failed to parse command: {error}"),
-                ));
-                return;
-            }
-        };
-        if command.get("type").and_then(Value::as_str) == Some("extension_ui_response") {
-            // strata has no extensions asking questions; a stray answer has nobody to reach.
-            return;
+        match commands::parse(line) {
+            Ok(request) => self.dispatch(request, job),
+            Err(refused) => self
+                .out
+                .send(&failure(&refused.id, &refused.kind, refused.error)),
         }
-        self.dispatch(command, job);
     }
 
-    fn dispatch(&mut self, command: Value, job: &mut Option<Job>) {
-        let id: Id = command.get("id").cloned();
-        let Some(kind) = command
-            .get("type")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            self.out.send(&failure(
-                &id,
-                "parse",
-                "a command needs a string field `type`",
-            ));
-            return;
-        };
+    fn dispatch(&mut self, request: Request, job: &mut Option<Job>) {
+        let Request { id, kind, command } = request;
         let busy = job.as_ref().map(|j| j.kind);
-        let reply = match kind.as_str() {
-            "prompt" => return self.prompt(command, &id, job),
-            "steer" => self.queue(&command, true),
-            "follow_up" => self.queue(&command, false),
-            "abort" => {
+        if busy.is_some() && command.waits_for_idle() {
+            if command.aborts_run() {
+                // Pi aborts the run first; the command runs once the agent is back.
+                self.control.abort();
+            }
+            self.deferred.push_back(Request { id, kind, command });
+            return;
+        }
+        let reply = match command {
+            Command::Prompt {
+                message,
+                images,
+                streaming_behavior,
+            } => return self.prompt(&id, message, images, streaming_behavior, job),
+            Command::Steer { message, images } => self.queue(&message, images.as_ref(), true),
+            Command::FollowUp { message, images } => {
+                self.queue(&message, images.as_ref(), false)
+            }
+            Command::Abort => {
                 if busy.is_some() {
                     self.control.abort();
                     self.abort_replies.push(success(&id, "abort", None));
@@ -266,64 +260,66 @@ impl Server {
                 }
                 Ok(None)
             }
-            "get_state" => Ok(Some(lock(&self.shared).state())),
-            "get_messages" => Ok(Some(
+            Command::GetState => Ok(Some(lock(&self.shared).state())),
+            Command::GetMessages => Ok(Some(
                 json!({"messages": lock(&self.shared).snapshot.messages}),
             )),
-            "get_session_stats" => Ok(Some(lock(&self.shared).stats())),
-            "clear_queue" => Ok(Some(self.clear_queue())),
-            "get_entries" => self.session_file().and_then(|file| {
-                entries::entries(&file, optional_text(&command, "since")).map(Some)
-            }),
-            "get_tree" => self
+            Command::GetSessionStats => Ok(Some(lock(&self.shared).stats())),
+            Command::ClearQueue => Ok(Some(self.clear_queue())),
+            Command::GetEntries { since } => self
+                .session_file()
+                .and_then(|file| entries::entries(&file, since.as_deref()).map(Some)),
+            Command::GetTree => self
                 .session_file()
                 .and_then(|file| entries::tree(&file).map(Some)),
-            "get_last_assistant_text" => Ok(Some(
+            Command::GetLastAssistantText => Ok(Some(
                 json!({"text": lock(&self.shared).last_assistant_text()}),
             )),
-            "get_fork_messages" => self.fork_messages(),
-            "get_available_models" => Ok(Some(json!({"models": self.available_models_json()}))),
-            "get_commands" => Ok(Some(json!({"commands": self.commands()}))),
-            "set_steering_mode" | "set_follow_up_mode" => self.set_mode(&command, &kind),
-            "bash" => return self.bash(&command, id),
-            "abort_bash" => {
+            Command::GetForkMessages => self.fork_messages(),
+            Command::GetAvailableModels => {
+                Ok(Some(json!({"models": self.available_models_json()})))
+            }
+            Command::GetCommands => Ok(Some(json!({"commands": self.commands()}))),
+            Command::SetSteeringMode { mode } => self.set_mode(&mode, true),
+            Command::SetFollowUpMode { mode } => self.set_mode(&mode, false),
+            Command::Bash {
+                command,
+                exclude_from_context,
+            } => return self.bash(command, exclude_from_context, id),
+            Command::AbortBash => {
                 if let Some(cancel) = self.bash_cancel.take() {
                     cancel.cancel();
                 }
                 Ok(None)
             }
-            "abort_retry" => Err(
+            Command::AbortRetry => Err(
                 "abort_retry is not supported: strata retries inside the transport, where only `abort` (which ends the run) stops a retry"
                     .to_owned(),
             ),
-            "export_html" => self.export_html(&command),
-            "get_mcp_servers" | "mcp_reconnect" | "mcp_set_enabled" => self.mcp(&kind, &command),
-            "compact" | "new_session" | "switch_session" | "fork" | "clone" if busy.is_some() => {
-                // Pi aborts the run first; the command runs once the agent is back.
-                self.control.abort();
-                self.deferred.push_back(command);
-                return;
+            Command::ExportHtml { output_path } => self.export_html(output_path.as_deref()),
+            Command::GetMcpServers => Ok(Some(self.mcp_servers())),
+            Command::McpReconnect { server } => self.mcp_reconnect(server.as_deref()),
+            Command::McpSetEnabled { server, enabled } => {
+                self.mcp_set_enabled(server.as_deref(), enabled)
             }
-            "set_model" | "cycle_model" | "set_thinking_level" | "cycle_thinking_level"
-            | "set_auto_compaction" | "set_auto_retry" | "set_session_name"
-                if busy.is_some() =>
-            {
-                self.deferred.push_back(command);
-                return;
-            }
-            "compact" => return self.compact(&command, id, job),
-            "new_session" => self.new_session(&command),
-            "switch_session" => self.switch_session(&command),
-            "fork" => self.fork(&command),
-            "clone" => self.clone_session(),
-            "set_model" => self.set_model(&command),
-            "cycle_model" => self.cycle_model(),
-            "set_thinking_level" => self.set_thinking_level(&command),
-            "cycle_thinking_level" => self.cycle_thinking_level(),
-            "set_auto_compaction" => self.set_auto_compaction(&command),
-            "set_auto_retry" => self.set_auto_retry(&command),
-            "set_session_name" => self.set_session_name(&command),
-            other => Err(format!("Unknown command: {other}")),
+            Command::Compact {
+                custom_instructions,
+            } => return self.compact(custom_instructions, id, job),
+            Command::NewSession { parent_session } => self.new_session(parent_session),
+            Command::SwitchSession { session_path } => self.switch_session(&session_path),
+            Command::Fork { entry_id } => self.fork(&entry_id),
+            Command::Clone => self.clone_session(),
+            Command::SetModel { provider, model_id } => self.set_model(&provider, &model_id),
+            Command::CycleModel => self.cycle_model(),
+            Command::SetThinkingLevel { level } => self.set_thinking_level(&level),
+            Command::CycleThinkingLevel => self.cycle_thinking_level(),
+            Command::SetAutoCompaction { enabled } => self.set_auto_compaction(enabled),
+            Command::SetAutoRetry { enabled } => self.set_auto_retry(enabled),
+            Command::SetSessionName { name } => self.set_session_name(&name),
+            // strata has no extensions asking questions; a stray answer has nobody to reach.
+            Command::ExtensionUiResponse => return,
+            // Pi 1.6's answer, under the name the client sent.
+            Command::Unknown => Err(format!("Unknown command: {kind}")),
         };
         let response = match reply {
             Ok(data) => success(&id, &kind, data),
@@ -334,26 +330,36 @@ impl Server {
 
     // ---------------------------------------------------------------- prompting
 
-    fn prompt(&mut self, command: Value, id: &Id, job: &mut Option<Job>) {
-        let message = match text_field(&command, "message") {
-            Ok(message) => message.to_owned(),
+    fn prompt(
+        &mut self,
+        id: &Id,
+        message: String,
+        images: Option<Value>,
+        streaming_behavior: Option<StreamingBehavior>,
+        job: &mut Option<Job>,
+    ) {
+        let parsed = match parse_images(images.as_ref()) {
+            Ok(parsed) => parsed,
             Err(error) => return self.out.send(&failure(id, "prompt", error)),
         };
-        let images = match parse_images(&command) {
-            Ok(images) => images,
-            Err(error) => return self.out.send(&failure(id, "prompt", error)),
-        };
-        let text = self.expand(&message);
         match job.as_ref().map(|j| j.kind) {
-            Some(JobKind::Compact) => self.deferred.push_back(command),
+            Some(JobKind::Compact) => self.deferred.push_back(Request {
+                id: id.clone(),
+                kind: "prompt".to_owned(),
+                command: Command::Prompt {
+                    message,
+                    images,
+                    streaming_behavior,
+                },
+            }),
             Some(JobKind::Prompt) => {
-                let queued = Queued { text, images };
-                let reply = match optional_text(&command, "streamingBehavior") {
-                    Some("steer") => self.enqueue(queued, true),
-                    Some("followUp") => self.enqueue(queued, false),
-                    Some(other) => Err(format!(
-                        "unknown streamingBehavior `{other}` (expected `steer` or `followUp`)"
-                    )),
+                let queued = Queued {
+                    text: self.expand(&message),
+                    images: parsed,
+                };
+                let reply = match streaming_behavior {
+                    Some(StreamingBehavior::Steer) => self.enqueue(queued, true),
+                    Some(StreamingBehavior::FollowUp) => self.enqueue(queued, false),
                     None => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".to_owned()),
                 };
                 let response = match reply {
@@ -362,10 +368,12 @@ impl Server {
                 };
                 self.out.send(&response);
             }
-            None => match self.start_prompt(text, images, id, job) {
-                Ok(()) => {}
-                Err(error) => self.out.send(&failure(id, "prompt", error)),
-            },
+            None => {
+                let text = self.expand(&message);
+                if let Err(error) = self.start_prompt(text, parsed, id, job) {
+                    self.out.send(&failure(id, "prompt", error));
+                }
+            }
         }
     }
 
@@ -399,9 +407,13 @@ impl Server {
 
     /// `steer` / `follow_up` (text and optional images): queued for the run going on, or for
     /// the next one.
-    fn queue(&mut self, command: &Value, steer: bool) -> Result<Option<Value>, String> {
-        let message = text_field(command, "message")?;
-        let images = parse_images(command)?;
+    fn queue(
+        &mut self,
+        message: &str,
+        images: Option<&Value>,
+        steer: bool,
+    ) -> Result<Option<Value>, String> {
+        let images = parse_images(images)?;
         let text = self.expand(message);
         self.enqueue(Queued { text, images }, steer)?;
         Ok(Some(json!({"disposition": "queued"})))
@@ -446,12 +458,11 @@ impl Server {
         skills::commands(&skills::find(global, &self.setup.cwd), global)
     }
 
-    fn set_mode(&mut self, command: &Value, kind: &str) -> Result<Option<Value>, String> {
-        let text = text_field(command, "mode")?;
+    fn set_mode(&mut self, text: &str, steering: bool) -> Result<Option<Value>, String> {
         let mode = QueueMode::parse(text)
             .ok_or_else(|| format!("unknown mode `{text}` (expected `all` or `one-at-a-time`)"))?;
         let mut shared = lock(&self.shared);
-        if kind == "set_steering_mode" {
+        if steering {
             shared.steering_mode = mode;
             if shared.streaming {
                 shared.feed_steering(&self.control);
@@ -473,8 +484,7 @@ impl Server {
         }
     }
 
-    fn compact(&mut self, command: &Value, id: Id, job: &mut Option<Job>) {
-        let focus = optional_text(command, "customInstructions").map(str::to_owned);
+    fn compact(&mut self, focus: Option<String>, id: Id, job: &mut Option<Job>) {
         let agent = match self.take_agent() {
             Ok(agent) => agent,
             Err(error) => return self.out.send(&failure(&id, "compact", error)),
@@ -489,11 +499,24 @@ impl Server {
 
     /// Re-sends the last request so its cache outlives the pause; a failure is reported on
     /// stderr (no command asked for it).
+    /// A ping that went out is stored as a `usage` entry of kind `cache_warm`, which Pi 1.6's
+    /// cache warmer announces as `entry_appended`.
     async fn keep_warm(&mut self) {
-        if let Some(agent) = self.agent.as_mut()
-            && let Err(error) = agent.keep_warm().await
-        {
-            jobs::tracing_error(&format!("keeping the cache warm: {error}"));
+        let Some(agent) = self.agent.as_mut() else {
+            return;
+        };
+        match agent.keep_warm().await {
+            Ok(Some(_)) => {
+                if let Some(entry) = agent.session().tree().iter().last()
+                    && let Some(entry) = entries::entry_json(&entry)
+                {
+                    self.out
+                        .send(&json!({"type": "entry_appended", "entry": entry}));
+                }
+                self.refresh();
+            }
+            Ok(None) => {}
+            Err(error) => jobs::tracing_error(&format!("keeping the cache warm: {error}")),
         }
     }
 
@@ -509,28 +532,20 @@ impl Server {
         }
         self.refresh();
         while job.is_none() {
-            let Some(command) = self.deferred.pop_front() else {
+            let Some(request) = self.deferred.pop_front() else {
                 break;
             };
-            self.dispatch(command, job);
+            self.dispatch(request, job);
         }
     }
 
     // ---------------------------------------------------------------- bash
 
-    fn bash(&mut self, command: &Value, id: Id) {
-        let line = match text_field(command, "command") {
-            Ok(line) => line.to_owned(),
-            Err(error) => return self.out.send(&failure(&id, "bash", error)),
-        };
+    fn bash(&mut self, line: String, exclude: bool, id: Id) {
         let cancel = CancellationToken::new();
         if let Some(previous) = self.bash_cancel.replace(cancel.clone()) {
             previous.cancel();
         }
-        let exclude = command
-            .get("excludeFromContext")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
         let cwd = self.setup.cwd.clone();
         let inputs = self.inputs.clone();
         let out = self.out;
@@ -583,9 +598,7 @@ impl Server {
 
     // ---------------------------------------------------------------- model and thinking
 
-    fn set_model(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let provider = text_field(command, "provider")?;
-        let model_id = text_field(command, "modelId")?;
+    fn set_model(&mut self, provider: &str, model_id: &str) -> Result<Option<Value>, String> {
         let model = self
             .available_models()
             .into_iter()
@@ -641,8 +654,7 @@ impl Server {
         Ok(())
     }
 
-    fn set_thinking_level(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let level = text_field(command, "level")?;
+    fn set_thinking_level(&mut self, level: &str) -> Result<Option<Value>, String> {
         if !THINKING_LEVELS.contains(&level) {
             return Err(format!(
                 "Invalid thinking level: {level} (expected one of {})",
@@ -757,21 +769,20 @@ impl Server {
 
     // ---------------------------------------------------------------- settings
 
-    fn set_auto_compaction(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        self.setup.config.compaction.enabled = bool_field(command, "enabled")?;
+    fn set_auto_compaction(&mut self, enabled: bool) -> Result<Option<Value>, String> {
+        self.setup.config.compaction.enabled = enabled;
         self.rebuild(None)?;
         Ok(None)
     }
 
-    fn set_auto_retry(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let enabled = bool_field(command, "enabled")?;
+    fn set_auto_retry(&mut self, enabled: bool) -> Result<Option<Value>, String> {
         self.setup.config.max_retries = if enabled { self.max_retries } else { 0 };
         self.rebuild(None)?;
         Ok(None)
     }
 
-    fn set_session_name(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let name = text_field(command, "name")?.trim().to_owned();
+    fn set_session_name(&mut self, name: &str) -> Result<Option<Value>, String> {
+        let name = name.trim().to_owned();
         if name.is_empty() {
             return Err("Session name cannot be empty".to_owned());
         }
@@ -785,9 +796,9 @@ impl Server {
         Ok(None)
     }
 
-    fn export_html(&mut self, command: &Value) -> Result<Option<Value>, String> {
+    fn export_html(&mut self, output: Option<&str>) -> Result<Option<Value>, String> {
         let file = PathBuf::from(lock(&self.shared).snapshot.session_file.clone());
-        let output = optional_text(command, "outputPath").map(Path::new);
+        let output = output.map(Path::new);
         let path = crate::export::export_html(&file, output, crate::export::Overwrite::Refuse)
             .map_err(|e| format!("{e:#}"))?;
         Ok(Some(json!({"path": path.display().to_string()})))
@@ -795,8 +806,7 @@ impl Server {
 
     // ---------------------------------------------------------------- sessions
 
-    fn new_session(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let parent = optional_text(command, "parentSession").map(str::to_owned);
+    fn new_session(&mut self, parent: Option<String>) -> Result<Option<Value>, String> {
         let dir = self.session_dir()?;
         let cwd = self.setup.cwd.display().to_string();
         let path = sessions::create(&dir, &cwd, parent).map_err(|e| format!("{e:#}"))?;
@@ -805,8 +815,8 @@ impl Server {
         Ok(Some(json!({"cancelled": false})))
     }
 
-    fn switch_session(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let path = PathBuf::from(text_field(command, "sessionPath")?);
+    fn switch_session(&mut self, path: &str) -> Result<Option<Value>, String> {
+        let path = PathBuf::from(path);
         if !path.is_file() {
             return Err(format!("Session file not found: {}", path.display()));
         }
@@ -815,8 +825,7 @@ impl Server {
         Ok(Some(json!({"cancelled": false})))
     }
 
-    fn fork(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let entry_id = text_field(command, "entryId")?;
+    fn fork(&mut self, entry_id: &str) -> Result<Option<Value>, String> {
         let agent = self.agent_mut()?;
         let (target, text) =
             sessions::fork_point(agent.session(), entry_id).map_err(|e| format!("{e:#}"))?;
@@ -950,8 +959,8 @@ impl Server {
 }
 
 /// Pi's `images` field of a prompt: `[{type: "image", data, mimeType}]`.
-fn parse_images(command: &Value) -> Result<Vec<ImageContent>, String> {
-    let Some(images) = command.get("images") else {
+fn parse_images(images: Option<&Value>) -> Result<Vec<ImageContent>, String> {
+    let Some(images) = images else {
         return Ok(Vec::new());
     };
     let Some(images) = images.as_array() else {
