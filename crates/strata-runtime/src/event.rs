@@ -7,6 +7,8 @@ use strata_agent::AgentEvent;
 use strata_provider::ThinkingLevel;
 use strata_session::EntryId;
 
+use crate::queue::QueuedTexts;
+
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -115,8 +117,13 @@ pub enum RuntimeEvent {
     },
     /// Queued messages were dropped.
     QueueCleared {
-        /// How many.
-        dropped: usize,
+        /// Their texts.
+        texts: QueuedTexts,
+    },
+    /// The messages waiting changed (queued, delivered or taken for the next run).
+    QueueChanged {
+        /// The texts waiting now.
+        texts: QueuedTexts,
     },
     /// An operation failed; the runtime goes on.
     Failed {

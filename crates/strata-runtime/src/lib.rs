@@ -29,6 +29,7 @@ mod adapter;
 mod error;
 mod event;
 mod op;
+pub mod queue;
 mod route;
 mod runtime;
 pub mod sessions;
@@ -37,5 +38,6 @@ pub use adapter::{AdapterError, AdapterOptions, BedrockAuth, adapter_for, adapte
 pub use error::RuntimeError;
 pub use event::{Disposition, RunEnd, RuntimeEvent};
 pub use op::{Op, UserInput};
+pub use queue::{MessageQueue, QueueMode, QueuedTexts};
 pub use route::ModelRoute;
 pub use runtime::{RuntimeClosed, RuntimeHandle, Status, spawn};

@@ -6,6 +6,7 @@ use strata_provider::ThinkingLevel;
 use strata_session::{EntryId, ImageContent};
 use strata_tools::ToolSet;
 
+use crate::queue::QueueMode;
 use crate::route::ModelRoute;
 
 /// A message from the user: text and the images sent with it.
@@ -45,6 +46,10 @@ pub enum Op {
     FollowUp(UserInput),
     /// Drops the queued steering and follow-up messages.
     ClearQueue,
+    /// How queued steering messages are handed over (acts at once, also during a run).
+    SetSteeringMode(QueueMode),
+    /// How queued follow-up messages are handed over (acts at once, also during a run).
+    SetFollowUpMode(QueueMode),
     /// Stops the stream and running tools; the session stays well-formed.
     Abort,
     /// Summarises the history before the kept tail, with optional focus instructions.
@@ -104,6 +109,8 @@ impl Op {
             Self::Steer(_) => "steer",
             Self::FollowUp(_) => "follow_up",
             Self::ClearQueue => "clear_queue",
+            Self::SetSteeringMode(_) => "set_steering_mode",
+            Self::SetFollowUpMode(_) => "set_follow_up_mode",
             Self::Abort => "abort",
             Self::Compact { .. } => "compact",
             Self::Navigate { .. } => "navigate",
@@ -139,6 +146,14 @@ impl Op {
             Self::FollowUp(input) | Self::Prompt(input) => WhileRunning::FollowUp(input),
             Self::Abort => WhileRunning::Abort,
             Self::ClearQueue => WhileRunning::ClearQueue,
+            Self::SetSteeringMode(mode) => WhileRunning::SetMode {
+                steering: true,
+                mode,
+            },
+            Self::SetFollowUpMode(mode) => WhileRunning::SetMode {
+                steering: false,
+                mode,
+            },
             op if op.aborts_run() => WhileRunning::AbortThen(op),
             op => WhileRunning::After(op),
         }
@@ -151,6 +166,7 @@ pub(crate) enum WhileRunning {
     FollowUp(UserInput),
     Abort,
     ClearQueue,
+    SetMode { steering: bool, mode: QueueMode },
     AbortThen(Op),
     After(Op),
 }

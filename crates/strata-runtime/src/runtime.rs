@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 use crate::error::RuntimeError;
 use crate::event::{Disposition, RunEnd, RuntimeEvent};
 use crate::op::{Op, UserInput, WhileRunning};
+use crate::queue::MessageQueue;
 use crate::sessions;
 
 /// What a front end may read at any time: the state as of the last time the runtime was idle
@@ -39,7 +40,7 @@ pub struct Status {
     pub auto_compaction: bool,
     /// A run goes on.
     pub running: bool,
-    /// Follow-up messages waiting for the run to end.
+    /// Steering and follow-up messages waiting.
     pub queued: usize,
     /// Every request the session file records, added up.
     pub totals: Totals,
@@ -105,8 +106,8 @@ struct SessionRuntime {
     agent_events: mpsc::UnboundedReceiver<AgentEvent>,
     out: mpsc::UnboundedSender<RuntimeEvent>,
     status_tx: Option<watch::Sender<Status>>,
-    /// Follow-ups waiting for the run to end, oldest first.
-    follow_ups: VecDeque<UserInput>,
+    /// Steering and follow-up messages waiting.
+    queue: MessageQueue,
     /// Operations that arrived during a run and wait for it to end.
     deferred: VecDeque<Op>,
     /// A run happened since the runtime last said it settled.
@@ -121,7 +122,7 @@ impl SessionRuntime {
             agent_events,
             out,
             status_tx: None,
-            follow_ups: VecDeque::new(),
+            queue: MessageQueue::default(),
             deferred: VecDeque::new(),
             unsettled: false,
         }
@@ -161,9 +162,16 @@ impl SessionRuntime {
                 Ok(())
             }
             Op::ClearQueue => {
-                let dropped = self.follow_ups.len() + self.agent.control().clear_steering();
-                self.follow_ups.clear();
-                self.emit(RuntimeEvent::QueueCleared { dropped });
+                let texts = self.queue.clear(&self.agent.control());
+                self.emit(RuntimeEvent::QueueCleared { texts });
+                Ok(())
+            }
+            Op::SetSteeringMode(mode) => {
+                self.queue.steering_mode = mode;
+                Ok(())
+            }
+            Op::SetFollowUpMode(mode) => {
+                self.queue.follow_up_mode = mode;
                 Ok(())
             }
             // Nothing runs: nothing to stop.
@@ -238,7 +246,7 @@ impl SessionRuntime {
         while let Some(input) = next.take() {
             self.emit(RuntimeEvent::Accepted {
                 disposition: Disposition::Started,
-                pending: self.follow_ups.len(),
+                pending: self.queue.len(),
             });
             self.publish(true);
             let result = self.one_run(input, ops).await;
@@ -259,11 +267,17 @@ impl SessionRuntime {
             // this one); queued messages continue after them, as in Pi, where an abort leaves
             // the queue to run.
             if self.deferred.is_empty() {
-                next = self.follow_ups.pop_front();
+                next = self.queue.next_follow_up();
+                if next.is_some() {
+                    self.emit(RuntimeEvent::QueueChanged {
+                        texts: self.queue.texts(),
+                    });
+                }
             }
         }
-        self.deferred
-            .extend(self.follow_ups.drain(..).map(Op::FollowUp));
+        while let Some(input) = self.queue.next_follow_up() {
+            self.deferred.push_back(Op::FollowUp(input));
+        }
         self.unsettled = true;
     }
 
@@ -278,10 +292,12 @@ impl SessionRuntime {
             agent,
             agent_events,
             out,
-            follow_ups,
+            queue,
             deferred,
             ..
         } = self;
+        // Steering queued for this run (or left from the last) is handed over as it starts.
+        queue.feed(&control);
         let run = agent.prompt_with_images(input.text, input.images);
         tokio::pin!(run);
         let mut closed = false;
@@ -289,7 +305,15 @@ impl SessionRuntime {
             tokio::select! {
                 biased;
                 Some(event) = agent_events.recv() => {
+                    let delivered = match &event {
+                        AgentEvent::SteeringDelivered { count } => Some(*count),
+                        _ => None,
+                    };
                     let _ = out.send(RuntimeEvent::Agent { event });
+                    if let Some(count) = delivered {
+                        queue.delivered(count, &control);
+                        let _ = out.send(RuntimeEvent::QueueChanged { texts: queue.texts() });
+                    }
                 }
                 result = &mut run => return result,
                 op = ops.recv(), if !closed => {
@@ -298,27 +322,35 @@ impl SessionRuntime {
                         closed = true;
                         continue;
                     };
-                    let pending = |follow_ups: &VecDeque<UserInput>| follow_ups.len();
                     match op.while_running() {
                         WhileRunning::Steer(input) => {
-                            control.steer_with_images(input.text, input.images);
+                            queue.steer(input, Some(&control));
                             let _ = out.send(RuntimeEvent::Accepted {
                                 disposition: Disposition::Steered,
-                                pending: pending(follow_ups),
+                                pending: queue.len(),
                             });
+                            let _ = out.send(RuntimeEvent::QueueChanged { texts: queue.texts() });
                         }
                         WhileRunning::FollowUp(input) => {
-                            follow_ups.push_back(input);
+                            queue.follow_up(input);
                             let _ = out.send(RuntimeEvent::Accepted {
                                 disposition: Disposition::Queued,
-                                pending: pending(follow_ups),
+                                pending: queue.len(),
                             });
+                            let _ = out.send(RuntimeEvent::QueueChanged { texts: queue.texts() });
                         }
                         WhileRunning::Abort => control.abort(),
                         WhileRunning::ClearQueue => {
-                            let dropped = follow_ups.len() + control.clear_steering();
-                            follow_ups.clear();
-                            let _ = out.send(RuntimeEvent::QueueCleared { dropped });
+                            let texts = queue.clear(&control);
+                            let _ = out.send(RuntimeEvent::QueueCleared { texts });
+                        }
+                        WhileRunning::SetMode { steering, mode } => {
+                            if steering {
+                                queue.steering_mode = mode;
+                                queue.feed(&control);
+                            } else {
+                                queue.follow_up_mode = mode;
+                            }
                         }
                         WhileRunning::AbortThen(op) => {
                             control.abort();
@@ -356,8 +388,7 @@ impl SessionRuntime {
         // The level in effect goes with the user, not with the file.
         let wanted = self.agent.wanted_thinking()?;
         self.agent.switch_session(session);
-        self.follow_ups.clear();
-        self.agent.control().clear_steering();
+        self.queue.clear(&self.agent.control());
         let model = self.agent.config().model.clone();
         let context = self.agent.context()?;
         let same_model = context
@@ -402,7 +433,7 @@ impl SessionRuntime {
             thinking,
             auto_compaction: self.agent.config().compaction.enabled,
             running,
-            queued: self.follow_ups.len(),
+            queued: self.queue.len(),
             totals: Totals::of(&strata_accounting::records(session.tree())),
         }
     }

@@ -64,7 +64,7 @@ pub async fn prompt(
             Err(error) => ("error".to_owned(), Some(error.to_string())),
         };
         let next = if reason == "stop" {
-            lock(&job.shared).take_follow_up()
+            lock(&job.shared).queue.next_follow_up()
         } else {
             None
         };
@@ -142,7 +142,7 @@ fn forward(event: AgentEvent, mapper: &mut EventMapper, job: &JobContext) {
     match &event {
         AgentEvent::SteeringDelivered { count } => {
             let mut shared = lock(&job.shared);
-            shared.steering_delivered(*count, &job.control);
+            shared.queue.delivered(*count, &job.control);
             job.out.send(&shared.queue_update());
         }
         AgentEvent::MessageEnd { message, .. } => {

@@ -48,7 +48,8 @@ use super::model::{ModelChoice, THINKING_LEVELS};
 use commands::{Command, Request, StreamingBehavior};
 use jobs::{JobContext, JobEnd, lock, refresh};
 use protocol::{Id, Out, failure, success};
-use state::{QueueMode, Queued, Shared};
+use state::Shared;
+use strata_runtime::{QueueMode, UserInput};
 
 /// Thinking levels `cycle_thinking_level` steps through (`xhigh` only when asked for by name:
 /// few models take it).
@@ -353,7 +354,7 @@ impl Server {
                 },
             }),
             Some(JobKind::Prompt) => {
-                let queued = Queued {
+                let queued = UserInput {
                     text: self.expand(&message),
                     images: parsed,
                 };
@@ -389,7 +390,7 @@ impl Server {
         {
             let mut shared = lock(&self.shared);
             shared.streaming = true;
-            shared.feed_steering(&self.control);
+            shared.queue.feed(&self.control);
         }
         // Pi answers once the prompt is accepted, before its events.
         self.out.send(&success(
@@ -415,31 +416,26 @@ impl Server {
     ) -> Result<Option<Value>, String> {
         let images = parse_images(images)?;
         let text = self.expand(message);
-        self.enqueue(Queued { text, images }, steer)?;
+        self.enqueue(UserInput { text, images }, steer)?;
         Ok(Some(json!({"disposition": "queued"})))
     }
 
     /// `clear_queue`: drops the steering and follow-up messages not yet delivered and returns
     /// their text, for the client's editor.
     fn clear_queue(&mut self) -> Value {
-        self.control.clear_steering();
         let mut shared = lock(&self.shared);
-        let steering: Vec<String> = shared.steering.drain(..).map(|q| q.text).collect();
-        shared.handed_over = 0;
-        let follow_up: Vec<String> = shared.follow_ups.drain(..).map(|q| q.text).collect();
+        let texts = shared.queue.clear(&self.control);
         self.out.send(&shared.queue_update());
-        json!({"steering": steering, "followUp": follow_up})
+        json!({"steering": texts.steering, "followUp": texts.follow_up})
     }
 
-    fn enqueue(&mut self, queued: Queued, steer: bool) -> Result<(), String> {
+    fn enqueue(&mut self, queued: UserInput, steer: bool) -> Result<(), String> {
         let mut shared = lock(&self.shared);
         if steer {
-            shared.steering.push_back(queued);
-            if shared.streaming {
-                shared.feed_steering(&self.control);
-            }
+            let running = shared.streaming.then_some(&self.control);
+            shared.queue.steer(queued, running);
         } else {
-            shared.follow_ups.push_back(queued);
+            shared.queue.follow_up(queued);
         }
         self.out.send(&shared.queue_update());
         Ok(())
@@ -463,12 +459,12 @@ impl Server {
             .ok_or_else(|| format!("unknown mode `{text}` (expected `all` or `one-at-a-time`)"))?;
         let mut shared = lock(&self.shared);
         if steering {
-            shared.steering_mode = mode;
+            shared.queue.steering_mode = mode;
             if shared.streaming {
-                shared.feed_steering(&self.control);
+                shared.queue.feed(&self.control);
             }
         } else {
-            shared.follow_up_mode = mode;
+            shared.queue.follow_up_mode = mode;
         }
         Ok(None)
     }
@@ -864,9 +860,7 @@ impl Server {
 
     fn clear_queues(&mut self) {
         let mut shared = lock(&self.shared);
-        shared.steering.clear();
-        shared.handed_over = 0;
-        shared.follow_ups.clear();
+        shared.queue.clear(&self.control);
     }
 
     /// Builds a fresh agent on `path` (default: the current session), with the current

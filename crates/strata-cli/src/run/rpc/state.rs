@@ -1,49 +1,9 @@
 //! What commands read while a run may be going: the queues, the modes, and a snapshot of the
 //! agent's state taken whenever the agent is idle (plus the messages of the run so far).
 
-use std::collections::VecDeque;
-
 use serde_json::{Map, Value, json};
-use strata_agent::Control;
 use strata_provider::Model;
-use strata_session::ImageContent;
-
-/// A steering or follow-up message waiting in a queue.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Queued {
-    /// The message (skills already expanded).
-    pub text: String,
-    /// Images sent with it.
-    pub images: Vec<ImageContent>,
-}
-
-/// How queued steering or follow-up messages are handed over (Pi's queue modes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueueMode {
-    /// Everything queued at once.
-    All,
-    /// One message per turn (steering) or per run end (follow-up).
-    OneAtATime,
-}
-
-impl QueueMode {
-    /// Parses Pi's names.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "all" => Some(Self::All),
-            "one-at-a-time" => Some(Self::OneAtATime),
-            _ => None,
-        }
-    }
-
-    /// Pi's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::All => "all",
-            Self::OneAtATime => "one-at-a-time",
-        }
-    }
-}
+use strata_runtime::MessageQueue;
 
 /// The agent's state as of the last time it was idle.
 #[derive(Debug, Clone, Default)]
@@ -75,17 +35,8 @@ pub struct Shared {
     pub streaming: bool,
     /// A compaction is going.
     pub compacting: bool,
-    /// How steering messages are delivered.
-    pub steering_mode: QueueMode,
-    /// How follow-up messages are delivered.
-    pub follow_up_mode: QueueMode,
-    /// Steering messages not yet delivered, oldest first; the first `handed_over` of them are
-    /// already in the agent's queue.
-    pub steering: VecDeque<Queued>,
-    /// How many of `steering` the agent holds.
-    pub handed_over: usize,
-    /// Follow-up messages waiting for the run to end.
-    pub follow_ups: VecDeque<Queued>,
+    /// Steering and follow-up messages waiting, with their modes (the runtime's queue).
+    pub queue: MessageQueue,
     /// The agent's state.
     pub snapshot: Snapshot,
 }
@@ -95,67 +46,20 @@ impl Default for Shared {
         Self {
             streaming: false,
             compacting: false,
-            steering_mode: QueueMode::OneAtATime,
-            follow_up_mode: QueueMode::OneAtATime,
-            steering: VecDeque::new(),
-            handed_over: 0,
-            follow_ups: VecDeque::new(),
+            queue: MessageQueue::default(),
             snapshot: Snapshot::default(),
         }
     }
 }
 
 impl Shared {
-    /// Hands queued steering messages to the agent as the mode allows.
-    pub fn feed_steering(&mut self, control: &Control) {
-        let target = match self.steering_mode {
-            QueueMode::All => self.steering.len(),
-            QueueMode::OneAtATime => self.steering.len().min(1),
-        };
-        while self.handed_over < target {
-            if let Some(queued) = self.steering.get(self.handed_over) {
-                control.steer_with_images(queued.text.clone(), queued.images.clone());
-            }
-            self.handed_over += 1;
-        }
-    }
-
-    /// The agent delivered `count` steering messages.
-    pub fn steering_delivered(&mut self, count: usize, control: &Control) {
-        let delivered = count.min(self.handed_over);
-        self.steering.drain(..delivered);
-        self.handed_over -= delivered;
-        self.feed_steering(control);
-    }
-
-    /// The next follow-up(s) to run, as the mode allows: for `all`, the texts joined by blank
-    /// lines and the images in order.
-    pub fn take_follow_up(&mut self) -> Option<Queued> {
-        match self.follow_up_mode {
-            QueueMode::OneAtATime => self.follow_ups.pop_front(),
-            QueueMode::All if self.follow_ups.is_empty() => None,
-            QueueMode::All => {
-                let all: Vec<Queued> = self.follow_ups.drain(..).collect();
-                let text = all
-                    .iter()
-                    .map(|q| q.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n\n");
-                let images = all.into_iter().flat_map(|q| q.images).collect();
-                Some(Queued { text, images })
-            }
-        }
-    }
-
     /// Pi's `queue_update` event (the queued texts).
     pub fn queue_update(&self) -> Value {
-        let texts = |queue: &VecDeque<Queued>| -> Vec<String> {
-            queue.iter().map(|q| q.text.clone()).collect()
-        };
+        let texts = self.queue.texts();
         json!({
             "type": "queue_update",
-            "steering": texts(&self.steering),
-            "followUp": texts(&self.follow_ups),
+            "steering": texts.steering,
+            "followUp": texts.follow_up,
         })
     }
 
@@ -167,8 +71,14 @@ impl Shared {
         state.insert("thinkingLevel".into(), json!(snapshot.thinking_level));
         state.insert("isStreaming".into(), json!(self.streaming));
         state.insert("isCompacting".into(), json!(self.compacting));
-        state.insert("steeringMode".into(), json!(self.steering_mode.as_str()));
-        state.insert("followUpMode".into(), json!(self.follow_up_mode.as_str()));
+        state.insert(
+            "steeringMode".into(),
+            json!(self.queue.steering_mode.as_str()),
+        );
+        state.insert(
+            "followUpMode".into(),
+            json!(self.queue.follow_up_mode.as_str()),
+        );
         state.insert("sessionFile".into(), json!(snapshot.session_file));
         state.insert("sessionId".into(), json!(snapshot.session_id));
         if let Some(name) = &snapshot.session_name {
@@ -179,10 +89,7 @@ impl Shared {
             json!(snapshot.auto_compaction),
         );
         state.insert("messageCount".into(), json!(snapshot.messages.len()));
-        state.insert(
-            "pendingMessageCount".into(),
-            json!(self.steering.len() + self.follow_ups.len()),
-        );
+        state.insert("pendingMessageCount".into(), json!(self.queue.len()));
         Value::Object(state)
     }
 
@@ -325,55 +232,6 @@ pub fn model_json(model: &Model, api: &str, base_url: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn queued(text: &str, images: &[&str]) -> Queued {
-        Queued {
-            text: text.to_owned(),
-            images: images
-                .iter()
-                .map(|data| ImageContent {
-                    data: (*data).to_owned(),
-                    mime_type: "image/png".to_owned(),
-                    ..ImageContent::default()
-                })
-                .collect(),
-        }
-    }
-
-    #[test]
-    fn one_at_a_time_steering_hands_over_one_message_per_delivery() {
-        let control = Control::default();
-        let mut shared = Shared::default();
-        shared.steering.extend([queued("a", &[]), queued("b", &[])]);
-        shared.feed_steering(&control);
-        assert_eq!(shared.handed_over, 1);
-        shared.steering_delivered(1, &control);
-        assert_eq!(shared.steering, [queued("b", &[])]);
-        assert_eq!(shared.handed_over, 1);
-        shared.steering_delivered(1, &control);
-        assert!(shared.steering.is_empty());
-        assert_eq!(shared.handed_over, 0);
-    }
-
-    #[test]
-    fn all_follow_ups_join_their_texts_and_keep_every_image_in_order() {
-        let mut shared = Shared {
-            follow_up_mode: QueueMode::All,
-            ..Shared::default()
-        };
-        shared.follow_ups.extend([
-            queued("one", &["A"]),
-            queued("two", &[]),
-            queued("three", &["B", "C"]),
-        ]);
-        assert_eq!(
-            shared.queue_update()["followUp"],
-            json!(["one", "two", "three"])
-        );
-        let next = shared.take_follow_up().unwrap();
-        assert_eq!(next, queued("one\n\ntwo\n\nthree", &["A", "B", "C"]));
-        assert_eq!(shared.take_follow_up(), None);
-    }
 
     #[test]
     fn stats_count_roles_and_report_the_accounted_totals() {
