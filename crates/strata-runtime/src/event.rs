@@ -105,6 +105,11 @@ pub enum RuntimeEvent {
         /// Its id.
         id: String,
     },
+    /// A compaction asked for with [`crate::Op::Compact`] ended (`None`: nothing to compact).
+    Compacted {
+        /// The `compaction` entry written.
+        entry: Option<EntryId>,
+    },
     /// The leaf moved (`entry`: the entry written for the move).
     Navigated {
         /// The `leaf` or `branch_summary` entry.

@@ -97,9 +97,17 @@ pub enum Op {
     SetSessionName(String),
     /// Re-sends the last request now to keep its cache warm, when the plan allows a ping.
     KeepWarm,
+    /// Runs a front end's closure on the agent between operations, in queue order: reads
+    /// for display (the transcript, the tree, the next request's chapters) and appends the
+    /// runtime has no operation for (labels). It runs after a run going on, so it also marks
+    /// where the operations sent before it have finished.
+    WithAgent(AgentTask),
     /// Finishes the queue and ends the task, returning the agent.
     Shutdown,
 }
+
+/// A closure [`Op::WithAgent`] runs on the agent.
+pub type AgentTask = Box<dyn FnOnce(&mut strata_agent::Agent) + Send>;
 
 impl Op {
     /// The operation's name, for errors.
@@ -124,6 +132,7 @@ impl Op {
             Self::SetAutoCompaction(_) => "set_auto_compaction",
             Self::SetSessionName(_) => "set_session_name",
             Self::KeepWarm => "keep_warm",
+            Self::WithAgent(_) => "with_agent",
             Self::Shutdown => "shutdown",
         }
     }

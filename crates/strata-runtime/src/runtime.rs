@@ -180,7 +180,10 @@ impl SessionRuntime {
                 .agent
                 .compact(CompactionReason::Manual, focus.as_deref())
                 .await
-                .map(|_| ())
+                .map(|entry| {
+                    self.forward_agent_events();
+                    self.emit(RuntimeEvent::Compacted { entry });
+                })
                 .map_err(RuntimeError::from),
             Op::Navigate {
                 target,
@@ -228,6 +231,11 @@ impl SessionRuntime {
                 .await
                 .map(|_| ())
                 .map_err(RuntimeError::from),
+            Op::WithAgent(task) => {
+                self.forward_agent_events();
+                task(&mut self.agent);
+                Ok(())
+            }
             Op::Shutdown => Ok(()),
         };
         if let Err(error) = result {

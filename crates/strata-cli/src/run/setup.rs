@@ -96,6 +96,16 @@ impl Setup {
         choice: &ModelChoice,
         retries: Option<RetryObserver>,
     ) -> anyhow::Result<ModelSwitch> {
+        Ok(self.model_route(choice, retries)?.switch())
+    }
+
+    /// The runtime's [`strata_runtime::ModelRoute`] to `choice`: adapter, model, capabilities,
+    /// protocol and request options, as [`Self::model_switch`] builds them.
+    pub fn model_route(
+        &self,
+        choice: &ModelChoice,
+        retries: Option<RetryObserver>,
+    ) -> anyhow::Result<strata_runtime::ModelRoute> {
         let row = self
             .catalog
             .provider(&choice.provider)
@@ -120,10 +130,10 @@ impl Setup {
         let endpoint = row.endpoint(&model.id);
         let (row, stream) = self.stream_options(&row, &model.id, flag_key, flag_url);
         let provider = provider_for(&row, endpoint.protocol, self.config.max_retries, retries)?;
-        Ok(ModelSwitch {
+        Ok(strata_runtime::ModelRoute {
             provider,
             capabilities: row.capabilities(&model.id),
-            api: endpoint.protocol.as_str().to_owned(),
+            protocol: endpoint.protocol,
             model,
             stream,
         })
