@@ -81,6 +81,13 @@ pub enum RuntimeEvent {
         final_text: String,
         /// What failed, for [`RunEnd::Error`].
         error: Option<String>,
+        /// A queued follow-up runs next, at once (Pi reports both as one run).
+        continues: bool,
+    },
+    /// An entry no run wrote was appended (a keep-warm ping's `usage` entry).
+    EntryAppended {
+        /// The entry as persisted.
+        entry: serde_json::Value,
     },
     /// Nothing runs and nothing is queued: the runtime waits for the next operation.
     Settled,

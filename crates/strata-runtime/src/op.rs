@@ -40,9 +40,9 @@ impl From<&str> for UserInput {
 pub enum Op {
     /// Runs a prompt to the end (a prompt sent during a run is queued as a follow-up).
     Prompt(UserInput),
-    /// A message delivered after the running tool batch (or, when idle, a prompt).
+    /// A message delivered after the running tool batch (when idle: queued for the next run).
     Steer(UserInput),
-    /// A message delivered when the run would end (or, when idle, a prompt).
+    /// A message delivered when the run would end (when idle: queued for the next run).
     FollowUp(UserInput),
     /// Drops the queued steering and follow-up messages.
     ClearQueue,

@@ -157,8 +157,19 @@ impl SessionRuntime {
     async fn handle(&mut self, op: Op, ops: &mut mpsc::UnboundedReceiver<Op>) {
         let name = op.name();
         let result = match op {
-            Op::Prompt(input) | Op::Steer(input) | Op::FollowUp(input) => {
+            Op::Prompt(input) => {
                 self.run_prompts(input, ops).await;
+                Ok(())
+            }
+            // Nothing runs: queued for the next prompt's run, as Pi queues them.
+            Op::Steer(input) => {
+                self.queue.steer(input, None);
+                self.queued();
+                Ok(())
+            }
+            Op::FollowUp(input) => {
+                self.queue.follow_up(input);
+                self.queued();
                 Ok(())
             }
             Op::ClearQueue => {
@@ -229,7 +240,12 @@ impl SessionRuntime {
                 .agent
                 .keep_warm()
                 .await
-                .map(|_| ())
+                .map(|pinged| {
+                    if pinged.is_some() {
+                        self.forward_agent_events();
+                        self.announce_last_entry();
+                    }
+                })
                 .map_err(RuntimeError::from),
             Op::WithAgent(task) => {
                 self.forward_agent_events();
@@ -263,6 +279,12 @@ impl SessionRuntime {
                 Ok(summary) => RunEnd::from_reason(&summary.reason),
                 Err(_) => RunEnd::Error,
             };
+            // A run that finished continues with the queued follow-ups (before operations
+            // that arrived meanwhile, none of which stopped it); one that did not leaves them
+            // queued for the next prompt.
+            if end == RunEnd::Stop {
+                next = self.queue.next_follow_up();
+            }
             self.emit(RuntimeEvent::RunEnded {
                 end,
                 final_text: result
@@ -270,21 +292,13 @@ impl SessionRuntime {
                     .map(|s| s.final_text.clone())
                     .unwrap_or_default(),
                 error: result.err().map(|e| e.to_string()),
+                continues: next.is_some(),
             });
-            // Operations that arrived meanwhile go first (one that stops runs has just stopped
-            // this one); queued messages continue after them, as in Pi, where an abort leaves
-            // the queue to run.
-            if self.deferred.is_empty() {
-                next = self.queue.next_follow_up();
-                if next.is_some() {
-                    self.emit(RuntimeEvent::QueueChanged {
-                        texts: self.queue.texts(),
-                    });
-                }
+            if next.is_some() {
+                self.emit(RuntimeEvent::QueueChanged {
+                    texts: self.queue.texts(),
+                });
             }
-        }
-        while let Some(input) = self.queue.next_follow_up() {
-            self.deferred.push_back(Op::FollowUp(input));
         }
         self.unsettled = true;
     }
@@ -415,6 +429,27 @@ impl SessionRuntime {
             id: session.header().id.clone(),
         });
         Ok(())
+    }
+
+    fn queued(&self) {
+        self.emit(RuntimeEvent::Accepted {
+            disposition: Disposition::Queued,
+            pending: self.queue.len(),
+        });
+        self.emit(RuntimeEvent::QueueChanged {
+            texts: self.queue.texts(),
+        });
+    }
+
+    /// [`RuntimeEvent::EntryAppended`] for the entry just written.
+    fn announce_last_entry(&self) {
+        let tree = self.agent.session().tree();
+        if let Some(entry) = tree.iter().last()
+            && let Ok(parsed) = entry.entry()
+            && let Ok(json) = serde_json::to_value(parsed)
+        {
+            self.emit(RuntimeEvent::EntryAppended { entry: json });
+        }
     }
 
     fn forward_agent_events(&mut self) {

@@ -52,6 +52,10 @@ pub struct Built {
     pub choice: ModelChoice,
     /// A temporary session directory (`--no-session`), deleted when dropped.
     pub temp: Option<tempfile::TempDir>,
+    /// Carries the transport's retries to the agent's events: routes built later with its
+    /// observer report theirs too.
+    #[allow(dead_code, reason = "read by rpc mode")]
+    pub retries: RetryEvents,
 }
 
 impl Setup {
@@ -174,17 +178,24 @@ impl Setup {
     pub fn build_agent(&self) -> anyhow::Result<Built> {
         let choice = self.model_choice()?;
         let (session, temp) = self.open_session()?;
-        let agent = self.agent_on(session, &choice)?;
+        let retries = RetryEvents::new();
+        let agent = self.agent_reporting(session, &choice, retries.clone())?;
         Ok(Built {
             agent,
             choice,
             temp,
+            retries,
         })
     }
 
     /// An agent appending to `session` with the model `choice`.
-    pub fn agent_on(&self, session: Session, choice: &ModelChoice) -> anyhow::Result<Agent> {
-        let retries = RetryEvents::new();
+    /// Its provider's retries are reported through `retries`.
+    pub fn agent_reporting(
+        &self,
+        session: Session,
+        choice: &ModelChoice,
+        retries: RetryEvents,
+    ) -> anyhow::Result<Agent> {
         let switch = self.model_switch(choice, Some(retries.observer()))?;
         let agent_config = AgentConfig {
             cwd: self.cwd.clone(),
@@ -445,12 +456,8 @@ pub fn check_tool_names(names: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Opens `path` for appending, or creates it for `cwd`.
-pub fn open_or_create(path: &Path, cwd: &str) -> anyhow::Result<Session> {
-    open_or_create_with(path, cwd, |_| {})
-}
-
-/// [`open_or_create`], passing each problem found while reading the file to `report`.
+/// Opens `path` for appending, or creates it for `cwd`, passing each problem found while
+/// reading the file to `report`.
 fn open_or_create_with(
     path: &Path,
     cwd: &str,

@@ -175,35 +175,6 @@ pub enum Command {
     Unknown,
 }
 
-impl Command {
-    /// Commands that change the agent: held while a run goes on (the session-moving ones
-    /// abort it first, as Pi does).
-    pub fn waits_for_idle(&self) -> bool {
-        matches!(
-            self,
-            Self::SetModel { .. }
-                | Self::CycleModel
-                | Self::SetThinkingLevel { .. }
-                | Self::CycleThinkingLevel
-                | Self::SetAutoCompaction { .. }
-                | Self::SetAutoRetry { .. }
-                | Self::SetSessionName { .. }
-        ) || self.aborts_run()
-    }
-
-    /// Commands that stop a run going on before they run.
-    pub fn aborts_run(&self) -> bool {
-        matches!(
-            self,
-            Self::Compact { .. }
-                | Self::NewSession { .. }
-                | Self::SwitchSession { .. }
-                | Self::Fork { .. }
-                | Self::Clone
-        )
-    }
-}
-
 /// A parsed line: its id, its `type` (the response's `command`) and the command.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {

@@ -1,15 +1,25 @@
-//! What commands read while a run may be going: the queues, the modes, and a snapshot of the
-//! agent's state taken whenever the agent is idle (plus the messages of the run so far).
+//! What the rpc view answers from: the runtime's queue as its events said it, the modes set,
+//! and a snapshot of the agent's state read between operations (plus the messages of the run
+//! so far, from its events).
 
 use serde_json::{Map, Value, json};
+use strata_agent::Agent;
 use strata_provider::Model;
-use strata_runtime::MessageQueue;
+use strata_runtime::{QueueMode, QueuedTexts};
 
-/// The agent's state as of the last time it was idle.
+/// The agent's state as read between operations.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    /// Pi's `Model` object of the current model.
+    /// Pi's `Model` object of the current model (the view fills it from the catalog).
     pub model: Value,
+    /// Provider id.
+    pub provider: String,
+    /// Model id.
+    pub model_id: String,
+    /// Protocol name (Pi's `api`).
+    pub api: String,
+    /// The model reasons.
+    pub reasoning: bool,
     /// The model's context window in tokens.
     pub context_window: u64,
     /// The thinking level in effect.
@@ -28,38 +38,79 @@ pub struct Snapshot {
     pub totals: strata_accounting::Totals,
 }
 
-/// State shared by the command loop and the task running the agent.
-#[derive(Debug)]
-pub struct Shared {
-    /// A prompt run is going.
-    pub streaming: bool,
-    /// A compaction is going.
-    pub compacting: bool,
-    /// Steering and follow-up messages waiting, with their modes (the runtime's queue).
-    pub queue: MessageQueue,
-    /// The agent's state.
-    pub snapshot: Snapshot,
-}
-
-impl Default for Shared {
-    fn default() -> Self {
+impl Snapshot {
+    /// Reads `agent` (on the runtime's task, between operations).
+    pub fn of(agent: &mut Agent) -> Self {
+        let config = agent.config();
+        let (provider, model_id, api) = (
+            config.model.provider.clone(),
+            config.model.id.clone(),
+            config.api.clone(),
+        );
+        let (reasoning, context_window) = (config.model.reasoning, config.model.context_window);
+        let auto_compaction = config.compaction.enabled;
+        let session = agent.session();
+        let session_file = session.path().display().to_string();
+        let session_id = session.header().id.clone();
+        let session_name = session.tree().name().map(str::to_owned);
+        let totals =
+            strata_accounting::Totals::of(&strata_accounting::records(agent.session().tree()));
+        let (messages, thinking_level) = match agent.context() {
+            Ok(context) => (
+                context
+                    .messages
+                    .iter()
+                    .map(|m| m.message.to_json())
+                    .collect(),
+                context.thinking_level.clone(),
+            ),
+            Err(error) => {
+                eprintln!("strata rpc: building the context: {error}");
+                (Vec::new(), "off".to_owned())
+            }
+        };
         Self {
-            streaming: false,
-            compacting: false,
-            queue: MessageQueue::default(),
-            snapshot: Snapshot::default(),
+            model: Value::Null,
+            provider,
+            model_id,
+            api,
+            reasoning,
+            context_window,
+            thinking_level,
+            session_file,
+            session_id,
+            session_name,
+            auto_compaction,
+            messages,
+            totals,
         }
     }
 }
 
-impl Shared {
+/// What the view knows between the runtime's events.
+#[derive(Debug, Default)]
+pub struct View {
+    /// A prompt run is going (from sending the prompt to its last `RunEnded`).
+    pub streaming: bool,
+    /// A manual compaction is going.
+    pub compacting: bool,
+    /// How steering messages are delivered (as last set).
+    pub steering_mode: QueueMode,
+    /// How follow-up messages are delivered (as last set).
+    pub follow_up_mode: QueueMode,
+    /// The texts waiting, as the runtime last said.
+    pub queue: QueuedTexts,
+    /// The agent's state.
+    pub snapshot: Snapshot,
+}
+
+impl View {
     /// Pi's `queue_update` event (the queued texts).
     pub fn queue_update(&self) -> Value {
-        let texts = self.queue.texts();
         json!({
             "type": "queue_update",
-            "steering": texts.steering,
-            "followUp": texts.follow_up,
+            "steering": self.queue.steering,
+            "followUp": self.queue.follow_up,
         })
     }
 
@@ -71,14 +122,8 @@ impl Shared {
         state.insert("thinkingLevel".into(), json!(snapshot.thinking_level));
         state.insert("isStreaming".into(), json!(self.streaming));
         state.insert("isCompacting".into(), json!(self.compacting));
-        state.insert(
-            "steeringMode".into(),
-            json!(self.queue.steering_mode.as_str()),
-        );
-        state.insert(
-            "followUpMode".into(),
-            json!(self.queue.follow_up_mode.as_str()),
-        );
+        state.insert("steeringMode".into(), json!(self.steering_mode.as_str()));
+        state.insert("followUpMode".into(), json!(self.follow_up_mode.as_str()));
         state.insert("sessionFile".into(), json!(snapshot.session_file));
         state.insert("sessionId".into(), json!(snapshot.session_id));
         if let Some(name) = &snapshot.session_name {
@@ -89,7 +134,10 @@ impl Shared {
             json!(snapshot.auto_compaction),
         );
         state.insert("messageCount".into(), json!(snapshot.messages.len()));
-        state.insert("pendingMessageCount".into(), json!(self.queue.len()));
+        state.insert(
+            "pendingMessageCount".into(),
+            json!(self.queue.steering.len() + self.queue.follow_up.len()),
+        );
         Value::Object(state)
     }
 
@@ -235,7 +283,7 @@ mod tests {
 
     #[test]
     fn stats_count_roles_and_report_the_accounted_totals() {
-        let mut shared = Shared::default();
+        let mut shared = View::default();
         shared.snapshot.context_window = 1000;
         shared.snapshot.totals = strata_accounting::Totals {
             requests: 2,
