@@ -18,6 +18,9 @@ import botocore.validate
 import openai
 import pydantic
 import pytest
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types as gtypes
 
 from conftest import ROOT, binary
 
@@ -181,3 +184,106 @@ def test_bedrock_bodies(provider, model, retention, tmp_path, recorder):
     with pytest.raises(Exception):
         client.converse_stream(**params)
     assert sent_json(bodies) == body
+
+
+GEMINI_SESSION = ROOT / "conformance/fixtures/gemini-session.jsonl"
+
+# google-genai has no type for the REST body as a whole (its converters build a dict from
+# `GenerateContentParameters`); each top-level field is judged by the SDK type it comes from.
+GEMINI_FIELDS = {
+    "contents": list[gtypes.Content],
+    "systemInstruction": gtypes.Content,
+    "tools": list[gtypes.Tool],
+    "toolConfig": gtypes.ToolConfig,
+    "generationConfig": gtypes.GenerationConfig,
+    "cachedContent": str,
+}
+
+# Gemini rows: a thinking budget (2.5) and a thinking level (3), on the Gemini API and on
+# Vertex. The session (fixtures/gemini-session.jsonl) has signed thoughts, a signature-only
+# thought before a function call, tool results (one an error), and a mid-conversation patch
+# that adds one tool and removes another.
+GEMINI_ROWS = [
+    ("google", "gemini-2.5-flash"),
+    ("google", "gemini-3-pro-preview"),
+    ("google-vertex", "gemini-2.5-flash"),
+]
+
+
+def gemini_printed(provider, model, tmp_path):
+    config = tmp_path / ".config/strata"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.toml").write_text("")
+    env = {**os.environ, "HOME": str(tmp_path), "GOOGLE_CLOUD_PROJECT": "p", "GOOGLE_CLOUD_LOCATION": "us-central1"}
+    env.pop("XDG_CONFIG_HOME", None)
+    out = subprocess.run(
+        [str(binary("strata")), "context", str(GEMINI_SESSION), "--format", "request", "--provider", provider, "--model", model],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
+    )
+    return json.loads(out.stdout)["wire"]
+
+
+# Values that are free-form JSON (google.protobuf.Struct / Value): their keys are data.
+GEMINI_FREE_FORM = {"args", "response", "parametersJsonSchema", "responseJsonSchema", "parameters", "responseSchema"}
+
+
+def proto_json_names(value):
+    """`value` with every field name in its lowerCamelCase form. google-genai 3.6.1 sends some
+    nested fields under their proto names (`thinking_budget`, `parameters_json_schema`); the
+    API reads both, as the proto3 JSON mapping prescribes ("Parsers accept both the
+    lowerCamelCase name ... and the original proto field name": protobuf.dev, Programming
+    Guides, ProtoJSON Format). Free-form values (tool arguments, schemas) keep their keys."""
+    if isinstance(value, list):
+        return [proto_json_names(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        head, *rest = key.split("_")
+        name = head + "".join(w[:1].upper() + w[1:] for w in rest)
+        out[name] = item if name in GEMINI_FREE_FORM else proto_json_names(item)
+    return out
+
+
+@pytest.mark.parametrize("provider,model", GEMINI_ROWS)
+def test_gemini_bodies(provider, model, tmp_path, recorder):
+    body = gemini_printed(provider, model, tmp_path)["body"]
+    unknown = sorted(set(body) - set(GEMINI_FIELDS))
+    assert not unknown, f"top-level fields google-genai 3.6.1 has no type for: {unknown}"
+    typed = {}
+    for field, value in body.items():
+        # Strict, from JSON as the API reads it: bytes (thoughtSignature) must be base64,
+        # and the SDK's models forbid undeclared fields.
+        typed[field] = pydantic.TypeAdapter(GEMINI_FIELDS[field]).validate_json(json.dumps(value), strict=True)
+    parts = [p for c in typed["contents"] for p in c.parts]
+    assert any(p.function_response and "error" in p.function_response.response for p in parts)
+    declared = [d.name for t in typed["tools"] for d in t.function_declarations]
+    assert "grep" in declared and "ls" not in declared, declared
+    # No mid-conversation system messages on these rows: the patch is folded into the prompt.
+    assert "Prefer grep" in typed["systemInstruction"].parts[0].text
+    thinking = typed["generationConfig"].thinking_config
+    if model.startswith("gemini-3"):
+        assert thinking.thinking_level is not None, "Gemini 3 takes a thinking level"
+    else:
+        assert thinking.thinking_budget, "Gemini 2.5 takes a thinking budget"
+    if provider == "google" and model.startswith("gemini-2.5"):
+        # Signatures go back only to the provider and model that made them.
+        assert any(p.thought_signature for p in parts if p.function_call), "a signed function call"
+    generation = typed["generationConfig"]
+    config = gtypes.GenerateContentConfig(
+        system_instruction=typed.get("systemInstruction"),
+        tools=typed.get("tools"),
+        tool_config=typed.get("toolConfig"),
+        cached_content=typed.get("cachedContent"),
+        **{name: getattr(generation, name) for name in generation.model_fields_set},
+    )
+    url, bodies = recorder
+    # Vertex takes the same GenerateContentRequest; the Gemini API client sends it as is.
+    client = genai.Client(api_key="k", http_options=gtypes.HttpOptions(base_url=url, retry_options=None))
+    with pytest.raises(genai_errors.APIError):
+        for _ in client.models.generate_content_stream(model=model, contents=typed["contents"], config=config):
+            pass
+    path, _ = bodies[-1]
+    assert proto_json_names(body) == body, "strata sends the REST reference's lowerCamelCase names"
+    assert proto_json_names(sent_json(bodies)) == body
+    assert path.endswith(f"/models/{model}:streamGenerateContent?alt=sse"), path

@@ -79,12 +79,13 @@ pub fn thinking_config(style: ReasoningStyle, level: ThinkingLevel) -> Option<Va
             .default_budget_tokens()
             .map(|budget| json!({"thinkingBudget": budget, "includeThoughts": true})),
         ReasoningStyle::GoogleLevel => {
+            // The `ThinkingLevel` enum's names, as google-genai and Pi send them.
             let name = match level {
                 ThinkingLevel::Off => return None,
-                ThinkingLevel::Minimal => "minimal",
-                ThinkingLevel::Low => "low",
-                ThinkingLevel::Medium => "medium",
-                ThinkingLevel::High | ThinkingLevel::Xhigh => "high",
+                ThinkingLevel::Minimal => "MINIMAL",
+                ThinkingLevel::Low => "LOW",
+                ThinkingLevel::Medium => "MEDIUM",
+                ThinkingLevel::High | ThinkingLevel::Xhigh => "HIGH",
             };
             Some(json!({"thinkingLevel": name, "includeThoughts": true}))
         }
@@ -304,7 +305,7 @@ mod tests {
     fn thinking_levels_for_gemini_3() {
         assert_eq!(
             thinking_config(ReasoningStyle::GoogleLevel, ThinkingLevel::Xhigh),
-            Some(json!({"thinkingLevel": "high", "includeThoughts": true}))
+            Some(json!({"thinkingLevel": "HIGH", "includeThoughts": true}))
         );
         assert_eq!(
             thinking_config(ReasoningStyle::GoogleLevel, ThinkingLevel::Off),

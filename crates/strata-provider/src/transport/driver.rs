@@ -516,6 +516,23 @@ mod tests {
     }
 
     #[test]
+    fn an_event_past_the_size_cap_ends_the_stream_naming_the_limit() {
+        let decoder = SseDecoder::with_max_event_bytes(64);
+        let mut driver = StreamDriver::new(decoder, Toy::default());
+        let mut out = Vec::new();
+        driver.feed(CONTENT.as_bytes(), &mut out);
+        driver.feed(b"event: text\ndata: ", &mut out);
+        for _ in 0..10 {
+            driver.feed(b"0123456789", &mut out);
+        }
+        assert!(driver.is_finished());
+        let (error, partial) = last_error(&out);
+        assert!(matches!(error, ProviderError::Decode { .. }), "{error}");
+        assert!(error.to_string().contains("64 byte limit"), "{error}");
+        assert_eq!(partial, Some(&content_message()));
+    }
+
+    #[test]
     fn a_clean_terminal_event_emits_no_error() {
         let mut driver = StreamDriver::sse(Toy::default());
         let mut out = Vec::new();

@@ -44,4 +44,4 @@ pub use driver::{FrameOutcome, ParseError, StreamDriver, StreamParser, drive, dr
 pub use partial_json::{ArgumentsError, parse_arguments, parse_partial};
 pub use resend::Driver;
 pub use retry::RetryPolicy;
-pub use sse::{Flow, Frame, FrameDecoder, SseDecoder};
+pub use sse::{Flow, Frame, FrameDecoder, MAX_EVENT_BYTES, SseDecoder};

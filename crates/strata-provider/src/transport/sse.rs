@@ -9,6 +9,12 @@
 
 use crate::error::ProviderError;
 
+/// Largest SSE event [`SseDecoder::new`] holds: the bytes of one event not yet dispatched
+/// (its `event:` and `data:` values and an unfinished line). A reply's biggest event is one
+/// tool call's arguments or one image, far below this; without a cap a server that never ends
+/// an event (or a line) would grow the buffer without bound.
+pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
 /// One decoded frame: the `event:` name (if any) and the joined `data:` payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frame<'a> {
@@ -41,7 +47,11 @@ pub trait FrameDecoder: Send {
 }
 
 /// The SSE line decoder; reuses its buffers, so steady-state decoding does not allocate.
-#[derive(Debug, Default)]
+///
+/// An event that grows past its cap ([`MAX_EVENT_BYTES`] unless set with
+/// [`SseDecoder::with_max_event_bytes`]) ends the stream with [`ProviderError::Decode`] naming
+/// the limit.
+#[derive(Debug)]
 pub struct SseDecoder {
     /// Bytes of an incomplete line carried over from the previous chunk.
     pending: Vec<u8>,
@@ -52,12 +62,46 @@ pub struct SseDecoder {
     has_data: bool,
     /// The UTF-8 byte-order mark is stripped once, at the very start.
     started: bool,
+    max_event_bytes: usize,
+}
+
+impl Default for SseDecoder {
+    fn default() -> Self {
+        Self::with_max_event_bytes(MAX_EVENT_BYTES)
+    }
 }
 
 impl SseDecoder {
-    /// A decoder at the start of a stream.
+    /// A decoder at the start of a stream, capping events at [`MAX_EVENT_BYTES`].
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder that fails the stream once one event holds more than `max_event_bytes`.
+    pub fn with_max_event_bytes(max_event_bytes: usize) -> Self {
+        Self {
+            pending: Vec::new(),
+            skip_lf: false,
+            event: String::new(),
+            data: String::new(),
+            has_data: false,
+            started: false,
+            max_event_bytes,
+        }
+    }
+
+    /// Fails once the event being read (values so far and the unfinished line) is too big.
+    fn check_size(&self, flow: Flow) -> Result<Flow, ProviderError> {
+        let open = self.pending.len() + self.data.len() + self.event.len();
+        if flow == Flow::Continue && open > self.max_event_bytes {
+            return Err(ProviderError::Decode {
+                message: format!(
+                    "a server-sent event grew past the {} byte limit without ending",
+                    self.max_event_bytes
+                ),
+            });
+        }
+        Ok(flow)
     }
 
     fn line(&mut self, line: &[u8], sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Flow {
@@ -135,9 +179,30 @@ impl SseDecoder {
 impl FrameDecoder for SseDecoder {
     fn decode(
         &mut self,
-        mut chunk: &[u8],
+        chunk: &[u8],
         sink: &mut dyn FnMut(Frame<'_>) -> Flow,
     ) -> Result<Flow, ProviderError> {
+        let flow = self.decode_lines(chunk, sink);
+        self.check_size(flow)
+    }
+
+    fn finish(&mut self, sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Result<Flow, ProviderError> {
+        let tail = std::mem::take(&mut self.pending);
+        let tail = if self.started {
+            &tail[..]
+        } else {
+            tail.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&tail)
+        };
+        if !tail.is_empty() && self.line(tail, sink) == Flow::Stop {
+            return Ok(Flow::Stop);
+        }
+        Ok(self.dispatch(sink))
+    }
+}
+
+impl SseDecoder {
+    /// Decodes the complete lines of `chunk`, keeping an unfinished one for the next chunk.
+    fn decode_lines(&mut self, mut chunk: &[u8], sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Flow {
         if self.skip_lf && !chunk.is_empty() {
             if chunk[0] == b'\n' {
                 chunk = &chunk[1..];
@@ -147,7 +212,7 @@ impl FrameDecoder for SseDecoder {
         if !self.started && !chunk.is_empty() {
             if self.pending.len() + chunk.len() < 3 {
                 self.pending.extend_from_slice(chunk);
-                return Ok(Flow::Continue);
+                return Flow::Continue;
             }
             self.started = true;
             let mut head = std::mem::take(&mut self.pending);
@@ -155,17 +220,17 @@ impl FrameDecoder for SseDecoder {
             let body = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
             let (used, flow) = self.lines(body, sink);
             self.pending = body[used..].to_vec();
-            return Ok(flow);
+            return flow;
         }
         if self.pending.is_empty() {
             let (used, flow) = self.lines(chunk, sink);
             self.pending.extend_from_slice(&chunk[used..]);
-            return Ok(flow);
+            return flow;
         }
         // A line continues from the previous chunk: complete it first, then go on in place.
         let Some(first_end) = memchr::memchr2(b'\n', b'\r', chunk) else {
             self.pending.extend_from_slice(chunk);
-            return Ok(Flow::Continue);
+            return Flow::Continue;
         };
         self.pending.extend_from_slice(&chunk[..=first_end]);
         let head = std::mem::take(&mut self.pending);
@@ -190,20 +255,7 @@ impl FrameDecoder for SseDecoder {
         if self.pending.is_empty() {
             self.pending = reuse;
         }
-        Ok(flow)
-    }
-
-    fn finish(&mut self, sink: &mut dyn FnMut(Frame<'_>) -> Flow) -> Result<Flow, ProviderError> {
-        let tail = std::mem::take(&mut self.pending);
-        let tail = if self.started {
-            &tail[..]
-        } else {
-            tail.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&tail)
-        };
-        if !tail.is_empty() && self.line(tail, sink) == Flow::Stop {
-            return Ok(Flow::Stop);
-        }
-        Ok(self.dispatch(sink))
+        flow
     }
 }
 
@@ -279,5 +331,56 @@ mod tests {
     #[test]
     fn event_without_data_is_not_dispatched() {
         assert_eq!(decode_in_pieces(b"event: x\n\n: c\n\n", &[]), vec![]);
+    }
+
+    /// Feeds `pieces` to `decoder`, returning the frames seen and the first error.
+    fn feed_all(
+        decoder: &mut impl FrameDecoder,
+        pieces: impl IntoIterator<Item = Vec<u8>>,
+    ) -> (usize, Option<ProviderError>) {
+        let mut frames = 0;
+        let mut sink = |_: Frame<'_>| {
+            frames += 1;
+            Flow::Continue
+        };
+        for piece in pieces {
+            if let Err(e) = decoder.decode(&piece, &mut sink) {
+                return (frames, Some(e));
+            }
+        }
+        let error = decoder.finish(&mut sink).err();
+        (frames, error)
+    }
+
+    #[test]
+    fn an_event_that_never_ends_fails_at_the_default_cap() {
+        let mut decoder = SseDecoder::new();
+        let line = std::iter::once(b"data: ".to_vec());
+        let body = std::iter::repeat_n(vec![b'x'; 64 * 1024], MAX_EVENT_BYTES / (64 * 1024) + 2);
+        let (frames, error) = feed_all(&mut decoder, line.chain(body));
+        assert_eq!(frames, 0);
+        let message = error.expect("the cap ends the stream").to_string();
+        assert!(
+            message.contains(&format!("{MAX_EVENT_BYTES} byte limit")),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn an_event_of_many_data_lines_fails_at_a_configured_cap() {
+        let mut decoder = SseDecoder::with_max_event_bytes(4096);
+        let lines = (0..600).map(|i| format!("data: line {i:04}\n").into_bytes());
+        let (frames, error) = feed_all(&mut decoder, lines);
+        assert_eq!(frames, 0);
+        let message = error.expect("the cap ends the stream").to_string();
+        assert!(message.contains("4096 byte limit"), "{message}");
+    }
+
+    #[test]
+    fn many_small_events_past_the_cap_in_total_pass() {
+        let mut decoder = SseDecoder::with_max_event_bytes(4096);
+        let events = (0..2000).map(|i| format!("data: {i}\n\n").into_bytes());
+        let (frames, error) = feed_all(&mut decoder, events);
+        assert_eq!((frames, error), (2000, None));
     }
 }
