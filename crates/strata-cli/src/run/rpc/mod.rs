@@ -65,8 +65,12 @@ pub async fn serve(setup: Setup) -> anyhow::Result<()> {
     let (answers, mut answered) = unbounded_channel();
     let (handle, mut events, task) = strata_runtime::spawn(built.agent);
     let mut server = Server::new(setup, handle, built.retries, answers, inputs.clone());
-    std::thread::spawn(move || read_stdin(inputs));
+    // Commands read the model and session from the view: it holds them before the first.
     server.refresh();
+    if let Some(answer) = answered.recv().await {
+        server.on_answer(answer);
+    }
+    std::thread::spawn(move || read_stdin(inputs));
     loop {
         tokio::select! {
             biased;
