@@ -112,6 +112,39 @@ fn a_signal_during_a_bash_tool_kills_its_process_group_and_removes_temp_files() 
 }
 
 #[test]
+fn sigkill_of_strata_during_a_bash_tool_leaves_no_orphan() {
+    let dir = project();
+    let temp = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("group.pid");
+    // A background job that outlives its shell, and a foreground sleep: SIGKILL runs no
+    // handler in strata, so only the watchdog can end them.
+    let script = format!("sleep 300 & echo $$ > {}; sleep 300", pid_file.display());
+    let server = mock_with(bash_scenario(&script));
+    let session = dir.path().join("s.jsonl");
+    let mut child = strata_command(dir.path(), temp.path(), &server.base_url(), &session)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pgid: i32 = wait_for_file(&pid_file).trim().parse().unwrap();
+    assert!(group_alive(pgid));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(Signal::SIGKILL as i32)
+    );
+    let start = Instant::now();
+    while group_alive(pgid) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !group_alive(pgid),
+        "the tool's group outlived a SIGKILLed strata"
+    );
+}
+
+#[test]
 fn tool_commands_do_not_inherit_provider_keys_unless_allowed() {
     let dir = project();
     let temp = tempfile::tempdir().unwrap();

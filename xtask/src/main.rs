@@ -49,12 +49,14 @@ fn run(args: &[String]) -> Result<()> {
         Some("refresh-capabilities") => refresh_capabilities(&args[1..]),
         Some("bench") => xtask::bench::main(&workspace_root()?, &args[1..]),
         Some("bench-peers") => xtask::bench::peers::main(&args[1..]),
+        Some("bench-mcp") => xtask::bench::mcp_churn::main(&workspace_root()?, &args[1..]),
         Some("soak") => xtask::soak::main(&workspace_root()?, &args[1..]),
         Some("-h" | "--help") | None => {
             println!(
-                "{USAGE}{}\n{}\n{}",
+                "{USAGE}{}\n{}\n{}\n{}",
                 xtask::bench::USAGE,
                 xtask::bench::peers::USAGE,
+                xtask::bench::mcp_churn::USAGE,
                 xtask::soak::USAGE
             );
             Ok(())

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
-use serde_json::Map;
+use serde_json::{Map, Value};
 use strata_compaction::{CompactionReason, CompactionSettings, OverflowRecovery, SummaryMode};
 use strata_context::{Assembler, Context, RenderOptions, RenderPolicy, RenderReport, Renderer};
 use strata_provider::{
@@ -234,6 +234,9 @@ pub struct Agent {
     tools: ToolSet,
     /// Tools beside `tools` that come and go (MCP servers): read before each prompt.
     tool_source: Option<Arc<dyn ToolSource>>,
+    /// Whether skills under the project's `.strata/skills` and `.agents/skills` are offered
+    /// (false until the user trusts the project; see [`Agent::set_project_skills`]).
+    project_skills: bool,
     config: AgentConfig,
     assembler: Assembler,
     events: Option<UnboundedSender<AgentEvent>>,
@@ -269,6 +272,7 @@ impl Agent {
             provider,
             tools,
             tool_source: None,
+            project_skills: true,
             config,
             assembler: Assembler::new(),
             events: None,
@@ -324,6 +328,13 @@ impl Agent {
     /// request (render decides what the provider sees).
     pub fn set_tools(&mut self, tools: ToolSet) {
         self.tools = tools;
+    }
+
+    /// Whether the project's skills (`.strata/skills`, `.agents/skills` in the working
+    /// directory and its parents) are offered; on by default. A front end turns it off for a
+    /// project the user has not trusted: a skill's text is an instruction to the model.
+    pub fn set_project_skills(&mut self, offered: bool) {
+        self.project_skills = offered;
     }
 
     /// Adds tools that come and go beside the set (MCP servers). Before each prompt the agent
@@ -452,7 +463,13 @@ impl Agent {
         crate::prompt::SectionTexts,
         Vec<strata_session::ToolDefinition>,
     ) {
-        let definitions = self.active_tools().definitions();
+        let active = self.active_tools();
+        let deferred: std::collections::HashSet<String> = active
+            .iter()
+            .filter(|tool| tool.defer_loading())
+            .map(|tool| tool.name().to_owned())
+            .collect();
+        let definitions = active.definitions();
         let inputs = PromptInputs {
             cwd: self.config.cwd.clone(),
             // The source's tools stay out of the prompt's list: their definitions are in the
@@ -464,20 +481,32 @@ impl Agent {
                 .map(|d| (d.name, d.description))
                 .collect(),
             context_files: context_files(self.config.global_dir.as_deref(), &self.config.cwd),
-            skills: skills(&crate::prompt::skill_roots(
+            skills: skills(&crate::prompt::skill_roots_for(
                 self.config.global_dir.as_deref(),
                 &self.config.cwd,
+                self.project_skills,
             )),
             custom_intro: self.config.custom_intro.clone(),
             append: self.config.append_system_prompt.clone(),
         };
         let tools = definitions
             .into_iter()
-            .map(|d| strata_session::ToolDefinition {
-                name: d.name,
-                description: d.description,
-                parameters: d.parameters,
-                extra: Map::new(),
+            .map(|d| {
+                let mut extra = Map::new();
+                // Recorded with the definition, so the renderer defers it from its first
+                // declaration on where the row has tool search (strata-context).
+                if deferred.contains(&d.name) {
+                    extra.insert(
+                        strata_context::DEFER_LOADING_FIELD.to_owned(),
+                        Value::Bool(true),
+                    );
+                }
+                strata_session::ToolDefinition {
+                    name: d.name,
+                    description: d.description,
+                    parameters: d.parameters,
+                    extra,
+                }
             })
             .collect();
         (build_sections(&inputs), tools)

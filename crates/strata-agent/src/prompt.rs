@@ -142,10 +142,26 @@ fn escape(text: &str) -> String {
 /// Where skills are looked for: the global config dir's `skills/`, and `.strata/skills` and
 /// `.agents/skills` in `cwd` and each ancestor.
 pub fn skill_roots(global_dir: Option<&Path>, cwd: &Path) -> Vec<PathBuf> {
+    skill_roots_for(global_dir, cwd, true)
+}
+
+/// [`skill_roots`], leaving out the project's (`cwd` and its ancestors) unless `project`:
+/// an untrusted project's skills are not offered.
+pub fn skill_roots_for(global_dir: Option<&Path>, cwd: &Path, project: bool) -> Vec<PathBuf> {
     let mut roots = Vec::new();
     if let Some(global) = global_dir {
         roots.push(global.join("skills"));
     }
+    if project {
+        roots.extend(project_skill_roots(cwd));
+    }
+    roots
+}
+
+/// The project's skill folders: `.strata/skills` and `.agents/skills` in `cwd` and each
+/// ancestor.
+pub fn project_skill_roots(cwd: &Path) -> Vec<PathBuf> {
+    let mut roots = Vec::new();
     for dir in cwd.ancestors() {
         roots.push(dir.join(".strata/skills"));
         roots.push(dir.join(".agents/skills"));

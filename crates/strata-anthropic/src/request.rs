@@ -91,6 +91,10 @@ pub fn uses_tool_changes(request: &Request, caps: &Capabilities) -> bool {
 }
 
 fn tool_json(tool: &ToolDefinition, caps: &Capabilities) -> Value {
+    if tool.is_tool_search() {
+        // The server-side search over the deferred tools (the renderer places it).
+        return json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"});
+    }
     let mut v = json!({
         "name": tool.name,
         "description": tool.description,

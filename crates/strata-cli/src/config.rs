@@ -417,6 +417,23 @@ impl Layers {
     }
 }
 
+/// One line naming the skills of an untrusted project (under `cwd` and its parents) that are
+/// not offered, if there are any.
+pub fn ignored_skills_notice(cwd: &Path) -> Option<String> {
+    let found = strata_agent::resources::skills(&strata_agent::prompt::project_skill_roots(cwd));
+    if found.is_empty() {
+        return None;
+    }
+    let listed: Vec<String> = found
+        .iter()
+        .map(|skill| format!("{} ({})", skill.name, skill.path.display()))
+        .collect();
+    Some(format!(
+        "ignoring the project's skills {} until you trust this project (`strata trust`, or `--trust` for one run)",
+        listed.join(", ")
+    ))
+}
+
 /// Every leaf key under `prefix` (a table's own key when empty).
 fn leaf_keys(prefix: &str, value: &toml::Value, out: &mut Vec<String>) {
     match value {

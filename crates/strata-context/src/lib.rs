@@ -45,8 +45,8 @@ pub use ledger::{LedgerTool, ToolLedger};
 pub use pi::{to_json, to_pi_json};
 pub use project::{ChainStart, Projected, ProjectedChain, Projection, SystemChange, project};
 pub use render::{
-    DYNAMIC_TOOLS_RECENT_MESSAGES, RenderNote, RenderOptions, RenderPolicy, RenderReport, Rendered,
-    Renderer, guessed_tools, render, render_with,
+    DEFER_LOADING_FIELD, DYNAMIC_TOOLS_RECENT_MESSAGES, RenderNote, RenderOptions, RenderPolicy,
+    RenderReport, Rendered, Renderer, guessed_tools, render, render_with,
 };
 pub use source::{EntrySource, LoadedEntry};
 pub use system::{

@@ -67,6 +67,9 @@ pub struct Connection {
     peer: rmcp::Peer<RoleClient>,
     /// The server's `instructions`, when it gave any.
     pub instructions: Option<String>,
+    /// A stdio server's process group, guarded like the tools' (it dies with strata, SIGKILL
+    /// included: `strata_tools::processes`).
+    group: Option<i32>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -88,6 +91,7 @@ impl Connection {
     ) -> Result<Self, ConnectError> {
         let handler = Handler { tools_changed };
         let connect_timeout = config.timeout.max(MIN_CONNECT_TIMEOUT);
+        let mut group = None;
         let served = match &config.transport {
             Transport::Stdio {
                 command,
@@ -111,6 +115,11 @@ impl Connection {
                     })?;
                 if let Some(stderr) = stderr {
                     tokio::spawn(keep_tail(stderr, stderr_tail));
+                }
+                // The child leads its own group, so its pid is the group's id.
+                group = transport.id().and_then(|id| i32::try_from(id).ok());
+                if let Some(pgid) = group {
+                    strata_tools::processes::register_group(pgid);
                 }
                 tokio::time::timeout(connect_timeout, handler.serve(transport))
                     .await
@@ -143,6 +152,7 @@ impl Connection {
             service: tokio::sync::Mutex::new(Some(served)),
             peer,
             instructions,
+            group,
         })
     }
 
@@ -189,6 +199,9 @@ impl Connection {
     pub async fn close(&self) {
         if let Some(mut service) = self.service.lock().await.take() {
             let _ = service.close_with_timeout(Duration::from_secs(3)).await;
+        }
+        if let Some(pgid) = self.group {
+            strata_tools::processes::forget_group_if_gone(pgid);
         }
     }
 }

@@ -120,6 +120,9 @@ pub(crate) struct Inner {
     /// When [`McpManager::start`] first ran.
     started: Mutex<Option<Instant>>,
     startup_wait: Duration,
+    /// The row declares tools with `defer_loading` and has the provider's tool search: a
+    /// deferred server's tools are declared deferred instead of behind `mcp_tool_search`.
+    native_deferral: std::sync::atomic::AtomicBool,
 }
 
 /// The MCP servers of a session; cheap to clone (one shared state).
@@ -164,6 +167,7 @@ impl McpManager {
                 changes: Mutex::new(Vec::new()),
                 started: Mutex::new(None),
                 startup_wait,
+                native_deferral: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -537,6 +541,24 @@ impl McpManager {
     }
 
     /// Whether some server's tools are reached through search.
+    /// Tells the manager whether the session's row can defer tools itself (`defer_loading`
+    /// with the provider's tool search: Anthropic's, OpenAI's `tool_search`). Then a deferred
+    /// server's tools are declared deferred from the first request on; otherwise they stay
+    /// behind the client-side `mcp_tool_search` / `mcp_tool_call`. Set it before the first
+    /// prompt: switching it later moves tools between the two and costs a ledger patch.
+    pub fn set_native_deferral(&self, native: bool) {
+        self.inner
+            .native_deferral
+            .store(native, std::sync::atomic::Ordering::Relaxed);
+        self.bump();
+    }
+
+    fn native_deferral(&self) -> bool {
+        self.inner
+            .native_deferral
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     fn any_deferred(&self) -> bool {
         self.slots()
             .iter()
@@ -637,6 +659,7 @@ impl McpManager {
                     self.clone(),
                     tool.definition.clone(),
                     slot.config.name.clone(),
+                    slot.deferred() && self.native_deferral(),
                 )) as Arc<dyn Tool>
             })
         })
@@ -663,19 +686,21 @@ impl ToolSource for McpManager {
 
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        let native = self.native_deferral();
         {
             let slots = self.slots();
-            for slot in slots.iter().filter(|slot| !slot.deferred()) {
+            for slot in slots.iter().filter(|slot| native || !slot.deferred()) {
                 for tool in slot.catalog.live() {
                     tools.push(Arc::new(McpTool::new(
                         self.clone(),
                         tool.definition.clone(),
                         slot.config.name.clone(),
+                        slot.deferred(),
                     )));
                 }
             }
         }
-        if self.any_deferred() {
+        if !native && self.any_deferred() {
             tools.push(Arc::new(SearchTool::search(self.clone())));
             tools.push(Arc::new(SearchTool::call(self.clone())));
         }

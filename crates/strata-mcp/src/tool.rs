@@ -11,14 +11,22 @@ pub struct McpTool {
     manager: McpManager,
     definition: ToolDefinition,
     server: String,
+    /// Declared with `defer_loading` (a deferred server on a row with tool search).
+    deferred: bool,
 }
 
 impl McpTool {
-    pub(crate) fn new(manager: McpManager, definition: ToolDefinition, server: String) -> Self {
+    pub(crate) fn new(
+        manager: McpManager,
+        definition: ToolDefinition,
+        server: String,
+        deferred: bool,
+    ) -> Self {
         Self {
             manager,
             definition,
             server,
+            deferred,
         }
     }
 
@@ -40,6 +48,10 @@ impl Tool for McpTool {
 
     fn parameters(&self) -> Value {
         self.definition.parameters.clone()
+    }
+
+    fn defer_loading(&self) -> bool {
+        self.deferred
     }
 
     async fn execute(

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 use strata_provider::{
     BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Message, Model, ParamLocation,
-    ReasoningStyle, Request, Role, ThinkingLevel, ToolResultContent,
+    ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition, ToolResultContent,
 };
 
 /// Where the system chapter goes.
@@ -86,8 +86,14 @@ pub fn build_request(
     body.insert("input".into(), Value::Array(input));
 
     if !request.tools.is_empty() {
-        let mut tools: Vec<Value> = request
+        // The renderer's stand-in for the provider's tool search is left out: the hosted
+        // `tool_search` goes where it stood, before the first deferred tool (below).
+        let declared: Vec<&ToolDefinition> = request
             .tools
+            .iter()
+            .filter(|t| !t.is_tool_search())
+            .collect();
+        let mut tools: Vec<Value> = declared
             .iter()
             .map(|t| {
                 let mut tool = json!({
@@ -108,8 +114,7 @@ pub fn build_request(
         // Deferred functions are searchable only with the hosted `tool_search` tool in the
         // array. It goes just before the first deferred tool: the placeholder, declared from
         // the chain's first request, so the array's prefix never moves.
-        let first_deferred = request
-            .tools
+        let first_deferred = declared
             .iter()
             .position(|t| t.defer_loading && caps.deferred_tools);
         if let Some(at) = first_deferred {

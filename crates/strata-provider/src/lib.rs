@@ -37,7 +37,7 @@ pub use model::{Modality, Model};
 pub use provider::{Completion, Provider, StreamOptions};
 pub use request::{
     Breakpoint, BreakpointPosition, CacheTtl, ContentBlock, Message, Request, Role, SystemBlock,
-    ThinkingLevel, ToolDefinition, ToolResultContent,
+    TOOL_SEARCH_TOOL, ThinkingLevel, ToolDefinition, ToolResultContent,
 };
 pub use table::{
     AuthScheme, CacheSpec, CatalogSource, Endpoint, FeatureSpec, ModelEntry, ModelOverride,

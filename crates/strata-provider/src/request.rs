@@ -67,6 +67,31 @@ pub struct ToolDefinition {
     pub defer_loading: bool,
 }
 
+/// Name of the tool entry that stands for the provider's own tool search (Anthropic's
+/// `tool_search_tool_regex`, OpenAI's hosted `tool_search`): the renderer declares it from a
+/// chain's first request when tools are deferred for search, and each wire writes the
+/// provider's search tool in its place.
+pub const TOOL_SEARCH_TOOL: &str = "__strata_tool_search__";
+
+impl ToolDefinition {
+    /// The entry standing for the provider's tool search ([`TOOL_SEARCH_TOOL`]).
+    pub fn tool_search() -> Self {
+        Self {
+            name: TOOL_SEARCH_TOOL.to_owned(),
+            description:
+                "The provider's tool search: finds deferred tools by name and description."
+                    .to_owned(),
+            parameters: serde_json::json!({"type": "object", "properties": {}}),
+            defer_loading: false,
+        }
+    }
+
+    /// Whether this is the entry standing for the provider's tool search.
+    pub fn is_tool_search(&self) -> bool {
+        self.name == TOOL_SEARCH_TOOL
+    }
+}
+
 /// One block of the system chapter.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SystemBlock {

@@ -250,6 +250,13 @@ pub trait Tool: Send + Sync {
         updates: Option<UpdateSender>,
     ) -> ToolOutput;
 
+    /// Whether the tool is declared for on-demand loading (the provider's tool search,
+    /// `defer_loading`) from the first request on, where the row allows; off by default.
+    /// Large MCP servers set it so that their tools do not sit in every request.
+    fn defer_loading(&self) -> bool {
+        false
+    }
+
     /// The definition sent to the provider: name, description, parameters.
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {

@@ -14,6 +14,7 @@ pub mod chart;
 pub mod driver;
 pub mod forgetting;
 pub mod ideal;
+pub mod mcp_churn;
 pub mod model;
 pub mod peers;
 pub mod report;

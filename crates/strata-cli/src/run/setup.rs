@@ -65,11 +65,14 @@ impl Setup {
         let layers = Layers::read(&sources, run)?;
         let config = layers.config()?;
         let rows = Rows::load(&layers, &config)?;
-        let notices: Vec<String> = layers.ignored_notice().into_iter().collect();
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        let mut notices: Vec<String> = layers.ignored_notice().into_iter().collect();
+        if !layers.trust.trusted {
+            notices.extend(crate::config::ignored_skills_notice(&cwd));
+        }
         for warning in notices.iter().chain(&rows.warnings) {
             warn(warning);
         }
-        let cwd = std::env::current_dir().context("reading the current directory")?;
         Ok(Self {
             catalog: rows.catalog,
             config,
@@ -197,6 +200,7 @@ impl Setup {
         retries: RetryEvents,
     ) -> anyhow::Result<Agent> {
         let switch = self.model_switch(choice, Some(retries.observer()))?;
+        let native_deferral = switch.capabilities.deferred_tools;
         let agent_config = AgentConfig {
             cwd: self.cwd.clone(),
             capabilities: switch.capabilities,
@@ -215,7 +219,12 @@ impl Setup {
         };
         let mut agent = Agent::new(session, switch.provider, self.tools()?, agent_config)
             .with_retry_events(retries);
-        agent.set_tool_source(Some(std::sync::Arc::new(self.mcp_manager())));
+        let mcp = self.mcp_manager();
+        // A deferred server's tools go out with `defer_loading` where the row searches tools
+        // itself, behind `mcp_tool_search` where it does not.
+        mcp.set_native_deferral(native_deferral);
+        agent.set_tool_source(Some(std::sync::Arc::new(mcp)));
+        agent.set_project_skills(self.trust.trusted);
         record_model(&mut agent, choice.thinking.as_deref())?;
         Ok(agent)
     }

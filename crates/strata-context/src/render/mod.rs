@@ -45,7 +45,8 @@ pub use digest::{Chapter, ChapterDigest, Divergence, Fnv1a, RequestBytes};
 pub use renderer::Renderer;
 pub use report::{RenderNote, RenderReport};
 pub use tools::{
-    DEFERRED_PLACEHOLDER, DYNAMIC_TOOLS_RECENT_MESSAGES, deferred_placeholder, guessed_tools,
+    DEFER_LOADING_FIELD, DEFERRED_PLACEHOLDER, DYNAMIC_TOOLS_RECENT_MESSAGES, deferred_placeholder,
+    guessed_tools,
 };
 
 use plan::{Item, Plan};

@@ -24,6 +24,15 @@ pub fn deferred_placeholder() -> ToolDefinition {
     }
 }
 
+/// The field of a ledger definition that asks for on-demand loading from the tool's first
+/// declaration on (set by the agent for tools whose `Tool::defer_loading` is true).
+pub const DEFER_LOADING_FIELD: &str = "defer_loading";
+
+/// Whether a ledger tool asked to be deferred from its first declaration.
+fn asks_deferral(tool: &LedgerTool) -> bool {
+    tool.definition.get(DEFER_LOADING_FIELD) == Some(&Value::Bool(true))
+}
+
 /// How the tools chapter is laid out for one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ToolLayout {
@@ -31,6 +40,9 @@ pub(crate) struct ToolLayout {
     pub live_only: bool,
     /// Tools declared mid-chain are deferred (sent with `defer_loading`).
     pub defer_later: bool,
+    /// Tools that ask for it ([`DEFER_LOADING_FIELD`]) are deferred from their first
+    /// declaration (the row has tool search).
+    pub defer_asked: bool,
     /// The placeholder follows the tools the chain started with.
     pub placeholder: bool,
     /// Only the tools [`guessed_tools`] names are shown (the dynamic-tools policy).
@@ -44,6 +56,7 @@ impl ToolLayout {
         Self {
             live_only: fold,
             defer_later: !fold && deferred && capabilities.tool_addition,
+            defer_asked: deferred,
             placeholder: deferred && capabilities.deferred_tool_placeholder,
             guessed_only: false,
         }
@@ -62,6 +75,7 @@ impl ToolLayout {
         Self {
             live_only: true,
             defer_later: false,
+            defer_asked: false,
             placeholder: false,
             guessed_only: false,
         }
@@ -78,8 +92,10 @@ pub(crate) fn patch_ids(context: &Context) -> HashSet<&EntryId> {
         .collect()
 }
 
-/// The tools array: the chain's starting tools in ledger order, the placeholder, then tools
-/// declared mid-chain in ledger order (deferred where the layout says so).
+/// The tools array: the chain's starting tools in ledger order, the placeholder, the starting
+/// tools that asked to be deferred, then tools declared mid-chain in ledger order (deferred
+/// where the layout says so, or where they asked and the layout allows it). A deferred tool
+/// is never in the cached prefix, so a deferred server's tools cost nothing until searched.
 pub(crate) fn tools_chapter(context: &Context, layout: ToolLayout) -> Vec<ToolDefinition> {
     let patches = patch_ids(context);
     let later = |tool: &LedgerTool| patches.contains(&tool.declared_by);
@@ -92,13 +108,20 @@ pub(crate) fn tools_chapter(context: &Context, layout: ToolLayout) -> Vec<ToolDe
         (!layout.live_only || tool.is_live())
             && (!layout.guessed_only || guessed.contains(&tool.name))
     };
+    let asked = |tool: &LedgerTool| layout.defer_asked && asks_deferral(tool);
     let all = context.tools.all();
     let mut tools: Vec<ToolDefinition> = all
         .iter()
-        .filter(|tool| !later(tool))
+        .filter(|tool| !later(tool) && !asked(tool))
         .filter(shown)
         .map(|tool| definition(tool, false))
         .collect();
+    // The provider's tool search, before anything deferred, from the first request of a
+    // chain that defers tools for search (a deferred MCP server's): the model finds them
+    // with it. A search-deferred tool that first appears mid-chain brings it in then.
+    if all.iter().any(asked) {
+        tools.push(ToolDefinition::tool_search());
+    }
     // Also for a chain that starts with no tools: its first deferred tool must not move
     // the tools chapter's first byte.
     if layout.placeholder {
@@ -106,9 +129,15 @@ pub(crate) fn tools_chapter(context: &Context, layout: ToolLayout) -> Vec<ToolDe
     }
     tools.extend(
         all.iter()
+            .filter(|tool| !later(tool) && asked(tool))
+            .filter(shown)
+            .map(|tool| definition(tool, true)),
+    );
+    tools.extend(
+        all.iter()
             .filter(|tool| later(tool))
             .filter(shown)
-            .map(|tool| definition(tool, layout.defer_later)),
+            .map(|tool| definition(tool, layout.defer_later || asked(tool))),
     );
     tools
 }

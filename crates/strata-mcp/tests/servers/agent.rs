@@ -307,3 +307,134 @@ async fn the_first_request_waits_for_a_starting_server_and_a_late_one_is_an_addi
     assert_eq!(json(&before.system), json(&after.system));
     late.shutdown().await;
 }
+
+/// A deferred server's manager (the churn server with `exposure = "deferred"`), started.
+async fn deferred_churn(native: bool) -> Option<strata_mcp::McpManager> {
+    let python = crate::deps::python()?;
+    let mut config = churn_config(&python);
+    config.exposure = strata_mcp::config::Exposure::Deferred;
+    let manager = crate::deps::started(vec![config]).await;
+    manager.set_native_deferral(native);
+    Some(manager)
+}
+
+#[tokio::test]
+async fn a_deferred_server_is_declared_with_defer_loading_from_the_first_request() {
+    let Some(manager) = deferred_churn(true).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Scripted::new(vec![
+        vec![("mcp__churn__alpha", json!({"text": "hi"}))],
+        vec![],
+        vec![],
+    ]);
+    let mut agent = agent(dir.path(), provider.clone(), full_row());
+    agent.set_tool_source(Some(Arc::new(manager.clone())));
+    agent.prompt("first").await.unwrap();
+    agent.prompt("second").await.unwrap();
+    let requests = provider.requests();
+    let first = &requests[0];
+    let names: Vec<&str> = first.tools.iter().map(|t| t.name.as_str()).collect();
+    let search = names
+        .iter()
+        .position(|n| *n == strata_provider::TOOL_SEARCH_TOOL)
+        .expect("the provider's tool search is declared");
+    let placeholder = names
+        .iter()
+        .position(|n| *n == strata_context::render::DEFERRED_PLACEHOLDER)
+        .expect("the placeholder is declared");
+    let alpha = names
+        .iter()
+        .position(|n| *n == "mcp__churn__alpha")
+        .unwrap();
+    assert!(search < placeholder && placeholder < alpha, "{names:?}");
+    for tool in &first.tools {
+        // The built-ins are declared as always; the server's tools are deferred; nothing
+        // goes behind the client-side search.
+        let mcp = tool.name.starts_with("mcp__churn__");
+        assert_eq!(
+            tool.defer_loading,
+            mcp || tool.name == strata_context::render::DEFERRED_PLACEHOLDER,
+            "{}",
+            tool.name
+        );
+        assert_ne!(tool.name, "mcp_tool_search");
+    }
+    assert!(
+        names.iter().take(search).all(|n| !n.starts_with("mcp")),
+        "{names:?}"
+    );
+    // The call reached the server, and the tools chapter did not move afterwards.
+    assert!(json(&requests[1].messages).contains("alpha:hi"));
+    assert_eq!(json(&first.tools), json(&requests[2].tools));
+
+    // On the wire: Anthropic's regex tool search stands where the renderer put it, each
+    // deferred tool carries `defer_loading`; OpenAI's hosted `tool_search` goes there instead.
+    let caps = full_row();
+    let model = strata_provider::Model {
+        provider: "anthropic".into(),
+        id: "claude-sonnet-4-5".into(),
+        name: "Claude Sonnet 4.5".into(),
+        context_window: 200_000,
+        max_output: 64_000,
+        input: Vec::new(),
+        reasoning: false,
+        prices: Default::default(),
+    };
+    let body = strata_anthropic::build_body(first, &model, &caps);
+    let wire = body["tools"].as_array().unwrap();
+    assert_eq!(wire[search]["type"], "tool_search_tool_regex_20251119");
+    assert_eq!(wire[alpha]["defer_loading"], true);
+    assert!(
+        wire[..search]
+            .iter()
+            .all(|t| t.get("defer_loading").is_none())
+    );
+    let built = strata_openai_responses::build_request(
+        &model,
+        first,
+        &caps,
+        strata_openai_responses::SystemPlacement::Instructions,
+        None,
+    );
+    let wire = built.body["tools"].as_array().unwrap();
+    let kinds: Vec<&str> = wire.iter().map(|t| t["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "tool_search").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert_eq!(wire[search]["type"], "tool_search");
+    assert_eq!(wire.len(), first.tools.len());
+    assert!(
+        wire.iter()
+            .all(|t| t.get("name").and_then(Value::as_str)
+                != Some(strata_provider::TOOL_SEARCH_TOOL))
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn without_native_deferral_a_deferred_server_stays_behind_the_client_search() {
+    let Some(manager) = deferred_churn(false).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Scripted::new(vec![vec![]]);
+    let mut agent = agent(dir.path(), provider.clone(), full_row());
+    agent.set_tool_source(Some(Arc::new(manager.clone())));
+    agent.prompt("first").await.unwrap();
+    let first = &provider.requests()[0];
+    let names: Vec<&str> = first.tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(names.contains(&"mcp_tool_search"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("mcp__churn__")),
+        "{names:?}"
+    );
+    assert!(
+        !names.contains(&strata_provider::TOOL_SEARCH_TOOL),
+        "{names:?}"
+    );
+    manager.shutdown().await;
+}
