@@ -539,6 +539,50 @@ fn compact_summarises_and_the_context_starts_with_the_summary() {
 }
 
 #[test]
+fn a_retried_summary_request_reports_pi_summarization_retries() {
+    let long = "The parser handles nested expressions and reports errors with spans. ".repeat(60);
+    let scenario = Scenario::from_toml(
+        &format!(
+            "name = \"long\"\nplayback = \"sequence\"\n[[turn]]\ntext = \"{long}\"\n[[turn]]\ntext = \"{long}\"\n[[summary]]\nkind = \"history\"\ntext = \"Two long answers about the parser.\"\n"
+        ),
+        "long.toml",
+    )
+    .unwrap();
+    let server = mock_with(scenario);
+    let dir = project();
+    project_config(dir.path(), "[compaction]\nkeep_recent_tokens = 10\n");
+    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    rpc.prompt_and_wait("write a parser");
+    rpc.prompt_and_wait("explain it");
+    // The first summary request is refused once; the transport retries it.
+    server.push_fault(Fault::next(FaultKind::Overloaded));
+    let result = rpc.ok(json!({"type": "compact"}));
+    assert!(result["summary"].is_string(), "{result}");
+    let events = std::mem::take(&mut rpc.events);
+    assert_eq!(
+        kinds(&events),
+        [
+            "compaction_start",
+            "summarization_retry_scheduled",
+            "summarization_retry_attempt_start",
+            "summarization_retry_finished",
+            "compaction_end",
+        ],
+        "{events:?}"
+    );
+    let scheduled = &events[1];
+    assert_eq!(scheduled["attempt"], 1);
+    assert_eq!(scheduled["maxAttempts"], 3);
+    assert!(scheduled["delayMs"].is_u64());
+    assert!(!scheduled["errorMessage"].as_str().unwrap().is_empty());
+    assert_eq!(
+        events[2],
+        json!({"type": "summarization_retry_attempt_start", "source": "compaction", "reason": "manual"})
+    );
+    rpc.close();
+}
+
+#[test]
 fn steering_during_a_run_reaches_the_model_before_its_next_request() {
     let server = demo_mock();
     server.push_fault(Fault::next(FaultKind::Slow { delay_ms: 100 }));
@@ -1281,6 +1325,14 @@ fn idle_rpc_session_keeps_its_cache_warm_with_one_token_pings() {
             records[0].body.as_ref().unwrap()["messages"]
         );
         assert_eq!(ping.cache.as_ref().unwrap().cache_read, first.input_tokens);
+    }
+    // Each stored ping is announced as Pi 1.6's cache warmer announces it.
+    for _ in 0..2 {
+        let appended = rpc.until(|e| e["type"] == "entry_appended");
+        let entry = &appended.last().unwrap()["entry"];
+        assert_eq!(entry["type"], "usage", "{entry}");
+        assert_eq!(entry["kind"], "cache_warm", "{entry}");
+        assert!(entry["id"].is_string(), "{entry}");
     }
     // The pings left the script alone and are billed in the session's stats.
     let events = rpc.prompt_and_wait("and now?");

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use strata_bedrock::credentials::ResolvedAws;
-use strata_provider::transport::HttpClient;
+use strata_provider::transport::{EnvLookup, HttpClient};
 use strata_provider::{Protocol, Provider, ProviderRow};
 
 /// Why no adapter could be built.
@@ -17,6 +17,31 @@ pub enum AdapterError {
     },
 }
 
+/// How a Bedrock adapter authenticates.
+#[derive(Debug, Clone, Default)]
+pub enum BedrockAuth {
+    /// Resolved AWS credentials and region (SigV4, or a Bedrock API key among them).
+    Resolved(ResolvedAws),
+    /// Only `StreamOptions::api_key`, for `region` (enough to build a request, e.g. to show it).
+    ApiKeyOnly {
+        /// The region the URL names.
+        region: Option<String>,
+    },
+    /// None: building a Bedrock adapter fails.
+    #[default]
+    Missing,
+}
+
+/// What an adapter reads besides its row and client.
+#[derive(Clone, Default)]
+pub struct AdapterOptions {
+    /// Bedrock's authentication (ignored by every other protocol).
+    pub bedrock: BedrockAuth,
+    /// Where URL variables (`{VAR}` in a row's base URL) are looked up; the process
+    /// environment when `None`. Bedrock takes none.
+    pub env: Option<EnvLookup>,
+}
+
 /// The adapter that speaks `protocol` for `row` over `client`. `aws` is used by Bedrock only
 /// (the caller resolves it: this crate reads no environment).
 pub fn adapter_for(
@@ -25,28 +50,62 @@ pub fn adapter_for(
     client: HttpClient,
     aws: Option<ResolvedAws>,
 ) -> Result<Arc<dyn Provider>, AdapterError> {
+    let bedrock = aws.map_or(BedrockAuth::Missing, BedrockAuth::Resolved);
+    adapter_with(row, protocol, client, AdapterOptions { bedrock, env: None })
+}
+
+/// [`adapter_for`] with every option: the one dispatch from protocol to adapter.
+pub fn adapter_with(
+    row: &ProviderRow,
+    protocol: Protocol,
+    client: HttpClient,
+    options: AdapterOptions,
+) -> Result<Arc<dyn Provider>, AdapterError> {
+    let AdapterOptions { bedrock, env } = options;
     Ok(match protocol {
         Protocol::AnthropicMessages => {
-            Arc::new(strata_anthropic::AnthropicProvider::for_row(row, client))
+            let adapter = strata_anthropic::AnthropicProvider::for_row(row, client);
+            Arc::new(match env {
+                Some(env) => adapter.with_env(env),
+                None => adapter,
+            })
         }
-        Protocol::OpenaiChat => Arc::new(strata_openai::OpenAiChatProvider::for_row(row, client)),
-        Protocol::OpenaiResponses => Arc::new(strata_openai_responses::ResponsesProvider::new(
-            row.clone(),
-            client,
-        )),
+        Protocol::OpenaiChat => {
+            let adapter = strata_openai::OpenAiChatProvider::for_row(row, client);
+            Arc::new(match env {
+                Some(env) => adapter.with_env(env),
+                None => adapter,
+            })
+        }
+        Protocol::OpenaiResponses => {
+            let adapter = strata_openai_responses::ResponsesProvider::new(row.clone(), client);
+            Arc::new(match env {
+                Some(env) => adapter.with_env(env),
+                None => adapter,
+            })
+        }
         Protocol::GoogleGenerativeAi => {
-            Arc::new(strata_google::GoogleProvider::new(row.clone(), client))
+            let adapter = strata_google::GoogleProvider::new(row.clone(), client);
+            Arc::new(match env {
+                Some(env) => adapter.with_env(env),
+                None => adapter,
+            })
         }
-        Protocol::BedrockConverse => {
-            let aws = aws.ok_or_else(|| AdapterError::MissingAwsCredentials {
-                provider: row.id.clone(),
-            })?;
-            Arc::new(strata_bedrock::BedrockProvider::new(
+        Protocol::BedrockConverse => match bedrock {
+            BedrockAuth::Resolved(aws) => Arc::new(strata_bedrock::BedrockProvider::new(
                 row.clone(),
                 client,
                 aws,
-            ))
-        }
+            )),
+            BedrockAuth::ApiKeyOnly { region } => Arc::new(
+                strata_bedrock::BedrockProvider::with_api_keys_only(row.clone(), client, region),
+            ),
+            BedrockAuth::Missing => {
+                return Err(AdapterError::MissingAwsCredentials {
+                    provider: row.id.clone(),
+                });
+            }
+        },
     })
 }
 

@@ -7,6 +7,8 @@ use strata_agent::AgentEvent;
 use strata_provider::ThinkingLevel;
 use strata_session::EntryId;
 
+use crate::queue::QueuedTexts;
+
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -79,6 +81,13 @@ pub enum RuntimeEvent {
         final_text: String,
         /// What failed, for [`RunEnd::Error`].
         error: Option<String>,
+        /// A queued follow-up runs next, at once (Pi reports both as one run).
+        continues: bool,
+    },
+    /// An entry no run wrote was appended (a keep-warm ping's `usage` entry).
+    EntryAppended {
+        /// The entry as persisted.
+        entry: serde_json::Value,
     },
     /// Nothing runs and nothing is queued: the runtime waits for the next operation.
     Settled,
@@ -103,6 +112,11 @@ pub enum RuntimeEvent {
         /// Its id.
         id: String,
     },
+    /// A compaction asked for with [`crate::Op::Compact`] ended (`None`: nothing to compact).
+    Compacted {
+        /// The `compaction` entry written.
+        entry: Option<EntryId>,
+    },
     /// The leaf moved (`entry`: the entry written for the move).
     Navigated {
         /// The `leaf` or `branch_summary` entry.
@@ -115,8 +129,13 @@ pub enum RuntimeEvent {
     },
     /// Queued messages were dropped.
     QueueCleared {
-        /// How many.
-        dropped: usize,
+        /// Their texts.
+        texts: QueuedTexts,
+    },
+    /// The messages waiting changed (queued, delivered or taken for the next run).
+    QueueChanged {
+        /// The texts waiting now.
+        texts: QueuedTexts,
     },
     /// An operation failed; the runtime goes on.
     Failed {

@@ -29,13 +29,15 @@ mod adapter;
 mod error;
 mod event;
 mod op;
+pub mod queue;
 mod route;
 mod runtime;
 pub mod sessions;
 
-pub use adapter::{AdapterError, adapter_for};
+pub use adapter::{AdapterError, AdapterOptions, BedrockAuth, adapter_for, adapter_with};
 pub use error::RuntimeError;
 pub use event::{Disposition, RunEnd, RuntimeEvent};
-pub use op::{Op, UserInput};
+pub use op::{AgentTask, Op, UserInput};
+pub use queue::{MessageQueue, QueueMode, QueuedTexts};
 pub use route::ModelRoute;
 pub use runtime::{RuntimeClosed, RuntimeHandle, Status, spawn};

@@ -6,6 +6,7 @@ use strata_provider::ThinkingLevel;
 use strata_session::{EntryId, ImageContent};
 use strata_tools::ToolSet;
 
+use crate::queue::QueueMode;
 use crate::route::ModelRoute;
 
 /// A message from the user: text and the images sent with it.
@@ -39,12 +40,16 @@ impl From<&str> for UserInput {
 pub enum Op {
     /// Runs a prompt to the end (a prompt sent during a run is queued as a follow-up).
     Prompt(UserInput),
-    /// A message delivered after the running tool batch (or, when idle, a prompt).
+    /// A message delivered after the running tool batch (when idle: queued for the next run).
     Steer(UserInput),
-    /// A message delivered when the run would end (or, when idle, a prompt).
+    /// A message delivered when the run would end (when idle: queued for the next run).
     FollowUp(UserInput),
     /// Drops the queued steering and follow-up messages.
     ClearQueue,
+    /// How queued steering messages are handed over (acts at once, also during a run).
+    SetSteeringMode(QueueMode),
+    /// How queued follow-up messages are handed over (acts at once, also during a run).
+    SetFollowUpMode(QueueMode),
     /// Stops the stream and running tools; the session stays well-formed.
     Abort,
     /// Summarises the history before the kept tail, with optional focus instructions.
@@ -92,9 +97,17 @@ pub enum Op {
     SetSessionName(String),
     /// Re-sends the last request now to keep its cache warm, when the plan allows a ping.
     KeepWarm,
+    /// Runs a front end's closure on the agent between operations, in queue order: reads
+    /// for display (the transcript, the tree, the next request's chapters) and appends the
+    /// runtime has no operation for (labels). It runs after a run going on, so it also marks
+    /// where the operations sent before it have finished.
+    WithAgent(AgentTask),
     /// Finishes the queue and ends the task, returning the agent.
     Shutdown,
 }
+
+/// A closure [`Op::WithAgent`] runs on the agent.
+pub type AgentTask = Box<dyn FnOnce(&mut strata_agent::Agent) + Send>;
 
 impl Op {
     /// The operation's name, for errors.
@@ -104,6 +117,8 @@ impl Op {
             Self::Steer(_) => "steer",
             Self::FollowUp(_) => "follow_up",
             Self::ClearQueue => "clear_queue",
+            Self::SetSteeringMode(_) => "set_steering_mode",
+            Self::SetFollowUpMode(_) => "set_follow_up_mode",
             Self::Abort => "abort",
             Self::Compact { .. } => "compact",
             Self::Navigate { .. } => "navigate",
@@ -117,6 +132,7 @@ impl Op {
             Self::SetAutoCompaction(_) => "set_auto_compaction",
             Self::SetSessionName(_) => "set_session_name",
             Self::KeepWarm => "keep_warm",
+            Self::WithAgent(_) => "with_agent",
             Self::Shutdown => "shutdown",
         }
     }
@@ -139,6 +155,14 @@ impl Op {
             Self::FollowUp(input) | Self::Prompt(input) => WhileRunning::FollowUp(input),
             Self::Abort => WhileRunning::Abort,
             Self::ClearQueue => WhileRunning::ClearQueue,
+            Self::SetSteeringMode(mode) => WhileRunning::SetMode {
+                steering: true,
+                mode,
+            },
+            Self::SetFollowUpMode(mode) => WhileRunning::SetMode {
+                steering: false,
+                mode,
+            },
             op if op.aborts_run() => WhileRunning::AbortThen(op),
             op => WhileRunning::After(op),
         }
@@ -151,6 +175,7 @@ pub(crate) enum WhileRunning {
     FollowUp(UserInput),
     Abort,
     ClearQueue,
+    SetMode { steering: bool, mode: QueueMode },
     AbortThen(Op),
     After(Op),
 }

@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 use crate::error::RuntimeError;
 use crate::event::{Disposition, RunEnd, RuntimeEvent};
 use crate::op::{Op, UserInput, WhileRunning};
+use crate::queue::MessageQueue;
 use crate::sessions;
 
 /// What a front end may read at any time: the state as of the last time the runtime was idle
@@ -39,7 +40,7 @@ pub struct Status {
     pub auto_compaction: bool,
     /// A run goes on.
     pub running: bool,
-    /// Follow-up messages waiting for the run to end.
+    /// Steering and follow-up messages waiting.
     pub queued: usize,
     /// Every request the session file records, added up.
     pub totals: Totals,
@@ -105,8 +106,8 @@ struct SessionRuntime {
     agent_events: mpsc::UnboundedReceiver<AgentEvent>,
     out: mpsc::UnboundedSender<RuntimeEvent>,
     status_tx: Option<watch::Sender<Status>>,
-    /// Follow-ups waiting for the run to end, oldest first.
-    follow_ups: VecDeque<UserInput>,
+    /// Steering and follow-up messages waiting.
+    queue: MessageQueue,
     /// Operations that arrived during a run and wait for it to end.
     deferred: VecDeque<Op>,
     /// A run happened since the runtime last said it settled.
@@ -121,7 +122,7 @@ impl SessionRuntime {
             agent_events,
             out,
             status_tx: None,
-            follow_ups: VecDeque::new(),
+            queue: MessageQueue::default(),
             deferred: VecDeque::new(),
             unsettled: false,
         }
@@ -156,14 +157,32 @@ impl SessionRuntime {
     async fn handle(&mut self, op: Op, ops: &mut mpsc::UnboundedReceiver<Op>) {
         let name = op.name();
         let result = match op {
-            Op::Prompt(input) | Op::Steer(input) | Op::FollowUp(input) => {
+            Op::Prompt(input) => {
                 self.run_prompts(input, ops).await;
                 Ok(())
             }
+            // Nothing runs: queued for the next prompt's run, as Pi queues them.
+            Op::Steer(input) => {
+                self.queue.steer(input, None);
+                self.queued();
+                Ok(())
+            }
+            Op::FollowUp(input) => {
+                self.queue.follow_up(input);
+                self.queued();
+                Ok(())
+            }
             Op::ClearQueue => {
-                let dropped = self.follow_ups.len() + self.agent.control().clear_steering();
-                self.follow_ups.clear();
-                self.emit(RuntimeEvent::QueueCleared { dropped });
+                let texts = self.queue.clear(&self.agent.control());
+                self.emit(RuntimeEvent::QueueCleared { texts });
+                Ok(())
+            }
+            Op::SetSteeringMode(mode) => {
+                self.queue.steering_mode = mode;
+                Ok(())
+            }
+            Op::SetFollowUpMode(mode) => {
+                self.queue.follow_up_mode = mode;
                 Ok(())
             }
             // Nothing runs: nothing to stop.
@@ -172,7 +191,10 @@ impl SessionRuntime {
                 .agent
                 .compact(CompactionReason::Manual, focus.as_deref())
                 .await
-                .map(|_| ())
+                .map(|entry| {
+                    self.forward_agent_events();
+                    self.emit(RuntimeEvent::Compacted { entry });
+                })
                 .map_err(RuntimeError::from),
             Op::Navigate {
                 target,
@@ -218,8 +240,18 @@ impl SessionRuntime {
                 .agent
                 .keep_warm()
                 .await
-                .map(|_| ())
+                .map(|pinged| {
+                    if pinged.is_some() {
+                        self.forward_agent_events();
+                        self.announce_last_entry();
+                    }
+                })
                 .map_err(RuntimeError::from),
+            Op::WithAgent(task) => {
+                self.forward_agent_events();
+                task(&mut self.agent);
+                Ok(())
+            }
             Op::Shutdown => Ok(()),
         };
         if let Err(error) = result {
@@ -238,7 +270,7 @@ impl SessionRuntime {
         while let Some(input) = next.take() {
             self.emit(RuntimeEvent::Accepted {
                 disposition: Disposition::Started,
-                pending: self.follow_ups.len(),
+                pending: self.queue.len(),
             });
             self.publish(true);
             let result = self.one_run(input, ops).await;
@@ -247,6 +279,12 @@ impl SessionRuntime {
                 Ok(summary) => RunEnd::from_reason(&summary.reason),
                 Err(_) => RunEnd::Error,
             };
+            // A run that finished continues with the queued follow-ups (before operations
+            // that arrived meanwhile, none of which stopped it); one that did not leaves them
+            // queued for the next prompt.
+            if end == RunEnd::Stop {
+                next = self.queue.next_follow_up();
+            }
             self.emit(RuntimeEvent::RunEnded {
                 end,
                 final_text: result
@@ -254,16 +292,14 @@ impl SessionRuntime {
                     .map(|s| s.final_text.clone())
                     .unwrap_or_default(),
                 error: result.err().map(|e| e.to_string()),
+                continues: next.is_some(),
             });
-            // Operations that arrived meanwhile go first (one that stops runs has just stopped
-            // this one); queued messages continue after them, as in Pi, where an abort leaves
-            // the queue to run.
-            if self.deferred.is_empty() {
-                next = self.follow_ups.pop_front();
+            if next.is_some() {
+                self.emit(RuntimeEvent::QueueChanged {
+                    texts: self.queue.texts(),
+                });
             }
         }
-        self.deferred
-            .extend(self.follow_ups.drain(..).map(Op::FollowUp));
         self.unsettled = true;
     }
 
@@ -278,10 +314,12 @@ impl SessionRuntime {
             agent,
             agent_events,
             out,
-            follow_ups,
+            queue,
             deferred,
             ..
         } = self;
+        // Steering queued for this run (or left from the last) is handed over as it starts.
+        queue.feed(&control);
         let run = agent.prompt_with_images(input.text, input.images);
         tokio::pin!(run);
         let mut closed = false;
@@ -289,7 +327,15 @@ impl SessionRuntime {
             tokio::select! {
                 biased;
                 Some(event) = agent_events.recv() => {
+                    let delivered = match &event {
+                        AgentEvent::SteeringDelivered { count } => Some(*count),
+                        _ => None,
+                    };
                     let _ = out.send(RuntimeEvent::Agent { event });
+                    if let Some(count) = delivered {
+                        queue.delivered(count, &control);
+                        let _ = out.send(RuntimeEvent::QueueChanged { texts: queue.texts() });
+                    }
                 }
                 result = &mut run => return result,
                 op = ops.recv(), if !closed => {
@@ -298,27 +344,35 @@ impl SessionRuntime {
                         closed = true;
                         continue;
                     };
-                    let pending = |follow_ups: &VecDeque<UserInput>| follow_ups.len();
                     match op.while_running() {
                         WhileRunning::Steer(input) => {
-                            control.steer_with_images(input.text, input.images);
+                            queue.steer(input, Some(&control));
                             let _ = out.send(RuntimeEvent::Accepted {
                                 disposition: Disposition::Steered,
-                                pending: pending(follow_ups),
+                                pending: queue.len(),
                             });
+                            let _ = out.send(RuntimeEvent::QueueChanged { texts: queue.texts() });
                         }
                         WhileRunning::FollowUp(input) => {
-                            follow_ups.push_back(input);
+                            queue.follow_up(input);
                             let _ = out.send(RuntimeEvent::Accepted {
                                 disposition: Disposition::Queued,
-                                pending: pending(follow_ups),
+                                pending: queue.len(),
                             });
+                            let _ = out.send(RuntimeEvent::QueueChanged { texts: queue.texts() });
                         }
                         WhileRunning::Abort => control.abort(),
                         WhileRunning::ClearQueue => {
-                            let dropped = follow_ups.len() + control.clear_steering();
-                            follow_ups.clear();
-                            let _ = out.send(RuntimeEvent::QueueCleared { dropped });
+                            let texts = queue.clear(&control);
+                            let _ = out.send(RuntimeEvent::QueueCleared { texts });
+                        }
+                        WhileRunning::SetMode { steering, mode } => {
+                            if steering {
+                                queue.steering_mode = mode;
+                                queue.feed(&control);
+                            } else {
+                                queue.follow_up_mode = mode;
+                            }
                         }
                         WhileRunning::AbortThen(op) => {
                             control.abort();
@@ -356,8 +410,7 @@ impl SessionRuntime {
         // The level in effect goes with the user, not with the file.
         let wanted = self.agent.wanted_thinking()?;
         self.agent.switch_session(session);
-        self.follow_ups.clear();
-        self.agent.control().clear_steering();
+        self.queue.clear(&self.agent.control());
         let model = self.agent.config().model.clone();
         let context = self.agent.context()?;
         let same_model = context
@@ -376,6 +429,27 @@ impl SessionRuntime {
             id: session.header().id.clone(),
         });
         Ok(())
+    }
+
+    fn queued(&self) {
+        self.emit(RuntimeEvent::Accepted {
+            disposition: Disposition::Queued,
+            pending: self.queue.len(),
+        });
+        self.emit(RuntimeEvent::QueueChanged {
+            texts: self.queue.texts(),
+        });
+    }
+
+    /// [`RuntimeEvent::EntryAppended`] for the entry just written.
+    fn announce_last_entry(&self) {
+        let tree = self.agent.session().tree();
+        if let Some(entry) = tree.iter().last()
+            && let Ok(parsed) = entry.entry()
+            && let Ok(json) = serde_json::to_value(parsed)
+        {
+            self.emit(RuntimeEvent::EntryAppended { entry: json });
+        }
     }
 
     fn forward_agent_events(&mut self) {
@@ -402,7 +476,7 @@ impl SessionRuntime {
             thinking,
             auto_compaction: self.agent.config().compaction.enabled,
             running,
-            queued: self.follow_ups.len(),
+            queued: self.queue.len(),
             totals: Totals::of(&strata_accounting::records(session.tree())),
         }
     }

@@ -10,9 +10,8 @@ use strata_context::{Context, ModelRef, RenderOptions, render_with};
 use strata_provider::transport::{
     EnvLookup, HttpClient, HttpRequest, TransportConfig, process_env,
 };
-use strata_provider::{
-    ApiKey, Catalog, Model, Protocol, Provider, ProviderError, ProviderRow, Request, StreamOptions,
-};
+use strata_provider::{ApiKey, Catalog, Model, Protocol, ProviderRow, Request, StreamOptions};
+use strata_runtime::{AdapterOptions, BedrockAuth};
 use strata_session::Session;
 
 use super::open::resolve_leaf;
@@ -113,7 +112,7 @@ fn wire_request(
     protocol: Protocol,
     model: &Model,
     request: &Request,
-) -> Result<HttpRequest, ProviderError> {
+) -> anyhow::Result<HttpRequest> {
     let environment: EnvLookup = Arc::new(process_env);
     build_with(row, protocol, model, request, environment).or_else(|_| {
         let placeholders: EnvLookup =
@@ -132,39 +131,29 @@ fn build_with(
     model: &Model,
     request: &Request,
     env: EnvLookup,
-) -> Result<HttpRequest, ProviderError> {
+) -> anyhow::Result<HttpRequest> {
     let client = HttpClient::new(&TransportConfig::default())?;
     let stream = StreamOptions {
         api_key: Some(ApiKey::new(PLACEHOLDER_KEY)),
         ..StreamOptions::default()
     };
-    let provider: Box<dyn Provider> = match protocol {
-        Protocol::AnthropicMessages => {
-            Box::new(strata_anthropic::AnthropicProvider::for_row(row, client).with_env(env))
-        }
-        Protocol::OpenaiChat => {
-            Box::new(strata_openai::OpenAiChatProvider::for_row(row, client).with_env(env))
-        }
-        Protocol::OpenaiResponses => Box::new(
-            strata_openai_responses::ResponsesProvider::new(row.clone(), client).with_env(env),
-        ),
-        Protocol::GoogleGenerativeAi => {
-            Box::new(strata_google::GoogleProvider::new(row.clone(), client).with_env(env))
-        }
-        Protocol::BedrockConverse => {
-            // The region a run would sign for; the URL names it.
-            let region = strata_bedrock::credentials::resolve_from_process()
+    // Bedrock signs for the region a run would use; the URL names it. A placeholder key
+    // stands in for credentials, so no AWS credentials are needed to show the request.
+    let bedrock = match protocol {
+        Protocol::BedrockConverse => BedrockAuth::ApiKeyOnly {
+            region: strata_bedrock::credentials::resolve_from_process()
                 .ok()
                 .and_then(|aws| aws.region)
                 .or_else(|| process_env("AWS_REGION"))
-                .or_else(|| process_env("AWS_DEFAULT_REGION"));
-            Box::new(strata_bedrock::BedrockProvider::with_api_keys_only(
-                row.clone(),
-                client,
-                region,
-            ))
-        }
+                .or_else(|| process_env("AWS_DEFAULT_REGION")),
+        },
+        _ => BedrockAuth::Missing,
     };
+    let options = AdapterOptions {
+        bedrock,
+        env: Some(env),
+    };
+    let provider = strata_runtime::adapter_with(row, protocol, client, options)?;
     // The adapter's own request builder, the one its `stream` sends.
-    provider.http_request(model, request, &stream)
+    Ok(provider.http_request(model, request, &stream)?)
 }

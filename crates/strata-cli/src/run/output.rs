@@ -37,6 +37,7 @@ pub async fn print_events(
                 end,
                 final_text,
                 error,
+                ..
             } if ended.is_none() => {
                 ended = Some(Ended {
                     end,

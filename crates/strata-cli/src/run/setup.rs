@@ -52,6 +52,10 @@ pub struct Built {
     pub choice: ModelChoice,
     /// A temporary session directory (`--no-session`), deleted when dropped.
     pub temp: Option<tempfile::TempDir>,
+    /// Carries the transport's retries to the agent's events: routes built later with its
+    /// observer report theirs too.
+    #[allow(dead_code, reason = "read by rpc mode")]
+    pub retries: RetryEvents,
 }
 
 impl Setup {
@@ -99,6 +103,16 @@ impl Setup {
         choice: &ModelChoice,
         retries: Option<RetryObserver>,
     ) -> anyhow::Result<ModelSwitch> {
+        Ok(self.model_route(choice, retries)?.switch())
+    }
+
+    /// The runtime's [`strata_runtime::ModelRoute`] to `choice`: adapter, model, capabilities,
+    /// protocol and request options, as [`Self::model_switch`] builds them.
+    pub fn model_route(
+        &self,
+        choice: &ModelChoice,
+        retries: Option<RetryObserver>,
+    ) -> anyhow::Result<strata_runtime::ModelRoute> {
         let row = self
             .catalog
             .provider(&choice.provider)
@@ -123,10 +137,10 @@ impl Setup {
         let endpoint = row.endpoint(&model.id);
         let (row, stream) = self.stream_options(&row, &model.id, flag_key, flag_url);
         let provider = provider_for(&row, endpoint.protocol, self.config.max_retries, retries)?;
-        Ok(ModelSwitch {
+        Ok(strata_runtime::ModelRoute {
             provider,
             capabilities: row.capabilities(&model.id),
-            api: endpoint.protocol.as_str().to_owned(),
+            protocol: endpoint.protocol,
             model,
             stream,
         })
@@ -167,17 +181,24 @@ impl Setup {
     pub fn build_agent(&self) -> anyhow::Result<Built> {
         let choice = self.model_choice()?;
         let (session, temp) = self.open_session()?;
-        let agent = self.agent_on(session, &choice)?;
+        let retries = RetryEvents::new();
+        let agent = self.agent_reporting(session, &choice, retries.clone())?;
         Ok(Built {
             agent,
             choice,
             temp,
+            retries,
         })
     }
 
     /// An agent appending to `session` with the model `choice`.
-    pub fn agent_on(&self, session: Session, choice: &ModelChoice) -> anyhow::Result<Agent> {
-        let retries = RetryEvents::new();
+    /// Its provider's retries are reported through `retries`.
+    pub fn agent_reporting(
+        &self,
+        session: Session,
+        choice: &ModelChoice,
+        retries: RetryEvents,
+    ) -> anyhow::Result<Agent> {
         let switch = self.model_switch(choice, Some(retries.observer()))?;
         let native_deferral = switch.capabilities.deferred_tools;
         let agent_config = AgentConfig {
@@ -453,12 +474,8 @@ pub fn check_tool_names(names: &[&str]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Opens `path` for appending, or creates it for `cwd`.
-pub fn open_or_create(path: &Path, cwd: &str) -> anyhow::Result<Session> {
-    open_or_create_with(path, cwd, |_| {})
-}
-
-/// [`open_or_create`], passing each problem found while reading the file to `report`.
+/// Opens `path` for appending, or creates it for `cwd`, passing each problem found while
+/// reading the file to `report`.
 fn open_or_create_with(
     path: &Path,
     cwd: &str,

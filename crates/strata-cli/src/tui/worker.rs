@@ -1,28 +1,28 @@
-//! The agent task: owns the [`Agent`] (its `prompt` needs `&mut self`), runs what the UI asks
-//! for one command at a time, and reports back on one channel, agent events and replies in the
-//! order they happened.
+//! The agent task: a view over the session runtime, which owns the [`Agent`]. It runs what the
+//! UI asks for one command at a time as runtime operations, and reports back on one channel,
+//! agent events and replies in the order they happened.
 
-use std::future::Future;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
 use strata_agent::{Agent, AgentEvent, Control};
-use strata_compaction::CompactionReason;
 use strata_context::RenderOptions;
 use strata_context::render::Divergence;
-use strata_provider::Prices;
+use strata_provider::{Prices, ThinkingLevel};
+use strata_runtime::{Op, RuntimeClosed, RuntimeEvent, RuntimeHandle, UserInput};
 use strata_session::{
     AgentMessage, ContentBlock, Entry, EntryId, EntryKind, Role, Session, SessionSummary,
 };
 use strata_tools::ToolSet;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::sync::oneshot;
 
 use super::app::{Item, Level, Notice, ToolItem, ToolState, result_diff, tool_result_text};
 use super::picker::PickerItem;
 use super::stats::{self, Stats};
 use crate::run::Setup;
 use crate::run::model::{ModelChoice, parse_model};
-use crate::run::setup::{Built, check_tool_names, open_or_create};
+use crate::run::setup::{Built, check_tool_names};
 
 /// What the UI asks the agent task to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -195,467 +195,135 @@ pub struct TreeRow {
     pub leaf: bool,
 }
 
-/// The agent task's state.
+/// The agent task: a view over the session runtime ([`strata_runtime`]). It maps the UI's
+/// commands to the runtime's operations, reads what the screen shows between them, and
+/// passes the runtime's events on; the behaviour (model switches, sessions, compaction,
+/// keep-warm) is the runtime's.
 pub struct Worker {
     setup: Setup,
-    agent: Agent,
-    outbox: Outbox,
+    /// The agent, until [`Self::serve`] hands it to the runtime.
+    agent: Option<Agent>,
+    ui: UnboundedSender<UiEvent>,
     temp: Option<tempfile::TempDir>,
+    /// The models `/model` offers, with a description.
+    models: Vec<(String, String)>,
 }
 
-/// The agent's event receiver and the channel to the UI, with what passed through.
-struct Outbox {
-    agent_events: UnboundedReceiver<AgentEvent>,
+/// The runtime's handle and event stream, with what passed through.
+struct Live {
+    handle: RuntimeHandle,
+    events: UnboundedReceiver<RuntimeEvent>,
     ui: UnboundedSender<UiEvent>,
+    models: Vec<(String, String)>,
     /// The divergence of the last request sent in this process (`None`: none sent yet).
     last_divergence: Option<Option<Divergence>>,
+    /// What the last manual compaction wrote (`Some(None)`: nothing to compact).
+    compacted: Option<Option<EntryId>>,
 }
 
-impl Outbox {
-    fn forward(&mut self, event: AgentEvent) {
-        if let AgentEvent::RequestStart { divergence, .. } = &event {
-            self.last_divergence = Some(divergence.clone());
-        }
-        let _ = self.ui.send(UiEvent::Agent(event));
+impl Live {
+    fn reply(&self, reply: Reply) {
+        let _ = self.ui.send(UiEvent::Reply(reply));
     }
 
-    fn forward_pending(&mut self) {
-        while let Ok(event) = self.agent_events.try_recv() {
-            self.forward(event);
+    /// Passes an event on; returns what failed, when it says something did.
+    fn on_event(&mut self, event: RuntimeEvent) -> Option<String> {
+        match event {
+            RuntimeEvent::Agent { event } => {
+                if let AgentEvent::RequestStart { divergence, .. } = &event {
+                    self.last_divergence = Some(divergence.clone());
+                }
+                let _ = self.ui.send(UiEvent::Agent(event));
+                None
+            }
+            RuntimeEvent::RunEnded {
+                error: Some(error), ..
+            } => Some(format!("the run failed: {error}")),
+            RuntimeEvent::Compacted { entry } => {
+                self.compacted = Some(entry);
+                None
+            }
+            RuntimeEvent::Failed { op, error } => Some(match op {
+                "compact" => format!("compaction failed: {error}"),
+                "navigate" => format!("moving in the tree: {error}"),
+                "keep_warm" => format!("keeping the cache warm: {error}"),
+                _ => error,
+            }),
+            _ => None,
         }
     }
 
-    /// Awaits `work` on the agent while forwarding its events as they come.
-    async fn forwarding<T>(&mut self, work: impl Future<Output = T>) -> T {
-        tokio::pin!(work);
+    /// An event while no command runs (a keep-warm ping): failures are said at once.
+    fn idle_event(&mut self, event: RuntimeEvent) {
+        if let Some(error) = self.on_event(event) {
+            self.reply(Reply::Error(error));
+        }
+    }
+
+    /// Sends `ops`, then reads the agent with `read` once they have finished, passing the
+    /// events on meanwhile. Fails with the first failure the operations reported.
+    async fn call<T: Send + 'static>(
+        &mut self,
+        ops: Vec<Op>,
+        read: impl FnOnce(&mut Agent) -> T + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let (done, mut value) = oneshot::channel();
+        for op in ops {
+            self.handle.send(op)?;
+        }
+        self.handle.send(Op::WithAgent(Box::new(move |agent| {
+            let _ = done.send(read(agent));
+        })))?;
+        let mut failure = None;
         loop {
             tokio::select! {
                 biased;
-                Some(event) = self.agent_events.recv() => self.forward(event),
-                done = &mut work => return done,
+                Some(event) = self.events.recv() => {
+                    if let Some(error) = self.on_event(event) {
+                        failure.get_or_insert(error);
+                    }
+                }
+                read = &mut value => {
+                    // Every event of the operations was sent before `read` ran.
+                    while let Ok(event) = self.events.try_recv() {
+                        if let Some(error) = self.on_event(event) {
+                            failure.get_or_insert(error);
+                        }
+                    }
+                    let read = read.map_err(|_| RuntimeClosed)?;
+                    return match failure {
+                        Some(error) => Err(anyhow::anyhow!(error)),
+                        None => Ok(read),
+                    };
+                }
             }
         }
+    }
+
+    /// Sends the UI the current session, its transcript and counters.
+    async fn attach(&mut self) -> anyhow::Result<()> {
+        let models = self.models.clone();
+        let attached = self
+            .call(Vec::new(), move |agent| attached(agent, models))
+            .await?;
+        self.reply(Reply::Attached(Box::new(attached)));
+        Ok(())
+    }
+
+    async fn refresh_status(&mut self) -> anyhow::Result<()> {
+        let models = self.models.clone();
+        let status = self
+            .call(Vec::new(), move |agent| status(agent, models))
+            .await?;
+        self.reply(Reply::Status(Box::new(status)));
+        Ok(())
     }
 }
 
 impl Worker {
     /// A worker on a built agent, reporting to `ui`.
     pub fn new(setup: Setup, built: Built, ui: UnboundedSender<UiEvent>) -> Self {
-        let mut agent = built.agent;
-        let agent_events = agent.subscribe();
-        Self {
-            setup,
-            agent,
-            outbox: Outbox {
-                agent_events,
-                ui,
-                last_divergence: None,
-            },
-            temp: built.temp,
-        }
-    }
-
-    fn reply(&self, reply: Reply) {
-        let _ = self.outbox.ui.send(UiEvent::Reply(reply));
-    }
-
-    /// Runs commands until the UI hangs up; while idle, keeps the provider's cache warm as
-    /// the agent's keep-warm plan says (`[cache] keep_warm`).
-    pub async fn serve(mut self, mut commands: UnboundedReceiver<Command>) {
-        self.attach();
-        loop {
-            let command = tokio::select! {
-                command = commands.recv() => command,
-                () = self.agent.keep_warm_due() => {
-                    let pinged = self.outbox.forwarding(self.agent.keep_warm()).await;
-                    // The ping's event is sent as it returns: after `forwarding` stopped looking.
-                    self.outbox.forward_pending();
-                    if let Err(error) = pinged {
-                        self.reply(Reply::Error(format!("keeping the cache warm: {error:#}")));
-                    }
-                    continue;
-                }
-            };
-            let Some(command) = command else {
-                break;
-            };
-            let long = matches!(
-                command,
-                Command::Prompt(_) | Command::Compact(_) | Command::Navigate { .. }
-            );
-            if let Err(error) = self.run(command).await {
-                self.reply(Reply::Error(format!("{error:#}")));
-            }
-            self.outbox.forward_pending();
-            if long {
-                self.refresh_status();
-            }
-            self.reply(Reply::Idle);
-        }
-        drop(self.temp.take());
-    }
-
-    /// Sends the UI the current session, its transcript and counters.
-    fn attach(&mut self) {
-        let transcript = transcript_of(self.agent.session());
-        let history = transcript
-            .iter()
-            .filter_map(|item| match item {
-                Item::User(text) => Some(text.clone()),
-                _ => None,
-            })
-            .collect();
-        let stats = stats_of(self.agent.session());
-        let status = self.status();
-        self.reply(Reply::Attached(Box::new(Attached {
-            status,
-            transcript,
-            stats,
-            history,
-            control: Some(self.agent.control()),
-        })));
-    }
-
-    fn refresh_status(&mut self) {
-        let status = self.status();
-        self.reply(Reply::Status(Box::new(status)));
-    }
-
-    async fn run(&mut self, command: Command) -> anyhow::Result<()> {
-        match command {
-            Command::Prompt(text) => {
-                let Self { agent, outbox, .. } = self;
-                let summary = outbox.forwarding(agent.prompt(text)).await;
-                summary.context("the run failed")?;
-            }
-            Command::Compact(focus) => {
-                let Self { agent, outbox, .. } = self;
-                let done = outbox
-                    .forwarding(agent.compact(CompactionReason::Manual, focus.as_deref()))
-                    .await
-                    .context("compaction failed")?;
-                if done.is_none() {
-                    self.reply(Reply::Notice("nothing to compact yet".into()));
-                }
-            }
-            Command::Navigate {
-                target,
-                summarize,
-                instructions,
-            } => {
-                if summarize {
-                    self.reply(Reply::Busy("summarizing the branch".into()));
-                }
-                let Self { agent, outbox, .. } = self;
-                outbox
-                    .forwarding(agent.navigate(target.as_ref(), summarize, instructions.as_deref()))
-                    .await
-                    .context("moving in the tree")?;
-                self.attach();
-                let note = if summarize {
-                    "moved; the branch left was summarized"
-                } else {
-                    "moved in the tree"
-                };
-                self.reply(Reply::Notice(note.into()));
-            }
-            Command::Model(name) => self.switch_model(&name)?,
-            Command::Thinking(level) => {
-                let set = self.agent.set_thinking_level(&level)?;
-                self.reply(Reply::Notice(format!("thinking level: {set}")));
-                self.refresh_status();
-            }
-            Command::Tools { enable, disable } => {
-                let mut names: Vec<String> = self
-                    .agent
-                    .tools()
-                    .names()
-                    .into_iter()
-                    .map(str::to_owned)
-                    .filter(|name| !disable.contains(name))
-                    .collect();
-                for name in enable {
-                    if !names.contains(&name) {
-                        names.push(name);
-                    }
-                }
-                let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                check_tool_names(&names)?;
-                self.agent.set_tools(ToolSet::builtins(&names));
-                self.reply(Reply::Notice(format!(
-                    "tools now: {} (stored as a system patch with the next request)",
-                    names.join(", ")
-                )));
-                self.refresh_status();
-            }
-            Command::ForkPoints => {
-                let rows = fork_points(self.agent.session());
-                self.reply(Reply::ForkPoints(rows));
-            }
-            Command::Fork(at) => {
-                let session = self.agent.session();
-                let leaf = match &at {
-                    ForkAt::Here => session.leaf().cloned(),
-                    ForkAt::Before(id) => session.tree().parent_of(id).cloned(),
-                };
-                let store = self.setup.store()?;
-                let header = strata_session::new_header(&session.header().cwd, None);
-                let path = store.session_path(&header);
-                if let Some(parent) = path.parent() {
-                    std::fs::create_dir_all(parent)
-                        .with_context(|| format!("creating {}", parent.display()))?;
-                }
-                let written = session
-                    .fork(leaf.as_ref(), &path)
-                    .context("forking the session")?;
-                let cwd = self.setup.cwd.display().to_string();
-                self.replace_session(open_or_create(&written, &cwd)?)?;
-                self.reply(Reply::Notice(format!("forked into {}", written.display())));
-            }
-            Command::New => {
-                let session = self.setup.new_session()?;
-                self.replace_session(session)?;
-                self.reply(Reply::Notice("new session".into()));
-            }
-            Command::Resume(path) => {
-                let cwd = self.setup.cwd.display().to_string();
-                let session = open_or_create(&path, &cwd)?;
-                self.replace_session(session)?;
-                self.reply(Reply::Notice(format!("resumed {}", path.display())));
-            }
-            Command::Sessions => {
-                let store = self.setup.store()?;
-                let cwd = self.setup.cwd.display().to_string();
-                let current = self.agent.session().path().to_path_buf();
-                let sessions = store.list(&cwd).context("listing sessions")?;
-                let items = sessions
-                    .iter()
-                    .filter(|summary| summary.path != current)
-                    .map(session_item)
-                    .collect();
-                self.reply(Reply::Sessions(items));
-            }
-            Command::Tree => {
-                let rows = tree_rows(self.agent.session());
-                self.reply(Reply::Tree(rows));
-            }
-            Command::Name(name) => {
-                self.agent.session_mut().append_session_info(&name)?;
-                self.reply(Reply::Notice(format!("session named “{}”", name.trim())));
-                self.refresh_status();
-            }
-            Command::Label(label) => {
-                let session = self.agent.session();
-                let target = session
-                    .leaf()
-                    .and_then(|leaf| {
-                        session
-                            .tree()
-                            .walk_to_root(leaf.as_str())
-                            .find(|entry| {
-                                !matches!(entry.kind(), EntryKind::Label | EntryKind::Leaf)
-                            })
-                            .map(|entry| entry.id().clone())
-                    })
-                    .context("nothing to label yet")?;
-                self.agent
-                    .session_mut()
-                    .append_label(&target, label.as_deref())?;
-                let said = match &label {
-                    Some(label) => format!("labelled {target} “{label}”"),
-                    None => format!("label of {target} cleared"),
-                };
-                self.reply(Reply::Notice(said));
-            }
-            Command::Context => {
-                let lines = self.context_report()?;
-                self.reply(Reply::Block {
-                    title: "context: the next request".into(),
-                    lines,
-                });
-            }
-            Command::Export(output) => {
-                let file = self.agent.session().path().to_path_buf();
-                let written = crate::export::export_html(
-                    &file,
-                    output.as_deref(),
-                    crate::export::Overwrite::Refuse,
-                )?;
-                self.reply(Reply::Notice(format!("exported to {}", written.display())));
-            }
-        }
-        Ok(())
-    }
-
-    fn switch_model(&mut self, name: &str) -> anyhow::Result<()> {
-        let choice: ModelChoice = parse_model(name, None)?;
-        let switch = self.setup.model_switch(&choice, None)?;
-        self.agent.set_model(switch)?;
-        let mut said = format!("model: {}", self.agent.config().model.qualified_id());
-        // Without `:level` the agent keeps the level asked for (off where the model does not
-        // reason, back again where it does).
-        if let Some(level) = &choice.thinking {
-            let set = self.agent.set_thinking_level(level)?;
-            said.push_str(&format!(", thinking {set}"));
-        }
-        self.reply(Reply::Notice(said));
-        self.refresh_status();
-        Ok(())
-    }
-
-    /// Puts a new agent on `session` with the current model.
-    fn replace_session(&mut self, session: Session) -> anyhow::Result<()> {
-        let config = self.agent.config();
-        let choice = ModelChoice {
-            provider: config.model.provider.clone(),
-            id: config.model.id.clone(),
-            thinking: None,
-        };
-        let mut agent = self.setup.agent_on(session, &choice)?;
-        // Keep the tool set the user chose in this run.
-        agent.set_tools(ToolSet::builtins(&self.agent.tools().names()));
-        self.outbox.agent_events = agent.subscribe();
-        self.agent = agent;
-        self.attach();
-        Ok(())
-    }
-
-    /// The render options the agent's own requests use.
-    fn render_options(&self) -> RenderOptions {
-        let config = self.agent.config();
-        RenderOptions {
-            policy: config.render_policy,
-            cache_key: Some(self.agent.session().header().id.clone()),
-            max_tokens: config.max_tokens,
-            ttl: config.capabilities.cache_ttl(config.cache.retention),
-        }
-    }
-
-    fn context_report(&mut self) -> anyhow::Result<Vec<String>> {
-        let capabilities = self.agent.config().capabilities.clone();
-        let options = self.render_options();
-        let context = self.agent.context()?;
-        let rendered = strata_context::render_with(context, &capabilities, &options);
-        let report = rendered.report(None);
-        let mut lines = vec![format!(
-            "{:<9} {:>9} {:>8}  {}",
-            "chapter", "bytes", "≈tokens", "hash (FNV-1a 64)"
-        )];
-        for (name, digest) in [
-            ("tools", report.tools),
-            ("system", report.system),
-            ("messages", report.messages),
-        ] {
-            lines.push(format!(
-                "{name:<9} {:>9} {:>8}  {:016x}",
-                digest.bytes,
-                stats::tokens(digest.bytes as u64 / 4),
-                digest.hash
-            ));
-        }
-        if report.deferred.bytes > 0 {
-            lines.push(format!(
-                "{:<9} {:>9} {:>8}  {:016x}  (outside the cached prefix)",
-                "deferred",
-                report.deferred.bytes,
-                stats::tokens(report.deferred.bytes as u64 / 4),
-                report.deferred.hash
-            ));
-        }
-        lines.push(String::new());
-        lines.push("policy:".to_owned());
-        let settings = self.agent.config().compaction.for_model(
-            &self.agent.config().model.provider,
-            &self.agent.config().model.id,
-        );
-        for line in strata_agent::policy::explain_compaction(&settings)
-            .into_iter()
-            .chain([strata_agent::policy::explain_system_changes(&capabilities)])
-        {
-            lines.push(format!("  {line}"));
-        }
-        let request = &rendered.request;
-        let breakpoints: Vec<String> = request
-            .breakpoints
-            .iter()
-            .map(|bp| {
-                let at = match bp.position {
-                    strata_provider::BreakpointPosition::Tools => "after tools".to_owned(),
-                    strata_provider::BreakpointPosition::System => "after system".to_owned(),
-                    strata_provider::BreakpointPosition::Message { index } => {
-                        format!("after message {}", index + 1)
-                    }
-                };
-                format!(
-                    "{at} ({})",
-                    serde_json::to_value(bp.ttl)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_default()
-                )
-            })
-            .collect();
-        lines.push(format!(
-            "breakpoints: {}",
-            if breakpoints.is_empty() {
-                "none (automatic cache)".to_owned()
-            } else {
-                breakpoints.join(", ")
-            }
-        ));
-        lines.push(match &self.outbox.last_divergence {
-            None => "last request: none sent yet in this run".to_owned(),
-            Some(None) => "last request: the first of this run (nothing to compare with)".to_owned(),
-            Some(Some(Divergence::Identical)) => "last request: identical to the one before".to_owned(),
-            Some(Some(Divergence::Extends { at })) => {
-                format!("last request: extended the one before at byte {at} (cache kept)")
-            }
-            Some(Some(Divergence::At {
-                offset,
-                chapter,
-                chapter_offset,
-            })) => format!(
-                "last request: broke the cache in the {} chapter, at byte {chapter_offset} of it ({offset} overall)",
-                stats::chapter_name(*chapter)
-            ),
-        });
-        lines.push(format!(
-            "{} tools, {} system blocks, {} messages",
-            request.tools.len(),
-            request.system.len(),
-            request.messages.len()
-        ));
-        for note in &report.notes {
-            if let Ok(text) = serde_json::to_string(note) {
-                lines.push(format!("note: {text}"));
-            }
-        }
-        Ok(lines)
-    }
-
-    fn status(&mut self) -> Status {
-        let config = self.agent.config();
-        let model = config.model.clone();
-        let capabilities = config.capabilities.clone();
-        let live: Vec<String> = self
-            .agent
-            .tools()
-            .names()
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        let tools = strata_tools::ALL_TOOL_NAMES
-            .iter()
-            .map(|name| ToolInfo {
-                name: (*name).to_owned(),
-                enabled: live.iter().any(|l| l == name),
-                tokens: strata_tools::builtin(name)
-                    .and_then(|tool| serde_json::to_string(&tool.definition()).ok())
-                    .map_or(0, |json| json.len() as u64 / 4),
-            })
-            .collect();
-        let models = self
-            .setup
+        let models = setup
             .catalog
             .models()
             .map(|m| {
@@ -671,38 +339,473 @@ impl Worker {
                 )
             })
             .collect();
-        let options = self.render_options();
-        let (thinking, chapter_tokens) = match self.agent.context() {
-            Ok(context) => {
-                let rendered = strata_context::render_with(context, &capabilities, &options);
-                let bytes = &rendered.bytes;
-                (
-                    context.thinking_level.clone(),
-                    [
-                        bytes.tools.len() as u64 / 4,
-                        bytes.system.len() as u64 / 4,
-                        bytes.messages.len() as u64 / 4,
-                    ],
-                )
-            }
-            Err(_) => ("off".to_owned(), [0; 3]),
-        };
-        let session = self.agent.session();
-        Status {
-            model: model.qualified_id(),
-            thinking,
-            context_window: model.context_window,
-            session_name: session.tree().name().map(str::to_owned),
-            session_file: session.path().to_path_buf(),
-            tools,
+        Self {
+            setup,
+            agent: Some(built.agent),
+            ui,
+            temp: built.temp,
             models,
-            mid_conversation_system: capabilities.mid_conversation_system,
-            tool_addition: capabilities.tool_addition,
-            deferred_tools: capabilities.deferred_tools,
-            prices: model.prices,
-            chapter_tokens,
-            tree: Vec::new(),
         }
+    }
+
+    /// Starts the runtime and runs commands until the UI hangs up; while idle, the runtime
+    /// keeps the provider's cache warm as the agent's keep-warm plan says (`[cache]
+    /// keep_warm`), and its events reach the UI.
+    pub async fn serve(mut self, mut commands: UnboundedReceiver<Command>) {
+        let Some(agent) = self.agent.take() else {
+            return;
+        };
+        let (handle, events, task) = strata_runtime::spawn(agent);
+        let mut live = Live {
+            handle,
+            events,
+            ui: self.ui.clone(),
+            models: std::mem::take(&mut self.models),
+            last_divergence: None,
+            compacted: None,
+        };
+        if let Err(error) = live.attach().await {
+            live.reply(Reply::Error(format!("{error:#}")));
+        }
+        loop {
+            tokio::select! {
+                command = commands.recv() => {
+                    let Some(command) = command else {
+                        break;
+                    };
+                    let long = matches!(
+                        command,
+                        Command::Prompt(_) | Command::Compact(_) | Command::Navigate { .. }
+                    );
+                    if let Err(error) = self.run(&mut live, command).await {
+                        live.reply(Reply::Error(format!("{error:#}")));
+                    }
+                    if long && let Err(error) = live.refresh_status().await {
+                        live.reply(Reply::Error(format!("{error:#}")));
+                    }
+                    live.reply(Reply::Idle);
+                }
+                event = live.events.recv() => match event {
+                    Some(event) => live.idle_event(event),
+                    None => break,
+                },
+            }
+        }
+        let _ = live.handle.send(Op::Shutdown);
+        let _ = task.await;
+        drop(self.temp.take());
+    }
+
+    async fn run(&mut self, live: &mut Live, command: Command) -> anyhow::Result<()> {
+        match command {
+            Command::Prompt(text) => {
+                live.call(vec![Op::Prompt(UserInput::text(text))], |_| ())
+                    .await?;
+            }
+            Command::Compact(focus) => {
+                live.compacted = None;
+                live.call(vec![Op::Compact { focus }], |_| ()).await?;
+                if live.compacted == Some(None) {
+                    live.reply(Reply::Notice("nothing to compact yet".into()));
+                }
+            }
+            Command::Navigate {
+                target,
+                summarize,
+                instructions,
+            } => {
+                if summarize {
+                    live.reply(Reply::Busy("summarizing the branch".into()));
+                }
+                let navigate = Op::Navigate {
+                    target,
+                    summarize,
+                    instructions,
+                };
+                live.call(vec![navigate], |_| ()).await?;
+                live.attach().await?;
+                let note = if summarize {
+                    "moved; the branch left was summarized"
+                } else {
+                    "moved in the tree"
+                };
+                live.reply(Reply::Notice(note.into()));
+            }
+            Command::Model(name) => self.switch_model(live, &name).await?,
+            Command::Thinking(level) => {
+                let level: ThinkingLevel = level.parse().map_err(anyhow::Error::msg)?;
+                let set = live.call(vec![Op::SetThinking(level)], thinking_of).await?;
+                live.reply(Reply::Notice(format!("thinking level: {set}")));
+                live.refresh_status().await?;
+            }
+            Command::Tools { enable, disable } => {
+                let live_names = live
+                    .call(Vec::new(), |agent| {
+                        agent
+                            .tools()
+                            .names()
+                            .into_iter()
+                            .map(str::to_owned)
+                            .collect::<Vec<String>>()
+                    })
+                    .await?;
+                let mut names: Vec<String> = live_names
+                    .into_iter()
+                    .filter(|name| !disable.contains(name))
+                    .collect();
+                for name in enable {
+                    if !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                check_tool_names(&names)?;
+                live.call(vec![Op::SetTools(ToolSet::builtins(&names))], |_| ())
+                    .await?;
+                live.reply(Reply::Notice(format!(
+                    "tools now: {} (stored as a system patch with the next request)",
+                    names.join(", ")
+                )));
+                live.refresh_status().await?;
+            }
+            Command::ForkPoints => {
+                let rows = live
+                    .call(Vec::new(), |agent| fork_points(agent.session()))
+                    .await?;
+                live.reply(Reply::ForkPoints(rows));
+            }
+            Command::Fork(at) => {
+                let leaf = live
+                    .call(Vec::new(), move |agent| {
+                        let session = agent.session();
+                        match &at {
+                            ForkAt::Here => session.leaf().cloned(),
+                            ForkAt::Before(id) => session.tree().parent_of(id).cloned(),
+                        }
+                    })
+                    .await?;
+                let written = live
+                    .call(vec![Op::Fork { leaf }], session_path)
+                    .await
+                    .context("forking the session")?;
+                live.attach().await?;
+                live.reply(Reply::Notice(format!("forked into {}", written.display())));
+            }
+            Command::New => {
+                live.call(vec![Op::NewSession { parent: None }], |_| ())
+                    .await?;
+                live.attach().await?;
+                live.reply(Reply::Notice("new session".into()));
+            }
+            Command::Resume(path) => {
+                let switch = Op::SwitchSession { path: path.clone() };
+                live.call(vec![switch], |_| ()).await?;
+                live.attach().await?;
+                live.reply(Reply::Notice(format!("resumed {}", path.display())));
+            }
+            Command::Sessions => {
+                let store = self.setup.store()?;
+                let cwd = self.setup.cwd.display().to_string();
+                let current = live.call(Vec::new(), session_path).await?;
+                let sessions = store.list(&cwd).context("listing sessions")?;
+                let items = sessions
+                    .iter()
+                    .filter(|summary| summary.path != current)
+                    .map(session_item)
+                    .collect();
+                live.reply(Reply::Sessions(items));
+            }
+            Command::Tree => {
+                let rows = live
+                    .call(Vec::new(), |agent| tree_rows(agent.session()))
+                    .await?;
+                live.reply(Reply::Tree(rows));
+            }
+            Command::Name(name) => {
+                let trimmed = name.trim().to_owned();
+                live.call(vec![Op::SetSessionName(name)], |_| ()).await?;
+                live.reply(Reply::Notice(format!("session named “{trimmed}”")));
+                live.refresh_status().await?;
+            }
+            Command::Label(label) => {
+                let said = live
+                    .call(Vec::new(), move |agent| label_leaf(agent, label.as_deref()))
+                    .await?
+                    .map_err(anyhow::Error::msg)?;
+                live.reply(Reply::Notice(said));
+            }
+            Command::Context => {
+                let divergence = live.last_divergence.clone();
+                let lines = live
+                    .call(Vec::new(), move |agent| {
+                        context_report(agent, divergence.as_ref()).map_err(|e| format!("{e:#}"))
+                    })
+                    .await?
+                    .map_err(anyhow::Error::msg)?;
+                live.reply(Reply::Block {
+                    title: "context: the next request".into(),
+                    lines,
+                });
+            }
+            Command::Export(output) => {
+                let file = live.call(Vec::new(), session_path).await?;
+                let written = crate::export::export_html(
+                    &file,
+                    output.as_deref(),
+                    crate::export::Overwrite::Refuse,
+                )?;
+                live.reply(Reply::Notice(format!("exported to {}", written.display())));
+            }
+        }
+        Ok(())
+    }
+
+    /// `provider/id[:thinking]`: the route from the configuration, the level when named
+    /// (without one the runtime keeps the level asked for: off where the model does not
+    /// reason, back again where it does).
+    async fn switch_model(&mut self, live: &mut Live, name: &str) -> anyhow::Result<()> {
+        let choice: ModelChoice = parse_model(name, None)?;
+        let route = self.setup.model_route(&choice, None)?;
+        let mut ops = vec![Op::SetModel(route)];
+        if let Some(level) = &choice.thinking {
+            ops.push(Op::SetThinking(level.parse().map_err(anyhow::Error::msg)?));
+        }
+        let (model, set) = live
+            .call(ops, |agent| {
+                (agent.config().model.qualified_id(), thinking_of(agent))
+            })
+            .await?;
+        let mut said = format!("model: {model}");
+        if choice.thinking.is_some() {
+            said.push_str(&format!(", thinking {set}"));
+        }
+        live.reply(Reply::Notice(said));
+        live.refresh_status().await
+    }
+}
+
+fn session_path(agent: &mut Agent) -> PathBuf {
+    agent.session().path().to_path_buf()
+}
+
+/// The thinking level in effect, as the session records it.
+fn thinking_of(agent: &mut Agent) -> String {
+    agent
+        .context()
+        .map_or_else(|_| "off".to_owned(), |c| c.thinking_level.clone())
+}
+
+/// Labels the entry the leaf stands on (`None` clears); says what it did.
+fn label_leaf(agent: &mut Agent, label: Option<&str>) -> Result<String, String> {
+    let session = agent.session();
+    let target = session
+        .leaf()
+        .and_then(|leaf| {
+            session
+                .tree()
+                .walk_to_root(leaf.as_str())
+                .find(|entry| !matches!(entry.kind(), EntryKind::Label | EntryKind::Leaf))
+                .map(|entry| entry.id().clone())
+        })
+        .ok_or_else(|| "nothing to label yet".to_owned())?;
+    agent
+        .session_mut()
+        .append_label(&target, label)
+        .map_err(|e| e.to_string())?;
+    Ok(match label {
+        Some(label) => format!("labelled {target} “{label}”"),
+        None => format!("label of {target} cleared"),
+    })
+}
+
+/// What the UI shows of a session it now shows.
+fn attached(agent: &mut Agent, models: Vec<(String, String)>) -> Attached {
+    let transcript = transcript_of(agent.session());
+    let history = transcript
+        .iter()
+        .filter_map(|item| match item {
+            Item::User(text) => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    Attached {
+        stats: stats_of(agent.session()),
+        status: status(agent, models),
+        transcript,
+        history,
+        control: Some(agent.control()),
+    }
+}
+
+/// The render options the agent's own requests use.
+fn render_options(agent: &Agent) -> RenderOptions {
+    let config = agent.config();
+    RenderOptions {
+        policy: config.render_policy,
+        cache_key: Some(agent.session().header().id.clone()),
+        max_tokens: config.max_tokens,
+        ttl: config.capabilities.cache_ttl(config.cache.retention),
+    }
+}
+
+/// The next request's chapters, the policy, and how the last request compared.
+fn context_report(
+    agent: &mut Agent,
+    last_divergence: Option<&Option<Divergence>>,
+) -> anyhow::Result<Vec<String>> {
+    let capabilities = agent.config().capabilities.clone();
+    let options = render_options(agent);
+    let context = agent.context()?;
+    let rendered = strata_context::render_with(context, &capabilities, &options);
+    let report = rendered.report(None);
+    let mut lines = vec![format!(
+        "{:<9} {:>9} {:>8}  {}",
+        "chapter", "bytes", "≈tokens", "hash (FNV-1a 64)"
+    )];
+    for (name, digest) in [
+        ("tools", report.tools),
+        ("system", report.system),
+        ("messages", report.messages),
+    ] {
+        lines.push(format!(
+            "{name:<9} {:>9} {:>8}  {:016x}",
+            digest.bytes,
+            stats::tokens(digest.bytes as u64 / 4),
+            digest.hash
+        ));
+    }
+    if report.deferred.bytes > 0 {
+        lines.push(format!(
+            "{:<9} {:>9} {:>8}  {:016x}  (outside the cached prefix)",
+            "deferred",
+            report.deferred.bytes,
+            stats::tokens(report.deferred.bytes as u64 / 4),
+            report.deferred.hash
+        ));
+    }
+    lines.push(String::new());
+    lines.push("policy:".to_owned());
+    let settings = agent
+        .config()
+        .compaction
+        .for_model(&agent.config().model.provider, &agent.config().model.id);
+    for line in strata_agent::policy::explain_compaction(&settings)
+        .into_iter()
+        .chain([strata_agent::policy::explain_system_changes(&capabilities)])
+    {
+        lines.push(format!("  {line}"));
+    }
+    let request = &rendered.request;
+    let breakpoints: Vec<String> = request
+        .breakpoints
+        .iter()
+        .map(|bp| {
+            let at = match bp.position {
+                strata_provider::BreakpointPosition::Tools => "after tools".to_owned(),
+                strata_provider::BreakpointPosition::System => "after system".to_owned(),
+                strata_provider::BreakpointPosition::Message { index } => {
+                    format!("after message {}", index + 1)
+                }
+            };
+            format!(
+                "{at} ({})",
+                serde_json::to_value(bp.ttl)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    lines.push(format!(
+        "breakpoints: {}",
+        if breakpoints.is_empty() {
+            "none (automatic cache)".to_owned()
+        } else {
+            breakpoints.join(", ")
+        }
+    ));
+    lines.push(match last_divergence {
+        None => "last request: none sent yet in this run".to_owned(),
+        Some(None) => "last request: the first of this run (nothing to compare with)".to_owned(),
+        Some(Some(Divergence::Identical)) => "last request: identical to the one before".to_owned(),
+        Some(Some(Divergence::Extends { at })) => {
+            format!("last request: extended the one before at byte {at} (cache kept)")
+        }
+        Some(Some(Divergence::At {
+            offset,
+            chapter,
+            chapter_offset,
+        })) => format!(
+            "last request: broke the cache in the {} chapter, at byte {chapter_offset} of it ({offset} overall)",
+            stats::chapter_name(*chapter)
+        ),
+    });
+    lines.push(format!(
+        "{} tools, {} system blocks, {} messages",
+        request.tools.len(),
+        request.system.len(),
+        request.messages.len()
+    ));
+    for note in &report.notes {
+        if let Ok(text) = serde_json::to_string(note) {
+            lines.push(format!("note: {text}"));
+        }
+    }
+    Ok(lines)
+}
+
+/// Model, tools and session details.
+fn status(agent: &mut Agent, models: Vec<(String, String)>) -> Status {
+    let config = agent.config();
+    let model = config.model.clone();
+    let capabilities = config.capabilities.clone();
+    let live: Vec<String> = agent
+        .tools()
+        .names()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let tools = strata_tools::ALL_TOOL_NAMES
+        .iter()
+        .map(|name| ToolInfo {
+            name: (*name).to_owned(),
+            enabled: live.iter().any(|l| l == name),
+            tokens: strata_tools::builtin(name)
+                .and_then(|tool| serde_json::to_string(&tool.definition()).ok())
+                .map_or(0, |json| json.len() as u64 / 4),
+        })
+        .collect();
+    let options = render_options(agent);
+    let (thinking, chapter_tokens) = match agent.context() {
+        Ok(context) => {
+            let rendered = strata_context::render_with(context, &capabilities, &options);
+            let bytes = &rendered.bytes;
+            (
+                context.thinking_level.clone(),
+                [
+                    bytes.tools.len() as u64 / 4,
+                    bytes.system.len() as u64 / 4,
+                    bytes.messages.len() as u64 / 4,
+                ],
+            )
+        }
+        Err(_) => ("off".to_owned(), [0; 3]),
+    };
+    let session = agent.session();
+    Status {
+        model: model.qualified_id(),
+        thinking,
+        context_window: model.context_window,
+        session_name: session.tree().name().map(str::to_owned),
+        session_file: session.path().to_path_buf(),
+        tools,
+        models,
+        mid_conversation_system: capabilities.mid_conversation_system,
+        tool_addition: capabilities.tool_addition,
+        deferred_tools: capabilities.deferred_tools,
+        prices: model.prices,
+        chapter_tokens,
+        tree: Vec::new(),
     }
 }
 

@@ -4,7 +4,7 @@ use pretty_assertions::assert_eq;
 use strata_accounting::{RequestKind, records};
 use strata_agent::{AgentEvent, CacheSettings};
 use strata_provider::{CacheRetention, ThinkingLevel};
-use strata_runtime::{Disposition, Op, RunEnd, RuntimeEvent, spawn};
+use strata_runtime::{Disposition, Op, QueueMode, RunEnd, RuntimeEvent, spawn};
 use strata_session::{AgentMessage, Entry, Session};
 
 use crate::support::{agent, mock, route, run_end, settled, until};
@@ -194,18 +194,35 @@ async fn compaction_and_keep_warm_at_the_hour_rate_are_accounted_at_the_hour_rat
         unreachable!()
     };
     assert!(entry_id.is_some(), "compacted: {error:?}");
+    // The operation's own outcome names the entry the agent reported.
+    let said = until(&mut events, |e| matches!(e, RuntimeEvent::Compacted { .. })).await;
+    assert_eq!(
+        said.last(),
+        Some(&RuntimeEvent::Compacted {
+            entry: entry_id.clone()
+        })
+    );
     handle.send(Op::Prompt("third".into())).unwrap();
     settled(&mut events).await;
     handle.send(Op::KeepWarm).unwrap();
-    until(&mut events, |e| {
-        matches!(
-            e,
-            RuntimeEvent::Agent {
-                event: AgentEvent::KeepWarm { .. }
-            }
-        )
+    // The ping's stored `usage` entry is announced (Pi 1.6's `entry_appended`).
+    let pinged = until(&mut events, |e| {
+        matches!(e, RuntimeEvent::EntryAppended { .. })
     })
     .await;
+    assert!(pinged.iter().any(|e| matches!(
+        e,
+        RuntimeEvent::Agent {
+            event: AgentEvent::KeepWarm { .. }
+        }
+    )));
+    let Some(RuntimeEvent::EntryAppended { entry }) = pinged.last() else {
+        unreachable!()
+    };
+    assert_eq!(
+        (&entry["type"], &entry["kind"]),
+        (&"usage".into(), &"cache_warm".into())
+    );
     handle.send(Op::Shutdown).unwrap();
     let agent = task.await.unwrap();
 
@@ -358,4 +375,115 @@ text = "done with the follow-up"
         user_texts(agent.session()),
         ["first", "also this", "then that"]
     );
+}
+
+#[tokio::test]
+async fn queue_modes_decide_how_waiting_messages_are_handed_over() {
+    let server = mock(
+        r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "sleep 1" }
+[[turn]]
+text = "done with the first"
+[[turn]]
+text = "done with both follow-ups"
+"#,
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let route = route(&server, "claude-sonnet-4-5");
+    let (handle, mut events, task) = spawn(agent(&route, dir.path(), CacheSettings::default()));
+    handle.send(Op::SetFollowUpMode(QueueMode::All)).unwrap();
+    handle.send(Op::Prompt("first".into())).unwrap();
+    until(&mut events, |e| {
+        matches!(
+            e,
+            RuntimeEvent::Agent {
+                event: AgentEvent::ToolStart { .. }
+            }
+        )
+    })
+    .await;
+    handle.send(Op::FollowUp("one".into())).unwrap();
+    handle.send(Op::FollowUp("two".into())).unwrap();
+    let seen = settled(&mut events).await;
+    // Every change of the queue is said with the texts waiting.
+    let queues: Vec<Vec<String>> = seen
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::QueueChanged { texts } => Some(texts.follow_up.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        queues,
+        [
+            vec!["one".to_owned()],
+            vec!["one".into(), "two".into()],
+            vec![]
+        ]
+    );
+    let ends: Vec<String> = seen
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::RunEnded { final_text, .. } => Some(final_text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, ["done with the first", "done with both follow-ups"]);
+    // `all`: both follow-ups went as one message, in order.
+    handle.send(Op::FollowUp("left".into())).unwrap();
+    handle.send(Op::ClearQueue).unwrap();
+    handle.send(Op::Shutdown).unwrap();
+    let agent = task.await.unwrap();
+    assert_eq!(
+        user_texts(agent.session())[..2],
+        ["first".to_owned(), "one\n\ntwo".to_owned()]
+    );
+}
+
+#[tokio::test]
+async fn messages_sent_while_idle_wait_for_the_next_prompt_and_continue_its_run() {
+    let server = mock(TWO_ANSWERS).await;
+    let dir = tempfile::tempdir().unwrap();
+    let route = route(&server, "claude-sonnet-4-5");
+    let (handle, mut events, task) = spawn(agent(&route, dir.path(), CacheSettings::default()));
+    handle.send(Op::FollowUp("later".into())).unwrap();
+    let queued = until(&mut events, |e| {
+        matches!(e, RuntimeEvent::QueueChanged { .. })
+    })
+    .await;
+    assert!(queued.iter().any(|e| matches!(
+        e,
+        RuntimeEvent::Accepted {
+            disposition: Disposition::Queued,
+            pending: 1
+        }
+    )));
+    assert!(server.requests().is_empty(), "queued, not run");
+    handle.send(Op::Prompt("now".into())).unwrap();
+    let seen = settled(&mut events).await;
+    let ends: Vec<(String, bool)> = seen
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::RunEnded {
+                final_text,
+                continues,
+                ..
+            } => Some((final_text.clone(), *continues)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            ("First answer.".to_owned(), true),
+            ("Second answer.".to_owned(), false)
+        ]
+    );
+    handle.send(Op::Shutdown).unwrap();
+    let agent = task.await.unwrap();
+    assert_eq!(user_texts(agent.session()), ["now", "later"]);
 }

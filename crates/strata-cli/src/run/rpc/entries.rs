@@ -78,7 +78,8 @@ fn read(file: &Path) -> Result<Session, String> {
         .map_err(|e| format!("reading {}: {e}", file.display()))
 }
 
-fn entry_json(entry: &strata_session::EntryRef<'_>) -> Option<Value> {
+/// One entry as Pi persists it.
+pub fn entry_json(entry: &strata_session::EntryRef<'_>) -> Option<Value> {
     entry
         .entry()
         .ok()

@@ -52,6 +52,13 @@ pub struct EventMapper {
     tool_errors: HashMap<String, bool>,
     retry_attempt: Option<u32>,
     compaction_reason: String,
+    /// A compaction's summary requests are going (their retries are Pi's
+    /// `summarization_retry_*`, not `auto_retry_*`).
+    summarizing: bool,
+    /// A summary retry scheduled whose attempt has not been reported started yet.
+    summary_retry_pending: bool,
+    /// A summary request was retried during this compaction.
+    summary_retried: bool,
     skip_agent_start: bool,
 }
 
@@ -75,6 +82,9 @@ impl EventMapper {
             tool_errors: HashMap::new(),
             retry_attempt: None,
             compaction_reason: "manual".to_owned(),
+            summarizing: false,
+            summary_retry_pending: false,
+            summary_retried: false,
             skip_agent_start: false,
         }
     }
@@ -170,6 +180,11 @@ impl EventMapper {
                 attempt,
                 wait_ms,
                 error,
+            } if self.summarizing => self.summary_retry(attempt, wait_ms, error, &mut out),
+            AgentEvent::Retry {
+                attempt,
+                wait_ms,
+                error,
             } => {
                 self.retry_attempt = Some(attempt);
                 out.push(json!({
@@ -182,6 +197,7 @@ impl EventMapper {
             }
             AgentEvent::CompactionStart { reason } => {
                 self.compaction_reason.clone_from(&reason);
+                self.summarizing = true;
                 out.push(json!({"type": "compaction_start", "reason": reason}));
             }
             AgentEvent::CompactionEnd {
@@ -189,7 +205,10 @@ impl EventMapper {
                 tokens_before,
                 error,
                 ..
-            } => out.push(self.compaction_end(entry_id.as_ref(), tokens_before, error)),
+            } => {
+                self.summary_retries_finished(&mut out);
+                out.push(self.compaction_end(entry_id.as_ref(), tokens_before, error));
+            }
             AgentEvent::TurnEnd { .. } => self.turn_end_pending = true,
             // Held until the run is over: a follow-up may continue it, and a failed run's
             // error is known only then.
@@ -263,6 +282,42 @@ impl EventMapper {
         // inside the run (Pi 1.x's `agent_settled`).
         out.push(json!({"type": "agent_settled", "aborted": aborted}));
         out
+    }
+
+    /// Pi 1.6's `summarization_retry_scheduled` for a summary request the transport retries.
+    /// The transport reports a retry before its wait, and nothing when the attempt starts:
+    /// the attempt is reported started once it is known to have run (at the next retry or
+    /// the compaction's end), which keeps Pi's order.
+    fn summary_retry(&mut self, attempt: u32, wait_ms: u64, error: String, out: &mut Vec<Value>) {
+        self.summary_attempt_started(out);
+        self.summary_retry_pending = true;
+        self.summary_retried = true;
+        out.push(json!({
+            "type": "summarization_retry_scheduled",
+            "attempt": attempt,
+            "maxAttempts": self.max_retries,
+            "delayMs": wait_ms,
+            "errorMessage": error,
+        }));
+    }
+
+    fn summary_attempt_started(&mut self, out: &mut Vec<Value>) {
+        if std::mem::take(&mut self.summary_retry_pending) {
+            out.push(json!({
+                "type": "summarization_retry_attempt_start",
+                "source": "compaction",
+                "reason": self.compaction_reason,
+            }));
+        }
+    }
+
+    /// `summarization_retry_finished`, once, when the compaction that retried ends.
+    fn summary_retries_finished(&mut self, out: &mut Vec<Value>) {
+        self.summary_attempt_started(out);
+        self.summarizing = false;
+        if std::mem::take(&mut self.summary_retried) {
+            out.push(json!({"type": "summarization_retry_finished"}));
+        }
     }
 
     fn open_turn(&mut self, out: &mut Vec<Value>) {
@@ -592,6 +647,58 @@ mod tests {
                 other => other.to_owned(),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_retried_summary_is_reported_as_pi_1_6_summarization_retries() {
+        let mut mapper = mapper();
+        let retry = |attempt| AgentEvent::Retry {
+            attempt,
+            wait_ms: 500,
+            error: "overloaded".into(),
+        };
+        let events = run(
+            &mut mapper,
+            vec![
+                AgentEvent::CompactionStart {
+                    reason: "threshold".into(),
+                },
+                retry(1),
+                retry(2),
+                AgentEvent::CompactionEnd {
+                    entry_id: None,
+                    tokens_before: 10,
+                    usage: None,
+                    cost: None,
+                    error: Some("gave up".into()),
+                },
+            ],
+        );
+        assert_eq!(
+            kinds(&events),
+            [
+                "compaction_start",
+                "summarization_retry_scheduled",
+                "summarization_retry_attempt_start",
+                "summarization_retry_scheduled",
+                "summarization_retry_attempt_start",
+                "summarization_retry_finished",
+                "compaction_end",
+            ]
+        );
+        assert_eq!(
+            events[1],
+            json!({"type": "summarization_retry_scheduled", "attempt": 1, "maxAttempts": 3,
+                "delayMs": 500, "errorMessage": "overloaded"})
+        );
+        assert_eq!(
+            events[2],
+            json!({"type": "summarization_retry_attempt_start", "source": "compaction",
+                "reason": "threshold"})
+        );
+        // A retry outside a compaction is the run's own.
+        let after = run(&mut mapper, vec![retry(1)]);
+        assert_eq!(kinds(&after), ["auto_retry_start"]);
     }
 
     /// The shared partial parser shows arguments as Pi's `parseStreamingJson` does for these

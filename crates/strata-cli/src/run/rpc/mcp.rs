@@ -7,41 +7,50 @@ use serde_json::{Value, json};
 use super::Server;
 
 impl Server {
-    pub(super) fn mcp(&mut self, kind: &str, command: &Value) -> Result<Option<Value>, String> {
-        let manager = self.setup.mcp_manager();
-        if kind == "get_mcp_servers" {
-            return Ok(Some(json!({"servers": manager.status()})));
-        }
-        let server = command
-            .get("server")
-            .and_then(Value::as_str)
-            .ok_or_else(|| format!("{kind} needs a string field `server`"))?
-            .to_owned();
-        if !manager.status().iter().any(|s| s.name == server) {
+    pub(super) fn mcp_servers(&self) -> Value {
+        json!({"servers": self.setup.mcp_manager().status()})
+    }
+
+    fn known_server(&self, kind: &str, server: Option<&str>) -> Result<String, String> {
+        let server = server.ok_or_else(|| format!("{kind} needs a string field `server`"))?;
+        if !self
+            .setup
+            .mcp_manager()
+            .status()
+            .iter()
+            .any(|s| s.name == server)
+        {
             return Err(format!("no MCP server \"{server}\""));
         }
-        match kind {
-            "mcp_reconnect" => {
-                tokio::spawn(async move {
-                    let _ = manager.reconnect(&server).await;
-                });
-            }
-            _ => {
-                let enabled = command
-                    .get("enabled")
-                    .and_then(Value::as_bool)
-                    .ok_or_else(|| format!("{kind} needs a boolean field `enabled`"))?;
-                let tools = manager.tools_of(&server);
-                tokio::spawn(async move {
-                    let _ = manager.set_enabled(&server, enabled).await;
-                });
-                // What the change does to the tool set, said before it lands.
-                return Ok(Some(json!({
-                    "tools": tools,
-                    "effect": if enabled { "tools added at the end (tool_addition where the provider has it)" } else { "tools withdrawn; the removal is said at the end, the tools array keeps them" },
-                })));
-            }
-        }
+        Ok(server.to_owned())
+    }
+
+    pub(super) fn mcp_reconnect(&mut self, server: Option<&str>) -> Result<Option<Value>, String> {
+        let server = self.known_server("mcp_reconnect", server)?;
+        let manager = self.setup.mcp_manager();
+        tokio::spawn(async move {
+            let _ = manager.reconnect(&server).await;
+        });
         Ok(None)
+    }
+
+    pub(super) fn mcp_set_enabled(
+        &mut self,
+        server: Option<&str>,
+        enabled: Option<bool>,
+    ) -> Result<Option<Value>, String> {
+        let kind = "mcp_set_enabled";
+        let server = self.known_server(kind, server)?;
+        let enabled = enabled.ok_or_else(|| format!("{kind} needs a boolean field `enabled`"))?;
+        let manager = self.setup.mcp_manager();
+        let tools = manager.tools_of(&server);
+        tokio::spawn(async move {
+            let _ = manager.set_enabled(&server, enabled).await;
+        });
+        // What the change does to the tool set, said before it lands.
+        Ok(Some(json!({
+            "tools": tools,
+            "effect": if enabled { "tools added at the end (tool_addition where the provider has it)" } else { "tools withdrawn; the removal is said at the end, the tools array keeps them" },
+        })))
     }
 }

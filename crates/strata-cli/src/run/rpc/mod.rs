@@ -1,27 +1,33 @@
-//! `--mode rpc`: Pi's RPC protocol, so Pi's RPC clients drive strata unchanged.
+//! `--mode rpc`: Pi's RPC protocol over the session runtime, so Pi's RPC clients drive strata
+//! unchanged.
 //!
 //! Commands arrive as JSON lines on stdin (optional `id` echoed in the response); responses
-//! (`{"type":"response","command","success","data"|"error"}`) and Pi's agent events go to
-//! stdout as JSON lines. A prompt is answered at once and runs in its own task, which owns
-//! the agent; meanwhile the loop here serves steer, follow_up, abort, bash and the read-only
-//! commands from [`state::Shared`], and holds commands that change the agent (set_model,
-//! compact, new_session, …) until the run ends — compact, new_session, switch_session, fork
-//! and clone abort the run first, as Pi does.
+//! (`{"type":"response","command","success","data"|"error"}`) and Pi's events go to stdout
+//! as JSON lines. This module is a view: each command becomes runtime operations
+//! ([`strata_runtime::Op`]) and the runtime's events become Pi's ([`events::EventMapper`]
+//! for the agent loop's). What happens during a run (steering, follow-ups, commands that
+//! wait for it or abort it first, keep-warm while idle) is the runtime's behaviour.
+//!
+//! A command that changes the agent is answered once the runtime has run its operations:
+//! the view sends them followed by an [`Op::WithAgent`] that reads the agent's state, and
+//! answers when that read comes back (after every event the operations caused). Reads
+//! during a run are answered at once from the last state read plus the run's messages.
 //!
 //! Supported: prompt (images included; streamingBehavior steer/followUp while running;
-//! `/skill:name` expanded), steer and follow_up (with images), abort, new_session, get_state, get_messages, set_model,
-//! cycle_model, get_available_models, set_thinking_level, cycle_thinking_level,
-//! set_steering_mode, set_follow_up_mode, compact, set_auto_compaction, set_auto_retry, bash,
-//! abort_bash, get_session_stats, export_html, switch_session, fork, clone,
-//! get_fork_messages, get_last_assistant_text, set_session_name, get_commands (skills).
+//! `/skill:name` expanded), steer and follow_up (with images), abort, clear_queue,
+//! new_session, get_state, get_messages, get_entries, get_tree, set_model, cycle_model,
+//! get_available_models, set_thinking_level, cycle_thinking_level, set_steering_mode,
+//! set_follow_up_mode, compact, set_auto_compaction, set_auto_retry, bash, abort_bash,
+//! get_session_stats, export_html, switch_session, fork, clone, get_fork_messages,
+//! get_last_assistant_text, set_session_name, get_commands (skills), strata's MCP commands.
 //! Refused with an error: abort_retry (retries live in the transport; `abort` stops them
-//! with the run).
-//! `extension_ui_response` is accepted and ignored: strata has no extensions that ask.
+//! with the run). `extension_ui_response` is accepted and ignored: strata has no extensions
+//! that ask.
 
 mod bash;
+mod commands;
 mod entries;
 mod events;
-mod jobs;
 mod mcp;
 mod protocol;
 mod sessions;
@@ -29,24 +35,24 @@ mod skills;
 mod state;
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-
-use anyhow::Context as _;
-use serde_json::{Value, json};
 use std::io::BufRead as _;
-use strata_agent::{Agent, Control, RetryEvents};
-use strata_provider::Model;
-use strata_session::{AgentMessage, BashExecutionMessage, ImageContent};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use strata_agent::{Agent, AgentEvent, RetryEvents};
+use strata_provider::{Model, ThinkingLevel};
+use strata_runtime::{Op, QueueMode, RunEnd, RuntimeEvent, RuntimeHandle, UserInput};
+use strata_session::{AgentMessage, BashExecutionMessage, EntryId, ImageContent, Session};
 use strata_tools::CancellationToken;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
-use tokio::task::JoinHandle;
 
 use super::Setup;
 use super::model::{ModelChoice, THINKING_LEVELS};
-use jobs::{JobContext, JobEnd, lock, refresh};
-use protocol::{Id, Out, bool_field, failure, optional_text, success, text_field};
-use state::{QueueMode, Queued, Shared};
+use commands::{Command, Request, StreamingBehavior};
+use events::{EventMapper, Origin, compaction_result};
+use protocol::{Id, Out, failure, success};
+use state::{Snapshot, View};
 
 /// Thinking levels `cycle_thinking_level` steps through (`xhigh` only when asked for by name:
 /// few models take it).
@@ -56,57 +62,46 @@ const CYCLED_LEVELS: [&str; 5] = ["off", "minimal", "low", "medium", "high"];
 pub async fn serve(setup: Setup) -> anyhow::Result<()> {
     let built = setup.build_agent()?;
     let (inputs, mut received) = unbounded_channel();
-    let mut server = Server::new(setup, built.agent, built.temp, inputs.clone());
+    let (answers, mut answered) = unbounded_channel();
+    let (handle, mut events, task) = strata_runtime::spawn(built.agent);
+    let mut server = Server::new(setup, handle, built.retries, answers, inputs.clone());
+    // Commands read the model and session from the view: it holds them before the first.
+    server.refresh();
+    if let Some(answer) = answered.recv().await {
+        server.on_answer(answer);
+    }
     std::thread::spawn(move || read_stdin(inputs));
-    let mut job: Option<Job> = None;
     loop {
-        // Idle with a session whose cache would expire: ping it as the TUI does (a running job
-        // holds the agent, so there is none to ask then).
-        let ping_due = server.agent.as_deref().map(Agent::keep_warm_due);
-        let step = tokio::select! {
-            input = received.recv() => Step::Input(input),
-            done = wait(&mut job) => Step::Done(done),
-            () = keep_warm_due(ping_due) => Step::KeepWarm,
-        };
-        match step {
-            Step::KeepWarm => server.keep_warm().await,
-            Step::Input(Some(Input::Line(line))) => server.handle_line(&line, &mut job),
-            Step::Input(Some(Input::BashDone { id, message })) => {
-                server.bash_done(&id, *message);
+        tokio::select! {
+            biased;
+            Some(event) = events.recv() => server.on_event(event),
+            Some(answer) = answered.recv() => {
+                // Every event of the operations before the read was sent before it.
+                while let Ok(event) = events.try_recv() {
+                    server.on_event(event);
+                }
+                server.on_answer(answer);
             }
-            Step::Input(Some(Input::Closed) | None) => break,
-            Step::Done(done) => {
-                job = None;
-                let end = done.context("the agent task failed")?;
-                server.job_finished(end, &mut job);
-            }
+            input = received.recv() => match input {
+                Some(Input::Line(line)) => server.handle_line(&line),
+                Some(Input::BashDone { id, message }) => server.bash_done(&id, *message),
+                Some(Input::Closed) | None => break,
+            },
         }
     }
-    // stdin closed: stop a running job and wait for it, so the session ends well-formed.
-    if let Some(running) = job.take() {
-        server.control.abort();
-        let _ = running.handle.await;
-    }
+    // stdin closed: stop a run going on and let the runtime finish, so the session ends
+    // well-formed.
+    let _ = server.handle.send(Op::Abort);
+    let _ = server.handle.send(Op::Shutdown);
+    drop(events);
+    let _ = task.await;
     // Stdio MCP servers (and what they started) end with the session.
     server.setup.mcp_manager().shutdown().await;
+    drop(built.temp);
     Ok(())
 }
 
-enum Step {
-    Input(Option<Input>),
-    Done(Result<JobEnd, tokio::task::JoinError>),
-    KeepWarm,
-}
-
-/// When the idle agent's next keep-warm ping is due; never without an idle agent.
-async fn keep_warm_due(due: Option<impl Future<Output = ()>>) {
-    match due {
-        Some(due) => due.await,
-        None => std::future::pending().await,
-    }
-}
-
-/// What the command loop reacts to besides a finished job.
+/// What the command loop reacts to besides the runtime.
 enum Input {
     /// One command line (LF-framed, a trailing CR removed).
     Line(String),
@@ -150,43 +145,65 @@ fn read_stdin(inputs: UnboundedSender<Input>) {
     let _ = inputs.send(Input::Closed);
 }
 
-/// A task holding the agent.
-struct Job {
-    handle: JoinHandle<JobEnd>,
-    kind: JobKind,
+/// The agent's state read after a command's operations, and what the read itself found.
+struct Answer {
+    snapshot: Snapshot,
+    data: Result<Option<Value>, String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum JobKind {
-    Prompt,
+/// A command whose operations the runtime has not finished yet.
+struct InFlight {
+    id: Id,
+    kind: String,
+    /// How its answer is made once the state is read back.
+    finish: Finish,
+    /// The first failure its operations reported.
+    failure: Option<String>,
+    /// A manual compaction's outcome.
+    compacted: Option<Option<EntryId>>,
+}
+
+/// How a command is answered.
+enum Finish {
+    /// With the data the read found.
+    Data,
+    /// Not at all (the view's own refresh).
+    Silent,
+    /// With a state query over the refreshed view.
+    Query(Query),
+    /// With the compaction's result.
     Compact,
+    /// `cycle_model`: the model, and the level in effect on it.
+    CycledModel(Value),
+    /// `cycle_thinking_level`: the level in effect.
+    CycledThinking,
 }
 
-async fn wait(job: &mut Option<Job>) -> Result<JobEnd, tokio::task::JoinError> {
-    match job {
-        Some(job) => (&mut job.handle).await,
-        None => std::future::pending().await,
-    }
+/// The read-only commands over the view.
+#[derive(Debug, Clone, Copy)]
+enum Query {
+    State,
+    Messages,
+    Stats,
+    LastAssistantText,
 }
 
 /// The command loop's state.
 struct Server {
     setup: Setup,
     out: Out,
-    shared: Arc<Mutex<Shared>>,
-    /// `None` while a job holds it, or after a rebuild failed (`broken` says why).
-    agent: Option<Box<Agent>>,
-    broken: Option<String>,
-    control: Control,
-    /// `--no-session`'s directory, deleted when the server ends.
-    _temp: Option<tempfile::TempDir>,
+    handle: RuntimeHandle,
+    /// Carries every route's retries to the agent's events.
+    retries: RetryEvents,
+    answers: UnboundedSender<Answer>,
     inputs: UnboundedSender<Input>,
-    /// Commands that change the agent, held while a job runs.
-    deferred: VecDeque<Value>,
-    /// `abort` answers, sent once the aborted job has ended (Pi answers when idle).
+    view: View,
+    mapper: EventMapper,
+    in_flight: VecDeque<InFlight>,
+    /// `clear_queue` commands, answered by the runtime's `QueueCleared`, oldest first.
+    clearing: VecDeque<Id>,
+    /// `abort` answers, sent once the aborted run has ended (Pi answers when idle).
     abort_replies: Vec<Value>,
-    /// `bash` results that finished during a run, recorded once the agent is back.
-    pending_bash: Vec<BashExecutionMessage>,
     bash_cancel: Option<CancellationToken>,
     /// The configured retry limit (`set_auto_retry false` sets 0, `true` restores this).
     max_retries: u32,
@@ -195,242 +212,444 @@ struct Server {
 impl Server {
     fn new(
         setup: Setup,
-        agent: Agent,
-        temp: Option<tempfile::TempDir>,
+        handle: RuntimeHandle,
+        retries: RetryEvents,
+        answers: UnboundedSender<Answer>,
         inputs: UnboundedSender<Input>,
     ) -> Self {
-        let control = agent.control();
         let max_retries = setup.config.max_retries;
-        let mut server = Self {
+        Self {
+            mapper: EventMapper::new(Origin::default(), max_retries, PathBuf::new()),
             setup,
             out: Out,
-            shared: Arc::new(Mutex::new(Shared::default())),
-            agent: Some(Box::new(agent)),
-            broken: None,
-            control,
-            _temp: temp,
+            handle,
+            retries,
+            answers,
             inputs,
-            deferred: VecDeque::new(),
+            view: View::default(),
+            in_flight: VecDeque::new(),
+            clearing: VecDeque::new(),
             abort_replies: Vec::new(),
-            pending_bash: Vec::new(),
             bash_cancel: None,
             max_retries,
-        };
-        server.refresh();
-        server
+        }
     }
 
-    fn handle_line(&mut self, line: &str, job: &mut Option<Job>) {
-        let command: Value = match serde_json::from_str(line) {
-            Ok(value) => value,
-            Err(error) => {
-                self.out.send(&failure(
-                    &None,
-                    "parse",
-                    format!("Failed to parse command: {error}"),
-                ));
-                return;
+    // ---------------------------------------------------------------- the runtime's side
+
+    /// Sends `ops`, then reads the agent with `read` once they have run; the answer comes
+    /// back through [`Self::on_answer`].
+    fn request(
+        &mut self,
+        id: Id,
+        kind: &str,
+        ops: Vec<Op>,
+        finish: Finish,
+        read: impl FnOnce(&mut Agent) -> Result<Option<Value>, String> + Send + 'static,
+    ) {
+        let answers = self.answers.clone();
+        let mut sent = ops.into_iter().try_for_each(|op| self.handle.send(op));
+        if sent.is_ok() {
+            sent = self.handle.send(Op::WithAgent(Box::new(move |agent| {
+                let data = read(agent);
+                let _ = answers.send(Answer {
+                    snapshot: Snapshot::of(agent),
+                    data,
+                });
+            })));
+        }
+        if let Err(error) = sent {
+            if !matches!(finish, Finish::Silent) {
+                self.out.send(&failure(&id, kind, error.to_string()));
             }
-        };
-        if command.get("type").and_then(Value::as_str) == Some("extension_ui_response") {
-            // strata has no extensions asking questions; a stray answer has nobody to reach.
             return;
         }
-        self.dispatch(command, job);
+        self.in_flight.push_back(InFlight {
+            id,
+            kind: kind.to_owned(),
+            finish,
+            failure: None,
+            compacted: None,
+        });
     }
 
-    fn dispatch(&mut self, command: Value, job: &mut Option<Job>) {
-        let id: Id = command.get("id").cloned();
-        let Some(kind) = command
-            .get("type")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            self.out.send(&failure(
-                &id,
-                "parse",
-                "a command needs a string field `type`",
-            ));
+    /// Reads the agent's state into the view (nothing is answered).
+    fn refresh(&mut self) {
+        self.request(None, "refresh", Vec::new(), Finish::Silent, |_| Ok(None));
+    }
+
+    fn on_answer(&mut self, answer: Answer) {
+        let Some(done) = self.in_flight.pop_front() else {
             return;
         };
-        let busy = job.as_ref().map(|j| j.kind);
-        let reply = match kind.as_str() {
-            "prompt" => return self.prompt(command, &id, job),
-            "steer" => self.queue(&command, true),
-            "follow_up" => self.queue(&command, false),
-            "abort" => {
-                if busy.is_some() {
-                    self.control.abort();
-                    self.abort_replies.push(success(&id, "abort", None));
+        let mut snapshot = answer.snapshot;
+        snapshot.model = self.model_json_of(&snapshot.provider, &snapshot.model_id);
+        self.view.snapshot = snapshot;
+        if matches!(done.finish, Finish::Compact) {
+            self.view.compacting = false;
+        }
+        let InFlight {
+            id,
+            kind,
+            finish,
+            failure: failed,
+            compacted,
+        } = done;
+        let reply = match (failed, finish) {
+            (_, Finish::Silent) => return,
+            (Some(error), Finish::Compact) => Err(format!("Compaction failed: {error}")),
+            (Some(error), _) => Err(error),
+            (None, Finish::Compact) => self.compaction_answer(compacted),
+            (None, Finish::Query(query)) => Ok(Some(self.query(query))),
+            (None, Finish::CycledModel(model)) => Ok(Some(json!({
+                "model": model,
+                "thinkingLevel": self.view.snapshot.thinking_level,
+                "isScoped": false,
+            }))),
+            (None, Finish::CycledThinking) => {
+                Ok(Some(json!({"level": self.view.snapshot.thinking_level})))
+            }
+            (None, Finish::Data) => answer.data,
+        };
+        self.out.send(&match reply {
+            Ok(data) => success(&id, &kind, data),
+            Err(error) => failure(&id, &kind, error),
+        });
+    }
+
+    fn compaction_answer(
+        &self,
+        compacted: Option<Option<EntryId>>,
+    ) -> Result<Option<Value>, String> {
+        match compacted.flatten() {
+            Some(entry) => compaction_result(Path::new(&self.view.snapshot.session_file), &entry)
+                .map(Some)
+                .ok_or_else(|| "the compaction entry could not be read back".to_owned()),
+            None => Err("Nothing to compact (session too small)".to_owned()),
+        }
+    }
+
+    fn on_event(&mut self, event: RuntimeEvent) {
+        match event {
+            RuntimeEvent::Agent { event } => {
+                if let AgentEvent::MessageEnd { message, .. } = &event {
+                    self.view.snapshot.messages.push(message.to_json());
+                }
+                self.out.send_all(&self.mapper.handle(event));
+            }
+            RuntimeEvent::Accepted { .. } | RuntimeEvent::Settled => {}
+            RuntimeEvent::RunEnded {
+                end,
+                error,
+                continues,
+                ..
+            } => {
+                if continues {
+                    // Pi reports the follow-up as part of the same run.
+                    self.mapper.continue_run();
                     return;
                 }
+                let records = self
+                    .mapper
+                    .finish_run(error.as_deref(), end == RunEnd::Aborted);
+                self.view.streaming = false;
+                self.out.send_all(&records);
+                for reply in std::mem::take(&mut self.abort_replies) {
+                    self.out.send(&reply);
+                }
+                self.refresh();
+            }
+            RuntimeEvent::QueueChanged { texts } => {
+                self.view.queue = texts;
+                self.out.send(&self.view.queue_update());
+            }
+            RuntimeEvent::QueueCleared { texts } => {
+                self.view.queue = strata_runtime::QueuedTexts::default();
+                self.out.send(&self.view.queue_update());
+                let id = self.clearing.pop_front().flatten();
+                self.out.send(&success(
+                    &id,
+                    "clear_queue",
+                    Some(json!({"steering": texts.steering, "followUp": texts.follow_up})),
+                ));
+            }
+            RuntimeEvent::ModelChanged { thinking, .. } => self.thinking_changed(thinking),
+            RuntimeEvent::ThinkingChanged { level } => self.thinking_changed(level),
+            RuntimeEvent::SessionNamed { name } => {
+                self.view.snapshot.session_name = Some(name.clone());
+                self.out
+                    .send(&json!({"type": "session_info_changed", "name": name}));
+            }
+            RuntimeEvent::EntryAppended { entry } => {
+                self.out
+                    .send(&json!({"type": "entry_appended", "entry": entry}));
+                self.refresh();
+            }
+            RuntimeEvent::Compacted { entry } => {
+                if let Some(done) = self.in_flight.front_mut() {
+                    done.compacted = Some(entry);
+                }
+            }
+            RuntimeEvent::Failed { op, error } => match self.in_flight.front_mut() {
+                Some(done) if op != "keep_warm" => {
+                    done.failure.get_or_insert(error);
+                }
+                _ => eprintln!("strata rpc: {op}: {error}"),
+            },
+            RuntimeEvent::SessionChanged { .. } | RuntimeEvent::Navigated { .. } => {}
+        }
+    }
+
+    /// Pi 1.x's `thinking_level_changed`, when the level in effect is no longer the one known.
+    fn thinking_changed(&mut self, level: ThinkingLevel) {
+        let level = level.as_str();
+        if self.view.snapshot.thinking_level != level {
+            self.view.snapshot.thinking_level = level.to_owned();
+            self.out
+                .send(&json!({"type": "thinking_level_changed", "level": level}));
+        }
+    }
+
+    // ---------------------------------------------------------------- commands
+
+    fn handle_line(&mut self, line: &str) {
+        match commands::parse(line) {
+            Ok(request) => self.dispatch(request),
+            Err(refused) => self
+                .out
+                .send(&failure(&refused.id, &refused.kind, refused.error)),
+        }
+    }
+
+    fn dispatch(&mut self, request: Request) {
+        let Request { id, kind, command } = request;
+        let busy = self.view.streaming || self.view.compacting;
+        let reply = match command {
+            Command::Prompt {
+                message,
+                images,
+                streaming_behavior,
+            } => self.prompt(&message, images.as_ref(), streaming_behavior),
+            Command::Steer { message, images } => self.queue(&message, images.as_ref(), true),
+            Command::FollowUp { message, images } => {
+                self.queue(&message, images.as_ref(), false)
+            }
+            Command::Abort => {
+                if self.view.streaming {
+                    self.abort_replies.push(success(&id, "abort", None));
+                    self.send(Op::Abort);
+                    return;
+                }
+                self.send(Op::Abort);
                 Ok(None)
             }
-            "get_state" => Ok(Some(lock(&self.shared).state())),
-            "get_messages" => Ok(Some(
-                json!({"messages": lock(&self.shared).snapshot.messages}),
-            )),
-            "get_session_stats" => Ok(Some(lock(&self.shared).stats())),
-            "clear_queue" => Ok(Some(self.clear_queue())),
-            "get_entries" => self.session_file().and_then(|file| {
-                entries::entries(&file, optional_text(&command, "since")).map(Some)
-            }),
-            "get_tree" => self
+            Command::ClearQueue => {
+                self.clearing.push_back(id);
+                self.send(Op::ClearQueue);
+                return;
+            }
+            Command::GetState => return self.query_command(id, &kind, Query::State, busy),
+            Command::GetMessages => return self.query_command(id, &kind, Query::Messages, busy),
+            Command::GetSessionStats => return self.query_command(id, &kind, Query::Stats, busy),
+            Command::GetLastAssistantText => {
+                return self.query_command(id, &kind, Query::LastAssistantText, busy);
+            }
+            Command::GetEntries { since } => self
+                .session_file()
+                .and_then(|file| entries::entries(&file, since.as_deref()).map(Some)),
+            Command::GetTree => self
                 .session_file()
                 .and_then(|file| entries::tree(&file).map(Some)),
-            "get_last_assistant_text" => Ok(Some(
-                json!({"text": lock(&self.shared).last_assistant_text()}),
-            )),
-            "get_fork_messages" => self.fork_messages(),
-            "get_available_models" => Ok(Some(json!({"models": self.available_models_json()}))),
-            "get_commands" => Ok(Some(json!({"commands": self.commands()}))),
-            "set_steering_mode" | "set_follow_up_mode" => self.set_mode(&command, &kind),
-            "bash" => return self.bash(&command, id),
-            "abort_bash" => {
+            Command::GetForkMessages => self.fork_messages(),
+            Command::GetAvailableModels => {
+                Ok(Some(json!({"models": self.available_models_json()})))
+            }
+            Command::GetCommands => Ok(Some(json!({"commands": self.commands()}))),
+            Command::SetSteeringMode { mode } => self.set_mode(&mode, true),
+            Command::SetFollowUpMode { mode } => self.set_mode(&mode, false),
+            Command::Bash {
+                command,
+                exclude_from_context,
+            } => return self.bash(command, exclude_from_context, id),
+            Command::AbortBash => {
                 if let Some(cancel) = self.bash_cancel.take() {
                     cancel.cancel();
                 }
                 Ok(None)
             }
-            "abort_retry" => Err(
+            Command::AbortRetry => Err(
                 "abort_retry is not supported: strata retries inside the transport, where only `abort` (which ends the run) stops a retry"
                     .to_owned(),
             ),
-            "export_html" => self.export_html(&command),
-            "get_mcp_servers" | "mcp_reconnect" | "mcp_set_enabled" => self.mcp(&kind, &command),
-            "compact" | "new_session" | "switch_session" | "fork" | "clone" if busy.is_some() => {
-                // Pi aborts the run first; the command runs once the agent is back.
-                self.control.abort();
-                self.deferred.push_back(command);
-                return;
+            Command::ExportHtml { output_path } => self.export_html(output_path.as_deref()),
+            Command::GetMcpServers => Ok(Some(self.mcp_servers())),
+            Command::McpReconnect { server } => self.mcp_reconnect(server.as_deref()),
+            Command::McpSetEnabled { server, enabled } => {
+                self.mcp_set_enabled(server.as_deref(), enabled)
             }
-            "set_model" | "cycle_model" | "set_thinking_level" | "cycle_thinking_level"
-            | "set_auto_compaction" | "set_auto_retry" | "set_session_name"
-                if busy.is_some() =>
-            {
-                self.deferred.push_back(command);
-                return;
+            Command::Compact {
+                custom_instructions,
+            } => {
+                self.view.compacting = true;
+                let compact = Op::Compact {
+                    focus: custom_instructions,
+                };
+                return self.request(id, &kind, vec![compact], Finish::Compact, |_| Ok(None));
             }
-            "compact" => return self.compact(&command, id, job),
-            "new_session" => self.new_session(&command),
-            "switch_session" => self.switch_session(&command),
-            "fork" => self.fork(&command),
-            "clone" => self.clone_session(),
-            "set_model" => self.set_model(&command),
-            "cycle_model" => self.cycle_model(),
-            "set_thinking_level" => self.set_thinking_level(&command),
-            "cycle_thinking_level" => self.cycle_thinking_level(),
-            "set_auto_compaction" => self.set_auto_compaction(&command),
-            "set_auto_retry" => self.set_auto_retry(&command),
-            "set_session_name" => self.set_session_name(&command),
-            other => Err(format!("Unknown command: {other}")),
+            Command::NewSession { parent_session } => {
+                let op = Op::NewSession {
+                    parent: parent_session,
+                };
+                return self.moved(id, &kind, op, json!({"cancelled": false}));
+            }
+            Command::SwitchSession { session_path } => {
+                let path = PathBuf::from(session_path);
+                if !path.is_file() {
+                    Err(format!("Session file not found: {}", path.display()))
+                } else {
+                    let op = Op::SwitchSession { path };
+                    return self.moved(id, &kind, op, json!({"cancelled": false}));
+                }
+            }
+            Command::Fork { entry_id } => match self.fork_point(&entry_id) {
+                Ok((leaf, text)) => {
+                    let data = json!({"text": text, "cancelled": false});
+                    return self.moved(id, &kind, Op::Fork { leaf }, data);
+                }
+                Err(error) => Err(error),
+            },
+            Command::Clone => match self.current_leaf() {
+                Ok(Some(leaf)) => {
+                    let op = Op::Fork { leaf: Some(leaf) };
+                    return self.moved(id, &kind, op, json!({"cancelled": false}));
+                }
+                Ok(None) => Err("Cannot clone session: no current entry selected".to_owned()),
+                Err(error) => Err(error),
+            },
+            Command::SetModel { provider, model_id } => {
+                return self.set_model(id, &kind, &provider, &model_id);
+            }
+            Command::CycleModel => return self.cycle_model(id, &kind),
+            Command::SetThinkingLevel { level } => return self.set_thinking_level(id, &kind, &level),
+            Command::CycleThinkingLevel => return self.cycle_thinking_level(id, &kind),
+            Command::SetAutoCompaction { enabled } => {
+                self.setup.config.compaction.enabled = enabled;
+                let op = Op::SetAutoCompaction(enabled);
+                return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
+            }
+            Command::SetAutoRetry { enabled } => {
+                self.setup.config.max_retries = if enabled { self.max_retries } else { 0 };
+                return self.reroute(id, &kind);
+            }
+            Command::SetSessionName { name } => {
+                let name = name.trim().to_owned();
+                if name.is_empty() {
+                    Err("Session name cannot be empty".to_owned())
+                } else {
+                    let op = Op::SetSessionName(name);
+                    return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
+                }
+            }
+            // strata has no extensions asking questions; a stray answer has nobody to reach.
+            Command::ExtensionUiResponse => return,
+            // Pi 1.6's answer, under the name the client sent.
+            Command::Unknown => Err(format!("Unknown command: {kind}")),
         };
-        let response = match reply {
+        self.out.send(&match reply {
             Ok(data) => success(&id, &kind, data),
             Err(error) => failure(&id, &kind, error),
-        };
-        self.out.send(&response);
+        });
+    }
+
+    fn send(&mut self, op: Op) {
+        if let Err(error) = self.handle.send(op) {
+            eprintln!("strata rpc: {error}");
+        }
+    }
+
+    /// A read: at once from the view during a run or a compaction, else after the operations
+    /// sent before it.
+    fn query_command(&mut self, id: Id, kind: &str, query: Query, busy: bool) {
+        if busy {
+            let data = self.query(query);
+            return self.out.send(&success(&id, kind, Some(data)));
+        }
+        self.request(id, kind, Vec::new(), Finish::Query(query), |_| Ok(None));
+    }
+
+    fn query(&self, query: Query) -> Value {
+        match query {
+            Query::State => self.view.state(),
+            Query::Messages => json!({"messages": self.view.snapshot.messages}),
+            Query::Stats => self.view.stats(),
+            Query::LastAssistantText => json!({"text": self.view.last_assistant_text()}),
+        }
+    }
+
+    /// A command that moves to another session file: the queue belonged to the old one.
+    fn moved(&mut self, id: Id, kind: &str, op: Op, data: Value) {
+        self.request(id, kind, vec![op], Finish::Data, move |_| Ok(Some(data)));
     }
 
     // ---------------------------------------------------------------- prompting
 
-    fn prompt(&mut self, command: Value, id: &Id, job: &mut Option<Job>) {
-        let message = match text_field(&command, "message") {
-            Ok(message) => message.to_owned(),
-            Err(error) => return self.out.send(&failure(id, "prompt", error)),
-        };
-        let images = match parse_images(&command) {
-            Ok(images) => images,
-            Err(error) => return self.out.send(&failure(id, "prompt", error)),
-        };
-        let text = self.expand(&message);
-        match job.as_ref().map(|j| j.kind) {
-            Some(JobKind::Compact) => self.deferred.push_back(command),
-            Some(JobKind::Prompt) => {
-                let queued = Queued { text, images };
-                let reply = match optional_text(&command, "streamingBehavior") {
-                    Some("steer") => self.enqueue(queued, true),
-                    Some("followUp") => self.enqueue(queued, false),
-                    Some(other) => Err(format!(
-                        "unknown streamingBehavior `{other}` (expected `steer` or `followUp`)"
-                    )),
-                    None => Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".to_owned()),
-                };
-                let response = match reply {
-                    Ok(()) => success(id, "prompt", Some(json!({"disposition": "queued"}))),
-                    Err(error) => failure(id, "prompt", error),
-                };
-                self.out.send(&response);
-            }
-            None => match self.start_prompt(text, images, id, job) {
-                Ok(()) => {}
-                Err(error) => self.out.send(&failure(id, "prompt", error)),
-            },
-        }
-    }
-
-    fn start_prompt(
+    fn prompt(
         &mut self,
-        text: String,
-        images: Vec<ImageContent>,
-        id: &Id,
-        job: &mut Option<Job>,
-    ) -> Result<(), String> {
-        self.flush_bash()?;
-        let agent = self.take_agent()?;
-        {
-            let mut shared = lock(&self.shared);
-            shared.streaming = true;
-            shared.feed_steering(&self.control);
+        message: &str,
+        images: Option<&Value>,
+        streaming_behavior: Option<StreamingBehavior>,
+    ) -> Result<Option<Value>, String> {
+        let images = parse_images(images)?;
+        let input = UserInput {
+            text: self.expand(message),
+            images,
+        };
+        if self.view.streaming {
+            let op = match streaming_behavior {
+                Some(StreamingBehavior::Steer) => Op::Steer(input),
+                Some(StreamingBehavior::FollowUp) => Op::FollowUp(input),
+                None => {
+                    return Err("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.".to_owned());
+                }
+            };
+            self.send(op);
+            return Ok(Some(json!({"disposition": "queued"})));
         }
-        // Pi answers once the prompt is accepted, before its events.
-        self.out.send(&success(
-            id,
-            "prompt",
-            Some(json!({"disposition": "started"})),
-        ));
-        let handle = tokio::spawn(jobs::prompt(agent, text, images, self.job_context()));
-        *job = Some(Job {
-            handle,
-            kind: JobKind::Prompt,
-        });
-        Ok(())
+        self.view.streaming = true;
+        let snapshot = &self.view.snapshot;
+        self.mapper = EventMapper::new(
+            Origin {
+                api: snapshot.api.clone(),
+                provider: snapshot.provider.clone(),
+                model: snapshot.model_id.clone(),
+            },
+            self.setup.config.max_retries,
+            PathBuf::from(&snapshot.session_file),
+        );
+        self.send(Op::Prompt(input));
+        // Answered before its events: they are written when the loop next reads the runtime.
+        Ok(Some(json!({"disposition": "started"})))
     }
 
     /// `steer` / `follow_up` (text and optional images): queued for the run going on, or for
     /// the next one.
-    fn queue(&mut self, command: &Value, steer: bool) -> Result<Option<Value>, String> {
-        let message = text_field(command, "message")?;
-        let images = parse_images(command)?;
-        let text = self.expand(message);
-        self.enqueue(Queued { text, images }, steer)?;
-        Ok(Some(json!({"disposition": "queued"})))
-    }
-
-    /// `clear_queue`: drops the steering and follow-up messages not yet delivered and returns
-    /// their text, for the client's editor.
-    fn clear_queue(&mut self) -> Value {
-        self.control.clear_steering();
-        let mut shared = lock(&self.shared);
-        let steering: Vec<String> = shared.steering.drain(..).map(|q| q.text).collect();
-        shared.handed_over = 0;
-        let follow_up: Vec<String> = shared.follow_ups.drain(..).map(|q| q.text).collect();
-        self.out.send(&shared.queue_update());
-        json!({"steering": steering, "followUp": follow_up})
-    }
-
-    fn enqueue(&mut self, queued: Queued, steer: bool) -> Result<(), String> {
-        let mut shared = lock(&self.shared);
-        if steer {
-            shared.steering.push_back(queued);
-            if shared.streaming {
-                shared.feed_steering(&self.control);
-            }
+    fn queue(
+        &mut self,
+        message: &str,
+        images: Option<&Value>,
+        steer: bool,
+    ) -> Result<Option<Value>, String> {
+        let images = parse_images(images)?;
+        let input = UserInput {
+            text: self.expand(message),
+            images,
+        };
+        self.send(if steer {
+            Op::Steer(input)
         } else {
-            shared.follow_ups.push_back(queued);
-        }
-        self.out.send(&shared.queue_update());
-        Ok(())
+            Op::FollowUp(input)
+        });
+        Ok(Some(json!({"disposition": "queued"})))
     }
 
     fn expand(&self, text: &str) -> String {
@@ -446,91 +665,26 @@ impl Server {
         skills::commands(&skills::find(global, &self.setup.cwd), global)
     }
 
-    fn set_mode(&mut self, command: &Value, kind: &str) -> Result<Option<Value>, String> {
-        let text = text_field(command, "mode")?;
+    fn set_mode(&mut self, text: &str, steering: bool) -> Result<Option<Value>, String> {
         let mode = QueueMode::parse(text)
             .ok_or_else(|| format!("unknown mode `{text}` (expected `all` or `one-at-a-time`)"))?;
-        let mut shared = lock(&self.shared);
-        if kind == "set_steering_mode" {
-            shared.steering_mode = mode;
-            if shared.streaming {
-                shared.feed_steering(&self.control);
-            }
+        if steering {
+            self.view.steering_mode = mode;
+            self.send(Op::SetSteeringMode(mode));
         } else {
-            shared.follow_up_mode = mode;
+            self.view.follow_up_mode = mode;
+            self.send(Op::SetFollowUpMode(mode));
         }
         Ok(None)
     }
 
-    // ---------------------------------------------------------------- jobs
-
-    fn job_context(&self) -> JobContext {
-        JobContext {
-            out: self.out,
-            shared: Arc::clone(&self.shared),
-            control: self.control.clone(),
-            max_retries: self.setup.config.max_retries,
-        }
-    }
-
-    fn compact(&mut self, command: &Value, id: Id, job: &mut Option<Job>) {
-        let focus = optional_text(command, "customInstructions").map(str::to_owned);
-        let agent = match self.take_agent() {
-            Ok(agent) => agent,
-            Err(error) => return self.out.send(&failure(&id, "compact", error)),
-        };
-        lock(&self.shared).compacting = true;
-        let handle = tokio::spawn(jobs::compact(agent, focus, id, self.job_context()));
-        *job = Some(Job {
-            handle,
-            kind: JobKind::Compact,
-        });
-    }
-
-    /// Re-sends the last request so its cache outlives the pause; a failure is reported on
-    /// stderr (no command asked for it).
-    async fn keep_warm(&mut self) {
-        if let Some(agent) = self.agent.as_mut()
-            && let Err(error) = agent.keep_warm().await
-        {
-            jobs::tracing_error(&format!("keeping the cache warm: {error}"));
-        }
-    }
-
-    /// The agent is back: answer aborts, record bash output, run the held commands.
-    fn job_finished(&mut self, end: JobEnd, job: &mut Option<Job>) {
-        self.agent = Some(end.agent);
-        self.out.send_all(&end.records);
-        for reply in std::mem::take(&mut self.abort_replies) {
-            self.out.send(&reply);
-        }
-        if let Err(error) = self.flush_bash() {
-            jobs::tracing_error(&error);
-        }
-        self.refresh();
-        while job.is_none() {
-            let Some(command) = self.deferred.pop_front() else {
-                break;
-            };
-            self.dispatch(command, job);
-        }
-    }
-
     // ---------------------------------------------------------------- bash
 
-    fn bash(&mut self, command: &Value, id: Id) {
-        let line = match text_field(command, "command") {
-            Ok(line) => line.to_owned(),
-            Err(error) => return self.out.send(&failure(&id, "bash", error)),
-        };
+    fn bash(&mut self, line: String, exclude: bool, id: Id) {
         let cancel = CancellationToken::new();
         if let Some(previous) = self.bash_cancel.replace(cancel.clone()) {
             previous.cancel();
         }
-        let exclude = command
-            .get("excludeFromContext")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
         let cwd = self.setup.cwd.clone();
         let inputs = self.inputs.clone();
         let out = self.out;
@@ -553,153 +707,139 @@ impl Server {
         });
     }
 
+    /// The output is answered at once and appended to the session between the runtime's
+    /// operations (during a run: after it), so the next prompt's request carries it.
     fn bash_done(&mut self, id: &Id, message: BashExecutionMessage) {
         let data = bash::result_json(&message);
-        self.pending_bash.push(message);
-        if self.agent.is_some() {
-            if let Err(error) = self.flush_bash() {
-                return self.out.send(&failure(id, "bash", error));
-            }
-            self.refresh();
-        }
-        self.out.send(&success(id, "bash", Some(data)));
-    }
-
-    /// Appends bash results to the session (they reach the model with the next prompt).
-    fn flush_bash(&mut self) -> Result<(), String> {
-        if self.pending_bash.is_empty() {
-            return Ok(());
-        }
-        let pending = std::mem::take(&mut self.pending_bash);
-        let agent = self.agent_mut()?;
-        for message in pending {
-            agent
+        self.send(Op::WithAgent(Box::new(move |agent| {
+            if let Err(error) = agent
                 .session_mut()
                 .append_message(AgentMessage::BashExecution(message))
-                .map_err(|e| format!("recording the bash output: {e}"))?;
+            {
+                eprintln!("strata rpc: recording the bash output: {error}");
+            }
+        })));
+        self.out.send(&success(id, "bash", Some(data)));
+        if !self.view.streaming {
+            self.refresh();
         }
-        Ok(())
     }
 
     // ---------------------------------------------------------------- model and thinking
 
-    fn set_model(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let provider = text_field(command, "provider")?;
-        let model_id = text_field(command, "modelId")?;
-        let model = self
+    fn set_model(&mut self, id: Id, kind: &str, provider: &str, model_id: &str) {
+        let found = self
             .available_models()
             .into_iter()
-            .find(|m| m.provider == provider && m.id == model_id)
-            .ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
-        self.switch_model(&model)?;
-        Ok(Some(self.model_json(&model)))
+            .find(|m| m.provider == provider && m.id == model_id);
+        let Some(model) = found else {
+            let error = format!("Model not found: {provider}/{model_id}");
+            return self.out.send(&failure(&id, kind, error));
+        };
+        let data = self.model_json(&model);
+        self.switch_to(id, kind, &model, Finish::Data, Some(data));
     }
 
-    fn cycle_model(&mut self) -> Result<Option<Value>, String> {
+    fn cycle_model(&mut self, id: Id, kind: &str) {
         let models = self.available_models();
         if models.len() <= 1 {
-            return Ok(Some(Value::Null));
+            return self.out.send(&success(&id, kind, Some(Value::Null)));
         }
-        let current = self.agent_mut()?.config().model.clone();
+        let snapshot = &self.view.snapshot;
         let position = models
             .iter()
-            .position(|m| m.provider == current.provider && m.id == current.id);
+            .position(|m| m.provider == snapshot.provider && m.id == snapshot.model_id);
         let next = match position {
             Some(index) => models[(index + 1) % models.len()].clone(),
             None => models[0].clone(),
         };
-        self.switch_model(&next)?;
-        let thinking = lock(&self.shared).snapshot.thinking_level.clone();
-        Ok(Some(json!({
-            "model": self.model_json(&next),
-            "thinkingLevel": thinking,
-            "isScoped": false,
-        })))
+        let data = self.model_json(&next);
+        self.switch_to(id, kind, &next, Finish::CycledModel(data), None);
     }
 
-    fn switch_model(&mut self, model: &Model) -> Result<(), String> {
+    /// Sends requests to `model` from now on (the runtime keeps the thinking level asked for
+    /// where the model reasons, `off` where it does not).
+    fn switch_to(
+        &mut self,
+        id: Id,
+        kind: &str,
+        model: &Model,
+        finish: Finish,
+        data: Option<Value>,
+    ) {
         let choice = ModelChoice {
             provider: model.provider.clone(),
             id: model.id.clone(),
             thinking: None,
         };
-        let retries = RetryEvents::new();
-        let switch = self
+        match self
             .setup
-            .model_switch(&choice, Some(retries.observer()))
-            .map_err(|e| format!("{e:#}"))?;
-        let before = self.thinking_level();
-        let agent = self.take_agent()?;
-        let mut agent = Box::new((*agent).with_retry_events(retries));
-        // The agent keeps the level asked for: off on a model without reasoning, back again
-        // on one with it (the runtime's rule, shared by every front end).
-        let result = agent.set_model(switch);
-        self.agent = Some(agent);
-        result.map_err(|e| e.to_string())?;
-        self.refresh();
-        self.thinking_changed(&before);
-        Ok(())
+            .model_route(&choice, Some(self.retries.observer()))
+        {
+            Ok(route) => self.request(id, kind, vec![Op::SetModel(route)], finish, move |_| {
+                Ok(data)
+            }),
+            Err(error) => self.out.send(&failure(&id, kind, format!("{error:#}"))),
+        }
     }
 
-    fn set_thinking_level(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let level = text_field(command, "level")?;
-        if !THINKING_LEVELS.contains(&level) {
-            return Err(format!(
+    /// The current model again, on a route built from the (changed) configuration.
+    fn reroute(&mut self, id: Id, kind: &str) {
+        let snapshot = &self.view.snapshot;
+        let choice = ModelChoice {
+            provider: snapshot.provider.clone(),
+            id: snapshot.model_id.clone(),
+            thinking: None,
+        };
+        match self
+            .setup
+            .model_route(&choice, Some(self.retries.observer()))
+        {
+            Ok(route) => {
+                self.request(id, kind, vec![Op::SetModel(route)], Finish::Data, |_| {
+                    Ok(None)
+                });
+            }
+            Err(error) => self.out.send(&failure(&id, kind, format!("{error:#}"))),
+        }
+    }
+
+    fn set_thinking_level(&mut self, id: Id, kind: &str, level: &str) {
+        let parsed = THINKING_LEVELS
+            .contains(&level)
+            .then(|| level.parse::<ThinkingLevel>().ok())
+            .flatten();
+        let Some(level) = parsed else {
+            let error = format!(
                 "Invalid thinking level: {level} (expected one of {})",
                 THINKING_LEVELS.join(", ")
-            ));
-        }
-        let before = self.thinking_level();
-        self.agent_mut()?
-            .set_thinking_level(level)
-            .map_err(|e| e.to_string())?;
-        self.refresh();
-        self.thinking_changed(&before);
-        Ok(None)
+            );
+            return self.out.send(&failure(&id, kind, error));
+        };
+        self.request(id, kind, vec![Op::SetThinking(level)], Finish::Data, |_| {
+            Ok(None)
+        });
     }
 
-    fn thinking_level(&self) -> String {
-        lock(&self.shared).snapshot.thinking_level.clone()
-    }
-
-    /// Pi 1.x's `thinking_level_changed`, when the level in effect is no longer `before`.
-    fn thinking_changed(&self, before: &str) {
-        let level = self.thinking_level();
-        if level != before {
-            self.out
-                .send(&json!({"type": "thinking_level_changed", "level": level}));
+    fn cycle_thinking_level(&mut self, id: Id, kind: &str) {
+        if !self.view.snapshot.reasoning {
+            return self.out.send(&success(&id, kind, Some(Value::Null)));
         }
-    }
-
-    /// The session file commands read from disk (its entries are never rewritten, so a read
-    /// during a run sees every line written so far).
-    fn session_file(&self) -> Result<PathBuf, String> {
-        let file = lock(&self.shared).snapshot.session_file.clone();
-        if file.is_empty() {
-            return Err(self.no_agent());
-        }
-        Ok(PathBuf::from(file))
-    }
-
-    fn cycle_thinking_level(&mut self) -> Result<Option<Value>, String> {
-        let agent = self.agent_mut()?;
-        if !agent.config().model.reasoning {
-            return Ok(Some(Value::Null));
-        }
-        let current = agent
-            .context()
-            .map(|c| c.thinking_level.clone())
-            .map_err(|e| e.to_string())?;
+        let current = self.view.snapshot.thinking_level.as_str();
         let next = CYCLED_LEVELS
             .iter()
             .position(|l| *l == current)
             .map_or(CYCLED_LEVELS[0], |i| {
                 CYCLED_LEVELS[(i + 1) % CYCLED_LEVELS.len()]
             });
-        let level = agent.set_thinking_level(next).map_err(|e| e.to_string())?;
-        self.refresh();
-        self.thinking_changed(&current);
-        Ok(Some(json!({"level": level})))
+        let level = next.parse().unwrap_or(ThinkingLevel::Off);
+        self.request(
+            id,
+            kind,
+            vec![Op::SetThinking(level)],
+            Finish::CycledThinking,
+            |_| Ok(None),
+        );
     }
 
     /// Models of providers strata has a key for (the command line's provider always).
@@ -730,6 +870,13 @@ impl Server {
             .collect()
     }
 
+    fn model_json_of(&self, provider: &str, model_id: &str) -> Value {
+        match self.setup.catalog.model(provider, model_id) {
+            Some(model) => self.model_json(&model),
+            None => Value::Null,
+        }
+    }
+
     /// Pi's `Model` object, with the protocol and base URL requests would use.
     fn model_json(&self, model: &Model) -> Value {
         let Some(row) = self.setup.catalog.provider(&model.provider) else {
@@ -755,203 +902,51 @@ impl Server {
         state::model_json(model, api, &base_url)
     }
 
-    // ---------------------------------------------------------------- settings
+    // ---------------------------------------------------------------- files
 
-    fn set_auto_compaction(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        self.setup.config.compaction.enabled = bool_field(command, "enabled")?;
-        self.rebuild(None)?;
-        Ok(None)
-    }
-
-    fn set_auto_retry(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let enabled = bool_field(command, "enabled")?;
-        self.setup.config.max_retries = if enabled { self.max_retries } else { 0 };
-        self.rebuild(None)?;
-        Ok(None)
-    }
-
-    fn set_session_name(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let name = text_field(command, "name")?.trim().to_owned();
-        if name.is_empty() {
-            return Err("Session name cannot be empty".to_owned());
+    /// The session file commands read from disk (its entries are never rewritten, so a read
+    /// during a run sees every line written so far).
+    fn session_file(&self) -> Result<PathBuf, String> {
+        let file = &self.view.snapshot.session_file;
+        if file.is_empty() {
+            return Err("no session is open".to_owned());
         }
-        self.agent_mut()?
-            .session_mut()
-            .append_session_info(&name)
-            .map_err(|e| e.to_string())?;
-        self.refresh();
-        self.out
-            .send(&json!({"type": "session_info_changed", "name": name}));
-        Ok(None)
+        Ok(PathBuf::from(file))
     }
 
-    fn export_html(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let file = PathBuf::from(lock(&self.shared).snapshot.session_file.clone());
-        let output = optional_text(command, "outputPath").map(Path::new);
+    fn read_session(&self) -> Result<Session, String> {
+        let file = self.session_file()?;
+        Session::open(&file)
+            .map(|opened| opened.session)
+            .map_err(|e| format!("reading {}: {e}", file.display()))
+    }
+
+    fn fork_point(&self, entry_id: &str) -> Result<(Option<EntryId>, String), String> {
+        sessions::fork_point(&self.read_session()?, entry_id).map_err(|e| format!("{e:#}"))
+    }
+
+    fn current_leaf(&self) -> Result<Option<EntryId>, String> {
+        Ok(self.read_session()?.leaf().cloned())
+    }
+
+    fn export_html(&mut self, output: Option<&str>) -> Result<Option<Value>, String> {
+        let file = self.session_file()?;
+        let output = output.map(Path::new);
         let path = crate::export::export_html(&file, output, crate::export::Overwrite::Refuse)
             .map_err(|e| format!("{e:#}"))?;
         Ok(Some(json!({"path": path.display().to_string()})))
     }
 
-    // ---------------------------------------------------------------- sessions
-
-    fn new_session(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let parent = optional_text(command, "parentSession").map(str::to_owned);
-        let dir = self.session_dir()?;
-        let cwd = self.setup.cwd.display().to_string();
-        let path = sessions::create(&dir, &cwd, parent).map_err(|e| format!("{e:#}"))?;
-        self.clear_queues();
-        self.rebuild(Some(path))?;
-        Ok(Some(json!({"cancelled": false})))
-    }
-
-    fn switch_session(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let path = PathBuf::from(text_field(command, "sessionPath")?);
-        if !path.is_file() {
-            return Err(format!("Session file not found: {}", path.display()));
-        }
-        self.clear_queues();
-        self.rebuild(Some(path))?;
-        Ok(Some(json!({"cancelled": false})))
-    }
-
-    fn fork(&mut self, command: &Value) -> Result<Option<Value>, String> {
-        let entry_id = text_field(command, "entryId")?;
-        let agent = self.agent_mut()?;
-        let (target, text) =
-            sessions::fork_point(agent.session(), entry_id).map_err(|e| format!("{e:#}"))?;
-        let path =
-            sessions::fork(agent.session(), target.as_ref()).map_err(|e| format!("{e:#}"))?;
-        self.clear_queues();
-        self.rebuild(Some(path))?;
-        Ok(Some(json!({"text": text, "cancelled": false})))
-    }
-
-    fn clone_session(&mut self) -> Result<Option<Value>, String> {
-        let agent = self.agent_mut()?;
-        let Some(leaf) = agent.session().leaf().cloned() else {
-            return Err("Cannot clone session: no current entry selected".to_owned());
-        };
-        let path = sessions::fork(agent.session(), Some(&leaf)).map_err(|e| format!("{e:#}"))?;
-        self.clear_queues();
-        self.rebuild(Some(path))?;
-        Ok(Some(json!({"cancelled": false})))
-    }
-
     fn fork_messages(&self) -> Result<Option<Value>, String> {
-        let file = PathBuf::from(lock(&self.shared).snapshot.session_file.clone());
+        let file = self.session_file()?;
         let messages = sessions::user_messages(&file).map_err(|e| format!("{e:#}"))?;
         Ok(Some(json!({"messages": messages})))
-    }
-
-    fn session_dir(&mut self) -> Result<PathBuf, String> {
-        let agent = self.agent_mut()?;
-        Ok(agent
-            .session()
-            .path()
-            .parent()
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf))
-    }
-
-    fn clear_queues(&mut self) {
-        let mut shared = lock(&self.shared);
-        shared.steering.clear();
-        shared.handed_over = 0;
-        shared.follow_ups.clear();
-    }
-
-    /// Builds a fresh agent on `path` (default: the current session), with the current
-    /// model and thinking level, or the session's own model when switching to another file.
-    fn rebuild(&mut self, path: Option<PathBuf>) -> Result<(), String> {
-        let (current_path, mut choice) = match self.agent.as_mut() {
-            Some(agent) => {
-                let thinking = agent.context().ok().map(|c| c.thinking_level.clone());
-                let model = &agent.config().model;
-                (
-                    Some(agent.session().path().to_path_buf()),
-                    Some(ModelChoice {
-                        provider: model.provider.clone(),
-                        id: model.id.clone(),
-                        thinking,
-                    }),
-                )
-            }
-            None => (None, None),
-        };
-        let target = path
-            .or_else(|| current_path.clone())
-            .ok_or_else(|| "no session is open".to_owned())?;
-        // The session file is locked while an agent holds it.
-        self.release_agent();
-        if choice.is_none() {
-            choice = self.setup.model_choice().ok();
-        }
-        let error = match sessions::open_agent(&self.setup, &target, choice.clone()) {
-            Ok(agent) => {
-                self.install(agent);
-                return Ok(());
-            }
-            Err(error) => format!("{error:#}"),
-        };
-        // Keep serving the session we had rather than none.
-        if let Some(previous) = current_path.filter(|p| *p != target)
-            && let Ok(agent) = sessions::open_agent(&self.setup, &previous, choice)
-        {
-            self.install(agent);
-            return Err(error);
-        }
-        self.broken = Some(error.clone());
-        Err(error)
-    }
-
-    fn install(&mut self, agent: Agent) {
-        self.control = agent.control();
-        self.agent = Some(Box::new(agent));
-        self.broken = None;
-        self.refresh();
-    }
-
-    // ---------------------------------------------------------------- agent access
-
-    fn release_agent(&mut self) {
-        self.agent = None;
-    }
-
-    fn take_agent(&mut self) -> Result<Box<Agent>, String> {
-        self.agent.take().ok_or_else(|| self.no_agent())
-    }
-
-    fn agent_mut(&mut self) -> Result<&mut Agent, String> {
-        let missing = self.agent.is_none().then(|| self.no_agent());
-        match (self.agent.as_deref_mut(), missing) {
-            (Some(agent), _) => Ok(agent),
-            (None, reason) => Err(reason.unwrap_or_default()),
-        }
-    }
-
-    fn no_agent(&self) -> String {
-        match &self.broken {
-            Some(reason) => format!("no agent: {reason}"),
-            None => "the agent is busy".to_owned(),
-        }
-    }
-
-    fn refresh(&mut self) {
-        let Some(agent) = self.agent.as_deref_mut() else {
-            return;
-        };
-        refresh(agent, &self.shared);
-        let model = agent.config().model.clone();
-        let value = self.model_json(&model);
-        let mut shared = lock(&self.shared);
-        shared.snapshot.model = value;
-        shared.snapshot.context_window = model.context_window;
     }
 }
 
 /// Pi's `images` field of a prompt: `[{type: "image", data, mimeType}]`.
-fn parse_images(command: &Value) -> Result<Vec<ImageContent>, String> {
-    let Some(images) = command.get("images") else {
+fn parse_images(images: Option<&Value>) -> Result<Vec<ImageContent>, String> {
+    let Some(images) = images else {
         return Ok(Vec::new());
     };
     let Some(images) = images.as_array() else {

@@ -60,27 +60,6 @@ fn head(id: &Id, command: &str) -> Map<String, Value> {
     response
 }
 
-/// A required string field of a command.
-pub fn text_field<'a>(command: &'a Value, name: &str) -> Result<&'a str, String> {
-    command
-        .get(name)
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("missing string field `{name}`"))
-}
-
-/// An optional string field of a command.
-pub fn optional_text<'a>(command: &'a Value, name: &str) -> Option<&'a str> {
-    command.get(name).and_then(Value::as_str)
-}
-
-/// A required boolean field of a command.
-pub fn bool_field(command: &Value, name: &str) -> Result<bool, String> {
-    command
-        .get(name)
-        .and_then(Value::as_bool)
-        .ok_or_else(|| format!("missing boolean field `{name}`"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

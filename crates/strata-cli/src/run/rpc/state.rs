@@ -1,55 +1,25 @@
-//! What commands read while a run may be going: the queues, the modes, and a snapshot of the
-//! agent's state taken whenever the agent is idle (plus the messages of the run so far).
-
-use std::collections::VecDeque;
+//! What the rpc view answers from: the runtime's queue as its events said it, the modes set,
+//! and a snapshot of the agent's state read between operations (plus the messages of the run
+//! so far, from its events).
 
 use serde_json::{Map, Value, json};
-use strata_agent::Control;
+use strata_agent::Agent;
 use strata_provider::Model;
-use strata_session::ImageContent;
+use strata_runtime::{QueueMode, QueuedTexts};
 
-/// A steering or follow-up message waiting in a queue.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Queued {
-    /// The message (skills already expanded).
-    pub text: String,
-    /// Images sent with it.
-    pub images: Vec<ImageContent>,
-}
-
-/// How queued steering or follow-up messages are handed over (Pi's queue modes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueueMode {
-    /// Everything queued at once.
-    All,
-    /// One message per turn (steering) or per run end (follow-up).
-    OneAtATime,
-}
-
-impl QueueMode {
-    /// Parses Pi's names.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "all" => Some(Self::All),
-            "one-at-a-time" => Some(Self::OneAtATime),
-            _ => None,
-        }
-    }
-
-    /// Pi's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::All => "all",
-            Self::OneAtATime => "one-at-a-time",
-        }
-    }
-}
-
-/// The agent's state as of the last time it was idle.
+/// The agent's state as read between operations.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    /// Pi's `Model` object of the current model.
+    /// Pi's `Model` object of the current model (the view fills it from the catalog).
     pub model: Value,
+    /// Provider id.
+    pub provider: String,
+    /// Model id.
+    pub model_id: String,
+    /// Protocol name (Pi's `api`).
+    pub api: String,
+    /// The model reasons.
+    pub reasoning: bool,
     /// The model's context window in tokens.
     pub context_window: u64,
     /// The thinking level in effect.
@@ -68,94 +38,79 @@ pub struct Snapshot {
     pub totals: strata_accounting::Totals,
 }
 
-/// State shared by the command loop and the task running the agent.
-#[derive(Debug)]
-pub struct Shared {
-    /// A prompt run is going.
+impl Snapshot {
+    /// Reads `agent` (on the runtime's task, between operations).
+    pub fn of(agent: &mut Agent) -> Self {
+        let config = agent.config();
+        let (provider, model_id, api) = (
+            config.model.provider.clone(),
+            config.model.id.clone(),
+            config.api.clone(),
+        );
+        let (reasoning, context_window) = (config.model.reasoning, config.model.context_window);
+        let auto_compaction = config.compaction.enabled;
+        let session = agent.session();
+        let session_file = session.path().display().to_string();
+        let session_id = session.header().id.clone();
+        let session_name = session.tree().name().map(str::to_owned);
+        let totals =
+            strata_accounting::Totals::of(&strata_accounting::records(agent.session().tree()));
+        let (messages, thinking_level) = match agent.context() {
+            Ok(context) => (
+                context
+                    .messages
+                    .iter()
+                    .map(|m| m.message.to_json())
+                    .collect(),
+                context.thinking_level.clone(),
+            ),
+            Err(error) => {
+                eprintln!("strata rpc: building the context: {error}");
+                (Vec::new(), "off".to_owned())
+            }
+        };
+        Self {
+            model: Value::Null,
+            provider,
+            model_id,
+            api,
+            reasoning,
+            context_window,
+            thinking_level,
+            session_file,
+            session_id,
+            session_name,
+            auto_compaction,
+            messages,
+            totals,
+        }
+    }
+}
+
+/// What the view knows between the runtime's events.
+#[derive(Debug, Default)]
+pub struct View {
+    /// A prompt run is going (from sending the prompt to its last `RunEnded`).
     pub streaming: bool,
-    /// A compaction is going.
+    /// A manual compaction is going.
     pub compacting: bool,
-    /// How steering messages are delivered.
+    /// How steering messages are delivered (as last set).
     pub steering_mode: QueueMode,
-    /// How follow-up messages are delivered.
+    /// How follow-up messages are delivered (as last set).
     pub follow_up_mode: QueueMode,
-    /// Steering messages not yet delivered, oldest first; the first `handed_over` of them are
-    /// already in the agent's queue.
-    pub steering: VecDeque<Queued>,
-    /// How many of `steering` the agent holds.
-    pub handed_over: usize,
-    /// Follow-up messages waiting for the run to end.
-    pub follow_ups: VecDeque<Queued>,
+    /// The texts waiting, as the runtime last said.
+    pub queue: QueuedTexts,
     /// The agent's state.
     pub snapshot: Snapshot,
 }
 
-impl Default for Shared {
-    fn default() -> Self {
-        Self {
-            streaming: false,
-            compacting: false,
-            steering_mode: QueueMode::OneAtATime,
-            follow_up_mode: QueueMode::OneAtATime,
-            steering: VecDeque::new(),
-            handed_over: 0,
-            follow_ups: VecDeque::new(),
-            snapshot: Snapshot::default(),
-        }
-    }
-}
-
-impl Shared {
-    /// Hands queued steering messages to the agent as the mode allows.
-    pub fn feed_steering(&mut self, control: &Control) {
-        let target = match self.steering_mode {
-            QueueMode::All => self.steering.len(),
-            QueueMode::OneAtATime => self.steering.len().min(1),
-        };
-        while self.handed_over < target {
-            if let Some(queued) = self.steering.get(self.handed_over) {
-                control.steer_with_images(queued.text.clone(), queued.images.clone());
-            }
-            self.handed_over += 1;
-        }
-    }
-
-    /// The agent delivered `count` steering messages.
-    pub fn steering_delivered(&mut self, count: usize, control: &Control) {
-        let delivered = count.min(self.handed_over);
-        self.steering.drain(..delivered);
-        self.handed_over -= delivered;
-        self.feed_steering(control);
-    }
-
-    /// The next follow-up(s) to run, as the mode allows: for `all`, the texts joined by blank
-    /// lines and the images in order.
-    pub fn take_follow_up(&mut self) -> Option<Queued> {
-        match self.follow_up_mode {
-            QueueMode::OneAtATime => self.follow_ups.pop_front(),
-            QueueMode::All if self.follow_ups.is_empty() => None,
-            QueueMode::All => {
-                let all: Vec<Queued> = self.follow_ups.drain(..).collect();
-                let text = all
-                    .iter()
-                    .map(|q| q.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n\n");
-                let images = all.into_iter().flat_map(|q| q.images).collect();
-                Some(Queued { text, images })
-            }
-        }
-    }
-
+impl View {
     /// Pi's `queue_update` event (the queued texts).
     pub fn queue_update(&self) -> Value {
-        let texts = |queue: &VecDeque<Queued>| -> Vec<String> {
-            queue.iter().map(|q| q.text.clone()).collect()
-        };
         json!({
             "type": "queue_update",
-            "steering": texts(&self.steering),
-            "followUp": texts(&self.follow_ups),
+            "steering": self.queue.steering,
+            "followUp": self.queue.follow_up,
         })
     }
 
@@ -181,7 +136,7 @@ impl Shared {
         state.insert("messageCount".into(), json!(snapshot.messages.len()));
         state.insert(
             "pendingMessageCount".into(),
-            json!(self.steering.len() + self.follow_ups.len()),
+            json!(self.queue.steering.len() + self.queue.follow_up.len()),
         );
         Value::Object(state)
     }
@@ -326,58 +281,9 @@ pub fn model_json(model: &Model, api: &str, base_url: &str) -> Value {
 mod tests {
     use super::*;
 
-    fn queued(text: &str, images: &[&str]) -> Queued {
-        Queued {
-            text: text.to_owned(),
-            images: images
-                .iter()
-                .map(|data| ImageContent {
-                    data: (*data).to_owned(),
-                    mime_type: "image/png".to_owned(),
-                    ..ImageContent::default()
-                })
-                .collect(),
-        }
-    }
-
-    #[test]
-    fn one_at_a_time_steering_hands_over_one_message_per_delivery() {
-        let control = Control::default();
-        let mut shared = Shared::default();
-        shared.steering.extend([queued("a", &[]), queued("b", &[])]);
-        shared.feed_steering(&control);
-        assert_eq!(shared.handed_over, 1);
-        shared.steering_delivered(1, &control);
-        assert_eq!(shared.steering, [queued("b", &[])]);
-        assert_eq!(shared.handed_over, 1);
-        shared.steering_delivered(1, &control);
-        assert!(shared.steering.is_empty());
-        assert_eq!(shared.handed_over, 0);
-    }
-
-    #[test]
-    fn all_follow_ups_join_their_texts_and_keep_every_image_in_order() {
-        let mut shared = Shared {
-            follow_up_mode: QueueMode::All,
-            ..Shared::default()
-        };
-        shared.follow_ups.extend([
-            queued("one", &["A"]),
-            queued("two", &[]),
-            queued("three", &["B", "C"]),
-        ]);
-        assert_eq!(
-            shared.queue_update()["followUp"],
-            json!(["one", "two", "three"])
-        );
-        let next = shared.take_follow_up().unwrap();
-        assert_eq!(next, queued("one\n\ntwo\n\nthree", &["A", "B", "C"]));
-        assert_eq!(shared.take_follow_up(), None);
-    }
-
     #[test]
     fn stats_count_roles_and_report_the_accounted_totals() {
-        let mut shared = Shared::default();
+        let mut shared = View::default();
         shared.snapshot.context_window = 1000;
         shared.snapshot.totals = strata_accounting::Totals {
             requests: 2,
