@@ -831,16 +831,32 @@ fn new_session_fork_and_switch_move_between_files() {
     );
 
     rpc.ok(json!({"type": "set_session_name", "name": "  the first one  "}));
+    // The new session moves to another model; switching back takes up the first session's own
+    // model again, as Pi does, and writes nothing to it.
+    let models = rpc.ok(json!({"type": "get_available_models"}));
+    let other = models["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["provider"] == first["model"]["provider"] && m["id"] != first["model"]["id"])
+        .expect("another model of the same provider")
+        .clone();
+    let provider = other["provider"].clone();
+    rpc.ok(json!({"type": "set_model", "provider": provider, "modelId": other["id"]}));
+    let first_bytes = std::fs::read(&first_file).unwrap();
     let switched = rpc.ok(json!({"type": "switch_session", "sessionPath": first_file}));
     assert_eq!(switched, json!({"cancelled": false}));
     let state = rpc.ok(json!({"type": "get_state"}));
     assert_eq!(state["sessionFile"], json!(first_file));
+    assert_eq!(state["model"]["id"], first["model"]["id"]);
+    assert_eq!(std::fs::read(&first_file).unwrap(), first_bytes);
     // The second prompt was past the script: the mock echoed, without tools.
     assert_eq!(state["messageCount"], 10);
     assert!(state.get("sessionName").is_none());
     rpc.ok(json!({"type": "switch_session", "sessionPath": new_file}));
     let state = rpc.ok(json!({"type": "get_state"}));
     assert_eq!(state["sessionName"], "the first one");
+    assert_eq!(state["model"]["id"], other["id"]);
 
     let missing = rpc.call(json!({"type": "switch_session", "sessionPath": "/nonexistent.jsonl"}));
     assert_eq!(missing["success"], false);

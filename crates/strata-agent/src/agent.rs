@@ -365,8 +365,15 @@ impl Agent {
     /// with it (recorded when that changes the level in effect).
     pub fn set_model(&mut self, switch: ModelSwitch) -> Result<(), AgentError> {
         let wanted = self.wanted_thinking()?;
-        let changed = self.config.model.provider != switch.model.provider
-            || self.config.model.id != switch.model.id;
+        // A model change is recorded unless the session already names the new model (taking
+        // up a resumed session's own model writes nothing).
+        let named =
+            self.context()?.model.as_ref().is_some_and(|m| {
+                m.provider == switch.model.provider && m.model_id == switch.model.id
+            });
+        let changed = !named
+            && (self.config.model.provider != switch.model.provider
+                || self.config.model.id != switch.model.id);
         self.provider = switch.provider;
         self.config.capabilities = switch.capabilities;
         self.config.api = switch.api;

@@ -81,6 +81,10 @@ pub enum Op {
     SwitchSession {
         /// The file.
         path: PathBuf,
+        /// The model the file names, resolved by the front end (which holds the keys and
+        /// configuration): with it the session's own model and thinking level are taken up, as
+        /// Pi does on resume; `None` keeps the current model and level.
+        route: Option<ModelRoute>,
     },
     /// Sends requests to another model (the thinking level is kept where the model reasons,
     /// `off` where it does not).

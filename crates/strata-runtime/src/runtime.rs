@@ -206,15 +206,16 @@ impl SessionRuntime {
                 .await
                 .map(|entry| self.emit(RuntimeEvent::Navigated { entry }))
                 .map_err(RuntimeError::from),
-            Op::Fork { leaf } => {
-                sessions::fork(self.agent.session(), leaf.as_ref()).and_then(|s| self.adopt(s))
-            }
+            Op::Fork { leaf } => sessions::fork(self.agent.session(), leaf.as_ref())
+                .and_then(|s| self.adopt(s, None)),
             Op::NewSession { parent } => {
                 let dir = sessions::dir_of(self.agent.session());
                 let cwd = self.agent.config().cwd.display().to_string();
-                sessions::create(&dir, &cwd, parent).and_then(|s| self.adopt(s))
+                sessions::create(&dir, &cwd, parent).and_then(|s| self.adopt(s, None))
             }
-            Op::SwitchSession { path } => sessions::open(&path).and_then(|s| self.adopt(s)),
+            Op::SwitchSession { path, route } => {
+                sessions::open(&path).and_then(|s| self.adopt(s, route))
+            }
             Op::SetModel(route) => self.set_model(route),
             Op::SetSummaryModel(route) => {
                 self.agent
@@ -405,12 +406,22 @@ impl SessionRuntime {
     }
 
     /// Appends to `session` from now on, recording the model and thinking level where they
-    /// differ from what it names; the queue belonged to the old session.
-    fn adopt(&mut self, session: Session) -> Result<(), RuntimeError> {
-        // The level in effect goes with the user, not with the file.
-        let wanted = self.agent.wanted_thinking()?;
+    /// differ from what it names; the queue belonged to the old session. With `route` (the
+    /// session's own model) the session's model and level are taken up instead.
+    fn adopt(
+        &mut self,
+        session: Session,
+        route: Option<crate::ModelRoute>,
+    ) -> Result<(), RuntimeError> {
+        // Without a route the level in effect goes with the user, not with the file.
+        let mut wanted = self.agent.wanted_thinking()?;
         self.agent.switch_session(session);
         self.queue.clear(&self.agent.control());
+        let follows_file = route.is_some();
+        if let Some(route) = route {
+            wanted = self.agent.context()?.thinking_level.clone();
+            self.agent.set_model(route.switch())?;
+        }
         let model = self.agent.config().model.clone();
         let context = self.agent.context()?;
         let same_model = context
@@ -423,6 +434,15 @@ impl SessionRuntime {
                 .append_model_change(&model.provider, &model.id)?;
         }
         self.agent.set_thinking_level(&wanted)?;
+        if follows_file {
+            let thinking = self.agent.thinking()?;
+            let model = &self.agent.config().model;
+            self.emit(RuntimeEvent::ModelChanged {
+                provider: model.provider.clone(),
+                model: model.id.clone(),
+                thinking,
+            });
+        }
         let session = self.agent.session();
         self.emit(RuntimeEvent::SessionChanged {
             path: session.path().to_path_buf(),

@@ -146,6 +146,28 @@ impl Setup {
         })
     }
 
+    /// A route to the model the session file at `path` names, when the catalog knows it: what
+    /// a switch to that session takes up (Pi restores a resumed session's model). `None`
+    /// where the file names no model, names one strata cannot route, or cannot be read (the
+    /// switch itself reports that).
+    pub fn session_route(
+        &self,
+        path: &Path,
+        retries: Option<RetryObserver>,
+    ) -> Option<strata_runtime::ModelRoute> {
+        let opened = strata_session::Session::open(path).ok()?;
+        let session = &opened.session;
+        let context = strata_context::build(session.tree(), session.leaf()).ok()?;
+        let named = context.model?;
+        self.catalog.model(&named.provider, &named.model_id)?;
+        let choice = ModelChoice {
+            provider: named.provider,
+            id: named.model_id,
+            thinking: None,
+        };
+        self.model_route(&choice, retries).ok()
+    }
+
     /// The tools named in configuration, checked against the built-in set.
     pub fn tools(&self) -> anyhow::Result<ToolSet> {
         let names: Vec<&str> = self.config.tools.iter().map(String::as_str).collect();

@@ -153,7 +153,8 @@ pub struct Status {
     pub tools: Vec<ToolInfo>,
     /// Models to switch to: `provider/id` and a description.
     pub models: Vec<(String, String)>,
-    /// The provider honours mid-conversation system messages.
+    /// A change can be said after the prefix: the provider honours mid-conversation system
+    /// messages, or strata says it as a reminder in the next user message.
     pub mid_conversation_system: bool,
     /// The provider adds tools without rewriting the tools chapter.
     pub tool_addition: bool,
@@ -498,7 +499,11 @@ impl Worker {
                 live.reply(Reply::Notice("new session".into()));
             }
             Command::Resume(path) => {
-                let switch = Op::SwitchSession { path: path.clone() };
+                let route = self.setup.session_route(&path, None);
+                let switch = Op::SwitchSession {
+                    path: path.clone(),
+                    route,
+                };
                 live.call(vec![switch], |_| ()).await?;
                 live.attach().await?;
                 live.reply(Reply::Notice(format!("resumed {}", path.display())));
@@ -800,7 +805,10 @@ fn status(agent: &mut Agent, models: Vec<(String, String)>) -> Status {
         session_file: session.path().to_path_buf(),
         tools,
         models,
-        mid_conversation_system: capabilities.mid_conversation_system,
+        // A row that says changes as a reminder in the next user message keeps its prefix the
+        // way a mid-conversation system message does, so `/tools` prices it the same.
+        mid_conversation_system: capabilities.mid_conversation_system
+            || capabilities.system_reminders,
         tool_addition: capabilities.tool_addition,
         deferred_tools: capabilities.deferred_tools,
         prices: model.prices,

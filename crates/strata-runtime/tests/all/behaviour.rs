@@ -116,6 +116,7 @@ async fn a_fork_appends_to_a_new_file_holding_the_path_and_switching_back_finds_
     handle
         .send(Op::SwitchSession {
             path: first.session_path.clone(),
+            route: None,
         })
         .unwrap();
     until(&mut events, |e| {

@@ -507,7 +507,10 @@ impl Server {
                 if !path.is_file() {
                     Err(format!("Session file not found: {}", path.display()))
                 } else {
-                    let op = Op::SwitchSession { path };
+                    let route = self
+                        .setup
+                        .session_route(&path, Some(self.retries.observer()));
+                    let op = Op::SwitchSession { path, route };
                     return self.moved(id, &kind, op, json!({"cancelled": false}));
                 }
             }
@@ -656,13 +659,20 @@ impl Server {
         if !text.starts_with("/skill:") {
             return text.to_owned();
         }
-        let found = skills::find(self.setup.sources.global_dir.as_deref(), &self.setup.cwd);
+        let found = skills::find(
+            self.setup.sources.global_dir.as_deref(),
+            &self.setup.cwd,
+            self.setup.trust.trusted,
+        );
         skills::expand(text, &found)
     }
 
     fn commands(&self) -> Vec<Value> {
         let global = self.setup.sources.global_dir.as_deref();
-        skills::commands(&skills::find(global, &self.setup.cwd), global)
+        skills::commands(
+            &skills::find(global, &self.setup.cwd, self.setup.trust.trusted),
+            global,
+        )
     }
 
     fn set_mode(&mut self, text: &str, steering: bool) -> Result<Option<Value>, String> {

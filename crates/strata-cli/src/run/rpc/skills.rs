@@ -6,9 +6,14 @@ use std::path::Path;
 use serde_json::{Value, json};
 use strata_agent::resources::{Skill, skills};
 
-/// The skills visible from `cwd` and the global config dir.
-pub fn find(global_dir: Option<&Path>, cwd: &Path) -> Vec<Skill> {
-    skills(&strata_agent::prompt::skill_roots(global_dir, cwd))
+/// The skills visible from `cwd` and the global config dir; the project's own only once the
+/// user trusts the project (the same rule the agent's prompt follows).
+pub fn find(global_dir: Option<&Path>, cwd: &Path, project_trusted: bool) -> Vec<Skill> {
+    skills(&strata_agent::prompt::skill_roots_for(
+        global_dir,
+        cwd,
+        project_trusted,
+    ))
 }
 
 /// `get_commands` entries: `skill:<name>` for each skill.
@@ -100,7 +105,11 @@ mod tests {
             "---\nname: greet\ndescription: Says hello\n---\nSay hello warmly.\n",
         )
         .unwrap();
-        let found = find(None, dir.path());
+        assert!(
+            find(None, dir.path(), false).is_empty(),
+            "an untrusted project's skill is not offered"
+        );
+        let found = find(None, dir.path(), true);
         assert_eq!(found.len(), 1);
         let expanded = expand("/skill:greet to Ana", &found);
         assert!(
