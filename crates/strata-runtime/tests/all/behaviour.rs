@@ -488,3 +488,49 @@ async fn messages_sent_while_idle_wait_for_the_next_prompt_and_continue_its_run(
     let agent = task.await.unwrap();
     assert_eq!(user_texts(agent.session()), ["now", "later"]);
 }
+
+#[tokio::test]
+async fn a_switch_with_the_sessions_route_takes_up_its_model_and_writes_nothing_to_it() {
+    let server = mock(TWO_ANSWERS).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sonnet = route(&server, "claude-sonnet-4-5");
+    let (handle, mut events, task) = spawn(agent(&sonnet, dir.path(), CacheSettings::default()));
+    handle.send(Op::Prompt("one".into())).unwrap();
+    settled(&mut events).await;
+    let first = handle.status().session_path;
+    handle.send(Op::NewSession { parent: None }).unwrap();
+    handle
+        .send(Op::SetModel(route(&server, "claude-3-5-haiku-latest")))
+        .unwrap();
+    until(
+        &mut events,
+        |e| matches!(e, RuntimeEvent::ModelChanged { model, .. } if model == "claude-3-5-haiku-latest"),
+    )
+    .await;
+    let before = std::fs::read(&first).unwrap();
+
+    handle
+        .send(Op::SwitchSession {
+            path: first.clone(),
+            route: Some(sonnet),
+        })
+        .unwrap();
+    let seen = until(&mut events, |e| {
+        matches!(e, RuntimeEvent::SessionChanged { .. })
+    })
+    .await;
+    assert!(
+        seen.iter().any(
+            |e| matches!(e, RuntimeEvent::ModelChanged { model, .. } if model == "claude-sonnet-4-5")
+        ),
+        "{seen:?}"
+    );
+    handle.send(Op::Shutdown).unwrap();
+    let agent = task.await.unwrap();
+    assert_eq!(agent.config().model.id, "claude-sonnet-4-5");
+    assert_eq!(
+        std::fs::read(&first).unwrap(),
+        before,
+        "the file already names its model and level: nothing is appended"
+    );
+}
