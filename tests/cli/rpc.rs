@@ -1248,7 +1248,21 @@ fn skills_are_listed_as_commands_and_expanded_in_prompts() {
         "---\nname: greet\ndescription: Greets warmly\n---\nAlways greet by name.\n",
     )
     .unwrap();
+    // A project's skills are offered once the user trusts the project.
     let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    let commands = rpc.ok(json!({"type": "get_commands"}));
+    let names: Vec<&Value> = commands["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["name"])
+        .collect();
+    assert!(
+        !names.contains(&&json!("skill:greet")),
+        "untrusted: {names:?}"
+    );
+    rpc.close();
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session", "--trust"]);
     let commands = rpc.ok(json!({"type": "get_commands"}));
     let listed = &commands["commands"][0];
     assert_eq!(listed["name"], "skill:greet");

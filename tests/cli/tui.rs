@@ -284,7 +284,7 @@ fn a_prompt_typed_in_a_real_terminal_streams_the_answer_and_fills_the_footer() {
     tmux.wait_for_all(
         "the cost of /tools",
         Duration::from_secs(10),
-        &["tools -bash: this provider has no mid-conversation system messages"],
+        &["tools -bash: the tools array stays; a reminder goes with the next message"],
     );
     type_line(&tmux, "/name tui test");
     type_line(&tmux, "is it fixed now?");

@@ -12,12 +12,15 @@ use super::model::CacheModel;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Strategy {
     /// strata as built: append-only tools, patches in chapter 3, cache-friendly summaries,
-    /// compaction at the window limit, the cache kept warm through idle gaps.
+    /// the cost-aware compaction trigger and observation masking (the defaults), the cache
+    /// kept warm through idle gaps.
     Strata,
     /// The system prompt rewritten in place, withdrawn tools cut from the array
-    /// (`RenderPolicy::Naive`), the summary request sent as a fresh transcript.
+    /// (`RenderPolicy::Naive`), the summary request sent as a fresh transcript, compaction
+    /// at the window limit, nothing masked.
     Naive,
-    /// Only the tools the model is guessed to need, per request (`RenderPolicy::DynamicTools`).
+    /// Only the tools the model is guessed to need, per request (`RenderPolicy::DynamicTools`);
+    /// compaction at the window limit, nothing masked.
     DynamicTools,
     /// strata with the cost-aware compaction trigger (`CompactionTrigger::Cost`, the default)
     /// and no observation masking: what the default gains by masking.
@@ -82,8 +85,18 @@ impl Strategy {
     pub fn compaction(self, base: &CompactionSettings) -> CompactionSettings {
         let mut settings = base.clone();
         match self {
-            Self::Strata | Self::DynamicTools => {}
-            Self::Naive => settings.summary_mode = SummaryMode::Transcript,
+            Self::Strata => {}
+            // The baselines compact the way a harness without these policies does: at the
+            // window limit, nothing masked (they must not inherit strata's defaults).
+            Self::DynamicTools => {
+                settings.trigger = CompactionTrigger::Window;
+                settings.masking.enabled = false;
+            }
+            Self::Naive => {
+                settings.summary_mode = SummaryMode::Transcript;
+                settings.trigger = CompactionTrigger::Window;
+                settings.masking.enabled = false;
+            }
             Self::CostTrigger => {
                 settings.trigger = CompactionTrigger::Cost;
                 settings.masking.enabled = false;
@@ -131,6 +144,11 @@ mod tests {
             CacheRetention::Long
         );
         assert!(base.masking.enabled, "masking is a default");
+        for baseline in [Strategy::Naive, Strategy::DynamicTools] {
+            let settings = baseline.compaction(&base);
+            assert!(!settings.masking.enabled, "{baseline:?} masks nothing");
+            assert_eq!(settings.trigger, CompactionTrigger::Window);
+        }
         assert!(!Strategy::CostTrigger.compaction(&base).masking.enabled);
         assert!(!Strategy::WindowTrigger.compaction(&base).masking.enabled);
         assert_eq!(

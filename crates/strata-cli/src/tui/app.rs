@@ -561,6 +561,7 @@ impl App {
     fn cost_basis(&self) -> ToolCostBasis {
         ToolCostBasis {
             mid_conversation_system: self.status.mid_conversation_system,
+            system_reminders: self.status.system_reminders,
             tool_addition: self.status.tool_addition,
             deferred_tools: self.status.deferred_tools,
             prices: self.status.prices,

@@ -168,6 +168,9 @@ pub fn chapter_name(chapter: Chapter) -> &'static str {
 pub struct ToolCostBasis {
     /// `role: system` messages honoured mid-conversation.
     pub mid_conversation_system: bool,
+    /// Without them, the change is said as a reminder with the next user message (the
+    /// prefix stays) rather than folded into the system chapter.
+    pub system_reminders: bool,
     /// Tools can be added without rewriting the tools chapter.
     pub tool_addition: bool,
     /// Tools can be declared deferred (outside the cached prefix).
@@ -183,12 +186,14 @@ pub struct ToolCostBasis {
 pub enum ToolChangeCost {
     /// Nothing changes.
     Nothing,
-    /// The tools array stays; one system message is appended.
+    /// The tools array stays; one system message (or reminder) is appended.
     Appended {
         /// Tokens of that message.
         tokens: u64,
         /// Their price at the cache-write rate.
         dollars: f64,
+        /// Said as a reminder with the next user message, not as a system message.
+        reminder: bool,
     },
     /// The prefix is rewritten from the tools chapter on.
     Rewritten {
@@ -209,8 +214,14 @@ impl ToolChangeCost {
             Self::Appended {
                 tokens: t,
                 dollars: d,
+                reminder,
             } => format!(
-                "the tools array stays; one system message is appended (≈{} tokens, ≈{})",
+                "the tools array stays; {} (≈{} tokens, ≈{})",
+                if *reminder {
+                    "a reminder goes with the next message"
+                } else {
+                    "one system message is appended"
+                },
                 tokens(*t),
                 dollars(*d)
             ),
@@ -252,7 +263,7 @@ pub fn tool_change_cost(
     let price = |tokens: u64| tokens as f64 * write_price / 1e6;
     let added_tokens: u64 = added.iter().map(|(_, tokens)| tokens).sum();
     let [tools, system, messages] = basis.chapter_tokens;
-    if !basis.mid_conversation_system {
+    if !basis.mid_conversation_system && !basis.system_reminders {
         let tokens = tools + system + messages + added_tokens;
         return ToolChangeCost::Rewritten {
             tokens,
@@ -275,6 +286,7 @@ pub fn tool_change_cost(
     ToolChangeCost::Appended {
         tokens,
         dollars: price(tokens),
+        reminder: !basis.mid_conversation_system,
     }
 }
 
@@ -285,6 +297,7 @@ mod tests {
     fn basis(mid: bool, addition: bool) -> ToolCostBasis {
         ToolCostBasis {
             mid_conversation_system: mid,
+            system_reminders: false,
             tool_addition: addition,
             deferred_tools: addition,
             prices: Prices {
@@ -378,9 +391,37 @@ mod tests {
             cost,
             ToolChangeCost::Appended {
                 tokens: 24,
-                dollars: 24.0 * 3.75 / 1e6
+                dollars: 24.0 * 3.75 / 1e6,
+                reminder: false,
             }
         );
+    }
+
+    #[test]
+    fn a_reminder_row_keeps_the_prefix_and_says_the_change_with_the_next_message() {
+        let reminders = ToolCostBasis {
+            system_reminders: true,
+            ..basis(false, false)
+        };
+        let cost = tool_change_cost(&reminders, &[], &["bash".into()]);
+        assert_eq!(
+            cost,
+            ToolChangeCost::Appended {
+                tokens: 24,
+                dollars: 24.0 * 3.75 / 1e6,
+                reminder: true,
+            }
+        );
+        assert!(
+            cost.describe()
+                .contains("a reminder goes with the next message")
+        );
+        // A new definition still joins the tools array.
+        let added = tool_change_cost(&reminders, &[("grep".into(), 300)], &[]);
+        assert!(matches!(
+            added,
+            ToolChangeCost::Rewritten { folded: false, .. }
+        ));
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub fn status() -> Status {
             ("openai/gpt-5".into(), "GPT-5 · 400k context".into()),
         ],
         mid_conversation_system: true,
+        system_reminders: false,
         tool_addition: false,
         deferred_tools: false,
         prices: Prices {

@@ -153,9 +153,10 @@ pub struct Status {
     pub tools: Vec<ToolInfo>,
     /// Models to switch to: `provider/id` and a description.
     pub models: Vec<(String, String)>,
-    /// A change can be said after the prefix: the provider honours mid-conversation system
-    /// messages, or strata says it as a reminder in the next user message.
+    /// The provider honours mid-conversation system messages.
     pub mid_conversation_system: bool,
+    /// Without them, changes are said as a reminder with the next user message.
+    pub system_reminders: bool,
     /// The provider adds tools without rewriting the tools chapter.
     pub tool_addition: bool,
     /// The provider takes deferred tool definitions.
@@ -805,10 +806,8 @@ fn status(agent: &mut Agent, models: Vec<(String, String)>) -> Status {
         session_file: session.path().to_path_buf(),
         tools,
         models,
-        // A row that says changes as a reminder in the next user message keeps its prefix the
-        // way a mid-conversation system message does, so `/tools` prices it the same.
-        mid_conversation_system: capabilities.mid_conversation_system
-            || capabilities.system_reminders,
+        mid_conversation_system: capabilities.mid_conversation_system,
+        system_reminders: capabilities.system_reminders,
         tool_addition: capabilities.tool_addition,
         deferred_tools: capabilities.deferred_tools,
         prices: model.prices,
