@@ -307,8 +307,9 @@ impl Setup {
         Ok((store.create(&cwd_text, options)?, None))
     }
 
-    /// [`open_or_create`], saying on stderr what was skipped in a damaged file unless the
-    /// terminal UI is about to take the screen (it shows them itself, in `/tree`).
+    /// Opens or creates the session at `path` ([`open_or_create_with`]), saying on stderr what
+    /// was skipped in a damaged file unless the terminal UI is about to take the screen (it
+    /// shows them itself, in `/tree`).
     fn open_warning(&self, path: &Path, cwd: &str) -> anyhow::Result<Session> {
         let interactive = self.interactive();
         open_or_create_with(path, cwd, |diagnostic| {
