@@ -258,9 +258,15 @@ def test_gemini_bodies(provider, model, tmp_path, recorder):
     parts = [p for c in typed["contents"] for p in c.parts]
     assert any(p.function_response and "error" in p.function_response.response for p in parts)
     declared = [d.name for t in typed["tools"] for d in t.function_declarations]
-    assert "grep" in declared and "ls" not in declared, declared
-    # No mid-conversation system messages on these rows: the patch is folded into the prompt.
-    assert "Prefer grep" in typed["systemInstruction"].parts[0].text
+    # No mid-conversation system messages on these rows. With `system_reminders` (the table's
+    # default) the tools array only grows and the system prompt stays: the patch and the tool
+    # changes are said in a marked reminder after the user's message.
+    assert "grep" in declared and "ls" in declared, declared
+    assert "Prefer grep" not in typed["systemInstruction"].parts[0].text
+    texts = [p.text for c in typed["contents"] if c.role == "user" for p in c.parts if p.text]
+    reminders = [t for t in texts if t.startswith("<system-reminder>")]
+    assert reminders, texts
+    assert "Prefer grep" in reminders[-1] and "`ls`" in reminders[-1], reminders[-1]
     thinking = typed["generationConfig"].thinking_config
     if model.startswith("gemini-3"):
         assert thinking.thinking_level is not None, "Gemini 3 takes a thinking level"
