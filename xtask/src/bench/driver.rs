@@ -3,6 +3,7 @@
 //! [`Run`] rows.
 
 use std::collections::HashSet;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,8 +14,9 @@ use strata_mock::{MockConfig, MockServer, Scenario};
 use strata_provider::{ApiKey, StreamOptions};
 use strata_session::{EntryId, Session, WriteOptions};
 
-use crate::bench::ideal::{BodyShape, IdealCache};
-use crate::bench::model::{CacheModel, endpoint};
+use crate::bench::ideal::IdealCache;
+use crate::bench::model::{CacheModel, Endpoint, endpoint};
+use crate::bench::peers::wire;
 use crate::bench::run::{
     MissCause, RequestKind, RequestRow, Run, TakenRecords, floor_cost, record_bill,
 };
@@ -79,6 +81,44 @@ pub fn mock_plays_sequences() -> bool {
     Scenario::from_toml("playback = \"sequence\"\n", "probe").is_ok()
 }
 
+/// The agent settings of a bench run: `strategy`'s layout, compaction (on the workload's
+/// limits) and cache, requests to `server` with the bench's key, tools run in `cwd`. The
+/// scripted runs and the MCP runs share it, so their strata rows differ only in the work.
+pub(crate) fn agent_config(
+    workload: &Workload,
+    strategy: Strategy,
+    cache_model: CacheModel,
+    endpoint: &Endpoint,
+    server: &MockServer,
+    cwd: &Path,
+) -> AgentConfig {
+    let base = CompactionSettings {
+        reserve_tokens: workload.spec.reserve_tokens,
+        keep_recent_tokens: workload.spec.keep_recent_tokens,
+        ..CompactionSettings::default()
+    };
+    AgentConfig {
+        cwd: cwd.to_path_buf(),
+        model: endpoint.model.clone(),
+        capabilities: endpoint.capabilities.clone(),
+        api: endpoint.api.clone(),
+        max_tokens: Some(4096),
+        global_dir: None,
+        custom_intro: None,
+        append_system_prompt: None,
+        stream: StreamOptions {
+            base_url: Some(server.base_url()),
+            api_key: Some(ApiKey::new("bench-key")),
+            ..StreamOptions::default()
+        },
+        render_policy: strategy.render_policy(),
+        compaction: strategy.compaction(&base),
+        summary_model: None,
+        cache: strategy.cache(cache_model),
+        tool_settings: strata_tools::ToolSettings::default(),
+    }
+}
+
 async fn play(
     workload: &Workload,
     strategy: Strategy,
@@ -112,11 +152,7 @@ async fn play(
     });
     let endpoint = endpoint(cache_model, workload.spec.context_window, clock)?;
     let prices = endpoint.model.prices;
-    let shape = match cache_model {
-        CacheModel::AnthropicFiveMinutes | CacheModel::AnthropicOneHour => BodyShape::Anthropic,
-        CacheModel::OpenAiAutomatic => BodyShape::Responses,
-        CacheModel::DeepSeekDisk => BodyShape::Chat,
-    };
+    let shape = wire(cache_model).1;
     let (increment, min_tokens) = cache_model.granularity(&endpoint.capabilities);
     let mut ideal = IdealCache::new(shape, increment, min_tokens);
 
@@ -129,33 +165,16 @@ async fn play(
         WriteOptions::default(),
     )
     .context("creating the session")?;
-    let base = CompactionSettings {
-        reserve_tokens: workload.spec.reserve_tokens,
-        keep_recent_tokens: workload.spec.keep_recent_tokens,
-        ..CompactionSettings::default()
-    };
     let mut builtins: Vec<&str> = BUILTIN_TOOLS.to_vec();
     let mut bench_tools: Vec<String> = workload.spec.start_tools.clone();
-    let config = AgentConfig {
-        cwd: cwd.path().to_path_buf(),
-        model: endpoint.model.clone(),
-        capabilities: endpoint.capabilities.clone(),
-        api: endpoint.api.clone(),
-        max_tokens: Some(4096),
-        global_dir: None,
-        custom_intro: None,
-        append_system_prompt: None,
-        stream: StreamOptions {
-            base_url: Some(server.base_url()),
-            api_key: Some(ApiKey::new("bench-key")),
-            ..StreamOptions::default()
-        },
-        render_policy: strategy.render_policy(),
-        compaction: strategy.compaction(&base),
-        summary_model: None,
-        cache: strategy.cache(cache_model),
-        tool_settings: strata_tools::ToolSettings::default(),
-    };
+    let config = agent_config(
+        workload,
+        strategy,
+        cache_model,
+        &endpoint,
+        &server,
+        cwd.path(),
+    );
     let session_path = home.path().join("session.jsonl");
     let mut agent = Agent::new(
         session,

@@ -18,13 +18,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
-use strata_agent::{Agent, AgentConfig, AgentEvent};
-use strata_compaction::CompactionSettings;
+use strata_agent::{Agent, AgentEvent};
 use strata_mcp::config::{Exposure, Source, SourceKind};
 use strata_mcp::{McpManager, ServerConfig, ServerSpec, Transport};
 use strata_mock::config::builtin_profile;
 use strata_mock::{MockConfig, MockServer, ModelRule, Scenario};
-use strata_provider::{ApiKey, StreamOptions};
 use strata_session::{Session, WriteOptions};
 use strata_tools::{ToolSet, ToolSource};
 
@@ -381,31 +379,14 @@ async fn play_strata(
         WriteOptions::default(),
     )
     .context("creating the session")?;
-    let base = CompactionSettings {
-        reserve_tokens: workload.spec.reserve_tokens,
-        keep_recent_tokens: workload.spec.keep_recent_tokens,
-        ..CompactionSettings::default()
-    };
-    let config = AgentConfig {
-        cwd: cwd.path().to_path_buf(),
-        model: endpoint.model.clone(),
-        capabilities: endpoint.capabilities.clone(),
-        api: endpoint.api.clone(),
-        max_tokens: Some(4096),
-        global_dir: None,
-        custom_intro: None,
-        append_system_prompt: None,
-        stream: StreamOptions {
-            base_url: Some(server.base_url()),
-            api_key: Some(ApiKey::new("bench-key")),
-            ..StreamOptions::default()
-        },
-        render_policy: strategy.render_policy(),
-        compaction: strategy.compaction(&base),
-        summary_model: None,
-        cache: strategy.cache(cache_model),
-        tool_settings: strata_tools::ToolSettings::default(),
-    };
+    let config = crate::bench::driver::agent_config(
+        workload,
+        strategy,
+        cache_model,
+        &endpoint,
+        &server,
+        cwd.path(),
+    );
     let manager = McpManager::new(servers.configs(), Duration::from_secs(60));
     let mut agent = Agent::new(
         session,
