@@ -500,6 +500,22 @@ fn forgetting_section(out: &mut String, runs: &[Run], command: &str) {
     );
     out.push_str(&crate::bench::forgetting::against_pi(runs, "strata"));
     out.push('\n');
+    if let Some(table) = crate::bench::forgetting::floor_table(runs) {
+        let _ = writeln!(
+            out,
+            "### How low a bill can go: the oracle floor\n\nWhat a policy with foresight would \
+             pay for the same work, estimated from the window-trigger run (nothing masked, \
+             fewest rewrites) on the same workload and cache: every scripted message written \
+             once as that run paid it, the scripted output, and on each scripted request a read \
+             of the fixed prefix (tools and system) and half a task — a context that holds \
+             nothing of earlier tasks yet never fetches a fact again, reached at no cost. No \
+             policy pays less, so a target below *floor × Pi* cannot be met; the last column \
+             says where strata's defaults pay more than the floor, so the largest figure there \
+             is the lever left. Command: `{command}`.\n"
+        );
+        out.push_str(&table);
+        out.push('\n');
+    }
     let (table, best) = crate::bench::forgetting::choose_default(runs);
     let _ = writeln!(
         out,
