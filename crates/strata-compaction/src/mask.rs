@@ -214,9 +214,11 @@ pub fn stub_text(tool: &str, call: &str, tokens: u64) -> String {
 /// The batch worth masking now, if one is: every maskable tool output before the kept recent
 /// tasks, when its saved reads over the remaining requests exceed the rewrite of everything
 /// from the first stub to the end of the request, priced at `prices` (the write of the
-/// lifetime in use: a 1-hour breakpoint's rewrite costs more than a 5-minute one's). A cold
-/// prefix (`outlook.prefix_cold`) is written again whatever is sent, so there the rewrite is
-/// free and any saving pays. `None` when nothing pays.
+/// lifetime in use: a 1-hour breakpoint's rewrite costs more than a 5-minute one's), and the
+/// batch has grown to the size that costs least per request (a rewrite per batch against the
+/// reads of what waits for the next one). A cold prefix (`outlook.prefix_cold`) is written
+/// again whatever is sent, so there the rewrite is free and any saving pays. `None` when
+/// nothing pays.
 pub fn plan_masking(
     entries: &[MaskEntry],
     settings: &MaskingSettings,
@@ -271,7 +273,22 @@ pub fn plan_masking(
     } else {
         per_token(prices.rewrite_premium()) * rewritten_tokens as f64
     };
-    (saved_usd > rewrite_usd).then_some(MaskPlan {
+    // Each batch pays its own rewrite, and outputs not masked now can go in the next batch:
+    // the batch that costs least per request holds sqrt(2 × rewrite × growth / read) tokens,
+    // the growth being the maskable tokens each request has added since the first of them.
+    let requests_since_first = entries[first..]
+        .iter()
+        .filter(|entry| entry.kind == MaskEntryKind::Other)
+        .count()
+        .max(1);
+    let growth = saved_tokens as f64 / requests_since_first as f64;
+    let best_batch = if prices.read > 0.0 {
+        (2.0 * rewrite_usd * growth / per_token(prices.read)).sqrt()
+    } else {
+        0.0
+    };
+    let batch_is_due = saved_tokens as f64 >= best_batch;
+    (saved_usd > rewrite_usd && batch_is_due).then_some(MaskPlan {
         stubs,
         saved_tokens,
         rewritten_tokens,
@@ -314,25 +331,33 @@ mod tests {
         EntryId::from(format!("{n:08x}").as_str())
     }
 
-    /// `tasks` tasks of a prompt, an assistant call and a `tokens`-long read each.
+    /// `tasks` tasks of a prompt, eight short assistant steps, an assistant call and a
+    /// `tokens`-long read each: 290 + `tokens` tokens and 12 blocks a task.
     fn chain(tasks: usize, tokens: u64) -> Vec<MaskEntry> {
         let mut entries = Vec::new();
         for task in 0..tasks {
-            let n = entries.len();
             entries.push(MaskEntry {
-                id: id(n),
+                id: id(entries.len()),
                 tokens: 20,
                 blocks: 1,
                 kind: MaskEntryKind::UserPrompt,
             });
+            for _ in 0..8 {
+                entries.push(MaskEntry {
+                    id: id(entries.len()),
+                    tokens: 30,
+                    blocks: 1,
+                    kind: MaskEntryKind::Other,
+                });
+            }
             entries.push(MaskEntry {
-                id: id(n + 1),
+                id: id(entries.len()),
                 tokens: 30,
                 blocks: 2,
                 kind: MaskEntryKind::Other,
             });
             entries.push(MaskEntry {
-                id: id(n + 2),
+                id: id(entries.len()),
                 tokens,
                 blocks: 1,
                 kind: MaskEntryKind::ToolResult {
@@ -342,6 +367,14 @@ mod tests {
             });
         }
         entries
+    }
+
+    /// Index of the first maskable read.
+    fn first_read(entries: &[MaskEntry]) -> usize {
+        entries
+            .iter()
+            .position(|e| matches!(e.kind, MaskEntryKind::ToolResult { .. }))
+            .unwrap()
     }
 
     #[test]
@@ -395,7 +428,10 @@ mod tests {
         let plan = plan_masking(&entries, &on(), &opus(), ahead(200)).unwrap();
         assert!(plan.saved_usd > plan.rewrite_usd);
         assert_eq!(plan.saved_tokens, 5 * (5_000 - STUB_TOKENS));
-        let tail: u64 = entries[2..].iter().map(|e| e.tokens).sum();
+        let tail: u64 = entries[first_read(&entries)..]
+            .iter()
+            .map(|e| e.tokens)
+            .sum();
         assert_eq!(plan.rewritten_tokens, tail - plan.saved_tokens);
     }
 
@@ -431,14 +467,30 @@ mod tests {
         let entries = chain(6, 5_000);
         let hour = CachePrices::new(&opus_prices(), true);
         // Saved per request 5 × 4,960 tokens × $0.50/M = $0.0124; the rewrite of the tail
-        // after the first stub (30,250 − 24,800 tokens) costs $0.0313 at 5 minutes ($5.75/M
-        // over the read) and $0.0518 at an hour ($9.50/M): 3 requests pay the first, not the
-        // second.
-        let five_minutes = plan_masking(&entries, &on(), &opus(), ahead(3)).expect("5m pays");
-        assert!((five_minutes.rewrite_usd - 5_450.0 * 5.75e-6).abs() < 1e-9);
-        assert_eq!(plan_masking(&entries, &on(), &hour, ahead(3)), None);
-        let plan = plan_masking(&entries, &on(), &hour, ahead(5)).expect("1h pays later");
-        assert!((plan.rewrite_usd - 5_450.0 * 9.5e-6).abs() < 1e-9);
+        // after the first stub (31,450 − 24,800 = 6,650 tokens) costs $0.0382 at 5 minutes
+        // ($5.75/M over the read) and $0.0632 at an hour ($9.50/M): 4 requests pay the
+        // first, 6 the second.
+        let five_minutes = plan_masking(&entries, &on(), &opus(), ahead(4)).expect("5m pays");
+        assert_eq!(five_minutes.rewritten_tokens, 6_650);
+        assert!((five_minutes.rewrite_usd - 6_650.0 * 5.75e-6).abs() < 1e-9);
+        assert_eq!(plan_masking(&entries, &on(), &opus(), ahead(3)), None);
+        assert_eq!(plan_masking(&entries, &on(), &hour, ahead(5)), None);
+        let plan = plan_masking(&entries, &on(), &hour, ahead(6)).expect("1h pays later");
+        assert!((plan.rewrite_usd - 6_650.0 * 9.5e-6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_batch_waits_until_it_is_worth_its_own_rewrite() {
+        // Two tasks: only task 0's read can go, and a later batch would take it along with
+        // the next ones. Its 4,960 tokens came over 9 requests (551 a request); rewriting the
+        // 5,330 tokens after its stub costs $0.0306, so the best batch is
+        // sqrt(2 × 0.0306 × 551 / 0.5e-6) ≈ 8,200 tokens: one read waits, however many
+        // requests are ahead.
+        let two = chain(2, 5_000);
+        let plan_two = plan_masking(&two, &on(), &opus(), ahead(1_000_000));
+        assert_eq!(plan_two, None);
+        // With five reads waiting, the batch is due.
+        assert!(plan_masking(&chain(6, 5_000), &on(), &opus(), ahead(1_000)).is_some());
     }
 
     #[test]
@@ -457,10 +509,10 @@ mod tests {
 
     #[test]
     fn past_an_explicit_caches_lookback_the_whole_chain_is_rewritten() {
-        // A 10k-token summary, then six tasks of 4 blocks each; keeping one, the first stub
-        // (task 0's read) has 21 blocks from it to the end. A cache that looks back 20 blocks
+        // A 10k-token summary, then six tasks of 12 blocks each; keeping one, the first stub
+        // (task 0's read) has 61 blocks from it to the end. A cache that looks back 20 blocks
         // cannot reach the prefix before it, so the summary is written again too; one that
-        // looks back 30 can.
+        // looks back 100 can.
         let mut entries = vec![MaskEntry {
             id: id(999),
             tokens: 10_000,
@@ -473,19 +525,22 @@ mod tests {
             ..ahead(requests)
         };
         let near = MaskingOutlook {
-            lookback_blocks: Some(30),
+            lookback_blocks: Some(100),
             ..ahead(1_000)
         };
         let all: u64 = entries.iter().map(|e| e.tokens).sum();
         let plan = plan_masking(&entries, &on(), &opus(), far(1_000)).unwrap();
         assert_eq!(plan.rewritten_tokens, all - plan.saved_tokens);
         let plan = plan_masking(&entries, &on(), &opus(), near).unwrap();
-        let tail: u64 = entries[3..].iter().map(|e| e.tokens).sum();
+        let tail: u64 = entries[first_read(&entries)..]
+            .iter()
+            .map(|e| e.tokens)
+            .sum();
         assert_eq!(plan.rewritten_tokens, tail - plan.saved_tokens);
-        // The dearer rewrite needs more requests ahead to pay: 3 pay the tail's 5,450 tokens,
-        // not the 15,500 of the whole chain.
-        assert!(plan_masking(&entries, &on(), &opus(), ahead(3)).is_some());
-        assert_eq!(plan_masking(&entries, &on(), &opus(), far(3)), None);
+        // The dearer rewrite needs more requests ahead to pay: 4 pay the tail's 6,650 tokens,
+        // not the 16,940 of the whole chain.
+        assert!(plan_masking(&entries, &on(), &opus(), ahead(4)).is_some());
+        assert_eq!(plan_masking(&entries, &on(), &opus(), far(4)), None);
     }
 
     #[test]

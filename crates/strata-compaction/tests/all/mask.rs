@@ -168,8 +168,13 @@ fn the_latest_results_are_never_masked_however_much_masking_would_save() {
             &settings,
             &opus(),
             MaskingOutlook::warm(1_000_000),
-        )
-        .expect("pays");
+        );
+        // Keeping two tasks, the two reads before them are too small a batch for the
+        // rewrite after them (a later batch takes them along); fewer kept, it is due.
+        let Some(plan) = plan else {
+            assert_eq!(keep, 2, "keep {keep}: a batch was due");
+            continue;
+        };
         for (target, _) in &plan.stubs {
             let at = entries.iter().position(|e| &e.id == target).expect("found");
             assert!(
