@@ -273,17 +273,31 @@ pub fn plan_masking(
     } else {
         per_token(prices.rewrite_premium()) * rewritten_tokens as f64
     };
-    // Each batch pays its own rewrite, and outputs not masked now can go in the next batch:
-    // the batch that costs least per request holds sqrt(2 × rewrite × growth / read) tokens,
-    // the growth being the maskable tokens each request has added since the first of them.
+    // Each batch pays its own rewrite, and outputs not masked now can go in the next batch.
+    // Part of a rewrite grows with the batch (what stays of the masked span itself); the
+    // rest is paid once per batch whatever its size: what lies between the cache's last
+    // reachable point and the first stub (the whole chain on an explicit cache that cannot
+    // look back that far) and what follows the batch (the kept tasks). The batch that costs
+    // least per request holds sqrt(2 × that fixed rewrite × growth / read) tokens, the growth
+    // being the maskable tokens each request has added since the first of them.
     let requests_since_first = entries[first..]
         .iter()
         .filter(|entry| entry.kind == MaskEntryKind::Other)
         .count()
         .max(1);
     let growth = saved_tokens as f64 / requests_since_first as f64;
+    let fixed_tokens: u64 = entries[rewrite_from..first]
+        .iter()
+        .chain(&entries[boundary..])
+        .map(|entry| entry.tokens)
+        .sum();
+    let fixed_usd = if outlook.prefix_cold {
+        0.0
+    } else {
+        per_token(prices.rewrite_premium()) * fixed_tokens as f64
+    };
     let best_batch = if prices.read > 0.0 {
-        (2.0 * rewrite_usd * growth / per_token(prices.read)).sqrt()
+        (2.0 * fixed_usd * growth / per_token(prices.read)).sqrt()
     } else {
         0.0
     };
@@ -482,9 +496,9 @@ mod tests {
     #[test]
     fn a_batch_waits_until_it_is_worth_its_own_rewrite() {
         // Two tasks: only task 0's read can go, and a later batch would take it along with
-        // the next ones. Its 4,960 tokens came over 9 requests (551 a request); rewriting the
-        // 5,330 tokens after its stub costs $0.0306, so the best batch is
-        // sqrt(2 × 0.0306 × 551 / 0.5e-6) ≈ 8,200 tokens: one read waits, however many
+        // the next ones. Its 4,960 tokens came over 9 requests (551 a request); every batch
+        // rewrites the current task after it (5,290 tokens, $0.0304), so the best batch is
+        // sqrt(2 × 0.0304 × 551 / 0.5e-6) ≈ 8,200 tokens: one read waits, however many
         // requests are ahead.
         let two = chain(2, 5_000);
         let plan_two = plan_masking(&two, &on(), &opus(), ahead(1_000_000));
