@@ -878,11 +878,10 @@ impl Agent {
             (rendered.bytes.tools.len() + rendered.bytes.system.len()) as u64 / 4
         });
         let same_model = self.config.summary_model.is_none();
-        let growth_per_request = if self.requests_since_compaction == 0 {
-            0
-        } else {
-            tokens.saturating_sub(start) / self.requests_since_compaction
-        };
+        let growth_per_request = tokens
+            .saturating_sub(start)
+            .checked_div(self.requests_since_compaction)
+            .unwrap_or(0);
         let estimate = strata_compaction::CostEstimate {
             context_tokens: tokens,
             kept_tokens: settings.keep_recent_tokens + fixed,
