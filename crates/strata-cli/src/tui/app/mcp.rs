@@ -212,6 +212,7 @@ mod tests {
                 path: Some("/p/.mcp.json".into()),
             },
             spec: ServerSpec::default(),
+            token_dir: None,
         }
     }
 
