@@ -140,9 +140,8 @@ impl Connection {
                     let value = rmcp_header_value(value)?;
                     custom.insert(name, value);
                 }
-                let transport_config =
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                        .custom_headers(custom);
+                let transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom);
                 let tokens = config.token_file();
                 let authorized = match &tokens {
                     Some(tokens) => tokio::time::timeout(
@@ -165,7 +164,8 @@ impl Connection {
                         if let Err(error) = unusable {
                             note = Some(error);
                         }
-                        let transport = StreamableHttpClientTransport::from_config(transport_config);
+                        let transport =
+                            StreamableHttpClientTransport::from_config(transport_config);
                         tokio::time::timeout(connect_timeout, handler.serve(transport)).await
                     }
                 };

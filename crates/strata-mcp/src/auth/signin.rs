@@ -46,7 +46,9 @@ pub struct SignedIn {
 #[derive(Debug, thiserror::Error)]
 pub enum SignInError {
     /// The server answered without asking for authorization: nothing to sign in to.
-    #[error("the server answered without asking for authorization (HTTP {status}); it needs no sign-in")]
+    #[error(
+        "the server answered without asking for authorization (HTTP {status}); it needs no sign-in"
+    )]
     NotRequired {
         /// The status it answered.
         status: u16,

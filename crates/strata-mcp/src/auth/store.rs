@@ -207,7 +207,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt as _;
-            let mode = std::fs::metadata(store.path()).unwrap().permissions().mode();
+            let mode = std::fs::metadata(store.path())
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600, "token file mode {mode:o}");
             let mode = std::fs::metadata(&tokens_dir).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o700, "token dir mode {mode:o}");
@@ -237,10 +240,17 @@ mod tests {
     async fn a_torn_token_file_is_reported_not_fatal_and_replaced_by_the_next_sign_in() {
         let dir = tempfile::tempdir().unwrap();
         let store = TokenFile::new(dir.path(), "docs", "http://127.0.0.1:9/mcp");
-        std::fs::write(store.path(), "{\"server_url\": \"http://127.0.0.1:9/mcp\", \"cred").unwrap();
+        std::fs::write(
+            store.path(),
+            "{\"server_url\": \"http://127.0.0.1:9/mcp\", \"cred",
+        )
+        .unwrap();
         assert!(store.load().await.unwrap().is_none());
         let problem = store.problem().unwrap();
-        assert!(problem.contains("is not a valid token file (line 1"), "{problem}");
+        assert!(
+            problem.contains("is not a valid token file (line 1"),
+            "{problem}"
+        );
         assert!(problem.contains("sign in again"), "{problem}");
         assert!(matches!(store.state(), TokenState::Unusable(p) if p == problem));
         // The torn file stays until a sign-in replaces it.
