@@ -1,4 +1,5 @@
-//! `strata mcp list|add|remove`: the configured MCP servers, checked by connecting.
+//! `strata mcp list|add|remove|login|logout`: the configured MCP servers, checked by
+//! connecting; OAuth sign-in and sign-out of HTTP servers that ask for it.
 
 use std::io::Write as _;
 use std::time::Duration;
@@ -39,6 +40,21 @@ pub enum McpCommand {
         #[arg(short = 'l', long)]
         project: bool,
     },
+    /// Sign in to an HTTP server that asks for OAuth: prints the authorization URL (opened
+    /// with `$BROWSER` when set), waits for the browser to come back to 127.0.0.1, and keeps
+    /// the tokens (refreshed silently) in the user's strata directory, mode 0600.
+    Login {
+        /// The server's name.
+        name: String,
+        /// Seconds to wait for the browser.
+        #[arg(long, default_value_t = 300)]
+        wait: u64,
+    },
+    /// Forget a server's sign-in (deletes its token file).
+    Logout {
+        /// The server's name.
+        name: String,
+    },
 }
 
 /// `strata mcp add`.
@@ -77,6 +93,14 @@ pub fn run(args: &McpArgs, run: &RunArgs) -> anyhow::Result<()> {
             list(&sources, trusted, *json)
         }
         McpCommand::Add(add_args) => add(&sources, add_args),
+        McpCommand::Login { name, wait } => {
+            let trusted = Layers::read(&sources, run)?.trust.trusted;
+            login(&sources, trusted, name, Duration::from_secs(*wait))
+        }
+        McpCommand::Logout { name } => {
+            let trusted = Layers::read(&sources, run)?.trust.trusted;
+            logout(&sources, trusted, name)
+        }
         McpCommand::Remove { name, project } => {
             let path = target_path(&sources, *project)?;
             if mcp::remove_server(&path, name)? {
@@ -87,6 +111,91 @@ pub fn run(args: &McpArgs, run: &RunArgs) -> anyhow::Result<()> {
             }
         }
     }
+}
+
+/// The entry named `name`, or an error that says where strata looked.
+fn find_server(
+    sources: &Sources,
+    trusted: bool,
+    name: &str,
+) -> anyhow::Result<strata_mcp::ServerConfig> {
+    let discovered = mcp::discover(sources, trusted);
+    if let Some(server) = discovered.servers.into_iter().find(|s| s.name == name) {
+        return Ok(server);
+    }
+    let skipped = if discovered.untrusted_skipped.is_empty() {
+        String::new()
+    } else {
+        " (project files were not read: the project is not trusted, `strata trust`)".to_owned()
+    };
+    anyhow::bail!("no MCP server \"{name}\" is configured{skipped}; `strata mcp list` shows them")
+}
+
+fn login(sources: &Sources, trusted: bool, name: &str, wait: Duration) -> anyhow::Result<()> {
+    let server = find_server(sources, trusted, name)?;
+    let request = strata_mcp::auth::SignInRequest::for_server(&server, wait)
+        .map_err(|error| anyhow::anyhow!(error))?;
+    let token_path = request.tokens.path().to_owned();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let pending = strata_mcp::auth::start_sign_in(request)
+            .await
+            .with_context(|| format!("signing in to MCP server \"{name}\""))?;
+        let url = pending.authorization_url();
+        println!("Sign in to MCP server \"{name}\" ({}) in a browser:\n\n  {url}\n", server.target());
+        println!("{}", mcp::open_browser(url));
+        println!(
+            "Waiting up to {} s for the browser to come back to 127.0.0.1 (Ctrl+C stops)…",
+            wait.as_secs()
+        );
+        pending
+            .finish()
+            .await
+            .with_context(|| format!("signing in to MCP server \"{name}\""))?;
+        println!(
+            "signed in to \"{name}\"; tokens in {} (mode 0600, refreshed when they expire; `strata mcp logout {name}` forgets them)",
+            token_path.display()
+        );
+        let manager = McpManager::new(vec![server], Duration::from_secs(60));
+        manager.wait_ready().await;
+        let status = manager.status();
+        manager.shutdown().await;
+        match status.first().map(|s| (&s.state, s.tools.len())) {
+            Some((ServerState::Connected, tools)) => println!("connected: {tools} tools"),
+            Some((ServerState::Failed { error } | ServerState::AuthRequired { error }, _)) => {
+                anyhow::bail!("signed in, but the server still does not connect: {error}")
+            }
+            _ => {}
+        }
+        Ok(())
+    })
+}
+
+fn logout(sources: &Sources, trusted: bool, name: &str) -> anyhow::Result<()> {
+    let server = find_server(sources, trusted, name)?;
+    let Some(tokens) = server.token_file() else {
+        anyhow::bail!(
+            "MCP server \"{name}\" has no sign-in (only streamable HTTP servers sign in)"
+        );
+    };
+    if tokens
+        .remove()
+        .with_context(|| format!("removing {}", tokens.path().display()))?
+    {
+        println!(
+            "signed out of \"{name}\": removed {}",
+            tokens.path().display()
+        );
+    } else {
+        println!(
+            "no stored sign-in for \"{name}\" ({} does not exist)",
+            tokens.path().display()
+        );
+    }
+    Ok(())
 }
 
 fn target_path(sources: &Sources, project: bool) -> anyhow::Result<std::path::PathBuf> {

@@ -13,11 +13,49 @@ pub mod store;
 
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 
-pub use signin::{SignInError, SignInRequest, SignedIn, sign_in};
+pub use signin::{PendingSignIn, SignInError, SignInRequest, SignedIn, sign_in, start_sign_in};
 pub use store::{TokenFile, TokenState};
 
 /// The folder under the user's strata directory that holds the token files.
 pub const TOKEN_DIR_NAME: &str = "mcp-tokens";
+
+/// A sign-in started for one of a manager's servers: the URL for the user, and the wait for
+/// the browser running in the background (it reconnects the server once signed in, so its
+/// tools arrive as additions).
+#[derive(Debug)]
+pub struct BegunSignIn {
+    /// The authorization URL to show (and open).
+    pub url: String,
+    /// How long the background task waits for the browser.
+    pub wait: std::time::Duration,
+    /// Ends when the sign-in and the reconnect after it are done, or the sign-in failed.
+    pub done: tokio::task::JoinHandle<Result<(), SignInError>>,
+}
+
+/// Starts the sign-in of `server` (one of `manager`'s): discovery and registration now, the
+/// wait for the browser (at most `wait`) and the reconnect in a background task.
+pub async fn begin_sign_in(
+    manager: &crate::McpManager,
+    server: &str,
+    wait: std::time::Duration,
+) -> Result<BegunSignIn, String> {
+    let config = manager
+        .server_config(server)
+        .ok_or_else(|| format!("no MCP server \"{server}\""))?;
+    let request = SignInRequest::for_server(&config, wait)?;
+    let pending = start_sign_in(request)
+        .await
+        .map_err(|error| format!("sign-in to {server} failed: {error}"))?;
+    let url = pending.authorization_url().to_owned();
+    let manager = manager.clone();
+    let name = server.to_owned();
+    let done = tokio::spawn(async move {
+        pending.finish().await?;
+        let _ = manager.reconnect(&name).await;
+        Ok(())
+    });
+    Ok(BegunSignIn { url, wait, done })
+}
 
 /// An HTTP client that sends `tokens`' access token (refreshed when it is about to expire,
 /// and once more when the server rejects it), or `Ok(None)` when there are no usable tokens

@@ -13,6 +13,7 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::store::TokenFile;
+use crate::config::{ServerConfig, Transport};
 
 /// The path of the loopback redirect.
 const CALLBACK_PATH: &str = "/callback";
@@ -33,6 +34,32 @@ pub struct SignInRequest {
     pub client_name: String,
     /// How long to wait for the user to finish in the browser.
     pub wait: Duration,
+}
+
+impl SignInRequest {
+    /// The sign-in of `server`, waiting `wait` for the browser; why not, when it has none
+    /// (a stdio server, or no user directory to keep tokens in).
+    pub fn for_server(server: &ServerConfig, wait: Duration) -> Result<Self, String> {
+        let Transport::Http { url, headers } = &server.transport else {
+            return Err(format!(
+                "MCP server \"{}\" runs as a local command; only streamable HTTP servers sign in",
+                server.name
+            ));
+        };
+        let tokens = server.token_file().ok_or_else(|| {
+            format!(
+                "no user directory to keep the tokens of MCP server \"{}\" in (HOME is not set)",
+                server.name
+            )
+        })?;
+        Ok(Self {
+            server_url: url.clone(),
+            headers: headers.clone(),
+            tokens,
+            client_name: "strata".to_owned(),
+            wait,
+        })
+    }
 }
 
 /// A finished sign-in.
@@ -88,6 +115,33 @@ pub async fn sign_in(
     request: SignInRequest,
     on_url: impl FnOnce(&str) + Send,
 ) -> Result<SignedIn, SignInError> {
+    let pending = start_sign_in(request).await?;
+    on_url(pending.authorization_url());
+    pending.finish().await
+}
+
+/// A sign-in waiting for the user: the URL to open, and the loopback port listening for the
+/// redirect.
+pub struct PendingSignIn {
+    session: AuthorizationSession,
+    listener: TcpListener,
+    port: u16,
+    scopes: Vec<String>,
+    wait: Duration,
+}
+
+impl std::fmt::Debug for PendingSignIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingSignIn")
+            .field("port", &self.port)
+            .field("scopes", &self.scopes)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything up to the browser: the probe, discovery, registration, the loopback port and
+/// the authorization URL. Nothing is stored yet.
+pub async fn start_sign_in(request: SignInRequest) -> Result<PendingSignIn, SignInError> {
     let challenge = probe(&request.server_url, &request.headers).await?;
     let listener = TcpListener::bind(("127.0.0.1", 0))
         .await
@@ -115,22 +169,51 @@ pub async fn sign_in(
     .await
     .map_err(|(_, error)| discovery(error))?;
     let scopes = session.auth_manager.get_current_scopes().await;
-    on_url(session.get_authorization_url());
-
-    let finished = tokio::time::timeout(request.wait, async {
-        loop {
-            let (stream, _) = listener
-                .accept()
-                .await
-                .map_err(|error| SignInError::Loopback(error.to_string()))?;
-            if let Some(result) = answer_callback(stream, port, &session).await {
-                return result;
-            }
-        }
+    Ok(PendingSignIn {
+        session,
+        listener,
+        port,
+        scopes,
+        wait: request.wait,
     })
-    .await
-    .map_err(|_| SignInError::TimedOut(request.wait))?;
-    finished.map(|()| SignedIn { scopes })
+}
+
+impl PendingSignIn {
+    /// The URL the user opens.
+    pub fn authorization_url(&self) -> &str {
+        self.session.get_authorization_url()
+    }
+
+    /// How long [`PendingSignIn::finish`] waits.
+    pub fn wait(&self) -> Duration {
+        self.wait
+    }
+
+    /// Waits for the redirect (other requests on the port get a 404 and are ignored), trades
+    /// the code for tokens and stores them.
+    pub async fn finish(self) -> Result<SignedIn, SignInError> {
+        let Self {
+            session,
+            listener,
+            port,
+            scopes,
+            wait,
+        } = self;
+        let finished = tokio::time::timeout(wait, async {
+            loop {
+                let (stream, _) = listener
+                    .accept()
+                    .await
+                    .map_err(|error| SignInError::Loopback(error.to_string()))?;
+                if let Some(result) = answer_callback(stream, port, &session).await {
+                    return result;
+                }
+            }
+        })
+        .await
+        .map_err(|_| SignInError::TimedOut(wait))?;
+        finished.map(|()| SignedIn { scopes })
+    }
 }
 
 /// Sends the server an `initialize` without credentials: its 401's `WWW-Authenticate` names

@@ -1,0 +1,156 @@
+//! `strata mcp login|logout` against the official Python SDK's OAuth server (the fixture in
+//! `crates/strata-mcp/tests/fixtures/auth_server.py`), with `$BROWSER` set to a script that
+//! fetches the authorization URL and follows its redirects as a browser would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use crate::support::{project, workspace};
+
+fn strata(dir: &Path, args: &[&str], browser: Option<&Path>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_strata"));
+    command
+        .current_dir(dir)
+        .args(args)
+        .env("HOME", dir)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("STRATA_MODEL")
+        .env_remove("BROWSER");
+    if let Some(browser) = browser {
+        command.env("BROWSER", browser);
+    }
+    command.output().expect("strata runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn python() -> Option<PathBuf> {
+    let python = workspace().join(".mcp-deps/venv/bin/python");
+    if python.exists() {
+        Some(python)
+    } else {
+        println!(
+            "SKIPPED: the Python MCP SDK is not installed ({} missing); run .ci/install-mcp",
+            python.display()
+        );
+        None
+    }
+}
+
+/// The fixture server on a free port, killed when dropped.
+struct AuthServer(Child);
+
+impl Drop for AuthServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn auth_server(python: &Path) -> (AuthServer, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(python)
+        .arg(workspace().join("crates/strata-mcp/tests/fixtures/auth_server.py"))
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..150 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (AuthServer(child), format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// A `$BROWSER` that opens the URL with Python's urllib (redirects followed).
+fn scripted_browser(dir: &Path, python: &Path) -> PathBuf {
+    let path = dir.join("browser.sh");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\nexec {} -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()' \"$1\"\n",
+            python.display()
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path
+}
+
+#[test]
+fn login_signs_in_through_the_browser_and_logout_forgets_it() {
+    let Some(python) = python() else {
+        return;
+    };
+    let (_server, url) = auth_server(&python);
+    let dir = project();
+    let added = strata(dir.path(), &["mcp", "add", "docs", "--url", &url], None);
+    assert!(added.status.success(), "{}", text(&added.stderr));
+
+    let list = strata(dir.path(), &["mcp", "list"], None);
+    let stdout = text(&list.stdout);
+    assert!(!list.status.success());
+    assert!(stdout.contains("docs  needs sign-in  0 tools"), "{stdout}");
+    assert!(stdout.contains("strata mcp login docs"), "{stdout}");
+
+    // No browser configured and nobody signing in: the URL is printed, the wait ends clearly.
+    let waited = strata(dir.path(), &["mcp", "login", "docs", "--wait", "2"], None);
+    let stdout = text(&waited.stdout);
+    assert!(!waited.status.success());
+    assert!(stdout.contains("/authorize?"), "{stdout}");
+    assert!(stdout.contains("$BROWSER is not set"), "{stdout}");
+    assert!(
+        text(&waited.stderr).contains("no sign-in finished within 2 s"),
+        "{}",
+        text(&waited.stderr)
+    );
+
+    let browser = scripted_browser(dir.path(), &python);
+    let login = strata(
+        dir.path(),
+        &["mcp", "login", "docs", "--wait", "30"],
+        Some(&browser),
+    );
+    let stdout = text(&login.stdout);
+    assert!(login.status.success(), "{stdout}{}", text(&login.stderr));
+    assert!(stdout.contains("Opened with $BROWSER"), "{stdout}");
+    assert!(stdout.contains("signed in to \"docs\""), "{stdout}");
+    assert!(stdout.contains("connected: 4 tools"), "{stdout}");
+    let token_file = dir.path().join(".config/strata/mcp-tokens/docs.json");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert!(
+        !dir.path().join(".strata/mcp-tokens").exists(),
+        "never in the project"
+    );
+
+    let list = strata(dir.path(), &["mcp", "list"], None);
+    let stdout = text(&list.stdout);
+    assert!(list.status.success(), "{stdout}");
+    assert!(stdout.contains("docs  connected  4 tools"), "{stdout}");
+
+    let logout = strata(dir.path(), &["mcp", "logout", "docs"], None);
+    assert!(logout.status.success(), "{}", text(&logout.stderr));
+    assert!(text(&logout.stdout).contains("signed out of \"docs\""));
+    assert!(!token_file.exists());
+    let list = strata(dir.path(), &["mcp", "list"], None);
+    assert!(text(&list.stdout).contains("docs  needs sign-in"));
+}
