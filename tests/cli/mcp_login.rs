@@ -154,3 +154,107 @@ fn login_signs_in_through_the_browser_and_logout_forgets_it() {
     let list = strata(dir.path(), &["mcp", "list"], None);
     assert!(text(&list.stdout).contains("docs  needs sign-in"));
 }
+
+#[test]
+fn rpc_mcp_login_answers_with_the_url_and_the_server_connects_after_the_browser() {
+    use std::io::{BufRead as _, Write as _};
+    let Some(python) = python() else {
+        return;
+    };
+    let (_server, url) = auth_server(&python);
+    let dir = project();
+    let added = strata(dir.path(), &["mcp", "add", "docs", "--url", &url], None);
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let mock = crate::support::demo_mock();
+    let base_url = mock.base_url();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .current_dir(dir.path())
+        .args([
+            "--mode",
+            "rpc",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            &base_url,
+            "--api-key",
+            "k",
+        ])
+        .env("HOME", dir.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("STRATA_MODEL")
+        .env_remove("STRATA_SESSIONS_DIR")
+        .env_remove("BROWSER")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel::<serde_json::Value>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if let Ok(value) = serde_json::from_str(&line)
+                && lines_tx.send(value).is_err()
+            {
+                return;
+            }
+        }
+    });
+    let mut ask = |id: &str, command: serde_json::Value| -> serde_json::Value {
+        let mut command = command;
+        command["id"] = id.into();
+        writeln!(stdin, "{command}").unwrap();
+        loop {
+            let line = lines.recv_timeout(Duration::from_secs(60)).unwrap();
+            if line["type"] == "response" && line["id"] == id {
+                return line;
+            }
+        }
+    };
+    let unknown = ask(
+        "0",
+        serde_json::json!({"type": "mcp_login", "server": "nosuch"}),
+    );
+    assert_eq!(unknown["success"], false, "{unknown}");
+    let login = ask(
+        "1",
+        serde_json::json!({"type": "mcp_login", "server": "docs"}),
+    );
+    assert_eq!(login["success"], true, "{login}");
+    let authorization_url = login["data"]["authorizationUrl"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        authorization_url.contains("code_challenge_method=S256"),
+        "{login}"
+    );
+    let browsed = Command::new(&python)
+        .args([
+            "-c",
+            "import sys, urllib.request; urllib.request.urlopen(sys.argv[1]).read()",
+            &authorization_url,
+        ])
+        .status()
+        .unwrap();
+    assert!(browsed.success());
+    let mut state = serde_json::Value::Null;
+    for attempt in 0..100 {
+        let servers = ask(
+            &format!("s{attempt}"),
+            serde_json::json!({"type": "get_mcp_servers"}),
+        );
+        state = servers["data"]["servers"][0].clone();
+        if state["state"] == "connected" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(state["state"], "connected", "{state}");
+    assert_eq!(state["tools"].as_array().map(Vec::len), Some(4), "{state}");
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+}
