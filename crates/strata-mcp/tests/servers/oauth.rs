@@ -19,11 +19,17 @@ struct AuthServer {
 }
 
 async fn auth_server(python: &Path) -> AuthServer {
+    auth_server_with_lifetime(python, 3600).await
+}
+
+/// The fixture, its access tokens living `access_seconds`.
+async fn auth_server_with_lifetime(python: &Path, access_seconds: u64) -> AuthServer {
     let port = free_port();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/auth_server.py");
     let child = tokio::process::Command::new(python)
         .arg(script)
         .arg(port.to_string())
+        .arg(access_seconds.to_string())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -156,7 +162,14 @@ async fn sign_in_then_tools_then_refresh_then_reauth_when_revoked() {
     assert!(tokens.path().starts_with(&token_dir));
 
     // The tools arrive with the reconnect, as additions.
+    manager.take_changes();
     manager.reconnect("docs").await.unwrap();
+    let added: Vec<String> = manager
+        .take_changes()
+        .into_iter()
+        .flat_map(|change| change.diff.added)
+        .collect();
+    assert_eq!(added.len(), 4, "{added:?}");
     assert_eq!(manager.status()[0].state, ServerState::Connected);
     let mut names: Vec<String> = manager
         .tools()
@@ -226,6 +239,39 @@ async fn sign_in_then_tools_then_refresh_then_reauth_when_revoked() {
     assert!(!call(&manager, "whoami").await.is_error);
     assert!(tokens.remove().unwrap());
     assert_eq!(tokens.state(), TokenState::Missing);
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_access_token_past_its_lifetime_is_refreshed_silently() {
+    let Some(python) = python() else {
+        return;
+    };
+    // Two-second access tokens: whatever token the session holds is dead after the sleep.
+    let fixture = auth_server_with_lifetime(&python, 2).await;
+    let home = tempfile::tempdir().unwrap();
+    let config = config(&fixture.url, home.path());
+    sign_in_with_browser(&config).await.unwrap();
+    let manager = started(&config).await;
+    assert_eq!(manager.status()[0].state, ServerState::Connected);
+    let log = auth_log(&call(&manager, "auth_log").await);
+    let refreshes_before = log["grants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| *g == "refresh_token")
+        .count();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let whoami = call(&manager, "whoami").await;
+    assert!(!whoami.is_error, "{whoami:?}");
+    let log = auth_log(&call(&manager, "auth_log").await);
+    let refreshes_after = log["grants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| *g == "refresh_token")
+        .count();
+    assert!(refreshes_after > refreshes_before, "{log}");
     manager.shutdown().await;
 }
 
