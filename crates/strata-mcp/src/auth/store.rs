@@ -1,13 +1,21 @@
 //! One server's OAuth tokens in a file of its own under the user's strata directory: written
 //! whole (a temporary file renamed over the old one) with mode 0600, read back only for the
-//! URL they were issued for, and a torn or foreign file reported instead of failing.
+//! URL they were issued for, and a torn or foreign file reported instead of failing. A lock
+//! file next to it makes two strata processes refresh one after the other: the fixture's
+//! and many real authorization servers rotate refresh tokens, so a second refresh with the
+//! spent token would sign the user out.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use rmcp::transport::auth::{
+    AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
 use serde::{Deserialize, Serialize};
+
+/// How long a refresh waits for another process's refresh of the same tokens.
+pub const REFRESH_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The file's shape: the server URL the tokens belong to, and what the SDK stores.
 #[derive(Serialize, Deserialize)]
@@ -71,10 +79,47 @@ impl TokenFile {
 
     /// Deletes the file (a logout); `false` when there was none.
     pub fn remove(&self) -> std::io::Result<bool> {
+        // The lock file holds nothing; a refresh running now keeps its open handle.
+        let _ = std::fs::remove_file(self.lock_path());
         match std::fs::remove_file(&self.path) {
             Ok(()) => Ok(true),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
             Err(error) => Err(error),
+        }
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        self.path.with_extension("lock")
+    }
+
+    /// Holds the lock file until dropped, waiting at most [`REFRESH_LOCK_WAIT`] for another
+    /// process's refresh to finish.
+    fn lock_for_refresh(&self) -> std::io::Result<std::fs::File> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        create_private_dir(dir)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            options.mode(0o600);
+        }
+        let file = options.open(self.lock_path())?;
+        let deadline = std::time::Instant::now() + REFRESH_LOCK_WAIT;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(file),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(std::io::Error::other(format!(
+                        "another strata process has been refreshing these tokens for {} s",
+                        REFRESH_LOCK_WAIT.as_secs()
+                    )));
+                }
+                Err(std::fs::TryLockError::Error(error)) => return Err(error),
+            }
         }
     }
 
@@ -187,6 +232,16 @@ impl CredentialStore for TokenFile {
             .map(|_| ())
             .map_err(|error| store_error(&self.path, error))
     }
+
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let store = self.clone();
+        let file = tokio::task::spawn_blocking(move || store.lock_for_refresh())
+            .await
+            .map_err(|error| store_error(&self.path, error))?
+            .map_err(|error| store_error(&self.lock_path(), error))?;
+        // Closing the file releases the lock.
+        Ok(Some(CredentialRefreshGuard::new(file)))
+    }
 }
 
 #[cfg(test)]
@@ -234,6 +289,27 @@ mod tests {
         store.clear().await.unwrap();
         assert_eq!(store.state(), TokenState::Missing);
         assert!(!store.remove().unwrap());
+    }
+
+    #[tokio::test]
+    async fn refreshes_of_the_same_tokens_take_turns() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two stores of the same file, as two strata processes have.
+        let first = TokenFile::new(dir.path(), "docs", "http://127.0.0.1:9/mcp");
+        let second = TokenFile::new(dir.path(), "docs", "http://127.0.0.1:9/mcp");
+        let held = first.acquire_refresh_guard().await.unwrap();
+        let waiting = tokio::spawn(async move { second.acquire_refresh_guard().await });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(
+            !waiting.is_finished(),
+            "the second refresh waits for the first"
+        );
+        drop(held);
+        let taken = tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(matches!(taken, Ok(Some(_))));
     }
 
     #[tokio::test]
