@@ -70,6 +70,27 @@ pub struct ServerSpec {
     /// What the server offers, in a sentence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// OAuth sign-in settings for an authorization server without dynamic registration
+    /// (Claude Code's `oauth` shape).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthSpec>,
+}
+
+/// How strata signs in to a server whose authorization server does not offer dynamic client
+/// registration: a client registered out of band, and the fixed loopback port registered
+/// with it as `http://127.0.0.1:PORT/callback`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OAuthSpec {
+    /// The registered (public) client id.
+    #[serde(alias = "clientId", skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The loopback port of the registered redirect (default: an ephemeral port).
+    #[serde(alias = "callbackPort", skip_serializing_if = "Option::is_none")]
+    pub callback_port: Option<u16>,
+    /// Scopes to ask for (default: those the server's metadata names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
 }
 
 /// How strata reaches a server.

@@ -34,6 +34,12 @@ pub struct SignInRequest {
     pub client_name: String,
     /// How long to wait for the user to finish in the browser.
     pub wait: Duration,
+    /// A client registered out of band (instead of dynamic registration).
+    pub client_id: Option<String>,
+    /// The loopback port registered with that client (default: ephemeral).
+    pub callback_port: Option<u16>,
+    /// Scopes to ask for (default: the server's).
+    pub scopes: Vec<String>,
 }
 
 impl SignInRequest {
@@ -52,12 +58,16 @@ impl SignInRequest {
                 server.name
             )
         })?;
+        let oauth = server.spec.oauth.clone().unwrap_or_default();
         Ok(Self {
             server_url: url.clone(),
             headers: headers.clone(),
             tokens,
             client_name: "strata".to_owned(),
             wait,
+            client_id: oauth.client_id,
+            callback_port: oauth.callback_port,
+            scopes: oauth.scopes,
         })
     }
 }
@@ -143,7 +153,7 @@ impl std::fmt::Debug for PendingSignIn {
 /// the authorization URL. Nothing is stored yet.
 pub async fn start_sign_in(request: SignInRequest) -> Result<PendingSignIn, SignInError> {
     let challenge = probe(&request.server_url, &request.headers).await?;
-    let listener = TcpListener::bind(("127.0.0.1", 0))
+    let listener = TcpListener::bind(("127.0.0.1", request.callback_port.unwrap_or(0)))
         .await
         .map_err(|error| SignInError::Loopback(error.to_string()))?;
     let port = listener
@@ -161,13 +171,17 @@ pub async fn start_sign_in(request: SignInRequest) -> Result<PendingSignIn, Sign
         .await
         .map_err(discovery)?;
     manager.set_metadata(resolution.metadata);
-    let session = AuthorizationSession::new(
-        manager,
-        AuthorizationRequest::new(redirect_uri.as_str())
-            .with_client_name(request.client_name.as_str()),
-    )
-    .await
-    .map_err(|(_, error)| discovery(error))?;
+    let mut authorization = AuthorizationRequest::new(redirect_uri.as_str())
+        .with_client_name(request.client_name.as_str());
+    if let Some(client_id) = &request.client_id {
+        authorization = authorization.with_preregistered_client(client_id.as_str());
+    }
+    if !request.scopes.is_empty() {
+        authorization = authorization.with_scopes(request.scopes.iter().cloned());
+    }
+    let session = AuthorizationSession::new(manager, authorization)
+        .await
+        .map_err(|(_, error)| discovery(error))?;
     let scopes = session.auth_manager.get_current_scopes().await;
     Ok(PendingSignIn {
         session,

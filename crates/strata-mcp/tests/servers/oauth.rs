@@ -19,17 +19,18 @@ struct AuthServer {
 }
 
 async fn auth_server(python: &Path) -> AuthServer {
-    auth_server_with_lifetime(python, 3600).await
+    auth_server_with(python, &["3600"]).await
 }
 
-/// The fixture, its access tokens living `access_seconds`.
-async fn auth_server_with_lifetime(python: &Path, access_seconds: u64) -> AuthServer {
+/// The fixture with its optional arguments (access token lifetime, pre-registered client's
+/// callback port).
+async fn auth_server_with(python: &Path, args: &[&str]) -> AuthServer {
     let port = free_port();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/auth_server.py");
     let child = tokio::process::Command::new(python)
         .arg(script)
         .arg(port.to_string())
-        .arg(access_seconds.to_string())
+        .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -72,17 +73,11 @@ async fn started(config: &ServerConfig) -> McpManager {
 /// Signs in, playing the user's browser: GET the authorization URL and follow its redirects
 /// (the fixture approves at once) to strata's loopback callback. The page the browser ends on.
 async fn sign_in_with_browser(config: &ServerConfig) -> Result<String, SignInError> {
-    let Transport::Http { url, headers } = &config.transport else {
+    let Transport::Http { url, .. } = &config.transport else {
         unreachable!()
     };
     let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
-    let request = SignInRequest {
-        server_url: url.clone(),
-        headers: headers.clone(),
-        tokens: config.token_file().unwrap(),
-        client_name: "strata".into(),
-        wait: Duration::from_secs(30),
-    };
+    let request = SignInRequest::for_server(config, Duration::from_secs(30)).unwrap();
     let signing_in = tokio::spawn(sign_in(request, move |authorization_url| {
         let _ = url_tx.send(authorization_url.to_owned());
     }));
@@ -248,7 +243,7 @@ async fn an_access_token_past_its_lifetime_is_refreshed_silently() {
         return;
     };
     // Two-second access tokens: whatever token the session holds is dead after the sleep.
-    let fixture = auth_server_with_lifetime(&python, 2).await;
+    let fixture = auth_server_with(&python, &["2"]).await;
     let home = tempfile::tempdir().unwrap();
     let config = config(&fixture.url, home.path());
     sign_in_with_browser(&config).await.unwrap();
@@ -272,6 +267,53 @@ async fn an_access_token_past_its_lifetime_is_refreshed_silently() {
         .filter(|g| *g == "refresh_token")
         .count();
     assert!(refreshes_after > refreshes_before, "{log}");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_client_registered_out_of_band_signs_in_on_its_fixed_callback_port() {
+    let Some(python) = python() else {
+        return;
+    };
+    let callback_port = free_port();
+    let fixture = auth_server_with(&python, &["3600", &callback_port.to_string()]).await;
+    let home = tempfile::tempdir().unwrap();
+    let mut config = config(&fixture.url, home.path());
+    // Without the entry's client, registration is refused: the fixture offers none.
+    let refused = sign_in(
+        SignInRequest::for_server(&config, Duration::from_secs(5)).unwrap(),
+        |_| panic!("no URL without a client"),
+    )
+    .await;
+    assert!(
+        matches!(&refused, Err(SignInError::Discovery(message)) if message.contains("registration")),
+        "{refused:?}"
+    );
+    config.spec.oauth = Some(strata_mcp::config::OAuthSpec {
+        client_id: Some("strata-preregistered".into()),
+        callback_port: Some(callback_port),
+        scopes: vec!["mcp".into()],
+    });
+    sign_in_with_browser(&config).await.unwrap();
+    let manager = started(&config).await;
+    assert_eq!(
+        manager.status()[0].state,
+        ServerState::Connected,
+        "{:?}",
+        manager.status()
+    );
+    let whoami = call(&manager, "whoami").await;
+    assert!(
+        whoami
+            .text_content()
+            .starts_with("client strata-preregistered "),
+        "{whoami:?}"
+    );
+    let log = auth_log(&call(&manager, "auth_log").await);
+    assert_eq!(log["registered"], 0, "{log}");
+    // Refresh works for it too: the client id comes back from the token file.
+    assert!(!call(&manager, "expire_access").await.is_error);
+    assert!(!call(&manager, "whoami").await.is_error);
     manager.shutdown().await;
 }
 
@@ -312,17 +354,8 @@ async fn sign_in_to_a_server_that_asks_for_none_says_so() {
     });
     let home = tempfile::tempdir().unwrap();
     let config = config(&format!("http://127.0.0.1:{port}/mcp"), home.path());
-    let Transport::Http { url, .. } = &config.transport else {
-        unreachable!()
-    };
     let result = sign_in(
-        SignInRequest {
-            server_url: url.clone(),
-            headers: Default::default(),
-            tokens: config.token_file().unwrap(),
-            client_name: "strata".into(),
-            wait: Duration::from_secs(5),
-        },
+        SignInRequest::for_server(&config, Duration::from_secs(5)).unwrap(),
         |_| panic!("no authorization URL for a server that needs no sign-in"),
     )
     .await;
