@@ -318,6 +318,51 @@ async fn a_client_registered_out_of_band_signs_in_on_its_fixed_callback_port() {
 }
 
 #[tokio::test]
+async fn a_refusal_by_the_authorization_server_is_said_to_the_browser_and_the_caller() {
+    let Some(python) = python() else {
+        return;
+    };
+    let callback_port = free_port();
+    let fixture = auth_server_with(&python, &["3600", &callback_port.to_string()]).await;
+    let home = tempfile::tempdir().unwrap();
+    let mut config = config(&fixture.url, home.path());
+    // A scope the client was not registered for: /authorize redirects back with an error.
+    config.spec.oauth = Some(strata_mcp::config::OAuthSpec {
+        client_id: Some("strata-preregistered".into()),
+        callback_port: Some(callback_port),
+        scopes: vec!["admin".into()],
+    });
+    let Transport::Http { url, .. } = &config.transport else {
+        unreachable!()
+    };
+    let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
+    let signing_in = tokio::spawn(sign_in(
+        SignInRequest::for_server(&config, Duration::from_secs(30)).unwrap(),
+        move |authorization_url| {
+            let _ = url_tx.send(authorization_url.to_owned());
+        },
+    ));
+    let authorization_url = url_rx.await.unwrap();
+    assert!(authorization_url.starts_with(url.trim_end_matches("/mcp")));
+    let page = reqwest::get(&authorization_url)
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let result = signing_in.await.unwrap();
+    assert!(
+        matches!(&result, Err(SignInError::Refused { error, .. }) if error == "invalid_scope"),
+        "{result:?}"
+    );
+    assert!(
+        page.contains("sign-in failed: the authorization server refused: invalid_scope"),
+        "{page}"
+    );
+    assert_eq!(config.token_file().unwrap().state(), TokenState::Missing);
+}
+
+#[tokio::test]
 async fn a_torn_token_file_is_reported_with_the_sign_in_hint() {
     let Some(python) = python() else {
         return;
