@@ -12,6 +12,9 @@ use crate::args::RunArgs;
 use crate::config::{Layers, Sources};
 use crate::mcp;
 
+/// How long discovery and registration may take before the authorization URL is shown.
+const SIGN_IN_START_LIMIT: Duration = Duration::from_secs(60);
+
 /// `strata mcp`.
 #[derive(Debug, clap::Args)]
 pub struct McpArgs {
@@ -141,8 +144,15 @@ fn login(sources: &Sources, trusted: bool, name: &str, wait: Duration) -> anyhow
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async {
-        let pending = strata_mcp::auth::start_sign_in(request)
+        // Discovery and registration are a few requests; a server that hangs is said so.
+        let pending = tokio::time::timeout(SIGN_IN_START_LIMIT, strata_mcp::auth::start_sign_in(request))
             .await
+            .map_err(|_| {
+                anyhow::anyhow!(
+                    "signing in to MCP server \"{name}\": no authorization URL within {} s",
+                    SIGN_IN_START_LIMIT.as_secs()
+                )
+            })?
             .with_context(|| format!("signing in to MCP server \"{name}\""))?;
         let url = pending.authorization_url();
         println!("Sign in to MCP server \"{name}\" ({}) in a browser:\n\n  {url}\n", server.target());

@@ -18,6 +18,9 @@ use crate::config::{ServerConfig, Transport};
 /// The path of the loopback redirect.
 const CALLBACK_PATH: &str = "/callback";
 
+/// How long the probe waits for the server's answer.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The most of a callback request strata reads (a redirect is one short GET).
 const MAX_REQUEST_BYTES: usize = 16 * 1024;
 
@@ -239,6 +242,7 @@ async fn probe(
     let client = reqwest::Client::new();
     let mut builder = client
         .post(server_url)
+        .timeout(PROBE_TIMEOUT)
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
         .body(
