@@ -146,6 +146,10 @@ fn login_signs_in_through_the_browser_and_logout_forgets_it() {
     let stdout = text(&list.stdout);
     assert!(list.status.success(), "{stdout}");
     assert!(stdout.contains("docs  connected  4 tools"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("  signed in (tokens in {})", token_file.display())),
+        "{stdout}"
+    );
 
     let logout = strata(dir.path(), &["mcp", "logout", "docs"], None);
     assert!(logout.status.success(), "{}", text(&logout.stderr));
@@ -153,6 +157,50 @@ fn login_signs_in_through_the_browser_and_logout_forgets_it() {
     assert!(!token_file.exists());
     let list = strata(dir.path(), &["mcp", "list"], None);
     assert!(text(&list.stdout).contains("docs  needs sign-in"));
+}
+
+#[test]
+fn add_writes_a_pre_registered_client_and_a_torn_token_file_is_listed() {
+    let dir = project();
+    let added = strata(
+        dir.path(),
+        &[
+            "mcp",
+            "add",
+            "docs",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+            "--client-id",
+            "my-client",
+            "--callback-port",
+            "8976",
+        ],
+        None,
+    );
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let config = std::fs::read_to_string(dir.path().join(".config/strata/config.toml")).unwrap();
+    assert!(
+        config.contains(r#"oauth = { client_id = "my-client", callback_port = 8976 }"#),
+        "{config}"
+    );
+    let tokens = dir.path().join(".config/strata/mcp-tokens");
+    std::fs::create_dir_all(&tokens).unwrap();
+    std::fs::write(tokens.join("docs.json"), "{\"server_url\"").unwrap();
+    let list = strata(dir.path(), &["mcp", "list"], None);
+    let stdout = text(&list.stdout);
+    assert!(
+        stdout.contains("docs.json is not a valid token file"),
+        "{stdout}"
+    );
+    let logout = strata(dir.path(), &["mcp", "logout", "docs"], None);
+    assert!(logout.status.success(), "{}", text(&logout.stderr));
+    assert!(!tokens.join("docs.json").exists());
+    let stdio = strata(
+        dir.path(),
+        &["mcp", "add", "local", "--client-id", "x", "--", "local-mcp"],
+        None,
+    );
+    assert!(!stdio.status.success(), "--client-id needs --url");
 }
 
 #[test]

@@ -80,6 +80,13 @@ pub struct AddArgs {
     /// Keep the entry without connecting to it.
     #[arg(long)]
     pub disabled: bool,
+    /// OAuth: a client registered out of band with the server's authorization server (for
+    /// one without dynamic registration).
+    #[arg(long, requires = "url")]
+    pub client_id: Option<String>,
+    /// OAuth: the loopback port registered with that client's redirect.
+    #[arg(long, requires = "client_id")]
+    pub callback_port: Option<u16>,
     /// The project's `.strata/config.toml` instead of the user's config.
     #[arg(short = 'l', long)]
     pub project: bool,
@@ -236,6 +243,14 @@ fn add(sources: &Sources, args: &AddArgs) -> anyhow::Result<()> {
         env: pairs(&args.env, "env")?,
         timeout: args.timeout,
         enabled: args.disabled.then_some(false),
+        oauth: args
+            .client_id
+            .as_ref()
+            .map(|client_id| strata_mcp::config::OAuthSpec {
+                client_id: Some(client_id.clone()),
+                callback_port: args.callback_port,
+                scopes: Vec::new(),
+            }),
         ..ServerSpec::default()
     };
     match (&args.url, args.command.split_first()) {
@@ -305,6 +320,22 @@ fn list(sources: &Sources, trusted: bool, json: bool) -> anyhow::Result<()> {
                 server.source
             )?;
             writeln!(out, "  {}", server.target)?;
+            let tokens = discovered
+                .servers
+                .iter()
+                .find(|s| s.name == server.name)
+                .and_then(strata_mcp::ServerConfig::token_file);
+            if let Some(tokens) = tokens {
+                match tokens.state() {
+                    strata_mcp::auth::TokenState::Present => {
+                        writeln!(out, "  signed in (tokens in {})", tokens.path().display())?;
+                    }
+                    strata_mcp::auth::TokenState::Unusable(problem) => {
+                        writeln!(out, "  ! {problem}")?;
+                    }
+                    strata_mcp::auth::TokenState::Missing => {}
+                }
+            }
             match &server.state {
                 ServerState::Failed { error } | ServerState::AuthRequired { error } => {
                     for line in error.lines() {
