@@ -286,3 +286,78 @@ pub fn restart_table(runs: &[Run]) -> Option<String> {
     }
     any.then_some(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::run::RequestRow;
+
+    fn row(
+        kind: RequestKind,
+        cause: MissCause,
+        input: u64,
+        read: u64,
+        refetch: bool,
+    ) -> RequestRow {
+        let write = input - read;
+        RequestRow {
+            seq: 0,
+            at_ms: 0,
+            kind,
+            input,
+            cache_read: read,
+            cache_write: write,
+            uncached: 0,
+            output: 10,
+            cost: 0.0,
+            floor_cost: 0.0,
+            new_tokens: write,
+            cause,
+            bill: Bill {
+                reads: read as f64 * 0.5e-6,
+                writes: write as f64 * 6.25e-6,
+                uncached: 0.0,
+                output: 10.0 * 25e-6,
+            },
+            refetch,
+        }
+    }
+
+    #[test]
+    fn the_floor_counts_scripted_requests_only_and_reads_the_prefix_and_half_a_task() {
+        let run = Run {
+            harness: "strata".into(),
+            strategy: "window-trigger".into(),
+            workload: "recall".into(),
+            cache_model: "anthropic-5m".into(),
+            requests: vec![
+                row(RequestKind::Turn, MissCause::First, 1_000, 0, false),
+                row(RequestKind::Turn, MissCause::Appended, 1_600, 1_000, false),
+                // A re-fetch and the request that carries its output: not scripted work.
+                row(RequestKind::Turn, MissCause::Appended, 1_700, 1_600, true),
+                row(RequestKind::Turn, MissCause::Appended, 2_700, 1_700, false),
+                // A summary: not scripted work either.
+                row(
+                    RequestKind::Summary,
+                    MissCause::Appended,
+                    2_800,
+                    2_700,
+                    false,
+                ),
+                // A rewrite: written by the run's policy, not by the work.
+                row(RequestKind::Turn, MissCause::Messages, 1_500, 1_000, false),
+            ],
+            tasks_completed: 1,
+            tasks_total: 1,
+            compactions: 1,
+            restarts: Vec::new(),
+        };
+        let floor = oracle_floor(&run).unwrap();
+        assert_eq!(floor.requests, 3);
+        // Written once: the first request's 1,000 and the append's 600.
+        assert!((floor.bill.writes - 1_600.0 * 6.25e-6).abs() < 1e-12);
+        assert!((floor.bill.output - 3.0 * 10.0 * 25e-6).abs() < 1e-12);
+        // Each of the 3 reads the 1,000-token prefix and half of the task's 1,600 tokens.
+        assert!((floor.bill.reads - 3.0 * (1_000.0 + 800.0) * 0.5e-6).abs() < 1e-12);
+    }
+}
