@@ -186,6 +186,7 @@ fn list(sources: &Sources, trusted: bool, json: bool) -> anyhow::Result<()> {
                 server.source
             )?;
             writeln!(out, "  {}", server.target)?;
+            writeln!(out, "  {}", server.exposure_note)?;
             match &server.state {
                 ServerState::Failed { error } | ServerState::AuthRequired { error } => {
                     for line in error.lines() {

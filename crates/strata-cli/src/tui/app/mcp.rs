@@ -99,6 +99,7 @@ impl App {
                 server.exposure,
                 server.source
             ));
+            lines.push(format!("  {}", server.exposure_note));
             if let ServerState::Failed { error } | ServerState::AuthRequired { error } =
                 &server.state
             {
