@@ -1034,6 +1034,70 @@ mod tests {
     }
 
     #[test]
+    fn a_searched_servers_tools_are_searched_once_each_and_called_through_mcp_tool_call() {
+        let workload = workload(PERIOD);
+        let searched = vec!["everything".to_owned(), "remote".to_owned()];
+        let played = with_searches(&workload, &searched);
+        let calls = |w: &Workload| -> Vec<ScriptedCall> {
+            w.tasks.iter().flat_map(|t| t.calls.clone()).collect()
+        };
+        let (before, after) = (calls(&workload), calls(&played));
+        let searched_tools: Vec<&str> = {
+            let mut tools: Vec<&str> = before
+                .iter()
+                .map(|c| c.tool.as_str())
+                .filter(|t| t.starts_with("mcp__everything__") || t.starts_with("mcp__remote__"))
+                .collect();
+            tools.sort_unstable();
+            tools.dedup();
+            tools
+        };
+        let searches = after
+            .iter()
+            .filter(|c| c.tool == strata_mcp::search::SEARCH_TOOL)
+            .count();
+        assert_eq!(
+            searches,
+            searched_tools.len(),
+            "one search per distinct tool"
+        );
+        assert_eq!(after.len(), before.len() + searches);
+        assert!(
+            after
+                .iter()
+                .all(|c| !c.tool.starts_with("mcp__everything__")
+                    && !c.tool.starts_with("mcp__remote__")),
+            "no searched tool is called directly"
+        );
+        // Each wrapped call names the tool and keeps its arguments; a search comes first.
+        for (i, call) in after.iter().enumerate() {
+            if call.tool != strata_mcp::search::CALL_TOOL {
+                continue;
+            }
+            let name = call.args["name"].as_str().unwrap();
+            let first = after
+                .iter()
+                .position(|c| c.tool == strata_mcp::search::CALL_TOOL && c.args["name"] == name)
+                .unwrap();
+            assert_eq!(
+                after[first - 1].tool,
+                strata_mcp::search::SEARCH_TOOL,
+                "{name}"
+            );
+            assert!(i >= first);
+            assert!(call.args["arguments"].is_object(), "{call:?}");
+        }
+        // The Python server's tools are declared, so its calls are as scripted.
+        let churn = |w: &[ScriptedCall]| {
+            w.iter()
+                .filter(|c| c.tool.starts_with("mcp__churn__"))
+                .count()
+        };
+        assert_eq!(churn(&before), churn(&after));
+        assert_eq!(with_searches(&workload, &[]).tasks, workload.tasks);
+    }
+
+    #[test]
     fn every_mcp_call_names_a_tool_of_a_server_connected_for_its_task() {
         let workload = workload(PERIOD);
         assert_eq!(workload.spec.name, NAME);
