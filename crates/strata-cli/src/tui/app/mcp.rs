@@ -99,12 +99,12 @@ impl App {
                 server.exposure,
                 server.source
             ));
-            lines.push(format!("  {}", server.exposure_note));
             if let ServerState::Failed { error } | ServerState::AuthRequired { error } =
                 &server.state
             {
                 lines.extend(error.lines().map(|line| format!("  ! {line}")));
             }
+            lines.push(format!("  {}", server.exposure_note));
             if !server.withdrawn.is_empty() {
                 lines.push(format!("  withdrawn: {}", server.withdrawn.join(", ")));
             }
@@ -249,6 +249,7 @@ mod tests {
             "{lines:?}"
         );
         assert!(lines[1].contains("cannot start"), "{lines:?}");
+        assert_eq!(lines[2], "  direct: declared in every request", "{lines:?}");
         run(&mut app, "/mcp frobnicate broken");
         assert!(matches!(
             app.items.last(),
