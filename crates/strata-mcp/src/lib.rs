@@ -10,6 +10,7 @@
 //!
 //! This crate knows nothing about sessions, providers or rendering.
 
+pub mod auth;
 pub mod catalog;
 pub mod config;
 pub mod connection;

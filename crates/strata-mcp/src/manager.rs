@@ -523,6 +523,14 @@ impl McpManager {
             .unwrap_or_default()
     }
 
+    /// The entry of `server` (for a sign-in, which needs its URL and token file).
+    pub fn server_config(&self, server: &str) -> Option<ServerConfig> {
+        self.slots()
+            .iter()
+            .find(|slot| slot.config.name == server)
+            .map(|slot| slot.config.clone())
+    }
+
     /// Starts the servers if not yet started, then waits until no enabled server is still
     /// connecting, at most until the startup wait (counted from the start) has passed.
     pub async fn wait_ready(&self) {

@@ -231,6 +231,7 @@ impl Servers {
                 path: None,
             },
             spec: ServerSpec::default(),
+            token_dir: None,
         };
         vec![
             config(
