@@ -12,8 +12,8 @@ use serde_json::Value;
 /// The per-request timeout when an entry gives none (Pi's default).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A server with more tools than this is deferred (reached through tool search) unless its
-/// entry says `exposure = "direct"`.
+/// The tool count that used to decide `auto`; `auto` now follows the session's prices
+/// ([`crate::exposure`]). Kept for callers that name it.
 pub const AUTO_DEFER_THRESHOLD: usize = 20;
 
 /// One server entry as written: the `mcpServers` shape shared by MCP clients, plus strata's
@@ -63,7 +63,7 @@ pub struct ServerSpec {
     )]
     pub deny_tools: Vec<String>,
     /// `direct` (declared in every request), `deferred` (found through tool search) or
-    /// `auto` (deferred past [`AUTO_DEFER_THRESHOLD`] tools). Pi's `codemode` reads as
+    /// `auto` (searched when the session's prices make that cheaper, [`crate::exposure`]). Pi's `codemode` reads as
     /// `deferred` and `hidden` as denying every tool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exposure: Option<String>,
@@ -124,7 +124,8 @@ pub enum Exposure {
     Direct,
     /// Declared deferred where the provider allows, reached through tool search.
     Deferred,
-    /// Deferred when the server has more than [`AUTO_DEFER_THRESHOLD`] tools.
+    /// Searched when carrying its definitions in every request costs more at the session's
+    /// prices than the search round trips ([`crate::exposure`]).
     Auto,
 }
 

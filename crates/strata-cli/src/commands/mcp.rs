@@ -320,6 +320,7 @@ fn list(sources: &Sources, trusted: bool, json: bool) -> anyhow::Result<()> {
                 server.source
             )?;
             writeln!(out, "  {}", server.target)?;
+            writeln!(out, "  {}", server.exposure_note)?;
             let tokens = discovered
                 .servers
                 .iter()

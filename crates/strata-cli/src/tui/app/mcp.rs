@@ -231,6 +231,7 @@ impl App {
             if matches!(server.state, ServerState::AuthRequired { .. }) {
                 lines.push(format!("  sign in: /mcp login {}", server.name));
             }
+            lines.push(format!("  {}", server.exposure_note));
             if !server.withdrawn.is_empty() {
                 lines.push(format!("  withdrawn: {}", server.withdrawn.join(", ")));
             }
@@ -384,6 +385,7 @@ mod tests {
             "{lines:?}"
         );
         assert!(lines[1].contains("cannot start"), "{lines:?}");
+        assert_eq!(lines[2], "  direct: declared in every request", "{lines:?}");
         run(&mut app, "/mcp frobnicate broken");
         assert!(matches!(
             app.items.last(),
