@@ -81,10 +81,11 @@ pub enum Op {
     SwitchSession {
         /// The file.
         path: PathBuf,
-        /// The model the file names, resolved by the front end (which holds the keys and
-        /// configuration): with it the session's own model and thinking level are taken up, as
-        /// Pi does on resume; `None` keeps the current model and level.
-        route: Option<ModelRoute>,
+        /// Resolves the model the file names, once the runtime has opened it (the front end
+        /// holds the keys and configuration): with a route the session's own model and thinking
+        /// level are taken up, as Pi does on resume; no router, or no route, keeps the current
+        /// model and level.
+        router: Option<SessionRouter>,
     },
     /// Sends requests to another model (the thinking level is kept where the model reasons,
     /// `off` where it does not).
@@ -109,6 +110,10 @@ pub enum Op {
     /// Finishes the queue and ends the task, returning the agent.
     Shutdown,
 }
+
+/// Finds the route to the model a session file names (provider id, model id) for
+/// [`Op::SwitchSession`]; `None` where the front end cannot route that model.
+pub type SessionRouter = Box<dyn FnOnce(&str, &str) -> Option<ModelRoute> + Send>;
 
 /// A closure [`Op::WithAgent`] runs on the agent.
 pub type AgentTask = Box<dyn FnOnce(&mut strata_agent::Agent) + Send>;

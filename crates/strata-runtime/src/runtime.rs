@@ -213,8 +213,8 @@ impl SessionRuntime {
                 let cwd = self.agent.config().cwd.display().to_string();
                 sessions::create(&dir, &cwd, parent).and_then(|s| self.adopt(s, None))
             }
-            Op::SwitchSession { path, route } => {
-                sessions::open(&path).and_then(|s| self.adopt(s, route))
+            Op::SwitchSession { path, router } => {
+                sessions::open(&path).and_then(|s| self.adopt(s, router))
             }
             Op::SetModel(route) => self.set_model(route),
             Op::SetSummaryModel(route) => {
@@ -411,12 +411,22 @@ impl SessionRuntime {
     fn adopt(
         &mut self,
         session: Session,
-        route: Option<crate::ModelRoute>,
+        router: Option<crate::SessionRouter>,
     ) -> Result<(), RuntimeError> {
         // Without a route the level in effect goes with the user, not with the file.
         let mut wanted = self.agent.wanted_thinking()?;
         self.agent.switch_session(session);
         self.queue.clear(&self.agent.control());
+        // The file is read once: the model it names comes from the session just adopted.
+        let route = match router {
+            Some(router) => self
+                .agent
+                .context()?
+                .model
+                .as_ref()
+                .and_then(|named| router(&named.provider, &named.model_id)),
+            None => None,
+        };
         let follows_file = route.is_some();
         if let Some(route) = route {
             wanted = self.agent.context()?.thinking_level.clone();

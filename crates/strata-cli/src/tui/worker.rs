@@ -500,10 +500,9 @@ impl Worker {
                 live.reply(Reply::Notice("new session".into()));
             }
             Command::Resume(path) => {
-                let route = self.setup.session_route(&path, None);
                 let switch = Op::SwitchSession {
                     path: path.clone(),
-                    route,
+                    router: Some(self.setup.session_router(None)),
                 };
                 live.call(vec![switch], |_| ()).await?;
                 live.attach().await?;

@@ -116,7 +116,7 @@ async fn a_fork_appends_to_a_new_file_holding_the_path_and_switching_back_finds_
     handle
         .send(Op::SwitchSession {
             path: first.session_path.clone(),
-            route: None,
+            router: None,
         })
         .unwrap();
     until(&mut events, |e| {
@@ -512,7 +512,10 @@ async fn a_switch_with_the_sessions_route_takes_up_its_model_and_writes_nothing_
     handle
         .send(Op::SwitchSession {
             path: first.clone(),
-            route: Some(sonnet),
+            // Routes only the model the first file names: the switch must ask for that one.
+            router: Some(Box::new(move |provider, model| {
+                (provider == "anthropic" && model == "claude-sonnet-4-5").then_some(sonnet)
+            })),
         })
         .unwrap();
     let seen = until(&mut events, |e| {

@@ -507,10 +507,11 @@ impl Server {
                 if !path.is_file() {
                     Err(format!("Session file not found: {}", path.display()))
                 } else {
-                    let route = self
-                        .setup
-                        .session_route(&path, Some(self.retries.observer()));
-                    let op = Op::SwitchSession { path, route };
+                    let router = self.setup.session_router(Some(self.retries.observer()));
+                    let op = Op::SwitchSession {
+                        path,
+                        router: Some(router),
+                    };
                     return self.moved(id, &kind, op, json!({"cancelled": false}));
                 }
             }
