@@ -3,46 +3,42 @@
 //! reach the tool set at the next prompt; `get_mcp_servers` shows their progress.
 
 use serde_json::{Value, json};
+use strata_mcp::McpManager;
 
-use super::Server;
+use super::{Host, Server};
 
-impl Server {
-    pub(super) fn mcp_servers(&self) -> Value {
-        json!({"servers": self.setup.mcp_manager().status()})
+impl<H: Host> Server<H> {
+    pub(crate) fn mcp_servers(&self) -> Value {
+        let servers = self.options.mcp.as_ref().map(McpManager::status);
+        json!({"servers": servers.unwrap_or_default()})
     }
 
-    fn known_server(&self, kind: &str, server: Option<&str>) -> Result<String, String> {
+    fn known_server(&self, kind: &str, server: Option<&str>) -> Result<(String, McpManager), String> {
         let server = server.ok_or_else(|| format!("{kind} needs a string field `server`"))?;
-        if !self
-            .setup
-            .mcp_manager()
-            .status()
-            .iter()
-            .any(|s| s.name == server)
-        {
-            return Err(format!("no MCP server \"{server}\""));
+        match &self.options.mcp {
+            Some(manager) if manager.status().iter().any(|s| s.name == server) => {
+                Ok((server.to_owned(), manager.clone()))
+            }
+            _ => Err(format!("no MCP server \"{server}\"")),
         }
-        Ok(server.to_owned())
     }
 
-    pub(super) fn mcp_reconnect(&mut self, server: Option<&str>) -> Result<Option<Value>, String> {
-        let server = self.known_server("mcp_reconnect", server)?;
-        let manager = self.setup.mcp_manager();
+    pub(crate) fn mcp_reconnect(&mut self, server: Option<&str>) -> Result<Option<Value>, String> {
+        let (server, manager) = self.known_server("mcp_reconnect", server)?;
         tokio::spawn(async move {
             let _ = manager.reconnect(&server).await;
         });
         Ok(None)
     }
 
-    pub(super) fn mcp_set_enabled(
+    pub(crate) fn mcp_set_enabled(
         &mut self,
         server: Option<&str>,
         enabled: Option<bool>,
     ) -> Result<Option<Value>, String> {
         let kind = "mcp_set_enabled";
-        let server = self.known_server(kind, server)?;
+        let (server, manager) = self.known_server(kind, server)?;
         let enabled = enabled.ok_or_else(|| format!("{kind} needs a boolean field `enabled`"))?;
-        let manager = self.setup.mcp_manager();
         let tools = manager.tools_of(&server);
         tokio::spawn(async move {
             let _ = manager.set_enabled(&server, enabled).await;
