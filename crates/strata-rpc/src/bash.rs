@@ -43,7 +43,8 @@ pub async fn run_streaming(
     };
     let text = String::from_utf8_lossy(&output).into_owned();
     let cut = truncate_tail(&text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
-    let full_output_path = cut.truncated
+    let full_output_path = cut
+        .truncated
         .then(|| save_full_output(&text, temp_dir))
         .flatten();
     BashExecutionMessage {

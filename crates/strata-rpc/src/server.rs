@@ -794,7 +794,8 @@ impl<H: Host> Server<H> {
             out.send(&update);
         });
         tokio::spawn(async move {
-            let mut message = bash::run_streaming(&line, &cwd, temp_dir.as_deref(), cancel, Some(sink)).await;
+            let mut message =
+                bash::run_streaming(&line, &cwd, temp_dir.as_deref(), cancel, Some(sink)).await;
             message.exclude_from_context = exclude.then_some(true);
             let _ = inputs.send(Input::BashDone {
                 id,

@@ -13,7 +13,11 @@ impl<H: Host> Server<H> {
         json!({"servers": servers.unwrap_or_default()})
     }
 
-    fn known_server(&self, kind: &str, server: Option<&str>) -> Result<(String, McpManager), String> {
+    fn known_server(
+        &self,
+        kind: &str,
+        server: Option<&str>,
+    ) -> Result<(String, McpManager), String> {
         let server = server.ok_or_else(|| format!("{kind} needs a string field `server`"))?;
         match &self.options.mcp {
             Some(manager) if manager.status().iter().any(|s| s.name == server) => {
