@@ -478,7 +478,9 @@ impl<H: Host> Server<H> {
                 }
                 _ => eprintln!("strata rpc: {op}: {error}"),
             },
-            RuntimeEvent::SessionChanged { .. } | RuntimeEvent::Navigated { .. } => {}
+            RuntimeEvent::SessionChanged { .. }
+            | RuntimeEvent::Navigated { .. }
+            | RuntimeEvent::Labelled { .. } => {}
         }
     }
 

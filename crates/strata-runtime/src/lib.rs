@@ -28,6 +28,7 @@
 mod adapter;
 mod error;
 mod event;
+pub mod inspect;
 mod op;
 pub mod queue;
 mod route;

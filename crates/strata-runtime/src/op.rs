@@ -100,11 +100,14 @@ pub enum Op {
     SetAutoCompaction(bool),
     /// Names the session.
     SetSessionName(String),
+    /// Labels the entry the leaf stands on (label and leaf entries passed over, as Pi's
+    /// `/label` does); `None` clears its label.
+    LabelLeaf(Option<String>),
     /// Re-sends the last request now to keep its cache warm, when the plan allows a ping.
     KeepWarm,
     /// Runs a front end's closure on the agent between operations, in queue order: reads
     /// for display (the transcript, the tree, the next request's chapters) and appends the
-    /// runtime has no operation for (labels). It runs after a run going on, so it also marks
+    /// runtime has no operation for (a `bash` command's output). It runs after a run going on, so it also marks
     /// where the operations sent before it have finished.
     WithAgent(AgentTask),
     /// Finishes the queue and ends the task, returning the agent.
@@ -140,6 +143,7 @@ impl Op {
             Self::SetTools(_) => "set_tools",
             Self::SetAutoCompaction(_) => "set_auto_compaction",
             Self::SetSessionName(_) => "set_session_name",
+            Self::LabelLeaf(_) => "label",
             Self::KeepWarm => "keep_warm",
             Self::WithAgent(_) => "with_agent",
             Self::Shutdown => "shutdown",

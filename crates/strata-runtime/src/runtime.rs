@@ -8,7 +8,7 @@ use strata_accounting::Totals;
 use strata_agent::{Agent, AgentEvent, RunSummary};
 use strata_compaction::CompactionReason;
 use strata_provider::ThinkingLevel;
-use strata_session::{EntryId, Session};
+use strata_session::{EntryId, EntryKind, Session};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -237,6 +237,7 @@ impl SessionRuntime {
                 .append_session_info(&name)
                 .map(|_| self.emit(RuntimeEvent::SessionNamed { name }))
                 .map_err(RuntimeError::from),
+            Op::LabelLeaf(label) => self.label_leaf(label),
             Op::KeepWarm => self
                 .agent
                 .keep_warm()
@@ -396,6 +397,25 @@ impl SessionRuntime {
             model: model.id.clone(),
             thinking,
         });
+        Ok(())
+    }
+
+    fn label_leaf(&mut self, label: Option<String>) -> Result<(), RuntimeError> {
+        let session = self.agent.session();
+        let target = session
+            .leaf()
+            .and_then(|leaf| {
+                session
+                    .tree()
+                    .walk_to_root(leaf.as_str())
+                    .find(|entry| !matches!(entry.kind(), EntryKind::Label | EntryKind::Leaf))
+                    .map(|entry| entry.id().clone())
+            })
+            .ok_or(RuntimeError::NothingToLabel)?;
+        self.agent
+            .session_mut()
+            .append_label(&target, label.as_deref())?;
+        self.emit(RuntimeEvent::Labelled { target, label });
         Ok(())
     }
 
