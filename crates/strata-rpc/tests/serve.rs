@@ -1,6 +1,12 @@
 //! The server over in-memory pipes, against strata-mock: Pi's responses and events come out in
 //! Pi's shapes and order, and the agent comes back when the input ends.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers outside #[test] fail loudly"
+)]
+
 use std::path::Path;
 use std::time::Duration;
 
