@@ -568,6 +568,7 @@ impl<H: Host> Server<H> {
             Command::ExportHtml { output_path } => self.export_html(output_path.as_deref()),
             Command::GetMcpServers => Ok(Some(self.mcp_servers())),
             Command::McpReconnect { server } => self.mcp_reconnect(server.as_deref()),
+            Command::McpLogin { server } => return self.mcp_login(server.as_deref(), id),
             Command::McpSetEnabled { server, enabled } => {
                 self.mcp_set_enabled(server.as_deref(), enabled)
             }

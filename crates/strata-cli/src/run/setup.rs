@@ -218,6 +218,12 @@ impl Setup {
     ) -> anyhow::Result<Agent> {
         let switch = self.model_switch(choice, Some(retries.observer()))?;
         let native_deferral = switch.capabilities.deferred_tools;
+        // The model's prices decide whether an `auto` MCP server is declared or searched.
+        let prices = strata_mcp::TokenPrices {
+            cache_read: switch.model.prices.cache_read,
+            cache_write: switch.model.prices.cache_write_5m,
+            output: switch.model.prices.output,
+        };
         let agent_config = AgentConfig {
             cwd: self.cwd.clone(),
             capabilities: switch.capabilities,
@@ -240,6 +246,7 @@ impl Setup {
         // A deferred server's tools go out with `defer_loading` where the row searches tools
         // itself, behind `mcp_tool_search` where it does not.
         mcp.set_native_deferral(native_deferral);
+        mcp.set_prices(prices);
         agent.set_tool_source(Some(std::sync::Arc::new(mcp)));
         agent.set_project_skills(self.trust.trusted);
         record_model(&mut agent, choice.thinking.as_deref())?;
