@@ -10,6 +10,7 @@
 //! - [`run`]: the result type any harness's run fills ([`Run`], [`RequestRow`]).
 //! - [`table`], [`chart`], [`report`]: the tables, SVG charts and the document.
 
+pub mod binary;
 pub mod chart;
 pub mod driver;
 pub mod forgetting;
@@ -189,6 +190,9 @@ const RELEASE_ENV: &str = "STRATA_BENCH_RELEASE";
 /// `cargo xtask` gives) re-runs itself as a release build first: the mock's tokenizer and cache
 /// simulator are several times faster optimized. `--debug` stays in the debug build.
 pub fn main(root: &Path, args: &[String]) -> Result<()> {
+    if binary::selected(args) {
+        return binary::main(root, args);
+    }
     if cfg!(debug_assertions)
         && std::env::var_os(RELEASE_ENV).is_none()
         && !args.iter().any(|arg| arg == "--debug")

@@ -4,50 +4,50 @@
 //! their progress.
 
 use serde_json::{Value, json};
+use strata_mcp::McpManager;
 
-use super::Server;
-use super::protocol::{Id, failure, success};
+use super::{Host, Server};
+use crate::protocol::{Id, failure, success};
 
 /// How long an rpc sign-in waits for the browser.
 const SIGN_IN_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
-impl Server {
-    pub(super) fn mcp_servers(&self) -> Value {
-        json!({"servers": self.setup.mcp_manager().status()})
+impl<H: Host> Server<H> {
+    pub(crate) fn mcp_servers(&self) -> Value {
+        let servers = self.options.mcp.as_ref().map(McpManager::status);
+        json!({"servers": servers.unwrap_or_default()})
     }
 
-    fn known_server(&self, kind: &str, server: Option<&str>) -> Result<String, String> {
+    fn known_server(
+        &self,
+        kind: &str,
+        server: Option<&str>,
+    ) -> Result<(String, McpManager), String> {
         let server = server.ok_or_else(|| format!("{kind} needs a string field `server`"))?;
-        if !self
-            .setup
-            .mcp_manager()
-            .status()
-            .iter()
-            .any(|s| s.name == server)
-        {
-            return Err(format!("no MCP server \"{server}\""));
+        match &self.options.mcp {
+            Some(manager) if manager.status().iter().any(|s| s.name == server) => {
+                Ok((server.to_owned(), manager.clone()))
+            }
+            _ => Err(format!("no MCP server \"{server}\"")),
         }
-        Ok(server.to_owned())
     }
 
-    pub(super) fn mcp_reconnect(&mut self, server: Option<&str>) -> Result<Option<Value>, String> {
-        let server = self.known_server("mcp_reconnect", server)?;
-        let manager = self.setup.mcp_manager();
+    pub(crate) fn mcp_reconnect(&mut self, server: Option<&str>) -> Result<Option<Value>, String> {
+        let (server, manager) = self.known_server("mcp_reconnect", server)?;
         tokio::spawn(async move {
             let _ = manager.reconnect(&server).await;
         });
         Ok(None)
     }
 
-    pub(super) fn mcp_set_enabled(
+    pub(crate) fn mcp_set_enabled(
         &mut self,
         server: Option<&str>,
         enabled: Option<bool>,
     ) -> Result<Option<Value>, String> {
         let kind = "mcp_set_enabled";
-        let server = self.known_server(kind, server)?;
+        let (server, manager) = self.known_server(kind, server)?;
         let enabled = enabled.ok_or_else(|| format!("{kind} needs a boolean field `enabled`"))?;
-        let manager = self.setup.mcp_manager();
         let tools = manager.tools_of(&server);
         tokio::spawn(async move {
             let _ = manager.set_enabled(&server, enabled).await;
@@ -61,14 +61,13 @@ impl Server {
 
     /// Answers with the authorization URL for the client to show or open (strata opens no
     /// browser here); the wait for the browser and the reconnect run in the background.
-    pub(super) fn mcp_login(&mut self, server: Option<&str>, id: Id) {
+    pub(crate) fn mcp_login(&mut self, server: Option<&str>, id: Id) {
         let kind = "mcp_login";
-        let server = match self.known_server(kind, server) {
-            Ok(server) => server,
+        let (server, manager) = match self.known_server(kind, server) {
+            Ok(known) => known,
             Err(error) => return self.out.send(&failure(&id, kind, error)),
         };
-        let manager = self.setup.mcp_manager();
-        let out = self.out;
+        let out = self.out.clone();
         tokio::spawn(async move {
             match strata_mcp::auth::begin_sign_in(&manager, &server, SIGN_IN_WAIT).await {
                 Ok(begun) => out.send(&success(
