@@ -297,6 +297,18 @@ fn section(with: &Measured, without: &Measured) -> String {
     )
 }
 
+/// `document` with the binary section of `previous` (the file it replaces) carried over, so a
+/// run of the cost workloads does not drop the figures only `--only binary` takes.
+pub fn keep_section(previous: &str, document: String) -> String {
+    match (previous.find(BEGIN), previous.find(END)) {
+        (Some(begin), Some(end)) if end > begin => {
+            let section = format!("{}\n", &previous[begin..end + END.len()]);
+            replace_section(&document, &section)
+        }
+        _ => document,
+    }
+}
+
 /// `document` with the section between the markers replaced by `section` (appended when the
 /// markers are missing).
 fn replace_section(document: &str, section: &str) -> String {
@@ -320,6 +332,14 @@ fn replace_section(document: &str, section: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_run_keeps_the_binary_section_of_the_file_it_replaces() {
+        let previous = format!("# old\n\n{BEGIN}\nsizes\n{END}\n");
+        let kept = keep_section(&previous, "# new\n".to_owned());
+        assert_eq!(kept, format!("# new\n\n{BEGIN}\nsizes\n{END}\n"));
+        assert_eq!(keep_section("# old\n", "# new\n".to_owned()), "# new\n");
+    }
 
     #[test]
     fn only_binary_selects_the_step() {

@@ -53,7 +53,8 @@ pub const USAGE: &str =
       (anthropic-5m, anthropic-1h, openai, deepseek) through the agent loop against strata-mock;
       then the speed benches. Rewrites docs/benchmarks.md and docs/bench/*.svg.
       --quick      cache models anthropic-5m and openai only, no speed section
-      --only W     only workload W (repeatable)
+      --only W     only workload W (repeatable); `--only binary` instead measures strata's
+                   release binary with and without the demo feature (its own section)
       --cache M    only cache model M (repeatable)
       --strategy S only strata strategy S (repeatable; for trying a policy, the tables then
                    lack the others)
@@ -280,6 +281,10 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
         total_seconds: started.elapsed().as_secs_f64(),
     });
     let out = root.join(&options.out);
+    let document = match std::fs::read_to_string(&out) {
+        Ok(previous) => binary::keep_section(&previous, document),
+        Err(_) => document,
+    };
     std::fs::write(&out, document).with_context(|| format!("writing {}", out.display()))?;
     println!("wrote {}", options.out.display());
     for chart in &charts {
