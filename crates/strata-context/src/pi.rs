@@ -48,30 +48,37 @@ fn write_in_parts(
 ) -> serde_json::Result<()> {
     let messages = ordered_messages(context);
     let chunk = messages.len().div_ceil(parts.max(1)).max(1);
-    let printed: Vec<serde_json::Result<Vec<u8>>> = std::thread::scope(|scope| {
-        let mut groups = messages.chunks(chunk);
-        let first = groups.next().unwrap_or_default();
-        let workers: Vec<_> = groups
-            .map(|group| (group, scope.spawn(move || print_group(group))))
-            .collect();
-        let mut printed = vec![print_group(first)];
-        for (group, worker) in workers {
-            // A panicking printer is a bug; the group is printed again here, where it shows.
-            printed.push(worker.join().unwrap_or_else(|_| print_group(group)));
-        }
-        printed
-    });
     let io = serde_json::Error::io;
     if messages.is_empty() {
         writer.write_all(b"{\n  \"messages\": [],").map_err(io)?;
     } else {
         writer.write_all(b"{\n  \"messages\": [").map_err(io)?;
-        for (index, group) in printed.into_iter().enumerate() {
-            if index > 0 {
+        // The first group goes straight to `writer` while the others are printed into
+        // buffers on their threads: only those are held in memory.
+        std::thread::scope(|scope| {
+            let mut groups = messages.chunks(chunk);
+            let first = groups.next().unwrap_or_default();
+            let workers: Vec<_> = groups
+                .map(|group| {
+                    let worker = scope.spawn(move || {
+                        let mut printed = Vec::new();
+                        print_group(group, &mut printed).map(|()| printed)
+                    });
+                    (group, worker)
+                })
+                .collect();
+            print_group(first, &mut writer)?;
+            for (group, worker) in workers {
                 writer.write_all(b",").map_err(io)?;
+                match worker.join() {
+                    Ok(printed) => writer.write_all(&printed?).map_err(io)?,
+                    // A panicking printer is a bug; the group is printed again here, where it
+                    // shows.
+                    Err(_) => print_group(group, &mut writer)?,
+                }
             }
-            writer.write_all(&group?).map_err(io)?;
-        }
+            Ok::<(), serde_json::Error>(())
+        })?;
         writer.write_all(b"\n  ],").map_err(io)?;
     }
     writer.write_all(b"\n  \"thinkingLevel\": ").map_err(io)?;
@@ -84,19 +91,19 @@ fn write_in_parts(
 
 /// Messages as elements of the `messages` array: each on a new line, indented two levels,
 /// separated by commas.
-fn print_group(group: &[&AgentMessage]) -> serde_json::Result<Vec<u8>> {
-    let mut out = Vec::new();
+fn print_group(group: &[&AgentMessage], out: &mut impl std::io::Write) -> serde_json::Result<()> {
+    let io = serde_json::Error::io;
     let mut alone = Vec::new();
     for (index, message) in group.iter().enumerate() {
         if index > 0 {
-            out.push(b',');
+            out.write_all(b",").map_err(io)?;
         }
-        out.extend_from_slice(b"\n    ");
+        out.write_all(b"\n    ").map_err(io)?;
         alone.clear();
         serde_json::to_writer_pretty(&mut alone, message)?;
-        write_indented(&mut out, &alone, b"\n    ").map_err(serde_json::Error::io)?;
+        write_indented(out, &alone, b"\n    ").map_err(io)?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Writes `printed` with every newline replaced by `newline` (a newline and the indent).
