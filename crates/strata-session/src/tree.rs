@@ -1288,54 +1288,41 @@ impl IdIndex {
 
 /// Whether `{`/`[` and `}`/`]` are equally many in `line` (strings included), and whether it is
 /// all ASCII. It is the one pass every byte of a file gets at open, so it is written for the
-/// compiler's vector code: 16 lane counters over 16-byte chunks, summed once per block of
-/// [`LANE_FLUSH`] chunks, and no branch on the bytes.
+/// compiler's vector code: per-lane counters over fixed 16-byte chunks, summed only every
+/// [`LANE_FLUSH`] chunks (no horizontal sum per chunk), and no branch on the bytes.
 fn bracket_balance_and_ascii(line: &[u8]) -> (bool, bool) {
+    // One vector register of counters and one of high bits (more lanes spill to the stack).
+    const LANES: usize = 16;
+    // A lane's counter moves by at most 2 a chunk: 60 chunks stay within an `i8`.
+    const LANE_FLUSH: usize = 60;
     let mut depth: i64 = 0;
     let mut high = 0u8;
-    let mut blocks = line.chunks_exact(LANES * LANE_FLUSH);
-    for block in blocks.by_ref() {
-        let (block_depth, block_high) = lane_counts(block);
-        depth += block_depth;
-        high |= block_high;
+    let mut chunks = line.chunks_exact(LANES);
+    loop {
+        let mut lanes = [0i8; LANES];
+        let mut lane_high = [0u8; LANES];
+        let mut taken = 0;
+        for chunk in chunks.by_ref().take(LANE_FLUSH) {
+            for ((lane, high), &byte) in lanes.iter_mut().zip(&mut lane_high).zip(chunk) {
+                let opened = i8::from(byte == b'{') + i8::from(byte == b'[');
+                let closed = i8::from(byte == b'}') + i8::from(byte == b']');
+                *lane += opened - closed;
+                *high |= byte;
+            }
+            taken += 1;
+        }
+        depth += lanes.iter().map(|&lane| i64::from(lane)).sum::<i64>();
+        high |= lane_high.iter().fold(0, |all, &byte| all | byte);
+        if taken < LANE_FLUSH {
+            break;
+        }
     }
-    let rest = blocks.remainder();
-    let whole = rest.len() / LANES * LANES;
-    let (rest_depth, rest_high) = lane_counts(&rest[..whole]);
-    depth += rest_depth;
-    high |= rest_high;
-    for &byte in &rest[whole..] {
-        // `[` and `{`, `]` and `}` differ in one bit only (0x20): one comparison for each pair.
-        let folded = byte | 0x20;
-        depth += i64::from(folded == b'{') - i64::from(folded == b'}');
+    for &byte in chunks.remainder() {
+        depth += i64::from(u8::from(byte == b'{') + u8::from(byte == b'['));
+        depth -= i64::from(u8::from(byte == b'}') + u8::from(byte == b']'));
         high |= byte;
     }
     (depth == 0, high < 0x80)
-}
-
-/// One vector register of counters (more lanes spill to the stack).
-const LANES: usize = 16;
-
-/// A lane's counter moves by at most 1 a chunk: 120 chunks stay within an `i8`.
-const LANE_FLUSH: usize = 120;
-
-/// Brackets opened minus closed, and the OR of all bytes, over `block` (a whole number of
-/// 16-byte chunks, at most [`LANE_FLUSH`] of them).
-#[inline(always)]
-fn lane_counts(block: &[u8]) -> (i64, u8) {
-    let mut lanes = [0i8; LANES];
-    let mut highs = [0u8; LANES];
-    for chunk in block.chunks_exact(LANES) {
-        for lane in 0..LANES {
-            let byte = chunk[lane];
-            let folded = byte | 0x20;
-            lanes[lane] += i8::from(folded == b'{') - i8::from(folded == b'}');
-            highs[lane] |= byte;
-        }
-    }
-    let depth = lanes.iter().map(|&lane| i64::from(lane)).sum();
-    let high = highs.iter().fold(0, |all, &byte| all | byte);
-    (depth, high)
 }
 
 /// What a streaming pass learned about the text besides its lines.
