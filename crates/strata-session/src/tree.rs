@@ -1908,6 +1908,148 @@ mod tests {
         ));
     }
 
+    /// A file in Pi's layout (read by the literal scan) indexes exactly like the same file with
+    /// every entry's keys in another order (read by the full scan): branches, a `leaf` entry
+    /// that moves the leaf back, labels, a name, a torn line ending in `}` mid-file, a torn
+    /// last line.
+    #[test]
+    fn the_literal_layout_scan_indexes_like_the_full_scan() {
+        let ts = "2026-01-15T10:00:01.000Z";
+        // (type, id, parent, the rest of the object after the tree fields)
+        let entries: Vec<(&str, &str, Option<&str>, String)> = vec![
+            (
+                "model_change",
+                "a1",
+                None,
+                r#""provider":"p","modelId":"m""#.into(),
+            ),
+            (
+                "message",
+                "b2",
+                Some("a1"),
+                r#""message":{"role":"user","content":"hi {"}"#.into(),
+            ),
+            (
+                "message",
+                "c3",
+                Some("b2"),
+                r#""message":{"role":"assistant","content":[]}"#.into(),
+            ),
+            // A branch from b2.
+            (
+                "message",
+                "d4",
+                Some("b2"),
+                r#""message":{"role":"user","content":"other"}"#.into(),
+            ),
+            (
+                "label",
+                "e5",
+                Some("d4"),
+                r#""targetId":"b2","label":"start""#.into(),
+            ),
+            (
+                "session_info",
+                "f6",
+                Some("e5"),
+                r#""name":" named ""#.into(),
+            ),
+            (
+                "message",
+                "g7",
+                Some("c3"),
+                r#""message":{"role":"toolResult","content":[]}"#.into(),
+            ),
+            // Moves the leaf back to d4: the leaf is not the last entry line.
+            ("leaf", "h8", Some("d4"), String::new()),
+        ];
+        let render = |reordered: bool| {
+            let mut text = String::from(HEADER);
+            text.push('\n');
+            for (n, (kind, id, parent, rest)) in entries.iter().enumerate() {
+                let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+                let rest = if rest.is_empty() {
+                    String::new()
+                } else {
+                    format!(",{rest}")
+                };
+                let line = if reordered {
+                    format!(
+                        r#"{{"id":"{id}","timestamp":"{ts}","parentId":{parent},"type":"{kind}"{rest}}}"#
+                    )
+                } else {
+                    format!(
+                        r#"{{"type":"{kind}","id":"{id}","parentId":{parent},"timestamp":"{ts}"{rest}}}"#
+                    )
+                };
+                text.push_str(&line);
+                text.push('\n');
+                if n == 2 {
+                    // A write cut short right after an inner `}`, then the next entries.
+                    let cut = line.find(r#""content""#).map_or(line.len(), |at| at + 10);
+                    text.push_str(&line.replace(r#""c3""#, r#""t9""#)[..cut]);
+                    text.push_str("}\n");
+                }
+            }
+            text.push_str(r#"{"type":"message","id":"z0","parentId":"g7","mess"#);
+            text.into_bytes()
+        };
+        let view = |bytes: Vec<u8>| {
+            let (tree, diagnostics) = Tree::parse(Path::new("t.jsonl"), bytes).unwrap();
+            let nodes: Vec<String> = tree
+                .iter()
+                .map(|entry| {
+                    format!(
+                        "{} {} {:?} {:?} {:?}",
+                        entry.line_number(),
+                        entry.id(),
+                        entry.parent_id(),
+                        entry.kind(),
+                        entry.timestamp_millis()
+                    )
+                })
+                .collect();
+            let problems: Vec<String> = diagnostics
+                .iter()
+                .map(|d| {
+                    let problem = format!("{:?}", d.problem);
+                    let kind = problem
+                        .split([' ', '{', '('])
+                        .next()
+                        .unwrap_or("")
+                        .to_owned();
+                    format!("{} {kind}", d.line)
+                })
+                .collect();
+            let labels: Vec<String> = tree
+                .labels()
+                .map(|(id, text)| format!("{id}={text}"))
+                .collect();
+            (
+                nodes,
+                problems,
+                tree.leaf().cloned(),
+                labels,
+                tree.name().map(str::to_owned),
+            )
+        };
+        let literal = view(render(false));
+        let full = view(render(true));
+        assert_eq!(literal, full);
+        assert_eq!(literal.2.as_ref().map(EntryId::as_str), Some("d4"));
+        assert_eq!(literal.0.len(), entries.len());
+        assert_eq!(literal.1.len(), 2, "{:?}", literal.1);
+        assert_eq!(literal.4.as_deref(), Some("named"));
+        assert_eq!(literal.3, ["b2=start"]);
+        // The literal scan really is what read the Pi layout.
+        let pi = render(false);
+        let first = pi.split(|&b| b == b'\n').nth(1).unwrap();
+        assert!(scan_pi_tree_fields(first).is_some());
+        let other = render(true);
+        let first = other.split(|&b| b == b'\n').nth(1).unwrap();
+        assert!(scan_pi_tree_fields(first).is_none());
+    }
+
     #[test]
     fn the_bracket_count_agrees_with_a_plain_count() {
         let plain = |line: &[u8]| {
