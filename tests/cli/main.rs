@@ -16,6 +16,7 @@ mod export;
 mod fork;
 mod listing;
 mod mcp;
+mod mcp_login;
 mod pi_session;
 mod rpc;
 mod run;

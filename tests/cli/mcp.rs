@@ -144,6 +144,11 @@ fn a_python_sdk_server_s_tools_reach_the_request() {
     let stdout = text(&list.stdout);
     assert!(list.status.success(), "{stdout}{}", text(&list.stderr));
     assert!(stdout.contains("churn  connected  4 tools"), "{stdout}");
+    // The default exposure says why: four small tools cost less declared than searched.
+    assert!(
+        stdout.contains("auto: its tools (~0.2k tokens) cost less carried"),
+        "{stdout}"
+    );
 
     let server = demo_mock();
     let run = print_run(dir.path(), &server.base_url());

@@ -248,6 +248,10 @@ pub struct Agent {
     /// Requests sent since the last compaction (or since this agent started): the cost
     /// trigger's estimate of the requests still to come.
     requests_since_compaction: u64,
+    /// The context's estimated tokens at the first request of this epoch (since the last
+    /// compaction, or since this agent started): with the requests since, the growth per
+    /// request the cost trigger weighs.
+    epoch_start_tokens: Option<u64>,
     /// The last request a turn sent (what a keep-warm ping re-sends) and the pings since.
     last_sent: Option<Request>,
     pings_since_request: u32,
@@ -280,6 +284,7 @@ impl Agent {
             retry_events: RetryEvents::new(),
             renderer,
             requests_since_compaction: 0,
+            epoch_start_tokens: None,
             last_sent: None,
             pings_since_request: 0,
             cache_used_at: None,
@@ -435,6 +440,7 @@ impl Agent {
         self.assembler = Assembler::new();
         self.renderer = renderer_for(&self.config, &self.session);
         self.requests_since_compaction = 0;
+        self.epoch_start_tokens = None;
         self.last_sent = None;
         self.pings_since_request = 0;
         self.cache_used_at = None;
@@ -581,17 +587,30 @@ impl Agent {
         let reason = loop {
             // Masking first: where stubs pay, the context shrinks without a summary, and the
             // compaction check then sees the smaller context.
-            if let Err(error) = self.mask_if_due() {
+            if let Err(error) = self.mask_if_due(false) {
                 self.emit(AgentEvent::AgentEnd {
                     reason: "error".into(),
                 });
                 return Err(error);
             }
-            if let Err(error) = self.compact_if_due().await {
-                self.emit(AgentEvent::AgentEnd {
-                    reason: "error".into(),
-                });
-                return Err(error);
+            match self.compact_if_due().await {
+                // The messages are written again after a compaction: stubs in the kept tail
+                // cost no rewrite now.
+                Ok(Some(_)) => {
+                    if let Err(error) = self.mask_if_due(true) {
+                        self.emit(AgentEvent::AgentEnd {
+                            reason: "error".into(),
+                        });
+                        return Err(error);
+                    }
+                }
+                Ok(None) => {}
+                Err(error) => {
+                    self.emit(AgentEvent::AgentEnd {
+                        reason: "error".into(),
+                    });
+                    return Err(error);
+                }
             }
             turns += 1;
             self.emit(AgentEvent::TurnStart { turn: turns });
@@ -767,24 +786,33 @@ impl Agent {
 
     /// Cache-aware observation masking (`[compaction.masking]`): when the planner finds a batch
     /// of stale tool outputs whose saved reads over the requests still expected exceed the
-    /// rewrite after the first of them, each becomes a stub through a Pi 1.x `context_edit`
-    /// with a replacement (the full output stays in the session file). The current task's
-    /// results are never masked. Returns how many outputs were masked.
-    fn mask_if_due(&mut self) -> Result<usize, AgentError> {
+    /// rewrite after the first of them (priced at the write of the lifetime in use, and free
+    /// when the prefix has expired anyway), each becomes a stub through a Pi 1.x
+    /// `context_edit` with a replacement (the full output stays in the session file). The
+    /// current task's results are never masked. `rewritten_anyway`: the next request writes
+    /// the messages again whatever is sent (right after a compaction). Returns how many
+    /// outputs were masked.
+    fn mask_if_due(&mut self, rewritten_anyway: bool) -> Result<usize, AgentError> {
         let settings = self.compaction_settings();
         if !settings.enabled || !settings.masking.enabled {
             return Ok(0);
         }
-        let remaining = settings
-            .expected_remaining_requests
-            .unwrap_or(self.requests_since_compaction);
+        let outlook = strata_compaction::MaskingOutlook {
+            remaining_requests: settings
+                .expected_remaining_requests
+                .unwrap_or(self.requests_since_compaction),
+            prefix_cold: rewritten_anyway || self.prefix_is_cold(),
+            lookback_blocks: self
+                .config
+                .capabilities
+                .uses_breakpoints()
+                .then_some(strata_compaction::EXPLICIT_LOOKBACK_BLOCKS),
+        };
+        let prices = self.cache_prices();
         let entries = strata_compaction::mask_entries(self.context()?);
-        let Some(plan) = strata_compaction::plan_masking(
-            &entries,
-            &settings.masking,
-            &self.config.model.prices,
-            remaining,
-        ) else {
+        let Some(plan) =
+            strata_compaction::plan_masking(&entries, &settings.masking, &prices, outlook)
+        else {
             return Ok(0);
         };
         for (target, stub) in &plan.stubs {
@@ -794,14 +822,50 @@ impl Agent {
         Ok(plan.stubs.len())
     }
 
+    /// The model's prices as the cache in use charges them: writes at the lifetime the
+    /// session asks for (`[cache] retention`).
+    fn cache_prices(&self) -> strata_compaction::CachePrices {
+        let ttl = self
+            .config
+            .capabilities
+            .cache_ttl(self.config.cache.retention);
+        strata_compaction::CachePrices::new(
+            &self.config.model.prices,
+            ttl == strata_provider::CacheTtl::OneHour,
+        )
+    }
+
+    /// Whether the cached prefix has outlived its lifetime since the provider last read it
+    /// (a pause longer than it, no keep-warm ping in between). Caches with no stated lifetime
+    /// (DeepSeek's disk cache) and an agent that has sent nothing yet count as warm.
+    fn prefix_is_cold(&self) -> bool {
+        let capabilities = &self.config.capabilities;
+        let stated = capabilities.cache_style != strata_provider::CacheStyle::None
+            && capabilities.wire.usage_dialect != strata_provider::UsageDialect::DeepseekHitMiss
+            && !capabilities.ttl_options.is_empty();
+        let lifetime = std::time::Duration::from_secs(
+            capabilities
+                .cache_ttl(self.config.cache.retention)
+                .seconds(),
+        );
+        stated
+            && self
+                .cache_used_at
+                .is_some_and(|used| used.elapsed() > lifetime)
+    }
+
     /// The cost-aware trigger (`trigger = "cost"`): compacting now is cheaper than re-reading
     /// the context over the requests still expected (by default as many as were sent since the
-    /// last compaction: an epoch tends to go on about as long as it has gone on).
+    /// last compaction: an epoch tends to go on about as long as it has gone on), and the
+    /// context has grown to the size where a compaction cycle costs least per request at the
+    /// growth measured this epoch — past the window limit on a small window, where the window
+    /// trigger compacts alone.
     fn cost_says_compact(
         &mut self,
         tokens: u64,
         settings: &CompactionSettings,
     ) -> Result<bool, AgentError> {
+        let start = *self.epoch_start_tokens.get_or_insert(tokens);
         if settings.trigger != strata_compaction::CompactionTrigger::Cost {
             return Ok(false);
         }
@@ -814,6 +878,10 @@ impl Agent {
             (rendered.bytes.tools.len() + rendered.bytes.system.len()) as u64 / 4
         });
         let same_model = self.config.summary_model.is_none();
+        let growth_per_request = tokens
+            .saturating_sub(start)
+            .checked_div(self.requests_since_compaction)
+            .unwrap_or(0);
         let estimate = strata_compaction::CostEstimate {
             context_tokens: tokens,
             kept_tokens: settings.keep_recent_tokens + fixed,
@@ -824,10 +892,11 @@ impl Agent {
                 &self.config.capabilities,
                 same_model,
             ),
+            growth_per_request,
         };
         Ok(strata_compaction::cost_says_compact(
             &estimate,
-            &self.config.model.prices,
+            &self.cache_prices(),
         ))
     }
 
@@ -924,6 +993,7 @@ impl Agent {
         // The next request rewrites the messages chapter: the last one is not worth keeping.
         self.last_sent = None;
         self.requests_since_compaction = 0;
+        self.epoch_start_tokens = None;
         self.emit(AgentEvent::CompactionEnd {
             entry_id: Some(id.clone()),
             tokens_before: result.tokens_before,

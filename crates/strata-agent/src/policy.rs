@@ -18,9 +18,11 @@ pub fn explain_compaction(settings: &CompactionSettings) -> Vec<String> {
             settings.reserve_tokens
         ),
         CompactionTrigger::Cost => format!(
-            "compaction trigger: cost — as soon as re-reading the context over the requests \
-             still expected costs more than summarising it once (window minus {} tokens stays \
-             the backstop)",
+            "compaction trigger: cost — when re-reading the context over the requests still \
+             expected costs more than summarising it once, and the context has grown to the \
+             size where a compaction cycle costs least at this cache's prices and the growth \
+             measured (in a small window that size lies past the limit: window minus {} tokens \
+             compacts then, as it always does)",
             settings.reserve_tokens
         ),
     });
@@ -37,9 +39,11 @@ pub fn explain_compaction(settings: &CompactionSettings) -> Vec<String> {
     let masking = &settings.masking;
     lines.push(if masking.enabled {
         format!(
-            "observation masking: on — tool outputs of {}+ tokens older than the last {} tasks \
-             become stubs (context edits) when the reads saved exceed the rewrite",
-            masking.min_output_tokens, masking.keep_recent_tasks
+            "observation masking: on — tool outputs of {}+ tokens before the latest {} task(s) \
+             become stubs (context edits) when the reads saved exceed the rewrite at this \
+             cache's write price (free right after a compaction or once the cache has expired)",
+            masking.min_output_tokens,
+            masking.keep_recent_tasks.max(1)
         )
     } else {
         "observation masking: off".to_owned()

@@ -106,7 +106,7 @@ pub enum Command {
     Demo(DemoArgs),
     /// Write a session tree as one self-contained HTML file.
     Export(ExportArgs),
-    /// MCP tool servers: list (connecting to each), add, remove.
+    /// MCP tool servers: list (connecting to each), add, remove, login, logout.
     Mcp(crate::commands::mcp::McpArgs),
 }
 

@@ -68,6 +68,11 @@ pub fn discover(sources: &Sources, trusted: bool) -> Discovered {
         strata_project,
         strata_user_path: user_path,
         strata_project_path: Some(project_path),
+        // Tokens are the user's, never the project's (a project file must not read them).
+        token_dir: sources
+            .global_dir
+            .as_ref()
+            .map(|dir| dir.join(strata_mcp::auth::TOKEN_DIR_NAME)),
     };
     let mut discovered = discovery.discover();
     discovered.errors.splice(0..0, early_errors);
@@ -105,6 +110,38 @@ pub fn failure_lines(manager: &McpManager) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// Opens `url` with `$BROWSER` when it is set (never required: the URL is printed too), and
+/// says what happened.
+pub fn open_browser(url: &str) -> String {
+    let Some(browser) = std::env::var_os("BROWSER").filter(|value| !value.is_empty()) else {
+        return "Open it in any browser ($BROWSER is not set, so strata opens none).".to_owned();
+    };
+    // `$BROWSER` may list several commands separated by `:`; the first is used.
+    let browser = browser.to_string_lossy().into_owned();
+    let first = browser.split(':').next().unwrap_or_default();
+    let mut words = first.split_whitespace();
+    let Some(program) = words.next() else {
+        return "Open it in any browser ($BROWSER is empty).".to_owned();
+    };
+    match std::process::Command::new(program)
+        .args(words)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    {
+        Ok(mut child) => {
+            // Reaped in the background: a browser launcher may outlive the command.
+            std::thread::spawn(move || child.wait());
+            format!("Opened with $BROWSER ({program}).")
+        }
+        Err(error) => {
+            format!("$BROWSER ({program}) did not start ({error}); open the URL yourself.")
+        }
+    }
 }
 
 /// Adds (or replaces) `[mcp.servers.NAME]` in `path`, keeping the rest of the file.

@@ -64,7 +64,9 @@ pub use compact::{
     CompactionFailure, CompactionResult, SUMMARY_MODE_FIELD, USAGE_CUSTOM_TYPE, USAGE_FIELD,
     compact, compact_accounted, compact_with_focus, compaction_entry, recorded_usage, usage_record,
 };
-pub use cost::{CompactionTrigger, CostEstimate, EXPECTED_SUMMARY_TOKENS, cost_says_compact};
+pub use cost::{
+    CachePrices, CompactionTrigger, CostEstimate, EXPECTED_SUMMARY_TOKENS, cost_says_compact,
+};
 pub use cut::{CutPoint, find_cut_point, find_turn_start, is_valid_cut};
 pub use error::CompactionError;
 pub use estimate::{
@@ -73,8 +75,8 @@ pub use estimate::{
 };
 pub use files::{FileLists, FileOps};
 pub use mask::{
-    MaskEntry, MaskEntryKind, MaskPlan, MaskingSettings, STUB_OPENING, STUB_TOKENS, mask_entries,
-    plan_masking, stub_text,
+    EXPLICIT_LOOKBACK_BLOCKS, MaskEntry, MaskEntryKind, MaskPlan, MaskingOutlook, MaskingSettings,
+    STUB_OPENING, STUB_TOKENS, mask_entries, plan_masking, stub_text,
 };
 pub use prepare::{Preparation, prepare};
 pub use request::{

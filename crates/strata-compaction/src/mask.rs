@@ -12,9 +12,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use strata_context::Context;
-use strata_provider::Prices;
 use strata_session::{AgentMessage, ContentBlock, EntryId};
 
+use crate::cost::CachePrices;
 use crate::estimate::estimate_message_tokens;
 
 /// Masking settings (`[compaction.masking]` in config).
@@ -24,7 +24,9 @@ pub struct MaskingSettings {
     /// Masking runs at all (default on).
     pub enabled: bool,
     /// Tool outputs of the latest this many tasks (user prompts) are never masked; at least
-    /// the current one is always kept, whatever this says.
+    /// the current one is always kept, whatever this says. With 1 (the default) a finished
+    /// task's outputs are masked as the next task starts, when only the stubs and the new
+    /// prompt follow them: the rewrite is as small as it gets.
     pub keep_recent_tasks: usize,
     /// Outputs smaller than this many tokens are left alone: their stub saves nothing.
     pub min_output_tokens: u64,
@@ -36,7 +38,7 @@ impl Default for MaskingSettings {
     fn default() -> Self {
         Self {
             enabled: true,
-            keep_recent_tasks: 2,
+            keep_recent_tasks: 1,
             min_output_tokens: 200,
         }
     }
@@ -52,6 +54,9 @@ pub struct MaskEntry {
     pub id: EntryId,
     /// Its tokens in the request.
     pub tokens: u64,
+    /// Its content blocks in the request (text, tool calls, a tool result: one each): what an
+    /// explicit-breakpoint cache counts when it looks back for an earlier prefix.
+    pub blocks: usize,
     /// What it is.
     pub kind: MaskEntryKind,
 }
@@ -72,6 +77,40 @@ pub enum MaskEntryKind {
     Masked,
     /// Anything else (assistant messages, summaries, system messages).
     Other,
+}
+
+/// What the planner knows of the rest of the epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaskingOutlook {
+    /// Requests still expected before the next compaction or the session's end.
+    pub remaining_requests: u64,
+    /// The cached prefix has outlived its lifetime (an idle pause longer than it), or the
+    /// messages are rewritten anyway (right after a compaction): stubs written now cost no
+    /// rewrite.
+    pub prefix_cold: bool,
+    /// On an explicit-breakpoint cache, how many blocks before a breakpoint it looks for an
+    /// earlier cached prefix ([`EXPLICIT_LOOKBACK_BLOCKS`] on Anthropic's): when the first
+    /// stub lies farther back than that from the end, no cached prefix reaches it and the whole
+    /// chain is written again, not only what follows the stub. `None`: the cache finds any
+    /// earlier prefix (automatic prefix caches).
+    pub lookback_blocks: Option<usize>,
+}
+
+/// How far back an explicit cache breakpoint finds an earlier cached prefix, in content
+/// blocks: Anthropic's prompt-caching documentation says the system checks about 20 block
+/// boundaries before each breakpoint.
+pub const EXPLICIT_LOOKBACK_BLOCKS: usize = 20;
+
+impl MaskingOutlook {
+    /// `remaining_requests` ahead of a prefix still in the cache, which finds any earlier
+    /// prefix.
+    pub fn warm(remaining_requests: u64) -> Self {
+        Self {
+            remaining_requests,
+            prefix_cold: false,
+            lookback_blocks: None,
+        }
+    }
 }
 
 /// A batch of stubs worth writing.
@@ -136,10 +175,24 @@ pub fn mask_entries(context: &Context) -> Vec<MaskEntry> {
         entries.push(MaskEntry {
             id: message.entry_id.clone(),
             tokens: estimate_message_tokens(&message.message),
+            blocks: content_blocks(message.message.as_ref()),
             kind,
         });
     }
     entries
+}
+
+/// Content blocks `message` takes in a request (at least one).
+fn content_blocks(message: &AgentMessage) -> usize {
+    let blocks = match message {
+        AgentMessage::User(user) => match &user.content {
+            strata_session::MessageContent::Text(_) => 1,
+            strata_session::MessageContent::Blocks(blocks) => blocks.len(),
+        },
+        AgentMessage::Assistant(assistant) => assistant.content.len(),
+        _ => 1,
+    };
+    blocks.max(1)
 }
 
 /// `read {"path":"src/lib.rs"}`, the arguments cut to [`CALL_CHARS`].
@@ -159,15 +212,20 @@ pub fn stub_text(tool: &str, call: &str, tokens: u64) -> String {
 }
 
 /// The batch worth masking now, if one is: every maskable tool output before the kept recent
-/// tasks, when its saved reads over `remaining_requests` exceed the rewrite of everything from
-/// the first stub to the end of the request (`tail_tokens` counts what follows the chain:
-/// nothing, usually). `None` when nothing pays.
+/// tasks, when its saved reads over the remaining requests exceed the rewrite of everything
+/// from the first stub to the end of the request, priced at `prices` (the write of the
+/// lifetime in use: a 1-hour breakpoint's rewrite costs more than a 5-minute one's), and the
+/// batch has grown to the size that costs least per request (a rewrite per batch against the
+/// reads of what waits for the next one). A cold prefix (`outlook.prefix_cold`) is written
+/// again whatever is sent, so there the rewrite is free and any saving pays. `None` when
+/// nothing pays.
 pub fn plan_masking(
     entries: &[MaskEntry],
     settings: &MaskingSettings,
-    prices: &Prices,
-    remaining_requests: u64,
+    prices: &CachePrices,
+    outlook: MaskingOutlook,
 ) -> Option<MaskPlan> {
+    let remaining_requests = outlook.remaining_requests;
     if !settings.enabled || remaining_requests == 0 {
         return None;
     }
@@ -193,14 +251,58 @@ pub fn plan_masking(
         }
     }
     let first = first?;
-    let after_first: u64 = entries[first..].iter().map(|entry| entry.tokens).sum();
+    // Where the cache can still read from: right before the first stub, unless an explicit
+    // breakpoint cache cannot look back that far, and then only the fixed chapters before the
+    // chain stay.
+    let blocks_after: usize = entries[first..].iter().map(|entry| entry.blocks).sum();
+    let rewrite_from = match outlook.lookback_blocks {
+        Some(lookback) if blocks_after > lookback => 0,
+        _ => first,
+    };
+    let after_first: u64 = entries[rewrite_from..]
+        .iter()
+        .map(|entry| entry.tokens)
+        .sum();
     let rewritten_tokens = after_first.saturating_sub(saved_tokens);
     let per_token = |usd_per_million: f64| usd_per_million / 1_000_000.0;
-    let saved_usd = per_token(prices.cache_read) * saved_tokens as f64 * remaining_requests as f64;
-    // The rewritten part is written once instead of read once.
-    let rewrite_usd = (per_token(prices.cache_write_5m) - per_token(prices.cache_read)).max(0.0)
-        * rewritten_tokens as f64;
-    (saved_usd > rewrite_usd).then_some(MaskPlan {
+    let saved_usd = per_token(prices.read) * saved_tokens as f64 * remaining_requests as f64;
+    // The rewritten part is written once instead of read once; on a cold prefix it is
+    // written anyway.
+    let rewrite_usd = if outlook.prefix_cold {
+        0.0
+    } else {
+        per_token(prices.rewrite_premium()) * rewritten_tokens as f64
+    };
+    // Each batch pays its own rewrite, and outputs not masked now can go in the next batch.
+    // Part of a rewrite grows with the batch (what stays of the masked span itself); the
+    // rest is paid once per batch whatever its size: what lies between the cache's last
+    // reachable point and the first stub (the whole chain on an explicit cache that cannot
+    // look back that far) and what follows the batch (the kept tasks). The batch that costs
+    // least per request holds sqrt(2 × that fixed rewrite × growth / read) tokens, the growth
+    // being the maskable tokens each request has added since the first of them.
+    let requests_since_first = entries[first..]
+        .iter()
+        .filter(|entry| entry.kind == MaskEntryKind::Other)
+        .count()
+        .max(1);
+    let growth = saved_tokens as f64 / requests_since_first as f64;
+    let fixed_tokens: u64 = entries[rewrite_from..first]
+        .iter()
+        .chain(&entries[boundary..])
+        .map(|entry| entry.tokens)
+        .sum();
+    let fixed_usd = if outlook.prefix_cold {
+        0.0
+    } else {
+        per_token(prices.rewrite_premium()) * fixed_tokens as f64
+    };
+    let best_batch = if prices.read > 0.0 {
+        (2.0 * fixed_usd * growth / per_token(prices.read)).sqrt()
+    } else {
+        0.0
+    };
+    let batch_is_due = saved_tokens as f64 >= best_batch;
+    (saved_usd > rewrite_usd && batch_is_due).then_some(MaskPlan {
         stubs,
         saved_tokens,
         rewritten_tokens,
@@ -213,14 +315,22 @@ pub fn plan_masking(
 mod tests {
     use super::*;
 
-    fn opus() -> Prices {
-        Prices {
+    fn opus_prices() -> strata_provider::Prices {
+        strata_provider::Prices {
             input: 5.0,
             output: 25.0,
             cache_read: 0.5,
             cache_write_5m: 6.25,
             cache_write_1h: 10.0,
         }
+    }
+
+    fn opus() -> CachePrices {
+        CachePrices::new(&opus_prices(), false)
+    }
+
+    fn ahead(requests: u64) -> MaskingOutlook {
+        MaskingOutlook::warm(requests)
     }
 
     fn on() -> MaskingSettings {
@@ -235,24 +345,35 @@ mod tests {
         EntryId::from(format!("{n:08x}").as_str())
     }
 
-    /// `tasks` tasks of a prompt, an assistant call and a `tokens`-long read each.
+    /// `tasks` tasks of a prompt, eight short assistant steps, an assistant call and a
+    /// `tokens`-long read each: 290 + `tokens` tokens and 12 blocks a task.
     fn chain(tasks: usize, tokens: u64) -> Vec<MaskEntry> {
         let mut entries = Vec::new();
         for task in 0..tasks {
-            let n = entries.len();
             entries.push(MaskEntry {
-                id: id(n),
+                id: id(entries.len()),
                 tokens: 20,
+                blocks: 1,
                 kind: MaskEntryKind::UserPrompt,
             });
+            for _ in 0..8 {
+                entries.push(MaskEntry {
+                    id: id(entries.len()),
+                    tokens: 30,
+                    blocks: 1,
+                    kind: MaskEntryKind::Other,
+                });
+            }
             entries.push(MaskEntry {
-                id: id(n + 1),
+                id: id(entries.len()),
                 tokens: 30,
+                blocks: 2,
                 kind: MaskEntryKind::Other,
             });
             entries.push(MaskEntry {
-                id: id(n + 2),
+                id: id(entries.len()),
                 tokens,
+                blocks: 1,
                 kind: MaskEntryKind::ToolResult {
                     tool: "read".into(),
                     call: format!("read src/file_{task}.rs"),
@@ -262,10 +383,18 @@ mod tests {
         entries
     }
 
+    /// Index of the first maskable read.
+    fn first_read(entries: &[MaskEntry]) -> usize {
+        entries
+            .iter()
+            .position(|e| matches!(e.kind, MaskEntryKind::ToolResult { .. }))
+            .unwrap()
+    }
+
     #[test]
     fn the_current_tasks_results_are_never_masked() {
         let entries = chain(6, 5_000);
-        let plan = plan_masking(&entries, &on(), &opus(), 1_000).unwrap();
+        let plan = plan_masking(&entries, &on(), &opus(), ahead(1_000)).unwrap();
         let last_prompt = entries
             .iter()
             .rposition(|e| e.kind == MaskEntryKind::UserPrompt)
@@ -276,7 +405,10 @@ mod tests {
         }
         assert_eq!(plan.stubs.len(), 5, "every earlier task's read");
         // With only the current task, nothing is masked at all.
-        assert_eq!(plan_masking(&chain(1, 50_000), &on(), &opus(), 1_000), None);
+        assert_eq!(
+            plan_masking(&chain(1, 50_000), &on(), &opus(), ahead(1_000)),
+            None
+        );
     }
 
     #[test]
@@ -286,14 +418,14 @@ mod tests {
             keep_recent_tasks: 3,
             ..on()
         };
-        let plan = plan_masking(&entries, &keep_three, &opus(), 1_000).unwrap();
+        let plan = plan_masking(&entries, &keep_three, &opus(), ahead(1_000)).unwrap();
         assert_eq!(plan.stubs.len(), 3);
         let keep_none = MaskingSettings {
             keep_recent_tasks: 0,
             ..on()
         };
         assert_eq!(
-            plan_masking(&entries, &keep_none, &opus(), 1_000)
+            plan_masking(&entries, &keep_none, &opus(), ahead(1_000))
                 .unwrap()
                 .stubs
                 .len(),
@@ -306,24 +438,30 @@ mod tests {
         let entries = chain(6, 5_000);
         // Saved per request: 5 × 4,960 tokens at $0.50/M; the rewrite: the tail after the
         // first stub at $5.75/M. Few requests left: not worth it; many: worth it.
-        assert_eq!(plan_masking(&entries, &on(), &opus(), 2), None);
-        let plan = plan_masking(&entries, &on(), &opus(), 200).unwrap();
+        assert_eq!(plan_masking(&entries, &on(), &opus(), ahead(2)), None);
+        let plan = plan_masking(&entries, &on(), &opus(), ahead(200)).unwrap();
         assert!(plan.saved_usd > plan.rewrite_usd);
         assert_eq!(plan.saved_tokens, 5 * (5_000 - STUB_TOKENS));
-        let tail: u64 = entries[2..].iter().map(|e| e.tokens).sum();
+        let tail: u64 = entries[first_read(&entries)..]
+            .iter()
+            .map(|e| e.tokens)
+            .sum();
         assert_eq!(plan.rewritten_tokens, tail - plan.saved_tokens);
     }
 
     #[test]
     fn small_outputs_and_masked_entries_are_left_alone_and_off_means_off() {
-        assert_eq!(plan_masking(&chain(6, 100), &on(), &opus(), 1_000), None);
+        assert_eq!(
+            plan_masking(&chain(6, 100), &on(), &opus(), ahead(1_000)),
+            None
+        );
         let mut entries = chain(6, 5_000);
         for entry in &mut entries {
             if matches!(entry.kind, MaskEntryKind::ToolResult { .. }) {
                 entry.kind = MaskEntryKind::Masked;
             }
         }
-        assert_eq!(plan_masking(&entries, &on(), &opus(), 1_000), None);
+        assert_eq!(plan_masking(&entries, &on(), &opus(), ahead(1_000)), None);
         assert_eq!(
             plan_masking(
                 &chain(6, 5_000),
@@ -332,10 +470,91 @@ mod tests {
                     ..on()
                 },
                 &opus(),
-                1_000
+                ahead(1_000)
             ),
             None
         );
+    }
+
+    #[test]
+    fn the_one_hour_lifetime_masks_later_than_the_five_minute_one() {
+        let entries = chain(6, 5_000);
+        let hour = CachePrices::new(&opus_prices(), true);
+        // Saved per request 5 × 4,960 tokens × $0.50/M = $0.0124; the rewrite of the tail
+        // after the first stub (31,450 − 24,800 = 6,650 tokens) costs $0.0382 at 5 minutes
+        // ($5.75/M over the read) and $0.0632 at an hour ($9.50/M): 4 requests pay the
+        // first, 6 the second.
+        let five_minutes = plan_masking(&entries, &on(), &opus(), ahead(4)).expect("5m pays");
+        assert_eq!(five_minutes.rewritten_tokens, 6_650);
+        assert!((five_minutes.rewrite_usd - 6_650.0 * 5.75e-6).abs() < 1e-9);
+        assert_eq!(plan_masking(&entries, &on(), &opus(), ahead(3)), None);
+        assert_eq!(plan_masking(&entries, &on(), &hour, ahead(5)), None);
+        let plan = plan_masking(&entries, &on(), &hour, ahead(6)).expect("1h pays later");
+        assert!((plan.rewrite_usd - 6_650.0 * 9.5e-6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_batch_waits_until_it_is_worth_its_own_rewrite() {
+        // Two tasks: only task 0's read can go, and a later batch would take it along with
+        // the next ones. Its 4,960 tokens came over 9 requests (551 a request); every batch
+        // rewrites the current task after it (5,290 tokens, $0.0304), so the best batch is
+        // sqrt(2 × 0.0304 × 551 / 0.5e-6) ≈ 8,200 tokens: one read waits, however many
+        // requests are ahead.
+        let two = chain(2, 5_000);
+        let plan_two = plan_masking(&two, &on(), &opus(), ahead(1_000_000));
+        assert_eq!(plan_two, None);
+        // With five reads waiting, the batch is due.
+        assert!(plan_masking(&chain(6, 5_000), &on(), &opus(), ahead(1_000)).is_some());
+    }
+
+    #[test]
+    fn a_cold_prefix_masks_whatever_the_rewrite_would_have_cost() {
+        let entries = chain(6, 5_000);
+        // One request left: warm, the rewrite costs more than one request's reads.
+        assert_eq!(plan_masking(&entries, &on(), &opus(), ahead(1)), None);
+        let cold = MaskingOutlook {
+            prefix_cold: true,
+            ..ahead(1)
+        };
+        let plan = plan_masking(&entries, &on(), &opus(), cold).expect("cold pays");
+        assert_eq!(plan.rewrite_usd, 0.0);
+        assert_eq!(plan.stubs.len(), 5);
+    }
+
+    #[test]
+    fn past_an_explicit_caches_lookback_the_whole_chain_is_rewritten() {
+        // A 10k-token summary, then six tasks of 12 blocks each; keeping one, the first stub
+        // (task 0's read) has 61 blocks from it to the end. A cache that looks back 20 blocks
+        // cannot reach the prefix before it, so the summary is written again too; one that
+        // looks back 100 can.
+        let mut entries = vec![MaskEntry {
+            id: id(999),
+            tokens: 10_000,
+            blocks: 1,
+            kind: MaskEntryKind::Other,
+        }];
+        entries.extend(chain(6, 5_000));
+        let far = |requests| MaskingOutlook {
+            lookback_blocks: Some(20),
+            ..ahead(requests)
+        };
+        let near = MaskingOutlook {
+            lookback_blocks: Some(100),
+            ..ahead(1_000)
+        };
+        let all: u64 = entries.iter().map(|e| e.tokens).sum();
+        let plan = plan_masking(&entries, &on(), &opus(), far(1_000)).unwrap();
+        assert_eq!(plan.rewritten_tokens, all - plan.saved_tokens);
+        let plan = plan_masking(&entries, &on(), &opus(), near).unwrap();
+        let tail: u64 = entries[first_read(&entries)..]
+            .iter()
+            .map(|e| e.tokens)
+            .sum();
+        assert_eq!(plan.rewritten_tokens, tail - plan.saved_tokens);
+        // The dearer rewrite needs more requests ahead to pay: 4 pay the tail's 6,650 tokens,
+        // not the 16,940 of the whole chain.
+        assert!(plan_masking(&entries, &on(), &opus(), ahead(4)).is_some());
+        assert_eq!(plan_masking(&entries, &on(), &opus(), far(4)), None);
     }
 
     #[test]

@@ -21,11 +21,7 @@ pub fn build_body(model: &Model, request: &Request, caps: &Capabilities) -> Valu
         .flat_map(Message::tool_calls)
         .map(|(id, name, _)| (id, name))
         .collect();
-    let contents: Vec<Value> = request
-        .messages
-        .iter()
-        .filter_map(|m| content(m, &names))
-        .collect();
+    let contents = merge_user_runs(request.messages.iter().filter_map(|m| content(m, &names)));
     body.insert("contents".into(), Value::Array(contents));
     if !request.system.is_empty() {
         let parts: Vec<Value> = request
@@ -91,6 +87,30 @@ pub fn thinking_config(style: ReasoningStyle, level: ThinkingLevel) -> Option<Va
         }
         _ => None,
     }
+}
+
+/// Folds runs of `user` contents into one: Gemini answers consecutive user turns (parallel
+/// tool results, a reminder after a tool result, a steer after an aborted turn) with
+/// 400 "Please ensure that multiturn requests alternate between user and model". Model
+/// turns are left alone, so thought signatures stay on the parts they came with. Merging
+/// only touches the run at the end of the request, so earlier bytes stay a stable prefix.
+fn merge_user_runs(contents: impl Iterator<Item = Value>) -> Vec<Value> {
+    let mut merged: Vec<Value> = Vec::new();
+    for content in contents {
+        if content["role"] == "user"
+            && let Some(last) = merged.last_mut()
+            && last["role"] == "user"
+            && let (Some(into), Some(parts)) = (
+                last.get_mut("parts").and_then(Value::as_array_mut),
+                content["parts"].as_array(),
+            )
+        {
+            into.extend(parts.iter().cloned());
+            continue;
+        }
+        merged.push(content);
+    }
+    merged
 }
 
 fn inline_data(media_type: &str, data: &str) -> Value {
@@ -277,6 +297,56 @@ mod tests {
                 "tools": [{"functionDeclarations": [{"name": "read", "description": "Read", "parametersJsonSchema": {"type": "object"}}]}],
                 "generationConfig": {"maxOutputTokens": 65_536, "thinkingConfig": {"thinkingBudget": 8192, "includeThoughts": true}},
             })
+        );
+    }
+
+    #[test]
+    fn consecutive_user_turns_are_sent_as_one() {
+        let mut request = Request::new("gemini-2.5-flash");
+        request.messages.push(Message::user_text("go"));
+        request.messages.push(Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::ToolCall {
+                    id: "c1".into(),
+                    name: "read".into(),
+                    arguments: json!({"path": "a"}),
+                },
+                ContentBlock::ToolCall {
+                    id: "c2".into(),
+                    name: "read".into(),
+                    arguments: json!({"path": "b"}),
+                },
+            ],
+        });
+        for (id, text) in [("c1", "A"), ("c2", "B")] {
+            request.messages.push(Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_call_id: id.into(),
+                    content: vec![ToolResultContent::Text { text: text.into() }],
+                    is_error: false,
+                }],
+            });
+        }
+        request.messages.push(Message::user_text(
+            "<system-reminder>AGENTS.md changed</system-reminder>",
+        ));
+        let body = build_body(&model(), &request, &Capabilities::default());
+        let roles: Vec<&str> = body["contents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["role"].as_str())
+            .collect();
+        assert_eq!(roles, ["user", "model", "user"]);
+        assert_eq!(
+            body["contents"][2]["parts"],
+            json!([
+                {"functionResponse": {"name": "read", "id": "c1", "response": {"output": "A"}}},
+                {"functionResponse": {"name": "read", "id": "c2", "response": {"output": "B"}}},
+                {"text": "<system-reminder>AGENTS.md changed</system-reminder>"},
+            ])
         );
     }
 

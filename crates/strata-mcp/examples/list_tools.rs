@@ -34,6 +34,7 @@ async fn main() {
             path: None,
         },
         spec: ServerSpec::default(),
+        token_dir: None,
     };
     let manager = Arc::new(McpManager::new(
         vec![server],

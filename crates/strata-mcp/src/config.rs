@@ -12,8 +12,8 @@ use serde_json::Value;
 /// The per-request timeout when an entry gives none (Pi's default).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A server with more tools than this is deferred (reached through tool search) unless its
-/// entry says `exposure = "direct"`.
+/// The tool count that used to decide `auto`; `auto` now follows the session's prices
+/// ([`crate::exposure`]). Kept for callers that name it.
 pub const AUTO_DEFER_THRESHOLD: usize = 20;
 
 /// One server entry as written: the `mcpServers` shape shared by MCP clients, plus strata's
@@ -63,13 +63,34 @@ pub struct ServerSpec {
     )]
     pub deny_tools: Vec<String>,
     /// `direct` (declared in every request), `deferred` (found through tool search) or
-    /// `auto` (deferred past [`AUTO_DEFER_THRESHOLD`] tools). Pi's `codemode` reads as
+    /// `auto` (searched when the session's prices make that cheaper, [`crate::exposure`]). Pi's `codemode` reads as
     /// `deferred` and `hidden` as denying every tool.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exposure: Option<String>,
     /// What the server offers, in a sentence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// OAuth sign-in settings for an authorization server without dynamic registration
+    /// (Claude Code's `oauth` shape).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthSpec>,
+}
+
+/// How strata signs in to a server whose authorization server does not offer dynamic client
+/// registration: a client registered out of band, and the fixed loopback port registered
+/// with it as `http://127.0.0.1:PORT/callback`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OAuthSpec {
+    /// The registered (public) client id.
+    #[serde(alias = "clientId", skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The loopback port of the registered redirect (default: an ephemeral port).
+    #[serde(alias = "callbackPort", skip_serializing_if = "Option::is_none")]
+    pub callback_port: Option<u16>,
+    /// Scopes to ask for (default: those the server's metadata names).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
 }
 
 /// How strata reaches a server.
@@ -103,7 +124,8 @@ pub enum Exposure {
     Direct,
     /// Declared deferred where the provider allows, reached through tool search.
     Deferred,
-    /// Deferred when the server has more than [`AUTO_DEFER_THRESHOLD`] tools.
+    /// Searched when carrying its definitions in every request costs more at the session's
+    /// prices than the search round trips ([`crate::exposure`]).
     Auto,
 }
 
@@ -178,9 +200,22 @@ pub struct ServerConfig {
     pub source: Source,
     /// The entry as written (for `strata config` and rewriting files).
     pub spec: ServerSpec,
+    /// Where OAuth token files live (`<dir>/<name>.json`, under the user's strata
+    /// directory); `None`: no sign-in, a server asking for it is reported.
+    pub token_dir: Option<PathBuf>,
 }
 
 impl ServerConfig {
+    /// The token file of an HTTP server when sign-in is on.
+    pub fn token_file(&self) -> Option<crate::auth::TokenFile> {
+        match (&self.transport, &self.token_dir) {
+            (Transport::Http { url, .. }, Some(dir)) => {
+                Some(crate::auth::TokenFile::new(dir, &self.name, url))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether the server's tool `tool` passes the allow and deny lists.
     pub fn allows(&self, tool: &str) -> bool {
         let allowed =
@@ -332,6 +367,7 @@ pub fn resolve(
         description: spec.description.clone(),
         source,
         spec: spec.clone(),
+        token_dir: None,
     })
 }
 
@@ -426,6 +462,9 @@ pub struct Discovery {
     pub strata_user_path: Option<PathBuf>,
     /// The strata project config file, for provenance.
     pub strata_project_path: Option<PathBuf>,
+    /// Where sign-in tokens live (under the user's strata directory, never the project's);
+    /// set on every server found.
+    pub token_dir: Option<PathBuf>,
 }
 
 /// Every server from every layer (a later layer's entry of the same name replaces an
@@ -511,7 +550,10 @@ impl Discovery {
         }
         for (name, spec, source) in entries {
             match resolve(&name, &spec, source, &self.project_dir) {
-                Ok(server) => discovered.servers.push(server),
+                Ok(mut server) => {
+                    server.token_dir = self.token_dir.clone();
+                    discovered.servers.push(server);
+                }
                 Err(error) => discovered.errors.push(error),
             }
         }

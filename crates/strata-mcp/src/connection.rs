@@ -28,14 +28,19 @@ const STDERR_TAIL_LINES: usize = 20;
 /// Why connecting or calling failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConnectError {
-    /// The server answered 401/403: it wants OAuth sign-in or a token in `headers`.
+    /// The server answered 401: it wants OAuth sign-in (or a token in `headers`).
     #[error(
-        "the server requires authorization{}: sign-in is not supported yet; set an Authorization header in the server's entry",
-        challenge.as_deref().map(|c| format!(" ({c})")).unwrap_or_default()
+        "the server requires authorization{}: sign in with `strata mcp login {server}` (in the TUI `/mcp login {server}`){}",
+        challenge.as_deref().map(|c| format!(" ({c})")).unwrap_or_default(),
+        note.as_deref().map(|n| format!("; {n}")).unwrap_or_default()
     )]
     AuthRequired {
+        /// The server's name.
+        server: String,
         /// The `WWW-Authenticate` challenge, when sent.
         challenge: Option<String>,
+        /// Why stored tokens were not used (a torn token file, a failed refresh), if so.
+        note: Option<String>,
     },
     /// Anything else: spawn failure, handshake failure, closed transport, timeout.
     #[error("{0}")]
@@ -70,6 +75,8 @@ pub struct Connection {
     /// A stdio server's process group, guarded like the tools' (it dies with strata, SIGKILL
     /// included: `strata_tools::processes`).
     group: Option<i32>,
+    /// The server's name, for errors that tell the user what to run.
+    server: String,
 }
 
 impl std::fmt::Debug for Connection {
@@ -124,7 +131,7 @@ impl Connection {
                 tokio::time::timeout(connect_timeout, handler.serve(transport))
                     .await
                     .map_err(|_| timed_out(connect_timeout))?
-                    .map_err(|error| initialize_error(&error))?
+                    .map_err(|error| initialize_error(&config.name, &error, None))?
             }
             Transport::Http { url, headers } => {
                 let mut custom = std::collections::HashMap::new();
@@ -133,14 +140,38 @@ impl Connection {
                     let value = rmcp_header_value(value)?;
                     custom.insert(name, value);
                 }
-                let transport = StreamableHttpClientTransport::from_config(
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                        .custom_headers(custom),
-                );
-                tokio::time::timeout(connect_timeout, handler.serve(transport))
+                let transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(custom);
+                let tokens = config.token_file();
+                let authorized = match &tokens {
+                    Some(tokens) => tokio::time::timeout(
+                        connect_timeout,
+                        crate::auth::authorized_client(url, tokens),
+                    )
                     .await
+                    .map_err(|_| timed_out(connect_timeout))?,
+                    None => Ok(None),
+                };
+                // Stored tokens that cannot be used are said with the 401 they lead to.
+                let mut note = tokens.as_ref().and_then(crate::auth::TokenFile::problem);
+                let served = match authorized {
+                    Ok(Some(client)) => {
+                        let transport =
+                            StreamableHttpClientTransport::with_client(client, transport_config);
+                        tokio::time::timeout(connect_timeout, handler.serve(transport)).await
+                    }
+                    unusable => {
+                        if let Err(error) = unusable {
+                            note = Some(error);
+                        }
+                        let transport =
+                            StreamableHttpClientTransport::from_config(transport_config);
+                        tokio::time::timeout(connect_timeout, handler.serve(transport)).await
+                    }
+                };
+                served
                     .map_err(|_| timed_out(connect_timeout))?
-                    .map_err(|error| initialize_error(&error))?
+                    .map_err(|error| initialize_error(&config.name, &error, note))?
             }
         };
         let peer = served.peer().clone();
@@ -153,6 +184,7 @@ impl Connection {
             peer,
             instructions,
             group,
+            server: config.name.clone(),
         })
     }
 
@@ -161,7 +193,7 @@ impl Connection {
         let tools = tokio::time::timeout(timeout, self.peer.list_all_tools())
             .await
             .map_err(|_| timed_out(timeout))?
-            .map_err(|error| service_error(&error))?;
+            .map_err(|error| service_error(&self.server, &error))?;
         Ok(tools
             .iter()
             .filter_map(|tool| serde_json::to_value(tool).ok())
@@ -186,7 +218,7 @@ impl Connection {
             .peer
             .call_tool(params)
             .await
-            .map_err(|error| service_error(&error))?;
+            .map_err(|error| service_error(&self.server, &error))?;
         serde_json::to_value(&result).map_err(|error| ConnectError::Failed(error.to_string()))
     }
 
@@ -210,19 +242,27 @@ fn timed_out(timeout: Duration) -> ConnectError {
     ConnectError::Failed(format!("no answer within {} s", timeout.as_secs_f64()))
 }
 
-fn initialize_error(error: &rmcp::service::ClientInitializeError) -> ConnectError {
+fn initialize_error(
+    server: &str,
+    error: &rmcp::service::ClientInitializeError,
+    note: Option<String>,
+) -> ConnectError {
     if error.is_authorization_required() {
         return ConnectError::AuthRequired {
+            server: server.to_owned(),
             challenge: error.auth_challenge().map(str::to_owned),
+            note,
         };
     }
     ConnectError::Failed(error.to_string())
 }
 
-fn service_error(error: &rmcp::ServiceError) -> ConnectError {
+fn service_error(server: &str, error: &rmcp::ServiceError) -> ConnectError {
     if let Some(challenge) = error.auth_challenge() {
         return ConnectError::AuthRequired {
+            server: server.to_owned(),
             challenge: Some(challenge.to_owned()),
+            note: None,
         };
     }
     match error {

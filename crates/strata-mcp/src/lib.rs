@@ -10,10 +10,12 @@
 //!
 //! This crate knows nothing about sessions, providers or rendering.
 
+pub mod auth;
 pub mod catalog;
 pub mod config;
 pub mod connection;
 pub mod content;
+pub mod exposure;
 pub mod manager;
 pub mod naming;
 pub mod search;
@@ -22,5 +24,6 @@ pub mod tool;
 pub use catalog::{Catalog, Diff, ListedTool};
 pub use config::{Discovered, Discovery, ServerConfig, ServerSpec, Source, SourceKind, Transport};
 pub use connection::ConnectError;
+pub use exposure::TokenPrices;
 pub use manager::{DEFAULT_STARTUP_WAIT, McpManager, ServerState, ServerStatus, ToolChange};
 pub use tool::McpTool;

@@ -13,9 +13,10 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::catalog::{Catalog, Diff, ListedTool};
-use crate::config::{AUTO_DEFER_THRESHOLD, Exposure, ServerConfig};
+use crate::config::{Exposure, ServerConfig};
 use crate::connection::{ConnectError, Connection, StderrTail};
 use crate::content;
+use crate::exposure::{self, Decision, TokenPrices};
 use crate::naming;
 use crate::search::{self, SearchTool};
 use crate::tool::McpTool;
@@ -73,6 +74,8 @@ pub struct ServerStatus {
     pub source: String,
     /// Whether its tools are declared (`direct`) or reached through search (`deferred`).
     pub exposure: &'static str,
+    /// How they are reached and, for `auto`, why (the cost rule of [`crate::exposure`]).
+    pub exposure_note: String,
     /// Model-facing names of its live tools, in declaration order.
     pub tools: Vec<String>,
     /// Tools it withdrew during this session.
@@ -98,7 +101,7 @@ struct Slot {
     stderr: StderrTail,
     /// `auto` exposure, decided by the first listing and kept, so a server that grows past
     /// the threshold later does not move all its tools.
-    auto_deferred: Option<bool>,
+    auto_decision: Option<Decision>,
 }
 
 impl Slot {
@@ -106,7 +109,35 @@ impl Slot {
         match self.config.exposure {
             Exposure::Direct => false,
             Exposure::Deferred => true,
-            Exposure::Auto => self.auto_deferred.unwrap_or(false),
+            Exposure::Auto => self.auto_decision.is_some_and(|d| d.search),
+        }
+    }
+
+    /// Declared with `defer_loading` for the provider's tool search: a server configured
+    /// `deferred` on a row that has it. An `auto` server that is searched goes through
+    /// `mcp_tool_search` on every row: its results are tool results the session keeps and
+    /// replays byte for byte, which a provider's search results are not yet.
+    fn provider_search(&self, native: bool) -> bool {
+        native && self.config.exposure == Exposure::Deferred
+    }
+
+    /// Reached through `mcp_tool_search` / `mcp_tool_call`.
+    fn client_search(&self, native: bool) -> bool {
+        self.deferred() && !self.provider_search(native)
+    }
+
+    fn exposure_note(&self, native: bool) -> String {
+        match self.config.exposure {
+            Exposure::Direct => "direct: declared in every request".to_owned(),
+            Exposure::Deferred if self.provider_search(native) => {
+                "deferred: declared with defer_loading, found with the provider's tool search"
+                    .to_owned()
+            }
+            Exposure::Deferred => "deferred: reached through mcp_tool_search".to_owned(),
+            Exposure::Auto => match &self.auto_decision {
+                Some(decision) => decision.explain(),
+                None => "auto: decided from its first tool listing".to_owned(),
+            },
         }
     }
 }
@@ -123,6 +154,8 @@ pub(crate) struct Inner {
     /// The row declares tools with `defer_loading` and has the provider's tool search: a
     /// deferred server's tools are declared deferred instead of behind `mcp_tool_search`.
     native_deferral: std::sync::atomic::AtomicBool,
+    /// The session model's prices, for the `auto` exposure rule.
+    prices: Mutex<TokenPrices>,
 }
 
 /// The MCP servers of a session; cheap to clone (one shared state).
@@ -157,7 +190,7 @@ impl McpManager {
                 connection: None,
                 attempt: 0,
                 stderr: Arc::new(Mutex::new(VecDeque::new())),
-                auto_deferred: None,
+                auto_decision: None,
             })
             .collect();
         Self {
@@ -168,6 +201,7 @@ impl McpManager {
                 started: Mutex::new(None),
                 startup_wait,
                 native_deferral: std::sync::atomic::AtomicBool::new(false),
+                prices: Mutex::new(TokenPrices::default()),
             }),
         }
     }
@@ -232,6 +266,7 @@ impl McpManager {
 
     /// Every server's status, in configuration order.
     pub fn status(&self) -> Vec<ServerStatus> {
+        let native = self.native_deferral();
         self.slots()
             .iter()
             .map(|slot| ServerStatus {
@@ -244,6 +279,7 @@ impl McpManager {
                 } else {
                     "direct"
                 },
+                exposure_note: slot.exposure_note(native),
                 tools: slot.catalog.live().map(|tool| tool.name.clone()).collect(),
                 withdrawn: slot
                     .catalog
@@ -394,8 +430,13 @@ impl McpManager {
             .filter(|tool| slot.config.allows(&tool.name))
             .cloned()
             .collect();
-        if slot.auto_deferred.is_none() {
-            slot.auto_deferred = Some(allowed.len() > AUTO_DEFER_THRESHOLD);
+        if slot.auto_decision.is_none() {
+            let prices = *self
+                .inner
+                .prices
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            slot.auto_decision = Some(exposure::decide(&allowed, &prices));
         }
         let plain: Vec<String> = allowed
             .iter()
@@ -482,6 +523,14 @@ impl McpManager {
             .unwrap_or_default()
     }
 
+    /// The entry of `server` (for a sign-in, which needs its URL and token file).
+    pub fn server_config(&self, server: &str) -> Option<ServerConfig> {
+        self.slots()
+            .iter()
+            .find(|slot| slot.config.name == server)
+            .map(|slot| slot.config.clone())
+    }
+
     /// Starts the servers if not yet started, then waits until no enabled server is still
     /// connecting, at most until the startup wait (counted from the start) has passed.
     pub async fn wait_ready(&self) {
@@ -553,16 +602,34 @@ impl McpManager {
         self.bump();
     }
 
+    /// Sets the session model's prices, which decide whether an `auto` server is declared or
+    /// searched ([`crate::exposure`]); set it before servers connect (a server's decision is
+    /// taken at its first listing and kept). Without it the common ratios are assumed.
+    pub fn set_prices(&self, prices: TokenPrices) {
+        // A model without prices (all zero) gets the common ratios, not "never search".
+        let unknown = prices.cache_read <= 0.0 && prices.cache_write <= 0.0 && prices.output <= 0.0;
+        let prices = if unknown {
+            TokenPrices::default()
+        } else {
+            prices
+        };
+        *self
+            .inner
+            .prices
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = prices;
+    }
+
     fn native_deferral(&self) -> bool {
         self.inner
             .native_deferral
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn any_deferred(&self) -> bool {
+    fn any_client_search(&self, native: bool) -> bool {
         self.slots()
             .iter()
-            .any(|slot| slot.deferred() && slot.config.enabled)
+            .any(|slot| slot.client_search(native) && slot.config.enabled)
     }
 
     /// Runs a call of the tool the model calls `name`.
@@ -659,7 +726,7 @@ impl McpManager {
                     self.clone(),
                     tool.definition.clone(),
                     slot.config.name.clone(),
-                    slot.deferred() && self.native_deferral(),
+                    slot.provider_search(self.native_deferral()),
                 )) as Arc<dyn Tool>
             })
         })
@@ -689,18 +756,18 @@ impl ToolSource for McpManager {
         let native = self.native_deferral();
         {
             let slots = self.slots();
-            for slot in slots.iter().filter(|slot| native || !slot.deferred()) {
+            for slot in slots.iter().filter(|slot| !slot.client_search(native)) {
                 for tool in slot.catalog.live() {
                     tools.push(Arc::new(McpTool::new(
                         self.clone(),
                         tool.definition.clone(),
                         slot.config.name.clone(),
-                        slot.deferred(),
+                        slot.provider_search(native),
                     )));
                 }
             }
         }
-        if !native && self.any_deferred() {
+        if self.any_client_search(native) {
             tools.push(Arc::new(SearchTool::search(self.clone())));
             tools.push(Arc::new(SearchTool::call(self.clone())));
         }

@@ -448,3 +448,86 @@ async fn replayed_thinking_must_keep_its_signature() {
     unsigned[0].as_object_mut().unwrap().remove("signature");
     assert_eq!(h.post("/v1/messages", &replay(unsigned)).await.status, 400);
 }
+
+fn deferred(name: &str, words: usize) -> Value {
+    let mut tool = tool(name, words);
+    tool["defer_loading"] = json!(true);
+    tool
+}
+
+/// Anthropic's tool search documentation: deferred tools are not in the prefix; a
+/// tool_reference loads the definition inline, where it stands (crate `strata_mock::deferred`).
+#[tokio::test]
+async fn deferred_tools_are_billed_only_where_a_tool_reference_loads_them() {
+    let h = start().await;
+    let search =
+        json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"});
+    let plain = request(tools(), "sys", "q");
+    h.post("/v1/messages", &plain).await;
+    let without = h.last_record().cache.unwrap();
+
+    let mut with_deferred = tools();
+    with_deferred.push(search.clone());
+    with_deferred.push(deferred("mcp__big__one", 900));
+    with_deferred.push(deferred("mcp__big__two", 900));
+    let body = request(with_deferred.clone(), "sys", "q");
+    let reply = h.post("/v1/messages", &body).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let cache = h.last_record().cache.unwrap();
+    let search_tokens = cache.input_tokens - without.input_tokens;
+    assert!(
+        search_tokens < 100,
+        "only the search tool is added: {search_tokens} tokens"
+    );
+    // The breakpoint on the last (deferred) tool still caches the prefix before it.
+    assert!(
+        cache.tools.written > 0 && cache.tools.uncached == 0,
+        "{cache:?}"
+    );
+
+    // Another set of deferred tools leaves the prefix untouched: everything reads.
+    let mut other = with_deferred.clone();
+    other[6] = deferred("mcp__big__three", 900);
+    h.post("/v1/messages", &request(other, "sys", "q")).await;
+    let again = h.last_record().cache.unwrap();
+    assert_eq!(again.cache_read, cache.cache_read + cache.cache_write);
+    assert_eq!(again.cache_write, 0);
+
+    // A search result referencing one of them bills its definition once, in the conversation.
+    let mut searched = body.clone();
+    let messages = searched["messages"].as_array_mut().unwrap();
+    messages.pop();
+    messages.push(json!({"role": "assistant", "content": [
+        {"type": "server_tool_use", "id": "srv_1", "name": "tool_search_tool_regex", "input": {"query": "one"}},
+        {"type": "tool_search_tool_result", "tool_use_id": "srv_1", "content": {
+            "type": "tool_search_tool_search_result",
+            "tool_references": [{"type": "tool_reference", "tool_name": "mcp__big__one"}]}},
+        {"type": "tool_use", "id": "toolu_1", "name": "mcp__big__one", "input": {}}]}));
+    messages.push(json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": [
+            {"type": "text", "text": "done"},
+            {"type": "tool_reference", "tool_name": "mcp__big__one"}]}]}));
+    let reply = h.post("/v1/messages", &searched).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let loaded = h.last_record().cache.unwrap();
+    let only_one = {
+        let probe = json!({"model": MODEL, "max_tokens": 16, "tools": [tool("mcp__big__one", 900)],
+            "messages": [{"role": "user", "content": "x"}]});
+        h.post("/v1/messages", &probe).await;
+        h.last_record().cache.unwrap().tools.uncached
+    };
+    assert!(only_one > 900, "{only_one}");
+    let total = |c: strata_mock::Split| c.read + c.written + c.uncached;
+    assert_eq!(
+        total(loaded.tools),
+        total(cache.tools),
+        "the same tools chapter"
+    );
+    assert_eq!(loaded.tools.read, total(cache.tools), "and it reads");
+    let messages_growth = loaded.messages.read + loaded.messages.written + loaded.messages.uncached;
+    let before = cache.messages.read + cache.messages.written + cache.messages.uncached;
+    assert!(
+        messages_growth >= before + only_one && messages_growth < before + 2 * only_one,
+        "one definition loaded once: {messages_growth} vs {before} + {only_one}"
+    );
+}

@@ -192,3 +192,28 @@ async fn prompt_cache_key_routes_to_separate_caches() {
     assert_eq!(other["prompt_cache_key"], "session-2");
     assert_eq!(h.last_record().cache_key.as_deref(), Some("session-2"));
 }
+
+/// OpenAI's tool_search guide: a deferred function shows its name and description until a
+/// tool_search_output loads it; its parameters are not billed before.
+#[tokio::test]
+async fn a_deferred_function_bills_its_name_and_description_only() {
+    let h = start().await;
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string", "description": filler("argument", 600)}}});
+    let body = |defer: bool| {
+        let mut body = request(300);
+        body["tools"] = json!([{"type": "tool_search"}, {"type": "function", "name": "mcp__big__one",
+            "description": "One big tool", "parameters": schema, "defer_loading": defer}]);
+        body
+    };
+    h.post("/v1/responses", &body(false)).await;
+    let declared = h.last_record().cache.unwrap().tools;
+    let reply = h.post("/v1/responses", &body(true)).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let deferred = h.last_record().cache.unwrap().tools;
+    let total = |c: strata_mock::Split| c.read + c.written + c.uncached;
+    assert!(total(declared) > 600, "{declared:?}");
+    assert!(
+        total(deferred) < 40,
+        "name and description only: {deferred:?}"
+    );
+}

@@ -11,6 +11,9 @@ pub enum RuntimeError {
     /// The agent loop.
     #[error(transparent)]
     Agent(#[from] strata_agent::AgentError),
+    /// A label was asked for before the session had an entry to carry it.
+    #[error("nothing to label yet")]
+    NothingToLabel,
     /// Moving a forked file into place.
     #[error("moving the forked session to {path}: {source}")]
     Rename {

@@ -122,6 +122,13 @@ pub enum RuntimeEvent {
         /// The `leaf` or `branch_summary` entry.
         entry: EntryId,
     },
+    /// An entry's label was set or cleared ([`crate::Op::LabelLeaf`]).
+    Labelled {
+        /// The entry labelled.
+        target: EntryId,
+        /// The label (`None`: cleared).
+        label: Option<String>,
+    },
     /// The session was named.
     SessionNamed {
         /// The name.

@@ -28,6 +28,7 @@
 mod adapter;
 mod error;
 mod event;
+pub mod inspect;
 mod op;
 pub mod queue;
 mod route;
@@ -37,7 +38,7 @@ pub mod sessions;
 pub use adapter::{AdapterError, AdapterOptions, BedrockAuth, adapter_for, adapter_with};
 pub use error::RuntimeError;
 pub use event::{Disposition, RunEnd, RuntimeEvent};
-pub use op::{AgentTask, Op, UserInput};
+pub use op::{AgentTask, Op, SessionRouter, UserInput};
 pub use queue::{MessageQueue, QueueMode, QueuedTexts};
 pub use route::ModelRoute;
 pub use runtime::{RuntimeClosed, RuntimeHandle, Status, spawn};

@@ -81,10 +81,11 @@ pub enum Op {
     SwitchSession {
         /// The file.
         path: PathBuf,
-        /// The model the file names, resolved by the front end (which holds the keys and
-        /// configuration): with it the session's own model and thinking level are taken up, as
-        /// Pi does on resume; `None` keeps the current model and level.
-        route: Option<ModelRoute>,
+        /// Resolves the model the file names, once the runtime has opened it (the front end
+        /// holds the keys and configuration): with a route the session's own model and thinking
+        /// level are taken up, as Pi does on resume; no router, or no route, keeps the current
+        /// model and level.
+        router: Option<SessionRouter>,
     },
     /// Sends requests to another model (the thinking level is kept where the model reasons,
     /// `off` where it does not).
@@ -99,16 +100,23 @@ pub enum Op {
     SetAutoCompaction(bool),
     /// Names the session.
     SetSessionName(String),
+    /// Labels the entry the leaf stands on (label and leaf entries passed over, as Pi's
+    /// `/label` does); `None` clears its label.
+    LabelLeaf(Option<String>),
     /// Re-sends the last request now to keep its cache warm, when the plan allows a ping.
     KeepWarm,
     /// Runs a front end's closure on the agent between operations, in queue order: reads
     /// for display (the transcript, the tree, the next request's chapters) and appends the
-    /// runtime has no operation for (labels). It runs after a run going on, so it also marks
+    /// runtime has no operation for (a `bash` command's output). It runs after a run going on, so it also marks
     /// where the operations sent before it have finished.
     WithAgent(AgentTask),
     /// Finishes the queue and ends the task, returning the agent.
     Shutdown,
 }
+
+/// Finds the route to the model a session file names (provider id, model id) for
+/// [`Op::SwitchSession`]; `None` where the front end cannot route that model.
+pub type SessionRouter = Box<dyn FnOnce(&str, &str) -> Option<ModelRoute> + Send>;
 
 /// A closure [`Op::WithAgent`] runs on the agent.
 pub type AgentTask = Box<dyn FnOnce(&mut strata_agent::Agent) + Send>;
@@ -135,6 +143,7 @@ impl Op {
             Self::SetTools(_) => "set_tools",
             Self::SetAutoCompaction(_) => "set_auto_compaction",
             Self::SetSessionName(_) => "set_session_name",
+            Self::LabelLeaf(_) => "label",
             Self::KeepWarm => "keep_warm",
             Self::WithAgent(_) => "with_agent",
             Self::Shutdown => "shutdown",

@@ -8,7 +8,7 @@ use strata_accounting::Totals;
 use strata_agent::{Agent, AgentEvent, RunSummary};
 use strata_compaction::CompactionReason;
 use strata_provider::ThinkingLevel;
-use strata_session::{EntryId, Session};
+use strata_session::{EntryId, EntryKind, Session};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -213,8 +213,8 @@ impl SessionRuntime {
                 let cwd = self.agent.config().cwd.display().to_string();
                 sessions::create(&dir, &cwd, parent).and_then(|s| self.adopt(s, None))
             }
-            Op::SwitchSession { path, route } => {
-                sessions::open(&path).and_then(|s| self.adopt(s, route))
+            Op::SwitchSession { path, router } => {
+                sessions::open(&path).and_then(|s| self.adopt(s, router))
             }
             Op::SetModel(route) => self.set_model(route),
             Op::SetSummaryModel(route) => {
@@ -237,6 +237,7 @@ impl SessionRuntime {
                 .append_session_info(&name)
                 .map(|_| self.emit(RuntimeEvent::SessionNamed { name }))
                 .map_err(RuntimeError::from),
+            Op::LabelLeaf(label) => self.label_leaf(label),
             Op::KeepWarm => self
                 .agent
                 .keep_warm()
@@ -399,6 +400,25 @@ impl SessionRuntime {
         Ok(())
     }
 
+    fn label_leaf(&mut self, label: Option<String>) -> Result<(), RuntimeError> {
+        let session = self.agent.session();
+        let target = session
+            .leaf()
+            .and_then(|leaf| {
+                session
+                    .tree()
+                    .walk_to_root(leaf.as_str())
+                    .find(|entry| !matches!(entry.kind(), EntryKind::Label | EntryKind::Leaf))
+                    .map(|entry| entry.id().clone())
+            })
+            .ok_or(RuntimeError::NothingToLabel)?;
+        self.agent
+            .session_mut()
+            .append_label(&target, label.as_deref())?;
+        self.emit(RuntimeEvent::Labelled { target, label });
+        Ok(())
+    }
+
     fn set_thinking(&mut self, level: ThinkingLevel) -> Result<(), RuntimeError> {
         let level = self.agent.set_thinking(level)?;
         self.emit(RuntimeEvent::ThinkingChanged { level });
@@ -411,12 +431,22 @@ impl SessionRuntime {
     fn adopt(
         &mut self,
         session: Session,
-        route: Option<crate::ModelRoute>,
+        router: Option<crate::SessionRouter>,
     ) -> Result<(), RuntimeError> {
         // Without a route the level in effect goes with the user, not with the file.
         let mut wanted = self.agent.wanted_thinking()?;
         self.agent.switch_session(session);
         self.queue.clear(&self.agent.control());
+        // The file is read once: the model it names comes from the session just adopted.
+        let route = match router {
+            Some(router) => self
+                .agent
+                .context()?
+                .model
+                .as_ref()
+                .and_then(|named| router(&named.provider, &named.model_id)),
+            None => None,
+        };
         let follows_file = route.is_some();
         if let Some(route) = route {
             wanted = self.agent.context()?.thinking_level.clone();

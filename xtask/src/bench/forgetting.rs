@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::bench::model::CacheModel;
-use crate::bench::run::Run;
+use crate::bench::run::{Bill, MissCause, RequestKind, Run};
 use crate::bench::table::percent;
 
 /// Largest allowed ratio of strata's default cost to Pi 1.6's on the recall workloads.
@@ -164,6 +164,106 @@ pub fn choose_default(runs: &[Run]) -> (String, Option<String>) {
     (out, best.map(|(strategy, _)| strategy))
 }
 
+/// What an oracle policy would pay for a recall run's work, estimated from the window-trigger
+/// run (nothing masked, fewest rewrites) on the same workload and cache: every scripted
+/// message written once as that run paid it (its first and appended misses, re-fetches and
+/// summaries left out), its scripted output, and on each scripted request a read of only the
+/// fixed prefix (the first request's prompt) and half a task (what the task has appended so
+/// far, on average) — a context that holds nothing of earlier tasks and never has to fetch a
+/// fact again, at no cost to get there. No policy pays less; most pay more.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Floor {
+    /// The floor's bill.
+    pub bill: Bill,
+    /// Scripted requests it counts.
+    pub requests: usize,
+}
+
+/// [`Floor`] of `run` (a window-trigger run), or `None` when it has no requests.
+pub fn oracle_floor(run: &Run) -> Option<Floor> {
+    let first = run.requests.first()?;
+    let mut bill = Bill::default();
+    let mut appended_tokens = 0u64;
+    let mut requests = 0usize;
+    let mut after_refetch = false;
+    for row in &run.requests {
+        let scripted = row.kind == RequestKind::Turn && !row.refetch && !after_refetch;
+        after_refetch = row.refetch;
+        if !scripted {
+            continue;
+        }
+        requests += 1;
+        bill.output += row.bill.output;
+        if matches!(row.cause, MissCause::First | MissCause::Appended) {
+            bill.writes += row.bill.writes;
+            bill.uncached += row.bill.uncached;
+            appended_tokens += row.missed();
+        }
+    }
+    let (read_tokens, read_usd) = run.requests.iter().fold((0u64, 0.0), |(t, u), row| {
+        (t + row.cache_read, u + row.bill.reads)
+    });
+    let read_price = if read_tokens == 0 {
+        0.0
+    } else {
+        read_usd / read_tokens as f64
+    };
+    let half_task = appended_tokens as f64 / run.tasks_total.max(1) as f64 / 2.0;
+    bill.reads = requests as f64 * (first.input as f64 + half_task) * read_price;
+    Some(Floor { bill, requests })
+}
+
+/// The oracle floor of every recall workload and cache, against Pi 1.6 and strata's defaults,
+/// and how far above the floor each part of the defaults' bill is: the lever that closes the
+/// gap is the largest column.
+pub fn floor_table(runs: &[Run]) -> Option<String> {
+    let mut out = String::from(
+        "| workload | cache | floor (USD) | floor reads / writes / uncached / output | floor × Pi | defaults × Pi | defaults above the floor: reads / writes / uncached / output |\n\
+         |---|---|---:|---|---:|---:|---|\n",
+    );
+    let mut any = false;
+    for window in runs.iter().filter(|run| {
+        is_recall(&run.workload) && run.harness == "strata" && run.strategy == "window-trigger"
+    }) {
+        let Some(floor) = oracle_floor(window) else {
+            continue;
+        };
+        let find = |harness: &str, strategy: &str| {
+            runs.iter().find(|run| {
+                run.workload == window.workload
+                    && run.cache_model == window.cache_model
+                    && run.harness == harness
+                    && run.strategy == strategy
+            })
+        };
+        let (Some(defaults), Some(peer)) = (find("strata", "strata"), find("pi", "pi")) else {
+            continue;
+        };
+        any = true;
+        let pi_cost = peer.totals().cost.max(1e-12);
+        let ours = defaults.totals().bill;
+        let f = floor.bill;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.4} | {:.4} / {:.4} / {:.4} / {:.4} | {:.2}x | {:.2}x | {:+.4} / {:+.4} / {:+.4} / {:+.4} |",
+            window.workload,
+            window.cache_model,
+            f.total(),
+            f.reads,
+            f.writes,
+            f.uncached,
+            f.output,
+            f.total() / pi_cost,
+            ours.total() / pi_cost,
+            ours.reads - f.reads,
+            ours.writes - f.writes,
+            ours.uncached - f.uncached,
+            ours.output - f.output,
+        );
+    }
+    any.then_some(out)
+}
+
 /// For every run with a restart: the share of the last prompt before it that the first
 /// request after it read from the cache.
 pub fn restart_table(runs: &[Run]) -> Option<String> {
@@ -185,4 +285,79 @@ pub fn restart_table(runs: &[Run]) -> Option<String> {
         }
     }
     any.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::run::RequestRow;
+
+    fn row(
+        kind: RequestKind,
+        cause: MissCause,
+        input: u64,
+        read: u64,
+        refetch: bool,
+    ) -> RequestRow {
+        let write = input - read;
+        RequestRow {
+            seq: 0,
+            at_ms: 0,
+            kind,
+            input,
+            cache_read: read,
+            cache_write: write,
+            uncached: 0,
+            output: 10,
+            cost: 0.0,
+            floor_cost: 0.0,
+            new_tokens: write,
+            cause,
+            bill: Bill {
+                reads: read as f64 * 0.5e-6,
+                writes: write as f64 * 6.25e-6,
+                uncached: 0.0,
+                output: 10.0 * 25e-6,
+            },
+            refetch,
+        }
+    }
+
+    #[test]
+    fn the_floor_counts_scripted_requests_only_and_reads_the_prefix_and_half_a_task() {
+        let run = Run {
+            harness: "strata".into(),
+            strategy: "window-trigger".into(),
+            workload: "recall".into(),
+            cache_model: "anthropic-5m".into(),
+            requests: vec![
+                row(RequestKind::Turn, MissCause::First, 1_000, 0, false),
+                row(RequestKind::Turn, MissCause::Appended, 1_600, 1_000, false),
+                // A re-fetch and the request that carries its output: not scripted work.
+                row(RequestKind::Turn, MissCause::Appended, 1_700, 1_600, true),
+                row(RequestKind::Turn, MissCause::Appended, 2_700, 1_700, false),
+                // A summary: not scripted work either.
+                row(
+                    RequestKind::Summary,
+                    MissCause::Appended,
+                    2_800,
+                    2_700,
+                    false,
+                ),
+                // A rewrite: written by the run's policy, not by the work.
+                row(RequestKind::Turn, MissCause::Messages, 1_500, 1_000, false),
+            ],
+            tasks_completed: 1,
+            tasks_total: 1,
+            compactions: 1,
+            restarts: Vec::new(),
+        };
+        let floor = oracle_floor(&run).unwrap();
+        assert_eq!(floor.requests, 3);
+        // Written once: the first request's 1,000 and the append's 600.
+        assert!((floor.bill.writes - 1_600.0 * 6.25e-6).abs() < 1e-12);
+        assert!((floor.bill.output - 3.0 * 10.0 * 25e-6).abs() < 1e-12);
+        // Each of the 3 reads the 1,000-token prefix and half of the task's 1,600 tokens.
+        assert!((floor.bill.reads - 3.0 * (1_000.0 + 800.0) * 0.5e-6).abs() < 1e-12);
+    }
 }

@@ -20,7 +20,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 use strata_agent::{Agent, AgentEvent};
 use strata_mcp::config::{Exposure, Source, SourceKind};
-use strata_mcp::{McpManager, ServerConfig, ServerSpec, Transport};
+use strata_mcp::{McpManager, ServerConfig, ServerSpec, TokenPrices, Transport};
 use strata_mock::config::builtin_profile;
 use strata_mock::{MockConfig, MockServer, ModelRule, Scenario};
 use strata_session::{Session, WriteOptions};
@@ -209,8 +209,8 @@ impl Servers {
         })
     }
 
-    /// strata-mcp's configs, `enabled` as at the start.
-    fn configs(&self) -> Vec<ServerConfig> {
+    /// strata-mcp's configs, `enabled` as at the start, every server with `exposure`.
+    fn configs(&self, exposure: Exposure) -> Vec<ServerConfig> {
         let stdio = |command: &Path, args: Vec<String>| Transport::Stdio {
             command: command.display().to_string(),
             args,
@@ -224,13 +224,14 @@ impl Servers {
             timeout: Duration::from_secs(30),
             allow_tools: Vec::new(),
             deny_tools: Vec::new(),
-            exposure: Exposure::Direct,
+            exposure,
             description: None,
             source: Source {
                 kind: SourceKind::Session,
                 path: None,
             },
             spec: ServerSpec::default(),
+            token_dir: None,
         };
         vec![
             config(
@@ -316,6 +317,16 @@ fn which(program: &str) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
+/// The search round trips of a run: how many requests answered with an `mcp_tool_search` call,
+/// and what those requests cost (USD), already in the run's bill.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Searches {
+    /// Requests whose reply was a search.
+    pub requests: usize,
+    /// Their cost.
+    pub cost: f64,
+}
+
 /// Runs strata (with `strategy`) on the workload over the real servers.
 pub fn run_strata(
     workload: &Workload,
@@ -323,7 +334,7 @@ pub fn run_strata(
     servers: &Servers,
     strategy: Strategy,
     cache_model: CacheModel,
-) -> Result<Run> {
+) -> Result<(Run, Searches)> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -348,8 +359,24 @@ async fn play_strata(
     servers: &Servers,
     strategy: Strategy,
     cache_model: CacheModel,
-) -> Result<Run> {
-    let scenario = Scenario::from_toml(&workload.scenario_toml(true)?, NAME)
+) -> Result<(Run, Searches)> {
+    // strata on its defaults: every server `auto` (declared or searched as the model's prices
+    // decide, strata_mcp::exposure), the row's tool search as the CLI sets it; naive declares
+    // every tool of every connected server.
+    let exposure = match strategy {
+        Strategy::Naive => Exposure::Direct,
+        _ => Exposure::Auto,
+    };
+    let probe = endpoint(cache_model, workload.spec.context_window, Arc::new(|| {}))?;
+    let prices = token_prices(&probe.model.prices, cache_model);
+    let native = probe.capabilities.deferred_tools;
+    let searched = if exposure == Exposure::Auto {
+        searched_servers(servers, prices, native).await?
+    } else {
+        Vec::new()
+    };
+    let played = with_searches(workload, &searched);
+    let scenario = Scenario::from_toml(&played.scenario_toml(true)?, NAME)
         .context("loading the generated scenario")?;
     let server = Arc::new(
         MockServer::start(MockConfig::new().with_scenario(scenario))
@@ -387,7 +414,9 @@ async fn play_strata(
         &server,
         cwd.path(),
     );
-    let manager = McpManager::new(servers.configs(), Duration::from_secs(60));
+    let manager = McpManager::new(servers.configs(exposure), Duration::from_secs(60));
+    manager.set_native_deferral(native);
+    manager.set_prices(prices);
     let mut agent = Agent::new(
         session,
         endpoint.provider.clone(),
@@ -399,7 +428,7 @@ async fn play_strata(
     let mut live: Vec<&str> = START.to_vec();
     let mut completed = 0;
     let mut compactions = 0;
-    for task in &workload.tasks {
+    for task in &played.tasks {
         let wanted = live_servers(task.index, period);
         for name in &live {
             if !wanted.contains(name) {
@@ -451,17 +480,136 @@ async fn play_strata(
         rows.take(server.requests())?;
     }
     manager.shutdown().await;
-    Ok(Run {
+    // The scripted turns are played one request each, in order (no summary requests on this
+    // workload's window): request k is turn k.
+    let search_turns: Vec<usize> = played
+        .tasks
+        .iter()
+        .flat_map(|task| {
+            task.calls
+                .iter()
+                .map(|call| call.tool == strata_mcp::search::SEARCH_TOOL)
+                .chain(std::iter::once(false))
+        })
+        .enumerate()
+        .filter_map(|(turn, search)| search.then_some(turn))
+        .collect();
+    let searches = Searches {
+        requests: search_turns.len(),
+        cost: search_turns
+            .iter()
+            .filter_map(|turn| rows.rows.get(*turn))
+            .map(|row| row.cost)
+            .sum(),
+    };
+    let run = Run {
         harness: "strata".to_owned(),
         strategy: strategy.name().to_owned(),
         workload: workload.spec.name.clone(),
         cache_model: cache_model.name().to_owned(),
         requests: rows.rows,
         tasks_completed: completed,
-        tasks_total: workload.tasks.len(),
+        tasks_total: played.tasks.len(),
         compactions,
         restarts: Vec::new(),
-    })
+    };
+    Ok((run, searches))
+}
+
+/// The prices the `auto` exposure rule weighs: the model's, with the writes of the lifetime the
+/// cache model uses.
+fn token_prices(prices: &strata_provider::Prices, cache_model: CacheModel) -> TokenPrices {
+    TokenPrices {
+        cache_read: prices.cache_read,
+        cache_write: if cache_model == CacheModel::AnthropicOneHour {
+            prices.cache_write_1h
+        } else {
+            prices.cache_write_5m
+        },
+        output: prices.output,
+    }
+}
+
+/// The servers strata's `auto` exposure reaches through `mcp_tool_search` at `prices`: every
+/// server connected once to a manager configured as the run's, its decision read back.
+async fn searched_servers(
+    servers: &Servers,
+    prices: TokenPrices,
+    native: bool,
+) -> Result<Vec<String>> {
+    let configs = servers
+        .configs(Exposure::Auto)
+        .into_iter()
+        .map(|mut config| {
+            config.enabled = true;
+            config
+        })
+        .collect();
+    let manager = McpManager::new(configs, Duration::from_secs(60));
+    manager.set_native_deferral(native);
+    manager.set_prices(prices);
+    manager.wait_ready().await;
+    let status = manager.status();
+    manager.shutdown().await;
+    for server in &status {
+        if server.state != strata_mcp::ServerState::Connected {
+            bail!("{} did not connect: {:?}", server.name, server.state);
+        }
+        eprintln!("{NAME}: {}: {}", server.name, server.exposure_note);
+    }
+    Ok(status
+        .into_iter()
+        .filter(|server| server.exposure == "deferred")
+        .map(|server| server.name)
+        .collect())
+}
+
+/// The workload as a model plays it when the tools of `searched` servers are not declared: the
+/// first call of each such tool is preceded by an `mcp_tool_search` for it (its result, with the
+/// schema, stays in the conversation), and every call goes through `mcp_tool_call`. The extra
+/// requests are part of the run and of its bill.
+fn with_searches(workload: &Workload, searched: &[String]) -> Workload {
+    let mut played = workload.clone();
+    let mut found: Vec<String> = Vec::new();
+    for task in &mut played.tasks {
+        let mut calls = Vec::with_capacity(task.calls.len());
+        for call in &task.calls {
+            let server = call
+                .tool
+                .strip_prefix("mcp__")
+                .and_then(|rest| rest.split("__").next());
+            if !server.is_some_and(|server| searched.iter().any(|s| s == server)) {
+                calls.push(call.clone());
+                continue;
+            }
+            if !found.contains(&call.tool) {
+                let words = call
+                    .tool
+                    .rsplit("__")
+                    .next()
+                    .unwrap_or_default()
+                    .replace('_', " ");
+                calls.push(ScriptedCall {
+                    tool: strata_mcp::search::SEARCH_TOOL.to_owned(),
+                    args: json_object(json!({"query": words})),
+                });
+                found.push(call.tool.clone());
+            }
+            calls.push(ScriptedCall {
+                tool: strata_mcp::search::CALL_TOOL.to_owned(),
+                args: json_object(json!({"name": call.tool, "arguments": call.args})),
+            });
+        }
+        task.calls = calls;
+    }
+    played
+}
+
+fn json_object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
 /// Longest wait for one task of Pi's.
@@ -659,13 +807,17 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
     let workload = workload(options.period);
     let period = options.period;
     let mut runs = Vec::new();
+    let mut searches = Vec::new();
     for cache_model in &options.cache_models {
-        for strategy in [Strategy::Strata, Strategy::Naive] {
-            let run = run_strata(&workload, period, &servers, strategy, *cache_model)
+        // cost-trigger is strata's defaults without observation masking: what masking does
+        // here (a diagnostic row; the verdict is on `strata`).
+        for strategy in [Strategy::Strata, Strategy::CostTrigger, Strategy::Naive] {
+            let (run, search) = run_strata(&workload, period, &servers, strategy, *cache_model)
                 .with_context(|| {
                     format!("{NAME} / {} / {}", cache_model.name(), strategy.name())
                 })?;
             eprintln!("{}", line(&run));
+            searches.push((run.label(), search));
             runs.push(run);
         }
         if options.pi && Peer::Pi.cache_models().contains(cache_model) {
@@ -680,7 +832,26 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
             }
         }
     }
-    let document = document(&options, &workload, &runs, started.elapsed().as_secs_f64());
+    // Every request of every run, one JSON line each, where asked (for reading a run closely).
+    if let Some(path) = std::env::var_os("STRATA_BENCH_MCP_ROWS") {
+        let mut lines = String::new();
+        for run in &runs {
+            for row in &run.requests {
+                let mut value = serde_json::to_value(row)?;
+                value["run"] = json!(run.label());
+                lines.push_str(&value.to_string());
+                lines.push('\n');
+            }
+        }
+        std::fs::write(&path, lines).context("writing the rows")?;
+    }
+    let document = document(
+        &options,
+        &workload,
+        &runs,
+        &searches,
+        started.elapsed().as_secs_f64(),
+    );
     let out = root.join(&options.out);
     std::fs::write(&out, document).with_context(|| format!("writing {}", out.display()))?;
     println!("wrote {}", options.out.display());
@@ -738,7 +909,13 @@ pub fn verdicts(runs: &[Run]) -> Vec<Verdict> {
         .collect()
 }
 
-fn document(options: &Options, workload: &Workload, runs: &[Run], seconds: f64) -> String {
+fn document(
+    options: &Options,
+    workload: &Workload,
+    runs: &[Run],
+    searches: &[(String, Searches)],
+    seconds: f64,
+) -> String {
     let mut out = String::new();
     out.push_str("# tools-churn on real MCP servers\n\n");
     out.push_str(&format!(
@@ -749,10 +926,16 @@ fn document(options: &Options, workload: &Workload, runs: &[Run], seconds: f64) 
         "Servers: `churn` (the official Python SDK, `crates/strata-mcp/tests/fixtures/churn_server.py`, \
          stdio, connected throughout), `everything` (`@modelcontextprotocol/server-everything` over \
          stdio) and `remote` (the same server over streamable HTTP), connected in turn every two \
-         tasks; all with direct exposure. strata connects them through strata-mcp (`set_enabled`), \
-         Pi 1.6 through its built-in MCP support (`pi.registerMcpServer` / `unregisterMcpServer` \
-         from `xtask/peers/pi-bench-mcp.ts`). The scripted model calls the same tools with the \
-         same arguments in every run; requests are priced by strata-mock's cache simulator, the \
+         tasks. strata runs on its defaults: every server `auto`, declared or reached through \
+         `mcp_tool_search` / `mcp_tool_call` as the model's prices decide \
+         (`strata_mcp::exposure`); naive declares every tool of every connected server and cuts \
+         them when the server leaves; Pi 1.6 gets the servers with `direct` exposure through its \
+         built-in MCP support (`pi.registerMcpServer` / `unregisterMcpServer` from \
+         `xtask/peers/pi-bench-mcp.ts`). The scripted model calls the same tools with the same \
+         arguments in every run; where strata's tools are searched, the first call of each tool \
+         is preceded by a search for it and calls go through `mcp_tool_call`, and those extra \
+         requests are in strata's rows and bill. Requests are priced by strata-mock's cache \
+         simulator (deferred tools as the providers document them, `strata_mock::deferred`), the \
          ideal is the same prefix cache as in `docs/benchmarks.md`.\n\n",
     );
     out.push_str(
@@ -781,6 +964,35 @@ fn document(options: &Options, workload: &Workload, runs: &[Run], seconds: f64) 
             totals.requests,
             run.tasks_completed,
             run.tasks_total
+        ));
+    }
+    out.push_str(
+        "\nThe bill split (USD): reads, writes, uncached input and output; `searches` are the \
+         requests whose reply was an `mcp_tool_search` call and what they cost (already in the \
+         bill). `cost-trigger` is strata's defaults without observation masking, a diagnostic \
+         row: what masking does on this workload.\n\n",
+    );
+    out.push_str(
+        "| cache | harness | reads | writes | uncached | output | searches | search cost |\n",
+    );
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|\n");
+    for run in runs {
+        let bill = run.totals().bill;
+        let search = searches
+            .iter()
+            .find(|(label, _)| *label == run.label())
+            .map(|(_, s)| *s)
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "| {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {:.4} |\n",
+            run.cache_model,
+            run.strategy,
+            bill.reads,
+            bill.writes,
+            bill.uncached,
+            bill.output,
+            search.requests,
+            search.cost
         ));
     }
     out.push_str("\nIssue #19's bar, per cache model:\n\n");
@@ -820,6 +1032,70 @@ mod tests {
             .filter(|&i| live_servers(i, 1) != live_servers(i - 1, 1))
             .count();
         assert_eq!(every_task, 15);
+    }
+
+    #[test]
+    fn a_searched_servers_tools_are_searched_once_each_and_called_through_mcp_tool_call() {
+        let workload = workload(PERIOD);
+        let searched = vec!["everything".to_owned(), "remote".to_owned()];
+        let played = with_searches(&workload, &searched);
+        let calls = |w: &Workload| -> Vec<ScriptedCall> {
+            w.tasks.iter().flat_map(|t| t.calls.clone()).collect()
+        };
+        let (before, after) = (calls(&workload), calls(&played));
+        let searched_tools: Vec<&str> = {
+            let mut tools: Vec<&str> = before
+                .iter()
+                .map(|c| c.tool.as_str())
+                .filter(|t| t.starts_with("mcp__everything__") || t.starts_with("mcp__remote__"))
+                .collect();
+            tools.sort_unstable();
+            tools.dedup();
+            tools
+        };
+        let searches = after
+            .iter()
+            .filter(|c| c.tool == strata_mcp::search::SEARCH_TOOL)
+            .count();
+        assert_eq!(
+            searches,
+            searched_tools.len(),
+            "one search per distinct tool"
+        );
+        assert_eq!(after.len(), before.len() + searches);
+        assert!(
+            after
+                .iter()
+                .all(|c| !c.tool.starts_with("mcp__everything__")
+                    && !c.tool.starts_with("mcp__remote__")),
+            "no searched tool is called directly"
+        );
+        // Each wrapped call names the tool and keeps its arguments; a search comes first.
+        for (i, call) in after.iter().enumerate() {
+            if call.tool != strata_mcp::search::CALL_TOOL {
+                continue;
+            }
+            let name = call.args["name"].as_str().unwrap();
+            let first = after
+                .iter()
+                .position(|c| c.tool == strata_mcp::search::CALL_TOOL && c.args["name"] == name)
+                .unwrap();
+            assert_eq!(
+                after[first - 1].tool,
+                strata_mcp::search::SEARCH_TOOL,
+                "{name}"
+            );
+            assert!(i >= first);
+            assert!(call.args["arguments"].is_object(), "{call:?}");
+        }
+        // The Python server's tools are declared, so its calls are as scripted.
+        let churn = |w: &[ScriptedCall]| {
+            w.iter()
+                .filter(|c| c.tool.starts_with("mcp__churn__"))
+                .count()
+        };
+        assert_eq!(churn(&before), churn(&after));
+        assert_eq!(with_searches(&workload, &[]).tasks, workload.tasks);
     }
 
     #[test]

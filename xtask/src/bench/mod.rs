@@ -10,6 +10,7 @@
 //! - [`run`]: the result type any harness's run fills ([`Run`], [`RequestRow`]).
 //! - [`table`], [`chart`], [`report`]: the tables, SVG charts and the document.
 
+pub mod binary;
 pub mod chart;
 pub mod driver;
 pub mod forgetting;
@@ -54,6 +55,9 @@ pub const USAGE: &str =
       --quick      cache models anthropic-5m and openai only, no speed section
       --only W     only workload W (repeatable)
       --cache M    only cache model M (repeatable)
+      --strategy S only strata strategy S (repeatable; for trying a policy, the tables then
+                   lack the others)
+      --no-peers   skip the peer harnesses (Pi)
       --no-speed   skip the speed section (the document keeps the earlier figures)
       --out FILE   write the document to FILE instead of docs/benchmarks.md
       --json FILE  also write every run, request by request, as JSON
@@ -74,6 +78,10 @@ pub struct Options {
     pub command: String,
     /// Also write every run, row by row, as JSON here.
     pub json: Option<PathBuf>,
+    /// Only these strata strategies (all of [`strategies_for`] when empty).
+    pub strategies: Vec<Strategy>,
+    /// Run the peer harnesses.
+    pub peers: bool,
 }
 
 impl Options {
@@ -85,6 +93,8 @@ impl Options {
         let mut speed = true;
         let mut out = PathBuf::from("docs/benchmarks.md");
         let mut json = None;
+        let mut strategies = Vec::new();
+        let mut peers = true;
         let mut iter = args.iter();
         while let Some(arg) = iter.next() {
             match arg.as_str() {
@@ -111,6 +121,14 @@ impl Options {
                     cache_models.push(model);
                 }
                 "--out" => out = PathBuf::from(iter.next().context("--out needs a file")?),
+                "--strategy" => {
+                    let name = iter.next().context("--strategy needs a strategy")?;
+                    strategies.push(
+                        Strategy::parse(name)
+                            .with_context(|| format!("unknown strategy `{name}`"))?,
+                    );
+                }
+                "--no-peers" => peers = false,
                 "--json" => json = Some(PathBuf::from(iter.next().context("--json needs a file")?)),
                 other => bail!("unknown option `{other}`\n\n{USAGE}"),
             }
@@ -142,6 +160,8 @@ impl Options {
             out,
             command,
             json,
+            strategies,
+            peers,
         })
     }
 }
@@ -170,6 +190,9 @@ const RELEASE_ENV: &str = "STRATA_BENCH_RELEASE";
 /// `cargo xtask` gives) re-runs itself as a release build first: the mock's tokenizer and cache
 /// simulator are several times faster optimized. `--debug` stays in the debug build.
 pub fn main(root: &Path, args: &[String]) -> Result<()> {
+    if binary::selected(args) {
+        return binary::main(root, args);
+    }
     if cfg!(debug_assertions)
         && std::env::var_os(RELEASE_ENV).is_none()
         && !args.iter().any(|arg| arg == "--debug")
@@ -208,7 +231,10 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
     for name in &options.workloads {
         let workload = Workload::load(name)?;
         for cache_model in &options.cache_models {
-            for strategy in strategies_for(name) {
+            for strategy in strategies_for(name)
+                .into_iter()
+                .filter(|s| options.strategies.is_empty() || options.strategies.contains(s))
+            {
                 let run_started = Instant::now();
                 let run = driver::run(&workload, strategy, *cache_model).with_context(|| {
                     format!("{name} / {} / {}", cache_model.name(), strategy.name())
@@ -229,7 +255,7 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
                 runs.push(run);
             }
         }
-        for (peer, runner) in peer_runners() {
+        for (peer, runner) in peer_runners().into_iter().filter(|_| options.peers) {
             match runner(&workload, &options.cache_models) {
                 Ok(peer_runs) => runs.extend(peer_runs),
                 Err(error) => eprintln!("{name}: peer {peer} did not run: {error:#}"),

@@ -437,13 +437,16 @@ fn cost_trigger(out: &mut String, runs: &[Run], command: &str) {
         out,
         "### The defaults (cost trigger and masking) against the window trigger\n\n\
          `compaction.trigger = \"cost\"` (`CompactionTrigger::Cost`, the library default) \
-         compacts as soon as re-reading the context over the requests still expected costs \
-         more than summarising it and writing the smaller context once \
-         (`strata_compaction::cost_says_compact`; the expected remaining requests default to \
-         the requests sent since the last compaction, or \
-         `compaction.expected_remaining_requests`); the window limit stays as a backstop. \
-         Masking (`[compaction.masking]`) replaces stale tool outputs by stubs (Pi 1.x \
-         `context_edit` entries) when the reads saved exceed the rewrite. `window-trigger` is \
+         compacts when re-reading the context over the requests still expected costs more \
+         than summarising it and writing the smaller context once, and the context has grown \
+         to the size where a compaction cycle costs least per request at the cache's prices \
+         and the growth measured (`strata_compaction::cost_says_compact`; the expected \
+         remaining requests default to the requests sent since the last compaction, or \
+         `compaction.expected_remaining_requests`); in a small window that size lies past the \
+         window limit, which then compacts alone. Masking (`[compaction.masking]`) replaces a \
+         finished task's tool outputs by stubs (Pi 1.x `context_edit` entries) as the next task \
+         starts, when the reads saved exceed the rewrite at the cache's write price, in batches \
+         of the size that costs least per request. `window-trigger` is \
          strata with `trigger = \"window\"` and no masking, the earlier defaults \
          (`{command}`):\n\n\
          | workload | cache | window trigger | defaults | defaults / window |\n|---|---|---:|---:|---:|"
@@ -500,6 +503,22 @@ fn forgetting_section(out: &mut String, runs: &[Run], command: &str) {
     );
     out.push_str(&crate::bench::forgetting::against_pi(runs, "strata"));
     out.push('\n');
+    if let Some(table) = crate::bench::forgetting::floor_table(runs) {
+        let _ = writeln!(
+            out,
+            "### How low a bill can go: the oracle floor\n\nWhat a policy with foresight would \
+             pay for the same work, estimated from the window-trigger run (nothing masked, \
+             fewest rewrites) on the same workload and cache: every scripted message written \
+             once as that run paid it, the scripted output, and on each scripted request a read \
+             of the fixed prefix (tools and system) and half a task — a context that holds \
+             nothing of earlier tasks yet never fetches a fact again, reached at no cost. No \
+             policy pays less, so a target below *floor × Pi* cannot be met; the last column \
+             says where strata's defaults pay more than the floor, so the largest figure there \
+             is the lever left. Command: `{command}`.\n"
+        );
+        out.push_str(&table);
+        out.push('\n');
+    }
     let (table, best) = crate::bench::forgetting::choose_default(runs);
     let _ = writeln!(
         out,

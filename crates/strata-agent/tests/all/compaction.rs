@@ -33,6 +33,9 @@ async fn the_window_triggers_a_cache_friendly_compaction_and_the_run_continues()
     let settings = strata_compaction::CompactionSettings {
         reserve_tokens: 1_000,
         keep_recent_tokens: 1_500,
+        // The window's compaction under test: masking (which stubs a finished task's read
+        // as the next starts) would keep the context under it.
+        masking: no_masking(),
         ..strata_compaction::CompactionSettings::default()
     };
     let mut agent = agent_with_capabilities(
@@ -155,6 +158,9 @@ async fn a_separate_summary_model_gets_the_transcript_form() {
     let settings = strata_compaction::CompactionSettings {
         reserve_tokens: 1_000,
         keep_recent_tokens: 1_500,
+        // The window's compaction under test: masking (which stubs a finished task's read
+        // as the next starts) would keep the context under it.
+        masking: no_masking(),
         ..strata_compaction::CompactionSettings::default()
     };
     let mut agent = agent_with(
@@ -190,6 +196,13 @@ async fn a_separate_summary_model_gets_the_transcript_form() {
     assert!(summaries[0].messages[0].text().contains("<conversation>"));
 }
 
+fn no_masking() -> strata_compaction::MaskingSettings {
+    strata_compaction::MaskingSettings {
+        enabled: false,
+        ..strata_compaction::MaskingSettings::default()
+    }
+}
+
 fn big_file(dir: &std::path::Path) {
     let big: String = (0..300)
         .map(|i| format!("line {i:04} of a long file\n"))
@@ -217,6 +230,9 @@ fn small_window() -> (
     let settings = strata_compaction::CompactionSettings {
         reserve_tokens: 1_000,
         keep_recent_tokens: 1_500,
+        // The window's compaction under test: masking (which stubs a finished task's read
+        // as the next starts) would keep the context under it.
+        masking: no_masking(),
         ..strata_compaction::CompactionSettings::default()
     };
     (small, settings)

@@ -8,6 +8,7 @@
 
 mod compaction;
 mod loop_;
+mod masking;
 mod mock;
 mod scripted;
 mod system;

@@ -80,6 +80,15 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
             server.source
         )?;
     }
+    if !discovered.servers.is_empty() {
+        let exposures: Vec<String> = discovered
+            .servers
+            .iter()
+            .map(|server| format!("{} {:?}", server.name, server.exposure).to_lowercase())
+            .collect();
+        writeln!(out, "# mcp exposure: {}", exposures.join(", "))?;
+        writeln!(out, "#   auto: {}", strata_mcp::exposure::RULE)?;
+    }
     for error in &discovered.errors {
         writeln!(out, "# invalid MCP entry: {error}")?;
     }

@@ -1,4 +1,5 @@
-//! `strata mcp list|add|remove`: the configured MCP servers, checked by connecting.
+//! `strata mcp list|add|remove|login|logout`: the configured MCP servers, checked by
+//! connecting; OAuth sign-in and sign-out of HTTP servers that ask for it.
 
 use std::io::Write as _;
 use std::time::Duration;
@@ -10,6 +11,9 @@ use strata_mcp::{McpManager, ServerSpec, ServerState};
 use crate::args::RunArgs;
 use crate::config::{Layers, Sources};
 use crate::mcp;
+
+/// How long discovery and registration may take before the authorization URL is shown.
+const SIGN_IN_START_LIMIT: Duration = Duration::from_secs(60);
 
 /// `strata mcp`.
 #[derive(Debug, clap::Args)]
@@ -39,6 +43,21 @@ pub enum McpCommand {
         #[arg(short = 'l', long)]
         project: bool,
     },
+    /// Sign in to an HTTP server that asks for OAuth: prints the authorization URL (opened
+    /// with `$BROWSER` when set), waits for the browser to come back to 127.0.0.1, and keeps
+    /// the tokens (refreshed silently) in the user's strata directory, mode 0600.
+    Login {
+        /// The server's name.
+        name: String,
+        /// Seconds to wait for the browser.
+        #[arg(long, default_value_t = 300)]
+        wait: u64,
+    },
+    /// Forget a server's sign-in (deletes its token file).
+    Logout {
+        /// The server's name.
+        name: String,
+    },
 }
 
 /// `strata mcp add`.
@@ -61,6 +80,13 @@ pub struct AddArgs {
     /// Keep the entry without connecting to it.
     #[arg(long)]
     pub disabled: bool,
+    /// OAuth: a client registered out of band with the server's authorization server (for
+    /// one without dynamic registration).
+    #[arg(long, requires = "url")]
+    pub client_id: Option<String>,
+    /// OAuth: the loopback port registered with that client's redirect.
+    #[arg(long, requires = "client_id")]
+    pub callback_port: Option<u16>,
     /// The project's `.strata/config.toml` instead of the user's config.
     #[arg(short = 'l', long)]
     pub project: bool,
@@ -77,6 +103,14 @@ pub fn run(args: &McpArgs, run: &RunArgs) -> anyhow::Result<()> {
             list(&sources, trusted, *json)
         }
         McpCommand::Add(add_args) => add(&sources, add_args),
+        McpCommand::Login { name, wait } => {
+            let trusted = Layers::read(&sources, run)?.trust.trusted;
+            login(&sources, trusted, name, Duration::from_secs(*wait))
+        }
+        McpCommand::Logout { name } => {
+            let trusted = Layers::read(&sources, run)?.trust.trusted;
+            logout(&sources, trusted, name)
+        }
         McpCommand::Remove { name, project } => {
             let path = target_path(&sources, *project)?;
             if mcp::remove_server(&path, name)? {
@@ -87,6 +121,98 @@ pub fn run(args: &McpArgs, run: &RunArgs) -> anyhow::Result<()> {
             }
         }
     }
+}
+
+/// The entry named `name`, or an error that says where strata looked.
+fn find_server(
+    sources: &Sources,
+    trusted: bool,
+    name: &str,
+) -> anyhow::Result<strata_mcp::ServerConfig> {
+    let discovered = mcp::discover(sources, trusted);
+    if let Some(server) = discovered.servers.into_iter().find(|s| s.name == name) {
+        return Ok(server);
+    }
+    let skipped = if discovered.untrusted_skipped.is_empty() {
+        String::new()
+    } else {
+        " (project files were not read: the project is not trusted, `strata trust`)".to_owned()
+    };
+    anyhow::bail!("no MCP server \"{name}\" is configured{skipped}; `strata mcp list` shows them")
+}
+
+fn login(sources: &Sources, trusted: bool, name: &str, wait: Duration) -> anyhow::Result<()> {
+    let server = find_server(sources, trusted, name)?;
+    let request = strata_mcp::auth::SignInRequest::for_server(&server, wait)
+        .map_err(|error| anyhow::anyhow!(error))?;
+    let token_path = request.tokens.path().to_owned();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        // Discovery and registration are a few requests; a server that hangs is said so.
+        let pending = tokio::time::timeout(SIGN_IN_START_LIMIT, strata_mcp::auth::start_sign_in(request))
+            .await
+            .map_err(|_| {
+                anyhow::anyhow!(
+                    "signing in to MCP server \"{name}\": no authorization URL within {} s",
+                    SIGN_IN_START_LIMIT.as_secs()
+                )
+            })?
+            .with_context(|| format!("signing in to MCP server \"{name}\""))?;
+        let url = pending.authorization_url();
+        println!("Sign in to MCP server \"{name}\" ({}) in a browser:\n\n  {url}\n", server.target());
+        println!("{}", mcp::open_browser(url));
+        println!(
+            "Waiting up to {} s for the browser to come back to 127.0.0.1 (Ctrl+C stops)…",
+            wait.as_secs()
+        );
+        pending
+            .finish()
+            .await
+            .with_context(|| format!("signing in to MCP server \"{name}\""))?;
+        println!(
+            "signed in to \"{name}\"; tokens in {} (mode 0600, refreshed when they expire; `strata mcp logout {name}` forgets them)",
+            token_path.display()
+        );
+        let manager = McpManager::new(vec![server], Duration::from_secs(60));
+        manager.wait_ready().await;
+        let status = manager.status();
+        manager.shutdown().await;
+        match status.first().map(|s| (&s.state, s.tools.len())) {
+            Some((ServerState::Connected, tools)) => println!("connected: {tools} tools"),
+            Some((ServerState::Failed { error } | ServerState::AuthRequired { error }, _)) => {
+                anyhow::bail!("signed in, but the server still does not connect: {error}")
+            }
+            _ => {}
+        }
+        Ok(())
+    })
+}
+
+fn logout(sources: &Sources, trusted: bool, name: &str) -> anyhow::Result<()> {
+    let server = find_server(sources, trusted, name)?;
+    let Some(tokens) = server.token_file() else {
+        anyhow::bail!(
+            "MCP server \"{name}\" has no sign-in (only streamable HTTP servers sign in)"
+        );
+    };
+    if tokens
+        .remove()
+        .with_context(|| format!("removing {}", tokens.path().display()))?
+    {
+        println!(
+            "signed out of \"{name}\": removed {}",
+            tokens.path().display()
+        );
+    } else {
+        println!(
+            "no stored sign-in for \"{name}\" ({} does not exist)",
+            tokens.path().display()
+        );
+    }
+    Ok(())
 }
 
 fn target_path(sources: &Sources, project: bool) -> anyhow::Result<std::path::PathBuf> {
@@ -117,6 +243,14 @@ fn add(sources: &Sources, args: &AddArgs) -> anyhow::Result<()> {
         env: pairs(&args.env, "env")?,
         timeout: args.timeout,
         enabled: args.disabled.then_some(false),
+        oauth: args
+            .client_id
+            .as_ref()
+            .map(|client_id| strata_mcp::config::OAuthSpec {
+                client_id: Some(client_id.clone()),
+                callback_port: args.callback_port,
+                scopes: Vec::new(),
+            }),
         ..ServerSpec::default()
     };
     match (&args.url, args.command.split_first()) {
@@ -186,6 +320,23 @@ fn list(sources: &Sources, trusted: bool, json: bool) -> anyhow::Result<()> {
                 server.source
             )?;
             writeln!(out, "  {}", server.target)?;
+            writeln!(out, "  {}", server.exposure_note)?;
+            let tokens = discovered
+                .servers
+                .iter()
+                .find(|s| s.name == server.name)
+                .and_then(strata_mcp::ServerConfig::token_file);
+            if let Some(tokens) = tokens {
+                match tokens.state() {
+                    strata_mcp::auth::TokenState::Present => {
+                        writeln!(out, "  signed in (tokens in {})", tokens.path().display())?;
+                    }
+                    strata_mcp::auth::TokenState::Unusable(problem) => {
+                        writeln!(out, "  ! {problem}")?;
+                    }
+                    strata_mcp::auth::TokenState::Missing => {}
+                }
+            }
             match &server.state {
                 ServerState::Failed { error } | ServerState::AuthRequired { error } => {
                     for line in error.lines() {

@@ -1,10 +1,8 @@
 //! A session tree as one self-contained HTML file (`strata export`, `/export`, rpc's
 //! `export_html`): every branch, the current leaf marked, messages by role, tool calls and
 //! results and thinking collapsible, compaction and branch summaries, per-request usage,
-//! the session name and labels. Styles and script are inline; nothing is fetched.
-
-mod html;
-mod render;
+//! the session name and labels. Styles and script are inline; nothing is fetched. The page is
+//! [`strata_export`]'s; this module picks the file and refuses to overwrite a session.
 
 use std::path::{Path, PathBuf};
 
@@ -25,7 +23,7 @@ pub fn export_html(
 ) -> anyhow::Result<PathBuf> {
     let opened = Session::open(session_file)
         .with_context(|| format!("reading {}", session_file.display()))?;
-    let page = render::page(&opened.session, &opened.diagnostics);
+    let page = strata_export::page(&opened.session, &opened.diagnostics);
     let path = match output {
         Some(path) => path.to_path_buf(),
         None => default_output(session_file)?,

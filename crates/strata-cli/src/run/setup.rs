@@ -146,26 +146,21 @@ impl Setup {
         })
     }
 
-    /// A route to the model the session file at `path` names, when the catalog knows it: what
-    /// a switch to that session takes up (Pi restores a resumed session's model). `None`
-    /// where the file names no model, names one strata cannot route, or cannot be read (the
-    /// switch itself reports that).
-    pub fn session_route(
-        &self,
-        path: &Path,
-        retries: Option<RetryObserver>,
-    ) -> Option<strata_runtime::ModelRoute> {
-        let opened = strata_session::Session::open(path).ok()?;
-        let session = &opened.session;
-        let context = strata_context::build(session.tree(), session.leaf()).ok()?;
-        let named = context.model?;
-        self.catalog.model(&named.provider, &named.model_id)?;
-        let choice = ModelChoice {
-            provider: named.provider,
-            id: named.model_id,
-            thinking: None,
-        };
-        self.model_route(&choice, retries).ok()
+    /// Resolves the model a session file names, for [`strata_runtime::Op::SwitchSession`]:
+    /// the runtime opens the file (once) and asks for a route to that model, so a switch
+    /// takes up the session's model (Pi restores a resumed session's model). `None` from the
+    /// router where the catalog does not know the model or strata cannot route it.
+    pub fn session_router(&self, retries: Option<RetryObserver>) -> strata_runtime::SessionRouter {
+        let setup = self.clone();
+        Box::new(move |provider, model_id| {
+            setup.catalog.model(provider, model_id)?;
+            let choice = ModelChoice {
+                provider: provider.to_owned(),
+                id: model_id.to_owned(),
+                thinking: None,
+            };
+            setup.model_route(&choice, retries).ok()
+        })
     }
 
     /// The tools named in configuration, checked against the built-in set.
@@ -223,6 +218,12 @@ impl Setup {
     ) -> anyhow::Result<Agent> {
         let switch = self.model_switch(choice, Some(retries.observer()))?;
         let native_deferral = switch.capabilities.deferred_tools;
+        // The model's prices decide whether an `auto` MCP server is declared or searched.
+        let prices = strata_mcp::TokenPrices {
+            cache_read: switch.model.prices.cache_read,
+            cache_write: switch.model.prices.cache_write_5m,
+            output: switch.model.prices.output,
+        };
         let agent_config = AgentConfig {
             cwd: self.cwd.clone(),
             capabilities: switch.capabilities,
@@ -245,6 +246,7 @@ impl Setup {
         // A deferred server's tools go out with `defer_loading` where the row searches tools
         // itself, behind `mcp_tool_search` where it does not.
         mcp.set_native_deferral(native_deferral);
+        mcp.set_prices(prices);
         agent.set_tool_source(Some(std::sync::Arc::new(mcp)));
         agent.set_project_skills(self.trust.trusted);
         record_model(&mut agent, choice.thinking.as_deref())?;

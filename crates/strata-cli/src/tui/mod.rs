@@ -73,6 +73,7 @@ pub fn run_with(
     let mcp = app::McpHandle {
         manager: setup.mcp_manager(),
         runtime: runtime.handle().clone(),
+        sign_ins: Default::default(),
     };
     let notices = setup.notices.clone();
     let worker = Worker::new(setup, built, ui_tx);

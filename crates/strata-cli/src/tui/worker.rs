@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use strata_agent::{Agent, AgentEvent, Control};
-use strata_context::RenderOptions;
 use strata_context::render::Divergence;
 use strata_provider::{Prices, ThinkingLevel};
 use strata_runtime::{Op, RuntimeClosed, RuntimeEvent, RuntimeHandle, UserInput};
@@ -221,6 +220,8 @@ struct Live {
     last_divergence: Option<Option<Divergence>>,
     /// What the last manual compaction wrote (`Some(None)`: nothing to compact).
     compacted: Option<Option<EntryId>>,
+    /// The entry the last label went on, and the label (`None`: cleared).
+    labelled: Option<(EntryId, Option<String>)>,
 }
 
 impl Live {
@@ -243,6 +244,10 @@ impl Live {
             } => Some(format!("the run failed: {error}")),
             RuntimeEvent::Compacted { entry } => {
                 self.compacted = Some(entry);
+                None
+            }
+            RuntimeEvent::Labelled { target, label } => {
+                self.labelled = Some((target, label));
                 None
             }
             RuntimeEvent::Failed { op, error } => Some(match op {
@@ -365,6 +370,7 @@ impl Worker {
             models: std::mem::take(&mut self.models),
             last_divergence: None,
             compacted: None,
+            labelled: None,
         };
         if let Err(error) = live.attach().await {
             live.reply(Reply::Error(format!("{error:#}")));
@@ -500,10 +506,9 @@ impl Worker {
                 live.reply(Reply::Notice("new session".into()));
             }
             Command::Resume(path) => {
-                let route = self.setup.session_route(&path, None);
                 let switch = Op::SwitchSession {
                     path: path.clone(),
-                    route,
+                    router: Some(self.setup.session_router(None)),
                 };
                 live.call(vec![switch], |_| ()).await?;
                 live.attach().await?;
@@ -534,10 +539,13 @@ impl Worker {
                 live.refresh_status().await?;
             }
             Command::Label(label) => {
-                let said = live
-                    .call(Vec::new(), move |agent| label_leaf(agent, label.as_deref()))
-                    .await?
-                    .map_err(anyhow::Error::msg)?;
+                live.labelled = None;
+                live.call(vec![Op::LabelLeaf(label)], |_| ()).await?;
+                let said = match live.labelled.take() {
+                    Some((target, Some(label))) => format!("labelled {target} “{label}”"),
+                    Some((target, None)) => format!("label of {target} cleared"),
+                    None => "nothing was labelled".to_owned(),
+                };
                 live.reply(Reply::Notice(said));
             }
             Command::Context => {
@@ -601,29 +609,6 @@ fn thinking_of(agent: &mut Agent) -> String {
         .map_or_else(|_| "off".to_owned(), |c| c.thinking_level.clone())
 }
 
-/// Labels the entry the leaf stands on (`None` clears); says what it did.
-fn label_leaf(agent: &mut Agent, label: Option<&str>) -> Result<String, String> {
-    let session = agent.session();
-    let target = session
-        .leaf()
-        .and_then(|leaf| {
-            session
-                .tree()
-                .walk_to_root(leaf.as_str())
-                .find(|entry| !matches!(entry.kind(), EntryKind::Label | EntryKind::Leaf))
-                .map(|entry| entry.id().clone())
-        })
-        .ok_or_else(|| "nothing to label yet".to_owned())?;
-    agent
-        .session_mut()
-        .append_label(&target, label)
-        .map_err(|e| e.to_string())?;
-    Ok(match label {
-        Some(label) => format!("labelled {target} “{label}”"),
-        None => format!("label of {target} cleared"),
-    })
-}
-
 /// What the UI shows of a session it now shows.
 fn attached(agent: &mut Agent, models: Vec<(String, String)>) -> Attached {
     let transcript = transcript_of(agent.session());
@@ -643,27 +628,13 @@ fn attached(agent: &mut Agent, models: Vec<(String, String)>) -> Attached {
     }
 }
 
-/// The render options the agent's own requests use.
-fn render_options(agent: &Agent) -> RenderOptions {
-    let config = agent.config();
-    RenderOptions {
-        policy: config.render_policy,
-        cache_key: Some(agent.session().header().id.clone()),
-        max_tokens: config.max_tokens,
-        ttl: config.capabilities.cache_ttl(config.cache.retention),
-    }
-}
-
 /// The next request's chapters, the policy, and how the last request compared.
 fn context_report(
     agent: &mut Agent,
     last_divergence: Option<&Option<Divergence>>,
 ) -> anyhow::Result<Vec<String>> {
-    let capabilities = agent.config().capabilities.clone();
-    let options = render_options(agent);
-    let context = agent.context()?;
-    let rendered = strata_context::render_with(context, &capabilities, &options);
-    let report = rendered.report(None);
+    let next = strata_runtime::inspect::next_request(agent)?;
+    let (rendered, report) = (&next.rendered, &next.report);
     let mut lines = vec![format!(
         "{:<9} {:>9} {:>8}  {}",
         "chapter", "bytes", "≈tokens", "hash (FNV-1a 64)"
@@ -691,14 +662,7 @@ fn context_report(
     }
     lines.push(String::new());
     lines.push("policy:".to_owned());
-    let settings = agent
-        .config()
-        .compaction
-        .for_model(&agent.config().model.provider, &agent.config().model.id);
-    for line in strata_agent::policy::explain_compaction(&settings)
-        .into_iter()
-        .chain([strata_agent::policy::explain_system_changes(&capabilities)])
-    {
+    for line in &next.policy {
         lines.push(format!("  {line}"));
     }
     let request = &rendered.request;
@@ -781,19 +745,10 @@ fn status(agent: &mut Agent, models: Vec<(String, String)>) -> Status {
                 .map_or(0, |json| json.len() as u64 / 4),
         })
         .collect();
-    let options = render_options(agent);
-    let (thinking, chapter_tokens) = match agent.context() {
-        Ok(context) => {
-            let rendered = strata_context::render_with(context, &capabilities, &options);
-            let bytes = &rendered.bytes;
-            (
-                context.thinking_level.clone(),
-                [
-                    bytes.tools.len() as u64 / 4,
-                    bytes.system.len() as u64 / 4,
-                    bytes.messages.len() as u64 / 4,
-                ],
-            )
+    let (thinking, chapter_tokens) = match strata_runtime::inspect::next_request(agent) {
+        Ok(next) => {
+            let tokens = next.chapter_tokens();
+            (next.thinking_level, tokens)
         }
         Err(_) => ("off".to_owned(), [0; 3]),
     };

@@ -2,19 +2,25 @@
 //! with a replacement, read back through the context builder.
 
 use serde_json::{Value, json};
-use strata_compaction::{MaskEntryKind, MaskingSettings, STUB_OPENING, mask_entries, plan_masking};
+use strata_compaction::{
+    CachePrices, MaskEntryKind, MaskingOutlook, MaskingSettings, STUB_OPENING, mask_entries,
+    plan_masking,
+};
 use strata_provider::Prices;
 
 use crate::support::{TestSession, assistant, tool_call, tool_result, user};
 
-fn opus() -> Prices {
-    Prices {
-        input: 5.0,
-        output: 25.0,
-        cache_read: 0.5,
-        cache_write_5m: 6.25,
-        cache_write_1h: 10.0,
-    }
+fn opus() -> CachePrices {
+    CachePrices::new(
+        &Prices {
+            input: 5.0,
+            output: 25.0,
+            cache_read: 0.5,
+            cache_write_5m: 6.25,
+            cache_write_1h: 10.0,
+        },
+        false,
+    )
 }
 
 fn masking() -> MaskingSettings {
@@ -72,7 +78,8 @@ fn stubs_are_context_edits_the_file_keeps_every_full_output_and_the_current_task
     let mut s = session();
     let before = context(&s);
     let entries = mask_entries(&before);
-    let plan = plan_masking(&entries, &masking(), &opus(), 100).expect("masking pays");
+    let plan = plan_masking(&entries, &masking(), &opus(), MaskingOutlook::warm(100))
+        .expect("masking pays");
     assert_eq!(plan.stubs.len(), 5, "the five earlier tasks' reads");
     let lines_before = std::fs::read_to_string(s.session.path())
         .expect("file")
@@ -137,7 +144,10 @@ fn stubs_are_context_edits_the_file_keeps_every_full_output_and_the_current_task
             .count(),
         5
     );
-    assert_eq!(plan_masking(&again, &masking(), &opus(), 100), None);
+    assert_eq!(
+        plan_masking(&again, &masking(), &opus(), MaskingOutlook::warm(100)),
+        None
+    );
 }
 
 #[test]
@@ -153,7 +163,18 @@ fn the_latest_results_are_never_masked_however_much_masking_would_save() {
             keep_recent_tasks: keep,
             ..masking()
         };
-        let plan = plan_masking(&entries, &settings, &opus(), 1_000_000).expect("pays");
+        let plan = plan_masking(
+            &entries,
+            &settings,
+            &opus(),
+            MaskingOutlook::warm(1_000_000),
+        );
+        // Keeping two tasks, the two reads before them are too small a batch for the
+        // rewrite after them (a later batch takes them along); fewer kept, it is due.
+        let Some(plan) = plan else {
+            assert_eq!(keep, 2, "keep {keep}: a batch was due");
+            continue;
+        };
         for (target, _) in &plan.stubs {
             let at = entries.iter().position(|e| &e.id == target).expect("found");
             assert!(
@@ -163,5 +184,8 @@ fn the_latest_results_are_never_masked_however_much_masking_would_save() {
         }
     }
     // Few requests left: the rewrite costs more than the reads saved, nothing is masked.
-    assert_eq!(plan_masking(&entries, &masking(), &opus(), 1), None);
+    assert_eq!(
+        plan_masking(&entries, &masking(), &opus(), MaskingOutlook::warm(1)),
+        None
+    );
 }

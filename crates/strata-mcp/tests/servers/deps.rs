@@ -77,6 +77,7 @@ pub fn server(name: &str, transport: Transport) -> ServerConfig {
             path: None,
         },
         spec: ServerSpec::default(),
+        token_dir: None,
     }
 }
 

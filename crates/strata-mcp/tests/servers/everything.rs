@@ -225,3 +225,64 @@ async fn a_deferred_server_is_reached_through_search_and_call() {
     assert!(output.text_content().contains("found"), "{output:?}");
     manager.shutdown().await;
 }
+
+/// `auto` follows the prices: at claude-opus-4-8's, server-everything's thirteen definitions
+/// cost more carried in every request than searched, the four small tools of the churn server
+/// less; on a row with the provider's tool search the searched server still goes through
+/// `mcp_tool_search` (its results are kept in the session).
+#[tokio::test]
+async fn auto_searches_the_server_whose_tools_cost_more_carried_than_searched() {
+    let Some((node, script)) = everything() else {
+        return;
+    };
+    let Some(python) = crate::deps::python() else {
+        return;
+    };
+    let auto = |mut config: strata_mcp::ServerConfig| {
+        config.exposure = strata_mcp::config::Exposure::Auto;
+        config
+    };
+    let manager = strata_mcp::McpManager::new(
+        vec![
+            auto(server(
+                "everything",
+                stdio(&node, &[script.to_str().unwrap(), "stdio"]),
+            )),
+            auto(server(
+                "churn",
+                stdio(&python, &[crate::deps::churn_script().to_str().unwrap()]),
+            )),
+        ],
+        Duration::from_secs(60),
+    );
+    manager.set_native_deferral(true);
+    manager.set_prices(strata_mcp::TokenPrices {
+        cache_read: 0.5,
+        cache_write: 6.25,
+        output: 25.0,
+    });
+    manager.wait_ready().await;
+    let status = manager.status();
+    assert_eq!(status[0].exposure, "deferred", "{status:?}");
+    assert!(
+        status[0].exposure_note.contains("mcp_tool_search"),
+        "{status:?}"
+    );
+    assert_eq!(status[1].exposure, "direct", "{status:?}");
+    assert!(status[1].exposure_note.contains("declared"), "{status:?}");
+    let tools = manager.tools();
+    let declared: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    assert!(declared.contains(&"mcp__churn__alpha"), "{declared:?}");
+    assert!(declared.contains(&"mcp_tool_search"), "{declared:?}");
+    assert!(
+        !declared
+            .iter()
+            .any(|name| name.starts_with("mcp__everything__")),
+        "{declared:?}"
+    );
+    assert!(
+        tools.iter().all(|t| !t.defer_loading()),
+        "nothing provider-deferred"
+    );
+    manager.shutdown().await;
+}

@@ -11,4 +11,5 @@
 mod agent;
 mod deps;
 mod everything;
+mod oauth;
 mod python;

@@ -9,6 +9,7 @@ use super::{
     sse_event, text_of,
 };
 use crate::config::Protocol;
+use crate::deferred::{self, DeferredTools};
 use crate::prompt::{Chapter, PromptBuilder, Ttl, canonical_without};
 use crate::scenario::{Conversation, DeclaredTool, Stop};
 
@@ -122,6 +123,7 @@ impl Wire for Anthropic {
         }
         let mut builder = PromptBuilder::new(ctx.tokenizer);
         let mut conversation = Conversation::default();
+        let mut deferred_tools = DeferredTools::default();
         if let Some(tools) = body.get("tools") {
             let tools = tools
                 .as_array()
@@ -142,12 +144,17 @@ impl Wire for Anthropic {
                 conversation
                     .tools
                     .push(DeclaredTool::new(name, tool.get("input_schema")));
-                builder.push(
-                    Chapter::Tools,
-                    "tool",
-                    &canonical_without(tool, "cache_control"),
-                    ttl_of(tool),
-                );
+                let text = canonical_without(tool, "cache_control");
+                if deferred::is_deferred(tool) {
+                    // Not in the prefix until a tool_reference loads it (crate::deferred); a
+                    // breakpoint on it caches the prefix up to the tool before it.
+                    if let Some(ttl) = ttl_of(tool) {
+                        builder.mark_previous(ttl);
+                    }
+                    deferred_tools.declare(name, text);
+                } else {
+                    builder.push(Chapter::Tools, "tool", &text, ttl_of(tool));
+                }
             }
         }
         match body.get("system") {
@@ -199,6 +206,7 @@ impl Wire for Anthropic {
                             builder.push_uncacheable(Chapter::Messages, role, &text);
                         } else {
                             builder.push(Chapter::Messages, role, &text, ttl_of(block));
+                            deferred_tools.load_referenced(&mut builder, block);
                         }
                     }
                 }

@@ -12,6 +12,7 @@ use super::{
     ErrorKind, ErrorResponse, Outcome, ParseContext, Parsed, Wire, chunks, sse_event, text_of,
 };
 use crate::config::Protocol;
+use crate::deferred;
 use crate::prompt::{Chapter, PromptBuilder};
 use crate::scenario::{Conversation, DeclaredTool, Stop};
 
@@ -211,7 +212,14 @@ impl Wire for Responses {
                         .tools
                         .push(DeclaredTool::new(name, tool.get("parameters")));
                 }
-                builder.push(Chapter::Tools, "tool", &tool.to_string(), None);
+                // A deferred function shows only its name and description until a
+                // tool_search_output item loads it (crate::deferred).
+                let billed = if deferred::is_deferred(tool) {
+                    deferred::searchable_part(tool)
+                } else {
+                    tool.clone()
+                };
+                builder.push(Chapter::Tools, "tool", &billed.to_string(), None);
             }
         }
         if let Some(instructions) = body.get("instructions").and_then(Value::as_str) {

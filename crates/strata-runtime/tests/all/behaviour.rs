@@ -116,7 +116,7 @@ async fn a_fork_appends_to_a_new_file_holding_the_path_and_switching_back_finds_
     handle
         .send(Op::SwitchSession {
             path: first.session_path.clone(),
-            route: None,
+            router: None,
         })
         .unwrap();
     until(&mut events, |e| {
@@ -512,7 +512,10 @@ async fn a_switch_with_the_sessions_route_takes_up_its_model_and_writes_nothing_
     handle
         .send(Op::SwitchSession {
             path: first.clone(),
-            route: Some(sonnet),
+            // Routes only the model the first file names: the switch must ask for that one.
+            router: Some(Box::new(move |provider, model| {
+                (provider == "anthropic" && model == "claude-sonnet-4-5").then_some(sonnet)
+            })),
         })
         .unwrap();
     let seen = until(&mut events, |e| {
@@ -533,4 +536,86 @@ async fn a_switch_with_the_sessions_route_takes_up_its_model_and_writes_nothing_
         before,
         "the file already names its model and level: nothing is appended"
     );
+}
+
+#[tokio::test]
+async fn a_label_goes_on_the_last_real_entry_and_a_second_label_replaces_it() {
+    let server = mock(TWO_ANSWERS).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sonnet = route(&server, "claude-sonnet-4-5");
+    let (handle, mut events, task) = spawn(agent(&sonnet, dir.path(), CacheSettings::default()));
+    handle
+        .send(Op::LabelLeaf(Some("too early".into())))
+        .unwrap();
+    let seen = until(&mut events, |e| matches!(e, RuntimeEvent::Failed { .. })).await;
+    assert!(
+        matches!(seen.last(), Some(RuntimeEvent::Failed { op: "label", error }) if error == "nothing to label yet"),
+        "{seen:?}"
+    );
+    handle.send(Op::Prompt("one".into())).unwrap();
+    settled(&mut events).await;
+    let answer = handle.status().leaf.unwrap();
+    handle.send(Op::LabelLeaf(Some("first".into()))).unwrap();
+    // The leaf now stands on a label entry: the next label passes over it to the answer.
+    handle
+        .send(Op::LabelLeaf(Some("checkpoint".into())))
+        .unwrap();
+    let seen = until(
+        &mut events,
+        |e| matches!(e, RuntimeEvent::Labelled { label: Some(l), .. } if l == "checkpoint"),
+    )
+    .await;
+    let targets: Vec<_> = seen
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::Labelled { target, .. } => Some(target.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(targets, [answer.clone(), answer.clone()]);
+    handle.send(Op::Shutdown).unwrap();
+    let agent = task.await.unwrap();
+    let reopened = Session::open(agent.session().path()).unwrap().session;
+    assert_eq!(reopened.tree().label_of(&answer), Some("checkpoint"));
+}
+
+#[tokio::test]
+async fn the_next_request_is_rendered_with_the_sessions_retention_and_history() {
+    let server = mock(TWO_ANSWERS).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sonnet = route(&server, "claude-sonnet-4-5");
+    let cache = CacheSettings {
+        retention: CacheRetention::Long,
+        ..CacheSettings::default()
+    };
+    let (handle, mut events, task) = spawn(agent(&sonnet, dir.path(), cache));
+    handle.send(Op::Prompt("one".into())).unwrap();
+    settled(&mut events).await;
+    let (sent, read) = tokio::sync::oneshot::channel();
+    handle
+        .send(Op::WithAgent(Box::new(move |agent| {
+            let _ = sent.send(strata_runtime::inspect::next_request(agent).unwrap());
+        })))
+        .unwrap();
+    let next = read.await.unwrap();
+    let request = &next.rendered.request;
+    assert_eq!(request.messages.len(), 2, "the prompt and its answer");
+    let named: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
+    for tool in strata_tools::ToolSet::default_set().names() {
+        assert!(named.contains(&tool), "{tool} in {named:?}");
+    }
+    assert!(!request.breakpoints.is_empty());
+    assert!(
+        request
+            .breakpoints
+            .iter()
+            .all(|bp| bp.ttl == strata_provider::CacheTtl::OneHour),
+        "the hour retention asks for one-hour entries: {:?}",
+        request.breakpoints
+    );
+    let [tools, system, messages] = next.chapter_tokens();
+    assert!(tools > 0 && system > 0 && messages > 0);
+    assert_eq!(next.report.tools.bytes, next.rendered.bytes.tools.len());
+    handle.send(Op::Shutdown).unwrap();
+    task.await.unwrap();
 }

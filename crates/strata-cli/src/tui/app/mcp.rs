@@ -1,5 +1,10 @@
 //! `/mcp`: the session's MCP servers — status, tools, reconnect, enable and disable (with
-//! what the change costs said first, as `/tools` does).
+//! what the change costs said first, as `/tools` does), and OAuth sign-in and sign-out of
+//! servers that ask for it.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use strata_mcp::{McpManager, ServerState};
 use strata_tools::ToolSource as _;
@@ -14,9 +19,19 @@ pub struct McpHandle {
     pub manager: McpManager,
     /// Where reconnects and enable/disable run.
     pub runtime: tokio::runtime::Handle,
+    /// Sign-ins under way or finished in this session, by server: what `/mcp` says of them.
+    pub sign_ins: Arc<Mutex<BTreeMap<String, String>>>,
 }
 
-const USAGE: &str = "/mcp [tools NAME | reconnect NAME | enable NAME | disable NAME]";
+const USAGE: &str =
+    "/mcp [tools NAME | reconnect NAME | enable NAME | disable NAME | login NAME | logout NAME]";
+
+/// How long a sign-in started from the TUI waits for the browser.
+const SIGN_IN_WAIT: Duration = Duration::from_secs(300);
+
+/// How long the TUI waits for the server and its authorization server to hand out the
+/// authorization URL (discovery and registration) before saying so.
+const SIGN_IN_START_LIMIT: Duration = Duration::from_secs(20);
 
 impl App {
     /// Sets the servers `/mcp` shows.
@@ -36,7 +51,7 @@ impl App {
             .map(str::to_owned)
             .collect();
         match words.as_slice() {
-            [] => self.mcp_list(&handle.manager),
+            [] => self.mcp_list(&handle),
             [verb, name] if verb == "tools" => self.mcp_tools(&handle.manager, name),
             [verb, name] if verb == "reconnect" => {
                 if !self.mcp_known(&handle.manager, name) {
@@ -68,8 +83,108 @@ impl App {
                     let _ = manager.set_enabled(&name, enable).await;
                 });
             }
+            [verb, name] if verb == "login" => self.mcp_login(&handle, name),
+            [verb, name] if verb == "logout" => self.mcp_logout(&handle, name),
             _ => self.notice(Level::Error, format!("usage: {USAGE}")),
         }
+    }
+
+    /// Starts the sign-in of `name`: the authorization URL is shown (and opened with
+    /// `$BROWSER`), the wait for the browser runs in the background, and the server
+    /// reconnects when it ends, its tools arriving as additions.
+    fn mcp_login(&mut self, handle: &McpHandle, name: &str) {
+        if !self.mcp_known(&handle.manager, name) {
+            return;
+        }
+        let started = handle.runtime.block_on(async {
+            tokio::time::timeout(
+                SIGN_IN_START_LIMIT,
+                strata_mcp::auth::begin_sign_in(&handle.manager, name, SIGN_IN_WAIT),
+            )
+            .await
+        });
+        let begun = match started {
+            Ok(Ok(begun)) => begun,
+            Ok(Err(error)) => {
+                self.notice(Level::Error, error);
+                return;
+            }
+            Err(_) => {
+                self.notice(
+                    Level::Error,
+                    format!(
+                        "sign-in to {name} failed: no authorization URL within {} s",
+                        SIGN_IN_START_LIMIT.as_secs()
+                    ),
+                );
+                return;
+            }
+        };
+        let browser = crate::mcp::open_browser(&begun.url);
+        self.notice(
+            Level::Info,
+            format!(
+                "sign in to {name}: open {} — {browser} Waiting up to {} s; its tools arrive as additions once it connects (/mcp shows progress).",
+                begun.url,
+                begun.wait.as_secs()
+            ),
+        );
+        set_sign_in(&handle.sign_ins, name, "waiting for the browser");
+        let sign_ins = handle.sign_ins.clone();
+        let name = name.to_owned();
+        handle.runtime.spawn(async move {
+            let progress = match begun.done.await {
+                Ok(Ok(())) => "signed in".to_owned(),
+                Ok(Err(error)) => format!("sign-in failed: {error}"),
+                Err(error) => format!("sign-in failed: {error}"),
+            };
+            set_sign_in(&sign_ins, &name, &progress);
+        });
+    }
+
+    /// Forgets the sign-in of `name` (its token file) and reconnects it, which withdraws
+    /// its tools; the cost is said first.
+    fn mcp_logout(&mut self, handle: &McpHandle, name: &str) {
+        let Some(config) = handle.manager.server_config(name) else {
+            self.notice(Level::Error, format!("no MCP server {name}"));
+            return;
+        };
+        let Some(tokens) = config.token_file() else {
+            self.notice(
+                Level::Error,
+                format!("MCP server {name} has no sign-in (only streamable HTTP servers sign in)"),
+            );
+            return;
+        };
+        match tokens.remove() {
+            Ok(false) => {
+                self.notice(Level::Info, format!("no stored sign-in for {name}"));
+                return;
+            }
+            Ok(true) => {}
+            Err(error) => {
+                self.notice(
+                    Level::Error,
+                    format!("cannot remove {}: {error}", tokens.path().display()),
+                );
+                return;
+            }
+        }
+        let cost = self.mcp_toggle_cost(&handle.manager, name, false);
+        self.notice(
+            Level::Info,
+            format!(
+                "signed out of {name} (removed {}): {}",
+                tokens.path().display(),
+                cost.describe()
+            ),
+        );
+        set_sign_in(&handle.sign_ins, name, "signed out");
+        let manager = handle.manager.clone();
+        let name = name.to_owned();
+        handle.runtime.spawn(async move {
+            let _ = manager.reconnect(&name).await;
+        });
     }
 
     fn mcp_known(&mut self, manager: &McpManager, name: &str) -> bool {
@@ -80,7 +195,13 @@ impl App {
         known
     }
 
-    fn mcp_list(&mut self, manager: &McpManager) {
+    fn mcp_list(&mut self, handle: &McpHandle) {
+        let manager = &handle.manager;
+        let sign_ins = handle
+            .sign_ins
+            .lock()
+            .map(|map| map.clone())
+            .unwrap_or_default();
         let mut lines = Vec::new();
         let mut status = manager.status();
         // Servers that need attention first.
@@ -104,6 +225,13 @@ impl App {
             {
                 lines.extend(error.lines().map(|line| format!("  ! {line}")));
             }
+            if let Some(progress) = sign_ins.get(&server.name) {
+                lines.push(format!("  sign-in: {progress}"));
+            }
+            if matches!(server.state, ServerState::AuthRequired { .. }) {
+                lines.push(format!("  sign in: /mcp login {}", server.name));
+            }
+            lines.push(format!("  {}", server.exposure_note));
             if !server.withdrawn.is_empty() {
                 lines.push(format!("  withdrawn: {}", server.withdrawn.join(", ")));
             }
@@ -146,7 +274,8 @@ impl App {
         });
     }
 
-    /// What enabling or disabling the server's tools costs the next request.
+    /// What enabling or disabling the server's tools costs the next request (signing out
+    /// costs what disabling does).
     fn mcp_toggle_cost(
         &self,
         manager: &McpManager,
@@ -181,6 +310,12 @@ impl App {
     }
 }
 
+fn set_sign_in(sign_ins: &Mutex<BTreeMap<String, String>>, name: &str, progress: &str) {
+    if let Ok(mut map) = sign_ins.lock() {
+        map.insert(name.to_owned(), progress.to_owned());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Instant;
@@ -212,6 +347,7 @@ mod tests {
                 path: Some("/p/.mcp.json".into()),
             },
             spec: ServerSpec::default(),
+            token_dir: None,
         }
     }
 
@@ -240,6 +376,7 @@ mod tests {
         app.set_mcp(McpHandle {
             manager,
             runtime: runtime.handle().clone(),
+            sign_ins: Default::default(),
         });
         run(&mut app, "/mcp");
         let lines = last_block(&app);
@@ -248,6 +385,7 @@ mod tests {
             "{lines:?}"
         );
         assert!(lines[1].contains("cannot start"), "{lines:?}");
+        assert_eq!(lines[2], "  direct: declared in every request", "{lines:?}");
         run(&mut app, "/mcp frobnicate broken");
         assert!(matches!(
             app.items.last(),
@@ -264,5 +402,188 @@ mod tests {
             app.items.last(),
             Some(Item::Notice(notice)) if notice.text == "mcp disable broken: no change"
         ));
+    }
+
+    fn http_server(name: &str, url: String, token_dir: &std::path::Path) -> ServerConfig {
+        let mut server = missing_server();
+        server.name = name.into();
+        server.transport = Transport::Http {
+            url,
+            headers: Default::default(),
+        };
+        server.token_dir = Some(token_dir.to_owned());
+        server
+    }
+
+    fn last_notice(app: &App) -> String {
+        app.items
+            .iter()
+            .rev()
+            .find_map(|item| match item {
+                Item::Notice(notice) => Some(notice.text.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_server_needing_sign_in_is_offered_it_and_the_wrong_kind_is_refused() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        // An endpoint answering every request with 401 and a bearer challenge.
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let port = listener.local_addr().unwrap().port();
+        runtime.spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut buffer = [0u8; 4096];
+                let _ = stream.read(&mut buffer).await;
+                let _ = stream
+                    .write_all(b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    .await;
+            }
+        });
+        let tokens = tempfile::tempdir().unwrap();
+        let manager = McpManager::new(
+            vec![
+                http_server(
+                    "locked",
+                    format!("http://127.0.0.1:{port}/mcp"),
+                    tokens.path(),
+                ),
+                missing_server(),
+            ],
+            std::time::Duration::from_secs(5),
+        );
+        runtime.block_on(manager.wait_ready());
+        let mut app = app();
+        app.set_mcp(McpHandle {
+            manager,
+            runtime: runtime.handle().clone(),
+            sign_ins: Default::default(),
+        });
+        run(&mut app, "/mcp");
+        let lines = last_block(&app);
+        let locked = lines
+            .iter()
+            .position(|l| l.starts_with("locked  needs sign-in"))
+            .unwrap();
+        assert!(
+            lines[locked + 1].contains("requires authorization"),
+            "{lines:?}"
+        );
+        assert_eq!(
+            lines[locked + 2],
+            "  sign in: /mcp login locked",
+            "{lines:?}"
+        );
+        run(&mut app, "/mcp login broken");
+        assert!(
+            last_notice(&app).contains("only streamable HTTP servers sign in"),
+            "{}",
+            last_notice(&app)
+        );
+        run(&mut app, "/mcp logout locked");
+        assert_eq!(last_notice(&app), "no stored sign-in for locked");
+        run(&mut app, "/mcp login nosuch");
+        assert_eq!(last_notice(&app), "no MCP server nosuch");
+    }
+
+    #[test]
+    fn login_shows_the_url_and_the_tools_arrive_after_the_browser_returns() {
+        let python = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../.mcp-deps/venv/bin/python");
+        if !python.exists() {
+            eprintln!(
+                "SKIPPED: the Python MCP SDK is not installed ({} missing); run .ci/install-mcp",
+                python.display()
+            );
+            return;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut fixture = std::process::Command::new(&python)
+            .arg(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../strata-mcp/tests/fixtures/auth_server.py"),
+            )
+            .arg(port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..150 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let tokens = tempfile::tempdir().unwrap();
+        let manager = McpManager::new(
+            vec![http_server(
+                "docs",
+                format!("http://127.0.0.1:{port}/mcp"),
+                tokens.path(),
+            )],
+            std::time::Duration::from_secs(30),
+        );
+        runtime.block_on(manager.wait_ready());
+        let mut app = app();
+        let sign_ins: Arc<Mutex<BTreeMap<String, String>>> = Default::default();
+        app.set_mcp(McpHandle {
+            manager: manager.clone(),
+            runtime: runtime.handle().clone(),
+            sign_ins: sign_ins.clone(),
+        });
+        run(&mut app, "/mcp login docs");
+        let notice = last_notice(&app);
+        let url = notice
+            .split_once(" open ")
+            .and_then(|(_, rest)| rest.split_once(" — "))
+            .map(|(url, _)| url.to_owned())
+            .unwrap_or_else(|| panic!("no URL in {notice}"));
+        assert!(url.contains("code_challenge_method=S256"), "{url}");
+        // The user's browser: follows the approval's redirect back to strata.
+        let page = std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())",
+                &url,
+            ])
+            .output()
+            .unwrap();
+        let page = String::from_utf8_lossy(&page.stdout);
+        assert!(page.contains("signed in"), "{page}");
+        let mut signed_in = false;
+        for _ in 0..100 {
+            if sign_ins.lock().unwrap().get("docs").map(String::as_str) == Some("signed in") {
+                signed_in = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert!(signed_in, "{:?}", sign_ins.lock().unwrap());
+        assert_eq!(manager.status()[0].state, ServerState::Connected);
+        assert_eq!(manager.tools().len(), 4);
+        run(&mut app, "/mcp");
+        assert!(
+            last_block(&app).iter().any(|l| l == "  sign-in: signed in"),
+            "{:?}",
+            last_block(&app)
+        );
+        run(&mut app, "/mcp logout docs");
+        let notice = last_notice(&app);
+        assert!(
+            notice.starts_with("signed out of docs (removed "),
+            "{notice}"
+        );
+        runtime.block_on(manager.shutdown());
+        let _ = fixture.kill();
+        let _ = fixture.wait();
     }
 }

@@ -108,6 +108,12 @@ pub enum Command {
         /// Its name.
         server: Option<String>,
     },
+    /// Starts the OAuth sign-in of one MCP server: answered with the authorization URL; the
+    /// server reconnects once the browser comes back (`get_mcp_servers` shows it).
+    McpLogin {
+        /// Its name.
+        server: Option<String>,
+    },
     /// Turns one MCP server on or off.
     McpSetEnabled {
         /// Its name.

@@ -3,30 +3,32 @@
 
 use std::path::Path;
 
-use anyhow::Context as _;
 use strata_mock::Scenario;
 
+use crate::error::{DemoError, Doing as _};
+
 /// The scripted model (strata-mock `sequence` playback).
-const SCENARIO: &str = include_str!("../../../demo/scenario.toml");
+const SCENARIO: &str = include_str!("../demo/scenario.toml");
 
 /// The repository the task runs in: a POSIX shell library whose `max` is wrong, and its tests.
 const REPO: [(&str, &str); 3] = [
-    ("AGENTS.md", include_str!("../../../demo/repo/AGENTS.md")),
-    ("lib.sh", include_str!("../../../demo/repo/lib.sh")),
-    ("test.sh", include_str!("../../../demo/repo/test.sh")),
+    ("AGENTS.md", include_str!("../demo/repo/AGENTS.md")),
+    ("lib.sh", include_str!("../demo/repo/lib.sh")),
+    ("test.sh", include_str!("../demo/repo/test.sh")),
 ];
 
 /// The bundled scenario, parsed.
-pub fn scenario() -> anyhow::Result<Scenario> {
-    Ok(Scenario::from_toml(SCENARIO, "demo/scenario.toml")?)
+pub fn scenario() -> Result<Scenario, DemoError> {
+    Scenario::from_toml(SCENARIO, "demo/scenario.toml")
+        .doing(|| "reading the bundled demo/scenario.toml".to_owned())
 }
 
 /// Writes a fresh copy of the repository into `dir` (created if missing).
-pub fn write_repo(dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+pub fn write_repo(dir: &Path) -> Result<(), DemoError> {
+    std::fs::create_dir_all(dir).doing(|| format!("creating {}", dir.display()))?;
     for (name, text) in REPO {
         let path = dir.join(name);
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(&path, text).doing(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

@@ -1,10 +1,10 @@
-//! `--mode rpc`: Pi's RPC protocol over the session runtime, so Pi's RPC clients drive strata
+//! The server: Pi's RPC protocol over the session runtime, so Pi's RPC clients drive strata
 //! unchanged.
 //!
-//! Commands arrive as JSON lines on stdin (optional `id` echoed in the response); responses
-//! (`{"type":"response","command","success","data"|"error"}`) and Pi's events go to stdout
-//! as JSON lines. This module is a view: each command becomes runtime operations
-//! ([`strata_runtime::Op`]) and the runtime's events become Pi's ([`events::EventMapper`]
+//! Commands arrive as JSON lines on the input (optional `id` echoed in the response);
+//! responses (`{"type":"response","command","success","data"|"error"}`) and Pi's events go
+//! to the output as JSON lines. This module is a view: each command becomes runtime operations
+//! ([`strata_runtime::Op`]) and the runtime's events become Pi's ([`EventMapper`]
 //! for the agent loop's). What happens during a run (steering, follow-ups, commands that
 //! wait for it or abort it first, keep-warm while idle) is the runtime's behaviour.
 //!
@@ -24,53 +24,128 @@
 //! with the run). `extension_ui_response` is accepted and ignored: strata has no extensions
 //! that ask.
 
-mod bash;
-mod commands;
-mod entries;
-mod events;
 mod mcp;
-mod protocol;
-mod sessions;
-mod skills;
-mod state;
 
 use std::collections::VecDeque;
-use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 use strata_agent::{Agent, AgentEvent, RetryEvents};
+use strata_provider::transport::RetryObserver;
 use strata_provider::{Model, ThinkingLevel};
-use strata_runtime::{Op, QueueMode, RunEnd, RuntimeEvent, RuntimeHandle, UserInput};
+use strata_runtime::{
+    ModelRoute, Op, QueueMode, RunEnd, RuntimeEvent, RuntimeHandle, SessionRouter, UserInput,
+};
 use strata_session::{AgentMessage, BashExecutionMessage, EntryId, ImageContent, Session};
 use strata_tools::CancellationToken;
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
-use super::Setup;
-use super::model::{ModelChoice, THINKING_LEVELS};
-use commands::{Command, Request, StreamingBehavior};
-use events::{EventMapper, Origin, compaction_result};
-use protocol::{Id, Out, failure, success};
-use state::{Snapshot, View};
+use crate::bash;
+use crate::commands::{self, Command, Request, StreamingBehavior};
+use crate::entries;
+use crate::events::{EventMapper, Origin, compaction_result};
+use crate::protocol::{Id, Out, failure, success};
+use crate::sessions;
+use crate::skills;
+use crate::state::{self, Snapshot, View};
+
+/// Thinking levels `set_thinking_level` takes (Pi's names, lowest first).
+const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
 /// Thinking levels `cycle_thinking_level` steps through (`xhigh` only when asked for by name:
 /// few models take it).
 const CYCLED_LEVELS: [&str; 5] = ["off", "minimal", "low", "medium", "high"];
 
-/// Serves RPC commands from stdin until it closes.
-pub async fn serve(setup: Setup) -> anyhow::Result<()> {
-    let built = setup.build_agent()?;
+/// What the server asks of the program that embeds it: which models it can reach and how.
+/// Keys, configuration and the model catalog stay with the host.
+pub trait Host: Send + 'static {
+    /// The models `get_available_models` lists and `set_model` / `cycle_model` choose from.
+    fn available_models(&self) -> Vec<Model>;
+    /// The model `provider`/`model_id`, for Pi's `Model` object of the session's model.
+    fn model(&self, provider: &str, model_id: &str) -> Option<Model>;
+    /// The protocol name (Pi's `api`) and base URL requests to `model` go to; `None` where
+    /// its provider is unknown.
+    fn endpoint(&self, model: &Model) -> Option<(String, String)>;
+    /// A route to `provider`/`model_id` at the current retry limit, reporting retries to
+    /// `retries`.
+    fn route(
+        &self,
+        provider: &str,
+        model_id: &str,
+        retries: RetryObserver,
+    ) -> Result<ModelRoute, String>;
+    /// What `switch_session` hands the runtime to take up the model the file names.
+    fn session_router(&self, retries: RetryObserver) -> SessionRouter;
+    /// The retry limit routes built from now on use (`set_auto_retry`).
+    fn set_max_retries(&mut self, limit: u32);
+    /// Automatic compaction was turned on or off (`set_auto_compaction`), for agents the host
+    /// builds later.
+    fn set_auto_compaction(&mut self, enabled: bool) {
+        let _ = enabled;
+    }
+    /// Writes the session file as HTML (`export_html`) to `output` or a default path, and
+    /// says where.
+    fn export_html(&self, session_file: &Path, output: Option<&Path>) -> Result<PathBuf, String> {
+        let _ = (session_file, output);
+        Err("export_html is not available in this program".to_owned())
+    }
+}
+
+/// What the server needs besides the host: where commands run and what they may read.
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// The working directory `bash` commands run in and project skills are found from.
+    pub cwd: PathBuf,
+    /// The user's config directory (global skills).
+    pub global_dir: Option<PathBuf>,
+    /// Whether the project's own skills apply.
+    pub project_trusted: bool,
+    /// The configured retry limit (`set_auto_retry true` restores it).
+    pub max_retries: u32,
+    /// Where a cut `bash` output is saved whole (the system temp dir when `None`).
+    pub temp_dir: Option<PathBuf>,
+    /// The MCP servers strata's MCP commands act on (none when `None`).
+    pub mcp: Option<strata_mcp::McpManager>,
+}
+
+/// Why the server stopped other than by its input ending.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The session runtime's task failed.
+    #[error("the session runtime failed: {0}")]
+    Runtime(#[from] tokio::task::JoinError),
+}
+
+/// Serves Pi's RPC commands read from `input` (JSON lines) on `agent`, writing responses and
+/// events to `output`, until `input` ends; then stops a run going on, lets the runtime
+/// finish (the session ends well-formed) and returns the agent.
+pub async fn serve<R, W, H>(
+    input: R,
+    output: W,
+    agent: Agent,
+    retries: RetryEvents,
+    host: H,
+    options: ServeOptions,
+) -> Result<Agent, ServeError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+    H: Host,
+{
     let (inputs, mut received) = unbounded_channel();
     let (answers, mut answered) = unbounded_channel();
-    let (handle, mut events, task) = strata_runtime::spawn(built.agent);
-    let mut server = Server::new(setup, handle, built.retries, answers, inputs.clone());
+    let (out, writer) = Out::new(output);
+    let writing = tokio::spawn(writer.run());
+    let (handle, mut events, task) = strata_runtime::spawn(agent);
+    let mut server = Server::new(host, options, out, handle, retries, answers, inputs.clone());
     // Commands read the model and session from the view: it holds them before the first.
     server.refresh();
     if let Some(answer) = answered.recv().await {
         server.on_answer(answer);
     }
-    std::thread::spawn(move || read_stdin(inputs));
+    let reading = tokio::spawn(read_input(input, inputs));
     loop {
         tokio::select! {
             biased;
@@ -89,23 +164,24 @@ pub async fn serve(setup: Setup) -> anyhow::Result<()> {
             },
         }
     }
-    // stdin closed: stop a run going on and let the runtime finish, so the session ends
+    reading.abort();
+    // The input ended: stop a run going on and let the runtime finish, so the session ends
     // well-formed.
     let _ = server.handle.send(Op::Abort);
     let _ = server.handle.send(Op::Shutdown);
     drop(events);
-    let _ = task.await;
-    // Stdio MCP servers (and what they started) end with the session.
-    server.setup.mcp_manager().shutdown().await;
-    drop(built.temp);
-    Ok(())
+    let agent = task.await?;
+    server.out.close();
+    // Whatever was answered is written before the server returns.
+    let _ = writing.await;
+    Ok(agent)
 }
 
 /// What the command loop reacts to besides the runtime.
 enum Input {
     /// One command line (LF-framed, a trailing CR removed).
     Line(String),
-    /// stdin reached its end.
+    /// The input reached its end.
     Closed,
     /// A `bash` command finished.
     BashDone {
@@ -116,14 +192,13 @@ enum Input {
     },
 }
 
-/// Reads LF-terminated records on a thread of its own (stdin blocks); U+2028 and U+2029 stay
-/// inside records, as the protocol says.
-fn read_stdin(inputs: UnboundedSender<Input>) {
-    let mut stdin = std::io::stdin().lock();
+/// Reads LF-terminated records; U+2028 and U+2029 stay inside records, as the protocol says.
+async fn read_input<R: AsyncRead + Unpin>(input: R, inputs: UnboundedSender<Input>) {
+    let mut input = BufReader::new(input);
     let mut buffer = Vec::new();
     loop {
         buffer.clear();
-        match stdin.read_until(b'\n', &mut buffer) {
+        match input.read_until(b'\n', &mut buffer).await {
             Ok(0) | Err(_) => break,
             Ok(_) => {
                 let mut line = String::from_utf8_lossy(&buffer).into_owned();
@@ -189,8 +264,9 @@ enum Query {
 }
 
 /// The command loop's state.
-struct Server {
-    setup: Setup,
+struct Server<H> {
+    host: H,
+    options: ServeOptions,
     out: Out,
     handle: RuntimeHandle,
     /// Carries every route's retries to the agent's events.
@@ -207,21 +283,26 @@ struct Server {
     bash_cancel: Option<CancellationToken>,
     /// The configured retry limit (`set_auto_retry false` sets 0, `true` restores this).
     max_retries: u32,
+    /// The limit in effect (what `auto_retry_*` events count against).
+    current_retries: u32,
 }
 
-impl Server {
+impl<H: Host> Server<H> {
     fn new(
-        setup: Setup,
+        host: H,
+        options: ServeOptions,
+        out: Out,
         handle: RuntimeHandle,
         retries: RetryEvents,
         answers: UnboundedSender<Answer>,
         inputs: UnboundedSender<Input>,
     ) -> Self {
-        let max_retries = setup.config.max_retries;
+        let max_retries = options.max_retries;
         Self {
             mapper: EventMapper::new(Origin::default(), max_retries, PathBuf::new()),
-            setup,
-            out: Out,
+            host,
+            options,
+            out,
             handle,
             retries,
             answers,
@@ -232,6 +313,7 @@ impl Server {
             abort_replies: Vec::new(),
             bash_cancel: None,
             max_retries,
+            current_retries: max_retries,
         }
     }
 
@@ -396,7 +478,9 @@ impl Server {
                 }
                 _ => eprintln!("strata rpc: {op}: {error}"),
             },
-            RuntimeEvent::SessionChanged { .. } | RuntimeEvent::Navigated { .. } => {}
+            RuntimeEvent::SessionChanged { .. }
+            | RuntimeEvent::Navigated { .. }
+            | RuntimeEvent::Labelled { .. } => {}
         }
     }
 
@@ -484,6 +568,7 @@ impl Server {
             Command::ExportHtml { output_path } => self.export_html(output_path.as_deref()),
             Command::GetMcpServers => Ok(Some(self.mcp_servers())),
             Command::McpReconnect { server } => self.mcp_reconnect(server.as_deref()),
+            Command::McpLogin { server } => return self.mcp_login(server.as_deref(), id),
             Command::McpSetEnabled { server, enabled } => {
                 self.mcp_set_enabled(server.as_deref(), enabled)
             }
@@ -507,10 +592,11 @@ impl Server {
                 if !path.is_file() {
                     Err(format!("Session file not found: {}", path.display()))
                 } else {
-                    let route = self
-                        .setup
-                        .session_route(&path, Some(self.retries.observer()));
-                    let op = Op::SwitchSession { path, route };
+                    let router = self.host.session_router(self.retries.observer());
+                    let op = Op::SwitchSession {
+                        path,
+                        router: Some(router),
+                    };
                     return self.moved(id, &kind, op, json!({"cancelled": false}));
                 }
             }
@@ -536,12 +622,14 @@ impl Server {
             Command::SetThinkingLevel { level } => return self.set_thinking_level(id, &kind, &level),
             Command::CycleThinkingLevel => return self.cycle_thinking_level(id, &kind),
             Command::SetAutoCompaction { enabled } => {
-                self.setup.config.compaction.enabled = enabled;
+                self.host.set_auto_compaction(enabled);
                 let op = Op::SetAutoCompaction(enabled);
                 return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
             }
             Command::SetAutoRetry { enabled } => {
-                self.setup.config.max_retries = if enabled { self.max_retries } else { 0 };
+                let limit = if enabled { self.max_retries } else { 0 };
+                self.host.set_max_retries(limit);
+                self.current_retries = limit;
                 return self.reroute(id, &kind);
             }
             Command::SetSessionName { name } => {
@@ -626,7 +714,7 @@ impl Server {
                 provider: snapshot.provider.clone(),
                 model: snapshot.model_id.clone(),
             },
-            self.setup.config.max_retries,
+            self.current_retries,
             PathBuf::from(&snapshot.session_file),
         );
         self.send(Op::Prompt(input));
@@ -660,17 +748,17 @@ impl Server {
             return text.to_owned();
         }
         let found = skills::find(
-            self.setup.sources.global_dir.as_deref(),
-            &self.setup.cwd,
-            self.setup.trust.trusted,
+            self.options.global_dir.as_deref(),
+            &self.options.cwd,
+            self.options.project_trusted,
         );
         skills::expand(text, &found)
     }
 
     fn commands(&self) -> Vec<Value> {
-        let global = self.setup.sources.global_dir.as_deref();
+        let global = self.options.global_dir.as_deref();
         skills::commands(
-            &skills::find(global, &self.setup.cwd, self.setup.trust.trusted),
+            &skills::find(global, &self.options.cwd, self.options.project_trusted),
             global,
         )
     }
@@ -695,9 +783,10 @@ impl Server {
         if let Some(previous) = self.bash_cancel.replace(cancel.clone()) {
             previous.cancel();
         }
-        let cwd = self.setup.cwd.clone();
+        let cwd = self.options.cwd.clone();
+        let temp_dir = self.options.temp_dir.clone();
         let inputs = self.inputs.clone();
-        let out = self.out;
+        let out = self.out.clone();
         let update_id = id.clone();
         // Pi 1.x streams the output, tagged with the command's id when it has one.
         let sink: bash::OutputSink = Arc::new(move |delta: &str| {
@@ -708,7 +797,8 @@ impl Server {
             out.send(&update);
         });
         tokio::spawn(async move {
-            let mut message = bash::run_streaming(&line, &cwd, cancel, Some(sink)).await;
+            let mut message =
+                bash::run_streaming(&line, &cwd, temp_dir.as_deref(), cancel, Some(sink)).await;
             message.exclude_from_context = exclude.then_some(true);
             let _ = inputs.send(Input::BashDone {
                 id,
@@ -739,6 +829,7 @@ impl Server {
 
     fn set_model(&mut self, id: Id, kind: &str, provider: &str, model_id: &str) {
         let found = self
+            .host
             .available_models()
             .into_iter()
             .find(|m| m.provider == provider && m.id == model_id);
@@ -751,7 +842,7 @@ impl Server {
     }
 
     fn cycle_model(&mut self, id: Id, kind: &str) {
-        let models = self.available_models();
+        let models = self.host.available_models();
         if models.len() <= 1 {
             return self.out.send(&success(&id, kind, Some(Value::Null)));
         }
@@ -777,40 +868,31 @@ impl Server {
         finish: Finish,
         data: Option<Value>,
     ) {
-        let choice = ModelChoice {
-            provider: model.provider.clone(),
-            id: model.id.clone(),
-            thinking: None,
-        };
         match self
-            .setup
-            .model_route(&choice, Some(self.retries.observer()))
+            .host
+            .route(&model.provider, &model.id, self.retries.observer())
         {
             Ok(route) => self.request(id, kind, vec![Op::SetModel(route)], finish, move |_| {
                 Ok(data)
             }),
-            Err(error) => self.out.send(&failure(&id, kind, format!("{error:#}"))),
+            Err(error) => self.out.send(&failure(&id, kind, error)),
         }
     }
 
     /// The current model again, on a route built from the (changed) configuration.
     fn reroute(&mut self, id: Id, kind: &str) {
         let snapshot = &self.view.snapshot;
-        let choice = ModelChoice {
-            provider: snapshot.provider.clone(),
-            id: snapshot.model_id.clone(),
-            thinking: None,
-        };
-        match self
-            .setup
-            .model_route(&choice, Some(self.retries.observer()))
-        {
+        match self.host.route(
+            &snapshot.provider,
+            &snapshot.model_id,
+            self.retries.observer(),
+        ) {
             Ok(route) => {
                 self.request(id, kind, vec![Op::SetModel(route)], Finish::Data, |_| {
                     Ok(None)
                 });
             }
-            Err(error) => self.out.send(&failure(&id, kind, format!("{error:#}"))),
+            Err(error) => self.out.send(&failure(&id, kind, error)),
         }
     }
 
@@ -852,36 +934,16 @@ impl Server {
         );
     }
 
-    /// Models of providers strata has a key for (the command line's provider always).
-    fn available_models(&self) -> Vec<Model> {
-        let initial = self.setup.model_choice().ok().map(|c| c.provider);
-        self.setup
-            .catalog
-            .providers()
-            .filter(|row| {
-                initial.as_deref() == Some(row.id.as_str()) || {
-                    let configured = self.setup.config.providers.get(&row.id);
-                    super::factory::api_key(
-                        None,
-                        configured.and_then(|p| p.api_key.as_deref()),
-                        row,
-                    )
-                    .is_some()
-                }
-            })
-            .flat_map(|row| self.setup.catalog.models_of(&row.id).cloned())
-            .collect()
-    }
-
     fn available_models_json(&self) -> Vec<Value> {
-        self.available_models()
+        self.host
+            .available_models()
             .iter()
             .map(|m| self.model_json(m))
             .collect()
     }
 
     fn model_json_of(&self, provider: &str, model_id: &str) -> Value {
-        match self.setup.catalog.model(provider, model_id) {
+        match self.host.model(provider, model_id) {
             Some(model) => self.model_json(&model),
             None => Value::Null,
         }
@@ -889,27 +951,8 @@ impl Server {
 
     /// Pi's `Model` object, with the protocol and base URL requests would use.
     fn model_json(&self, model: &Model) -> Value {
-        let Some(row) = self.setup.catalog.provider(&model.provider) else {
-            return state::model_json(model, "", "");
-        };
-        let api = row.endpoint(&model.id).protocol.as_str();
-        let initial = self.setup.model_choice().ok().map(|c| c.provider);
-        let flag_url = self
-            .setup
-            .run
-            .base_url
-            .clone()
-            .filter(|_| initial.as_deref() == Some(row.id.as_str()));
-        let base_url = flag_url
-            .or_else(|| {
-                self.setup
-                    .config
-                    .providers
-                    .get(&row.id)
-                    .and_then(|p| p.base_url.clone())
-            })
-            .unwrap_or_else(|| row.base_url.clone());
-        state::model_json(model, api, &base_url)
+        let (api, base_url) = self.host.endpoint(model).unwrap_or_default();
+        state::model_json(model, &api, &base_url)
     }
 
     // ---------------------------------------------------------------- files
@@ -932,7 +975,7 @@ impl Server {
     }
 
     fn fork_point(&self, entry_id: &str) -> Result<(Option<EntryId>, String), String> {
-        sessions::fork_point(&self.read_session()?, entry_id).map_err(|e| format!("{e:#}"))
+        sessions::fork_point(&self.read_session()?, entry_id)
     }
 
     fn current_leaf(&self) -> Result<Option<EntryId>, String> {
@@ -942,14 +985,13 @@ impl Server {
     fn export_html(&mut self, output: Option<&str>) -> Result<Option<Value>, String> {
         let file = self.session_file()?;
         let output = output.map(Path::new);
-        let path = crate::export::export_html(&file, output, crate::export::Overwrite::Refuse)
-            .map_err(|e| format!("{e:#}"))?;
+        let path = self.host.export_html(&file, output)?;
         Ok(Some(json!({"path": path.display().to_string()})))
     }
 
     fn fork_messages(&self) -> Result<Option<Value>, String> {
         let file = self.session_file()?;
-        let messages = sessions::user_messages(&file).map_err(|e| format!("{e:#}"))?;
+        let messages = sessions::user_messages(&file)?;
         Ok(Some(json!({"messages": messages})))
     }
 }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 use strata_session::{Diagnostic, Session, Tree};
 
-use super::html::{details, escape, pre};
+use crate::html::{details, escape, pre};
 
 const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("script.js");

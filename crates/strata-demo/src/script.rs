@@ -5,21 +5,19 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use strata_agent::{Agent, AgentConfig, AgentEvent};
 use strata_compaction::{CompactionReason, CompactionSettings};
 use strata_context::RenderPolicy;
 use strata_mock::{MockConfig, MockServer, ModelProfile, ModelRule, RequestRecord};
-use strata_provider::{Catalog, Usage};
+use strata_provider::transport::{HttpClient, TransportConfig};
+use strata_provider::{ApiKey, Catalog, StreamOptions, Usage};
+use strata_runtime::ModelRoute;
 use strata_session::{AgentMessage, ContentBlock, EntryId, Session, WriteOptions};
 use strata_tools::ToolSet;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::bundle;
-use crate::args::RunArgs;
-use crate::config::{Config, Sources};
-use crate::run::Setup;
-use crate::run::model::parse_model;
+use crate::bundle;
+use crate::error::{DemoError, Doing as _};
 
 /// A provider and model the demo runs on, with the cache model it shows.
 #[derive(Debug, Clone, Copy)]
@@ -112,7 +110,7 @@ pub async fn play(
     policy: RenderPolicy,
     dir: &Path,
     mut progress: Progress<'_>,
-) -> anyhow::Result<Play> {
+) -> Result<Play, DemoError> {
     let repo = dir.join("textkit");
     bundle::write_repo(&repo)?;
     let scenario = bundle::scenario()?;
@@ -127,14 +125,14 @@ pub async fn play(
     let session_file = dir.join("session.jsonl");
     if session_file.exists() {
         std::fs::remove_file(&session_file)
-            .with_context(|| format!("replacing {}", session_file.display()))?;
+            .doing(|| format!("replacing {}", session_file.display()))?;
     }
     let session = Session::create(
         &session_file,
         &repo.display().to_string(),
         WriteOptions::default(),
     )
-    .with_context(|| format!("creating {}", session_file.display()))?;
+    .doing(|| format!("creating {}", session_file.display()))?;
     let mut agent = agent(catalog, target, policy, &server, &repo, session)?;
     let mut events = agent.subscribe();
     let mut seen = Seen::default();
@@ -148,18 +146,19 @@ pub async fn play(
     for step in STEPS {
         match step {
             Step::Prompt => {
-                let prompt = prompts
-                    .next()
-                    .context("the demo scenario has fewer prompts than the demo sends")?;
+                let prompt = prompts.next().doing(|| {
+                    "the demo scenario has fewer prompts than the demo sends".to_owned()
+                })?;
                 say(&format!("\n› {prompt}"));
                 let run = agent.prompt(prompt).await;
                 seen.drain(&mut events, &mut say);
-                let run = run.context("running a prompt")?;
-                anyhow::ensure!(
-                    run.reason == "stop",
-                    "the agent stopped with `{}`",
-                    run.reason
-                );
+                let run = run.doing(|| "running a prompt".to_owned())?;
+                if run.reason != "stop" {
+                    return Err(DemoError::new(format!(
+                        "the agent stopped with `{}`",
+                        run.reason
+                    )));
+                }
             }
             Step::DisableWrite => {
                 agent.set_tools(ToolSet::builtins(&["read", "bash", "edit"]));
@@ -174,8 +173,8 @@ pub async fn play(
                 let compacted = agent.compact(CompactionReason::Manual, None).await;
                 seen.drain(&mut events, &mut say);
                 compacted
-                    .context("compacting")?
-                    .context("compaction found nothing to summarise")?;
+                    .doing(|| "compacting".to_owned())?
+                    .doing(|| "compaction found nothing to summarise".to_owned())?;
             }
             Step::Mark => mark = agent.session().leaf().cloned(),
             Step::ReturnToMark => {
@@ -184,7 +183,7 @@ pub async fn play(
                 );
                 let moved = agent.navigate(mark.as_ref(), true, None).await;
                 seen.drain(&mut events, &mut say);
-                moved.context("navigating the session tree")?;
+                moved.doing(|| "navigating the session tree".to_owned())?;
             }
         }
     }
@@ -199,10 +198,10 @@ pub async fn play(
 }
 
 /// strata-mock with the target's cache profile taken from the capability table.
-pub async fn start_mock(catalog: &Catalog, target: Target) -> anyhow::Result<MockServer> {
+pub async fn start_mock(catalog: &Catalog, target: Target) -> Result<MockServer, DemoError> {
     let row = catalog
         .provider(target.provider)
-        .with_context(|| format!("the capability table has no `{}`", target.provider))?;
+        .doing(|| format!("the capability table has no `{}`", target.provider))?;
     let protocol = row.endpoint(target.model).protocol;
     let capabilities = row.capabilities(target.model);
     let profile = ModelProfile::from_capabilities(protocol.into(), target.model, &capabilities);
@@ -213,38 +212,26 @@ pub async fn start_mock(catalog: &Catalog, target: Target) -> anyhow::Result<Moc
     });
     MockServer::start(config)
         .await
-        .context("starting strata-mock")
+        .doing(|| "starting strata-mock".to_owned())
 }
 
-/// A setup whose only model is `target` on the in-process mock: no key, no network, no
-/// user configuration.
-pub fn setup(catalog: &Catalog, target: Target, base_url: String, cwd: &Path) -> Setup {
-    let config = Config {
-        model: Some(format!("{}/{}", target.provider, target.model)),
-        ..Config::default()
+/// The route to `target` on the in-process mock: no key, no network, no user configuration.
+pub fn route(catalog: &Catalog, target: Target, base_url: String) -> Result<ModelRoute, DemoError> {
+    let what = || {
+        format!(
+            "routing {}/{} to strata-mock",
+            target.provider, target.model
+        )
     };
-    Setup {
-        catalog: catalog.clone(),
-        config,
-        sources: Sources {
-            global_dir: None,
-            project_dir: cwd.to_path_buf(),
-        },
-        run: RunArgs {
-            base_url: Some(base_url),
-            api_key: Some("strata-demo".to_owned()),
-            ..RunArgs::default()
-        },
-        cwd: cwd.to_path_buf(),
-        // The demo's numbers must not depend on the user's MCP servers.
-        mcp: std::sync::Arc::new(std::sync::OnceLock::from(strata_mcp::McpManager::new(
-            Vec::new(),
-            std::time::Duration::ZERO,
-        ))),
-        keys: crate::rows::KeyPolicy::default(),
-        trust: crate::trust::ProjectTrust::untrusted(cwd),
-        notices: Vec::new(),
-    }
+    let row = catalog.provider(target.provider).doing(what)?;
+    let model = catalog.model(target.provider, target.model).doing(what)?;
+    let client = HttpClient::new(&TransportConfig::default()).doing(what)?;
+    let stream = StreamOptions {
+        api_key: Some(ApiKey::new("strata-demo")),
+        base_url: Some(base_url),
+        ..StreamOptions::default()
+    };
+    ModelRoute::for_row(row, model, client, None, stream).doing(what)
 }
 
 fn agent(
@@ -254,10 +241,8 @@ fn agent(
     server: &MockServer,
     repo: &Path,
     session: Session,
-) -> anyhow::Result<Agent> {
-    let setup = setup(catalog, target, server.base_url(), repo);
-    let choice = parse_model(&format!("{}/{}", target.provider, target.model), None)?;
-    let switch = setup.model_switch(&choice, None)?;
+) -> Result<Agent, DemoError> {
+    let switch = route(catalog, target, server.base_url())?.switch();
     let config = AgentConfig {
         cwd: repo.to_path_buf(),
         capabilities: switch.capabilities,
@@ -285,7 +270,8 @@ fn agent(
     );
     agent
         .session_mut()
-        .append_model_change(&switch.model.provider, &switch.model.id)?;
+        .append_model_change(&switch.model.provider, &switch.model.id)
+        .doing(|| "recording the model".to_owned())?;
     Ok(agent)
 }
 

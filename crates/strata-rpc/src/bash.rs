@@ -23,10 +23,12 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
 
 /// Runs `command` in `cwd` with stdout and stderr interleaved; `cancel` kills its process
 /// group. The output keeps its last 2000 lines or 50KB; the whole of it goes to a temp file
-/// when cut. Each piece of output is handed to `sink` as it arrives.
+/// when cut (in `temp_dir`, else the system's). Each piece of output is handed to `sink` as it
+/// arrives.
 pub async fn run_streaming(
     command: &str,
     cwd: &Path,
+    temp_dir: Option<&Path>,
     cancel: CancellationToken,
     sink: Option<OutputSink>,
 ) -> BashExecutionMessage {
@@ -41,7 +43,10 @@ pub async fn run_streaming(
     };
     let text = String::from_utf8_lossy(&output).into_owned();
     let cut = truncate_tail(&text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
-    let full_output_path = cut.truncated.then(|| save_full_output(&text)).flatten();
+    let full_output_path = cut
+        .truncated
+        .then(|| save_full_output(&text, temp_dir))
+        .flatten();
     BashExecutionMessage {
         command: command.to_owned(),
         output: cut.content.trim_end_matches('\n').to_owned(),
@@ -145,8 +150,8 @@ fn shell() -> &'static str {
     }
 }
 
-fn save_full_output(text: &str) -> Option<PathBuf> {
-    let dir = crate::exit::run_temp_dir().unwrap_or_else(std::env::temp_dir);
+fn save_full_output(text: &str, temp_dir: Option<&Path>) -> Option<PathBuf> {
+    let dir = temp_dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
     let file = tempfile::Builder::new()
         .prefix("strata-bash-")
         .suffix(".log")
@@ -172,6 +177,7 @@ mod tests {
         let message = run_streaming(
             "echo out; echo err >&2; exit 3",
             dir.path(),
+            None,
             CancellationToken::new(),
             None,
         )
@@ -192,7 +198,7 @@ mod tests {
             trigger.cancel();
         });
         let started = std::time::Instant::now();
-        let message = run_streaming("echo begun; sleep 30", dir.path(), cancel, None).await;
+        let message = run_streaming("echo begun; sleep 30", dir.path(), None, cancel, None).await;
         assert!(started.elapsed() < Duration::from_secs(10));
         assert!(message.cancelled);
         assert_eq!(message.exit_code, Some(None));
@@ -203,11 +209,20 @@ mod tests {
     #[tokio::test]
     async fn long_output_keeps_the_tail_and_saves_the_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let message = run_streaming("seq 1 3000", dir.path(), CancellationToken::new(), None).await;
+        let saved = tempfile::tempdir().unwrap();
+        let message = run_streaming(
+            "seq 1 3000",
+            dir.path(),
+            Some(saved.path()),
+            CancellationToken::new(),
+            None,
+        )
+        .await;
         assert!(message.truncated);
         assert!(message.output.ends_with("3000"));
         assert!(!message.output.starts_with("1\n"));
         let path = message.full_output_path.clone().unwrap();
+        assert!(Path::new(&path).starts_with(saved.path()), "{path}");
         let whole = std::fs::read_to_string(&path).unwrap();
         assert!(whole.starts_with("1\n2\n"));
         std::fs::remove_file(path).unwrap();

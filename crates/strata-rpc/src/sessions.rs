@@ -3,29 +3,28 @@
 
 use std::path::Path;
 
-use anyhow::Context as _;
 use serde_json::{Value, json};
 use strata_session::{AgentMessage, Entry, EntryId, MessageContent, Session};
 
 /// Where a fork from the user message `entry_id` starts (its parent) and the message's text.
-pub fn fork_point(session: &Session, entry_id: &str) -> anyhow::Result<(Option<EntryId>, String)> {
+pub fn fork_point(session: &Session, entry_id: &str) -> Result<(Option<EntryId>, String), String> {
     let tree = session.tree();
     let entry = tree
         .entry(entry_id)
-        .ok()
-        .context("Invalid entry ID for forking")?;
+        .map_err(|_| "Invalid entry ID for forking".to_owned())?;
+    let not_user = || format!("Invalid entry ID for forking: {entry_id} is not a user message");
     let Entry::Message(message) = entry else {
-        anyhow::bail!("Invalid entry ID for forking: {entry_id} is not a user message");
+        return Err(not_user());
     };
     let AgentMessage::User(user) = &message.message else {
-        anyhow::bail!("Invalid entry ID for forking: {entry_id} is not a user message");
+        return Err(not_user());
     };
     Ok((tree.parent_of(entry_id).cloned(), user_text(&user.content)))
 }
 
 /// Every user message of the file with text, in file order: Pi's `get_fork_messages`.
-pub fn user_messages(file: &Path) -> anyhow::Result<Vec<Value>> {
-    let opened = Session::open(file).with_context(|| format!("reading {}", file.display()))?;
+pub fn user_messages(file: &Path) -> Result<Vec<Value>, String> {
+    let opened = Session::open(file).map_err(|e| format!("reading {}: {e}", file.display()))?;
     let tree = opened.session.tree();
     let mut found = Vec::new();
     for entry in tree.iter() {

@@ -1,0 +1,146 @@
+//! `strata demo`: the scripted session of [`strata_demo`] against its in-process mock, printed
+//! as it plays with the bill, or (`--interactive`) in the terminal UI.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use strata_demo::{TARGETS, Target, bundle, script};
+use strata_provider::Catalog;
+
+use crate::args::{DemoArgs, RunArgs};
+use crate::config::{Config, Sources};
+use crate::run::Setup;
+
+/// Runs the demo.
+pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let catalog = Catalog::builtin().context("loading the capability table")?;
+    let (root, _temp) = match &args.keep {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            let dir = dir
+                .canonicalize()
+                .with_context(|| format!("resolving {}", dir.display()))?;
+            (dir, None)
+        }
+        None => {
+            let temp = tempfile::Builder::new()
+                .prefix("strata-demo-")
+                .tempdir()
+                .context("creating a temporary directory")?;
+            (temp.path().to_path_buf(), Some(temp))
+        }
+    };
+    if args.interactive {
+        return interactive(&runtime, &catalog, &root);
+    }
+    let started = Instant::now();
+    let mut print = |line: &str| println!("{line}");
+    let progress: strata_demo::Progress<'_> = if args.json { None } else { Some(&mut print) };
+    let report = runtime.block_on(strata_demo::play_all(&catalog, &root, progress))?;
+    let elapsed = started.elapsed();
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut stdout, &report).context("writing JSON")?;
+        println!();
+        return Ok(());
+    }
+    strata_demo::print_tables(&report, &mut stdout).context("writing the tables")?;
+    drop(stdout);
+    let requests: usize = report
+        .runs
+        .iter()
+        .map(strata_demo::RunReport::requests)
+        .sum();
+    println!(
+        "\n{} sessions, {requests} requests, played in {} ms on a virtual clock (no waits, no network).",
+        report.runs.len(),
+        elapsed.as_millis()
+    );
+    match &args.keep {
+        Some(_) => println!(
+            "Working copies and session files are under {} (open one with `strata tree FILE`).",
+            root.display()
+        ),
+        None => println!("Pass --keep DIR to keep the working copies and session files."),
+    }
+    Ok(())
+}
+
+/// `--interactive`: the same scripted session in the terminal UI, on Anthropic with strata's
+/// renderer. The prompts are offered one per Enter; the banner says when to `/compact` and
+/// `/tree`.
+fn interactive(
+    runtime: &tokio::runtime::Runtime,
+    catalog: &Catalog,
+    root: &Path,
+) -> anyhow::Result<()> {
+    let target = TARGETS[0];
+    let dir = root.join("interactive");
+    let repo = dir.join("textkit");
+    bundle::write_repo(&repo)?;
+    let scenario = bundle::scenario()?;
+    let queued_prompts: Vec<String> = scenario
+        .user_prompts()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let server = runtime.block_on(script::start_mock(catalog, target))?;
+    server.load_scenario(scenario);
+    let mut setup = setup(catalog, target, server.base_url(), &repo);
+    setup.config.compaction.keep_recent_tokens = strata_demo::KEEP_RECENT_TOKENS;
+    setup.run.session = Some(dir.join("session.jsonl"));
+    let banner = format!(
+        "strata demo: a scripted model on strata-mock (in process, no key, no network); tool calls run in {}. \
+         Press Enter to send each prepared prompt. After the first answer, turn `write` off with `/tools -write`; \
+         after the second, /compact; after the fifth, /tree back to before the fourth question \
+         (with a summary), then /compact again.",
+        repo.display()
+    );
+    let result = crate::tui::run_with(
+        setup,
+        runtime,
+        crate::tui::TuiOptions {
+            queued_prompts,
+            banner: Some(banner),
+            resume: false,
+        },
+    );
+    drop(server);
+    result
+}
+
+/// A setup whose only model is `target` on the in-process mock: no key, no network, no
+/// user configuration.
+fn setup(catalog: &Catalog, target: Target, base_url: String, cwd: &Path) -> Setup {
+    let config = Config {
+        model: Some(format!("{}/{}", target.provider, target.model)),
+        ..Config::default()
+    };
+    Setup {
+        catalog: catalog.clone(),
+        config,
+        sources: Sources {
+            global_dir: None,
+            project_dir: cwd.to_path_buf(),
+        },
+        run: RunArgs {
+            base_url: Some(base_url),
+            api_key: Some("strata-demo".to_owned()),
+            ..RunArgs::default()
+        },
+        cwd: cwd.to_path_buf(),
+        // The demo's numbers must not depend on the user's MCP servers.
+        mcp: std::sync::Arc::new(std::sync::OnceLock::from(strata_mcp::McpManager::new(
+            Vec::new(),
+            std::time::Duration::ZERO,
+        ))),
+        keys: crate::rows::KeyPolicy::default(),
+        trust: crate::trust::ProjectTrust::untrusted(cwd),
+        notices: Vec::new(),
+    }
+}

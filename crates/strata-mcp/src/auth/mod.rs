@@ -1,0 +1,81 @@
+//! OAuth sign-in for streamable HTTP servers that ask for it (the MCP authorization spec),
+//! on the SDK's OAuth client (`rmcp`'s `auth` feature): protected resource metadata from the
+//! 401's `WWW-Authenticate` or `/.well-known/oauth-protected-resource`, authorization server
+//! metadata, dynamic client registration, code + PKCE S256 with `resource`, refresh, and one
+//! silent refresh-and-retry when the server rejects a token.
+//!
+//! strata's part: the token file per server ([`store`]), the loopback redirect and the
+//! user-facing outcome ([`signin`]), and building the authorized HTTP client a connection
+//! uses ([`authorized_client`]).
+
+pub mod signin;
+pub mod store;
+
+use rmcp::transport::auth::{AuthClient, AuthorizationManager};
+
+pub use signin::{PendingSignIn, SignInError, SignInRequest, SignedIn, sign_in, start_sign_in};
+pub use store::{TokenFile, TokenState};
+
+/// The folder under the user's strata directory that holds the token files.
+pub const TOKEN_DIR_NAME: &str = "mcp-tokens";
+
+/// A sign-in started for one of a manager's servers: the URL for the user, and the wait for
+/// the browser running in the background (it reconnects the server once signed in, so its
+/// tools arrive as additions).
+#[derive(Debug)]
+pub struct BegunSignIn {
+    /// The authorization URL to show (and open).
+    pub url: String,
+    /// How long the background task waits for the browser.
+    pub wait: std::time::Duration,
+    /// Ends when the sign-in and the reconnect after it are done, or the sign-in failed.
+    pub done: tokio::task::JoinHandle<Result<(), SignInError>>,
+}
+
+/// Starts the sign-in of `server` (one of `manager`'s): discovery and registration now, the
+/// wait for the browser (at most `wait`) and the reconnect in a background task.
+pub async fn begin_sign_in(
+    manager: &crate::McpManager,
+    server: &str,
+    wait: std::time::Duration,
+) -> Result<BegunSignIn, String> {
+    let config = manager
+        .server_config(server)
+        .ok_or_else(|| format!("no MCP server \"{server}\""))?;
+    let request = SignInRequest::for_server(&config, wait)?;
+    let pending = start_sign_in(request)
+        .await
+        .map_err(|error| format!("sign-in to {server} failed: {error}"))?;
+    let url = pending.authorization_url().to_owned();
+    let manager = manager.clone();
+    let name = server.to_owned();
+    let done = tokio::spawn(async move {
+        pending.finish().await?;
+        let _ = manager.reconnect(&name).await;
+        Ok(())
+    });
+    Ok(BegunSignIn { url, wait, done })
+}
+
+/// An HTTP client that sends `tokens`' access token (refreshed when it is about to expire,
+/// and once more when the server rejects it), or `Ok(None)` when there are no usable tokens
+/// (the connection goes out without, and a 401 says sign-in is needed).
+pub async fn authorized_client(
+    server_url: &str,
+    tokens: &TokenFile,
+) -> Result<Option<AuthClient<reqwest::Client>>, String> {
+    if tokens.state() != TokenState::Present {
+        return Ok(None);
+    }
+    let mut manager = AuthorizationManager::new(server_url)
+        .await
+        .map_err(|error| error.to_string())?;
+    manager.set_credential_store(tokens.clone());
+    // Discovers the authorization server again (its token endpoint) and takes the
+    // registered client id from the file; `false`: the tokens belong to another issuer.
+    match manager.initialize_from_store().await {
+        Ok(true) => Ok(Some(AuthClient::new(reqwest::Client::new(), manager))),
+        Ok(false) => Ok(None),
+        Err(error) => Err(format!("cannot use the stored sign-in: {error}")),
+    }
+}

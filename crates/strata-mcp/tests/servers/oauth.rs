@@ -1,0 +1,412 @@
+//! OAuth sign-in against a server strata did not write: the official Python SDK's
+//! `mcp.server.auth` (authorization server + protected MCP server in one process), driven
+//! by a scripted browser that follows the authorization URL the way a user's browser does.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use strata_mcp::auth::{SignInError, SignInRequest, TokenFile, TokenState, sign_in};
+use strata_mcp::{McpManager, ServerConfig, ServerState, Transport};
+use strata_tools::{ToolContext, ToolSource as _};
+
+use crate::deps::{free_port, python, server};
+
+/// The fixture server, killed when dropped.
+struct AuthServer {
+    _child: tokio::process::Child,
+    url: String,
+}
+
+async fn auth_server(python: &Path) -> AuthServer {
+    auth_server_with(python, &["3600"]).await
+}
+
+/// The fixture with its optional arguments (access token lifetime, pre-registered client's
+/// callback port).
+async fn auth_server_with(python: &Path, args: &[&str]) -> AuthServer {
+    let port = free_port();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/auth_server.py");
+    let child = tokio::process::Command::new(python)
+        .arg(script)
+        .arg(port.to_string())
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..150 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    AuthServer {
+        _child: child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    }
+}
+
+fn config(url: &str, token_dir: &Path) -> ServerConfig {
+    let mut config = server(
+        "docs",
+        Transport::Http {
+            url: url.to_owned(),
+            headers: Default::default(),
+        },
+    );
+    config.token_dir = Some(token_dir.to_owned());
+    config
+}
+
+async fn started(config: &ServerConfig) -> McpManager {
+    let manager = McpManager::new(vec![config.clone()], Duration::from_secs(60));
+    manager.start();
+    manager.wait_ready().await;
+    manager
+}
+
+/// Signs in, playing the user's browser: GET the authorization URL and follow its redirects
+/// (the fixture approves at once) to strata's loopback callback. The page the browser ends on.
+async fn sign_in_with_browser(config: &ServerConfig) -> Result<String, SignInError> {
+    let Transport::Http { url, .. } = &config.transport else {
+        unreachable!()
+    };
+    let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
+    let request = SignInRequest::for_server(config, Duration::from_secs(30)).unwrap();
+    let signing_in = tokio::spawn(sign_in(request, move |authorization_url| {
+        let _ = url_tx.send(authorization_url.to_owned());
+    }));
+    let authorization_url = url_rx.await.unwrap();
+    let parsed = reqwest::Url::parse(&authorization_url).unwrap();
+    let query: std::collections::HashMap<String, String> =
+        parsed.query_pairs().into_owned().collect();
+    assert_eq!(query["response_type"], "code");
+    assert_eq!(query["code_challenge_method"], "S256");
+    assert_eq!(
+        query["resource"], *url,
+        "RFC 8707 resource names the MCP server"
+    );
+    assert!(
+        query["redirect_uri"].starts_with("http://127.0.0.1:"),
+        "{authorization_url}"
+    );
+    let page = reqwest::get(&authorization_url)
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    signing_in.await.unwrap()?;
+    Ok(page)
+}
+
+async fn call(manager: &McpManager, tool: &str) -> strata_tools::ToolOutput {
+    manager
+        .call(
+            &format!("mcp__docs__{tool}"),
+            json!({}),
+            &ToolContext::new("/"),
+        )
+        .await
+}
+
+fn auth_log(output: &strata_tools::ToolOutput) -> Value {
+    serde_json::from_str(&output.text_content()).unwrap()
+}
+
+#[tokio::test]
+async fn sign_in_then_tools_then_refresh_then_reauth_when_revoked() {
+    let Some(python) = python() else {
+        return;
+    };
+    let fixture = auth_server(&python).await;
+    let home = tempfile::tempdir().unwrap();
+    let token_dir = home.path().join("strata/mcp-tokens");
+    let config = config(&fixture.url, &token_dir);
+
+    // Before sign-in: reported as needing it, without blocking the session.
+    let manager = started(&config).await;
+    let status = &manager.status()[0];
+    assert!(
+        matches!(&status.state, ServerState::AuthRequired { error }
+            if error.contains("requires authorization") && error.contains("strata mcp login docs")),
+        "{status:?}"
+    );
+    assert_eq!(status.state.label(), "needs sign-in");
+    assert!(manager.tools().is_empty());
+
+    // Sign-in: discovery from the 401, registration, code + PKCE, tokens in a 0600 file.
+    let page = sign_in_with_browser(&config).await.unwrap();
+    assert!(page.contains("signed in"), "{page}");
+    let tokens = config.token_file().unwrap();
+    assert_eq!(tokens.state(), TokenState::Present);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(tokens.path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert!(tokens.path().starts_with(&token_dir));
+
+    // The tools arrive with the reconnect, as additions.
+    manager.take_changes();
+    manager.reconnect("docs").await.unwrap();
+    let added: Vec<String> = manager
+        .take_changes()
+        .into_iter()
+        .flat_map(|change| change.diff.added)
+        .collect();
+    assert_eq!(added.len(), 4, "{added:?}");
+    assert_eq!(manager.status()[0].state, ServerState::Connected);
+    let mut names: Vec<String> = manager
+        .tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "mcp__docs__auth_log",
+            "mcp__docs__expire_access",
+            "mcp__docs__revoke_all",
+            "mcp__docs__whoami"
+        ]
+    );
+    let whoami = call(&manager, "whoami").await;
+    assert!(!whoami.is_error, "{whoami:?}");
+    assert!(whoami.text_content().ends_with("scopes mcp"), "{whoami:?}");
+    let log = auth_log(&call(&manager, "auth_log").await);
+    assert_eq!(log["registered"], 1, "one dynamic registration: {log}");
+    assert_eq!(
+        log["token_endpoint_auth_method"], "none",
+        "a public client: {log}"
+    );
+    assert_eq!(log["authorize_resource"], json!([fixture.url]), "{log}");
+    assert_eq!(log["grants"], json!(["authorization_code"]), "{log}");
+
+    // The access token stops working: one silent refresh, and the call still succeeds.
+    let before = std::fs::read_to_string(tokens.path()).unwrap();
+    assert!(!call(&manager, "expire_access").await.is_error);
+    let again = call(&manager, "whoami").await;
+    assert!(!again.is_error, "refreshed and retried: {again:?}");
+    let log = auth_log(&call(&manager, "auth_log").await);
+    assert_eq!(
+        log["grants"],
+        json!(["authorization_code", "refresh_token"]),
+        "{log}"
+    );
+    let after = std::fs::read_to_string(tokens.path()).unwrap();
+    assert_ne!(before, after, "the refreshed tokens are stored");
+
+    // A new session signs in from the file alone.
+    let second = started(&config).await;
+    assert_eq!(
+        second.status()[0].state,
+        ServerState::Connected,
+        "{:?}",
+        second.status()
+    );
+    second.shutdown().await;
+
+    // Everything revoked: the refresh is refused, and the server needs sign-in again.
+    assert!(!call(&manager, "revoke_all").await.is_error);
+    let refused = call(&manager, "whoami").await;
+    assert!(refused.is_error, "{refused:?}");
+    assert!(
+        refused.text_content().contains("requires authorization"),
+        "{refused:?}"
+    );
+    let _ = manager.reconnect("docs").await;
+    assert_eq!(manager.status()[0].state.label(), "needs sign-in");
+
+    // Signing in again brings it back; logging out removes the file.
+    sign_in_with_browser(&config).await.unwrap();
+    manager.reconnect("docs").await.unwrap();
+    assert!(!call(&manager, "whoami").await.is_error);
+    assert!(tokens.remove().unwrap());
+    assert_eq!(tokens.state(), TokenState::Missing);
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_access_token_past_its_lifetime_is_refreshed_silently() {
+    let Some(python) = python() else {
+        return;
+    };
+    // Two-second access tokens: whatever token the session holds is dead after the sleep.
+    let fixture = auth_server_with(&python, &["2"]).await;
+    let home = tempfile::tempdir().unwrap();
+    let config = config(&fixture.url, home.path());
+    sign_in_with_browser(&config).await.unwrap();
+    let manager = started(&config).await;
+    assert_eq!(manager.status()[0].state, ServerState::Connected);
+    let log = auth_log(&call(&manager, "auth_log").await);
+    let refreshes_before = log["grants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| *g == "refresh_token")
+        .count();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let whoami = call(&manager, "whoami").await;
+    assert!(!whoami.is_error, "{whoami:?}");
+    let log = auth_log(&call(&manager, "auth_log").await);
+    let refreshes_after = log["grants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| *g == "refresh_token")
+        .count();
+    assert!(refreshes_after > refreshes_before, "{log}");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_client_registered_out_of_band_signs_in_on_its_fixed_callback_port() {
+    let Some(python) = python() else {
+        return;
+    };
+    let callback_port = free_port();
+    let fixture = auth_server_with(&python, &["3600", &callback_port.to_string()]).await;
+    let home = tempfile::tempdir().unwrap();
+    let mut config = config(&fixture.url, home.path());
+    // Without the entry's client, registration is refused: the fixture offers none.
+    let refused = sign_in(
+        SignInRequest::for_server(&config, Duration::from_secs(5)).unwrap(),
+        |_| panic!("no URL without a client"),
+    )
+    .await;
+    assert!(
+        matches!(&refused, Err(SignInError::Discovery(message)) if message.contains("registration")),
+        "{refused:?}"
+    );
+    config.spec.oauth = Some(strata_mcp::config::OAuthSpec {
+        client_id: Some("strata-preregistered".into()),
+        callback_port: Some(callback_port),
+        scopes: vec!["mcp".into()],
+    });
+    sign_in_with_browser(&config).await.unwrap();
+    let manager = started(&config).await;
+    assert_eq!(
+        manager.status()[0].state,
+        ServerState::Connected,
+        "{:?}",
+        manager.status()
+    );
+    let whoami = call(&manager, "whoami").await;
+    assert!(
+        whoami
+            .text_content()
+            .starts_with("client strata-preregistered "),
+        "{whoami:?}"
+    );
+    let log = auth_log(&call(&manager, "auth_log").await);
+    assert_eq!(log["registered"], 0, "{log}");
+    // Refresh works for it too: the client id comes back from the token file.
+    assert!(!call(&manager, "expire_access").await.is_error);
+    assert!(!call(&manager, "whoami").await.is_error);
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_refusal_by_the_authorization_server_is_said_to_the_browser_and_the_caller() {
+    let Some(python) = python() else {
+        return;
+    };
+    let callback_port = free_port();
+    let fixture = auth_server_with(&python, &["3600", &callback_port.to_string()]).await;
+    let home = tempfile::tempdir().unwrap();
+    let mut config = config(&fixture.url, home.path());
+    // A scope the client was not registered for: /authorize redirects back with an error.
+    config.spec.oauth = Some(strata_mcp::config::OAuthSpec {
+        client_id: Some("strata-preregistered".into()),
+        callback_port: Some(callback_port),
+        scopes: vec!["admin".into()],
+    });
+    let Transport::Http { url, .. } = &config.transport else {
+        unreachable!()
+    };
+    let (url_tx, url_rx) = tokio::sync::oneshot::channel::<String>();
+    let signing_in = tokio::spawn(sign_in(
+        SignInRequest::for_server(&config, Duration::from_secs(30)).unwrap(),
+        move |authorization_url| {
+            let _ = url_tx.send(authorization_url.to_owned());
+        },
+    ));
+    let authorization_url = url_rx.await.unwrap();
+    assert!(authorization_url.starts_with(url.trim_end_matches("/mcp")));
+    let page = reqwest::get(&authorization_url)
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let result = signing_in.await.unwrap();
+    assert!(
+        matches!(&result, Err(SignInError::Refused { error, .. }) if error == "invalid_scope"),
+        "{result:?}"
+    );
+    assert!(
+        page.contains("sign-in failed: the authorization server refused: invalid_scope"),
+        "{page}"
+    );
+    assert_eq!(config.token_file().unwrap().state(), TokenState::Missing);
+}
+
+#[tokio::test]
+async fn a_torn_token_file_is_reported_with_the_sign_in_hint() {
+    let Some(python) = python() else {
+        return;
+    };
+    let fixture = auth_server(&python).await;
+    let home = tempfile::tempdir().unwrap();
+    let config = config(&fixture.url, home.path());
+    let tokens: TokenFile = config.token_file().unwrap();
+    std::fs::write(tokens.path(), "{\"server_url\": ").unwrap();
+    let manager = started(&config).await;
+    let status = &manager.status()[0];
+    assert!(
+        matches!(&status.state, ServerState::AuthRequired { error }
+            if error.contains("is not a valid token file") && error.contains("strata mcp login docs")),
+        "{status:?}"
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn sign_in_to_a_server_that_asks_for_none_says_so() {
+    // A local endpoint that answers 200 to anything.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut buffer = [0u8; 4096];
+            let _ = stream.read(&mut buffer).await;
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .await;
+        }
+    });
+    let home = tempfile::tempdir().unwrap();
+    let config = config(&format!("http://127.0.0.1:{port}/mcp"), home.path());
+    let result = sign_in(
+        SignInRequest::for_server(&config, Duration::from_secs(5)).unwrap(),
+        |_| panic!("no authorization URL for a server that needs no sign-in"),
+    )
+    .await;
+    assert!(
+        matches!(result, Err(SignInError::NotRequired { status: 200 })),
+        "{result:?}"
+    );
+    assert_eq!(config.token_file().unwrap().state(), TokenState::Missing);
+}

@@ -1,0 +1,32 @@
+//! Pi 1.x's RPC protocol over a strata session runtime, so Pi's RPC clients drive strata
+//! unchanged.
+//!
+//! - [`commands`]: the commands as one serde-tagged enum, parsed as Pi parses them (an
+//!   unknown `type` is Pi's `Unknown command` error).
+//! - [`protocol`]: responses shaped as Pi's, and the line writer.
+//! - [`events`]: the runtime's agent events serialised as Pi's event stream.
+//! - [`state`]: `get_state` / `get_session_stats` answers from a snapshot of the agent.
+//! - [`serve`]: the server loop over any [`tokio::io::AsyncRead`] / [`tokio::io::AsyncWrite`]
+//!   pair (stdin and stdout in `strata --mode rpc`), driving a [`strata_runtime`] task; the
+//!   embedding program supplies models and routes through [`Host`].
+//!
+//! ```no_run
+//! # async fn run(agent: strata_agent::Agent, host: impl strata_rpc::Host) -> Result<(), strata_rpc::ServeError> {
+//! let retries = strata_agent::RetryEvents::default();
+//! let options = strata_rpc::ServeOptions::default();
+//! let agent = strata_rpc::serve(tokio::io::stdin(), tokio::io::stdout(), agent, retries, host, options).await?;
+//! println!("session: {}", agent.session().path().display());
+//! # Ok(()) }
+//! ```
+
+pub mod bash;
+pub mod commands;
+pub mod entries;
+pub mod events;
+pub mod protocol;
+mod server;
+pub mod sessions;
+pub mod skills;
+pub mod state;
+
+pub use server::{Host, ServeError, ServeOptions, serve};
