@@ -3,6 +3,8 @@
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value, json};
 
+use strata_session::AgentMessage;
+
 use crate::chain::ModelRef;
 use crate::flatten::Context;
 
@@ -10,7 +12,113 @@ use crate::flatten::Context;
 /// straight from the context: no JSON tree of the messages is built on the way. Wrap `writer`
 /// in a buffer: the output is written a few bytes at a time.
 pub fn write_pi_json(context: &Context, writer: impl std::io::Write) -> serde_json::Result<()> {
-    serde_json::to_writer_pretty(writer, &PiContext(context))
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let parts = threads.min(ordered_messages(context).len() / PARALLEL_FROM);
+    if parts < 2 {
+        return serde_json::to_writer_pretty(writer, &PiContext(context));
+    }
+    write_in_parts(context, writer, parts)
+}
+
+/// Contexts with fewer messages than this are printed on the calling thread.
+const PARALLEL_FROM: usize = 256;
+
+/// The messages in [`to_pi_json`]'s order: each system message where it was appended.
+fn ordered_messages(context: &Context) -> Vec<&AgentMessage> {
+    let mut ordered = Vec::with_capacity(context.messages.len() + context.system_messages.len());
+    let mut systems = context.system_messages.iter().peekable();
+    for (index, message) in context.messages.iter().enumerate() {
+        while let Some(system) = systems.next_if(|system| system.after_messages <= index) {
+            ordered.push(system.message.as_ref());
+        }
+        ordered.push(message.message.as_ref());
+    }
+    ordered.extend(systems.map(|system| system.message.as_ref()));
+    ordered
+}
+
+/// [`write_pi_json`]'s bytes with the messages printed in `parts` consecutive groups on as many
+/// threads. Pretty-printing is position-independent but for the indent: a value printed alone
+/// and then indented by its depth after every newline (JSON strings hold no raw newline) is
+/// what the printer writes for it in place.
+fn write_in_parts(
+    context: &Context,
+    mut writer: impl std::io::Write,
+    parts: usize,
+) -> serde_json::Result<()> {
+    let messages = ordered_messages(context);
+    let chunk = messages.len().div_ceil(parts.max(1)).max(1);
+    let io = serde_json::Error::io;
+    if messages.is_empty() {
+        writer.write_all(b"{\n  \"messages\": [],").map_err(io)?;
+    } else {
+        writer.write_all(b"{\n  \"messages\": [").map_err(io)?;
+        // The first group goes straight to `writer` while the others are printed into
+        // buffers on their threads: only those are held in memory.
+        std::thread::scope(|scope| {
+            let mut groups = messages.chunks(chunk);
+            let first = groups.next().unwrap_or_default();
+            let workers: Vec<_> = groups
+                .map(|group| {
+                    let worker = scope.spawn(move || {
+                        let mut printed = Vec::new();
+                        print_group(group, &mut printed).map(|()| printed)
+                    });
+                    (group, worker)
+                })
+                .collect();
+            print_group(first, &mut writer)?;
+            for (group, worker) in workers {
+                writer.write_all(b",").map_err(io)?;
+                match worker.join() {
+                    Ok(printed) => writer.write_all(&printed?).map_err(io)?,
+                    // A panicking printer is a bug; the group is printed again here, where it
+                    // shows.
+                    Err(_) => print_group(group, &mut writer)?,
+                }
+            }
+            Ok::<(), serde_json::Error>(())
+        })?;
+        writer.write_all(b"\n  ],").map_err(io)?;
+    }
+    writer.write_all(b"\n  \"thinkingLevel\": ").map_err(io)?;
+    serde_json::to_writer(&mut writer, &context.thinking_level)?;
+    writer.write_all(b",\n  \"model\": ").map_err(io)?;
+    let model = serde_json::to_vec_pretty(&context.model.as_ref().map(PiModel))?;
+    write_indented(&mut writer, &model, b"\n  ").map_err(io)?;
+    writer.write_all(b"\n}").map_err(io)
+}
+
+/// Messages as elements of the `messages` array: each on a new line, indented two levels,
+/// separated by commas.
+fn print_group(group: &[&AgentMessage], out: &mut impl std::io::Write) -> serde_json::Result<()> {
+    let io = serde_json::Error::io;
+    let mut alone = Vec::new();
+    for (index, message) in group.iter().enumerate() {
+        if index > 0 {
+            out.write_all(b",").map_err(io)?;
+        }
+        out.write_all(b"\n    ").map_err(io)?;
+        alone.clear();
+        serde_json::to_writer_pretty(&mut alone, message)?;
+        write_indented(out, &alone, b"\n    ").map_err(io)?;
+    }
+    Ok(())
+}
+
+/// Writes `printed` with every newline replaced by `newline` (a newline and the indent).
+fn write_indented(
+    writer: &mut impl std::io::Write,
+    printed: &[u8],
+    newline: &[u8],
+) -> std::io::Result<()> {
+    let mut rest = printed;
+    while let Some(at) = memchr::memchr(b'\n', rest) {
+        writer.write_all(&rest[..at])?;
+        writer.write_all(newline)?;
+        rest = &rest[at + 1..];
+    }
+    writer.write_all(rest)
 }
 
 /// [`to_pi_json`]'s shape as a `Serialize` view of a context.
@@ -110,4 +218,73 @@ pub fn to_pi_json(context: &Context) -> Value {
 /// model and thinking level.
 pub fn to_json(context: &Context) -> Value {
     serde_json::to_value(context).unwrap_or_else(|error| json!({ "error": error.to_string() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use super::*;
+
+    /// A session of `messages` messages of every role, with awkward text, a model and a
+    /// thinking level (or neither).
+    fn session(messages: usize, settings: bool) -> strata_session::Tree {
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}"#,
+        );
+        text.push('\n');
+        let mut parent = "null".to_owned();
+        if settings {
+            text.push_str(r#"{"type":"thinking_level_change","id":"t0","parentId":null,"timestamp":"2026-01-15T10:00:00.000Z","thinkingLevel":"high"}"#);
+            text.push('\n');
+            parent = "\"t0\"".to_owned();
+        }
+        for n in 0..messages {
+            let id = format!("m{n}");
+            let body = match n % 3 {
+                0 => format!(
+                    r#"{{"role":"user","content":"line {n}\n\"quoted\" caf\u00e9 \u0001 {{[]}}","timestamp":{n}}}"#
+                ),
+                1 => format!(
+                    r#"{{"role":"assistant","content":[{{"type":"text","text":"a\tb"}},{{"type":"toolCall","id":"c{n}","name":"ls","arguments":{{"path":"/","deep":{{"x":[1,2.5,null,true]}}}}}}],"provider":"p","model":"m","api":"x","usage":{{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"toolUse","timestamp":{n}}}"#
+                ),
+                _ => format!(
+                    r#"{{"role":"toolResult","toolCallId":"c{}","toolName":"ls","content":[],"isError":false,"details":{{}},"timestamp":{n}}}"#,
+                    n - 1
+                ),
+            };
+            let _ = writeln!(
+                text,
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-15T10:00:01.000Z","message":{body}}}"#
+            );
+            parent = format!("\"{id}\"");
+        }
+        let (tree, diagnostics) =
+            strata_session::Tree::parse(std::path::Path::new("t.jsonl"), text.into_bytes())
+                .expect("tree");
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        tree
+    }
+
+    #[test]
+    fn printing_in_parts_prints_what_the_printer_prints() {
+        for (messages, settings) in [(0, false), (1, true), (7, true), (600, true), (600, false)] {
+            let tree = session(messages, settings);
+            let context = crate::build(&tree, tree.leaf()).expect("context");
+            assert_eq!(ordered_messages(&context).len(), messages);
+            let expected = serde_json::to_vec_pretty(&to_pi_json(&context)).expect("json");
+            for parts in [1, 2, 3, 5] {
+                let mut printed = Vec::new();
+                write_in_parts(&context, &mut printed, parts).expect("printed");
+                assert_eq!(
+                    String::from_utf8_lossy(&printed),
+                    String::from_utf8_lossy(&expected),
+                    "{messages} messages in {parts} parts"
+                );
+            }
+            let mut printed = Vec::new();
+            write_pi_json(&context, &mut printed).expect("printed");
+            assert_eq!(printed, expected);
+        }
+    }
 }

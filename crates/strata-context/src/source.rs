@@ -153,26 +153,34 @@ impl EntrySource for strata_session::Tree {
     }
 
     fn load_many(&self, ids: &[EntryId]) -> Vec<Result<Arc<LoadedEntry>, ContextError>> {
-        load_in_parallel(ids, |id| self.load(id))
+        // Each part reads its lines in long runs (`Tree::entries`), not one read a line.
+        in_parts(ids, |part| {
+            self.entries(part)
+                .into_iter()
+                .zip(part)
+                .map(|(entry, id)| {
+                    entry
+                        .map(|entry| Arc::new(LoadedEntry::new(entry)))
+                        .map_err(|source| ContextError::Load {
+                            id: id.clone(),
+                            source,
+                        })
+                })
+                .collect()
+        })
     }
 }
 
-/// Chains shorter than this are parsed on the calling thread: a thread costs more.
-const PARALLEL_FROM: usize = 256;
-
-/// `load` of each id, in order, the ids split among the machine's processors: parsing the
-/// chain's lines is most of building a large context, and each line parses on its own.
-pub(crate) fn load_in_parallel<F>(
-    ids: &[EntryId],
-    load: F,
-) -> Vec<Result<Arc<LoadedEntry>, ContextError>>
+/// `load` of consecutive parts of `ids`, concatenated, the parts split among the machine's
+/// processors (one part below [`PARALLEL_FROM`] ids).
+fn in_parts<F>(ids: &[EntryId], load: F) -> Vec<Result<Arc<LoadedEntry>, ContextError>>
 where
-    F: Fn(&EntryId) -> Result<Arc<LoadedEntry>, ContextError> + Sync,
+    F: Fn(&[EntryId]) -> Vec<Result<Arc<LoadedEntry>, ContextError>> + Sync,
 {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let parts = threads.min(ids.len() / PARALLEL_FROM);
     if parts < 2 {
-        return ids.iter().map(&load).collect();
+        return load(ids);
     }
     let chunk = ids.len().div_ceil(parts);
     let load = &load;
@@ -180,16 +188,20 @@ where
         let mut chunks = ids.chunks(chunk);
         let first = chunks.next().unwrap_or_default();
         let workers: Vec<_> = chunks
-            .map(|part| scope.spawn(move || part.iter().map(load).collect::<Vec<_>>()))
+            .map(|part| (part, scope.spawn(move || load(part))))
             .collect();
-        let mut loaded: Vec<_> = first.iter().map(load).collect();
-        for (worker, part) in workers.into_iter().zip(ids.chunks(chunk).skip(1)) {
+        let mut loaded = load(first);
+        for (part, worker) in workers {
             match worker.join() {
                 Ok(results) => loaded.extend(results),
                 // A panicking parse is a bug; the entries are read again here, where it shows.
-                Err(_) => loaded.extend(part.iter().map(load)),
+                Err(_) => loaded.extend(load(part)),
             }
         }
         loaded
     })
 }
+
+/// Chains shorter than this are parsed on the calling thread: a thread costs more. Parsing the
+/// chain's lines is most of building a large context, and each line parses on its own.
+const PARALLEL_FROM: usize = 256;

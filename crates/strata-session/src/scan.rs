@@ -425,6 +425,81 @@ pub(crate) fn scan_prefix(line: &[u8]) -> Option<Scanned<'_>> {
     }
 }
 
+/// The tree fields of a line laid out exactly as Pi and strata write it, with no escapes in
+/// the leading strings: `{"type":"T","id":"I","parentId":"P"|null,"timestamp":"S",` and, for a
+/// message, `"message":{"role":"R"` next. Literal comparisons only, no per-key dispatch: this is
+/// what nearly every line of a large file takes at open. `None` for any other layout; the
+/// caller then takes [`scan_prefix`], which answers the same wherever this one does.
+pub(crate) fn scan_pi_layout(line: &[u8]) -> Option<Scanned<'_>> {
+    pi_layout(line, true)
+}
+
+/// [`scan_pi_layout`] without the `timestamp` (passed over, not read): what indexing needs.
+pub(crate) fn scan_pi_tree_fields(line: &[u8]) -> Option<Scanned<'_>> {
+    pi_layout(line, false)
+}
+
+fn pi_layout(line: &[u8], with_timestamp: bool) -> Option<Scanned<'_>> {
+    let last = line
+        .iter()
+        .rposition(|byte| !matches!(byte, b' ' | b'\t' | b'\r'))?;
+    if line[last] != b'}' {
+        return None;
+    }
+    let line = &line[..=last];
+    let rest = line.strip_prefix(br#"{"type":""#)?;
+    let (entry_type, rest) = plain_string(rest)?;
+    let rest = rest.strip_prefix(br#","id":""#)?;
+    let (id, rest) = plain_string(rest)?;
+    let rest = rest.strip_prefix(br#","parentId":"#)?;
+    let (parent, rest) = match rest.strip_prefix(b"\"") {
+        Some(quoted) => {
+            let (parent, rest) = plain_string(quoted)?;
+            (Parent::Id(Cow::Borrowed(parent)), rest)
+        }
+        None => (Parent::Null, rest.strip_prefix(b"null")?),
+    };
+    let rest = rest.strip_prefix(br#","timestamp":""#)?;
+    let (timestamp, rest) = if with_timestamp {
+        let (timestamp, rest) = plain_string(rest)?;
+        (Some(Cow::Borrowed(timestamp)), rest)
+    } else {
+        let end = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[end] != b'"' {
+            return None;
+        }
+        (None, &rest[end + 1..])
+    };
+    let mut scanned = Scanned {
+        entry_type: Some(Cow::Borrowed(entry_type)),
+        id: Some(Cow::Borrowed(id)),
+        parent,
+        timestamp,
+        role: None,
+    };
+    if entry_type == "message" {
+        let rest = rest.strip_prefix(br#","message":{"role":""#)?;
+        let (role, _) = plain_string(rest)?;
+        scanned.role = Some(Cow::Borrowed(role));
+        return Some(scanned);
+    }
+    match rest {
+        [b',', ..] | [b'}'] => Some(scanned),
+        _ => None,
+    }
+}
+
+/// A string's text up to its closing quote (the opening one already taken) and what follows
+/// it; `None` when it holds an escape, or is not UTF-8.
+fn plain_string(bytes: &[u8]) -> Option<(&str, &[u8])> {
+    let end = memchr::memchr2(b'"', b'\\', bytes)?;
+    if bytes[end] != b'"' {
+        return None;
+    }
+    let text = std::str::from_utf8(&bytes[..end]).ok()?;
+    Some((text, &bytes[end + 1..]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -459,6 +534,60 @@ mod tests {
         assert_eq!(answered, 6);
         assert!(scan_prefix(lines[7]).is_none());
         assert!(scan_prefix(lines[9]).is_none());
+    }
+
+    /// The literal layout scan answers exactly as the prefix scan wherever it answers, and
+    /// answers for the lines Pi and strata write.
+    #[test]
+    fn the_layout_scan_agrees_with_the_prefix_scan_or_declines() {
+        let lines: [&[u8]; 14] = [
+            br#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-15T10:00:00.000Z","message":{"role":"user","content":"x"}}"#,
+            br#"{"type":"message","id":"a\u0031","parentId":"p\"q","timestamp":"t","message":{"role":"toolResult","content":[]}}  "#,
+            br#"{"type":"model_change","id":"b2","parentId":"a1","timestamp":"t","provider":"p","modelId":"m"}"#,
+            br#"{"type":"compaction","id":"c3","parentId":"b2","timestamp":"t","summary":"s","firstKeptEntryId":"a1","tokensBefore":5}"#,
+            br#"{"type":"message","id":"d4","parentId":"c3","timestamp":"t","message":{"content":"x","role":"user"}}"#,
+            br#"{"id":"e5","type":"custom","parentId":null,"timestamp":"t","customType":"x"}"#,
+            br#"{"type":"custom","id":"f6","parentId":7,"timestamp":"t","customType":"x"}"#,
+            br#"{"type":"message","id":"g7","parentId":null,"timestamp":"t","message":{"role":"us"#,
+            br#"{"type":"leaf","id":"h8","parentId":"g7","timestamp":"t"}"#,
+            br#"{"type":"message","id":"dead{"type":"message","id":"i9","parentId":null}"#,
+            br#"{"type":"leaf","id":"h8","parentId":"g7","timestamp":"t"} x"#,
+            br#"{"type":"leaf","id":"h8","parentId":"g7","timestamp":"t"x}"#,
+            br#"{"type":"message","id":"j1","parentId":"g7","timestamp":"t\u0031","message":{"role":"user"}}"#,
+            br#"{"type":"message","id":"k2","parentId":nul,"timestamp":"t","message":{"role":"user"}}"#,
+        ];
+        let mut answered = 0;
+        for line in lines {
+            if let Some(layout) = scan_pi_layout(line) {
+                answered += 1;
+                let prefix = scan_prefix(line).expect("the prefix scan answers too");
+                assert_eq!(layout.entry_type, prefix.entry_type);
+                assert_eq!(layout.id, prefix.id);
+                assert_eq!(layout.parent, prefix.parent);
+                assert_eq!(layout.timestamp, prefix.timestamp);
+                assert_eq!(layout.role, prefix.role);
+                let fields = scan_pi_tree_fields(line).expect("the tree fields too");
+                assert_eq!(fields.timestamp, None);
+                assert_eq!(
+                    (fields.entry_type, fields.id, fields.parent, fields.role),
+                    (layout.entry_type, layout.id, layout.parent, layout.role)
+                );
+            } else {
+                assert!(scan_pi_tree_fields(line).is_none());
+            }
+        }
+        // Pi's own layout without escapes: lines 0, 2, 3 and 8.
+        assert_eq!(answered, 4);
+        // Every cut of a Pi line that the layout scan still answers for keeps a closing brace
+        // last and agrees with the prefix scan.
+        let full = lines[0];
+        for cut in 1..full.len() {
+            if let Some(layout) = scan_pi_layout(&full[..cut]) {
+                let prefix = scan_prefix(&full[..cut]).expect("prefix scan");
+                assert_eq!(layout.id, prefix.id, "cut {cut}");
+                assert_eq!(layout.role, prefix.role, "cut {cut}");
+            }
+        }
     }
 
     #[test]

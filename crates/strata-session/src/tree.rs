@@ -16,7 +16,9 @@ use crate::entry::{Entry, EntryKind, FastParse, FieldParse, Role};
 use crate::error::{Diagnostic, Problem, SessionError, serde_reason};
 use crate::header::{CURRENT_VERSION, SessionHeader};
 use crate::id::{EntryId, IdHasher};
-use crate::scan::{Parent, ScanError, Scanned, scan_entry, scan_prefix};
+use crate::scan::{
+    Parent, ScanError, Scanned, scan_entry, scan_pi_layout, scan_pi_tree_fields, scan_prefix,
+};
 use crate::time::parse_iso_millis;
 
 const NONE: u32 = u32::MAX;
@@ -26,6 +28,12 @@ const READ_BLOCK: usize = 256 * 1024;
 
 /// Blocks in flight between the reading thread and the indexer.
 const BLOCKS_IN_FLIGHT: usize = 4;
+
+/// The most bytes [`Tree::entries`] reads at once.
+const RUN_BYTES: usize = 1 << 20;
+
+/// A gap between two wanted lines that [`Tree::entries`] reads over rather than seek past.
+const RUN_GAP: usize = 64 * 1024;
 
 /// Files from this size on are read on a second thread while being indexed.
 const OVERLAP_FROM: u64 = 8 << 20;
@@ -317,6 +325,76 @@ impl Tree {
         }
     }
 
+    /// [`Tree::entry`] of each id, in order, reading the file in as few reads as possible:
+    /// lines that follow each other in the file (a chain usually does) come in one read of up
+    /// to 1 MiB, instead of one read each. Memory stays at one run at a time.
+    pub fn entries<Q: AsRef<str>>(&self, ids: &[Q]) -> Vec<Result<Entry, SessionError>> {
+        let mut out = Vec::with_capacity(ids.len());
+        let Text::File(file) = &self.text else {
+            out.extend(ids.iter().map(|id| self.entry(id.as_ref())));
+            return out;
+        };
+        let mut buffer = Vec::new();
+        let mut at = 0;
+        while at < ids.len() {
+            let Some(first) = self
+                .index_of(ids[at].as_ref())
+                .map(|index| index as u32)
+                .filter(|&index| self.reads_from_file(index))
+            else {
+                out.push(self.entry(ids[at].as_ref()));
+                at += 1;
+                continue;
+            };
+            // The run: the next ids whose lines follow in the file, close enough to read along.
+            let begin = self.nodes[first as usize].start;
+            let mut end = begin + self.nodes[first as usize].len as usize;
+            let mut run = vec![first];
+            while let Some(next) = ids
+                .get(at + run.len())
+                .and_then(|id| self.index_of(id.as_ref()))
+                .map(|index| index as u32)
+                .filter(|&index| self.reads_from_file(index))
+            {
+                let node = &self.nodes[next as usize];
+                let node_end = node.start + node.len as usize;
+                if node.start < end || node.start > end + RUN_GAP || node_end - begin > RUN_BYTES {
+                    break;
+                }
+                end = node_end;
+                run.push(next);
+            }
+            at += run.len();
+            buffer.clear();
+            buffer.resize(end - begin, 0);
+            if read_exact_at(file, &mut buffer, begin as u64).is_err() {
+                // Each line read alone, so that each failure names its own entry.
+                out.extend(run.iter().map(|&index| self.parse_node(index)));
+                continue;
+            }
+            for index in run {
+                let node = &self.nodes[index as usize];
+                let bytes = &buffer[node.start - begin..node.start - begin + node.len as usize];
+                out.push(match std::str::from_utf8(bytes) {
+                    Ok(line) => self.parse_node_line(index, line),
+                    // Changed on disk since it was indexed: the single read reports it.
+                    Err(_) => self.parse_node(index),
+                });
+            }
+        }
+        out
+    }
+
+    /// Whether a node's line must be read from the file (not appended, repaired or cached).
+    fn reads_from_file(&self, index: u32) -> bool {
+        self.version() >= CURRENT_VERSION
+            && self.line_in_memory(index).is_none()
+            && self
+                .line_cache
+                .get(index as usize)
+                .is_some_and(|slot| slot.get().is_none())
+    }
+
     /// The entry's line exactly as in the file (no newline).
     pub fn raw_line<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Option<&str> {
         let id = id.as_ref();
@@ -434,7 +512,9 @@ impl Tree {
     fn millis_of(&self, index: u32) -> Option<i64> {
         let line = self.line(index).ok()?;
         let bytes = line.as_bytes();
-        let scanned = scan_prefix(bytes).or_else(|| scan_entry(bytes).ok())?;
+        let scanned = scan_pi_layout(bytes)
+            .or_else(|| scan_prefix(bytes))
+            .or_else(|| scan_entry(bytes).ok())?;
         scanned.timestamp.as_deref().and_then(parse_iso_millis)
     }
 
@@ -461,9 +541,13 @@ impl Tree {
     }
 
     fn parse_node(&self, index: u32) -> Result<Entry, SessionError> {
-        let node = &self.nodes[index as usize];
         let line = self.line(index)?;
-        let line = line.as_ref();
+        self.parse_node_line(index, line.as_ref())
+    }
+
+    /// Parses a node from its line, already read.
+    fn parse_node_line(&self, index: u32, line: &str) -> Result<Entry, SessionError> {
+        let node = &self.nodes[index as usize];
         if self.version() >= CURRENT_VERSION {
             let tag = kind_tag(node.kind);
             return match tag {
@@ -791,7 +875,12 @@ impl Builder {
             // (a torn write, then more lines) has more brackets opened than closed. A line
             // whose strings hold unbalanced brackets just takes the full scan.
             let (balanced, ascii) = bracket_balance_and_ascii(line);
-            let scanned = match scan_prefix(line).filter(|_| balanced) {
+            let prefix = if balanced {
+                scan_pi_tree_fields(line).or_else(|| scan_prefix(line))
+            } else {
+                None
+            };
+            let scanned = match prefix {
                 Some(scanned) => Ok(scanned),
                 None => scan_entry(line),
             };
@@ -1198,22 +1287,35 @@ impl IdIndex {
 }
 
 /// Whether `{`/`[` and `}`/`]` are equally many in `line` (strings included), and whether it is
-/// all ASCII. Written as fixed-size chunks with small counters so that it compiles to vector
-/// code: it is the one pass every byte of a file gets at open.
+/// all ASCII. It is the one pass every byte of a file gets at open, so it is written for the
+/// compiler's vector code: per-lane counters over fixed 16-byte chunks, summed only every
+/// [`LANE_FLUSH`] chunks (no horizontal sum per chunk), and no branch on the bytes.
 fn bracket_balance_and_ascii(line: &[u8]) -> (bool, bool) {
-    const CHUNK: usize = 64;
+    // One vector register of counters and one of high bits (more lanes spill to the stack).
+    const LANES: usize = 16;
+    // A lane's counter moves by at most 2 a chunk: 60 chunks stay within an `i8`.
+    const LANE_FLUSH: usize = 60;
     let mut depth: i64 = 0;
     let mut high = 0u8;
-    let mut chunks = line.chunks_exact(CHUNK);
-    for chunk in chunks.by_ref() {
-        let mut opened = 0u8;
-        let mut closed = 0u8;
-        for &byte in chunk {
-            opened += u8::from(byte == b'{') + u8::from(byte == b'[');
-            closed += u8::from(byte == b'}') + u8::from(byte == b']');
-            high |= byte;
+    let mut chunks = line.chunks_exact(LANES);
+    loop {
+        let mut lanes = [0i8; LANES];
+        let mut lane_high = [0u8; LANES];
+        let mut taken = 0;
+        for chunk in chunks.by_ref().take(LANE_FLUSH) {
+            for ((lane, high), &byte) in lanes.iter_mut().zip(&mut lane_high).zip(chunk) {
+                let opened = i8::from(byte == b'{') + i8::from(byte == b'[');
+                let closed = i8::from(byte == b'}') + i8::from(byte == b']');
+                *lane += opened - closed;
+                *high |= byte;
+            }
+            taken += 1;
         }
-        depth += i64::from(opened) - i64::from(closed);
+        depth += lanes.iter().map(|&lane| i64::from(lane)).sum::<i64>();
+        high |= lane_high.iter().fold(0, |all, &byte| all | byte);
+        if taken < LANE_FLUSH {
+            break;
+        }
     }
     for &byte in chunks.remainder() {
         depth += i64::from(u8::from(byte == b'{') + u8::from(byte == b'['));
@@ -1804,6 +1906,238 @@ mod tests {
             error,
             Some(SessionError::MissingHeader { line: 1, .. })
         ));
+    }
+
+    /// A file in Pi's layout (read by the literal scan) indexes exactly like the same file with
+    /// every entry's keys in another order (read by the full scan): branches, a `leaf` entry
+    /// that moves the leaf back, labels, a name, a torn line ending in `}` mid-file, a torn
+    /// last line.
+    #[test]
+    fn the_literal_layout_scan_indexes_like_the_full_scan() {
+        let ts = "2026-01-15T10:00:01.000Z";
+        // (type, id, parent, the rest of the object after the tree fields)
+        let entries: Vec<(&str, &str, Option<&str>, String)> = vec![
+            (
+                "model_change",
+                "a1",
+                None,
+                r#""provider":"p","modelId":"m""#.into(),
+            ),
+            (
+                "message",
+                "b2",
+                Some("a1"),
+                r#""message":{"role":"user","content":"hi {"}"#.into(),
+            ),
+            (
+                "message",
+                "c3",
+                Some("b2"),
+                r#""message":{"role":"assistant","content":[]}"#.into(),
+            ),
+            // A branch from b2.
+            (
+                "message",
+                "d4",
+                Some("b2"),
+                r#""message":{"role":"user","content":"other"}"#.into(),
+            ),
+            (
+                "label",
+                "e5",
+                Some("d4"),
+                r#""targetId":"b2","label":"start""#.into(),
+            ),
+            (
+                "session_info",
+                "f6",
+                Some("e5"),
+                r#""name":" named ""#.into(),
+            ),
+            (
+                "message",
+                "g7",
+                Some("c3"),
+                r#""message":{"role":"toolResult","content":[]}"#.into(),
+            ),
+            // Moves the leaf back to d4: the leaf is not the last entry line.
+            ("leaf", "h8", Some("d4"), String::new()),
+        ];
+        let render = |reordered: bool| {
+            let mut text = String::from(HEADER);
+            text.push('\n');
+            for (n, (kind, id, parent, rest)) in entries.iter().enumerate() {
+                let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+                let rest = if rest.is_empty() {
+                    String::new()
+                } else {
+                    format!(",{rest}")
+                };
+                let line = if reordered {
+                    format!(
+                        r#"{{"id":"{id}","timestamp":"{ts}","parentId":{parent},"type":"{kind}"{rest}}}"#
+                    )
+                } else {
+                    format!(
+                        r#"{{"type":"{kind}","id":"{id}","parentId":{parent},"timestamp":"{ts}"{rest}}}"#
+                    )
+                };
+                text.push_str(&line);
+                text.push('\n');
+                if n == 2 {
+                    // A write cut short right after an inner `}`, then the next entries.
+                    let cut = line.find(r#""content""#).map_or(line.len(), |at| at + 10);
+                    text.push_str(&line.replace(r#""c3""#, r#""t9""#)[..cut]);
+                    text.push_str("}\n");
+                }
+            }
+            text.push_str(r#"{"type":"message","id":"z0","parentId":"g7","mess"#);
+            text.into_bytes()
+        };
+        let view = |bytes: Vec<u8>| {
+            let (tree, diagnostics) = Tree::parse(Path::new("t.jsonl"), bytes).unwrap();
+            let nodes: Vec<String> = tree
+                .iter()
+                .map(|entry| {
+                    format!(
+                        "{} {} {:?} {:?} {:?}",
+                        entry.line_number(),
+                        entry.id(),
+                        entry.parent_id(),
+                        entry.kind(),
+                        entry.timestamp_millis()
+                    )
+                })
+                .collect();
+            let problems: Vec<String> = diagnostics
+                .iter()
+                .map(|d| {
+                    let problem = format!("{:?}", d.problem);
+                    let kind = problem
+                        .split([' ', '{', '('])
+                        .next()
+                        .unwrap_or("")
+                        .to_owned();
+                    format!("{} {kind}", d.line)
+                })
+                .collect();
+            let labels: Vec<String> = tree
+                .labels()
+                .map(|(id, text)| format!("{id}={text}"))
+                .collect();
+            (
+                nodes,
+                problems,
+                tree.leaf().cloned(),
+                labels,
+                tree.name().map(str::to_owned),
+            )
+        };
+        let literal = view(render(false));
+        let full = view(render(true));
+        assert_eq!(literal, full);
+        assert_eq!(literal.2.as_ref().map(EntryId::as_str), Some("d4"));
+        assert_eq!(literal.0.len(), entries.len());
+        assert_eq!(literal.1.len(), 2, "{:?}", literal.1);
+        assert_eq!(literal.4.as_deref(), Some("named"));
+        assert_eq!(literal.3, ["b2=start"]);
+        // The literal scan really is what read the Pi layout.
+        let pi = render(false);
+        let first = pi.split(|&b| b == b'\n').nth(1).unwrap();
+        assert!(scan_pi_tree_fields(first).is_some());
+        let other = render(true);
+        let first = other.split(|&b| b == b'\n').nth(1).unwrap();
+        assert!(scan_pi_tree_fields(first).is_none());
+    }
+
+    #[test]
+    fn the_bracket_count_agrees_with_a_plain_count() {
+        let plain = |line: &[u8]| {
+            let mut depth = 0i64;
+            for &byte in line {
+                depth += i64::from(matches!(byte, b'{' | b'['));
+                depth -= i64::from(matches!(byte, b'}' | b']'));
+            }
+            (depth == 0, line.is_ascii())
+        };
+        // Lengths around the lane width and the flush interval; runs of one bracket long
+        // enough to overflow a lane counter that was not flushed.
+        let mut seed = 7u64;
+        for len in [0, 1, 31, 32, 33, 64, 1919, 1920, 1921, 3841, 5000, 20_000] {
+            for pattern in 0..4 {
+                let line: Vec<u8> = (0..len)
+                    .map(|i| match pattern {
+                        0 => b'{',
+                        1 => [b'{', b'[', b'a'][i % 3],
+                        2 => {
+                            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                            b"{}[]a\"x\xc3"[(seed >> 59) as usize % 8]
+                        }
+                        _ => {
+                            if i < len / 2 {
+                                b'['
+                            } else {
+                                b'}'
+                            }
+                        }
+                    })
+                    .collect();
+                assert_eq!(
+                    bracket_balance_and_ascii(&line),
+                    plain(&line),
+                    "length {len}, pattern {pattern}"
+                );
+            }
+        }
+    }
+
+    /// Reading several entries in runs gives each entry exactly as reading it alone does, in
+    /// any order, with unknown ids, torn and repaired lines among them.
+    #[test]
+    fn entries_read_in_runs_are_the_entries_read_one_by_one() {
+        let mut bytes = awkward_file();
+        let mut more = String::from("\n");
+        let mut parent = "e5".to_owned();
+        for n in 0..40 {
+            let id = format!("r{n:02}");
+            more.push_str(&message(
+                &id,
+                &format!("\"{parent}\""),
+                &"y".repeat(n * 500),
+            ));
+            more.push('\n');
+            parent = id;
+        }
+        // A line of the right shape whose message does not parse as a message.
+        more.push_str(r#"{"type":"message","id":"bad","parentId":"r39","timestamp":"2026-01-15T10:00:01.000Z","message":{"role":"user","content":7}}"#);
+        more.push('\n');
+        let at = bytes.len() - br#"{"type":"message","id":"f6","parentId":"e5","mess"#.len();
+        bytes.splice(at..at, more.into_bytes());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("runs.jsonl");
+        std::fs::write(&path, &bytes).unwrap();
+        let (tree, _) = Tree::open_file(&path, Arc::new(File::open(&path).unwrap())).unwrap();
+        let mut ids: Vec<String> = tree.iter().map(|entry| entry.id().to_string()).collect();
+        assert!(ids.len() > 40, "{ids:?}");
+        let show = |result: Result<Entry, SessionError>| match result {
+            Ok(entry) => format!("{entry:?}"),
+            Err(error) => format!("error: {error}"),
+        };
+        for order in 0..3 {
+            match order {
+                1 => ids.reverse(),
+                2 => {
+                    ids.insert(3, "missing".to_owned());
+                    ids.swap(10, 20);
+                    ids.push(ids[5].clone());
+                }
+                _ => {}
+            }
+            let alone: Vec<String> = ids.iter().map(|id| show(tree.entry(id))).collect();
+            let runs: Vec<String> = tree.entries(&ids).into_iter().map(show).collect();
+            assert_eq!(runs, alone, "order {order}");
+        }
+        assert!(show(tree.entry("bad")).starts_with("error"));
     }
 
     #[test]

@@ -76,6 +76,9 @@ pub struct ProcessRun {
     pub seconds: f64,
     /// Peak resident memory, KiB (`None` without `/usr/bin/time`).
     pub peak_kib: Option<u64>,
+    /// User + system CPU seconds (`None` without `/usr/bin/time`): on a loaded machine the
+    /// figure to compare, as wall time then mostly measures waiting for a core.
+    pub cpu_seconds: Option<f64>,
     /// Pi's own open + context milliseconds, as its script printed them.
     pub in_process_ms: Option<f64>,
 }
@@ -108,6 +111,21 @@ impl ScaleRun {
     /// The median wall seconds of Pi's runs.
     pub fn pi_seconds(&self) -> Option<f64> {
         median(self.pi.iter().map(|run| run.seconds).collect())
+    }
+
+    /// The median CPU seconds of strata's runs.
+    pub fn strata_cpu(&self) -> Option<f64> {
+        median(
+            self.strata
+                .iter()
+                .filter_map(|run| run.cpu_seconds)
+                .collect(),
+        )
+    }
+
+    /// The median CPU seconds of Pi's runs.
+    pub fn pi_cpu(&self) -> Option<f64> {
+        median(self.pi.iter().filter_map(|run| run.cpu_seconds).collect())
     }
 
     /// strata's median peak memory over the file's size.
@@ -382,7 +400,9 @@ fn timed(program: &Path) -> Command {
     let time = Path::new("/usr/bin/time");
     if time.exists() {
         let mut command = Command::new(time);
-        command.args(["-f", "strata-bench-time %e %M"]).arg(program);
+        command
+            .args(["-f", "strata-bench-time %e %M %U %S"])
+            .arg(program);
         command
     } else {
         Command::new(program)
@@ -416,18 +436,28 @@ fn process_run(mut command: Command) -> Result<ProcessRun> {
         .lines()
         .rev()
         .find_map(|line| line.strip_prefix("strata-bench-time "));
-    let (seconds, peak_kib) =
-        match time_line.map(|line| line.split_whitespace().collect::<Vec<_>>()) {
-            Some(parts) if parts.len() == 2 => {
-                (parts[0].parse().unwrap_or(seconds), parts[1].parse().ok())
-            }
-            _ => (seconds, None),
-        };
+    let (seconds, peak_kib, cpu_seconds) = match time_line.map(time_figures) {
+        Some((wall, peak, cpu)) => (wall.unwrap_or(seconds), peak, cpu),
+        None => (seconds, None, None),
+    };
     Ok(ProcessRun {
         seconds,
         peak_kib,
+        cpu_seconds,
         in_process_ms: pi_milliseconds(&stdout),
     })
+}
+
+/// `%e %M %U %S` → wall seconds, peak KiB, user + system seconds.
+fn time_figures(line: &str) -> (Option<f64>, Option<u64>, Option<f64>) {
+    let parts: Vec<&str> = line.split_whitespace().collect();
+    let number = |at: usize| parts.get(at).and_then(|part| part.parse::<f64>().ok());
+    let cpu = number(2).zip(number(3)).map(|(user, system)| user + system);
+    (
+        number(0),
+        parts.get(1).and_then(|part| part.parse().ok()),
+        cpu,
+    )
 }
 
 /// The sessions-at-scale table and its ratios, as Markdown.
@@ -438,9 +468,10 @@ pub fn scale_report(speed: &Speed) -> String {
         return out;
     }
     out.push_str(
-        "Sessions at scale, whole processes in turn (wall seconds and peak memory are medians; \
+        "Sessions at scale, whole processes in turn (wall and CPU seconds, user + system, and peak \
+         memory are medians; \
          peak memory is the maximum resident set size over the file's size):\n\n\
-         | file | strata | peak / file | Pi 1.x | peak / file | Pi / strata |\n|---|---|---|---|---|---|\n",
+         | file | strata wall | strata cpu | peak / file | Pi 1.x wall | Pi cpu | peak / file | Pi / strata (wall, cpu) |\n|---|---|---|---|---|---|---|---|\n",
     );
     for run in &speed.scale {
         let seconds = |s: Option<f64>| s.map_or_else(|| "–".to_owned(), |s| format!("{s:.3} s"));
@@ -453,18 +484,25 @@ pub fn scale_report(speed: &Speed) -> String {
                 .as_ref()
                 .map_or_else(|| "–".to_owned(), |why| format!("skipped: {why}")),
         };
-        let faster = match (run.pi_seconds(), run.strata_seconds()) {
+        let times = |pi: Option<f64>, strata: Option<f64>| match (pi, strata) {
             (Some(pi), Some(strata)) if strata > 0.0 => format!("{:.1}x", pi / strata),
             _ => "–".to_owned(),
         };
+        let faster = format!(
+            "{}, {}",
+            times(run.pi_seconds(), run.strata_seconds()),
+            times(run.pi_cpu(), run.strata_cpu())
+        );
         let _ = writeln!(
             out,
-            "| `{}` ({:.0} MB) | {} | {} | {} | {} | {} |",
+            "| `{}` ({:.0} MB) | {} | {} | {} | {} | {} | {} | {} |",
             run.file,
             run.bytes as f64 / 1e6,
             seconds(run.strata_seconds()),
+            seconds(run.strata_cpu()),
             ratio(run.strata_peak_ratio()),
             pi,
+            seconds(run.pi_cpu()),
             ratio(run.pi_peak_ratio()),
             faster
         );
@@ -570,5 +608,10 @@ mod tests {
             Some(2300.5)
         );
         assert_eq!(human(2.5e6), "2.5 ms");
+        let (wall, peak, cpu) = time_figures("0.61 48300 0.15 0.05");
+        assert!(wall.is_some_and(|wall| (wall - 0.61).abs() < 1e-9));
+        assert_eq!(peak, Some(48300));
+        assert!(cpu.is_some_and(|cpu| (cpu - 0.2).abs() < 1e-9));
+        assert_eq!(time_figures("0.61 48300").2, None);
     }
 }
