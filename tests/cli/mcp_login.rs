@@ -302,6 +302,36 @@ fn rpc_mcp_login_answers_with_the_url_and_the_server_connects_after_the_browser(
     }
     assert_eq!(state["state"], "connected", "{state}");
     assert_eq!(state["tools"].as_array().map(Vec::len), Some(4), "{state}");
+    let logout = ask(
+        "2",
+        serde_json::json!({"type": "mcp_logout", "server": "docs"}),
+    );
+    assert_eq!(logout["success"], true, "{logout}");
+    assert_eq!(logout["data"]["removed"], true, "{logout}");
+    assert_eq!(
+        logout["data"]["tools"].as_array().map(Vec::len),
+        Some(4),
+        "{logout}"
+    );
+    let token_file = logout["data"]["tokenFile"].as_str().unwrap().to_owned();
+    assert!(!Path::new(&token_file).exists(), "{token_file} still there");
+    for attempt in 0..100 {
+        let servers = ask(
+            &format!("o{attempt}"),
+            serde_json::json!({"type": "get_mcp_servers"}),
+        );
+        state = servers["data"]["servers"][0].clone();
+        if state["state"] != "connected" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_ne!(state["state"], "connected", "{state}");
+    let again = ask(
+        "3",
+        serde_json::json!({"type": "mcp_logout", "server": "docs"}),
+    );
+    assert_eq!(again["data"]["removed"], false, "{again}");
     drop(stdin);
     let _ = child.kill();
     let _ = child.wait();

@@ -114,6 +114,12 @@ pub enum Command {
         /// Its name.
         server: Option<String>,
     },
+    /// Forgets the OAuth sign-in of one MCP server (its token file) and reconnects it, which
+    /// withdraws its tools until it is signed in again.
+    McpLogout {
+        /// Its name.
+        server: Option<String>,
+    },
     /// Turns one MCP server on or off.
     McpSetEnabled {
         /// Its name.

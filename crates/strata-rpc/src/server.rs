@@ -569,6 +569,7 @@ impl<H: Host> Server<H> {
             Command::GetMcpServers => Ok(Some(self.mcp_servers())),
             Command::McpReconnect { server } => self.mcp_reconnect(server.as_deref()),
             Command::McpLogin { server } => return self.mcp_login(server.as_deref(), id),
+            Command::McpLogout { server } => self.mcp_logout(server.as_deref()),
             Command::McpSetEnabled { server, enabled } => {
                 self.mcp_set_enabled(server.as_deref(), enabled)
             }

@@ -1,5 +1,6 @@
 //! rpc commands for MCP servers (strata's own; Pi's protocol has none): `get_mcp_servers`,
-//! `mcp_reconnect {server}`, `mcp_set_enabled {server, enabled}`, `mcp_login {server}`.
+//! `mcp_reconnect {server}`, `mcp_set_enabled {server, enabled}`, `mcp_login {server}`,
+//! `mcp_logout {server}`.
 //! Changes start at once and reach the tool set at the next prompt; `get_mcp_servers` shows
 //! their progress.
 
@@ -56,6 +57,39 @@ impl<H: Host> Server<H> {
         Ok(Some(json!({
             "tools": tools,
             "effect": if enabled { "tools added at the end (tool_addition where the provider has it)" } else { "tools withdrawn; the removal is said at the end, the tools array keeps them" },
+        })))
+    }
+
+    /// Removes the server's token file and reconnects it; answers with what was removed and
+    /// the tools the reconnect withdraws (said at the end, the tools array keeps them).
+    pub(crate) fn mcp_logout(&mut self, server: Option<&str>) -> Result<Option<Value>, String> {
+        let (server, manager) = self.known_server("mcp_logout", server)?;
+        let tokens = manager
+            .server_config(&server)
+            .and_then(|config| config.token_file())
+            .ok_or_else(|| {
+                format!(
+                    "MCP server \"{server}\" has no sign-in (only streamable HTTP servers sign in)"
+                )
+            })?;
+        let removed = tokens
+            .remove()
+            .map_err(|error| format!("cannot remove {}: {error}", tokens.path().display()))?;
+        let tools = if removed {
+            manager.tools_of(&server)
+        } else {
+            Vec::new()
+        };
+        if removed {
+            tokio::spawn(async move {
+                let _ = manager.reconnect(&server).await;
+            });
+        }
+        Ok(Some(json!({
+            "removed": removed,
+            "tokenFile": tokens.path().display().to_string(),
+            "tools": tools,
+            "effect": if removed { "tools withdrawn; the removal is said at the end, the tools array keeps them" } else { "no stored sign-in: nothing changes" },
         })))
     }
 
