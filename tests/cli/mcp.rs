@@ -1,9 +1,9 @@
 //! `strata mcp` and MCP servers in a print-mode run of the binary.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::support::{demo_mock, project, workspace};
+use crate::support::{demo_mock, mcp_python as python, project, text, workspace};
 
 fn strata_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_strata"))
@@ -14,24 +14,6 @@ fn strata_in(dir: &Path, args: &[&str]) -> Output {
         .env_remove("STRATA_MODEL")
         .output()
         .expect("strata runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// The venv Python with the MCP SDK `.ci/install-mcp` installs, or `None` (and why).
-fn python() -> Option<PathBuf> {
-    let python = workspace().join(".mcp-deps/venv/bin/python");
-    if python.exists() {
-        Some(python)
-    } else {
-        println!(
-            "SKIPPED: the Python MCP SDK is not installed ({} missing); run .ci/install-mcp",
-            python.display()
-        );
-        None
-    }
 }
 
 fn print_run(dir: &Path, url: &str) -> Output {

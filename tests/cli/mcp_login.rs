@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use crate::support::{project, workspace};
+use crate::support::{mcp_python as python, project, text, workspace};
 
 fn strata(dir: &Path, args: &[&str], browser: Option<&Path>) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_strata"));
@@ -21,23 +21,6 @@ fn strata(dir: &Path, args: &[&str], browser: Option<&Path>) -> Output {
         command.env("BROWSER", browser);
     }
     command.output().expect("strata runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn python() -> Option<PathBuf> {
-    let python = workspace().join(".mcp-deps/venv/bin/python");
-    if python.exists() {
-        Some(python)
-    } else {
-        println!(
-            "SKIPPED: the Python MCP SDK is not installed ({} missing); run .ci/install-mcp",
-            python.display()
-        );
-        None
-    }
 }
 
 /// The fixture server on a free port, killed when dropped.

@@ -77,3 +77,22 @@ pub fn demo_mock() -> strata_mock::MockServer {
     let path = workspace().join("crates/strata-mock/scenarios/demo.toml");
     mock_with(strata_mock::Scenario::from_file(&path).expect("scenario parses"))
 }
+
+/// A process's output as text, for assertion messages.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The venv Python with the MCP SDK `.ci/install-mcp` installs, or `None` (and why).
+pub fn mcp_python() -> Option<PathBuf> {
+    let python = workspace().join(".mcp-deps/venv/bin/python");
+    if python.exists() {
+        Some(python)
+    } else {
+        println!(
+            "SKIPPED: the Python MCP SDK is not installed ({} missing); run .ci/install-mcp",
+            python.display()
+        );
+        None
+    }
+}
