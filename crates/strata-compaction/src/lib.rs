@@ -75,8 +75,9 @@ pub use estimate::{
 };
 pub use files::{FileLists, FileOps};
 pub use mask::{
-    EXPLICIT_LOOKBACK_BLOCKS, MaskEntry, MaskEntryKind, MaskPlan, MaskingOutlook, MaskingSettings,
-    STUB_OPENING, STUB_TOKENS, mask_entries, plan_masking, stub_text,
+    EXPLICIT_LOOKBACK_BLOCKS, KEY_LINES, MaskEntry, MaskEntryKind, MaskPlan, MaskingOutlook,
+    MaskingSettings, STUB_OPENING, STUB_TOKENS, StubFacts, key_lines, mask_entries, plan_masking,
+    stub_text,
 };
 pub use prepare::{Preparation, prepare};
 pub use request::{

@@ -44,7 +44,7 @@ impl Default for MaskingSettings {
     }
 }
 
-/// Tokens a stub takes (its text is one short line).
+/// Tokens a stub takes at least (its text is one short line, longer by what it keeps).
 pub const STUB_TOKENS: u64 = 40;
 
 /// One entry of the chain as the planner sees it, in chain order.
@@ -72,6 +72,9 @@ pub enum MaskEntryKind {
         tool: String,
         /// The call in a few words (`read src/lib.rs`), for the stub.
         call: String,
+        /// What the output showed, in the few lines a note keeps ([`key_lines`]), for the
+        /// stub.
+        facts: StubFacts,
     },
     /// A tool result already replaced by a stub.
     Masked,
@@ -167,6 +170,7 @@ pub fn mask_entries(context: &Context) -> Vec<MaskEntry> {
                             .get(result.tool_call_id.as_str())
                             .cloned()
                             .unwrap_or_else(|| result.tool_name.clone()),
+                        facts: StubFacts::of(&result_text(&result.content)),
                     }
                 }
             }
@@ -195,6 +199,102 @@ fn content_blocks(message: &AgentMessage) -> usize {
     blocks.max(1)
 }
 
+/// Index of the latest user prompt that a tool result follows: where strata-context's
+/// renderer puts its fourth breakpoint (just before it) on an explicit-breakpoint cache.
+fn latest_task_with_results(entries: &[MaskEntry]) -> Option<usize> {
+    let mut seen_result = false;
+    for (index, entry) in entries.iter().enumerate().rev() {
+        match entry.kind {
+            MaskEntryKind::ToolResult { .. } | MaskEntryKind::Masked => seen_result = true,
+            MaskEntryKind::UserPrompt if seen_result => return Some(index),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The text blocks of a tool result, newline-joined.
+fn result_text(content: &[ContentBlock]) -> String {
+    let texts: Vec<&str> = content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.join("\n")
+}
+
+/// What a stub keeps of the output it replaces: what a good note of it would say — how long
+/// it was and the few lines that name or set something ([`key_lines`]) — so the model needs
+/// the tool again only for what the note leaves out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StubFacts {
+    /// Lines of the output.
+    pub lines: usize,
+    /// The lines kept, in output order (at most [`KEY_LINES`]).
+    pub key_lines: Vec<String>,
+}
+
+/// Most lines a stub keeps.
+pub const KEY_LINES: usize = 4;
+
+/// Longest line a stub keeps, in characters: a longer one is prose or code, not a setting.
+const KEY_LINE_CHARS: usize = 72;
+
+impl StubFacts {
+    /// The facts of `output`.
+    pub fn of(output: &str) -> Self {
+        Self {
+            lines: output.lines().count(),
+            key_lines: key_lines(output),
+        }
+    }
+}
+
+/// The lines of `output` a note keeps, at most [`KEY_LINES`], each at most
+/// [`KEY_LINE_CHARS`]: a first line that is a heading (`# …`), and lines that set one named
+/// value — `name: value` or `name = value`, the name one word (letters, digits, `_ - . /`),
+/// the value one token: the settings, versions, ids and counts an output shows, what a reader
+/// would copy into a note before closing it. Prose, code and listings keep nothing but
+/// their line count.
+pub fn key_lines(output: &str) -> Vec<String> {
+    let mut kept = Vec::new();
+    for (index, line) in output.lines().enumerate() {
+        if kept.len() == KEY_LINES {
+            break;
+        }
+        let line = line.trim();
+        if line.is_empty() || line.chars().count() > KEY_LINE_CHARS {
+            continue;
+        }
+        let heading = index == 0 && line.starts_with('#');
+        if heading || sets_one_value(line) {
+            kept.push(line.to_owned());
+        }
+    }
+    kept
+}
+
+/// `name: value` or `name = value` (a list marker `- ` allowed before it), with a one-word
+/// name and a one-token value.
+fn sets_one_value(line: &str) -> bool {
+    let line = line.strip_prefix("- ").unwrap_or(line);
+    let Some(at) = line.find([':', '=']) else {
+        return false;
+    };
+    let (name, value) = (line[..at].trim_end(), line[at + 1..].trim());
+    let name_ok = !name.is_empty()
+        && name.chars().count() <= 40
+        && name.chars().next().is_some_and(char::is_alphabetic)
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'));
+    let value_ok =
+        !value.is_empty() && value.chars().count() <= 40 && !value.chars().any(char::is_whitespace);
+    name_ok && value_ok
+}
+
 /// `read {"path":"src/lib.rs"}`, the arguments cut to [`CALL_CHARS`].
 fn describe_call(name: &str, arguments: &Value) -> String {
     let args = arguments.to_string();
@@ -203,12 +303,27 @@ fn describe_call(name: &str, arguments: &Value) -> String {
     format!("{name} {cut}{ellipsis}")
 }
 
-/// The stub that replaces the output of `call` (`tokens` long).
-pub fn stub_text(tool: &str, call: &str, tokens: u64) -> String {
+/// The stub that replaces the output of `call` (`tokens` long, with `facts`).
+pub fn stub_text(tool: &str, call: &str, tokens: u64, facts: &StubFacts) -> String {
+    let lines = match facts.lines {
+        0 | 1 => String::new(),
+        lines => format!(", {lines} lines"),
+    };
+    let showed = if facts.key_lines.is_empty() {
+        String::new()
+    } else {
+        format!("; it showed: {}", facts.key_lines.join(" | "))
+    };
     format!(
-        "{STUB_OPENING} {call} returned about {tokens} tokens here; call {tool} again with the \
-         same arguments to see it]"
+        "{STUB_OPENING} {call} returned about {tokens} tokens{lines} here{showed}; call {tool} \
+         again with the same arguments to see it all]"
     )
+}
+
+/// Tokens `stub` takes in a request (about four characters a token, at least
+/// [`STUB_TOKENS`]).
+fn stub_tokens(stub: &str) -> u64 {
+    (stub.len() as u64).div_ceil(4).max(STUB_TOKENS)
 }
 
 /// The batch worth masking now, if one is: every maskable tool output before the kept recent
@@ -242,12 +357,16 @@ pub fn plan_masking(
     let mut saved_tokens = 0;
     let mut first = None;
     for (index, entry) in entries[..boundary].iter().enumerate() {
-        if let MaskEntryKind::ToolResult { tool, call } = &entry.kind
+        if let MaskEntryKind::ToolResult { tool, call, facts } = &entry.kind
             && entry.tokens >= settings.min_output_tokens.max(STUB_TOKENS + 1)
         {
+            let stub = stub_text(tool, call, entry.tokens, facts);
+            let Some(saved) = entry.tokens.checked_sub(stub_tokens(&stub)) else {
+                continue;
+            };
             first.get_or_insert(index);
-            saved_tokens += entry.tokens - STUB_TOKENS;
-            stubs.push((entry.id.clone(), stub_text(tool, call, entry.tokens)));
+            saved_tokens += saved;
+            stubs.push((entry.id.clone(), stub));
         }
     }
     let first = first?;
@@ -256,7 +375,14 @@ pub fn plan_masking(
     // chain stay.
     let blocks_after: usize = entries[first..].iter().map(|entry| entry.blocks).sum();
     let rewrite_from = match outlook.lookback_blocks {
-        Some(lookback) if blocks_after > lookback => 0,
+        Some(lookback) if blocks_after > lookback => {
+            // strata-context's renderer keeps a breakpoint before the prompt of the latest
+            // task with results, refreshed by every request of that task: the cache reads up
+            // to there when no stub comes before it.
+            latest_task_with_results(entries)
+                .filter(|&start| start <= first)
+                .unwrap_or(0)
+        }
         _ => first,
     };
     let after_first: u64 = entries[rewrite_from..]
@@ -377,6 +503,7 @@ mod tests {
                 kind: MaskEntryKind::ToolResult {
                     tool: "read".into(),
                     call: format!("read src/file_{task}.rs"),
+                    facts: StubFacts::default(),
                 },
             });
         }
@@ -441,7 +568,8 @@ mod tests {
         assert_eq!(plan_masking(&entries, &on(), &opus(), ahead(2)), None);
         let plan = plan_masking(&entries, &on(), &opus(), ahead(200)).unwrap();
         assert!(plan.saved_usd > plan.rewrite_usd);
-        assert_eq!(plan.saved_tokens, 5 * (5_000 - STUB_TOKENS));
+        let stubs: u64 = plan.stubs.iter().map(|(_, stub)| stub_tokens(stub)).sum();
+        assert_eq!(plan.saved_tokens, 5 * 5_000 - stubs);
         let tail: u64 = entries[first_read(&entries)..]
             .iter()
             .map(|e| e.tokens)
@@ -559,9 +687,102 @@ mod tests {
 
     #[test]
     fn a_stub_says_what_was_there_and_how_to_get_it_back() {
-        let text = stub_text("read", "read src/lib.rs", 1234);
+        let text = stub_text("read", "read src/lib.rs", 1234, &StubFacts::default());
         assert!(text.contains("read src/lib.rs"), "{text}");
         assert!(text.contains("1234 tokens"), "{text}");
         assert!(text.contains("call read again"), "{text}");
+    }
+
+    #[test]
+    fn a_stub_keeps_the_heading_and_the_named_values_an_output_showed() {
+        let output = "# Release notes\n\
+                      The parser was rewritten and now streams its input line by line.\n\
+                      version: 2.4.1\n\
+                      - max_connections = 512\n\
+                      pub fn parse(input: &str) -> Result<Ast, Error> {\n\
+                      see: the docs for details\n\
+                      build-id: 7f3a9c2e\n";
+        let facts = StubFacts::of(output);
+        assert_eq!(facts.lines, 7);
+        assert_eq!(
+            facts.key_lines,
+            [
+                "# Release notes",
+                "version: 2.4.1",
+                "- max_connections = 512",
+                "build-id: 7f3a9c2e"
+            ],
+            "prose, code and a value of several words are left to the tool"
+        );
+        let text = stub_text("read", "read NOTES.md", 900, &facts);
+        assert!(text.contains("7 lines"), "{text}");
+        assert!(
+            text.contains("version: 2.4.1 | - max_connections = 512"),
+            "{text}"
+        );
+        assert!(text.contains("call read again"), "{text}");
+        // Listings, code and prose keep only their length.
+        let listing = "src/lib.rs\nsrc/main.rs:3:fn main() {}\n  42 src/lib.rs\n";
+        assert!(StubFacts::of(listing).key_lines.is_empty());
+        // At most KEY_LINES lines, whatever the output holds.
+        let many: String = (0..20).map(|n| format!("key_{n}: {n}\n")).collect();
+        assert_eq!(StubFacts::of(&many).key_lines.len(), KEY_LINES);
+    }
+
+    #[test]
+    fn a_finished_task_is_rewritten_from_its_prompt_when_it_is_longer_than_the_lookback() {
+        // A 10k-token summary, then a task whose read comes first and 30 short steps after it,
+        // then the next prompt. The renderer's fourth breakpoint sits before the finished
+        // task's prompt, so masking its read rewrites from that prompt on, not the summary.
+        let mut entries = vec![MaskEntry {
+            id: id(999),
+            tokens: 10_000,
+            blocks: 1,
+            kind: MaskEntryKind::Other,
+        }];
+        let prompt = entries.len();
+        entries.push(MaskEntry {
+            id: id(prompt),
+            tokens: 20,
+            blocks: 1,
+            kind: MaskEntryKind::UserPrompt,
+        });
+        entries.push(MaskEntry {
+            id: id(entries.len()),
+            tokens: 30,
+            blocks: 2,
+            kind: MaskEntryKind::Other,
+        });
+        entries.push(MaskEntry {
+            id: id(entries.len()),
+            tokens: 5_000,
+            blocks: 1,
+            kind: MaskEntryKind::ToolResult {
+                tool: "read".into(),
+                call: "read src/a.rs".into(),
+                facts: StubFacts::default(),
+            },
+        });
+        for _ in 0..30 {
+            entries.push(MaskEntry {
+                id: id(entries.len()),
+                tokens: 30,
+                blocks: 1,
+                kind: MaskEntryKind::Other,
+            });
+        }
+        entries.push(MaskEntry {
+            id: id(entries.len()),
+            tokens: 20,
+            blocks: 1,
+            kind: MaskEntryKind::UserPrompt,
+        });
+        let explicit = MaskingOutlook {
+            lookback_blocks: Some(EXPLICIT_LOOKBACK_BLOCKS),
+            ..ahead(1_000)
+        };
+        let plan = plan_masking(&entries, &on(), &opus(), explicit).unwrap();
+        let from_prompt: u64 = entries[prompt..].iter().map(|e| e.tokens).sum();
+        assert_eq!(plan.rewritten_tokens, from_prompt - plan.saved_tokens);
     }
 }

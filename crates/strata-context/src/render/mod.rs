@@ -311,10 +311,15 @@ pub(crate) fn tools_bytes(tools: &[ToolDefinition], prefix: &mut Vec<u8>, deferr
 
 /// After the last tool, after the system chapter, after the last message; trimmed to the
 /// provider's limit keeping the latest. Where a slot is left, a fourth goes just before the
-/// latest user prompt: every request of a task then refreshes the entry for "everything before
-/// this task", so going back to retry or re-edit the prompt — a branch from before it — still
-/// reads it after the short lifetime of the entries the task's earlier requests wrote. It
-/// costs nothing: the tokens written are the same, only split at one more point.
+/// latest user prompt that tool results follow (the current task's, from its second request
+/// on): every request of a task then refreshes the entry for "everything before this task",
+/// so going back to retry or re-edit the prompt — a branch from before it — still reads it
+/// after the short lifetime of the entries the task's earlier requests wrote. On the next
+/// task's first request the slot stays there, before the task just finished: when that
+/// request masks the finished task's outputs (observation masking, strata-compaction), the
+/// rewrite starts at that task's prompt instead of at the chain's start, however many blocks
+/// the task took (Anthropic looks back only about 20 blocks from a breakpoint). It costs
+/// nothing: the tokens written are the same, only split at one more point.
 pub(crate) fn breakpoints(
     request: &Request,
     capabilities: &Capabilities,
@@ -339,11 +344,7 @@ pub(crate) fn breakpoints(
     if positions.len() > limit {
         positions.drain(..positions.len() - limit);
     }
-    let before_prompt = request
-        .messages
-        .iter()
-        .rposition(is_prompt)
-        .and_then(|prompt| prompt.checked_sub(1));
+    let before_prompt = task_start(&request.messages).and_then(|prompt| prompt.checked_sub(1));
     if let Some(index) = before_prompt
         && positions.len() < limit
         && Some(index) != last
@@ -357,13 +358,35 @@ pub(crate) fn breakpoints(
         .collect()
 }
 
+/// Index of the latest user prompt that a tool result follows (the latest prompt when none
+/// does): where the latest task with results started.
+fn task_start(messages: &[strata_provider::Message]) -> Option<usize> {
+    let latest = messages.iter().rposition(is_prompt)?;
+    let answered = messages[latest..].iter().any(carries_tool_result);
+    if answered {
+        return Some(latest);
+    }
+    messages[..latest]
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, message)| is_prompt(message))
+        .find(|(index, _)| messages[*index..latest].iter().any(carries_tool_result))
+        .map(|(index, _)| index)
+        .or(Some(latest))
+}
+
+/// A message that carries a tool result (a user message on the wire).
+fn carries_tool_result(message: &strata_provider::Message) -> bool {
+    message
+        .content
+        .iter()
+        .any(|block| matches!(block, strata_provider::ContentBlock::ToolResult { .. }))
+}
+
 /// A user message a person wrote (tool results travel in user messages too).
 fn is_prompt(message: &strata_provider::Message) -> bool {
-    message.role == strata_provider::Role::User
-        && !message
-            .content
-            .iter()
-            .any(|block| matches!(block, strata_provider::ContentBlock::ToolResult { .. }))
+    message.role == strata_provider::Role::User && !carries_tool_result(message)
 }
 
 fn notes(

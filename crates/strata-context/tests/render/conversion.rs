@@ -240,6 +240,41 @@ fn a_fourth_breakpoint_keeps_what_came_before_the_latest_prompt() {
 }
 
 #[test]
+fn on_a_tasks_first_request_the_fourth_breakpoint_stays_before_the_task_just_finished() {
+    let mut script = Script::new();
+    script.system(json!({"intro": "I", "tools": "T"}), &tools(&["read"]), &[]);
+    script.user("one");
+    script.assistant("done one");
+    script.user("two");
+    script.calls(&[("c1", "read")]);
+    script.result("c1", "read", "fn a() {}");
+    script.assistant("done two");
+    // Task three's first request: nothing answers prompt three yet, so the slot stays before
+    // prompt two (index 1), the entry every request of task two refreshed: masking task two's
+    // outputs now rewrites from prompt two on, not from the chain's start.
+    script.user("three");
+    let request = render(&script.context(), &full());
+    let positions: Vec<BreakpointPosition> =
+        request.breakpoints.iter().map(|b| b.position).collect();
+    assert_eq!(
+        positions,
+        [
+            BreakpointPosition::Tools,
+            BreakpointPosition::System,
+            BreakpointPosition::Message { index: 1 },
+            BreakpointPosition::Message { index: 6 },
+        ]
+    );
+    // Once a result follows prompt three, the slot moves before it.
+    script.calls(&[("c2", "read")]);
+    script.result("c2", "read", "fn b() {}");
+    let request = render(&script.context(), &full());
+    let positions: Vec<BreakpointPosition> =
+        request.breakpoints.iter().map(|b| b.position).collect();
+    assert_eq!(positions[2], BreakpointPosition::Message { index: 5 });
+}
+
+#[test]
 fn later_tools_are_deferred_and_announced() {
     let mut script = Script::new();
     script.system(sections(), &tools(&["read"]), &[]);
