@@ -40,10 +40,13 @@ pub fn explain_compaction(settings: &CompactionSettings) -> Vec<String> {
     lines.push(if masking.enabled {
         format!(
             "observation masking: on — tool outputs of {}+ tokens before the latest {} task(s) \
-             become stubs (context edits) when the reads saved exceed the rewrite at this \
-             cache's write price (free right after a compaction or once the cache has expired)",
+             become stubs (context edits; a stub keeps the call, the length and up to {} \
+             heading or name: value lines, the full output stays in the session file) when the \
+             reads saved exceed the rewrite at this cache's write price (free right after a \
+             compaction or once the cache has expired)",
             masking.min_output_tokens,
-            masking.keep_recent_tasks.max(1)
+            masking.keep_recent_tasks.max(1),
+            strata_compaction::KEY_LINES
         )
     } else {
         "observation masking: off".to_owned()
