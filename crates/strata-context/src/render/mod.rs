@@ -358,8 +358,9 @@ pub(crate) fn breakpoints(
         .collect()
 }
 
-/// Index of the latest user prompt that a tool result follows (the latest prompt when none
-/// does): where the latest task with results started.
+/// Index of the latest user prompt that a tool result follows: where the latest task with
+/// results started. The latest prompt when none does, or when that task opens the chain (no
+/// message before it to put a breakpoint on).
 fn task_start(messages: &[strata_provider::Message]) -> Option<usize> {
     let latest = messages.iter().rposition(is_prompt)?;
     let answered = messages[latest..].iter().any(carries_tool_result);
@@ -373,6 +374,7 @@ fn task_start(messages: &[strata_provider::Message]) -> Option<usize> {
         .filter(|(_, message)| is_prompt(message))
         .find(|(index, _)| messages[*index..latest].iter().any(carries_tool_result))
         .map(|(index, _)| index)
+        .filter(|&index| index > 0)
         .or(Some(latest))
 }
 
