@@ -81,9 +81,13 @@ pub struct Tree {
     text: Text,
     /// Its length: nodes starting from here are in `appended`.
     text_len: usize,
-    /// Lines of a file-backed text read for [`EntryRef::raw_line`], by node index (empty for
-    /// in-memory text); only the lines asked for take memory.
-    line_cache: Vec<OnceLock<Box<str>>>,
+    /// Lines of a file-backed text read for [`EntryRef::raw_line`], by node index; only the
+    /// lines asked for take memory, and the slots only once one is (a slot a node is 24 MB
+    /// for a million entries, which a context build never touches).
+    line_cache: OnceLock<Box<[OnceLock<Box<str>>]>>,
+    /// How many nodes have a slot in `line_cache`: those of a file-backed text as opened
+    /// (0 for in-memory text).
+    cached_lines: usize,
     appended: String,
     /// Lossy copies (U+FFFD for bad bytes) of the entry lines that were not UTF-8, by node index.
     repaired: HashMap<u32, String>,
@@ -389,10 +393,14 @@ impl Tree {
     fn reads_from_file(&self, index: u32) -> bool {
         self.version() >= CURRENT_VERSION
             && self.line_in_memory(index).is_none()
-            && self
-                .line_cache
-                .get(index as usize)
-                .is_some_and(|slot| slot.get().is_none())
+            && (index as usize) < self.cached_lines
+            && self.cached_line(index).is_none()
+    }
+
+    /// A node's line if [`EntryRef::raw_line`] has read it already.
+    fn cached_line(&self, index: u32) -> Option<&str> {
+        let slots = self.line_cache.get()?;
+        slots.get(index as usize)?.get().map(|text| &**text)
     }
 
     /// The entry's line exactly as in the file (no newline).
@@ -439,7 +447,15 @@ impl Tree {
         if let Some(text) = self.line_in_memory(index) {
             return text;
         }
-        let Some(slot) = self.line_cache.get(index as usize) else {
+        if index as usize >= self.cached_lines {
+            return "";
+        }
+        let slots = self.line_cache.get_or_init(|| {
+            std::iter::repeat_with(OnceLock::new)
+                .take(self.cached_lines)
+                .collect()
+        });
+        let Some(slot) = slots.get(index as usize) else {
             return "";
         };
         if let Some(text) = slot.get() {
@@ -456,7 +472,7 @@ impl Tree {
         if let Some(text) = self.line_in_memory(index) {
             return Ok(Cow::Borrowed(text));
         }
-        if let Some(text) = self.line_cache.get(index as usize).and_then(OnceLock::get) {
+        if let Some(text) = self.cached_line(index) {
             return Ok(Cow::Borrowed(text));
         }
         self.read_line(index).map(Cow::Owned)
@@ -1296,11 +1312,10 @@ impl Builder {
         let tree = Tree {
             path: self.path,
             header,
-            line_cache: match &text {
-                Text::File(_) => std::iter::repeat_with(OnceLock::new)
-                    .take(self.nodes.len())
-                    .collect(),
-                Text::Memory(_) => Vec::new(),
+            line_cache: OnceLock::new(),
+            cached_lines: match &text {
+                Text::File(_) => self.nodes.len(),
+                Text::Memory(_) => 0,
             },
             text,
             text_len,
