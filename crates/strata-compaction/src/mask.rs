@@ -253,7 +253,7 @@ impl StubFacts {
 }
 
 /// The lines of `output` a note keeps, at most [`KEY_LINES`], each at most
-/// [`KEY_LINE_CHARS`]: a first line that is a heading (`# …`), and lines that set one named
+/// 72 characters: a first line that is a heading (`# …`), and lines that set one named
 /// value — `name: value` or `name = value`, the name one word (letters, digits, `_ - . /`),
 /// the value one token: the settings, versions, ids and counts an output shows, what a reader
 /// would copy into a note before closing it. Prose, code and listings keep nothing but
