@@ -11,12 +11,16 @@
 //! response: no extra request, but what the model sees of a deferred tool before it is found
 //! stays in every request — OpenAI shows each one's name and description, Anthropic nothing
 //! ([`Searchable`]), and the search call's output and the found
-//! definitions are paid as with `mcp_tool_search`. In tokens carried per request:
+//! definitions are paid as with `mcp_tool_search`. Where the names and descriptions are seen
+//! (OpenAI), they are part of the prefix: a server whose tools arrive, or change, once the
+//! conversation is under way moves the tools chapter and the provider rewrites what follows —
+//! R, one rewrite of a P-token prompt, is added there. In tokens carried per request:
 //!
 //! ```text
 //! declared = T
 //! client   = S + N × (P × read + Q × output + F × (write + read × H)) / (read × H + write)
-//! provider = D + V + N × (Q × output + F × (write + read × H)) / (read × H + write)
+//! provider = D + V + (N × (Q × output + F × (write + read × H)) + R) / (read × H + write)
+//! R        = P × (write − read) where D > 0, else 0
 //! ```
 //!
 //! with T the server's definition tokens, D the tokens of their names and descriptions, H =
@@ -30,7 +34,7 @@ use serde_json::Value;
 use crate::catalog::ListedTool;
 
 /// The rule in a sentence, for `strata config`.
-pub const RULE: &str = "the cheapest at the model's prices over 100 requests of: declared in every request; the provider's own tool search where the row has it (defer_loading: no extra request, each tool's name and description still carried, two found definitions kept); or mcp_tool_search (two search round trips, each re-reading a 20k-token prompt, two found definitions kept); decided at its first listing and kept, shown with its figures in /mcp and `strata mcp list`";
+pub const RULE: &str = "the cheapest at the model's prices over 100 requests of: declared in every request; the provider's own tool search where the row has it (defer_loading: no extra request, two found definitions kept; on OpenAI each tool's name and description still carried and their arrival mid-chain a rewrite of a 20k-token prompt); or mcp_tool_search (two search round trips, each re-reading a 20k-token prompt, two found definitions kept); decided at its first listing and kept, shown with its figures in /mcp and `strata mcp list`";
 
 /// Requests a declared tool is carried for: a working session.
 pub const HORIZON_REQUESTS: f64 = 100.0;
@@ -123,9 +127,15 @@ pub fn provider_search_tokens(prices: &TokenPrices, searchable: f64, average_tok
     if carried <= 0.0 {
         return f64::INFINITY;
     }
+    // What is seen of deferred tools is in the prefix: their arrival mid-chain rewrites it.
+    let rewrite = if searchable > 0.0 {
+        PROMPT_TOKENS * (prices.cache_write - prices.cache_read).max(0.0)
+    } else {
+        0.0
+    };
     searchable
         + PROVIDER_SEARCH_TOOL_TOKENS
-        + SEARCHES * per_search(prices, average_tokens, false) / carried
+        + (SEARCHES * per_search(prices, average_tokens, false) + rewrite) / carried
 }
 
 /// How an `auto` server's tools reach the model.
@@ -310,7 +320,7 @@ mod tests {
     #[test]
     fn the_providers_search_wins_where_it_saves_the_round_trips() {
         let prices = opus();
-        // Forty tools with large schemas: no extra request and short names beat both.
+        // Forty tools with large schemas on Anthropic's search: no extra request beats both.
         let schema_heavy: Vec<ListedTool> = (0..40)
             .map(|i| ListedTool {
                 name: format!("tool_{i}"),
@@ -319,7 +329,7 @@ mod tests {
                     "query": {"type": "string", "description": "s".repeat(600)}}}),
             })
             .collect();
-        let large = decide(&schema_heavy, &prices, Some(Searchable::NameAndDescription));
+        let large = decide(&schema_heavy, &prices, Some(Searchable::Nothing));
         assert_eq!(large.route, Route::ProviderSearch, "{large:?}");
         assert!(large.explain().contains("provider's tool search"));
         let cost = large.provider.unwrap();
@@ -333,6 +343,12 @@ mod tests {
         assert_eq!(
             decide(&tools(4, 200), &prices, Some(Searchable::Nothing)).route,
             Route::Declared
+        );
+        // On OpenAI their names and descriptions stay in the prefix, and their arrival
+        // mid-chain rewrites it: mcp_tool_search's round trips cost less.
+        assert_eq!(
+            decide(&schema_heavy, &prices, Some(Searchable::NameAndDescription)).route,
+            Route::ClientSearch
         );
         // Tools whose description is most of them carry almost their whole weight deferred
         // on OpenAI: mcp_tool_search's round trips cost less there.
@@ -359,7 +375,8 @@ mod tests {
         let expected = carried(searchable + PROVIDER_SEARCH_TOOL_TOKENS)
             + SEARCHES
                 * (SEARCH_CALL_TOKENS * prices.output
-                    + FOUND_TOOLS * average * (prices.cache_write + prices.cache_read * h));
+                    + FOUND_TOOLS * average * (prices.cache_write + prices.cache_read * h))
+            + PROMPT_TOKENS * (prices.cache_write - prices.cache_read);
         let got = carried(provider_search_tokens(&prices, searchable, average));
         assert!((got - expected).abs() < 1e-6 * expected);
         // The same searches through mcp_tool_search cost the prompt re-reads more.
