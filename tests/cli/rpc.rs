@@ -495,8 +495,9 @@ fn set_model_switches_the_next_request_and_rejects_unknown_models() {
     rpc.close();
 }
 
-#[test]
-fn compact_summarises_and_the_context_starts_with_the_summary() {
+/// An rpc session whose next two prompts get long answers, with a scripted history summary
+/// and 10 recent tokens kept, so a compaction has something to summarise.
+fn two_long_answers_to_come() -> (MockServer, tempfile::TempDir, Rpc) {
     let long = "The parser handles nested expressions and reports errors with spans. ".repeat(60);
     let scenario = Scenario::from_toml(
         &format!(
@@ -508,7 +509,13 @@ fn compact_summarises_and_the_context_starts_with_the_summary() {
     let server = mock_with(scenario);
     let dir = project();
     project_config(dir.path(), "[compaction]\nkeep_recent_tokens = 10\n");
-    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    let rpc = Rpc::start(dir.path(), &server, &[]);
+    (server, dir, rpc)
+}
+
+#[test]
+fn compact_summarises_and_the_context_starts_with_the_summary() {
+    let (_server, _dir, mut rpc) = two_long_answers_to_come();
     let nothing = rpc.call(json!({"type": "compact"}));
     assert_eq!(nothing["success"], false, "{nothing}");
     rpc.prompt_and_wait("write a parser");
@@ -540,18 +547,7 @@ fn compact_summarises_and_the_context_starts_with_the_summary() {
 
 #[test]
 fn a_retried_summary_request_reports_pi_summarization_retries() {
-    let long = "The parser handles nested expressions and reports errors with spans. ".repeat(60);
-    let scenario = Scenario::from_toml(
-        &format!(
-            "name = \"long\"\nplayback = \"sequence\"\n[[turn]]\ntext = \"{long}\"\n[[turn]]\ntext = \"{long}\"\n[[summary]]\nkind = \"history\"\ntext = \"Two long answers about the parser.\"\n"
-        ),
-        "long.toml",
-    )
-    .unwrap();
-    let server = mock_with(scenario);
-    let dir = project();
-    project_config(dir.path(), "[compaction]\nkeep_recent_tokens = 10\n");
-    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    let (server, _dir, mut rpc) = two_long_answers_to_come();
     rpc.prompt_and_wait("write a parser");
     rpc.prompt_and_wait("explain it");
     // The first summary request is refused once; the transport retries it.

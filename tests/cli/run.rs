@@ -22,6 +22,28 @@ fn strata_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
         .expect("strata runs")
 }
 
+/// `strata -p PROMPT --model MODEL --base-url URL --api-key k EXTRA…` in `dir`.
+fn print_run(
+    dir: &std::path::Path,
+    prompt: &str,
+    model: &str,
+    url: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "-p",
+        prompt,
+        "--model",
+        model,
+        "--base-url",
+        url,
+        "--api-key",
+        "k",
+    ];
+    args.extend_from_slice(extra);
+    strata_in(dir, &args)
+}
+
 #[test]
 fn unrelated_strata_variables_are_ignored_and_shown_while_bad_values_still_fail() {
     let dir = project();
@@ -59,18 +81,12 @@ fn print_mode_runs_the_task_and_prints_the_final_answer() {
     let server = mock();
     let dir = project();
     let url = server.base_url();
-    let output = strata_in(
+    let output = print_run(
         dir.path(),
-        &[
-            "-p",
-            "fix the greeting",
-            "--model",
-            "anthropic/claude-sonnet-4-5",
-            "--base-url",
-            &url,
-            "--api-key",
-            "k",
-        ],
+        "fix the greeting",
+        "anthropic/claude-sonnet-4-5",
+        &url,
+        &[],
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
@@ -98,21 +114,12 @@ fn json_mode_prints_every_event_in_order() {
     let server = mock();
     let dir = project();
     let url = server.base_url();
-    let output = strata_in(
+    let output = print_run(
         dir.path(),
-        &[
-            "-p",
-            "fix the greeting",
-            "--mode",
-            "json",
-            "--no-session",
-            "--model",
-            "anthropic/claude-sonnet-4-5",
-            "--base-url",
-            &url,
-            "--api-key",
-            "k",
-        ],
+        "fix the greeting",
+        "anthropic/claude-sonnet-4-5",
+        &url,
+        &["--mode", "json", "--no-session"],
     );
     assert!(
         output.status.success(),
@@ -166,19 +173,12 @@ fn print_mode_works_through_every_protocol_adapter() {
         let server = mock();
         let dir = project();
         let url = format!("{}{path}", server.base_url());
-        let output = strata_in(
+        let output = print_run(
             dir.path(),
-            &[
-                "-p",
-                "fix the greeting",
-                "--no-session",
-                "--model",
-                model,
-                "--base-url",
-                &url,
-                "--api-key",
-                "k",
-            ],
+            "fix the greeting",
+            model,
+            &url,
+            &["--no-session"],
         );
         assert!(
             output.status.success(),
@@ -197,20 +197,7 @@ fn unclear_inputs_get_messages_that_name_the_problem() {
     let dir = project();
     let url = server.base_url();
     let run = |model: &str, prompt: &str| {
-        let out = strata_in(
-            dir.path(),
-            &[
-                "-p",
-                prompt,
-                "--model",
-                model,
-                "--base-url",
-                &url,
-                "--api-key",
-                "k",
-                "--no-session",
-            ],
-        );
+        let out = print_run(dir.path(), prompt, model, &url, &["--no-session"]);
         assert!(!out.status.success());
         String::from_utf8(out.stderr).unwrap()
     };
@@ -237,19 +224,12 @@ fn unclear_inputs_get_messages_that_name_the_problem() {
     );
 
     // A refused connection: the cause is said once, not "X: X".
-    let refused = strata_in(
+    let refused = print_run(
         dir.path(),
-        &[
-            "-p",
-            "hi",
-            "--model",
-            "anthropic/claude-sonnet-4-5",
-            "--base-url",
-            "http://127.0.0.1:9",
-            "--api-key",
-            "k",
-            "--no-session",
-        ],
+        "hi",
+        "anthropic/claude-sonnet-4-5",
+        "http://127.0.0.1:9",
+        &["--no-session"],
     );
     let err = String::from_utf8(refused.stderr).unwrap();
     let last = err.lines().last().unwrap_or_default();
@@ -276,20 +256,12 @@ fn resuming_past_a_wrongly_typed_entry_warns_once_and_keeps_the_file() {
          {\"type\":\"message\",\"id\":\"a0000001\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}\n\
          {\"type\":\"message\",\"id\":\"a0000002\",\"parentId\":\"a0000001\",\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{\"role\":\"assistant\",\"content\":7,\"timestamp\":2}}\n";
     std::fs::write(&session, original).unwrap();
-    let out = strata_in(
+    let out = print_run(
         dir.path(),
-        &[
-            "-p",
-            "again",
-            "--model",
-            "anthropic/claude-sonnet-4-5",
-            "--base-url",
-            &url,
-            "--api-key",
-            "k",
-            "--session",
-            session.to_str().unwrap(),
-        ],
+        "again",
+        "anthropic/claude-sonnet-4-5",
+        &url,
+        &["--session", session.to_str().unwrap()],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -320,22 +292,12 @@ fn resuming_a_damaged_session_warns_in_print_and_json_modes() {
              this line is damaged\n",
         )
         .unwrap();
-        let out = strata_in(
+        let out = print_run(
             dir.path(),
-            &[
-                "-p",
-                "again",
-                "--mode",
-                mode,
-                "--model",
-                "anthropic/claude-sonnet-4-5",
-                "--base-url",
-                &url,
-                "--api-key",
-                "k",
-                "--session",
-                session.to_str().unwrap(),
-            ],
+            "again",
+            "anthropic/claude-sonnet-4-5",
+            &url,
+            &["--mode", mode, "--session", session.to_str().unwrap()],
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");

@@ -9,8 +9,7 @@ use strata_agent::{Agent, AgentConfig, AgentEvent};
 use strata_compaction::{CompactionReason, CompactionSettings};
 use strata_context::RenderPolicy;
 use strata_mock::{MockConfig, MockServer, ModelProfile, ModelRule, RequestRecord};
-use strata_provider::transport::{HttpClient, TransportConfig};
-use strata_provider::{ApiKey, Catalog, StreamOptions, Usage};
+use strata_provider::{Catalog, Usage};
 use strata_runtime::ModelRoute;
 use strata_session::{AgentMessage, ContentBlock, EntryId, Session, WriteOptions};
 use strata_tools::ToolSet;
@@ -223,15 +222,14 @@ pub fn route(catalog: &Catalog, target: Target, base_url: String) -> Result<Mode
             target.provider, target.model
         )
     };
-    let row = catalog.provider(target.provider).doing(what)?;
-    let model = catalog.model(target.provider, target.model).doing(what)?;
-    let client = HttpClient::new(&TransportConfig::default()).doing(what)?;
-    let stream = StreamOptions {
-        api_key: Some(ApiKey::new("strata-demo")),
-        base_url: Some(base_url),
-        ..StreamOptions::default()
-    };
-    ModelRoute::for_row(row, model, client, None, stream).doing(what)
+    ModelRoute::to_base_url(
+        catalog,
+        target.provider,
+        target.model,
+        &base_url,
+        "strata-demo",
+    )
+    .doing(what)
 }
 
 fn agent(
@@ -242,26 +240,17 @@ fn agent(
     repo: &Path,
     session: Session,
 ) -> Result<Agent, DemoError> {
-    let switch = route(catalog, target, server.base_url())?.switch();
+    let route = route(catalog, target, server.base_url())?;
     let config = AgentConfig {
-        cwd: repo.to_path_buf(),
-        capabilities: switch.capabilities,
-        api: switch.api,
-        model: switch.model.clone(),
         max_tokens: Some(4096),
-        global_dir: None,
-        custom_intro: None,
-        append_system_prompt: None,
-        stream: switch.stream,
         render_policy: policy,
         compaction: CompactionSettings {
             keep_recent_tokens: KEEP_RECENT_TOKENS,
             ..CompactionSettings::default()
         },
-        summary_model: None,
-        cache: strata_agent::CacheSettings::default(),
-        tool_settings: strata_tools::ToolSettings::default(),
+        ..route.agent_config(repo)
     };
+    let switch = route.switch();
     let mut agent = Agent::new(
         session,
         Arc::clone(&switch.provider),

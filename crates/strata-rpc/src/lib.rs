@@ -8,7 +8,8 @@
 //! - [`state`]: `get_state` / `get_session_stats` answers from a snapshot of the agent.
 //! - [`serve`]: the server loop over any [`tokio::io::AsyncRead`] / [`tokio::io::AsyncWrite`]
 //!   pair (stdin and stdout in `strata --mode rpc`), driving a [`strata_runtime`] task; the
-//!   embedding program supplies models and routes through [`Host`].
+//!   embedding program supplies models and routes through [`Host`] ([`EndpointHost`] sends
+//!   every model of one provider to one base URL).
 //!
 //! ```no_run
 //! # async fn run(agent: strata_agent::Agent, host: impl strata_rpc::Host) -> Result<(), strata_rpc::ServeError> {
@@ -21,6 +22,7 @@
 
 pub mod bash;
 pub mod commands;
+mod endpoint_host;
 pub mod entries;
 pub mod events;
 pub mod protocol;
@@ -29,4 +31,5 @@ pub mod sessions;
 pub mod skills;
 pub mod state;
 
+pub use endpoint_host::EndpointHost;
 pub use server::{Host, ServeError, ServeOptions, serve};

@@ -11,66 +11,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use strata_agent::{Agent, AgentConfig, CacheSettings, RetryEvents};
+use strata_agent::{Agent, AgentConfig, RetryEvents};
 use strata_mock::{MockConfig, MockServer, Scenario};
-use strata_provider::transport::{HttpClient, RetryObserver, TransportConfig};
-use strata_provider::{ApiKey, Catalog, Model, StreamOptions};
-use strata_rpc::{Host, ServeOptions, serve};
-use strata_runtime::{ModelRoute, SessionRouter};
+use strata_provider::Catalog;
+use strata_rpc::{EndpointHost, ServeOptions, serve};
+use strata_runtime::ModelRoute;
 use strata_session::{Session, WriteOptions};
 use strata_tools::ToolSet;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
-
-/// Routes every Anthropic model of the built-in catalog to the mock.
-struct MockHost {
-    catalog: Catalog,
-    base_url: String,
-}
-
-impl MockHost {
-    fn route_to(&self, provider: &str, model_id: &str) -> Result<ModelRoute, String> {
-        let row = self.catalog.provider(provider).ok_or("no such provider")?;
-        let model = self
-            .catalog
-            .model(provider, model_id)
-            .ok_or("no such model")?;
-        let client = HttpClient::new(&TransportConfig::default()).map_err(|e| e.to_string())?;
-        let stream = StreamOptions {
-            base_url: Some(self.base_url.clone()),
-            api_key: Some(ApiKey::new("test-key")),
-            ..StreamOptions::default()
-        };
-        ModelRoute::for_row(row, model, client, None, stream).map_err(|e| e.to_string())
-    }
-}
-
-impl Host for MockHost {
-    fn available_models(&self) -> Vec<Model> {
-        self.catalog.models_of("anthropic").cloned().collect()
-    }
-    fn model(&self, provider: &str, model_id: &str) -> Option<Model> {
-        self.catalog.model(provider, model_id)
-    }
-    fn endpoint(&self, _model: &Model) -> Option<(String, String)> {
-        Some(("anthropic-messages".to_owned(), self.base_url.clone()))
-    }
-    fn route(
-        &self,
-        provider: &str,
-        model_id: &str,
-        _: RetryObserver,
-    ) -> Result<ModelRoute, String> {
-        self.route_to(provider, model_id)
-    }
-    fn session_router(&self, _: RetryObserver) -> SessionRouter {
-        let host = MockHost {
-            catalog: self.catalog.clone(),
-            base_url: self.base_url.clone(),
-        };
-        Box::new(move |provider, model_id| host.route_to(provider, model_id).ok())
-    }
-    fn set_max_retries(&mut self, _limit: u32) {}
-}
 
 fn agent(route: &ModelRoute, dir: &Path) -> Agent {
     let session = Session::create(
@@ -80,20 +28,8 @@ fn agent(route: &ModelRoute, dir: &Path) -> Agent {
     )
     .unwrap();
     let config = AgentConfig {
-        cwd: dir.to_path_buf(),
-        model: route.model.clone(),
-        capabilities: route.capabilities.clone(),
-        api: route.protocol.as_str().to_owned(),
         max_tokens: Some(4096),
-        global_dir: None,
-        custom_intro: None,
-        append_system_prompt: None,
-        stream: route.stream.clone(),
-        render_policy: strata_context::RenderPolicy::Strata,
-        compaction: strata_compaction::CompactionSettings::default(),
-        summary_model: None,
-        cache: CacheSettings::default(),
-        tool_settings: Default::default(),
+        ..route.agent_config(dir)
     };
     Agent::new(
         session,
@@ -109,12 +45,16 @@ async fn commands_in_events_and_responses_out_in_pi_shapes_then_the_agent_back()
     server.load_scenario(
         Scenario::from_toml("[[turn]]\ntext = \"Hello from the mock.\"\n", "t").unwrap(),
     );
-    let host = MockHost {
-        catalog: Catalog::builtin().unwrap(),
-        base_url: server.base_url(),
-    };
+    let host = EndpointHost::new(
+        Catalog::builtin().unwrap(),
+        "anthropic",
+        server.base_url(),
+        "test-key",
+    );
     let dir = tempfile::tempdir().unwrap();
-    let sonnet = host.route_to("anthropic", "claude-sonnet-4-5").unwrap();
+    let sonnet = host
+        .route_to("anthropic", "claude-sonnet-4-5", None)
+        .unwrap();
     let options = ServeOptions {
         cwd: dir.path().to_path_buf(),
         ..ServeOptions::default()

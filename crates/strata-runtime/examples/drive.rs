@@ -1,10 +1,9 @@
 //! Drives a session runtime against strata-mock: a prompt, a thinking change, the events.
 //! `cargo run -p strata-runtime --example drive`
 
-use strata_agent::{Agent, AgentConfig, CacheSettings};
+use strata_agent::Agent;
 use strata_mock::{MockConfig, MockServer, Scenario};
-use strata_provider::transport::{HttpClient, TransportConfig};
-use strata_provider::{ApiKey, Catalog, StreamOptions, ThinkingLevel};
+use strata_provider::{Catalog, ThinkingLevel};
 use strata_runtime::{ModelRoute, Op, RuntimeEvent, spawn};
 use strata_session::{Session, WriteOptions};
 use strata_tools::ToolSet;
@@ -17,35 +16,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "drive",
     )?);
     let catalog = Catalog::builtin()?;
-    let row = catalog.provider("anthropic").ok_or("no anthropic row")?;
-    let model = catalog
-        .model("anthropic", "claude-sonnet-4-5")
-        .ok_or("no model")?;
-    let stream = StreamOptions {
-        base_url: Some(server.base_url()),
-        api_key: Some(ApiKey::new("mock-key")),
-        ..StreamOptions::default()
-    };
-    let client = HttpClient::new(&TransportConfig::default())?;
-    let route = ModelRoute::for_row(row, model, client, None, stream)?;
+    // Every request of this route goes to the mock (a real front end reads keys and base URLs
+    // from its configuration and uses `ModelRoute::for_row`).
+    let route = ModelRoute::to_base_url(
+        &catalog,
+        "anthropic",
+        "claude-sonnet-4-5",
+        &server.base_url(),
+        "mock-key",
+    )?;
     let dir = tempfile::tempdir()?;
     let session = Session::create(dir.path().join("s.jsonl"), "/tmp", WriteOptions::default())?;
-    let config = AgentConfig {
-        cwd: dir.path().to_path_buf(),
-        model: route.model.clone(),
-        capabilities: route.capabilities.clone(),
-        api: route.protocol.as_str().to_owned(),
-        max_tokens: None,
-        global_dir: None,
-        custom_intro: None,
-        append_system_prompt: None,
-        stream: route.stream.clone(),
-        render_policy: strata_context::RenderPolicy::Strata,
-        compaction: strata_compaction::CompactionSettings::default(),
-        summary_model: None,
-        cache: CacheSettings::default(),
-        tool_settings: Default::default(),
-    };
+    let config = route.agent_config(dir.path());
     let agent = Agent::new(
         session,
         route.provider.clone(),

@@ -40,5 +40,5 @@ pub use error::RuntimeError;
 pub use event::{Disposition, RunEnd, RuntimeEvent};
 pub use op::{AgentTask, Op, SessionRouter, UserInput};
 pub use queue::{MessageQueue, QueueMode, QueuedTexts};
-pub use route::ModelRoute;
+pub use route::{ModelRoute, RouteError};
 pub use runtime::{RuntimeClosed, RuntimeHandle, Status, spawn};

@@ -1,11 +1,16 @@
 //! Where requests go: one value for the session's model and the summary model alike.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use strata_agent::{ModelSwitch, SummaryModel};
+use strata_agent::{AgentConfig, CacheSettings, ModelSwitch, SummaryModel};
 use strata_bedrock::credentials::ResolvedAws;
-use strata_provider::transport::HttpClient;
-use strata_provider::{Capabilities, Model, Protocol, Provider, ProviderRow, StreamOptions};
+use strata_compaction::CompactionSettings;
+use strata_context::RenderPolicy;
+use strata_provider::transport::{HttpClient, TransportConfig};
+use strata_provider::{
+    ApiKey, Capabilities, Catalog, Model, Protocol, Provider, ProviderRow, StreamOptions,
+};
 
 use crate::adapter::{AdapterError, adapter_for};
 
@@ -52,6 +57,63 @@ impl ModelRoute {
         })
     }
 
+    /// The route to `provider`/`model_id` of `catalog`, over `client` with `stream`'s options.
+    pub fn in_catalog(
+        catalog: &Catalog,
+        provider: &str,
+        model_id: &str,
+        client: HttpClient,
+        stream: StreamOptions,
+    ) -> Result<Self, RouteError> {
+        let row = catalog
+            .provider(provider)
+            .ok_or_else(|| RouteError::UnknownProvider(provider.to_owned()))?;
+        let model = catalog
+            .model(provider, model_id)
+            .ok_or_else(|| RouteError::UnknownModel(format!("{provider}/{model_id}")))?;
+        Ok(Self::for_row(row, model, client, None, stream)?)
+    }
+
+    /// The route to `provider`/`model_id` of `catalog` with every request sent to `base_url`
+    /// with `api_key` — a gateway, a proxy or strata-mock — over a default HTTP client.
+    pub fn to_base_url(
+        catalog: &Catalog,
+        provider: &str,
+        model_id: &str,
+        base_url: &str,
+        api_key: &str,
+    ) -> Result<Self, RouteError> {
+        let client = HttpClient::new(&TransportConfig::default())
+            .map_err(|e| RouteError::Client(e.to_string()))?;
+        let stream = StreamOptions {
+            base_url: Some(base_url.to_owned()),
+            api_key: Some(ApiKey::new(api_key)),
+            ..StreamOptions::default()
+        };
+        Self::in_catalog(catalog, provider, model_id, client, stream)
+    }
+
+    /// An agent configuration that sends to this route and runs tools in `cwd`, with the
+    /// library's defaults for everything else (compaction, cache, render policy, tool limits).
+    pub fn agent_config(&self, cwd: impl Into<PathBuf>) -> AgentConfig {
+        AgentConfig {
+            cwd: cwd.into(),
+            model: self.model.clone(),
+            capabilities: self.capabilities.clone(),
+            api: self.protocol.as_str().to_owned(),
+            max_tokens: None,
+            global_dir: None,
+            custom_intro: None,
+            append_system_prompt: None,
+            stream: self.stream.clone(),
+            render_policy: RenderPolicy::Strata,
+            compaction: CompactionSettings::default(),
+            summary_model: None,
+            cache: CacheSettings::default(),
+            tool_settings: Default::default(),
+        }
+    }
+
     /// What the agent takes to switch its model.
     pub fn switch(&self) -> ModelSwitch {
         ModelSwitch {
@@ -71,4 +133,21 @@ impl ModelRoute {
             stream: self.stream.clone(),
         }
     }
+}
+
+/// Why [`ModelRoute::to_base_url`] found no route.
+#[derive(Debug, thiserror::Error)]
+pub enum RouteError {
+    /// The catalog has no such provider row.
+    #[error("unknown provider `{0}`")]
+    UnknownProvider(String),
+    /// The provider row has no such model.
+    #[error("unknown model `{0}`")]
+    UnknownModel(String),
+    /// The HTTP client could not be built.
+    #[error("HTTP client: {0}")]
+    Client(String),
+    /// The row's protocol has no adapter here.
+    #[error(transparent)]
+    Adapter(#[from] AdapterError),
 }

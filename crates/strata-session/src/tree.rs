@@ -81,9 +81,13 @@ pub struct Tree {
     text: Text,
     /// Its length: nodes starting from here are in `appended`.
     text_len: usize,
-    /// Lines of a file-backed text read for [`EntryRef::raw_line`], by node index (empty for
-    /// in-memory text); only the lines asked for take memory.
-    line_cache: Vec<OnceLock<Box<str>>>,
+    /// Lines of a file-backed text read for [`EntryRef::raw_line`], by node index; only the
+    /// lines asked for take memory, and the slots only once one is (a slot a node is 24 MB
+    /// for a million entries, which a context build never touches).
+    line_cache: OnceLock<Box<[OnceLock<Box<str>>]>>,
+    /// How many nodes have a slot in `line_cache`: those of a file-backed text as opened
+    /// (0 for in-memory text).
+    cached_lines: usize,
     appended: String,
     /// Lossy copies (U+FFFD for bad bytes) of the entry lines that were not UTF-8, by node index.
     repaired: HashMap<u32, String>,
@@ -389,10 +393,14 @@ impl Tree {
     fn reads_from_file(&self, index: u32) -> bool {
         self.version() >= CURRENT_VERSION
             && self.line_in_memory(index).is_none()
-            && self
-                .line_cache
-                .get(index as usize)
-                .is_some_and(|slot| slot.get().is_none())
+            && (index as usize) < self.cached_lines
+            && self.cached_line(index).is_none()
+    }
+
+    /// A node's line if [`EntryRef::raw_line`] has read it already.
+    fn cached_line(&self, index: u32) -> Option<&str> {
+        let slots = self.line_cache.get()?;
+        slots.get(index as usize)?.get().map(|text| &**text)
     }
 
     /// The entry's line exactly as in the file (no newline).
@@ -439,7 +447,15 @@ impl Tree {
         if let Some(text) = self.line_in_memory(index) {
             return text;
         }
-        let Some(slot) = self.line_cache.get(index as usize) else {
+        if index as usize >= self.cached_lines {
+            return "";
+        }
+        let slots = self.line_cache.get_or_init(|| {
+            std::iter::repeat_with(OnceLock::new)
+                .take(self.cached_lines)
+                .collect()
+        });
+        let Some(slot) = slots.get(index as usize) else {
             return "";
         };
         if let Some(text) = slot.get() {
@@ -456,7 +472,7 @@ impl Tree {
         if let Some(text) = self.line_in_memory(index) {
             return Ok(Cow::Borrowed(text));
         }
-        if let Some(text) = self.line_cache.get(index as usize).and_then(OnceLock::get) {
+        if let Some(text) = self.cached_line(index) {
             return Ok(Cow::Borrowed(text));
         }
         self.read_line(index).map(Cow::Owned)
@@ -759,6 +775,12 @@ struct Builder {
     /// Where the next line to index starts.
     next_line: usize,
     repaired: HashMap<u32, String>,
+    /// By node: whether its line took the literal layout scan, which does not look past the
+    /// tree fields. Those of them that end up with no child have their brackets counted when
+    /// the file is indexed (see [`Builder::drop_torn_leaves`]).
+    layout_only: Vec<bool>,
+    /// Whether the line being indexed took the literal layout scan.
+    line_layout_only: bool,
 }
 
 impl Builder {
@@ -779,6 +801,8 @@ impl Builder {
             version: CURRENT_VERSION,
             next_line: 0,
             repaired: HashMap::new(),
+            layout_only: Vec::with_capacity(estimate),
+            line_layout_only: false,
         }
     }
 
@@ -821,6 +845,7 @@ impl Builder {
                 diagnostic.line += lines as usize;
                 diagnostic
             }));
+        self.layout_only.extend(next.layout_only);
         self.repaired.extend(
             next.repaired
                 .into_iter()
@@ -871,18 +896,26 @@ impl Builder {
                 None => return Ok(()),
             };
             let line = &bytes[start..end];
-            // One pass over the line's bytes, not a parse: a line cut short after an inner `}`
-            // (a torn write, then more lines) has more brackets opened than closed. A line
-            // whose strings hold unbalanced brackets just takes the full scan.
-            let (balanced, ascii) = bracket_balance_and_ascii(line);
-            let prefix = if balanced {
-                scan_pi_tree_fields(line).or_else(|| scan_prefix(line))
-            } else {
-                None
-            };
-            let scanned = match prefix {
-                Some(scanned) => Ok(scanned),
-                None => scan_entry(line),
+            // Nearly every line takes the literal layout scan, which reads the tree fields
+            // only. A torn line (a write cut short after an inner `}`, then more lines) can
+            // pass it; such a line never gets a child, since no writer links to an entry it
+            // failed to write, so only lines left childless are checked further, once the
+            // whole file is indexed (`drop_torn_leaves`). Every other line gets one pass over
+            // its bytes here: more brackets opened than closed sends it to the full scan (as
+            // does a line whose strings hold unbalanced brackets).
+            let layout = scan_pi_tree_fields(line);
+            self.line_layout_only = layout.is_some();
+            let (scanned, ascii) = match layout {
+                Some(scanned) => (Ok(scanned), line.is_ascii()),
+                None => {
+                    let (balanced, ascii) = bracket_balance_and_ascii(line);
+                    let prefix = if balanced { scan_prefix(line) } else { None };
+                    let scanned = match prefix {
+                        Some(scanned) => Ok(scanned),
+                        None => scan_entry(line),
+                    };
+                    (scanned, ascii)
+                }
             };
             self.line_count += 1;
             self.next_line = base + end + 1;
@@ -916,6 +949,7 @@ impl Builder {
                 self.diagnose(line_no, Problem::InvalidUtf8);
                 let lossy = String::from_utf8_lossy(line).into_owned();
                 let scanned = scan_entry(lossy.as_bytes());
+                self.line_layout_only = false;
                 let index = self.nodes.len() as u32;
                 let indexed =
                     self.entry_line(lossy.as_bytes(), start, line_no, unterminated, scanned);
@@ -1067,7 +1101,94 @@ impl Builder {
             next_sibling: NONE,
             kind,
         });
+        self.layout_only.push(self.line_layout_only);
         true
+    }
+
+    /// Checks the lines that took only the literal layout scan and have no child (no line
+    /// names them as parent): a torn line is among them, if there is one. Those whose
+    /// brackets do not balance get the full scan, and the ones it refuses are dropped and
+    /// reported as the full scan at indexing would have reported them. Runs before the id
+    /// map is built, so dropping needs no more than renumbering.
+    fn drop_torn_leaves(&mut self, text: &Text) -> Result<(), SessionError> {
+        let mut has_child = vec![false; self.nodes.len()];
+        for node in &self.nodes {
+            if node.parent != NONE {
+                has_child[node.parent as usize] = true;
+            }
+        }
+        let named: std::collections::HashSet<&[u8]> = self
+            .pending
+            .iter()
+            .map(|(_, parent)| parent.as_bytes())
+            .collect();
+        let mut torn = Vec::new();
+        let mut buffer = Vec::new();
+        for (index, node) in self.nodes.iter().enumerate() {
+            if !self.layout_only.get(index).copied().unwrap_or(false)
+                || has_child[index]
+                || named.contains(node.id.as_bytes())
+            {
+                continue;
+            }
+            let line: &[u8] = match text {
+                Text::Memory(bytes) => bytes
+                    .get(node.start..node.start + node.len as usize)
+                    .unwrap_or(&[]),
+                Text::File(file) => {
+                    buffer.resize(node.len as usize, 0);
+                    read_exact_at(file, &mut buffer, node.start as u64)
+                        .map_err(|e| SessionError::io(&self.path, e))?;
+                    &buffer
+                }
+            };
+            if bracket_balance_and_ascii(line).0 {
+                continue;
+            }
+            if let Err(error) = scan_entry(line) {
+                torn.push((index as u32, node.line as usize, error));
+            }
+        }
+        if torn.is_empty() {
+            return Ok(());
+        }
+        for (_, line, error) in &torn {
+            self.diagnose(
+                *line,
+                Problem::MalformedLine {
+                    reason: format!("{} at byte {}", error.reason, error.offset + 1),
+                },
+            );
+        }
+        let dropped: Vec<u32> = torn.iter().map(|(index, _, _)| *index).collect();
+        // New index of each node: its old one less the dropped nodes before it.
+        let renumber = |index: u32| index - dropped.partition_point(|&gone| gone < index) as u32;
+        drop_indices(&mut self.nodes, &dropped);
+        drop_indices(&mut self.layout_only, &dropped);
+        for node in &mut self.nodes {
+            if node.parent != NONE {
+                // A dropped node is no one's parent.
+                node.parent = renumber(node.parent);
+            }
+        }
+        for (child, _) in &mut self.pending {
+            *child = renumber(*child);
+        }
+        self.repaired = std::mem::take(&mut self.repaired)
+            .into_iter()
+            .map(|(index, text)| (renumber(index), text))
+            .collect();
+        let decider = self.leaf_decider;
+        if decider != NONE {
+            let kept_before = renumber(decider);
+            self.leaf_decider = if dropped.binary_search(&decider).is_err() {
+                kept_before
+            } else {
+                // The kept line before a dropped last line decides, as if it was never indexed.
+                kept_before.checked_sub(1).unwrap_or(NONE)
+            };
+        }
+        Ok(())
     }
 
     /// Builds the id map (sized exactly, now that the count is known) and resolves the parents
@@ -1176,6 +1297,7 @@ impl Builder {
             });
         };
         self.ends_without_newline = ends_without_newline;
+        self.drop_torn_leaves(&text)?;
         let mut labels = HashMap::new();
         for (target, label, timestamp) in std::mem::take(&mut self.label_changes) {
             apply_label(&mut labels, target, label.as_deref(), &timestamp);
@@ -1190,11 +1312,10 @@ impl Builder {
         let tree = Tree {
             path: self.path,
             header,
-            line_cache: match &text {
-                Text::File(_) => std::iter::repeat_with(OnceLock::new)
-                    .take(self.nodes.len())
-                    .collect(),
-                Text::Memory(_) => Vec::new(),
+            line_cache: OnceLock::new(),
+            cached_lines: match &text {
+                Text::File(_) => self.nodes.len(),
+                Text::Memory(_) => 0,
             },
             text,
             text_len,
@@ -1210,6 +1331,16 @@ impl Builder {
         };
         Ok((tree, self.diagnostics))
     }
+}
+
+/// Removes the elements at `dropped` (ascending indices) from `items`, keeping the order.
+fn drop_indices<T>(items: &mut Vec<T>, dropped: &[u32]) {
+    let mut position = 0u32;
+    items.retain(|_| {
+        let keep = dropped.binary_search(&position).is_err();
+        position += 1;
+        keep
+    });
 }
 
 /// Id → node index, as an open-addressing table of node indices (4 bytes a slot): the ids
@@ -2048,6 +2179,76 @@ mod tests {
         let other = render(true);
         let first = other.split(|&b| b == b'\n').nth(1).unwrap();
         assert!(scan_pi_tree_fields(first).is_none());
+    }
+
+    /// Torn lines that pass the literal layout scan (cut right after an inner `}`): one with
+    /// the next write on the same line (Pi appends without a newline), one on a line of its own
+    /// (strata starts a new line), one as the last entry line. Each is reported as malformed and
+    /// left out, read from memory and from the file alike; the entries around them stay.
+    #[test]
+    fn torn_lines_the_layout_scan_passes_are_found_among_the_childless() {
+        let assistant = |id: &str, parent: &str| {
+            format!(
+                r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-01-15T10:00:01.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"x"}},{{"type":"text","text":"y"}}],"stopReason":"stop","timestamp":1}}}}"#
+            )
+        };
+        let torn = |id: &str, parent: &str| {
+            let line = assistant(id, parent);
+            let cut = line.find(r#""x"}"#).expect("inner object") + 4;
+            line[..cut].to_owned()
+        };
+        let mut text = format!("{HEADER}\n{}\n", message("a1", "null", "hi"));
+        text.push_str(&assistant("b2", "a1"));
+        text.push('\n');
+        // Line 4: torn t1, and on the same line the next write, c3 (lost with it).
+        text.push_str(&torn("t1", "b2"));
+        text.push_str(&message("c3", "\"b2\"", "after a crash"));
+        text.push('\n');
+        // Line 5: d4 continues from c3, which no longer exists.
+        text.push_str(&message("d4", "\"c3\"", "next"));
+        text.push('\n');
+        // Line 6: torn t2 on a line of its own, then e5 from b2 (line 7).
+        text.push_str(&torn("t2", "d4"));
+        text.push('\n');
+        text.push_str(&message("e5", "\"b2\"", "again"));
+        text.push('\n');
+        // Line 8: a torn last entry line, ended by a newline.
+        text.push_str(&torn("t3", "e5"));
+        text.push('\n');
+        let bytes = text.into_bytes();
+        let path = std::env::temp_dir().join(format!("strata-torn-{}.jsonl", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let file = Arc::new(File::open(&path).unwrap());
+        let (from_file, file_diagnostics) = Tree::open_file(&path, file).unwrap();
+        let (in_memory, diagnostics) = Tree::parse(&path, bytes).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            summary(&from_file, &file_diagnostics),
+            summary(&in_memory, &diagnostics)
+        );
+        let ids: Vec<&str> = in_memory.iter().map(|e| e.id().as_str()).collect();
+        assert_eq!(ids, ["a1", "b2", "d4", "e5"]);
+        let problems: Vec<(usize, bool)> = diagnostics
+            .iter()
+            .map(|d| (d.line, matches!(d.problem, Problem::MalformedLine { .. })))
+            .collect();
+        assert_eq!(
+            problems,
+            [(4, true), (5, false), (6, true), (8, true)],
+            "{diagnostics:?}"
+        );
+        assert!(matches!(
+            &diagnostics[1].problem,
+            Problem::UnknownParent { parent, .. } if parent.as_str() == "c3"
+        ));
+        // The torn last line does not decide the leaf; the entry before it does.
+        assert_eq!(in_memory.leaf().map(EntryId::as_str), Some("e5"));
+        assert_eq!(in_memory.parent_of("e5").map(EntryId::as_str), Some("b2"));
+        assert_eq!(in_memory.children("b2").len(), 1);
+        // The torn lines did take the literal layout scan.
+        assert!(scan_pi_tree_fields(torn("t2", "d4").as_bytes()).is_some());
+        let glued = torn("t1", "b2") + &message("c3", "\"b2\"", "x");
+        assert!(scan_pi_tree_fields(glued.as_bytes()).is_some());
     }
 
     #[test]

@@ -4,10 +4,10 @@ use pretty_assertions::assert_eq;
 use strata_accounting::{RequestKind, records};
 use strata_agent::{AgentEvent, CacheSettings};
 use strata_provider::{CacheRetention, ThinkingLevel};
-use strata_runtime::{Disposition, Op, QueueMode, RunEnd, RuntimeEvent, spawn};
+use strata_runtime::{Disposition, Op, QueueMode, RunEnd, RuntimeEvent};
 use strata_session::{AgentMessage, Entry, Session};
 
-use crate::support::{agent, mock, route, run_end, settled, until};
+use crate::support::{final_texts, run_end, start, start_with};
 
 const TWO_ANSWERS: &str = r#"
 [[turn]]
@@ -25,17 +25,11 @@ fn long(text: &str) -> String {
 
 #[tokio::test]
 async fn a_model_without_reasoning_runs_thinking_off_and_the_way_back_restores_the_level() {
-    let server = mock(TWO_ANSWERS).await;
-    let dir = tempfile::tempdir().unwrap();
-    let sonnet = route(&server, "claude-sonnet-4-5");
-    let (handle, mut events, task) = spawn(agent(&sonnet, dir.path(), CacheSettings::default()));
-    handle.send(Op::SetThinking(ThinkingLevel::High)).unwrap();
-    handle
-        .send(Op::SetModel(route(&server, "claude-3-5-haiku-latest")))
-        .unwrap();
-    handle.send(Op::SetModel(sonnet)).unwrap();
-    let seen = until(
-        &mut events,
+    let mut run = start(TWO_ANSWERS).await;
+    run.send(Op::SetThinking(ThinkingLevel::High));
+    run.send(Op::SetModel(run.route("claude-3-5-haiku-latest")));
+    run.send(Op::SetModel(run.sonnet.clone()));
+    let seen = run.until(
         |e| matches!(e, RuntimeEvent::ModelChanged { model, .. } if model == "claude-sonnet-4-5"),
     )
     .await;
@@ -57,8 +51,7 @@ async fn a_model_without_reasoning_runs_thinking_off_and_the_way_back_restores_t
             ("claude-sonnet-4-5".to_owned(), ThinkingLevel::High),
         ]
     );
-    handle.send(Op::Shutdown).unwrap();
-    let mut agent = task.await.unwrap();
+    let mut agent = run.stop().await;
     // The session says so in Pi's entries, in order.
     let levels: Vec<String> = agent
         .session()
@@ -75,33 +68,22 @@ async fn a_model_without_reasoning_runs_thinking_off_and_the_way_back_restores_t
 
 #[tokio::test]
 async fn a_fork_appends_to_a_new_file_holding_the_path_and_switching_back_finds_the_old() {
-    let server = mock(TWO_ANSWERS).await;
-    let dir = tempfile::tempdir().unwrap();
-    let route = route(&server, "claude-sonnet-4-5");
-    let (handle, mut events, task) = spawn(agent(&route, dir.path(), CacheSettings::default()));
-    handle.send(Op::Prompt("one".into())).unwrap();
-    settled(&mut events).await;
-    let first = handle.status();
+    let mut run = start(TWO_ANSWERS).await;
+    run.send(Op::Prompt("one".into()));
+    run.settled().await;
+    let first = run.handle.status();
     let first_answer = first.leaf.clone().unwrap();
-    handle.send(Op::Prompt("two".into())).unwrap();
-    settled(&mut events).await;
+    run.send(Op::Prompt("two".into()));
+    run.settled().await;
 
-    handle
-        .send(Op::Fork {
-            leaf: Some(first_answer.clone()),
-        })
-        .unwrap();
-    let seen = until(&mut events, |e| {
-        matches!(e, RuntimeEvent::SessionChanged { .. })
-    })
-    .await;
-    let RuntimeEvent::SessionChanged { path: forked, .. } = seen.last().unwrap() else {
-        unreachable!()
-    };
-    assert_ne!(forked, &first.session_path);
-    handle.send(Op::Prompt("three".into())).unwrap();
-    assert_eq!(run_end(&settled(&mut events).await), RunEnd::Stop);
-    let fork = Session::open(forked).unwrap().session;
+    run.send(Op::Fork {
+        leaf: Some(first_answer.clone()),
+    });
+    let (forked, _) = run.session_changed().await;
+    assert_ne!(forked, first.session_path);
+    run.send(Op::Prompt("three".into()));
+    assert_eq!(run_end(&run.settled().await), RunEnd::Stop);
+    let fork = Session::open(&forked).unwrap().session;
     let texts = user_texts(&fork);
     assert_eq!(
         texts,
@@ -113,25 +95,16 @@ async fn a_fork_appends_to_a_new_file_holding_the_path_and_switching_back_finds_
         Some(first.session_path.to_str().unwrap())
     );
 
-    handle
-        .send(Op::SwitchSession {
-            path: first.session_path.clone(),
-            router: None,
-        })
-        .unwrap();
-    until(&mut events, |e| {
-        matches!(e, RuntimeEvent::SessionChanged { .. })
-    })
-    .await;
-    handle.send(Op::NewSession { parent: None }).unwrap();
-    until(&mut events, |e| {
-        matches!(e, RuntimeEvent::SessionChanged { .. })
-    })
-    .await;
-    handle.send(Op::Shutdown).unwrap();
-    let agent = task.await.unwrap();
+    run.send(Op::SwitchSession {
+        path: first.session_path.clone(),
+        router: None,
+    });
+    run.session_changed().await;
+    run.send(Op::NewSession { parent: None });
+    run.session_changed().await;
+    let agent = run.stop().await;
     let fresh = agent.session().path().to_path_buf();
-    assert!(fresh != first.session_path && &fresh != forked);
+    assert!(fresh != first.session_path && fresh != forked);
     assert_eq!(
         user_texts(&Session::open(&first.session_path).unwrap().session),
         ["one", "two"],
@@ -159,33 +132,27 @@ fn user_texts(session: &Session) -> Vec<String> {
 /// what the footer, `strata stats` and rpc `get_session_stats` all read.
 #[tokio::test]
 async fn compaction_and_keep_warm_at_the_hour_rate_are_accounted_at_the_hour_rate() {
-    let server = mock(TWO_ANSWERS).await;
-    let dir = tempfile::tempdir().unwrap();
-    let route = route(&server, "claude-sonnet-4-5");
-    let prices = route.model.prices;
     let cache = CacheSettings {
         retention: CacheRetention::Long,
         ..CacheSettings::default()
     };
-    let (handle, mut events, task) = spawn(agent(&route, dir.path(), cache));
-    handle
-        .send(Op::Prompt(long("first").as_str().into()))
-        .unwrap();
-    settled(&mut events).await;
-    handle
-        .send(Op::Prompt(long("second").as_str().into()))
-        .unwrap();
-    settled(&mut events).await;
-    handle.send(Op::Compact { focus: None }).unwrap();
-    let seen = until(&mut events, |e| {
-        matches!(
-            e,
-            RuntimeEvent::Agent {
-                event: AgentEvent::CompactionEnd { .. }
-            }
-        )
-    })
-    .await;
+    let mut run = start_with(TWO_ANSWERS, cache).await;
+    let prices = run.sonnet.model.prices;
+    run.send(Op::Prompt(long("first").as_str().into()));
+    run.settled().await;
+    run.send(Op::Prompt(long("second").as_str().into()));
+    run.settled().await;
+    run.send(Op::Compact { focus: None });
+    let seen = run
+        .until(|e| {
+            matches!(
+                e,
+                RuntimeEvent::Agent {
+                    event: AgentEvent::CompactionEnd { .. }
+                }
+            )
+        })
+        .await;
     let Some(RuntimeEvent::Agent {
         event: AgentEvent::CompactionEnd {
             entry_id, error, ..
@@ -196,21 +163,22 @@ async fn compaction_and_keep_warm_at_the_hour_rate_are_accounted_at_the_hour_rat
     };
     assert!(entry_id.is_some(), "compacted: {error:?}");
     // The operation's own outcome names the entry the agent reported.
-    let said = until(&mut events, |e| matches!(e, RuntimeEvent::Compacted { .. })).await;
+    let said = run
+        .until(|e| matches!(e, RuntimeEvent::Compacted { .. }))
+        .await;
     assert_eq!(
         said.last(),
         Some(&RuntimeEvent::Compacted {
             entry: entry_id.clone()
         })
     );
-    handle.send(Op::Prompt("third".into())).unwrap();
-    settled(&mut events).await;
-    handle.send(Op::KeepWarm).unwrap();
+    run.send(Op::Prompt("third".into()));
+    run.settled().await;
+    run.send(Op::KeepWarm);
     // The ping's stored `usage` entry is announced (Pi 1.6's `entry_appended`).
-    let pinged = until(&mut events, |e| {
-        matches!(e, RuntimeEvent::EntryAppended { .. })
-    })
-    .await;
+    let pinged = run
+        .until(|e| matches!(e, RuntimeEvent::EntryAppended { .. }))
+        .await;
     assert!(pinged.iter().any(|e| matches!(
         e,
         RuntimeEvent::Agent {
@@ -224,8 +192,7 @@ async fn compaction_and_keep_warm_at_the_hour_rate_are_accounted_at_the_hour_rat
         (&entry["type"], &entry["kind"]),
         (&"usage".into(), &"cache_warm".into())
     );
-    handle.send(Op::Shutdown).unwrap();
-    let agent = task.await.unwrap();
+    let agent = run.stop().await;
 
     let reopened = Session::open(agent.session().path()).unwrap().session;
     let all = records(reopened.tree());
@@ -270,7 +237,7 @@ async fn compaction_and_keep_warm_at_the_hour_rate_are_accounted_at_the_hour_rat
 
 #[tokio::test]
 async fn an_abort_mid_tool_ends_the_run_with_every_call_answered() {
-    let server = mock(
+    let mut run = start(
         r#"
 [[turn]]
 [[turn.tool_call]]
@@ -281,26 +248,14 @@ text = "after"
 "#,
     )
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let route = route(&server, "claude-sonnet-4-5");
-    let (handle, mut events, task) = spawn(agent(&route, dir.path(), CacheSettings::default()));
-    handle.send(Op::Prompt("run it".into())).unwrap();
-    until(&mut events, |e| {
-        matches!(
-            e,
-            RuntimeEvent::Agent {
-                event: AgentEvent::ToolStart { .. }
-            }
-        )
-    })
-    .await;
+    run.send(Op::Prompt("run it".into()));
+    run.tool_started().await;
     let started = std::time::Instant::now();
-    handle.send(Op::Abort).unwrap();
-    let seen = settled(&mut events).await;
+    run.send(Op::Abort);
+    let seen = run.settled().await;
     assert_eq!(run_end(&seen), RunEnd::Aborted);
     assert!(started.elapsed().as_secs() < 10, "the sleep was stopped");
-    handle.send(Op::Shutdown).unwrap();
-    let agent = task.await.unwrap();
+    let agent = run.stop().await;
     let reopened = Session::open(agent.session().path()).unwrap().session;
     let results: Vec<bool> = reopened
         .tree()
@@ -318,7 +273,7 @@ text = "after"
 
 #[tokio::test]
 async fn a_follow_up_sent_during_a_run_runs_after_it_and_steering_joins_it() {
-    let server = mock(
+    let mut run = start(
         r#"
 [[turn]]
 [[turn.tool_call]]
@@ -331,22 +286,11 @@ text = "done with the follow-up"
 "#,
     )
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let route = route(&server, "claude-sonnet-4-5");
-    let (handle, mut events, task) = spawn(agent(&route, dir.path(), CacheSettings::default()));
-    handle.send(Op::Prompt("first".into())).unwrap();
-    until(&mut events, |e| {
-        matches!(
-            e,
-            RuntimeEvent::Agent {
-                event: AgentEvent::ToolStart { .. }
-            }
-        )
-    })
-    .await;
-    handle.send(Op::Steer("also this".into())).unwrap();
-    handle.send(Op::FollowUp("then that".into())).unwrap();
-    let seen = settled(&mut events).await;
+    run.send(Op::Prompt("first".into()));
+    run.tool_started().await;
+    run.send(Op::Steer("also this".into()));
+    run.send(Op::FollowUp("then that".into()));
+    let seen = run.settled().await;
     let dispositions: Vec<Disposition> = seen
         .iter()
         .filter_map(|e| match e {
@@ -362,16 +306,11 @@ text = "done with the follow-up"
             Disposition::Started
         ]
     );
-    let ends: Vec<String> = seen
-        .iter()
-        .filter_map(|e| match e {
-            RuntimeEvent::RunEnded { final_text, .. } => Some(final_text.clone()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(ends, ["done with the first", "done with the follow-up"]);
-    handle.send(Op::Shutdown).unwrap();
-    let agent = task.await.unwrap();
+    assert_eq!(
+        final_texts(&seen),
+        ["done with the first", "done with the follow-up"]
+    );
+    let agent = run.stop().await;
     assert_eq!(
         user_texts(agent.session()),
         ["first", "also this", "then that"]
@@ -380,7 +319,7 @@ text = "done with the follow-up"
 
 #[tokio::test]
 async fn queue_modes_decide_how_waiting_messages_are_handed_over() {
-    let server = mock(
+    let mut run = start(
         r#"
 [[turn]]
 [[turn.tool_call]]
@@ -393,23 +332,12 @@ text = "done with both follow-ups"
 "#,
     )
     .await;
-    let dir = tempfile::tempdir().unwrap();
-    let route = route(&server, "claude-sonnet-4-5");
-    let (handle, mut events, task) = spawn(agent(&route, dir.path(), CacheSettings::default()));
-    handle.send(Op::SetFollowUpMode(QueueMode::All)).unwrap();
-    handle.send(Op::Prompt("first".into())).unwrap();
-    until(&mut events, |e| {
-        matches!(
-            e,
-            RuntimeEvent::Agent {
-                event: AgentEvent::ToolStart { .. }
-            }
-        )
-    })
-    .await;
-    handle.send(Op::FollowUp("one".into())).unwrap();
-    handle.send(Op::FollowUp("two".into())).unwrap();
-    let seen = settled(&mut events).await;
+    run.send(Op::SetFollowUpMode(QueueMode::All));
+    run.send(Op::Prompt("first".into()));
+    run.tool_started().await;
+    run.send(Op::FollowUp("one".into()));
+    run.send(Op::FollowUp("two".into()));
+    let seen = run.settled().await;
     // Every change of the queue is said with the texts waiting.
     let queues: Vec<Vec<String>> = seen
         .iter()
@@ -426,19 +354,14 @@ text = "done with both follow-ups"
             vec![]
         ]
     );
-    let ends: Vec<String> = seen
-        .iter()
-        .filter_map(|e| match e {
-            RuntimeEvent::RunEnded { final_text, .. } => Some(final_text.clone()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(ends, ["done with the first", "done with both follow-ups"]);
+    assert_eq!(
+        final_texts(&seen),
+        ["done with the first", "done with both follow-ups"]
+    );
     // `all`: both follow-ups went as one message, in order.
-    handle.send(Op::FollowUp("left".into())).unwrap();
-    handle.send(Op::ClearQueue).unwrap();
-    handle.send(Op::Shutdown).unwrap();
-    let agent = task.await.unwrap();
+    run.send(Op::FollowUp("left".into()));
+    run.send(Op::ClearQueue);
+    let agent = run.stop().await;
     assert_eq!(
         user_texts(agent.session())[..2],
         ["first".to_owned(), "one\n\ntwo".to_owned()]
@@ -447,15 +370,11 @@ text = "done with both follow-ups"
 
 #[tokio::test]
 async fn messages_sent_while_idle_wait_for_the_next_prompt_and_continue_its_run() {
-    let server = mock(TWO_ANSWERS).await;
-    let dir = tempfile::tempdir().unwrap();
-    let route = route(&server, "claude-sonnet-4-5");
-    let (handle, mut events, task) = spawn(agent(&route, dir.path(), CacheSettings::default()));
-    handle.send(Op::FollowUp("later".into())).unwrap();
-    let queued = until(&mut events, |e| {
-        matches!(e, RuntimeEvent::QueueChanged { .. })
-    })
-    .await;
+    let mut run = start(TWO_ANSWERS).await;
+    run.send(Op::FollowUp("later".into()));
+    let queued = run
+        .until(|e| matches!(e, RuntimeEvent::QueueChanged { .. }))
+        .await;
     assert!(queued.iter().any(|e| matches!(
         e,
         RuntimeEvent::Accepted {
@@ -463,9 +382,9 @@ async fn messages_sent_while_idle_wait_for_the_next_prompt_and_continue_its_run(
             pending: 1
         }
     )));
-    assert!(server.requests().is_empty(), "queued, not run");
-    handle.send(Op::Prompt("now".into())).unwrap();
-    let seen = settled(&mut events).await;
+    assert!(run.server.requests().is_empty(), "queued, not run");
+    run.send(Op::Prompt("now".into()));
+    let seen = run.settled().await;
     let ends: Vec<(String, bool)> = seen
         .iter()
         .filter_map(|e| match e {
@@ -484,52 +403,39 @@ async fn messages_sent_while_idle_wait_for_the_next_prompt_and_continue_its_run(
             ("Second answer.".to_owned(), false)
         ]
     );
-    handle.send(Op::Shutdown).unwrap();
-    let agent = task.await.unwrap();
+    let agent = run.stop().await;
     assert_eq!(user_texts(agent.session()), ["now", "later"]);
 }
 
 #[tokio::test]
 async fn a_switch_with_the_sessions_route_takes_up_its_model_and_writes_nothing_to_it() {
-    let server = mock(TWO_ANSWERS).await;
-    let dir = tempfile::tempdir().unwrap();
-    let sonnet = route(&server, "claude-sonnet-4-5");
-    let (handle, mut events, task) = spawn(agent(&sonnet, dir.path(), CacheSettings::default()));
-    handle.send(Op::Prompt("one".into())).unwrap();
-    settled(&mut events).await;
-    let first = handle.status().session_path;
-    handle.send(Op::NewSession { parent: None }).unwrap();
-    handle
-        .send(Op::SetModel(route(&server, "claude-3-5-haiku-latest")))
-        .unwrap();
-    until(
-        &mut events,
+    let mut run = start(TWO_ANSWERS).await;
+    run.send(Op::Prompt("one".into()));
+    run.settled().await;
+    let first = run.handle.status().session_path;
+    run.send(Op::NewSession { parent: None });
+    run.send(Op::SetModel(run.route("claude-3-5-haiku-latest")));
+    run.until(
         |e| matches!(e, RuntimeEvent::ModelChanged { model, .. } if model == "claude-3-5-haiku-latest"),
     )
     .await;
     let before = std::fs::read(&first).unwrap();
-
-    handle
-        .send(Op::SwitchSession {
-            path: first.clone(),
-            // Routes only the model the first file names: the switch must ask for that one.
-            router: Some(Box::new(move |provider, model| {
-                (provider == "anthropic" && model == "claude-sonnet-4-5").then_some(sonnet)
-            })),
-        })
-        .unwrap();
-    let seen = until(&mut events, |e| {
-        matches!(e, RuntimeEvent::SessionChanged { .. })
-    })
-    .await;
+    let sonnet = run.sonnet.clone();
+    run.send(Op::SwitchSession {
+        path: first.clone(),
+        // Routes only the model the first file names: the switch must ask for that one.
+        router: Some(Box::new(move |provider, model| {
+            (provider == "anthropic" && model == "claude-sonnet-4-5").then_some(sonnet)
+        })),
+    });
+    let (_, seen) = run.session_changed().await;
     assert!(
         seen.iter().any(
             |e| matches!(e, RuntimeEvent::ModelChanged { model, .. } if model == "claude-sonnet-4-5")
         ),
         "{seen:?}"
     );
-    handle.send(Op::Shutdown).unwrap();
-    let agent = task.await.unwrap();
+    let agent = run.stop().await;
     assert_eq!(agent.config().model.id, "claude-sonnet-4-5");
     assert_eq!(
         std::fs::read(&first).unwrap(),
@@ -540,31 +446,24 @@ async fn a_switch_with_the_sessions_route_takes_up_its_model_and_writes_nothing_
 
 #[tokio::test]
 async fn a_label_goes_on_the_last_real_entry_and_a_second_label_replaces_it() {
-    let server = mock(TWO_ANSWERS).await;
-    let dir = tempfile::tempdir().unwrap();
-    let sonnet = route(&server, "claude-sonnet-4-5");
-    let (handle, mut events, task) = spawn(agent(&sonnet, dir.path(), CacheSettings::default()));
-    handle
-        .send(Op::LabelLeaf(Some("too early".into())))
-        .unwrap();
-    let seen = until(&mut events, |e| matches!(e, RuntimeEvent::Failed { .. })).await;
+    let mut run = start(TWO_ANSWERS).await;
+    run.send(Op::LabelLeaf(Some("too early".into())));
+    let seen = run
+        .until(|e| matches!(e, RuntimeEvent::Failed { .. }))
+        .await;
     assert!(
         matches!(seen.last(), Some(RuntimeEvent::Failed { op: "label", error }) if error == "nothing to label yet"),
         "{seen:?}"
     );
-    handle.send(Op::Prompt("one".into())).unwrap();
-    settled(&mut events).await;
-    let answer = handle.status().leaf.unwrap();
-    handle.send(Op::LabelLeaf(Some("first".into()))).unwrap();
+    run.send(Op::Prompt("one".into()));
+    run.settled().await;
+    let answer = run.handle.status().leaf.unwrap();
+    run.send(Op::LabelLeaf(Some("first".into())));
     // The leaf now stands on a label entry: the next label passes over it to the answer.
-    handle
-        .send(Op::LabelLeaf(Some("checkpoint".into())))
-        .unwrap();
-    let seen = until(
-        &mut events,
-        |e| matches!(e, RuntimeEvent::Labelled { label: Some(l), .. } if l == "checkpoint"),
-    )
-    .await;
+    run.send(Op::LabelLeaf(Some("checkpoint".into())));
+    let seen = run
+        .until(|e| matches!(e, RuntimeEvent::Labelled { label: Some(l), .. } if l == "checkpoint"))
+        .await;
     let targets: Vec<_> = seen
         .iter()
         .filter_map(|e| match e {
@@ -573,30 +472,24 @@ async fn a_label_goes_on_the_last_real_entry_and_a_second_label_replaces_it() {
         })
         .collect();
     assert_eq!(targets, [answer.clone(), answer.clone()]);
-    handle.send(Op::Shutdown).unwrap();
-    let agent = task.await.unwrap();
+    let agent = run.stop().await;
     let reopened = Session::open(agent.session().path()).unwrap().session;
     assert_eq!(reopened.tree().label_of(&answer), Some("checkpoint"));
 }
 
 #[tokio::test]
 async fn the_next_request_is_rendered_with_the_sessions_retention_and_history() {
-    let server = mock(TWO_ANSWERS).await;
-    let dir = tempfile::tempdir().unwrap();
-    let sonnet = route(&server, "claude-sonnet-4-5");
     let cache = CacheSettings {
         retention: CacheRetention::Long,
         ..CacheSettings::default()
     };
-    let (handle, mut events, task) = spawn(agent(&sonnet, dir.path(), cache));
-    handle.send(Op::Prompt("one".into())).unwrap();
-    settled(&mut events).await;
+    let mut run = start_with(TWO_ANSWERS, cache).await;
+    run.send(Op::Prompt("one".into()));
+    run.settled().await;
     let (sent, read) = tokio::sync::oneshot::channel();
-    handle
-        .send(Op::WithAgent(Box::new(move |agent| {
-            let _ = sent.send(strata_runtime::inspect::next_request(agent).unwrap());
-        })))
-        .unwrap();
+    run.send(Op::WithAgent(Box::new(move |agent| {
+        let _ = sent.send(strata_runtime::inspect::next_request(agent).unwrap());
+    })));
     let next = read.await.unwrap();
     let request = &next.rendered.request;
     assert_eq!(request.messages.len(), 2, "the prompt and its answer");
@@ -616,6 +509,5 @@ async fn the_next_request_is_rendered_with_the_sessions_retention_and_history() 
     let [tools, system, messages] = next.chapter_tokens();
     assert!(tools > 0 && system > 0 && messages > 0);
     assert_eq!(next.report.tools.bytes, next.rendered.bytes.tools.len());
-    handle.send(Op::Shutdown).unwrap();
-    task.await.unwrap();
+    run.stop().await;
 }

@@ -1,35 +1,117 @@
-//! A mock, a route to it, an agent on a fresh session, and a way to wait for events.
+//! A mock, a route to it, an agent on a fresh session, and a runtime driving it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use strata_agent::{Agent, AgentConfig, CacheSettings};
+use strata_agent::{Agent, AgentConfig, AgentEvent, CacheSettings};
 use strata_mock::{MockConfig, MockServer, Scenario};
-use strata_provider::transport::{HttpClient, TransportConfig};
-use strata_provider::{ApiKey, Catalog, StreamOptions};
-use strata_runtime::{ModelRoute, RuntimeEvent};
+use strata_provider::Catalog;
+use strata_runtime::{ModelRoute, Op, RunEnd, RuntimeEvent, RuntimeHandle, spawn};
 use strata_session::{Session, WriteOptions};
 use strata_tools::ToolSet;
+use tempfile::TempDir;
 use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::task::JoinHandle;
 
-pub async fn mock(scenario: &str) -> MockServer {
+/// A runtime on a fresh session in a temporary directory, sending to a mock that plays a
+/// scenario through the Anthropic adapter.
+pub struct Running {
+    pub server: MockServer,
+    _dir: TempDir,
+    /// The route the agent started on (`anthropic/claude-sonnet-4-5`).
+    pub sonnet: ModelRoute,
+    pub handle: RuntimeHandle,
+    pub events: UnboundedReceiver<RuntimeEvent>,
+    task: JoinHandle<Agent>,
+}
+
+/// [`start_with`] the default cache settings.
+pub async fn start(scenario: &str) -> Running {
+    start_with(scenario, CacheSettings::default()).await
+}
+
+pub async fn start_with(scenario: &str, cache: CacheSettings) -> Running {
     let server = MockServer::start(MockConfig::new()).await.unwrap();
     server.load_scenario(Scenario::from_toml(scenario, "test").unwrap());
-    server
+    let dir = tempfile::tempdir().unwrap();
+    let sonnet = route(&server, "claude-sonnet-4-5");
+    let (handle, events, task) = spawn(agent(&sonnet, dir.path(), cache));
+    Running {
+        server,
+        _dir: dir,
+        sonnet,
+        handle,
+        events,
+        task,
+    }
+}
+
+impl Running {
+    pub fn send(&self, op: Op) {
+        self.handle.send(op).unwrap();
+    }
+
+    /// The route to `anthropic/<model>` on this mock.
+    pub fn route(&self, model: &str) -> ModelRoute {
+        route(&self.server, model)
+    }
+
+    /// Events until (and including) the first that `stop` accepts; fails after ten seconds.
+    pub async fn until(&mut self, stop: impl Fn(&RuntimeEvent) -> bool) -> Vec<RuntimeEvent> {
+        let mut seen = Vec::new();
+        loop {
+            let event = tokio::time::timeout(Duration::from_secs(10), self.events.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no matching event; saw {seen:#?}"))
+                .expect("the runtime ended");
+            let done = stop(&event);
+            seen.push(event);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// Events until the runtime settles after a run.
+    pub async fn settled(&mut self) -> Vec<RuntimeEvent> {
+        self.until(|e| matches!(e, RuntimeEvent::Settled)).await
+    }
+
+    /// Waits until a tool call has started.
+    pub async fn tool_started(&mut self) {
+        self.until(|e| {
+            matches!(
+                e,
+                RuntimeEvent::Agent {
+                    event: AgentEvent::ToolStart { .. }
+                }
+            )
+        })
+        .await;
+    }
+
+    /// Waits for the next session change and returns the file now open.
+    pub async fn session_changed(&mut self) -> (PathBuf, Vec<RuntimeEvent>) {
+        let seen = self
+            .until(|e| matches!(e, RuntimeEvent::SessionChanged { .. }))
+            .await;
+        let Some(RuntimeEvent::SessionChanged { path, .. }) = seen.last() else {
+            unreachable!()
+        };
+        (path.clone(), seen)
+    }
+
+    /// Shuts the runtime down and takes the agent back; the directory stays until `self` drops.
+    pub async fn stop(&mut self) -> Agent {
+        self.send(Op::Shutdown);
+        (&mut self.task).await.unwrap()
+    }
 }
 
 /// The route to `anthropic/<model>` on the mock, built by the library's registry.
 pub fn route(server: &MockServer, model: &str) -> ModelRoute {
     let catalog = Catalog::builtin().unwrap();
-    let row = catalog.provider("anthropic").unwrap();
-    let model = catalog.model("anthropic", model).unwrap();
-    let client = HttpClient::new(&TransportConfig::default()).unwrap();
-    let stream = StreamOptions {
-        base_url: Some(server.base_url()),
-        api_key: Some(ApiKey::new("test-key")),
-        ..StreamOptions::default()
-    };
-    ModelRoute::for_row(row, model, client, None, stream).unwrap()
+    ModelRoute::to_base_url(&catalog, "anthropic", model, &server.base_url(), "test-key").unwrap()
 }
 
 pub fn session(dir: &Path) -> Session {
@@ -44,23 +126,13 @@ pub fn session(dir: &Path) -> Session {
 /// An agent on `route` with the default tools in `dir`.
 pub fn agent(route: &ModelRoute, dir: &Path, cache: CacheSettings) -> Agent {
     let config = AgentConfig {
-        cwd: dir.to_path_buf(),
-        model: route.model.clone(),
-        capabilities: route.capabilities.clone(),
-        api: route.protocol.as_str().to_owned(),
         max_tokens: Some(4096),
-        global_dir: None,
-        custom_intro: None,
-        append_system_prompt: None,
-        stream: route.stream.clone(),
-        render_policy: strata_context::RenderPolicy::Strata,
         compaction: strata_compaction::CompactionSettings {
             keep_recent_tokens: 200,
             ..strata_compaction::CompactionSettings::default()
         },
-        summary_model: None,
         cache,
-        tool_settings: Default::default(),
+        ..route.agent_config(dir)
     };
     Agent::new(
         session(dir),
@@ -70,32 +142,8 @@ pub fn agent(route: &ModelRoute, dir: &Path, cache: CacheSettings) -> Agent {
     )
 }
 
-/// Events until (and including) the first that `stop` accepts; fails after ten seconds.
-pub async fn until(
-    events: &mut UnboundedReceiver<RuntimeEvent>,
-    stop: impl Fn(&RuntimeEvent) -> bool,
-) -> Vec<RuntimeEvent> {
-    let mut seen = Vec::new();
-    loop {
-        let event = tokio::time::timeout(Duration::from_secs(10), events.recv())
-            .await
-            .unwrap_or_else(|_| panic!("no matching event; saw {seen:#?}"))
-            .expect("the runtime ended");
-        let done = stop(&event);
-        seen.push(event);
-        if done {
-            return seen;
-        }
-    }
-}
-
-/// Events until the runtime settles after a run.
-pub async fn settled(events: &mut UnboundedReceiver<RuntimeEvent>) -> Vec<RuntimeEvent> {
-    until(events, |e| matches!(e, RuntimeEvent::Settled)).await
-}
-
 /// The run end among `events`.
-pub fn run_end(events: &[RuntimeEvent]) -> strata_runtime::RunEnd {
+pub fn run_end(events: &[RuntimeEvent]) -> RunEnd {
     events
         .iter()
         .find_map(|e| match e {
@@ -103,4 +151,15 @@ pub fn run_end(events: &[RuntimeEvent]) -> strata_runtime::RunEnd {
             _ => None,
         })
         .expect("a run end")
+}
+
+/// The final texts of the runs that ended among `events`.
+pub fn final_texts(events: &[RuntimeEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RuntimeEvent::RunEnded { final_text, .. } => Some(final_text.clone()),
+            _ => None,
+        })
+        .collect()
 }
