@@ -228,9 +228,8 @@ async fn a_deferred_server_is_reached_through_search_and_call() {
 
 /// `auto` follows the prices: at claude-opus-4-8's, server-everything's thirteen definitions
 /// cost more carried in every request than searched, the four small tools of the churn server
-/// less. On a row without the provider's tool search the searched server goes through
-/// `mcp_tool_search`; on Anthropic's, whose deferred tools show nothing until found, the
-/// provider's search is cheaper still (no round trip), so its tools go out with `defer_loading`.
+/// less. The searched server goes through `mcp_tool_search`; on a row with the provider's tool
+/// search that route's price is weighed and shown too, and loses at these prices.
 #[tokio::test]
 async fn auto_searches_the_server_whose_tools_cost_more_carried_than_searched() {
     let Some((node, script)) = everything() else {
@@ -297,26 +296,18 @@ async fn auto_searches_the_server_whose_tools_cost_more_carried_than_searched() 
     let manager = start(true);
     manager.wait_ready().await;
     let status = manager.status();
-    assert!(status[0].provider_search, "{status:?}");
+    // With the provider's search on the row, its price is weighed and shown; at these prices a
+    // server arriving mid-chain costs more through it (bench-mcp), so mcp_tool_search stays.
+    assert!(!status[0].provider_search, "{status:?}");
     assert!(
-        status[0].exposure_note.contains("provider's tool search"),
+        status[0]
+            .exposure_note
+            .contains("the provider's tool search ~"),
         "{status:?}"
     );
-    assert_eq!(status[1].exposure, "direct", "{status:?}");
     let tools = manager.tools();
     let declared: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-    assert!(!declared.contains(&"mcp_tool_search"), "{declared:?}");
-    let everything: Vec<_> = tools
-        .iter()
-        .filter(|t| t.name().starts_with("mcp__everything__"))
-        .collect();
-    assert!(!everything.is_empty(), "{declared:?}");
-    assert!(everything.iter().all(|t| t.defer_loading()), "{declared:?}");
-    assert!(
-        tools
-            .iter()
-            .filter(|t| t.name().starts_with("mcp__churn__"))
-            .all(|t| !t.defer_loading())
-    );
+    assert!(declared.contains(&"mcp_tool_search"), "{declared:?}");
+    assert!(tools.iter().all(|t| !t.defer_loading()), "{declared:?}");
     manager.shutdown().await;
 }
