@@ -128,7 +128,7 @@ fn a_python_sdk_server_s_tools_reach_the_request() {
     assert!(stdout.contains("churn  connected  4 tools"), "{stdout}");
     // The default exposure says why: four small tools cost less declared than searched.
     assert!(
-        stdout.contains("auto: its tools (~0.2k tokens) cost less carried"),
+        stdout.contains("auto: declared (declared ~0.2k, mcp_tool_search ~"),
         "{stdout}"
     );
 

@@ -93,6 +93,10 @@ fn block(block: &WireBlock) -> Option<ContentBlock> {
             mime_type: media_type.clone(),
             extra: Map::new(),
         }),
+        // Kept whole for the next request (a provider's own tool search).
+        WireBlock::ProviderItem { api, item } => {
+            ContentBlock::Unknown(WireBlock::provider_item_json(api, item))
+        }
         _ => return None,
     })
 }

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 use strata_provider::{
-    Breakpoint, BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Message, Model,
+    Breakpoint, BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Message, Model, Protocol,
     ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition, ToolResultContent,
 };
 
@@ -330,6 +330,13 @@ fn block_json(block: &ContentBlock, role: Role) -> Option<Value> {
             (None, _) if !text.is_empty() => Some(json!({"type": "text", "text": text})),
             (None, _) => None,
         },
+        // The provider's own tool search (`server_tool_use`, `tool_search_tool_result`): sent
+        // back exactly as it came.
+        ContentBlock::ProviderItem { api, item }
+            if role == Role::Assistant && api == Protocol::AnthropicMessages.as_str() =>
+        {
+            Some(item.clone())
+        }
         ContentBlock::ToolCall {
             id,
             name,
@@ -620,6 +627,137 @@ mod tests {
                 {"type": "text", "text": "ok"},
                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAA="}},
             ]})
+        );
+    }
+
+    /// A turn that searches with the provider's tool search and then calls the tool found, as
+    /// the Messages stream sends it (anthropic-sdk-python 2.15.0 block shapes).
+    fn tool_search_stream() -> Vec<String> {
+        let frame = |value: Value| {
+            let kind = value["type"].as_str().unwrap().to_owned();
+            format!("event: {kind}\ndata: {value}\n\n")
+        };
+        let result = json!({"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_1",
+            "content": {"type": "tool_search_tool_search_result",
+                "tool_references": [{"type": "tool_reference", "tool_name": "mcp__everything__echo"}]}});
+        vec![
+            frame(
+                json!({"type": "message_start", "message": {"id": "msg_1", "model": "claude-test",
+                "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            ),
+            frame(
+                json!({"type": "content_block_start", "index": 0, "content_block": {
+                "type": "server_tool_use", "id": "srvtoolu_1", "name": "tool_search_tool_regex", "input": {}}}),
+            ),
+            frame(json!({"type": "content_block_delta", "index": 0, "delta": {
+                "type": "input_json_delta", "partial_json": "{\"query\": \"ec"}})),
+            frame(json!({"type": "content_block_delta", "index": 0, "delta": {
+                "type": "input_json_delta", "partial_json": "ho\"}"}})),
+            frame(json!({"type": "content_block_stop", "index": 0})),
+            frame(json!({"type": "content_block_start", "index": 1, "content_block": result})),
+            frame(json!({"type": "content_block_stop", "index": 1})),
+            frame(
+                json!({"type": "content_block_start", "index": 2, "content_block": {
+                "type": "tool_use", "id": "toolu_1", "name": "mcp__everything__echo", "input": {}}}),
+            ),
+            frame(json!({"type": "content_block_delta", "index": 2, "delta": {
+                "type": "input_json_delta", "partial_json": "{\"message\": \"hi\"}"}})),
+            frame(json!({"type": "content_block_stop", "index": 2})),
+            frame(
+                json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+                "usage": {"output_tokens": 30}}),
+            ),
+            frame(json!({"type": "message_stop"})),
+        ]
+    }
+
+    #[test]
+    fn tool_search_blocks_are_kept_and_the_next_request_extends_the_last() {
+        let mut driver =
+            strata_provider::transport::StreamDriver::sse(crate::stream::AnthropicParser::new());
+        let mut out = Vec::new();
+        for frame in tool_search_stream() {
+            driver.feed(frame.as_bytes(), &mut out);
+        }
+        driver.end(&mut out);
+        let Some(strata_provider::Event::Done { message, .. }) = out.pop() else {
+            panic!("no Done");
+        };
+        assert_eq!(
+            message.content[0],
+            ContentBlock::ProviderItem {
+                api: "anthropic-messages".into(),
+                item: json!({"type": "server_tool_use", "id": "srvtoolu_1",
+                    "name": "tool_search_tool_regex", "input": {"query": "echo"}}),
+            }
+        );
+        assert!(
+            matches!(&message.content[1], ContentBlock::ProviderItem { item, .. }
+            if item["type"] == "tool_search_tool_result")
+        );
+        assert!(
+            matches!(&message.content[2], ContentBlock::ToolCall { name, .. }
+            if name == "mcp__everything__echo")
+        );
+
+        let mut c = caps();
+        c.deferred_tools = true;
+        let mut request = Request::new("claude-test");
+        request.tools.push(ToolDefinition::tool_search());
+        let mut echo = tool("mcp__everything__echo");
+        echo.defer_loading = true;
+        request.tools.push(echo);
+        request.messages.push(Message::user_text("echo hi"));
+        let before = build_body(&request, &model(false), &c);
+        request.messages.push(message.clone());
+        request.messages.push(Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_call_id: "toolu_1".into(),
+                content: vec![ToolResultContent::Text { text: "hi".into() }],
+                is_error: false,
+            }],
+        });
+        let after = build_body(&request, &model(false), &c);
+        let (mut rest_before, mut rest_after) = (before.clone(), after.clone());
+        let messages_before = rest_before["messages"].take();
+        let messages_after = rest_after["messages"].take();
+        assert_eq!(rest_before, rest_after);
+        let (messages_before, messages_after) = (
+            messages_before.as_array().unwrap(),
+            messages_after.as_array().unwrap(),
+        );
+        assert_eq!(
+            &messages_after[..messages_before.len()],
+            &messages_before[..]
+        );
+        // The search's blocks go back as they came, before the call.
+        let replayed = &messages_after[messages_before.len()]["content"];
+        let ContentBlock::ProviderItem { item: first, .. } = &message.content[0] else {
+            unreachable!()
+        };
+        let ContentBlock::ProviderItem { item: second, .. } = &message.content[1] else {
+            unreachable!()
+        };
+        assert_eq!(replayed[0].to_string(), first.to_string());
+        assert_eq!(replayed[1].to_string(), second.to_string());
+        assert_eq!(replayed[2]["type"], json!("tool_use"));
+        // An OpenAI item in the history is not sent to Anthropic.
+        request.messages.push(Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ProviderItem {
+                api: "openai-responses".into(),
+                item: json!({"type": "tool_search_call"}),
+            }],
+        });
+        let foreign = build_body(&request, &model(false), &c);
+        let last = foreign["messages"].as_array().unwrap().last().cloned();
+        assert!(
+            !last
+                .map(|m| m.to_string())
+                .unwrap_or_default()
+                .contains("tool_search_call"),
+            "{foreign}"
         );
     }
 }

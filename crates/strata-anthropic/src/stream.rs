@@ -10,7 +10,7 @@ use serde::Deserialize;
 use strata_provider::transport::{
     Frame, FrameOutcome, MessageBuilder, ParseError, StreamParser, classify_stream_error,
 };
-use strata_provider::{Event, Message, StopReason, Usage};
+use strata_provider::{Event, Message, Protocol, StopReason, Usage};
 
 /// Parses one Messages stream into [`Event`]s and the assembled message.
 #[derive(Debug, Default)]
@@ -30,6 +30,15 @@ impl AnthropicParser {
     /// Usage so far.
     pub fn usage(&self) -> Usage {
         self.usage
+    }
+
+    /// Keeps the block `content_block_start` opens in `data` whole, as the provider sent it.
+    fn keep_whole(&mut self, key: u64, data: &str) -> Result<(), ParseError> {
+        let mut start: serde_json::Value = serde_json::from_str(data)?;
+        let block = start["content_block"].take();
+        self.builder
+            .item_start(key, Protocol::AnthropicMessages.as_str(), block);
+        Ok(())
     }
 }
 
@@ -234,6 +243,10 @@ impl AnthropicParser {
                             self.builder.thinking_signature(key, sig, out);
                         }
                     }
+                    "input_json_delta" if self.builder.has_item(key) => {
+                        self.builder
+                            .item_input_delta(key, d.delta.partial_json.as_deref().unwrap_or(""));
+                    }
                     "input_json_delta" => {
                         self.builder.tool_call_delta(
                             key,
@@ -293,7 +306,19 @@ impl AnthropicParser {
                         };
                         self.builder.tool_call_start(key, id, name, out);
                     }
-                    // Server tools run at the provider; their blocks are not replayed by strata.
+                    // The provider's tool search: its use and its result are kept whole and
+                    // replayed as they came, so the definitions it loaded stay where they are
+                    // (anthropic-sdk-python 2.15.0 `ServerToolUseBlock`,
+                    // `ToolSearchToolResultBlock`).
+                    "server_tool_use"
+                        if b.name
+                            .as_deref()
+                            .is_some_and(|n| n.starts_with("tool_search_tool_")) =>
+                    {
+                        self.keep_whole(key, data)?;
+                    }
+                    "tool_search_tool_result" => self.keep_whole(key, data)?,
+                    // Other server tools run at the provider; their blocks are not replayed.
                     _ => return Ok(FrameOutcome::Unknown),
                 }
                 Ok(FrameOutcome::Known)
@@ -302,6 +327,8 @@ impl AnthropicParser {
                 let s: BlockStop = serde_json::from_str(data)?;
                 if self.builder.has_tool_call(s.index) {
                     self.builder.tool_call_end(s.index, out)?;
+                } else if self.builder.has_item(s.index) {
+                    self.builder.item_end(s.index)?;
                 }
                 Ok(FrameOutcome::Known)
             }

@@ -191,6 +191,8 @@ fn blocks(role: Role, content: &[ContentBlock]) -> Vec<Value> {
                     json!({"text": format!("Tools no longer available: {}.", names.join(", "))}),
                 );
             }
+            // Another provider's own item means nothing here.
+            ContentBlock::ProviderItem { .. } => {}
         }
     }
     out

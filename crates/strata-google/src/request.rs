@@ -205,6 +205,8 @@ fn content(message: &Message, names: &HashMap<&str, &str>) -> Option<Value> {
             ContentBlock::ToolRemoval { names } => {
                 json!({"text": format!("Tools no longer available: {}.", names.join(", "))})
             }
+            // Another provider's own item means nothing here.
+            ContentBlock::ProviderItem { .. } => continue,
         };
         if let Some(sig) = carried.take() {
             part["thoughtSignature"] = json!(sig);

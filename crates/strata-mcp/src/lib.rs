@@ -24,6 +24,6 @@ pub mod tool;
 pub use catalog::{Catalog, Diff, ListedTool};
 pub use config::{Discovered, Discovery, ServerConfig, ServerSpec, Source, SourceKind, Transport};
 pub use connection::ConnectError;
-pub use exposure::TokenPrices;
+pub use exposure::{Searchable, TokenPrices};
 pub use manager::{DEFAULT_STARTUP_WAIT, McpManager, ServerState, ServerStatus, ToolChange};
 pub use tool::McpTool;

@@ -76,6 +76,8 @@ pub struct ServerStatus {
     pub exposure: &'static str,
     /// How they are reached and, for `auto`, why (the cost rule of [`crate::exposure`]).
     pub exposure_note: String,
+    /// Its deferred tools are found by the provider's own tool search (not `mcp_tool_search`).
+    pub provider_search: bool,
     /// Model-facing names of its live tools, in declaration order.
     pub tools: Vec<String>,
     /// Tools it withdrew during this session.
@@ -113,12 +115,18 @@ impl Slot {
         }
     }
 
-    /// Declared with `defer_loading` for the provider's tool search: a server configured
-    /// `deferred` on a row that has it. An `auto` server that is searched goes through
-    /// `mcp_tool_search` on every row: its results are tool results the session keeps and
-    /// replays byte for byte, which a provider's search results are not yet.
+    /// Declared with `defer_loading` for the provider's tool search, on a row that has it: a
+    /// server configured `deferred`, or an `auto` one whose prices chose it. The search's
+    /// items are kept in the session and replayed unchanged (`ContentBlock::ProviderItem`).
     fn provider_search(&self, native: bool) -> bool {
-        native && self.config.exposure == Exposure::Deferred
+        native
+            && match self.config.exposure {
+                Exposure::Direct => false,
+                Exposure::Deferred => true,
+                Exposure::Auto => self
+                    .auto_decision
+                    .is_some_and(|d| d.route == exposure::Route::ProviderSearch),
+            }
     }
 
     /// Reached through `mcp_tool_search` / `mcp_tool_call`.
@@ -156,6 +164,8 @@ pub(crate) struct Inner {
     native_deferral: std::sync::atomic::AtomicBool,
     /// The session model's prices, for the `auto` exposure rule.
     prices: Mutex<TokenPrices>,
+    /// What the row's own tool search shows of a deferred tool, for the same rule.
+    searchable: Mutex<exposure::Searchable>,
 }
 
 /// The MCP servers of a session; cheap to clone (one shared state).
@@ -202,6 +212,7 @@ impl McpManager {
                 startup_wait,
                 native_deferral: std::sync::atomic::AtomicBool::new(false),
                 prices: Mutex::new(TokenPrices::default()),
+                searchable: Mutex::new(exposure::Searchable::default()),
             }),
         }
     }
@@ -280,6 +291,7 @@ impl McpManager {
                     "direct"
                 },
                 exposure_note: slot.exposure_note(native),
+                provider_search: slot.provider_search(native),
                 tools: slot.catalog.live().map(|tool| tool.name.clone()).collect(),
                 withdrawn: slot
                     .catalog
@@ -436,7 +448,8 @@ impl McpManager {
                 .prices
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            slot.auto_decision = Some(exposure::decide(&allowed, &prices));
+            let shown = self.native_deferral().then(|| self.searchable());
+            slot.auto_decision = Some(exposure::decide(&allowed, &prices, shown));
         }
         let plain: Vec<String> = allowed
             .iter()
@@ -600,6 +613,24 @@ impl McpManager {
             .native_deferral
             .store(native, std::sync::atomic::Ordering::Relaxed);
         self.bump();
+    }
+
+    /// Sets what the row's own tool search shows of a deferred tool before it is found, for
+    /// the `auto` rule (default: name and description, as OpenAI's; Anthropic's shows nothing).
+    pub fn set_searchable(&self, searchable: exposure::Searchable) {
+        *self
+            .inner
+            .searchable
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = searchable;
+    }
+
+    fn searchable(&self) -> exposure::Searchable {
+        *self
+            .inner
+            .searchable
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Sets the session model's prices, which decide whether an `auto` server is declared or

@@ -60,6 +60,14 @@ impl DeferredTools {
         self.definitions.is_empty()
     }
 
+    /// `(name, billed definition)` of the deferred tools no reference has loaded yet.
+    pub fn unloaded(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.definitions
+            .iter()
+            .filter(|(name, _)| !self.loaded.contains(name))
+            .map(|(name, text)| (name.as_str(), text.as_str()))
+    }
+
     /// Bills, right after the block `value` that references them, the definitions of the
     /// deferred tools it references for the first time.
     pub fn load_referenced(&mut self, builder: &mut PromptBuilder<'_>, value: &Value) {

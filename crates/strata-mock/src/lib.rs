@@ -24,6 +24,7 @@ pub mod served;
 mod server;
 pub mod summary;
 pub mod tokens;
+pub mod tool_search;
 
 pub use cache::{CacheAccounting, CacheSimulator};
 pub use config::{

@@ -531,3 +531,76 @@ async fn deferred_tools_are_billed_only_where_a_tool_reference_loads_them() {
         "one definition loaded once: {messages_growth} vs {before} + {only_one}"
     );
 }
+
+/// Anthropic's tool search, played: a call to a deferred tool no reference loaded is preceded,
+/// in the same response, by a `server_tool_use` of the declared search tool and a
+/// `tool_search_tool_result` referencing it; the definition it loads is this response's input,
+/// and the next request, carrying the blocks back, bills it once, where the reference stands.
+#[tokio::test]
+async fn a_deferred_tool_is_found_by_the_search_tool_in_the_same_response() {
+    let h = start().await;
+    // The request already has one assistant turn: turns 1 and 2 call the deferred tool.
+    let calls_one = || {
+        strata_mock::Scenario::from_toml(
+            "[[turn]]\ntext = \"ok\"\n[[turn]]\n[[turn.tool_call]]\ntool = \"mcp__big__one\"\n[[turn]]\n[[turn.tool_call]]\ntool = \"mcp__big__one\"\n",
+            "inline",
+        )
+        .unwrap()
+    };
+    let search =
+        json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"});
+    let mut declared = tools();
+    declared.push(search);
+    declared.push(deferred("mcp__big__one", 900));
+    let body = request(declared.clone(), "sys", "q");
+    let baseline = {
+        h.post("/v1/messages", &body).await;
+        h.last_record().cache.unwrap()
+    };
+    h.server.load_scenario(calls_one());
+    let mut streamed = body.clone();
+    streamed["stream"] = json!(true);
+    let reply = h.post("/v1/messages", &streamed).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let first = h.last_record().cache.unwrap();
+    let starts: Vec<Value> = parse_sse(&reply.text)
+        .iter()
+        .map(|e| e.json())
+        .filter(|d| d["type"] == "content_block_start")
+        .map(|d| d["content_block"].clone())
+        .collect();
+    let kinds: Vec<&str> = starts.iter().map(|b| b["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["server_tool_use", "tool_search_tool_result", "tool_use"]
+    );
+    assert_eq!(starts[0]["name"], "tool_search_tool_regex");
+    assert_eq!(
+        starts[1]["content"]["tool_references"][0]["tool_name"],
+        "mcp__big__one"
+    );
+    assert!(
+        first.input_tokens > baseline.input_tokens + 900,
+        "the found definition is this response's input: {first:?} vs {baseline:?}"
+    );
+    h.server.load_scenario(calls_one());
+    let blocks = h.post("/v1/messages", &body).await.json()["content"].clone();
+
+    // The next request carries the blocks back: the definition is billed once, where the
+    // reference stands, and the tool is called again without a search.
+    h.server.load_scenario(calls_one());
+    let mut next = body.clone();
+    let messages = next["messages"].as_array_mut().unwrap();
+    messages.push(json!({"role": "assistant", "content": blocks}));
+    messages.push(json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": blocks[2]["id"], "content": "ok"}]}));
+    let reply = h.post("/v1/messages", &next).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let second = h.last_record().cache.unwrap();
+    assert!(
+        second.input_tokens > first.input_tokens && second.input_tokens < first.input_tokens + 200,
+        "{second:?} after {first:?}"
+    );
+    assert!(reply.text.contains("tool_use"), "{}", reply.text);
+    assert!(!reply.text.contains("server_tool_use"), "{}", reply.text);
+}

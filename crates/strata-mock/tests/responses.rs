@@ -217,3 +217,82 @@ async fn a_deferred_function_bills_its_name_and_description_only() {
         "name and description only: {deferred:?}"
     );
 }
+
+/// The hosted tool search, played: a call to a deferred function no search loaded is preceded,
+/// in the same response, by a `tool_search_call` and a `tool_search_output` carrying its
+/// definition; they are billed as this response's input ("injected at the end of the context
+/// window") and the next request, which carries them back, reads them from the cache.
+#[tokio::test]
+async fn a_deferred_function_is_found_by_the_hosted_search_in_the_same_response() {
+    let h = start().await;
+    h.server.load_scenario(
+        strata_mock::Scenario::from_toml(
+            "[[turn]]\n[[turn.tool_call]]\ntool = \"mcp__big__one\"\nargs = { text = \"x\" }\n[[turn]]\ntext = \"done\"\n",
+            "inline",
+        )
+        .unwrap(),
+    );
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string", "description": filler("argument", 600)}}});
+    let mut body = request(1200);
+    body["tools"] = json!([{"type": "tool_search"}, {"type": "function", "name": "mcp__big__one",
+        "description": "One big tool", "parameters": schema, "defer_loading": true}]);
+    body["stream"] = json!(true);
+    let reply = h.post("/v1/responses", &body).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let first = h.last_record().cache.unwrap();
+    let events = parse_sse(&reply.text);
+    let done: Vec<Value> = events
+        .iter()
+        .map(|e| e.json())
+        .filter(|d| d["type"] == "response.output_item.done")
+        .map(|d| d["item"].clone())
+        .collect();
+    let kinds: Vec<&str> = done.iter().map(|i| i["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["tool_search_call", "tool_search_output", "function_call"]
+    );
+    assert_eq!(done[0]["execution"], "server");
+    assert_eq!(done[1]["tools"][0]["name"], "mcp__big__one");
+    assert_eq!(done[1]["tools"][0]["parameters"], schema);
+
+    // Without the search the same prompt is ~600 tokens smaller: the found definition is input.
+    let mut plain = body.clone();
+    plain["tools"] = json!([{"type": "tool_search"}]);
+    plain["stream"] = json!(false);
+    h.server.load_scenario(
+        strata_mock::Scenario::from_toml("[[turn]]\ntext = \"ok\"\n", "inline").unwrap(),
+    );
+    h.post("/v1/responses", &plain).await;
+    let baseline = h.last_record().cache.unwrap();
+    assert!(
+        first.input_tokens > baseline.input_tokens + 600,
+        "{first:?} vs {baseline:?}"
+    );
+
+    // The next request carries the items back: they are read, not written again.
+    h.server.load_scenario(
+        strata_mock::Scenario::from_toml(
+            "[[turn]]\ntext = \"x\"\n[[turn]]\n[[turn.tool_call]]\ntool = \"mcp__big__one\"\nargs = { text = \"y\" }\n",
+            "inline",
+        )
+        .unwrap(),
+    );
+    let mut next = body.clone();
+    next["stream"] = json!(false);
+    let input = next["input"].as_array_mut().unwrap();
+    input.extend(done.iter().cloned());
+    input.push(
+        json!({"type": "function_call_output", "call_id": done[2]["call_id"], "output": "ok"}),
+    );
+    let reply = h.post("/v1/responses", &next).await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let second = h.last_record().cache.unwrap();
+    assert!(
+        second.cache_read >= first.input_tokens / 128 * 128,
+        "{second:?} after {first:?}"
+    );
+    // A loaded function is called again without a search.
+    assert!(reply.text.contains("function_call"), "{}", reply.text);
+    assert!(!reply.text.contains("tool_search_call"), "{}", reply.text);
+}

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 use strata_provider::{
     BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Message, Model, ParamLocation,
-    ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition, ToolResultContent,
+    Protocol, ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition, ToolResultContent,
 };
 
 /// Where the system chapter goes.
@@ -270,6 +270,13 @@ fn push_message(input: &mut Vec<Value>, message: &Message, caps: &Capabilities) 
                             "arguments": arguments,
                         }));
                     }
+                    ContentBlock::ProviderItem { api, item }
+                        if api == Protocol::OpenaiResponses.as_str() =>
+                    {
+                        // A hosted tool search's call or output: sent back exactly as it came.
+                        flush(input, &mut parts);
+                        input.push(item.clone());
+                    }
                     other => text_fallback(other, &mut parts, "output_text"),
                 }
             }
@@ -352,6 +359,7 @@ fn mark_last_text_part(items: &mut [Value]) {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use strata_provider::transport::StreamDriver;
     use strata_provider::{
         Breakpoint, CacheKeyParam, Modality, Prices, SystemBlock, SystemRole, ToolDefinition,
     };
@@ -598,5 +606,139 @@ mod tests {
                 .iter()
                 .all(|t| t["type"] == "function" && t.get("defer_loading").is_none())
         );
+    }
+
+    /// One hosted tool search then a call, as the Responses stream sends it (shapes of
+    /// openai-python 3.57.0: `ResponseToolSearchCall`, `ResponseToolSearchOutputItem`).
+    fn hosted_search_stream() -> Vec<String> {
+        let call = json!({"type": "tool_search_call", "id": "tsc_1", "call_id": null,
+            "execution": "server", "status": "completed", "arguments": {"query": "echo"}});
+        let output = json!({"type": "tool_search_output", "id": "tso_1", "call_id": null,
+            "execution": "server", "status": "completed", "tools": [{"type": "function",
+            "name": "mcp__everything__echo", "description": "Echoes back the input",
+            "parameters": {"type": "object", "properties": {"message": {"type": "string"}}},
+            "strict": false, "defer_loading": true}]});
+        let function = json!({"type": "function_call", "id": "fc_1", "call_id": "call_1",
+            "name": "mcp__everything__echo", "arguments": "{\"message\":\"hi\"}", "status": "completed"});
+        let frame = |value: Value| {
+            let kind = value["type"].as_str().unwrap().to_owned();
+            format!("event: {kind}\ndata: {value}\n\n")
+        };
+        let mut frames = vec![frame(json!({"type": "response.created",
+            "response": {"id": "resp_1", "model": "gpt-5.5"}}))];
+        for (n, item) in [call, output, function].into_iter().enumerate() {
+            frames.push(frame(
+                json!({"type": "response.output_item.added", "output_index": n, "item": item}),
+            ));
+            frames.push(frame(
+                json!({"type": "response.output_item.done", "output_index": n, "item": item}),
+            ));
+        }
+        frames.push(frame(
+            json!({"type": "response.completed", "response": {"id": "resp_1",
+            "usage": {"input_tokens": 10, "output_tokens": 5}}}),
+        ));
+        frames
+    }
+
+    fn assistant_of(frames: &[String]) -> Message {
+        let mut driver = StreamDriver::sse(crate::ResponsesParser::new());
+        let mut out = Vec::new();
+        for frame in frames {
+            driver.feed(frame.as_bytes(), &mut out);
+        }
+        driver.end(&mut out);
+        match out.pop() {
+            Some(strata_provider::Event::Done { message, .. }) => message,
+            other => panic!("no Done: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn hosted_tool_search_items_are_kept_and_the_next_request_extends_the_last() {
+        let frames = hosted_search_stream();
+        let assistant = assistant_of(&frames);
+        let kinds: Vec<String> = assistant
+            .content
+            .iter()
+            .map(|block| match block {
+                ContentBlock::ProviderItem { item, .. } => item["type"].as_str().unwrap().into(),
+                ContentBlock::ToolCall { name, .. } => format!("call {name}"),
+                other => panic!("unexpected block {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "tool_search_call",
+                "tool_search_output",
+                "call mcp__everything__echo"
+            ]
+        );
+
+        let mut c = caps();
+        c.deferred_tools = true;
+        let mut request = Request::new("gpt-5.5");
+        request.tools.push(ToolDefinition {
+            name: "mcp__everything__echo".into(),
+            description: "Echoes back the input".into(),
+            parameters: json!({"type": "object", "properties": {"message": {"type": "string"}}}),
+            defer_loading: true,
+        });
+        request.messages.push(Message::user_text("echo hi"));
+        let before = build_request(&model(true), &request, &c, SystemPlacement::Message, None);
+        request.messages.push(assistant);
+        request.messages.push(Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_call_id: "call_1".into(),
+                content: vec![ToolResultContent::Text { text: "hi".into() }],
+                is_error: false,
+            }],
+        });
+        let after = build_request(&model(true), &request, &c, SystemPlacement::Message, None);
+
+        // Everything but the input is the same, and the input only grows at its end.
+        let mut rest_before = before.body.clone();
+        let mut rest_after = after.body.clone();
+        let input_before = rest_before["input"].take();
+        let input_after = rest_after["input"].take();
+        assert_eq!(rest_before, rest_after);
+        let (input_before, input_after) = (
+            input_before.as_array().unwrap(),
+            input_after.as_array().unwrap(),
+        );
+        assert_eq!(&input_after[..input_before.len()], &input_before[..]);
+        // The search's items go back byte for byte as the stream sent them, in order.
+        let sent: Vec<String> = frames
+            .iter()
+            .filter(|f| f.starts_with("event: response.output_item.done"))
+            .map(|f| {
+                let data = f.split_once("data: ").unwrap().1.trim();
+                serde_json::from_str::<Value>(data).unwrap()["item"].to_string()
+            })
+            .take(2)
+            .collect();
+        let replayed: Vec<String> = input_after[input_before.len()..input_before.len() + 2]
+            .iter()
+            .map(Value::to_string)
+            .collect();
+        assert_eq!(replayed, sent);
+        assert_eq!(
+            input_after[input_before.len() + 2]["type"],
+            json!("function_call")
+        );
+        // Another provider's request carries none of it.
+        let foreign = ContentBlock::ProviderItem {
+            api: "anthropic-messages".into(),
+            item: json!({"type": "tool_search_tool_result"}),
+        };
+        request.messages.push(Message {
+            role: Role::Assistant,
+            content: vec![foreign],
+        });
+        let with_foreign =
+            build_request(&model(true), &request, &c, SystemPlacement::Message, None);
+        assert_eq!(with_foreign.body["input"], after.body["input"]);
     }
 }

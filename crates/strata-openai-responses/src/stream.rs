@@ -13,7 +13,9 @@ use serde_json::Value;
 use strata_provider::transport::{
     self, Frame, FrameOutcome, ParseError, StreamParser, parse_arguments,
 };
-use strata_provider::{Event, Message, MessageAssembler, ProviderError, StopReason, Usage};
+use strata_provider::{
+    ContentBlock, Event, Message, MessageAssembler, Protocol, ProviderError, StopReason, Usage,
+};
 
 use crate::usage::normalize_usage;
 
@@ -26,7 +28,14 @@ enum Slot {
     Reasoning { item: String },
     /// A function call item.
     Call { item: String },
+    /// An item kept whole and replayed as it came (the hosted tool search's items).
+    Whole { item: String },
 }
+
+/// Output items the parser keeps whole: the hosted `tool_search`'s call and its output (the
+/// definitions it loaded), which the next request must carry unchanged (openai-python 3.57.0
+/// `ResponseToolSearchCall`, `ResponseToolSearchOutputItem`).
+const WHOLE_ITEMS: [&str; 2] = ["tool_search_call", "tool_search_output"];
 
 /// A tool call being streamed.
 #[derive(Debug, Clone)]
@@ -107,7 +116,7 @@ impl ResponsesParser {
             let same = match slot {
                 Slot::Text { item: i, part: p } => !reasoning && i == item && *p == part,
                 Slot::Reasoning { item: i } => reasoning && i == item,
-                Slot::Call { .. } => false,
+                Slot::Call { .. } | Slot::Whole { .. } => false,
             };
             if same {
                 return *index;
@@ -238,6 +247,10 @@ impl ResponsesParser {
                     Some("reasoning") => {
                         self.slot(Slot::Reasoning { item: item_id });
                     }
+                    Some(kind) if WHOLE_ITEMS.contains(&kind) => {
+                        // Its place among the items is taken now; the item comes with `done`.
+                        self.slot(Slot::Whole { item: item_id });
+                    }
                     _ => {}
                 }
             }
@@ -316,6 +329,16 @@ impl ResponsesParser {
                             arguments,
                         };
                         self.emit(out, end);
+                    }
+                    Some(kind) if WHOLE_ITEMS.contains(&kind) => {
+                        let index = self.slot(Slot::Whole { item: item_id });
+                        self.assembler.put(
+                            index,
+                            ContentBlock::ProviderItem {
+                                api: Protocol::OpenaiResponses.as_str().to_owned(),
+                                item: item.clone(),
+                            },
+                        );
                     }
                     Some("reasoning") => {
                         // The whole item is the opaque state replayed on the next turn

@@ -208,6 +208,11 @@ impl MessageAssembler {
         }
     }
 
+    /// Puts a finished block at `index`, for blocks that arrive whole (a provider's own items).
+    pub fn put(&mut self, index: usize, block: ContentBlock) {
+        *self.slot(index) = Some(block);
+    }
+
     /// Raw argument text received so far for the tool call at `index`.
     pub fn partial_arguments(&self, index: usize) -> Option<&str> {
         self.partial_arguments.get(index).map(String::as_str)

@@ -246,9 +246,57 @@ pub enum ContentBlock {
         /// Names of the withdrawn tools.
         names: Vec<String>,
     },
+    /// An item only its provider understands, replayed to that provider exactly as it came
+    /// and to no other: a provider's own tool search (OpenAI Responses `tool_search_call` /
+    /// `tool_search_output` items, Anthropic `server_tool_use` / `tool_search_tool_result`
+    /// blocks), whose results must stand in the conversation unchanged for the cache to hold.
+    ProviderItem {
+        /// The wire API it came from (`openai-responses`, `anthropic-messages`).
+        api: String,
+        /// The item or block as the provider sent it (key order kept).
+        item: serde_json::Value,
+    },
 }
 
+/// The session block type of a [`ContentBlock::ProviderItem`]: `{"type": "providerItem",
+/// "api": …, "item": …}` in an assistant message's content. Pi 1.x has no such block and
+/// skips block types it does not know, so a session with them still opens in Pi.
+pub const PROVIDER_ITEM_TYPE: &str = "providerItem";
+
 impl ContentBlock {
+    /// The session's JSON for a [`ContentBlock::ProviderItem`] (see [`PROVIDER_ITEM_TYPE`]).
+    pub fn provider_item_json(
+        api: &str,
+        item: &serde_json::Value,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let mut map = serde_json::Map::new();
+        map.insert("type".into(), PROVIDER_ITEM_TYPE.into());
+        map.insert("api".into(), api.into());
+        map.insert("item".into(), item.clone());
+        map
+    }
+
+    /// The [`ContentBlock::ProviderItem`] a session block of [`PROVIDER_ITEM_TYPE`] holds.
+    pub fn from_provider_item_json(
+        map: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<Self> {
+        if map.get("type").and_then(serde_json::Value::as_str) != Some(PROVIDER_ITEM_TYPE) {
+            return None;
+        }
+        Some(Self::ProviderItem {
+            api: map.get("api")?.as_str()?.to_owned(),
+            item: map.get("item")?.clone(),
+        })
+    }
+
+    /// The provider item for `api`, when this block is one.
+    pub fn provider_item(&self, api: &str) -> Option<&serde_json::Value> {
+        match self {
+            Self::ProviderItem { api: from, item } if from == api => Some(item),
+            _ => None,
+        }
+    }
+
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text { text: text.into() }

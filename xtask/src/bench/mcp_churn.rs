@@ -325,6 +325,45 @@ pub struct Searches {
     pub requests: usize,
     /// Their cost.
     pub cost: f64,
+    /// Searches the provider's own tool search made inside a response (no request of their
+    /// own): the first call of each tool of a server it serves.
+    pub in_response: usize,
+}
+
+/// The servers of a run by how their tools are found (the others are declared).
+#[derive(Debug, Clone, Default)]
+struct Routes {
+    /// Behind `mcp_tool_search` / `mcp_tool_call`.
+    client: Vec<String>,
+    /// Declared with `defer_loading`, found by the provider's tool search.
+    provider: Vec<String>,
+}
+
+/// What the row's own tool search shows of a deferred tool (as the CLI sets it).
+fn searchable(cache_model: CacheModel) -> strata_mcp::Searchable {
+    match cache_model {
+        CacheModel::AnthropicFiveMinutes | CacheModel::AnthropicOneHour => {
+            strata_mcp::Searchable::Nothing
+        }
+        _ => strata_mcp::Searchable::NameAndDescription,
+    }
+}
+
+/// Distinct tools of `servers` the workload calls: each is found once by the provider's search.
+fn provider_searches(workload: &Workload, servers: &[String]) -> usize {
+    let mut found: Vec<&str> = Vec::new();
+    for call in workload.tasks.iter().flat_map(|task| &task.calls) {
+        let server = call
+            .tool
+            .strip_prefix("mcp__")
+            .and_then(|rest| rest.split("__").next());
+        if server.is_some_and(|server| servers.iter().any(|s| s == server))
+            && !found.contains(&call.tool.as_str())
+        {
+            found.push(&call.tool);
+        }
+    }
+    found.len()
 }
 
 /// Runs strata (with `strategy`) on the workload over the real servers.
@@ -370,12 +409,13 @@ async fn play_strata(
     let probe = endpoint(cache_model, workload.spec.context_window, Arc::new(|| {}))?;
     let prices = token_prices(&probe.model.prices, cache_model);
     let native = probe.capabilities.deferred_tools;
-    let searched = if exposure == Exposure::Auto {
-        searched_servers(servers, prices, native).await?
+    let searchable = searchable(cache_model);
+    let routes = if exposure == Exposure::Auto {
+        searched_servers(servers, prices, native, searchable).await?
     } else {
-        Vec::new()
+        Routes::default()
     };
-    let played = with_searches(workload, &searched);
+    let played = with_searches(workload, &routes.client);
     let scenario = Scenario::from_toml(&played.scenario_toml(true)?, NAME)
         .context("loading the generated scenario")?;
     let server = Arc::new(
@@ -416,6 +456,7 @@ async fn play_strata(
     );
     let manager = McpManager::new(servers.configs(exposure), Duration::from_secs(60));
     manager.set_native_deferral(native);
+    manager.set_searchable(searchable);
     manager.set_prices(prices);
     let mut agent = Agent::new(
         session,
@@ -501,6 +542,7 @@ async fn play_strata(
             .filter_map(|turn| rows.rows.get(*turn))
             .map(|row| row.cost)
             .sum(),
+        in_response: provider_searches(&played, &routes.provider),
     };
     let run = Run {
         harness: "strata".to_owned(),
@@ -536,7 +578,8 @@ async fn searched_servers(
     servers: &Servers,
     prices: TokenPrices,
     native: bool,
-) -> Result<Vec<String>> {
+    searchable: strata_mcp::Searchable,
+) -> Result<Routes> {
     let configs = servers
         .configs(Exposure::Auto)
         .into_iter()
@@ -547,6 +590,7 @@ async fn searched_servers(
         .collect();
     let manager = McpManager::new(configs, Duration::from_secs(60));
     manager.set_native_deferral(native);
+    manager.set_searchable(searchable);
     manager.set_prices(prices);
     manager.wait_ready().await;
     let status = manager.status();
@@ -557,11 +601,15 @@ async fn searched_servers(
         }
         eprintln!("{NAME}: {}: {}", server.name, server.exposure_note);
     }
-    Ok(status
-        .into_iter()
-        .filter(|server| server.exposure == "deferred")
-        .map(|server| server.name)
-        .collect())
+    let mut routes = Routes::default();
+    for server in status {
+        match (server.exposure, server.provider_search) {
+            ("deferred", true) => routes.provider.push(server.name),
+            ("deferred", false) => routes.client.push(server.name),
+            _ => {}
+        }
+    }
+    Ok(routes)
 }
 
 /// The workload as a model plays it when the tools of `searched` servers are not declared: the
@@ -926,16 +974,21 @@ fn document(
         "Servers: `churn` (the official Python SDK, `crates/strata-mcp/tests/fixtures/churn_server.py`, \
          stdio, connected throughout), `everything` (`@modelcontextprotocol/server-everything` over \
          stdio) and `remote` (the same server over streamable HTTP), connected in turn every two \
-         tasks. strata runs on its defaults: every server `auto`, declared or reached through \
-         `mcp_tool_search` / `mcp_tool_call` as the model's prices decide \
+         tasks. strata runs on its defaults: every server `auto`, declared, found by the \
+         provider's own tool search (`defer_loading`; the search runs inside the response, its \
+         items kept in the session and replayed unchanged) or reached through \
+         `mcp_tool_search` / `mcp_tool_call`, as the model's prices decide \
          (`strata_mcp::exposure`); naive declares every tool of every connected server and cuts \
          them when the server leaves; Pi 1.6 gets the servers with `direct` exposure through its \
          built-in MCP support (`pi.registerMcpServer` / `unregisterMcpServer` from \
          `xtask/peers/pi-bench-mcp.ts`). The scripted model calls the same tools with the same \
-         arguments in every run; where strata's tools are searched, the first call of each tool \
-         is preceded by a search for it and calls go through `mcp_tool_call`, and those extra \
-         requests are in strata's rows and bill. Requests are priced by strata-mock's cache \
-         simulator (deferred tools as the providers document them, `strata_mock::deferred`), the \
+         arguments in every run; where strata's tools are behind `mcp_tool_search`, the first call \
+         of each tool is preceded by a search request for it and calls go through \
+         `mcp_tool_call`, and those extra requests are in strata's rows and bill; where the \
+         provider's search finds them, strata-mock plays the search inside the response that \
+         calls the tool and bills what it loads (`strata_mock::tool_search`). Requests are \
+         priced by strata-mock's cache simulator (deferred tools as the providers document \
+         them, `strata_mock::deferred`), the \
          ideal is the same prefix cache as in `docs/benchmarks.md`.\n\n",
     );
     out.push_str(
@@ -969,13 +1022,14 @@ fn document(
     out.push_str(
         "\nThe bill split (USD): reads, writes, uncached input and output; `searches` are the \
          requests whose reply was an `mcp_tool_search` call and what they cost (already in the \
-         bill). `cost-trigger` is strata's defaults without observation masking, a diagnostic \
+         bill); `in-response` the searches the provider's tool search made inside a response \
+         that called the tool (no request of their own; what they loaded is in the bill). `cost-trigger` is strata's defaults without observation masking, a diagnostic \
          row: what masking does on this workload.\n\n",
     );
     out.push_str(
-        "| cache | harness | reads | writes | uncached | output | searches | search cost |\n",
+        "| cache | harness | reads | writes | uncached | output | searches | search cost | in-response |\n",
     );
-    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for run in runs {
         let bill = run.totals().bill;
         let search = searches
@@ -984,7 +1038,7 @@ fn document(
             .map(|(_, s)| *s)
             .unwrap_or_default();
         out.push_str(&format!(
-            "| {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {:.4} |\n",
+            "| {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {:.4} | {} |\n",
             run.cache_model,
             run.strategy,
             bill.reads,
@@ -992,7 +1046,8 @@ fn document(
             bill.uncached,
             bill.output,
             search.requests,
-            search.cost
+            search.cost,
+            search.in_response
         ));
     }
     out.push_str("\nIssue #19's bar, per cache model:\n\n");

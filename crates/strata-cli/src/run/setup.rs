@@ -218,6 +218,7 @@ impl Setup {
     ) -> anyhow::Result<Agent> {
         let switch = self.model_switch(choice, Some(retries.observer()))?;
         let native_deferral = switch.capabilities.deferred_tools;
+        let searchable = mcp_searchable(&switch.api);
         // The model's prices decide whether an `auto` MCP server is declared or searched.
         let prices = strata_mcp::TokenPrices {
             cache_read: switch.model.prices.cache_read,
@@ -246,6 +247,7 @@ impl Setup {
         // A deferred server's tools go out with `defer_loading` where the row searches tools
         // itself, behind `mcp_tool_search` where it does not.
         mcp.set_native_deferral(native_deferral);
+        mcp.set_searchable(searchable);
         mcp.set_prices(prices);
         agent.set_tool_source(Some(std::sync::Arc::new(mcp)));
         agent.set_project_skills(self.trust.trusted);
@@ -550,4 +552,14 @@ fn record_model(agent: &mut Agent, thinking: Option<&str>) -> anyhow::Result<()>
         session.append_thinking_level_change(wanted)?;
     }
     Ok(())
+}
+
+/// What the row's own tool search shows of a deferred MCP tool before it is found: Anthropic
+/// nothing, OpenAI its name and description (strata_mcp::exposure).
+pub(crate) fn mcp_searchable(api: &str) -> strata_mcp::Searchable {
+    if api == strata_provider::Protocol::AnthropicMessages.as_str() {
+        strata_mcp::Searchable::Nothing
+    } else {
+        strata_mcp::Searchable::NameAndDescription
+    }
 }

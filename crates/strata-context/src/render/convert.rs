@@ -232,7 +232,9 @@ fn assistant_message(assistant: &AssistantMessage, model: Option<&ModelRef>) -> 
                 media_type: image.mime_type.clone(),
                 data: image.data.clone(),
             }),
-            PiBlock::Unknown(_) => None,
+            // A provider's own item goes back as it came; the provider crate sends it only to
+            // its own API.
+            PiBlock::Unknown(block) => ContentBlock::from_provider_item_json(block),
         })
         .collect();
     Message {
@@ -244,7 +246,7 @@ fn assistant_message(assistant: &AssistantMessage, model: Option<&ModelRef>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Map, json};
+    use serde_json::{Map, Value, json};
     use strata_session::BashExecutionMessage;
 
     fn bash(output: &str, exit_code: Option<Option<i64>>, cancelled: bool) -> BashExecutionMessage {
@@ -314,6 +316,34 @@ mod tests {
         assert_eq!(
             moved,
             Some(vec![ContentBlock::text("hmm"), ContentBlock::text("done")])
+        );
+    }
+
+    #[test]
+    fn a_provider_item_in_the_session_renders_as_it_came() {
+        let item = json!({"type": "tool_search_output", "id": "tso_1", "execution": "server",
+            "status": "completed", "tools": [{"type": "function", "name": "f", "defer_loading": true}]});
+        let stored = ContentBlock::provider_item_json("openai-responses", &item);
+        let message: AgentMessage = serde_json::from_value(json!({
+            "role": "assistant", "api": "openai-responses", "provider": "openai", "model": "m",
+            "stopReason": "toolUse",
+            "content": [Value::Object(stored), {"type": "text", "text": "done"}]
+        }))
+        .unwrap();
+        // The session line keeps the block as written, so the next request sends the same bytes.
+        let line = serde_json::to_value(&message).unwrap();
+        assert_eq!(line["content"][0]["type"], json!("providerItem"));
+        assert_eq!(line["content"][0]["item"].to_string(), item.to_string());
+        let rendered = convert(&message, None).map(|m| m.content);
+        assert_eq!(
+            rendered,
+            Some(vec![
+                ContentBlock::ProviderItem {
+                    api: "openai-responses".into(),
+                    item
+                },
+                ContentBlock::text("done")
+            ])
         );
     }
 }

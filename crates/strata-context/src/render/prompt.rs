@@ -9,7 +9,7 @@ use strata_provider::{Capabilities, ContentBlock, Message, Role, SystemBlock};
 use strata_session::EntryId;
 
 use crate::flatten::Context;
-use crate::render::tools::from_value;
+use crate::render::tools::{DEFER_LOADING_FIELD, from_value};
 use crate::system::{Sections, SystemPatch};
 
 /// One block per non-empty section, in the fixed section order.
@@ -135,9 +135,16 @@ fn patch_content(
             )));
         }
     }
+    // A tool that asked for deferral is found by the provider's tool search where the row has
+    // it: announcing it would load its definition inline (a `tool_reference`), which is what
+    // deferring it saves.
+    let searched = |tool: &Value| {
+        capabilities.deferred_tools && tool.get(DEFER_LOADING_FIELD) == Some(&Value::Bool(true))
+    };
     let added: Vec<(&str, &Value)> = patch
         .tools_added
         .iter()
+        .filter(|tool| !searched(tool))
         .filter_map(|tool| Some((tool.get("name")?.as_str()?, tool)))
         .collect();
     if !added.is_empty() {

@@ -228,8 +228,8 @@ async fn a_deferred_server_is_reached_through_search_and_call() {
 
 /// `auto` follows the prices: at claude-opus-4-8's, server-everything's thirteen definitions
 /// cost more carried in every request than searched, the four small tools of the churn server
-/// less; on a row with the provider's tool search the searched server still goes through
-/// `mcp_tool_search` (its results are kept in the session).
+/// less. The searched server goes through `mcp_tool_search`; on a row with the provider's tool
+/// search that route's price is weighed and shown too, and loses at these prices.
 #[tokio::test]
 async fn auto_searches_the_server_whose_tools_cost_more_carried_than_searched() {
     let Some((node, script)) = everything() else {
@@ -242,28 +242,35 @@ async fn auto_searches_the_server_whose_tools_cost_more_carried_than_searched() 
         config.exposure = strata_mcp::config::Exposure::Auto;
         config
     };
-    let manager = strata_mcp::McpManager::new(
-        vec![
-            auto(server(
-                "everything",
-                stdio(&node, &[script.to_str().unwrap(), "stdio"]),
-            )),
-            auto(server(
-                "churn",
-                stdio(&python, &[crate::deps::churn_script().to_str().unwrap()]),
-            )),
-        ],
-        Duration::from_secs(60),
-    );
-    manager.set_native_deferral(true);
-    manager.set_prices(strata_mcp::TokenPrices {
-        cache_read: 0.5,
-        cache_write: 6.25,
-        output: 25.0,
-    });
+    let start = |native: bool| {
+        let manager = strata_mcp::McpManager::new(
+            vec![
+                auto(server(
+                    "everything",
+                    stdio(&node, &[script.to_str().unwrap(), "stdio"]),
+                )),
+                auto(server(
+                    "churn",
+                    stdio(&python, &[crate::deps::churn_script().to_str().unwrap()]),
+                )),
+            ],
+            Duration::from_secs(60),
+        );
+        manager.set_native_deferral(native);
+        manager.set_searchable(strata_mcp::Searchable::Nothing);
+        manager.set_prices(strata_mcp::TokenPrices {
+            cache_read: 0.5,
+            cache_write: 6.25,
+            output: 25.0,
+        });
+        manager
+    };
+
+    let manager = start(false);
     manager.wait_ready().await;
     let status = manager.status();
     assert_eq!(status[0].exposure, "deferred", "{status:?}");
+    assert!(!status[0].provider_search, "{status:?}");
     assert!(
         status[0].exposure_note.contains("mcp_tool_search"),
         "{status:?}"
@@ -284,5 +291,23 @@ async fn auto_searches_the_server_whose_tools_cost_more_carried_than_searched() 
         tools.iter().all(|t| !t.defer_loading()),
         "nothing provider-deferred"
     );
+    manager.shutdown().await;
+
+    let manager = start(true);
+    manager.wait_ready().await;
+    let status = manager.status();
+    // With the provider's search on the row, its price is weighed and shown; at these prices a
+    // server arriving mid-chain costs more through it (bench-mcp), so mcp_tool_search stays.
+    assert!(!status[0].provider_search, "{status:?}");
+    assert!(
+        status[0]
+            .exposure_note
+            .contains("the provider's tool search ~"),
+        "{status:?}"
+    );
+    let tools = manager.tools();
+    let declared: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    assert!(declared.contains(&"mcp_tool_search"), "{declared:?}");
+    assert!(tools.iter().all(|t| !t.defer_loading()), "{declared:?}");
     manager.shutdown().await;
 }

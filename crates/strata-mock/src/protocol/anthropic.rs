@@ -12,6 +12,7 @@ use crate::config::Protocol;
 use crate::deferred::{self, DeferredTools};
 use crate::prompt::{Chapter, PromptBuilder, Ttl, canonical_without};
 use crate::scenario::{Conversation, DeclaredTool, Stop};
+use crate::tool_search::{self, Flavor, ToolSearch, Unloaded};
 
 /// The Anthropic Messages protocol.
 pub struct Anthropic;
@@ -94,6 +95,26 @@ fn stop_reason(stop: Stop) -> &'static str {
     }
 }
 
+/// The search blocks each call of `reply` needs first, by call id (crate::tool_search).
+fn searches(parsed: &Parsed, reply: &crate::scenario::Reply) -> Vec<(String, [Value; 2])> {
+    parsed
+        .tool_search
+        .as_ref()
+        .map(|search| {
+            search
+                .found(reply)
+                .into_iter()
+                .map(|(call, _)| {
+                    (
+                        call.id.clone(),
+                        tool_search::anthropic_blocks(&search.tool, call),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn tool_id(id: &str) -> String {
     format!("toolu_{id}")
 }
@@ -124,6 +145,7 @@ impl Wire for Anthropic {
         let mut builder = PromptBuilder::new(ctx.tokenizer);
         let mut conversation = Conversation::default();
         let mut deferred_tools = DeferredTools::default();
+        let mut search_tool: Option<String> = None;
         if let Some(tools) = body.get("tools") {
             let tools = tools
                 .as_array()
@@ -140,6 +162,13 @@ impl Wire for Anthropic {
                     .is_none_or(|t| t == "custom");
                 if custom && !tool.get("input_schema").is_some_and(Value::is_object) {
                     return Err(format!("tools.{i}.custom.input_schema: Field required"));
+                }
+                if tool
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t.starts_with("tool_search_tool_"))
+                {
+                    search_tool = Some(name.to_owned());
                 }
                 conversation
                     .tools
@@ -227,12 +256,25 @@ impl Wire for Anthropic {
         if let Some(ttl) = ttl_of(body) {
             prompt.mark_last_cacheable(ttl);
         }
+        let tool_search = search_tool.map(|tool| ToolSearch {
+            flavor: Flavor::Anthropic,
+            tool,
+            unloaded: deferred_tools
+                .unloaded()
+                .map(|(name, billed)| Unloaded {
+                    name: name.to_owned(),
+                    definition: Value::Null,
+                    billed: billed.to_owned(),
+                })
+                .collect(),
+        });
         Ok(Parsed {
             model,
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             prompt,
             conversation,
             max_output_tokens: Some(max_tokens),
+            tool_search,
             ..Parsed::default()
         })
     }
@@ -248,7 +290,12 @@ impl Wire for Anthropic {
         if let Some(text) = &reply.text {
             content.push(json!({"type": "text", "text": text}));
         }
+        let searches = searches(parsed, reply);
         for call in &reply.tool_calls {
+            // A deferred tool not loaded yet is found first, in the same response.
+            if let Some((_, blocks)) = searches.iter().find(|(id, _)| *id == call.id) {
+                content.extend(blocks.iter().cloned());
+            }
             content.push(json!({"type": "tool_use", "id": tool_id(&call.id), "name": call.name, "input": call.arguments}));
         }
         json!({
@@ -321,7 +368,33 @@ impl Wire for Anthropic {
             events.push(stop(index));
             index += 1;
         }
+        let searches = searches(parsed, reply);
         for call in &reply.tool_calls {
+            if let Some((_, [use_block, result])) = searches.iter().find(|(id, _)| *id == call.id) {
+                // The server tool's input streams like a tool call's; its result comes whole.
+                let mut opened = use_block.clone();
+                opened["input"] = json!({});
+                events.push(sse_event(
+                    "content_block_start",
+                    &json!({
+                        "type": "content_block_start", "index": index, "content_block": opened
+                    }),
+                ));
+                events.push(delta(
+                    index,
+                    json!({"type": "input_json_delta", "partial_json": use_block["input"].to_string()}),
+                ));
+                events.push(stop(index));
+                index += 1;
+                events.push(sse_event(
+                    "content_block_start",
+                    &json!({
+                        "type": "content_block_start", "index": index, "content_block": result
+                    }),
+                ));
+                events.push(stop(index));
+                index += 1;
+            }
             events.push(sse_event("content_block_start", &json!({
                 "type": "content_block_start", "index": index,
                 "content_block": {"type": "tool_use", "id": tool_id(&call.id), "name": call.name, "input": {}}

@@ -45,6 +45,8 @@ pub struct Parsed {
     pub tools: Vec<Value>,
     /// Responses: `include` names `reasoning.encrypted_content`, so reasoning items carry it.
     pub encrypted_reasoning: bool,
+    /// The provider's own tool search, when the request declares it (crate::tool_search).
+    pub tool_search: Option<crate::tool_search::ToolSearch>,
 }
 
 /// Everything a renderer needs about the reply.

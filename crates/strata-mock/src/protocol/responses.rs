@@ -15,6 +15,7 @@ use crate::config::Protocol;
 use crate::deferred;
 use crate::prompt::{Chapter, PromptBuilder};
 use crate::scenario::{Conversation, DeclaredTool, Stop};
+use crate::tool_search::{self, Flavor, ToolSearch, Unloaded};
 
 /// The Responses protocol.
 pub struct Responses;
@@ -23,7 +24,13 @@ fn is_assistant_item(item: &Value) -> bool {
     item.get("role").and_then(Value::as_str) == Some("assistant")
         || matches!(
             item.get("type").and_then(Value::as_str),
-            Some("function_call" | "reasoning" | "custom_tool_call")
+            Some(
+                "function_call"
+                    | "reasoning"
+                    | "custom_tool_call"
+                    | "tool_search_call"
+                    | "tool_search_output"
+            )
         )
 }
 
@@ -71,6 +78,42 @@ fn check_reasoning(items: &[Value], store: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// The hosted tool search a request offers: a `tool_search` tool the server executes, and the
+/// deferred functions no `tool_search_output` item of the input loaded.
+fn hosted_search(tools: &[Value], items: &[Value]) -> Option<ToolSearch> {
+    let hosted = tools.iter().any(|t| {
+        t.get("type").and_then(Value::as_str) == Some("tool_search")
+            && t.get("execution").and_then(Value::as_str) != Some("client")
+    });
+    if !hosted {
+        return None;
+    }
+    let loaded: Vec<&str> = items
+        .iter()
+        .filter(|i| i.get("type").and_then(Value::as_str) == Some("tool_search_output"))
+        .filter_map(|i| i.get("tools").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect();
+    let unloaded = tools
+        .iter()
+        .filter(|t| deferred::is_deferred(t))
+        .filter_map(|t| {
+            let name = t.get("name").and_then(Value::as_str)?;
+            (!loaded.contains(&name)).then(|| Unloaded {
+                name: name.to_owned(),
+                definition: t.clone(),
+                billed: t.to_string(),
+            })
+        })
+        .collect();
+    Some(ToolSearch {
+        flavor: Flavor::Responses,
+        tool: "tool_search".into(),
+        unloaded,
+    })
+}
+
 /// The output items of a reply, in order.
 pub fn output_items(parsed: &Parsed, outcome: &Outcome<'_>) -> Vec<Value> {
     let reply = outcome.reply;
@@ -97,7 +140,16 @@ pub fn output_items(parsed: &Parsed, outcome: &Outcome<'_>) -> Vec<Value> {
             "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
         }));
     }
+    let found = parsed
+        .tool_search
+        .as_ref()
+        .map(|search| search.found(reply))
+        .unwrap_or_default();
     for call in &reply.tool_calls {
+        // A deferred function not loaded yet is found first, in the same response.
+        if let Some((_, tool)) = found.iter().find(|(c, _)| c.id == call.id) {
+            items.extend(tool_search::responses_items(call, tool));
+        }
         items.push(json!({
             "type": "function_call", "id": format!("fc_{}", call.id), "call_id": format!("call_{}", call.id),
             "name": call.name, "arguments": call.arguments_json(), "status": "completed",
@@ -269,10 +321,12 @@ impl Wire for Responses {
             )
             .collect::<Vec<_>>()
             .join("\n");
+        let tool_search = hosted_search(&declared, &items);
         Ok(Parsed {
             model,
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             prompt: builder.finish(),
+            tool_search,
             conversation,
             cache_key: body
                 .get("prompt_cache_key")
@@ -371,6 +425,13 @@ impl Wire for Responses {
                     emit(
                         "response.content_part.done",
                         json!({"item_id": item_id, "output_index": output_index, "content_index": 0, "part": item["content"][0]}),
+                    );
+                }
+                Some("tool_search_call" | "tool_search_output") => {
+                    // Run by the server: they come whole.
+                    emit(
+                        "response.output_item.added",
+                        json!({"output_index": output_index, "item": item}),
                     );
                 }
                 _ => {

@@ -24,6 +24,13 @@ enum Block {
         arguments: String,
         parsed: Option<Value>,
     },
+    /// A block kept whole for its provider ([`ContentBlock::ProviderItem`]); `input` collects
+    /// streamed JSON input (a server tool's), set into the block when it ends.
+    Item {
+        api: &'static str,
+        item: Value,
+        input: String,
+    },
 }
 
 /// The assistant message under construction, keyed by the provider's block keys.
@@ -140,6 +147,58 @@ impl MessageBuilder {
             text: String::new(),
             signature: Some(data.to_owned()),
         });
+    }
+
+    /// Opens a block kept whole for `api` (a provider's own item, e.g. a server tool's use or
+    /// result), replayed to that API as it came.
+    pub fn item_start(&mut self, key: u64, api: &'static str, item: Value) {
+        self.open(
+            key,
+            Block::Item {
+                api,
+                item,
+                input: String::new(),
+            },
+        );
+    }
+
+    /// Whether `key` is a block kept whole.
+    pub fn has_item(&self, key: u64) -> bool {
+        self.position(key)
+            .is_some_and(|i| matches!(self.blocks[i], Block::Item { .. }))
+    }
+
+    /// Appends streamed JSON input to the whole block of `key`.
+    pub fn item_input_delta(&mut self, key: u64, delta: &str) {
+        if let Some(i) = self.position(key)
+            && let Block::Item { input, .. } = &mut self.blocks[i]
+        {
+            input.push_str(delta);
+        }
+    }
+
+    /// Ends the whole block of `key`: streamed input, if any, becomes its `input` field.
+    pub fn item_end(&mut self, key: u64) -> Result<(), ArgumentsError> {
+        let Some(i) = self.position(key) else {
+            return Ok(());
+        };
+        if let Block::Item { item, input, .. } = &mut self.blocks[i]
+            && !input.is_empty()
+        {
+            let name = item
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let id = item
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            item["input"] = parse_arguments(&id, &name, input)?;
+            input.clear();
+        }
+        Ok(())
     }
 
     /// Opens a tool call for `key`.
@@ -288,6 +347,10 @@ impl MessageBuilder {
                         .clone()
                         .or_else(|| parse_partial(arguments))
                         .unwrap_or(Value::Null),
+                }),
+                Block::Item { api, item, .. } => Some(ContentBlock::ProviderItem {
+                    api: (*api).to_owned(),
+                    item: item.clone(),
                 }),
             })
             .collect();
