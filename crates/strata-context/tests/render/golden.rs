@@ -420,3 +420,54 @@ fn the_reminder_fallback_keeps_the_prefix_and_says_the_change_after_the_next_use
     let folded = render_with(&script.context(), &no_mid(), &options());
     assert_ne!(folded.request.system, before.request.system);
 }
+
+/// Names of the tools announced in `tool_addition` blocks, in order.
+fn announced(request: &Request) -> Vec<String> {
+    let value = serde_json::to_value(request).expect("a request serializes");
+    let mut names = Vec::new();
+    for message in value["messages"].as_array().into_iter().flatten() {
+        for block in message["content"].as_array().into_iter().flatten() {
+            if block["type"] == "tool_addition" {
+                for tool in block["tools"].as_array().into_iter().flatten() {
+                    names.push(tool["name"].as_str().unwrap_or("").to_owned());
+                }
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn a_tool_that_asked_for_deferral_is_left_to_the_rows_tool_search_not_announced() {
+    let mut searched = tool("mcp__everything__echo");
+    searched["defer_loading"] = json!(true);
+    let mut script = Script::new();
+    script.system(sections(), &tools(&["read"]), &[]);
+    script.user("Start.");
+    script.assistant("Started.");
+    script.system(json!({}), &[searched, tool("grep")], &[]);
+    script.user("Go on.");
+
+    // With tool search, the announcement would load the definition inline (a tool_reference)
+    // at every reconnect; the search finds the deferred declaration instead.
+    let with_search = render_with(&script.context(), &full(), &options()).request;
+    assert_eq!(announced(&with_search), ["grep"]);
+    assert!(
+        with_search
+            .tools
+            .iter()
+            .any(|t| t.name == "mcp__everything__echo" && t.defer_loading),
+        "declared deferred for the search to find: {:?}",
+        with_search.tools
+    );
+
+    // A row that takes tool additions but has no tool search announces both.
+    let without_search = Capabilities {
+        deferred_tools: false,
+        deferred_tool_placeholder: false,
+        ..full()
+    };
+    let announced_without =
+        announced(&render_with(&script.context(), &without_search, &options()).request);
+    assert_eq!(announced_without, ["mcp__everything__echo", "grep"]);
+}
