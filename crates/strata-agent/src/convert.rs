@@ -128,3 +128,55 @@ pub fn tool_result(call: &ToolCall, output: &ToolOutput, timestamp: i64) -> Agen
         extra: Map::new(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use strata_provider::Role;
+
+    use super::*;
+
+    #[test]
+    fn a_provider_item_is_stored_whole_and_reads_back_as_the_item_that_came() {
+        // Keys out of alphabetical order: the session must keep the provider's bytes.
+        let item = json!({"type": "tool_search_output", "status": "completed", "id": "tso_1",
+            "execution": "server", "tools": [{"type": "function", "name": "mcp__s__echo",
+            "parameters": {"type": "object"}, "defer_loading": true}]});
+        let wire = WireMessage {
+            role: Role::Assistant,
+            content: vec![
+                WireBlock::ProviderItem {
+                    api: "openai-responses".into(),
+                    item: item.clone(),
+                },
+                WireBlock::text("done"),
+            ],
+        };
+        let origin = Origin {
+            api: "openai-responses".into(),
+            provider: "openai".into(),
+            model: "gpt-5.5".into(),
+        };
+        let stored = assistant(&wire, StopReason::Stop, Usage::default(), &origin, None, 1);
+        assert_eq!(stored.content.len(), 2, "{:?}", stored.content);
+        let line = serde_json::to_string(&AgentMessage::Assistant(stored)).expect("serializes");
+        let item_text = item.to_string();
+        assert!(line.contains(&item_text), "{line}");
+        assert!(line.contains(r#""type":"providerItem""#), "{line}");
+
+        let read: AgentMessage = serde_json::from_str(&line).expect("the line reads back");
+        let AgentMessage::Assistant(read) = read else {
+            panic!("an assistant message")
+        };
+        let ContentBlock::Unknown(map) = &read.content[0] else {
+            panic!("kept as a block Pi skips: {:?}", read.content[0])
+        };
+        assert_eq!(
+            WireBlock::from_provider_item_json(map),
+            Some(WireBlock::ProviderItem {
+                api: "openai-responses".into(),
+                item
+            })
+        );
+    }
+}
