@@ -108,6 +108,22 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A local endpoint answering every request with `response` (a whole HTTP/1.1 response);
+/// returns its port on 127.0.0.1.
+pub async fn canned_http_endpoint(response: &'static [u8]) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut buffer = [0u8; 4096];
+            let _ = stream.read(&mut buffer).await;
+            let _ = stream.write_all(response).await;
+        }
+    });
+    port
+}
+
 /// Waits until `manager`'s state changes or 20 s pass.
 pub async fn changed(generation: &mut tokio::sync::watch::Receiver<u64>) {
     let _ = tokio::time::timeout(Duration::from_secs(20), generation.changed()).await;

@@ -6,7 +6,7 @@ use serde_json::json;
 use strata_mcp::{ServerState, Transport};
 use strata_tools::{ToolContent, ToolContext, ToolSource};
 
-use crate::deps::{everything, free_port, server, started, stdio};
+use crate::deps::{canned_http_endpoint, everything, free_port, server, started, stdio};
 
 fn names(manager: &strata_mcp::McpManager) -> Vec<String> {
     manager
@@ -151,18 +151,7 @@ async fn a_server_that_cannot_start_is_reported_and_blocks_nothing() {
 #[tokio::test]
 async fn an_http_server_that_wants_authorization_says_so() {
     // A local endpoint answering every request with 401 and a bearer challenge.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
-            let mut buffer = [0u8; 4096];
-            let _ = stream.read(&mut buffer).await;
-            let _ = stream
-                .write_all(b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                .await;
-        }
-    });
+    let port = canned_http_endpoint(b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
     let manager = started(vec![server(
         "locked",
         Transport::Http {

@@ -10,7 +10,7 @@ use strata_mcp::auth::{SignInError, SignInRequest, TokenFile, TokenState, sign_i
 use strata_mcp::{McpManager, ServerConfig, ServerState, Transport};
 use strata_tools::{ToolContext, ToolSource as _};
 
-use crate::deps::{free_port, python, server};
+use crate::deps::{canned_http_endpoint, free_port, python, server};
 
 /// The fixture server, killed when dropped.
 struct AuthServer {
@@ -113,6 +113,26 @@ async fn call(manager: &McpManager, tool: &str) -> strata_tools::ToolOutput {
             &ToolContext::new("/"),
         )
         .await
+}
+
+/// The fixture's out-of-band client (`strata-preregistered`) on `callback_port`, asking for
+/// `scope`.
+fn preregistered(callback_port: u16, scope: &str) -> strata_mcp::config::OAuthSpec {
+    strata_mcp::config::OAuthSpec {
+        client_id: Some("strata-preregistered".into()),
+        callback_port: Some(callback_port),
+        scopes: vec![scope.into()],
+    }
+}
+
+/// How many refresh-token grants the fixture's log holds.
+fn refresh_grants(log: &Value) -> usize {
+    log["grants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| *g == "refresh_token")
+        .count()
 }
 
 fn auth_log(output: &strata_tools::ToolOutput) -> Value {
@@ -250,22 +270,12 @@ async fn an_access_token_past_its_lifetime_is_refreshed_silently() {
     let manager = started(&config).await;
     assert_eq!(manager.status()[0].state, ServerState::Connected);
     let log = auth_log(&call(&manager, "auth_log").await);
-    let refreshes_before = log["grants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|g| *g == "refresh_token")
-        .count();
+    let refreshes_before = refresh_grants(&log);
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let whoami = call(&manager, "whoami").await;
     assert!(!whoami.is_error, "{whoami:?}");
     let log = auth_log(&call(&manager, "auth_log").await);
-    let refreshes_after = log["grants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|g| *g == "refresh_token")
-        .count();
+    let refreshes_after = refresh_grants(&log);
     assert!(refreshes_after > refreshes_before, "{log}");
     manager.shutdown().await;
 }
@@ -289,11 +299,7 @@ async fn a_client_registered_out_of_band_signs_in_on_its_fixed_callback_port() {
         matches!(&refused, Err(SignInError::Discovery(message)) if message.contains("registration")),
         "{refused:?}"
     );
-    config.spec.oauth = Some(strata_mcp::config::OAuthSpec {
-        client_id: Some("strata-preregistered".into()),
-        callback_port: Some(callback_port),
-        scopes: vec!["mcp".into()],
-    });
+    config.spec.oauth = Some(preregistered(callback_port, "mcp"));
     sign_in_with_browser(&config).await.unwrap();
     let manager = started(&config).await;
     assert_eq!(
@@ -327,11 +333,7 @@ async fn a_refusal_by_the_authorization_server_is_said_to_the_browser_and_the_ca
     let home = tempfile::tempdir().unwrap();
     let mut config = config(&fixture.url, home.path());
     // A scope the client was not registered for: /authorize redirects back with an error.
-    config.spec.oauth = Some(strata_mcp::config::OAuthSpec {
-        client_id: Some("strata-preregistered".into()),
-        callback_port: Some(callback_port),
-        scopes: vec!["admin".into()],
-    });
+    config.spec.oauth = Some(preregistered(callback_port, "admin"));
     let Transport::Http { url, .. } = &config.transport else {
         unreachable!()
     };
@@ -385,18 +387,9 @@ async fn a_torn_token_file_is_reported_with_the_sign_in_hint() {
 #[tokio::test]
 async fn sign_in_to_a_server_that_asks_for_none_says_so() {
     // A local endpoint that answers 200 to anything.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
-            let mut buffer = [0u8; 4096];
-            let _ = stream.read(&mut buffer).await;
-            let _ = stream
-                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                .await;
-        }
-    });
+    let port =
+        canned_http_endpoint(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            .await;
     let home = tempfile::tempdir().unwrap();
     let config = config(&format!("http://127.0.0.1:{port}/mcp"), home.path());
     let result = sign_in(
