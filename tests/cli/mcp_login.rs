@@ -55,6 +55,15 @@ fn auth_server(python: &Path) -> (AuthServer, String) {
     (AuthServer(child), format!("http://127.0.0.1:{port}/mcp"))
 }
 
+/// A project with the fixture server added as `docs` (`strata mcp add docs --url …`).
+fn project_with_docs_server(python: &Path) -> (AuthServer, tempfile::TempDir) {
+    let (server, url) = auth_server(python);
+    let dir = project();
+    let added = strata(dir.path(), &["mcp", "add", "docs", "--url", &url], None);
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    (server, dir)
+}
+
 /// A `$BROWSER` that opens the URL with Python's urllib (redirects followed).
 fn scripted_browser(dir: &Path, python: &Path) -> PathBuf {
     let path = dir.join("browser.sh");
@@ -79,10 +88,7 @@ fn login_signs_in_through_the_browser_and_logout_forgets_it() {
     let Some(python) = python() else {
         return;
     };
-    let (_server, url) = auth_server(&python);
-    let dir = project();
-    let added = strata(dir.path(), &["mcp", "add", "docs", "--url", &url], None);
-    assert!(added.status.success(), "{}", text(&added.stderr));
+    let (_server, dir) = project_with_docs_server(&python);
 
     let list = strata(dir.path(), &["mcp", "list"], None);
     let stdout = text(&list.stdout);
@@ -192,10 +198,7 @@ fn rpc_mcp_login_answers_with_the_url_and_the_server_connects_after_the_browser(
     let Some(python) = python() else {
         return;
     };
-    let (_server, url) = auth_server(&python);
-    let dir = project();
-    let added = strata(dir.path(), &["mcp", "add", "docs", "--url", &url], None);
-    assert!(added.status.success(), "{}", text(&added.stderr));
+    let (_server, dir) = project_with_docs_server(&python);
     let mock = crate::support::demo_mock();
     let base_url = mock.base_url();
     let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))

@@ -356,6 +356,18 @@ mod tests {
         app.on_key(key(KeyCode::Enter), Instant::now());
     }
 
+    /// An app whose `/mcp` reaches `manager`, once its servers are up or failed.
+    fn app_on(manager: McpManager, runtime: &tokio::runtime::Runtime) -> App {
+        runtime.block_on(manager.wait_ready());
+        let mut app = app();
+        app.set_mcp(McpHandle {
+            manager,
+            runtime: runtime.handle().clone(),
+            sign_ins: Default::default(),
+        });
+        app
+    }
+
     fn last_block(app: &App) -> Vec<String> {
         app.items
             .iter()
@@ -371,13 +383,7 @@ mod tests {
     fn mcp_lists_a_failed_server_with_its_error_and_source() {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let manager = McpManager::new(vec![missing_server()], std::time::Duration::from_secs(5));
-        runtime.block_on(manager.wait_ready());
-        let mut app = app();
-        app.set_mcp(McpHandle {
-            manager,
-            runtime: runtime.handle().clone(),
-            sign_ins: Default::default(),
-        });
+        let mut app = app_on(manager, &runtime);
         run(&mut app, "/mcp");
         let lines = last_block(&app);
         assert!(
@@ -456,13 +462,7 @@ mod tests {
             ],
             std::time::Duration::from_secs(5),
         );
-        runtime.block_on(manager.wait_ready());
-        let mut app = app();
-        app.set_mcp(McpHandle {
-            manager,
-            runtime: runtime.handle().clone(),
-            sign_ins: Default::default(),
-        });
+        let mut app = app_on(manager, &runtime);
         run(&mut app, "/mcp");
         let lines = last_block(&app);
         let locked = lines
