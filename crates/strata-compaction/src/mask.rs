@@ -471,41 +471,41 @@ mod tests {
         EntryId::from(format!("{n:08x}").as_str())
     }
 
+    /// Appends an entry with the next id.
+    fn push(entries: &mut Vec<MaskEntry>, tokens: u64, blocks: usize, kind: MaskEntryKind) {
+        entries.push(MaskEntry {
+            id: id(entries.len()),
+            tokens,
+            blocks,
+            kind,
+        });
+    }
+
+    /// A read's result, as the planner sees it.
+    fn read(call: String) -> MaskEntryKind {
+        MaskEntryKind::ToolResult {
+            tool: "read".into(),
+            call,
+            facts: StubFacts::default(),
+        }
+    }
+
     /// `tasks` tasks of a prompt, eight short assistant steps, an assistant call and a
     /// `tokens`-long read each: 290 + `tokens` tokens and 12 blocks a task.
     fn chain(tasks: usize, tokens: u64) -> Vec<MaskEntry> {
         let mut entries = Vec::new();
         for task in 0..tasks {
-            entries.push(MaskEntry {
-                id: id(entries.len()),
-                tokens: 20,
-                blocks: 1,
-                kind: MaskEntryKind::UserPrompt,
-            });
+            push(&mut entries, 20, 1, MaskEntryKind::UserPrompt);
             for _ in 0..8 {
-                entries.push(MaskEntry {
-                    id: id(entries.len()),
-                    tokens: 30,
-                    blocks: 1,
-                    kind: MaskEntryKind::Other,
-                });
+                push(&mut entries, 30, 1, MaskEntryKind::Other);
             }
-            entries.push(MaskEntry {
-                id: id(entries.len()),
-                tokens: 30,
-                blocks: 2,
-                kind: MaskEntryKind::Other,
-            });
-            entries.push(MaskEntry {
-                id: id(entries.len()),
+            push(&mut entries, 30, 2, MaskEntryKind::Other);
+            push(
+                &mut entries,
                 tokens,
-                blocks: 1,
-                kind: MaskEntryKind::ToolResult {
-                    tool: "read".into(),
-                    call: format!("read src/file_{task}.rs"),
-                    facts: StubFacts::default(),
-                },
-            });
+                1,
+                read(format!("read src/file_{task}.rs")),
+            );
         }
         entries
     }
@@ -741,42 +741,13 @@ mod tests {
             kind: MaskEntryKind::Other,
         }];
         let prompt = entries.len();
-        entries.push(MaskEntry {
-            id: id(prompt),
-            tokens: 20,
-            blocks: 1,
-            kind: MaskEntryKind::UserPrompt,
-        });
-        entries.push(MaskEntry {
-            id: id(entries.len()),
-            tokens: 30,
-            blocks: 2,
-            kind: MaskEntryKind::Other,
-        });
-        entries.push(MaskEntry {
-            id: id(entries.len()),
-            tokens: 5_000,
-            blocks: 1,
-            kind: MaskEntryKind::ToolResult {
-                tool: "read".into(),
-                call: "read src/a.rs".into(),
-                facts: StubFacts::default(),
-            },
-        });
+        push(&mut entries, 20, 1, MaskEntryKind::UserPrompt);
+        push(&mut entries, 30, 2, MaskEntryKind::Other);
+        push(&mut entries, 5_000, 1, read("read src/a.rs".into()));
         for _ in 0..30 {
-            entries.push(MaskEntry {
-                id: id(entries.len()),
-                tokens: 30,
-                blocks: 1,
-                kind: MaskEntryKind::Other,
-            });
+            push(&mut entries, 30, 1, MaskEntryKind::Other);
         }
-        entries.push(MaskEntry {
-            id: id(entries.len()),
-            tokens: 20,
-            blocks: 1,
-            kind: MaskEntryKind::UserPrompt,
-        });
+        push(&mut entries, 20, 1, MaskEntryKind::UserPrompt);
         let explicit = MaskingOutlook {
             lookback_blocks: Some(EXPLICIT_LOOKBACK_BLOCKS),
             ..ahead(1_000)
