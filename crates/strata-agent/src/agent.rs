@@ -549,7 +549,7 @@ impl Agent {
             ordered.into_iter().map(|(name, text)| (name, Some(text))),
             tools_added,
             tools_removed,
-            now_millis(),
+            strata_session::now_unix_millis(),
         );
         let id = self.session.append_system_message(message)?;
         self.emit(AgentEvent::SystemUpdate {
@@ -1166,7 +1166,7 @@ impl Agent {
                         convert::usage(&usage, &cost),
                         &self.origin(),
                         None,
-                        now_millis(),
+                        strata_session::now_unix_millis(),
                     );
                     stored.thinking_level = self.requested_thinking_level();
                     let message = AgentMessage::Assistant(stored);
@@ -1207,7 +1207,7 @@ impl Agent {
             strata_session::Usage::default(),
             &self.origin(),
             error,
-            now_millis(),
+            strata_session::now_unix_millis(),
         );
         stored.thinking_level = self.requested_thinking_level();
         let message = AgentMessage::Assistant(stored);
@@ -1267,7 +1267,11 @@ impl Agent {
                 name: call.name.clone(),
                 is_error: output.is_error,
             });
-            self.append(convert::tool_result(call, &output, now_millis()))?;
+            self.append(convert::tool_result(
+                call,
+                &output,
+                strata_session::now_unix_millis(),
+            ))?;
         }
         Ok(())
     }
@@ -1297,7 +1301,7 @@ impl Agent {
         blocks.extend(images.into_iter().map(ContentBlock::Image));
         let message = AgentMessage::User(UserMessage {
             content: MessageContent::Blocks(blocks),
-            timestamp: now_millis(),
+            timestamp: strata_session::now_unix_millis(),
             extra: Map::new(),
         });
         self.append(message)
@@ -1356,10 +1360,4 @@ fn assistant_text(message: &AgentMessage) -> String {
             .join(""),
         _ => String::new(),
     }
-}
-
-fn now_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

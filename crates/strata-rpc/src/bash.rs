@@ -54,7 +54,7 @@ pub async fn run_streaming(
         cancelled,
         truncated: cut.truncated,
         full_output_path: full_output_path.map(|p| p.display().to_string()),
-        timestamp: now_millis(),
+        timestamp: strata_session::now_unix_millis(),
         exclude_from_context: None,
         extra: Map::new(),
     }
@@ -159,12 +159,6 @@ fn save_full_output(text: &str, temp_dir: Option<&Path>) -> Option<PathBuf> {
         .ok()?;
     std::fs::write(file.path(), text).ok()?;
     file.keep().ok().map(|(_, path)| path)
-}
-
-fn now_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

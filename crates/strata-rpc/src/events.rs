@@ -366,7 +366,7 @@ impl EventMapper {
             }),
         );
         partial.insert("stopReason".into(), json!("stop"));
-        partial.insert("timestamp".into(), json!(now_millis()));
+        partial.insert("timestamp".into(), json!(strata_session::now_unix_millis()));
         out.push(json!({"type": "message_start", "message": Value::Object(partial.clone())}));
         self.partial = Some(partial);
         self.block = None;
@@ -564,12 +564,6 @@ pub fn compaction_result(session_file: &std::path::Path, id: &EntryId) -> Option
         data["usage"] = serde_json::to_value(usage).unwrap_or(Value::Null);
     }
     Some(data)
-}
-
-fn now_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

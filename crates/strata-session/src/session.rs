@@ -18,7 +18,7 @@ use crate::error::{Diagnostic, SessionError};
 use crate::header::{CURRENT_VERSION, SessionHeader};
 use crate::id::{EntryId, fresh_id, uuid_v7};
 use crate::message::{AgentMessage, Extra, MessageContent, SystemMessage, Usage};
-use crate::time::{format_iso_millis, now_iso, now_millis};
+use crate::time::{format_iso_millis, now_iso, now_millis, now_unix_millis};
 use crate::tree::Tree;
 
 /// How appends reach the disk.
@@ -411,7 +411,7 @@ impl Session {
             sections.into_iter().map(|(name, text)| (name, Some(text))),
             tools_added,
             tools_removed,
-            i64::try_from(now_millis()).unwrap_or(i64::MAX),
+            now_unix_millis(),
         );
         self.append_message(AgentMessage::System(message))
     }

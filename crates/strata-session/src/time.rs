@@ -2,12 +2,16 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Milliseconds since the Unix epoch, now.
-pub(crate) fn now_millis() -> u64 {
+/// Milliseconds since the Unix epoch, now: a message's `timestamp` as Pi writes it.
+pub fn now_unix_millis() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// [`now_unix_millis`], unsigned.
+pub(crate) fn now_millis() -> u64 {
+    u64::try_from(now_unix_millis()).unwrap_or(0)
 }
 
 /// `2026-01-15T10:00:01.000Z` for the given Unix milliseconds (JavaScript's `toISOString`).
@@ -24,7 +28,7 @@ pub fn format_iso_millis(unix_millis: i64) -> String {
 
 /// The current time as Pi's ISO text.
 pub fn now_iso() -> String {
-    format_iso_millis(now_millis() as i64)
+    format_iso_millis(now_unix_millis())
 }
 
 /// Unix milliseconds of an ISO 8601 timestamp (`YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]`), if it is one.
