@@ -5,11 +5,16 @@ use serde_json::json;
 use strata_context::render::{DEFERRED_PLACEHOLDER, NO_RESULT_PROVIDED};
 use strata_context::{RenderOptions, render, render_with};
 use strata_provider::{
-    Breakpoint, BreakpointPosition, CacheTtl, ContentBlock, Message, Role, ThinkingLevel,
+    Breakpoint, BreakpointPosition, CacheTtl, ContentBlock, Message, Request, Role, ThinkingLevel,
     ToolResultContent,
 };
 
 use super::support::{Script, full, no_mid, sections, tool, tools};
+
+/// Where the request's cache breakpoints sit, in order.
+fn breakpoint_positions(request: &Request) -> Vec<BreakpointPosition> {
+    request.breakpoints.iter().map(|b| b.position).collect()
+}
 
 fn texts(message: &Message) -> Vec<String> {
     message
@@ -206,8 +211,7 @@ fn a_fourth_breakpoint_keeps_what_came_before_the_latest_prompt() {
     // A tool result travels in a user message but is not a prompt.
     script.result("c1", "read", "fn a() {}");
     let request = render(&script.context(), &full());
-    let positions: Vec<BreakpointPosition> =
-        request.breakpoints.iter().map(|b| b.position).collect();
+    let positions = breakpoint_positions(&request);
     assert_eq!(
         positions,
         [
@@ -222,8 +226,7 @@ fn a_fourth_breakpoint_keeps_what_came_before_the_latest_prompt() {
     let mut three = full();
     three.max_breakpoints = 3;
     let trimmed = render(&script.context(), &three);
-    let positions: Vec<BreakpointPosition> =
-        trimmed.breakpoints.iter().map(|b| b.position).collect();
+    let positions = breakpoint_positions(&trimmed);
     assert_eq!(
         positions,
         [
@@ -254,8 +257,7 @@ fn on_a_tasks_first_request_the_fourth_breakpoint_stays_before_the_task_just_fin
     // outputs now rewrites from prompt two on, not from the chain's start.
     script.user("three");
     let request = render(&script.context(), &full());
-    let positions: Vec<BreakpointPosition> =
-        request.breakpoints.iter().map(|b| b.position).collect();
+    let positions = breakpoint_positions(&request);
     assert_eq!(
         positions,
         [
@@ -269,8 +271,7 @@ fn on_a_tasks_first_request_the_fourth_breakpoint_stays_before_the_task_just_fin
     script.calls(&[("c2", "read")]);
     script.result("c2", "read", "fn b() {}");
     let request = render(&script.context(), &full());
-    let positions: Vec<BreakpointPosition> =
-        request.breakpoints.iter().map(|b| b.position).collect();
+    let positions = breakpoint_positions(&request);
     assert_eq!(positions[2], BreakpointPosition::Message { index: 5 });
 }
 
