@@ -50,4 +50,4 @@ pub use message::{
 pub use session::{Opened, Session, WriteOptions, new_header};
 pub use store::{INDEX_FILE_NAME, SessionStore, SessionSummary, dir_name_for_cwd};
 pub use time::{format_iso_millis, now_iso, now_unix_millis, parse_iso_millis};
-pub use tree::{EntryRef, Tree};
+pub use tree::{EntryRef, Tree, sidecar_path};

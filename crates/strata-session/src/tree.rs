@@ -21,6 +21,10 @@ use crate::scan::{
 };
 use crate::time::parse_iso_millis;
 
+mod sidecar;
+
+pub use sidecar::sidecar_path;
+
 const NONE: u32 = u32::MAX;
 
 /// How much of a file is read before its lines are indexed: small enough to stay in cache.
@@ -165,26 +169,39 @@ impl Tree {
         builder.finish(Text::Memory(bytes), len, ends_without_newline)
     }
 
-    /// Indexes an open session file in one streaming pass; its lines stay in the file and are
-    /// read through `file` when asked for.
+    /// Indexes an open session file: from its index sidecar when that matches the file
+    /// (indexing only what was appended since), else in one streaming pass, after which a
+    /// large file gets a sidecar. Its lines stay in the file, read through `file` when asked.
     pub(crate) fn open_file(
         path: &Path,
         file: Arc<File>,
     ) -> Result<(Self, Vec<Diagnostic>), SessionError> {
-        let size = file.metadata().map_or(0, |m| m.len());
-        let mut reader: &File = &file;
-        let (builder, streamed) = if size < OVERLAP_FROM {
-            index_stream(path, &mut reader, size as usize, READ_BLOCK)?
-        } else if let Some(parts) = index_in_parts(path, &file, size) {
-            parts?
-        } else {
-            index_overlapped(path, &mut reader, size as usize, READ_BLOCK)?
+        let (builder, streamed) = match sidecar::load(path, &file) {
+            Some(restored) => restored?,
+            None => {
+                let scanned = Self::scan_file(path, &file)?;
+                sidecar::save(path, &file, &scanned.0, &scanned.1);
+                scanned
+            }
         };
         builder.finish(
             Text::File(file),
             streamed.len,
             streamed.ends_without_newline,
         )
+    }
+
+    /// The index pass over a whole file.
+    fn scan_file(path: &Path, file: &File) -> Result<(Builder, Streamed), SessionError> {
+        let size = file.metadata().map_or(0, |m| m.len());
+        let mut reader: &File = file;
+        if size < OVERLAP_FROM {
+            index_stream(path, &mut reader, size as usize, READ_BLOCK)
+        } else if let Some(parts) = index_in_parts(path, file, size) {
+            parts
+        } else {
+            index_overlapped(path, &mut reader, size as usize, READ_BLOCK)
+        }
     }
 
     /// The file this tree was read from.

@@ -11,5 +11,6 @@ mod fork;
 mod fuzz;
 mod guards;
 mod props;
+mod sidecar;
 mod store;
 mod writer;

@@ -1,0 +1,469 @@
+//! The index sidecar: `<session file>.idx`, what the streaming index pass of a large session
+//! file found, so that a re-open reads a few megabytes instead of scanning the whole file.
+//!
+//! The sidecar holds the [`Builder`] state after the pass and before [`Builder::finish`]: per
+//! entry its offset, length, line number, id, parent (the line before, or pending by id) and
+//! kind, plus the pending parents, label changes, the name and the header. It records the
+//! session file's length, mtime and a hash of its last [`TAIL`] bytes when written. On open:
+//! the same length and mtime with a matching tail → used as is; a longer file whose bytes at
+//! the recorded tail still match → used for the old part, and only the appended bytes are
+//! indexed; anything else (shorter, changed, another format version, a torn or corrupt
+//! sidecar) → ignored, and the file is scanned. The session file is never written.
+//!
+//! Only a pass that reported nothing (no diagnostics, no repaired lines) over a v2+ file is
+//! saved: those are the only states the sidecar can restore exactly.
+//!
+//! Layout (little-endian): magic `STRATIDX`, format version `u32`, then the fields below, then
+//! a hash of everything before it (`u64`). Strings are a `u32` length and UTF-8 bytes.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use super::{Builder, NONE, Node, READ_BLOCK, RangeReader, Streamed, index_part, read_exact_at};
+use crate::entry::{EntryKind, Role};
+use crate::error::SessionError;
+use crate::header::SessionHeader;
+use crate::id::EntryId;
+
+/// Files from this size on get a sidecar; a smaller one is scanned faster than it is checked.
+pub(super) const SIDECAR_FROM: u64 = 1 << 20;
+
+const MAGIC: &[u8; 8] = b"STRATIDX";
+
+/// Bumped whenever the layout or the meaning of a field changes.
+const FORMAT_VERSION: u32 = 1;
+
+/// How many of the file's last bytes the recorded tail hash covers.
+const TAIL: u64 = 4096;
+
+/// `<file>.idx`: a name that is not `*.jsonl`, so no session listing takes it for a session.
+pub fn sidecar_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".idx");
+    PathBuf::from(name)
+}
+
+/// What is known of the session file when its sidecar is read or written.
+struct FileState {
+    len: u64,
+    mtime: (u64, u32),
+}
+
+fn file_state(file: &File) -> Option<FileState> {
+    let metadata = file.metadata().ok()?;
+    let mtime = metadata
+        .modified()
+        .ok()
+        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+        .map_or((0, 0), |since| (since.as_secs(), since.subsec_nanos()));
+    Some(FileState {
+        len: metadata.len(),
+        mtime,
+    })
+}
+
+/// The hash of the `TAIL` bytes of `file` before `end`.
+fn tail_hash(file: &File, end: u64) -> Option<u64> {
+    let start = end.saturating_sub(TAIL);
+    let mut bytes = vec![0u8; (end - start) as usize];
+    read_exact_at(file, &mut bytes, start).ok()?;
+    Some(hash(&bytes))
+}
+
+/// A fast 64-bit hash, eight bytes a step (not cryptographic: it detects damage, not forgery).
+fn hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = 0xCBF2_9CE4_8422_2325u64 ^ (bytes.len() as u64).wrapping_mul(K);
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        h = (h ^ u64::from_le_bytes(word))
+            .wrapping_mul(K)
+            .rotate_left(29);
+    }
+    for &byte in chunks.remainder() {
+        h = (h ^ u64::from(byte)).wrapping_mul(K).rotate_left(29);
+    }
+    h ^= h >> 32;
+    h.wrapping_mul(K) ^ (h >> 29)
+}
+
+fn kind_code(kind: EntryKind) -> u8 {
+    match kind {
+        EntryKind::Message(role) => {
+            16 + match role {
+                Role::User => 0,
+                Role::Assistant => 1,
+                Role::ToolResult => 2,
+                Role::BashExecution => 3,
+                Role::Custom => 4,
+                Role::System => 5,
+                Role::Other => 6,
+            }
+        }
+        EntryKind::Compaction => 0,
+        EntryKind::BranchSummary => 1,
+        EntryKind::ModelChange => 2,
+        EntryKind::ThinkingLevelChange => 3,
+        EntryKind::Custom => 4,
+        EntryKind::CustomMessage => 5,
+        EntryKind::Label => 6,
+        EntryKind::SessionInfo => 7,
+        EntryKind::Usage => 8,
+        EntryKind::System => 9,
+        EntryKind::ContextEdit => 10,
+        EntryKind::Leaf => 11,
+        EntryKind::Unknown => 12,
+    }
+}
+
+fn kind_of(code: u8) -> Option<EntryKind> {
+    Some(match code {
+        0 => EntryKind::Compaction,
+        1 => EntryKind::BranchSummary,
+        2 => EntryKind::ModelChange,
+        3 => EntryKind::ThinkingLevelChange,
+        4 => EntryKind::Custom,
+        5 => EntryKind::CustomMessage,
+        6 => EntryKind::Label,
+        7 => EntryKind::SessionInfo,
+        8 => EntryKind::Usage,
+        9 => EntryKind::System,
+        10 => EntryKind::ContextEdit,
+        11 => EntryKind::Leaf,
+        12 => EntryKind::Unknown,
+        16 => EntryKind::Message(Role::User),
+        17 => EntryKind::Message(Role::Assistant),
+        18 => EntryKind::Message(Role::ToolResult),
+        19 => EntryKind::Message(Role::BashExecution),
+        20 => EntryKind::Message(Role::Custom),
+        21 => EntryKind::Message(Role::System),
+        22 => EntryKind::Message(Role::Other),
+        _ => return None,
+    })
+}
+
+#[derive(Default)]
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u8(&mut self, value: u8) {
+        self.0.push(value);
+    }
+    fn u32(&mut self, value: u32) {
+        self.0.extend_from_slice(&value.to_le_bytes());
+    }
+    fn u64(&mut self, value: u64) {
+        self.0.extend_from_slice(&value.to_le_bytes());
+    }
+    fn str(&mut self, value: &str) {
+        self.u32(value.len() as u32);
+        self.0.extend_from_slice(value.as_bytes());
+    }
+    fn opt_str(&mut self, value: Option<&str>) {
+        match value {
+            Some(value) => {
+                self.u8(1);
+                self.str(value);
+            }
+            None => self.u8(0),
+        }
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, count: usize) -> Option<&'a [u8]> {
+        if count > self.bytes.len() {
+            return None;
+        }
+        let (head, rest) = self.bytes.split_at(count);
+        self.bytes = rest;
+        Some(head)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|bytes| bytes[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        let mut word = [0u8; 4];
+        word.copy_from_slice(self.take(4)?);
+        Some(u32::from_le_bytes(word))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(self.take(8)?);
+        Some(u64::from_le_bytes(word))
+    }
+    fn str(&mut self) -> Option<&'a str> {
+        let len = self.u32()? as usize;
+        std::str::from_utf8(self.take(len)?).ok()
+    }
+    fn opt_str(&mut self) -> Option<Option<&'a str>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => self.str().map(Some),
+            _ => None,
+        }
+    }
+}
+
+/// Whether this pass's state is one the sidecar restores exactly.
+fn savable(builder: &Builder) -> bool {
+    builder.diagnostics.is_empty()
+        && builder.repaired.is_empty()
+        && builder.version >= 2
+        && builder.header.is_some()
+        && builder.layout_only.len() == builder.nodes.len()
+}
+
+fn encode(
+    builder: &Builder,
+    header: &str,
+    state: &FileState,
+    streamed: &Streamed,
+    tail: u64,
+) -> Vec<u8> {
+    let mut out = Writer::default();
+    out.0.extend_from_slice(MAGIC);
+    out.u32(FORMAT_VERSION);
+    out.u64(streamed.len as u64);
+    out.u64(state.mtime.0);
+    out.u32(state.mtime.1);
+    out.u64(tail);
+    out.u8(u8::from(streamed.ends_without_newline));
+    out.str(header);
+    out.u32(builder.line_count);
+    out.u64(builder.next_line as u64);
+    out.u32(builder.leaf_decider);
+    out.u32(builder.nodes.len() as u32);
+    for (node, &layout_only) in builder.nodes.iter().zip(&builder.layout_only) {
+        out.u64(node.start as u64);
+        out.u32(node.len);
+        out.u32(node.line);
+        out.u32(node.parent);
+        out.u8(kind_code(node.kind) | if layout_only { 0x80 } else { 0 });
+        out.str(node.id.as_str());
+    }
+    out.u32(builder.pending.len() as u32);
+    for (child, parent) in &builder.pending {
+        out.u32(*child);
+        out.str(parent.as_str());
+    }
+    out.u32(builder.label_changes.len() as u32);
+    for (target, label, timestamp) in &builder.label_changes {
+        out.str(target.as_str());
+        out.opt_str(label.as_deref());
+        out.str(timestamp);
+    }
+    match &builder.name {
+        None => out.u8(0),
+        Some(name) => {
+            out.u8(1);
+            out.opt_str(name.as_deref());
+        }
+    }
+    let sum = hash(&out.0);
+    out.u64(sum);
+    out.0
+}
+
+/// What a sidecar restored, before the session file is checked against it.
+struct Restored {
+    builder: Builder,
+    len: u64,
+    mtime: (u64, u32),
+    tail: u64,
+    ends_without_newline: bool,
+}
+
+fn decode(path: &Path, bytes: &[u8]) -> Option<Restored> {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
+    let mut word = [0u8; 8];
+    word.copy_from_slice(sum);
+    if hash(body) != u64::from_le_bytes(word) {
+        return None;
+    }
+    let mut input = Reader { bytes: body };
+    if input.take(MAGIC.len())? != MAGIC || input.u32()? != FORMAT_VERSION {
+        return None;
+    }
+    let len = input.u64()?;
+    let mtime = (input.u64()?, input.u32()?);
+    let tail = input.u64()?;
+    let ends_without_newline = match input.u8()? {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    let header: SessionHeader = serde_json::from_str(input.str()?).ok()?;
+    let mut builder = Builder::new(path, 0);
+    builder.version = header.effective_version();
+    builder.header = Some(header);
+    builder.line_count = input.u32()?;
+    builder.next_line = usize::try_from(input.u64()?).ok()?;
+    builder.leaf_decider = input.u32()?;
+    let count = input.u32()?;
+    // Each node takes at least 25 bytes: a count beyond what is left is damage.
+    if count as usize > input.bytes.len() / 25 {
+        return None;
+    }
+    builder.nodes = Vec::with_capacity(count as usize);
+    builder.layout_only = Vec::with_capacity(count as usize);
+    for index in 0..count {
+        let start = usize::try_from(input.u64()?).ok()?;
+        let node_len = input.u32()?;
+        let line = input.u32()?;
+        let parent = input.u32()?;
+        let code = input.u8()?;
+        let id = EntryId::new(input.str()?);
+        // Parents found while indexing are always an earlier line.
+        if (parent != NONE && parent >= index)
+            || start.checked_add(node_len as usize)? > len as usize
+        {
+            return None;
+        }
+        builder.nodes.push(Node {
+            start,
+            len: node_len,
+            line,
+            id,
+            parent,
+            first_child: NONE,
+            next_sibling: NONE,
+            kind: kind_of(code & 0x7f)?,
+        });
+        builder.layout_only.push(code & 0x80 != 0);
+    }
+    if builder.leaf_decider != NONE && builder.leaf_decider >= count {
+        return None;
+    }
+    let pending = input.u32()?;
+    for _ in 0..pending {
+        let child = input.u32()?;
+        if child >= count {
+            return None;
+        }
+        builder.pending.push((child, EntryId::new(input.str()?)));
+    }
+    let labels = input.u32()?;
+    for _ in 0..labels {
+        let target = EntryId::new(input.str()?);
+        let label = input.opt_str()?.map(str::to_owned);
+        let timestamp = input.str()?.to_owned();
+        builder.label_changes.push((target, label, timestamp));
+    }
+    builder.name = match input.u8()? {
+        0 => None,
+        1 => Some(input.opt_str()?.map(str::to_owned)),
+        _ => return None,
+    };
+    if !input.bytes.is_empty() || builder.next_line as u64 > len + 1 {
+        return None;
+    }
+    Some(Restored {
+        builder,
+        len,
+        mtime,
+        tail,
+        ends_without_newline,
+    })
+}
+
+/// The index pass's state for `file` from its sidecar, with any bytes appended since indexed;
+/// `None` when there is no usable sidecar (the caller scans the file).
+pub(super) fn load(path: &Path, file: &File) -> Option<Result<(Builder, Streamed), SessionError>> {
+    let state = file_state(file)?;
+    if state.len < SIDECAR_FROM {
+        return None;
+    }
+    let bytes = std::fs::read(sidecar_path(path)).ok()?;
+    let restored = decode(path, &bytes)?;
+    if restored.len > state.len || tail_hash(file, restored.len)? != restored.tail {
+        return None;
+    }
+    if restored.len == state.len {
+        if restored.mtime != state.mtime {
+            return None;
+        }
+        let streamed = Streamed {
+            len: restored.len as usize,
+            ends_without_newline: restored.ends_without_newline,
+        };
+        return Some(Ok((restored.builder, streamed)));
+    }
+    // The file grew: its old last line must have been complete, or it may continue now.
+    if restored.ends_without_newline {
+        return None;
+    }
+    let mut builder = restored.builder;
+    let header = builder.header.clone()?;
+    let start = restored.len;
+    let part = Builder::for_part(path, &header, start as usize, (state.len - start) as usize);
+    let mut reader = RangeReader {
+        file,
+        position: start,
+        end: None,
+    };
+    Some(
+        index_part(part, path, &mut reader, READ_BLOCK).map(|(next, streamed)| {
+            builder.join(next);
+            if streamed.len as u64 - start >= SIDECAR_FROM {
+                save(path, file, &builder, &streamed);
+            }
+            (builder, streamed)
+        }),
+    )
+}
+
+/// Writes the sidecar for a pass over `file`, if it is worth one and restorable; best-effort:
+/// a failure (a read-only directory, a full disk) just leaves no sidecar.
+pub(super) fn save(path: &Path, file: &File, builder: &Builder, streamed: &Streamed) {
+    // Only session files get one: a fork being staged (`.fork-*.jsonl.tmp`) is renamed
+    // after it is read, and would leave its sidecar behind under the old name.
+    let is_session = path.extension().is_some_and(|extension| extension == "jsonl");
+    if !is_session || (streamed.len as u64) < SIDECAR_FROM || !savable(builder) {
+        return;
+    }
+    let Some(state) = file_state(file) else {
+        return;
+    };
+    let Some(header) = builder
+        .header
+        .as_ref()
+        .and_then(|header| serde_json::to_string(header).ok())
+    else {
+        return;
+    };
+    let Some(tail) = tail_hash(file, streamed.len as u64) else {
+        return;
+    };
+    let bytes = encode(builder, &header, &state, streamed, tail);
+    let target = sidecar_path(path);
+    let mut temp = target.clone().into_os_string();
+    temp.push(format!(".tmp{}", std::process::id()));
+    let temp = PathBuf::from(temp);
+    let written = private_new_file()
+        .open(&temp)
+        .and_then(|mut out| out.write_all(&bytes))
+        .and_then(|()| std::fs::rename(&temp, &target));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+}
+
+fn private_new_file() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+}
