@@ -91,6 +91,40 @@ pub struct OAuthSpec {
     /// Scopes to ask for (default: those the server's metadata names).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
+    /// For a confidential client: the environment variable holding its secret (read when
+    /// the sign-in, a refresh or a revocation needs it; else the secret stored by
+    /// `strata mcp login NAME --client-secret` is used).
+    #[serde(alias = "clientSecretEnv", skip_serializing_if = "Option::is_none")]
+    pub client_secret_env: Option<String>,
+    /// How the confidential client was registered to authenticate: `client_secret_basic` or
+    /// `client_secret_post` (default: what the authorization server's metadata lists,
+    /// `client_secret_post` first).
+    #[serde(
+        alias = "tokenEndpointAuthMethod",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub token_endpoint_auth_method: Option<String>,
+    /// A secret written into the entry: refused when the entry is read, never used or
+    /// written back (config files get committed).
+    #[serde(alias = "clientSecret", skip_serializing)]
+    pub client_secret: Option<RefusedSecret>,
+}
+
+/// Whatever a config file holds under `oauth.client_secret`, kept only to refuse the entry;
+/// it is neither stored nor printed.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct RefusedSecret;
+
+impl std::fmt::Debug for RefusedSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl<'de> Deserialize<'de> for RefusedSecret {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(deserializer).map(|_| Self)
+    }
 }
 
 /// How strata reaches a server.
@@ -211,6 +245,17 @@ impl ServerConfig {
         match (&self.transport, &self.token_dir) {
             (Transport::Http { url, .. }, Some(dir)) => {
                 Some(crate::auth::TokenFile::new(dir, &self.name, url))
+            }
+            _ => None,
+        }
+    }
+
+    /// Where the secret of the server's confidential OAuth client lives (beside its token
+    /// file), when sign-in is on.
+    pub fn client_file(&self) -> Option<crate::auth::ClientSecretFile> {
+        match (&self.transport, &self.token_dir) {
+            (Transport::Http { url, .. }, Some(dir)) => {
+                Some(crate::auth::ClientSecretFile::new(dir, &self.name, url))
             }
             _ => None,
         }
@@ -356,6 +401,20 @@ pub fn resolve(
             )));
         }
     };
+    if let Some(oauth) = &spec.oauth {
+        if oauth.client_secret.is_some() {
+            return Err(error(format!(
+                "server \"{name}\": oauth.client_secret is not read from config files (they get committed); remove it and run `strata mcp login {name} --client-secret`, or name an environment variable with oauth.client_secret_env"
+            )));
+        }
+        if let Some(method) = &oauth.token_endpoint_auth_method
+            && crate::auth::ClientAuthMethod::from_name(method).is_none()
+        {
+            return Err(error(format!(
+                "server \"{name}\": oauth.token_endpoint_auth_method must be \"client_secret_basic\" or \"client_secret_post\", not \"{method}\""
+            )));
+        }
+    }
     Ok(ServerConfig {
         name: name.to_owned(),
         transport,

@@ -143,14 +143,15 @@ impl Connection {
                 let transport_config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(custom);
                 let tokens = config.token_file();
-                let authorized = match &tokens {
-                    Some(tokens) => tokio::time::timeout(
+                let authorized = match (&tokens, crate::auth::Confidential::of(config)) {
+                    (Some(tokens), Ok(confidential)) => tokio::time::timeout(
                         connect_timeout,
-                        crate::auth::authorized_client(url, tokens),
+                        crate::auth::authorized_client(url, tokens, confidential.as_ref()),
                     )
                     .await
                     .map_err(|_| timed_out(connect_timeout))?,
-                    None => Ok(None),
+                    (Some(_), Err(error)) => Err(error),
+                    (None, _) => Ok(None),
                 };
                 // Stored tokens that cannot be used are said with the 401 they lead to.
                 let mut note = tokens.as_ref().and_then(crate::auth::TokenFile::problem);
@@ -254,7 +255,8 @@ fn initialize_error(
             note,
         };
     }
-    ConnectError::Failed(error.to_string())
+    let text = error.to_string();
+    ConnectError::Failed(crate::auth::client_rejection(server, &text).unwrap_or(text))
 }
 
 fn service_error(server: &str, error: &rmcp::ServiceError) -> ConnectError {
@@ -270,7 +272,10 @@ fn service_error(server: &str, error: &rmcp::ServiceError) -> ConnectError {
             "the server answered with error {}: {}",
             data.code.0, data.message
         )),
-        other => ConnectError::Failed(other.to_string()),
+        other => {
+            let text = other.to_string();
+            ConnectError::Failed(crate::auth::client_rejection(server, &text).unwrap_or(text))
+        }
     }
 }
 

@@ -249,7 +249,7 @@ fn add(sources: &Sources, args: &AddArgs) -> anyhow::Result<()> {
             .map(|client_id| strata_mcp::config::OAuthSpec {
                 client_id: Some(client_id.clone()),
                 callback_port: args.callback_port,
-                scopes: Vec::new(),
+                ..Default::default()
             }),
         ..ServerSpec::default()
     };

@@ -12,7 +12,9 @@ use rmcp::transport::auth::{
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
+use super::client::{self, ClientOrigin, ClientSecretFile, StoredClient};
 use super::store::TokenFile;
+use super::{Confidential, TOKEN_AUTH_METHODS};
 use crate::config::{ServerConfig, Transport};
 
 /// The path of the loopback redirect.
@@ -27,6 +29,8 @@ const MAX_REQUEST_BYTES: usize = 16 * 1024;
 /// What a sign-in needs.
 #[derive(Debug, Clone)]
 pub struct SignInRequest {
+    /// The server's name (in errors).
+    pub server_name: String,
     /// The server's streamable HTTP endpoint.
     pub server_url: String,
     /// Headers of the server's entry, sent with the probe.
@@ -43,6 +47,10 @@ pub struct SignInRequest {
     pub callback_port: Option<u16>,
     /// Scopes to ask for (default: the server's).
     pub scopes: Vec<String>,
+    /// The secret of `client_id` when that client is confidential.
+    pub confidential: Option<Confidential>,
+    /// Where a secret handed out by dynamic registration is kept (for later refreshes).
+    pub client_file: Option<ClientSecretFile>,
 }
 
 impl SignInRequest {
@@ -62,7 +70,14 @@ impl SignInRequest {
             )
         })?;
         let oauth = server.spec.oauth.clone().unwrap_or_default();
+        // Only a client of the entry signs in with a secret; a registered one gets a new
+        // registration (and maybe a new secret) below.
+        let confidential = match &oauth.client_id {
+            Some(_) => Confidential::of(server)?,
+            None => None,
+        };
         Ok(Self {
+            server_name: server.name.clone(),
             server_url: url.clone(),
             headers: headers.clone(),
             tokens,
@@ -71,6 +86,8 @@ impl SignInRequest {
             client_id: oauth.client_id,
             callback_port: oauth.callback_port,
             scopes: oauth.scopes,
+            confidential,
+            client_file: server.client_file(),
         })
     }
 }
@@ -116,6 +133,22 @@ pub enum SignInError {
     /// The code could not be traded for tokens (or the `state` did not match).
     #[error("the token exchange failed: {0}")]
     Exchange(String),
+    /// The authorization server did not accept the client's authentication: a wrong or
+    /// missing secret.
+    #[error(
+        "the authorization server rejected client \"{client_id}\" of MCP server \"{server}\" ({detail}); {}",
+        if *.had_secret { format!("check its secret: `strata mcp login {server} --client-secret`") } else { format!("it needs a client secret: `strata mcp login {server} --client-secret`") }
+    )]
+    ClientRejected {
+        /// The server's name.
+        server: String,
+        /// The client.
+        client_id: String,
+        /// Whether a secret was sent.
+        had_secret: bool,
+        /// What the authorization server said.
+        detail: String,
+    },
 }
 
 fn discovery(error: AuthError) -> SignInError {
@@ -137,6 +170,12 @@ pub async fn sign_in(
 /// redirect.
 pub struct PendingSignIn {
     session: AuthorizationSession,
+    /// Who is signing in, for [`SignInError::ClientRejected`].
+    server_name: String,
+    client_id: Option<String>,
+    had_secret: bool,
+    /// What to do with the client file once the tokens are stored.
+    client_file: Option<(ClientSecretFile, Option<StoredClient>)>,
     listener: TcpListener,
     port: u16,
     scopes: Vec<String>,
@@ -173,12 +212,57 @@ pub async fn start_sign_in(request: SignInRequest) -> Result<PendingSignIn, Sign
         .resolve_metadata_from_challenge(challenge.as_deref())
         .await
         .map_err(discovery)?;
-    manager.set_metadata(resolution.metadata);
+    let mut metadata = resolution.metadata;
+    let configured_method = request.confidential.as_ref().and_then(|c| c.method);
+    let method = client::auth_method(&metadata, TOKEN_AUTH_METHODS, configured_method);
+    // Without a secret the SDK sends the client id in the body whatever the method.
+    client::pin_token_auth_method(&mut metadata, method);
+    manager.set_metadata(metadata);
     let mut authorization = AuthorizationRequest::new(redirect_uri.as_str())
         .with_client_name(request.client_name.as_str());
-    if let Some(client_id) = &request.client_id {
-        authorization = authorization.with_preregistered_client(client_id.as_str());
-    }
+    let mut client_file = None;
+    let (client_id, had_secret) = match &request.client_id {
+        Some(client_id) => {
+            authorization = authorization.with_preregistered_client(client_id.as_str());
+            if let Some(confidential) = &request.confidential {
+                authorization =
+                    authorization.with_client_secret(confidential.client.client_secret.expose());
+            }
+            (client_id.clone(), request.confidential.is_some())
+        }
+        None => {
+            // strata registers itself rather than leaving it to the session, to keep a
+            // secret the authorization server may hand out: refreshes in later processes
+            // must authenticate with it.
+            let scopes = if request.scopes.is_empty() {
+                manager.select_scopes(None, &[])
+            } else {
+                request.scopes.clone()
+            };
+            let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+            let registered = manager
+                .register_client(&request.client_name, &redirect_uri, &scope_refs)
+                .await
+                .map_err(|error| {
+                    SignInError::Discovery(format!("Dynamic registration failed: {error}"))
+                })?;
+            authorization = authorization.with_preregistered_client(registered.client_id.as_str());
+            let stored = registered.client_secret.as_deref().and_then(|secret| {
+                let client_secret = client::ClientSecret::new(secret)?;
+                Some(StoredClient {
+                    client_id: registered.client_id.clone(),
+                    client_secret,
+                    origin: ClientOrigin::Registered,
+                })
+            });
+            if let Some(stored) = &stored {
+                authorization = authorization.with_client_secret(stored.client_secret.expose());
+            }
+            let had_secret = stored.is_some();
+            client_file = request.client_file.clone().map(|file| (file, stored));
+            (registered.client_id, had_secret)
+        }
+    };
     if !request.scopes.is_empty() {
         authorization = authorization.with_scopes(request.scopes.iter().cloned());
     }
@@ -188,6 +272,10 @@ pub async fn start_sign_in(request: SignInRequest) -> Result<PendingSignIn, Sign
     let scopes = session.auth_manager.get_current_scopes().await;
     Ok(PendingSignIn {
         session,
+        server_name: request.server_name,
+        client_id: Some(client_id),
+        had_secret,
+        client_file,
         listener,
         port,
         scopes,
@@ -211,25 +299,89 @@ impl PendingSignIn {
     pub async fn finish(self) -> Result<SignedIn, SignInError> {
         let Self {
             session,
+            server_name,
+            client_id,
+            had_secret,
+            client_file,
             listener,
             port,
             scopes,
             wait,
         } = self;
+        let who = Who {
+            server_name,
+            client_id,
+            had_secret,
+        };
         let finished = tokio::time::timeout(wait, async {
             loop {
                 let (stream, _) = listener
                     .accept()
                     .await
                     .map_err(|error| SignInError::Loopback(error.to_string()))?;
-                if let Some(result) = answer_callback(stream, port, &session).await {
+                if let Some(result) = answer_callback(stream, port, &session, &who).await {
                     return result;
                 }
             }
         })
         .await
         .map_err(|_| SignInError::TimedOut(wait))?;
-        finished.map(|()| SignedIn { scopes })
+        finished?;
+        if let Some((file, registered)) = client_file {
+            keep_registered_client(&file, registered.as_ref())?;
+        }
+        Ok(SignedIn { scopes })
+    }
+}
+
+/// After a sign-in through dynamic registration: keeps the secret it handed out, or drops
+/// one an earlier registration left (a client the entry configured stays).
+fn keep_registered_client(
+    file: &ClientSecretFile,
+    registered: Option<&StoredClient>,
+) -> Result<(), SignInError> {
+    let stored = |error: std::io::Error| {
+        SignInError::Exchange(format!(
+            "the tokens are stored, but not the client secret the registration handed out ({}: {error}); refreshes will fail",
+            file.path().display()
+        ))
+    };
+    match registered {
+        Some(client) => file.save(client).map_err(stored),
+        None => {
+            if let Ok(Some(old)) = file.load()
+                && old.origin == ClientOrigin::Registered
+            {
+                file.remove().map_err(stored)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The client signing in, to name in a rejection.
+struct Who {
+    server_name: String,
+    client_id: Option<String>,
+    had_secret: bool,
+}
+
+impl Who {
+    fn exchange_error(&self, error: AuthError) -> SignInError {
+        let text = error.to_string();
+        match &self.client_id {
+            Some(client_id)
+                if text.contains("invalid_client") || text.contains("unauthorized_client") =>
+            {
+                SignInError::ClientRejected {
+                    server: self.server_name.clone(),
+                    client_id: client_id.clone(),
+                    had_secret: self.had_secret,
+                    detail: text,
+                }
+            }
+            _ => SignInError::Exchange(text),
+        }
     }
 }
 
@@ -287,6 +439,7 @@ async fn answer_callback(
     mut stream: TcpStream,
     port: u16,
     session: &AuthorizationSession,
+    who: &Who,
 ) -> Option<Result<(), SignInError>> {
     let target = read_request_target(&mut stream).await?;
     let url = reqwest::Url::parse(&format!("http://127.0.0.1:{port}{target}")).ok()?;
@@ -316,7 +469,7 @@ async fn answer_callback(
         .handle_callback_url(url.as_str())
         .await
         .map(|_| ())
-        .map_err(|error| SignInError::Exchange(error.to_string()));
+        .map_err(|error| who.exchange_error(error));
     let page = match &result {
         Ok(()) => "strata: signed in. You can close this tab.".to_owned(),
         Err(error) => format!("strata: sign-in failed: {error}"),

@@ -77,6 +77,12 @@ impl TokenFile {
         }
     }
 
+    /// The stored credentials, `None` for a missing or unusable file (a logout revokes what
+    /// this finds).
+    pub fn credentials(&self) -> Option<StoredCredentials> {
+        self.read().ok().flatten()
+    }
+
     /// Deletes the file (a logout); `false` when there was none.
     pub fn remove(&self) -> std::io::Result<bool> {
         // The lock file holds nothing; a refresh running now keeps its open handle.
@@ -167,23 +173,29 @@ impl TokenFile {
     }
 
     fn write(&self, credentials: StoredCredentials) -> std::io::Result<()> {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        create_private_dir(dir)?;
         let document = TokenDocument {
             server_url: self.server_url.clone(),
             credentials,
         };
         let bytes = serde_json::to_vec_pretty(&document).map_err(std::io::Error::other)?;
-        // A temporary file in the same directory, renamed over the old one: a crash leaves
-        // either the old tokens or the new, never half of one.
-        let mut file = tempfile::NamedTempFile::new_in(dir)?;
-        set_owner_only(file.path(), 0o600)?;
-        file.write_all(&bytes)?;
-        file.as_file().sync_all()?;
-        file.persist(&self.path).map_err(|error| error.error)?;
+        write_private(&self.path, &bytes)?;
         self.set_problem(None);
         Ok(())
     }
+}
+
+/// Writes `bytes` to `path` whole, mode 0600 in a 0700 directory: a temporary file in the
+/// same directory, renamed over the old one, so a crash leaves either the old contents or
+/// the new, never half of one.
+pub(super) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    create_private_dir(dir)?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    set_owner_only(file.path(), 0o600)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|error| error.error)?;
+    Ok(())
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {

@@ -6,7 +6,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use strata_mcp::auth::{SignInError, SignInRequest, TokenFile, TokenState, sign_in};
+use strata_mcp::auth::{
+    ClientOrigin, ClientSecret, LogoutReport, Revocation, SignInError, SignInRequest, StoredClient,
+    TokenFile, TokenState, log_out, sign_in,
+};
 use strata_mcp::{McpManager, ServerConfig, ServerState, Transport};
 use strata_tools::{ToolContext, ToolSource as _};
 
@@ -122,6 +125,7 @@ fn preregistered(callback_port: u16, scope: &str) -> strata_mcp::config::OAuthSp
         client_id: Some("strata-preregistered".into()),
         callback_port: Some(callback_port),
         scopes: vec![scope.into()],
+        ..Default::default()
     }
 }
 
@@ -400,6 +404,335 @@ async fn sign_in_to_a_server_that_asks_for_none_says_so() {
     assert!(
         matches!(result, Err(SignInError::NotRequired { status: 200 })),
         "{result:?}"
+    );
+    assert_eq!(config.token_file().unwrap().state(), TokenState::Missing);
+}
+
+/// The access and refresh token in a token file.
+fn stored_tokens(tokens: &TokenFile) -> (String, String) {
+    let document: Value =
+        serde_json::from_str(&std::fs::read_to_string(tokens.path()).unwrap()).unwrap();
+    let response = &document["credentials"]["token_response"];
+    (
+        response["access_token"].as_str().unwrap().to_owned(),
+        response["refresh_token"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// The fixture's origin (`http://127.0.0.1:PORT`).
+fn origin(fixture: &AuthServer) -> &str {
+    fixture.url.trim_end_matches("/mcp")
+}
+
+/// The status of an MCP `initialize` sent with `access` as the bearer token, straight to the
+/// fixture.
+async fn bearer_status(fixture: &AuthServer, access: &str) -> u16 {
+    reqwest::Client::new()
+        .post(&fixture.url)
+        .bearer_auth(access)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// The status of a refresh-token grant sent straight to the fixture's /token.
+async fn refresh_status(fixture: &AuthServer, refresh: &str, client: &[(&str, &str)]) -> u16 {
+    let mut form = vec![("grant_type", "refresh_token"), ("refresh_token", refresh)];
+    form.extend_from_slice(client);
+    let body = form
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join("&");
+    reqwest::Client::new()
+        .post(format!("{}/token", origin(fixture)))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+fn confidential(callback_port: u16) -> strata_mcp::config::OAuthSpec {
+    strata_mcp::config::OAuthSpec {
+        client_id: Some("strata-confidential".into()),
+        callback_port: Some(callback_port),
+        scopes: vec!["mcp".into()],
+        ..Default::default()
+    }
+}
+
+fn store_secret(config: &ServerConfig, secret: &str) {
+    config
+        .client_file()
+        .unwrap()
+        .save(&StoredClient {
+            client_id: "strata-confidential".into(),
+            client_secret: ClientSecret::new(secret).unwrap(),
+            origin: ClientOrigin::Configured,
+        })
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_confidential_client_signs_in_with_its_secret_refreshes_later_and_revokes() {
+    let Some(python) = python() else {
+        return;
+    };
+    let callback_port = free_port();
+    let port = callback_port.to_string();
+    let fixture = auth_server_with(&python, &["3600", &port, "--secret", "right-secret"]).await;
+    let home = tempfile::tempdir().unwrap();
+    let mut config = config(&fixture.url, home.path());
+    config.spec.oauth = Some(confidential(callback_port));
+
+    // A variable named for the secret that is not set, and nothing stored: said up front.
+    let mut from_env = config.clone();
+    if let Some(oauth) = from_env.spec.oauth.as_mut() {
+        oauth.client_secret_env = Some("STRATA_TEST_NO_SUCH_SECRET_VARIABLE".into());
+    }
+    let missing = SignInRequest::for_server(&from_env, Duration::from_secs(5)).unwrap_err();
+    assert!(
+        missing.contains("MCP server \"docs\"")
+            && missing.contains("STRATA_TEST_NO_SUCH_SECRET_VARIABLE")
+            && missing.contains("strata mcp login docs --client-secret"),
+        "{missing}"
+    );
+
+    // No secret at all: the token request is refused, and the error names the server.
+    let refused = sign_in_with_browser(&config).await.unwrap_err();
+    assert!(
+        matches!(
+            &refused,
+            SignInError::ClientRejected {
+                had_secret: false,
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+    let text = refused.to_string();
+    assert!(
+        text.contains("client \"strata-confidential\" of MCP server \"docs\"")
+            && text.contains("needs a client secret"),
+        "{text}"
+    );
+    // The wrong secret: refused too.
+    store_secret(&config, "wrong-secret");
+    let refused = sign_in_with_browser(&config).await.unwrap_err();
+    assert!(
+        matches!(
+            &refused,
+            SignInError::ClientRejected {
+                had_secret: true,
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+    assert!(
+        refused.to_string().contains("check its secret"),
+        "{refused}"
+    );
+    let tokens = config.token_file().unwrap();
+    assert_eq!(tokens.state(), TokenState::Missing);
+
+    // The right one: signed in; the secret stays out of the token file.
+    store_secret(&config, "right-secret");
+    sign_in_with_browser(&config).await.unwrap();
+    assert!(
+        !std::fs::read_to_string(tokens.path())
+            .unwrap()
+            .contains("right-secret")
+    );
+    let manager = started(&config).await;
+    assert_eq!(manager.status()[0].state, ServerState::Connected);
+    let whoami = call(&manager, "whoami").await;
+    assert!(
+        whoami
+            .text_content()
+            .starts_with("client strata-confidential "),
+        "{whoami:?}"
+    );
+    // The access token dies; a new process refreshes with the stored secret.
+    assert!(!call(&manager, "expire_access").await.is_error);
+    manager.shutdown().await;
+    let later = started(&config).await;
+    assert_eq!(
+        later.status()[0].state,
+        ServerState::Connected,
+        "{:?}",
+        later.status()
+    );
+    let log = auth_log(&call(&later, "auth_log").await);
+    assert_eq!(refresh_grants(&log), 1, "{log}");
+    assert!(!call(&later, "expire_access").await.is_error);
+    later.shutdown().await;
+
+    // A wrong secret now: the refresh is refused, and the state names the server.
+    store_secret(&config, "wrong-secret");
+    let refused = started(&config).await;
+    let status = refused.status()[0].clone();
+    assert!(
+        matches!(&status.state, ServerState::Failed { error }
+            if error.starts_with("the authorization server rejected the OAuth client of MCP server \"docs\" (invalid_client: Invalid client_secret)")
+            && error.ends_with("check its secret: `strata mcp login docs --client-secret`")),
+        "{status:?}"
+    );
+    refused.shutdown().await;
+    // The right one again: the refresh goes through.
+    store_secret(&config, "right-secret");
+    let again = started(&config).await;
+    assert_eq!(again.status()[0].state, ServerState::Connected);
+    again.shutdown().await;
+
+    // Logout revokes both tokens with the client's secret; the secret stays unless asked.
+    let (access, refresh) = stored_tokens(&tokens);
+    assert_eq!(bearer_status(&fixture, &access).await, 200);
+    let report = log_out(&config, false).await.unwrap();
+    let endpoint = format!("{}/revoke", origin(&fixture));
+    assert_eq!(
+        report.revocation,
+        Revocation::Revoked {
+            endpoint: endpoint.clone()
+        },
+        "{report:?}"
+    );
+    assert_eq!(
+        report.revocation_sentence(),
+        format!("tokens revoked at {endpoint}")
+    );
+    assert_eq!(tokens.state(), TokenState::Missing);
+    assert_eq!(bearer_status(&fixture, &access).await, 401);
+    let client = [
+        ("client_id", "strata-confidential"),
+        ("client_secret", "right-secret"),
+    ];
+    assert_eq!(refresh_status(&fixture, &refresh, &client).await, 400);
+    assert!(config.client_file().unwrap().path().exists());
+    let report = log_out(&config, true).await.unwrap();
+    assert_eq!(report.revocation, Revocation::NothingStored);
+    assert!(
+        matches!(report.forgot_client, Some((_, true))),
+        "{report:?}"
+    );
+    assert!(!config.client_file().unwrap().path().exists());
+}
+
+#[tokio::test]
+async fn logout_revokes_the_refresh_and_access_token_of_a_public_client() {
+    let Some(python) = python() else {
+        return;
+    };
+    let fixture = auth_server(&python).await;
+    let home = tempfile::tempdir().unwrap();
+    let config = config(&fixture.url, home.path());
+    sign_in_with_browser(&config).await.unwrap();
+    let tokens = config.token_file().unwrap();
+    let (access, refresh) = stored_tokens(&tokens);
+    let client_id: Value =
+        serde_json::from_str(&std::fs::read_to_string(tokens.path()).unwrap()).unwrap();
+    let client_id = client_id["credentials"]["client_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(bearer_status(&fixture, &access).await, 200);
+
+    let report: LogoutReport = log_out(&config, false).await.unwrap();
+    assert!(
+        matches!(&report.revocation, Revocation::Revoked { endpoint } if endpoint.ends_with("/revoke")),
+        "{report:?}"
+    );
+    assert!(report.removed_tokens);
+    assert_eq!(tokens.state(), TokenState::Missing);
+    // The fixture refuses both old tokens.
+    assert_eq!(bearer_status(&fixture, &access).await, 401);
+    assert_eq!(
+        refresh_status(&fixture, &refresh, &[("client_id", &client_id)]).await,
+        400
+    );
+    // And its log says it revoked them, refresh token first.
+    sign_in_with_browser(&config).await.unwrap();
+    let manager = started(&config).await;
+    let log = auth_log(&call(&manager, "auth_log").await);
+    assert_eq!(log["revoked"], json!(["refresh", "access"]), "{log}");
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn logout_from_a_server_without_revocation_deletes_the_tokens_locally() {
+    let Some(python) = python() else {
+        return;
+    };
+    let fixture = auth_server_with(&python, &["3600", "--no-revocation"]).await;
+    let home = tempfile::tempdir().unwrap();
+    let config = config(&fixture.url, home.path());
+    sign_in_with_browser(&config).await.unwrap();
+    let report = log_out(&config, false).await.unwrap();
+    assert_eq!(report.revocation, Revocation::NotOffered);
+    assert_eq!(
+        report.revocation_sentence(),
+        "server offers no revocation; tokens deleted locally"
+    );
+    assert_eq!(config.token_file().unwrap().state(), TokenState::Missing);
+}
+
+#[tokio::test]
+async fn a_secret_from_dynamic_registration_is_kept_for_refresh_and_a_dead_server_still_logs_out() {
+    let Some(python) = python() else {
+        return;
+    };
+    let fixture = auth_server_with(&python, &["3600", "--registration-secret"]).await;
+    let home = tempfile::tempdir().unwrap();
+    let config = config(&fixture.url, home.path());
+    sign_in_with_browser(&config).await.unwrap();
+    let kept = config.client_file().unwrap().load().unwrap().unwrap();
+    assert_eq!(kept.origin, ClientOrigin::Registered);
+    let manager = started(&config).await;
+    let log = auth_log(&call(&manager, "auth_log").await);
+    assert_eq!(
+        log["token_endpoint_auth_method"], "client_secret_post",
+        "{log}"
+    );
+    assert!(!call(&manager, "expire_access").await.is_error);
+    manager.shutdown().await;
+    // Another process refreshes, authenticating with the registered secret.
+    let later = started(&config).await;
+    assert_eq!(
+        later.status()[0].state,
+        ServerState::Connected,
+        "{:?}",
+        later.status()
+    );
+    let log = auth_log(&call(&later, "auth_log").await);
+    assert_eq!(refresh_grants(&log), 1, "{log}");
+    later.shutdown().await;
+
+    // The authorization server is gone: the logout says so and deletes the tokens anyway.
+    drop(fixture);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let report = log_out(&config, false).await.unwrap();
+    assert!(
+        matches!(&report.revocation, Revocation::Failed(_)),
+        "{report:?}"
+    );
+    let sentence = report.revocation_sentence();
+    assert!(
+        sentence.starts_with("revocation failed: ")
+            && sentence.ends_with("; tokens deleted locally"),
+        "{sentence}"
     );
     assert_eq!(config.token_file().unwrap().state(), TokenState::Missing);
 }
