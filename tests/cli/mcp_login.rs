@@ -34,6 +34,11 @@ impl Drop for AuthServer {
 }
 
 fn auth_server(python: &Path) -> (AuthServer, String) {
+    auth_server_with(python, &[])
+}
+
+/// The fixture with its optional arguments after the port.
+fn auth_server_with(python: &Path, args: &[&str]) -> (AuthServer, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -42,6 +47,7 @@ fn auth_server(python: &Path) -> (AuthServer, String) {
     let child = Command::new(python)
         .arg(workspace().join("crates/strata-mcp/tests/fixtures/auth_server.py"))
         .arg(port.to_string())
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -146,6 +152,112 @@ fn login_signs_in_through_the_browser_and_logout_forgets_it() {
     assert!(!token_file.exists());
     let list = strata(dir.path(), &["mcp", "list"], None);
     assert!(text(&list.stdout).contains("docs  needs sign-in"));
+}
+
+#[test]
+fn login_takes_a_client_secret_from_stdin_and_logout_revokes_and_forgets_it_when_asked() {
+    use std::io::Write as _;
+    let Some(python) = python() else {
+        return;
+    };
+    let callback_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let (_server, url) =
+        auth_server_with(&python, &["3600", &callback_port, "--secret", "cli-secret"]);
+    let dir = project();
+    let added = strata(
+        dir.path(),
+        &[
+            "mcp",
+            "add",
+            "docs",
+            "--url",
+            &url,
+            "--client-id",
+            "strata-confidential",
+            "--callback-port",
+            &callback_port,
+        ],
+        None,
+    );
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let browser = scripted_browser(dir.path(), &python);
+    let mut login = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .current_dir(dir.path())
+        .args(["mcp", "login", "docs", "--client-secret", "--wait", "30"])
+        .env("HOME", dir.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("STRATA_MODEL")
+        .env("BROWSER", &browser)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    login
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"cli-secret\n")
+        .unwrap();
+    let login = login.wait_with_output().unwrap();
+    let stdout = text(&login.stdout);
+    assert!(login.status.success(), "{stdout}{}", text(&login.stderr));
+    let tokens = dir.path().join(".config/strata/mcp-tokens");
+    let client_file = tokens.join("docs.client.json");
+    assert!(
+        stdout.contains(&format!(
+            "client secret stored in {}",
+            client_file.display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("connected: 4 tools"), "{stdout}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&client_file)
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let config = std::fs::read_to_string(dir.path().join(".config/strata/config.toml")).unwrap();
+    assert!(!config.contains("cli-secret"), "{config}");
+    assert!(
+        !std::fs::read_to_string(tokens.join("docs.json"))
+            .unwrap()
+            .contains("cli-secret")
+    );
+
+    let logout = strata(dir.path(), &["mcp", "logout", "docs"], None);
+    let stdout = text(&logout.stdout);
+    assert!(logout.status.success(), "{}", text(&logout.stderr));
+    let revoke = url.replace("/mcp", "/revoke");
+    assert!(
+        stdout.starts_with(&format!(
+            "signed out of \"docs\": tokens revoked at {revoke} (removed "
+        )),
+        "{stdout}"
+    );
+    assert!(client_file.exists(), "the secret stays unless asked");
+    let forget = strata(
+        dir.path(),
+        &["mcp", "logout", "docs", "--forget-client"],
+        None,
+    );
+    let stdout = text(&forget.stdout);
+    assert!(forget.status.success(), "{}", text(&forget.stderr));
+    assert!(
+        stdout.contains("no stored sign-in for \"docs\"")
+            && stdout.contains("client secret forgotten"),
+        "{stdout}"
+    );
+    assert!(!client_file.exists());
 }
 
 #[test]

@@ -52,11 +52,21 @@ pub enum McpCommand {
         /// Seconds to wait for the browser.
         #[arg(long, default_value_t = 300)]
         wait: u64,
+        /// The entry's client is confidential: read its secret (from stdin when that is not
+        /// a terminal, else a prompt that does not echo) and keep it beside the token file,
+        /// mode 0600, never in a config file.
+        #[arg(long)]
+        client_secret: bool,
     },
-    /// Forget a server's sign-in (deletes its token file).
+    /// Sign out of a server: revoke its tokens at the authorization server (when it offers
+    /// revocation) and delete its token file whatever the outcome.
     Logout {
         /// The server's name.
         name: String,
+        /// Forget the client's stored secret too (`--client-secret`, or the one dynamic
+        /// registration handed out).
+        #[arg(long)]
+        forget_client: bool,
     },
 }
 
@@ -103,13 +113,26 @@ pub fn run(args: &McpArgs, run: &RunArgs) -> anyhow::Result<()> {
             list(&sources, trusted, *json)
         }
         McpCommand::Add(add_args) => add(&sources, add_args),
-        McpCommand::Login { name, wait } => {
+        McpCommand::Login {
+            name,
+            wait,
+            client_secret,
+        } => {
             let trusted = Layers::read(&sources, run)?.trust.trusted;
-            login(&sources, trusted, name, Duration::from_secs(*wait))
+            login(
+                &sources,
+                trusted,
+                name,
+                Duration::from_secs(*wait),
+                *client_secret,
+            )
         }
-        McpCommand::Logout { name } => {
+        McpCommand::Logout {
+            name,
+            forget_client,
+        } => {
             let trusted = Layers::read(&sources, run)?.trust.trusted;
-            logout(&sources, trusted, name)
+            logout(&sources, trusted, name, *forget_client)
         }
         McpCommand::Remove { name, project } => {
             let path = target_path(&sources, *project)?;
@@ -141,8 +164,17 @@ fn find_server(
     anyhow::bail!("no MCP server \"{name}\" is configured{skipped}; `strata mcp list` shows them")
 }
 
-fn login(sources: &Sources, trusted: bool, name: &str, wait: Duration) -> anyhow::Result<()> {
+fn login(
+    sources: &Sources,
+    trusted: bool,
+    name: &str,
+    wait: Duration,
+    client_secret: bool,
+) -> anyhow::Result<()> {
     let server = find_server(sources, trusted, name)?;
+    if client_secret {
+        store_client_secret(&server)?;
+    }
     let request = strata_mcp::auth::SignInRequest::for_server(&server, wait)
         .map_err(|error| anyhow::anyhow!(error))?;
     let token_path = request.tokens.path().to_owned();
@@ -191,28 +223,114 @@ fn login(sources: &Sources, trusted: bool, name: &str, wait: Duration) -> anyhow
     })
 }
 
-fn logout(sources: &Sources, trusted: bool, name: &str) -> anyhow::Result<()> {
+fn logout(sources: &Sources, trusted: bool, name: &str, forget_client: bool) -> anyhow::Result<()> {
     let server = find_server(sources, trusted, name)?;
-    let Some(tokens) = server.token_file() else {
-        anyhow::bail!(
-            "MCP server \"{name}\" has no sign-in (only streamable HTTP servers sign in)"
-        );
-    };
-    if tokens
-        .remove()
-        .with_context(|| format!("removing {}", tokens.path().display()))?
-    {
-        println!(
-            "signed out of \"{name}\": removed {}",
-            tokens.path().display()
-        );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let report = runtime
+        .block_on(strata_mcp::auth::log_out(&server, forget_client))
+        .map_err(|error| anyhow::anyhow!(error))?;
+    if report.removed_tokens {
+        println!("signed out of \"{name}\": {}", report.describe());
     } else {
-        println!(
+        let mut text = format!(
             "no stored sign-in for \"{name}\" ({} does not exist)",
-            tokens.path().display()
+            report.token_file.display()
         );
+        match &report.forgot_client {
+            Some((path, true)) => {
+                text.push_str(&format!(
+                    "; client secret forgotten (removed {})",
+                    path.display()
+                ));
+            }
+            Some((_, false)) => text.push_str("; no stored client secret to forget"),
+            None => {}
+        }
+        println!("{text}");
     }
     Ok(())
+}
+
+/// `strata mcp login NAME --client-secret`: the secret of the entry's client, read and
+/// stored beside the token file before the sign-in uses it.
+fn store_client_secret(server: &strata_mcp::ServerConfig) -> anyhow::Result<()> {
+    let name = &server.name;
+    let Some(client_id) = server
+        .spec
+        .oauth
+        .as_ref()
+        .and_then(|oauth| oauth.client_id.clone())
+    else {
+        anyhow::bail!(
+            "--client-secret is for a client registered out of band: MCP server \"{name}\" has no oauth.client_id (`strata mcp add {name} --url URL --client-id ID`)"
+        );
+    };
+    let file = server.client_file().with_context(|| {
+        format!("MCP server \"{name}\" has no sign-in (only streamable HTTP servers sign in)")
+    })?;
+    let text = read_secret(&format!(
+        "Client secret of \"{client_id}\" for MCP server \"{name}\" (not shown): "
+    ))?;
+    let client_secret = strata_mcp::auth::ClientSecret::new(&text)
+        .with_context(|| format!("no client secret given for MCP server \"{name}\""))?;
+    file.save(&strata_mcp::auth::StoredClient {
+        client_id,
+        client_secret,
+        origin: strata_mcp::auth::ClientOrigin::Configured,
+    })
+    .with_context(|| format!("storing the client secret in {}", file.path().display()))?;
+    println!(
+        "client secret stored in {} (mode 0600; `strata mcp logout {name} --forget-client` forgets it)",
+        file.path().display()
+    );
+    Ok(())
+}
+
+/// One line from stdin: piped as is, or typed at a prompt that does not echo it.
+fn read_secret(prompt: &str) -> anyhow::Result<String> {
+    use std::io::{BufRead as _, IsTerminal as _};
+    if !std::io::stdin().is_terminal() {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .context("reading the client secret from stdin")?;
+        return Ok(line);
+    }
+    use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+    use ratatui::crossterm::terminal;
+    eprint!("{prompt}");
+    std::io::stderr().flush()?;
+    terminal::enable_raw_mode().context("turning off the terminal's echo")?;
+    let typed = (|| -> anyhow::Result<String> {
+        let mut secret = String::new();
+        loop {
+            let Event::Key(key) = event::read()? else {
+                continue;
+            };
+            if key.kind != KeyEventKind::Press {
+                continue;
+            }
+            match key.code {
+                KeyCode::Enter => return Ok(secret),
+                KeyCode::Backspace => {
+                    secret.pop();
+                }
+                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    anyhow::bail!("interrupted; no client secret stored")
+                }
+                KeyCode::Esc => anyhow::bail!("cancelled; no client secret stored"),
+                KeyCode::Char(c) => secret.push(c),
+                _ => {}
+            }
+        }
+    })();
+    let _ = terminal::disable_raw_mode();
+    eprintln!();
+    typed
 }
 
 fn target_path(sources: &Sources, project: bool) -> anyhow::Result<std::path::PathBuf> {

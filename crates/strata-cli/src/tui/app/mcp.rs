@@ -23,8 +23,7 @@ pub struct McpHandle {
     pub sign_ins: Arc<Mutex<BTreeMap<String, String>>>,
 }
 
-const USAGE: &str =
-    "/mcp [tools NAME | reconnect NAME | enable NAME | disable NAME | login NAME | logout NAME]";
+const USAGE: &str = "/mcp [tools NAME | reconnect NAME | enable NAME | disable NAME | login NAME | logout NAME [--forget-client]]";
 
 /// How long a sign-in started from the TUI waits for the browser.
 const SIGN_IN_WAIT: Duration = Duration::from_secs(300);
@@ -84,7 +83,10 @@ impl App {
                 });
             }
             [verb, name] if verb == "login" => self.mcp_login(&handle, name),
-            [verb, name] if verb == "logout" => self.mcp_logout(&handle, name),
+            [verb, name] if verb == "logout" => self.mcp_logout(&handle, name, false),
+            [verb, name, flag] if verb == "logout" && flag == "--forget-client" => {
+                self.mcp_logout(&handle, name, true);
+            }
             _ => self.notice(Level::Error, format!("usage: {USAGE}")),
         }
     }
@@ -142,40 +144,45 @@ impl App {
         });
     }
 
-    /// Forgets the sign-in of `name` (its token file) and reconnects it, which withdraws
-    /// its tools; the cost is said first.
-    fn mcp_logout(&mut self, handle: &McpHandle, name: &str) {
+    /// Signs out of `name`: revokes its tokens at the authorization server (bounded by a
+    /// short timeout), deletes the token file whatever the outcome (with `forget_client`
+    /// the stored client secret too), and reconnects it, which withdraws its tools; what
+    /// happened and the cost are said.
+    fn mcp_logout(&mut self, handle: &McpHandle, name: &str, forget_client: bool) {
         let Some(config) = handle.manager.server_config(name) else {
             self.notice(Level::Error, format!("no MCP server {name}"));
             return;
         };
-        let Some(tokens) = config.token_file() else {
-            self.notice(
-                Level::Error,
-                format!("MCP server {name} has no sign-in (only streamable HTTP servers sign in)"),
-            );
-            return;
-        };
-        match tokens.remove() {
-            Ok(false) => {
-                self.notice(Level::Info, format!("no stored sign-in for {name}"));
-                return;
-            }
-            Ok(true) => {}
+        let report = match handle
+            .runtime
+            .block_on(strata_mcp::auth::log_out(&config, forget_client))
+        {
+            Ok(report) => report,
             Err(error) => {
-                self.notice(
-                    Level::Error,
-                    format!("cannot remove {}: {error}", tokens.path().display()),
-                );
+                self.notice(Level::Error, error);
                 return;
             }
+        };
+        if !report.removed_tokens {
+            let forgot = match &report.forgot_client {
+                Some((path, true)) => {
+                    format!("; client secret forgotten (removed {})", path.display())
+                }
+                _ => String::new(),
+            };
+            self.notice(Level::Info, format!("no stored sign-in for {name}{forgot}"));
+            return;
         }
         let cost = self.mcp_toggle_cost(&handle.manager, name, false);
+        let level = match report.revocation {
+            strata_mcp::auth::Revocation::Failed(_) => Level::Warning,
+            _ => Level::Info,
+        };
         self.notice(
-            Level::Info,
+            level,
             format!(
-                "signed out of {name} (removed {}): {}",
-                tokens.path().display(),
+                "signed out of {name}: {}: {}",
+                report.describe(),
                 cost.describe()
             ),
         );
@@ -579,7 +586,9 @@ mod tests {
         run(&mut app, "/mcp logout docs");
         let notice = last_notice(&app);
         assert!(
-            notice.starts_with("signed out of docs (removed "),
+            notice.starts_with(&format!(
+                "signed out of docs: tokens revoked at http://127.0.0.1:{port}/revoke (removed "
+            )),
             "{notice}"
         );
         runtime.block_on(manager.shutdown());
