@@ -258,6 +258,30 @@ fn login_takes_a_client_secret_from_stdin_and_logout_revokes_and_forgets_it_when
         "{stdout}"
     );
     assert!(!client_file.exists());
+
+    // The secret from a variable the entry names: nothing is stored.
+    let config_path = dir.path().join(".config/strata/config.toml");
+    let config = std::fs::read_to_string(&config_path).unwrap();
+    let with_env = config.replace(
+        "callback_port = ",
+        "client_secret_env = \"DOCS_SECRET\", callback_port = ",
+    );
+    assert_ne!(config, with_env, "{config}");
+    std::fs::write(&config_path, with_env).unwrap();
+    let login = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .current_dir(dir.path())
+        .args(["mcp", "login", "docs", "--wait", "30"])
+        .env("HOME", dir.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("STRATA_MODEL")
+        .env("BROWSER", &browser)
+        .env("DOCS_SECRET", "cli-secret")
+        .output()
+        .unwrap();
+    let stdout = text(&login.stdout);
+    assert!(login.status.success(), "{stdout}{}", text(&login.stderr));
+    assert!(stdout.contains("connected: 4 tools"), "{stdout}");
+    assert!(!client_file.exists());
 }
 
 #[test]

@@ -780,6 +780,56 @@ mod tests {
     }
 
     #[test]
+    fn a_client_secret_in_a_config_file_is_refused_and_never_written_back() {
+        let spec: ServerSpec = serde_json::from_str(
+            r#"{"url": "http://127.0.0.1:9/mcp", "oauth": {"clientId": "c", "clientSecret": "s3cret"}}"#,
+        )
+        .unwrap();
+        assert!(!format!("{spec:?}").contains("s3cret"));
+        assert!(!serde_json::to_string(&spec).unwrap().contains("ecret"));
+        let source = Source {
+            kind: SourceKind::Session,
+            path: None,
+        };
+        let error = resolve("docs", &spec, source.clone(), Path::new("/")).unwrap_err();
+        assert!(
+            error
+                .message
+                .contains("oauth.client_secret is not read from config files")
+                && error
+                    .message
+                    .contains("strata mcp login docs --client-secret"),
+            "{}",
+            error.message
+        );
+        let spec: ServerSpec = serde_json::from_str(
+            r#"{"url": "http://127.0.0.1:9/mcp", "oauth": {"client_id": "c", "client_secret_env": "DOCS_SECRET", "token_endpoint_auth_method": "private_key_jwt"}}"#,
+        )
+        .unwrap();
+        let error = resolve("docs", &spec, source.clone(), Path::new("/")).unwrap_err();
+        assert!(
+            error
+                .message
+                .contains("must be \"client_secret_basic\" or \"client_secret_post\""),
+            "{}",
+            error.message
+        );
+        let mut spec = spec;
+        if let Some(oauth) = spec.oauth.as_mut() {
+            oauth.token_endpoint_auth_method = Some("client_secret_basic".into());
+        }
+        let server = resolve("docs", &spec, source, Path::new("/")).unwrap();
+        assert_eq!(
+            server
+                .spec
+                .oauth
+                .and_then(|o| o.client_secret_env)
+                .as_deref(),
+            Some("DOCS_SECRET")
+        );
+    }
+
+    #[test]
     fn variables_expand() {
         // Setting a variable needs unsafe in edition 2024; PATH is always there.
         let path = std::env::var("PATH").unwrap_or_default();
