@@ -426,7 +426,9 @@ pub(super) fn load(path: &Path, file: &File) -> Option<Result<(Builder, Streamed
 pub(super) fn save(path: &Path, file: &File, builder: &Builder, streamed: &Streamed) {
     // Only session files get one: a fork being staged (`.fork-*.jsonl.tmp`) is renamed
     // after it is read, and would leave its sidecar behind under the old name.
-    let is_session = path.extension().is_some_and(|extension| extension == "jsonl");
+    let is_session = path
+        .extension()
+        .is_some_and(|extension| extension == "jsonl");
     if !is_session || (streamed.len as u64) < SIDECAR_FROM || !savable(builder) {
         return;
     }
