@@ -430,6 +430,12 @@ fn rpc_mcp_login_answers_with_the_url_and_the_server_connects_after_the_browser(
     );
     assert_eq!(logout["success"], true, "{logout}");
     assert_eq!(logout["data"]["removed"], true, "{logout}");
+    assert!(
+        logout["data"]["revocation"]
+            .as_str()
+            .is_some_and(|said| said.starts_with("tokens revoked at ")),
+        "{logout}"
+    );
     assert_eq!(
         logout["data"]["tools"].as_array().map(Vec::len),
         Some(4),

@@ -114,11 +114,14 @@ pub enum Command {
         /// Its name.
         server: Option<String>,
     },
-    /// Forgets the OAuth sign-in of one MCP server (its token file) and reconnects it, which
+    /// Forgets the OAuth sign-in of one MCP server: revokes its tokens at the authorization
+    /// server where it offers revocation, deletes the token file, and reconnects it, which
     /// withdraws its tools until it is signed in again.
     McpLogout {
         /// Its name.
         server: Option<String>,
+        /// Also forget the stored client secret of a confidential client.
+        forget_client: Option<bool>,
     },
     /// Turns one MCP server on or off.
     McpSetEnabled {

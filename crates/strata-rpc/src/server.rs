@@ -569,7 +569,10 @@ impl<H: Host> Server<H> {
             Command::GetMcpServers => Ok(Some(self.mcp_servers())),
             Command::McpReconnect { server } => self.mcp_reconnect(server.as_deref()),
             Command::McpLogin { server } => return self.mcp_login(server.as_deref(), id),
-            Command::McpLogout { server } => self.mcp_logout(server.as_deref()),
+            Command::McpLogout {
+                server,
+                forget_client,
+            } => return self.mcp_logout(server.as_deref(), forget_client.unwrap_or(false), id),
             Command::McpSetEnabled { server, enabled } => {
                 self.mcp_set_enabled(server.as_deref(), enabled)
             }

@@ -60,37 +60,48 @@ impl<H: Host> Server<H> {
         })))
     }
 
-    /// Removes the server's token file and reconnects it; answers with what was removed and
-    /// the tools the reconnect withdraws (said at the end, the tools array keeps them).
-    pub(crate) fn mcp_logout(&mut self, server: Option<&str>) -> Result<Option<Value>, String> {
-        let (server, manager) = self.known_server("mcp_logout", server)?;
-        let tokens = manager
-            .server_config(&server)
-            .and_then(|config| config.token_file())
-            .ok_or_else(|| {
-                format!(
-                    "MCP server \"{server}\" has no sign-in (only streamable HTTP servers sign in)"
-                )
-            })?;
-        let removed = tokens
-            .remove()
-            .map_err(|error| format!("cannot remove {}: {error}", tokens.path().display()))?;
-        let tools = if removed {
-            manager.tools_of(&server)
-        } else {
-            Vec::new()
+    /// Revokes the server's tokens where the authorization server offers it, removes the
+    /// token file and reconnects the server; answers (once the revocation is done, at most
+    /// [`strata_mcp::auth::revoke::REVOCATION_TIMEOUT`]) with what happened and the tools the
+    /// reconnect withdraws (said at the end, the tools array keeps them).
+    pub(crate) fn mcp_logout(&mut self, server: Option<&str>, forget_client: bool, id: Id) {
+        let kind = "mcp_logout";
+        let (server, manager) = match self.known_server(kind, server) {
+            Ok(known) => known,
+            Err(error) => return self.out.send(&failure(&id, kind, error)),
         };
-        if removed {
-            tokio::spawn(async move {
+        let Some(config) = manager.server_config(&server) else {
+            return self
+                .out
+                .send(&failure(&id, kind, format!("no MCP server \"{server}\"")));
+        };
+        let out = self.out.clone();
+        tokio::spawn(async move {
+            let report = match strata_mcp::auth::log_out(&config, forget_client).await {
+                Ok(report) => report,
+                Err(error) => return out.send(&failure(&id, kind, error)),
+            };
+            let removed = report.removed_tokens;
+            let tools = if removed {
+                manager.tools_of(&server)
+            } else {
+                Vec::new()
+            };
+            out.send(&success(
+                &id,
+                kind,
+                Some(json!({
+                    "removed": removed,
+                    "tokenFile": report.token_file.display().to_string(),
+                    "revocation": report.revocation_sentence(),
+                    "tools": tools,
+                    "effect": if removed { "tools withdrawn; the removal is said at the end, the tools array keeps them" } else { "no stored sign-in: nothing changes" },
+                })),
+            ));
+            if removed {
                 let _ = manager.reconnect(&server).await;
-            });
-        }
-        Ok(Some(json!({
-            "removed": removed,
-            "tokenFile": tokens.path().display().to_string(),
-            "tools": tools,
-            "effect": if removed { "tools withdrawn; the removal is said at the end, the tools array keeps them" } else { "no stored sign-in: nothing changes" },
-        })))
+            }
+        });
     }
 
     /// Answers with the authorization URL for the client to show or open (strata opens no
