@@ -235,21 +235,11 @@ fn logout(sources: &Sources, trusted: bool, name: &str, forget_client: bool) -> 
     if report.removed_tokens {
         println!("signed out of \"{name}\": {}", report.describe());
     } else {
-        let mut text = format!(
-            "no stored sign-in for \"{name}\" ({} does not exist)",
-            report.token_file.display()
+        println!(
+            "no stored sign-in for \"{name}\" ({} does not exist){}",
+            report.token_file.display(),
+            report.client_sentence()
         );
-        match &report.forgot_client {
-            Some((path, true)) => {
-                text.push_str(&format!(
-                    "; client secret forgotten (removed {})",
-                    path.display()
-                ));
-            }
-            Some((_, false)) => text.push_str("; no stored client secret to forget"),
-            None => {}
-        }
-        println!("{text}");
     }
     Ok(())
 }

@@ -70,17 +70,18 @@ impl LogoutReport {
         if self.removed_tokens {
             text.push_str(&format!(" (removed {})", self.token_file.display()));
         }
-        match &self.forgot_client {
-            Some((path, true)) => {
-                text.push_str(&format!(
-                    "; client secret forgotten (removed {})",
-                    path.display()
-                ));
-            }
-            Some((_, false)) => text.push_str("; no stored client secret to forget"),
-            None => {}
-        }
+        text.push_str(&self.client_sentence());
         text
+    }
+
+    /// What became of the client's stored secret, as a clause to append (`""` when it was
+    /// not to be forgotten).
+    pub fn client_sentence(&self) -> String {
+        match &self.forgot_client {
+            Some((path, true)) => format!("; client secret forgotten (removed {})", path.display()),
+            Some((_, false)) => "; no stored client secret to forget".to_owned(),
+            None => String::new(),
+        }
     }
 }
 

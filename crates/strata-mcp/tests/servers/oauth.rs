@@ -130,6 +130,21 @@ fn preregistered(callback_port: u16, scope: &str) -> strata_mcp::config::OAuthSp
 }
 
 /// How many refresh-token grants the fixture's log holds.
+/// A new manager (another process, as far as the tokens know) connects, refreshing the
+/// expired access token exactly once.
+async fn connects_after_one_refresh(config: &ServerConfig) -> McpManager {
+    let manager = started(config).await;
+    assert_eq!(
+        manager.status()[0].state,
+        ServerState::Connected,
+        "{:?}",
+        manager.status()
+    );
+    let log = auth_log(&call(&manager, "auth_log").await);
+    assert_eq!(refresh_grants(&log), 1, "{log}");
+    manager
+}
+
 fn refresh_grants(log: &Value) -> usize {
     log["grants"]
         .as_array()
@@ -569,15 +584,7 @@ async fn a_confidential_client_signs_in_with_its_secret_refreshes_later_and_revo
     // The access token dies; a new process refreshes with the stored secret.
     assert!(!call(&manager, "expire_access").await.is_error);
     manager.shutdown().await;
-    let later = started(&config).await;
-    assert_eq!(
-        later.status()[0].state,
-        ServerState::Connected,
-        "{:?}",
-        later.status()
-    );
-    let log = auth_log(&call(&later, "auth_log").await);
-    assert_eq!(refresh_grants(&log), 1, "{log}");
+    let later = connects_after_one_refresh(&config).await;
     assert!(!call(&later, "expire_access").await.is_error);
     later.shutdown().await;
 
@@ -709,16 +716,7 @@ async fn a_secret_from_dynamic_registration_is_kept_for_refresh_and_a_dead_serve
     assert!(!call(&manager, "expire_access").await.is_error);
     manager.shutdown().await;
     // Another process refreshes, authenticating with the registered secret.
-    let later = started(&config).await;
-    assert_eq!(
-        later.status()[0].state,
-        ServerState::Connected,
-        "{:?}",
-        later.status()
-    );
-    let log = auth_log(&call(&later, "auth_log").await);
-    assert_eq!(refresh_grants(&log), 1, "{log}");
-    later.shutdown().await;
+    connects_after_one_refresh(&config).await.shutdown().await;
 
     // The authorization server is gone: the logout says so and deletes the tokens anyway.
     drop(fixture);
