@@ -11,7 +11,10 @@
 //!   returned via tool_reference from tool search." So a deferred tool is neither billed nor
 //!   part of the cached prefix; its definition is billed where the first `tool_reference` to
 //!   it stands (a `tool_search_tool_result`, a `tool_result`, or the reference of a
-//!   `tool_addition`), once: a later reference finds it already loaded.
+//!   `tool_addition`), once: a later reference finds it already loaded. The reference of a
+//!   `tool_removal` loads nothing: it withdraws the tool ("no longer offered to the model from
+//!   this point onward"), and a definition is "only loaded when returned via tool_reference
+//!   from tool search" or surfaced by an addition.
 //! - OpenAI Responses (`tool_search` guide): deferred functions are not loaded "into the
 //!   model's context up front"; "When new tools are discovered by the model, they are injected
 //!   at the end of the context window" (the `tool_search_output` items, billed as the input
@@ -89,10 +92,14 @@ impl DeferredTools {
 }
 
 /// The tool names of every `tool_reference` inside `value` (`tool_name` in a search result or
-/// tool result, `name` in a `tool_addition`'s reference), in document order.
+/// tool result, `name` in a `tool_addition`'s reference), in document order; those inside a
+/// `tool_removal` are left out (a withdrawal loads nothing).
 fn references(value: &Value, out: &mut Vec<String>) {
     match value {
         Value::Object(map) => {
+            if map.get("type").and_then(Value::as_str) == Some("tool_removal") {
+                return;
+            }
             if map.get("type").and_then(Value::as_str) == Some("tool_reference")
                 && let Some(name) = map
                     .get("tool_name")
@@ -125,9 +132,12 @@ mod tests {
             "tool_references": [{"type": "tool_reference", "tool_name": "a"}, {"type": "tool_reference", "tool_name": "b"}]}});
         let addition =
             json!({"type": "tool_addition", "tool": {"type": "tool_reference", "name": "c"}});
+        let removal = json!({"type": "mid_conv_system", "content": [
+            {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "d"}}]});
         let mut names = Vec::new();
         references(&block, &mut names);
         references(&addition, &mut names);
+        references(&removal, &mut names);
         assert_eq!(names, ["a", "b", "c"]);
     }
 
