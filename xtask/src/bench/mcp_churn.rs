@@ -48,7 +48,9 @@ pub const USAGE: &str = "  bench-mcp [--cache MODEL]... [--every N] [--no-pi] [-
       --cache M   only cache model M (repeatable; default anthropic-5m, anthropic-1h, openai)
       --every N   a server change every N tasks (default 2, the bench's tools-churn)
       --no-pi     skip Pi
-      --out FILE  write the document to FILE instead of docs/bench-mcp.md";
+      --out FILE  write the document to FILE instead of docs/bench-mcp.md
+      STRATA_BENCH_MCP_EXPOSURE=direct|deferred forces strata's route for every server (a
+      diagnostic; default auto); STRATA_BENCH_MCP_ROWS=FILE writes every request as JSON";
 
 /// The servers connected from the start.
 const START: [&str; 1] = ["churn"];
@@ -388,6 +390,17 @@ pub fn run_strata(
     ))
 }
 
+/// strata's exposure of every server: `auto` (its default), or the one
+/// `STRATA_BENCH_MCP_EXPOSURE` names (`direct`, `deferred`), to take one route apart.
+fn strata_exposure() -> Result<Exposure> {
+    match std::env::var("STRATA_BENCH_MCP_EXPOSURE").as_deref() {
+        Err(_) | Ok("auto") => Ok(Exposure::Auto),
+        Ok("direct") => Ok(Exposure::Direct),
+        Ok("deferred") => Ok(Exposure::Deferred),
+        Ok(other) => bail!("STRATA_BENCH_MCP_EXPOSURE={other}: expected auto, direct or deferred"),
+    }
+}
+
 fn body_shape(cache_model: CacheModel) -> BodyShape {
     wire(cache_model).1
 }
@@ -404,7 +417,7 @@ async fn play_strata(
     // every tool of every connected server.
     let exposure = match strategy {
         Strategy::Naive => Exposure::Direct,
-        _ => Exposure::Auto,
+        _ => strata_exposure()?,
     };
     let probe = endpoint(cache_model, workload.spec.context_window, Arc::new(|| {}))?;
     let prices = token_prices(&probe.model.prices, cache_model);
