@@ -1188,11 +1188,15 @@ impl Builder {
                 node.parent = renumber(node.parent);
             }
         }
+        // A dropped line's own parent link (not the line before it) and repair go with it.
+        let kept = |index: &u32| dropped.binary_search(index).is_err();
+        self.pending.retain(|(child, _)| kept(child));
         for (child, _) in &mut self.pending {
             *child = renumber(*child);
         }
         self.repaired = std::mem::take(&mut self.repaired)
             .into_iter()
+            .filter(|(index, _)| kept(index))
             .map(|(index, text)| (renumber(index), text))
             .collect();
         let decider = self.leaf_decider;

@@ -109,3 +109,37 @@ fn cases() -> u32 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(256)
 }
+
+/// Found by the fuzz test above: a torn last line whose parent is not the line before it (so
+/// its link waits for the id table) was dropped with its link still pending, and resolving the
+/// link indexed past the end.
+#[test]
+fn a_torn_last_line_branching_off_an_earlier_entry_is_dropped_and_reported() {
+    let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/"}"#;
+    let line = |id: &str, parent: &str, content: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-15T10:00:01.000Z","message":{{"role":"assistant","content":{content}}}}}"#
+        )
+    };
+    let text = [
+        header.to_owned(),
+        line("a", "null", r#""q""#),
+        line("b", r#""a""#, r#""first answer""#),
+        // Brackets that do not balance: a torn write, branching from `a`, not from `b`.
+        line("t", r#""a""#, r#"[{"type":"text"[,"text":"x"}]"#),
+    ]
+    .join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(&path, format!("{text}\n")).unwrap();
+    let opened = Session::open(&path).unwrap();
+    let tree = opened.session.tree();
+    assert_eq!(tree.len(), 2);
+    assert!(!tree.contains("t"));
+    assert_eq!(tree.leaf().map(|id| id.as_str()), Some("b"));
+    let reported: Vec<String> = opened.diagnostics.iter().map(|d| d.to_string()).collect();
+    assert!(
+        reported.iter().any(|d| d.contains(":4: malformed line")),
+        "{reported:?}"
+    );
+}
