@@ -270,11 +270,9 @@ async fn post_revocation(
         }
         None => {}
     }
-    let body = form
-        .iter()
-        .map(|(name, value)| format!("{name}={}", form_encode(value)))
-        .collect::<Vec<_>>()
-        .join("&");
+    let body = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(&form)
+        .finish();
     let response = request
         .header("content-type", "application/x-www-form-urlencoded")
         .body(body)
@@ -295,19 +293,9 @@ async fn post_revocation(
     }
 }
 
-/// `application/x-www-form-urlencoded` of one value.
+/// `application/x-www-form-urlencoded` of one value (for the parts of Basic credentials).
 fn form_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
-                out.push(char::from(byte));
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
+    form_urlencoded::byte_serialize(value.as_bytes()).collect()
 }
 
 #[cfg(test)]
