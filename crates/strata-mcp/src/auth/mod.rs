@@ -29,14 +29,20 @@ const TOKEN_AUTH_METHODS: &str = "token_endpoint_auth_methods_supported";
 /// client's authentication on a refresh (a wrong, missing or revoked client secret), the
 /// sentence that says so and names the server.
 pub(crate) fn client_rejection(server: &str, error: &str) -> Option<String> {
-    let start = error
-        .find("invalid_client")
-        .or_else(|| error.find("unauthorized_client"))?;
+    let start = rejection_at(error)?;
     let detail = &error[start..];
     let detail = detail.split(", when send").next().unwrap_or(detail).trim();
     Some(format!(
         "the authorization server rejected the OAuth client of MCP server \"{server}\" ({detail}); check its secret: `strata mcp login {server} --client-secret`"
     ))
+}
+
+/// Where `error` names one of the OAuth error codes that refuse the client itself
+/// (RFC 6749 §5.2), if it does.
+pub(crate) fn rejection_at(error: &str) -> Option<usize> {
+    ["invalid_client", "unauthorized_client"]
+        .iter()
+        .find_map(|code| error.find(code))
 }
 
 /// A confidential client as a server's connection, sign-in and logout use it: its id and

@@ -370,9 +370,7 @@ impl Who {
     fn exchange_error(&self, error: AuthError) -> SignInError {
         let text = error.to_string();
         match &self.client_id {
-            Some(client_id)
-                if text.contains("invalid_client") || text.contains("unauthorized_client") =>
-            {
+            Some(client_id) if super::rejection_at(&text).is_some() => {
                 SignInError::ClientRejected {
                     server: self.server_name.clone(),
                     client_id: client_id.clone(),
