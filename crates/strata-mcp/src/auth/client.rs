@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use rmcp::transport::auth::AuthorizationMetadata;
 use serde::{Deserialize, Serialize};
 
-use super::store::write_private;
+use super::store::{remove_if_present, write_private};
 use crate::config::ServerConfig;
 
 /// A client secret; its `Debug` prints `***`.
@@ -124,11 +124,7 @@ impl ClientSecretFile {
 
     /// Deletes the file; `false` when there was none.
     pub fn remove(&self) -> std::io::Result<bool> {
-        match std::fs::remove_file(&self.path) {
-            Ok(()) => Ok(true),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(error) => Err(error),
-        }
+        remove_if_present(&self.path)
     }
 }
 

@@ -87,11 +87,7 @@ impl TokenFile {
     pub fn remove(&self) -> std::io::Result<bool> {
         // The lock file holds nothing; a refresh running now keeps its open handle.
         let _ = std::fs::remove_file(self.lock_path());
-        match std::fs::remove_file(&self.path) {
-            Ok(()) => Ok(true),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(error) => Err(error),
-        }
+        remove_if_present(&self.path)
     }
 
     fn lock_path(&self) -> PathBuf {
@@ -181,6 +177,15 @@ impl TokenFile {
         write_private(&self.path, &bytes)?;
         self.set_problem(None);
         Ok(())
+    }
+}
+
+/// Deletes `path`; `false` when there was none.
+pub(super) fn remove_if_present(path: &Path) -> std::io::Result<bool> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(error) => Err(error),
     }
 }
 
