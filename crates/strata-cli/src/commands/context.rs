@@ -34,5 +34,9 @@ pub fn run(args: &ContextArgs, run: &RunArgs) -> anyhow::Result<()> {
         ContextFormat::Request => super::request::print(args, run, &session, &context)?,
     }
     out.flush()?;
+    // The process ends here: freeing every parsed message one by one is work the exit does
+    // for free (about 6% of a large context's CPU time).
+    std::mem::forget(context);
+    std::mem::forget(session);
     Ok(())
 }
