@@ -94,7 +94,7 @@ fn shapes(session: &Session) -> Shapes {
     for entry in session.tree().iter() {
         match entry.entry().unwrap() {
             Entry::Message(message) => {
-                if let AgentMessage::System(system) = &message.message {
+                if let AgentMessage::System(system) = &*message.message {
                     shapes.system_messages += 1;
                     shapes.tool_removals += usize::from(system.tools_removed().next().is_some());
                     shapes.docs_patches += usize::from(

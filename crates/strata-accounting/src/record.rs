@@ -118,7 +118,7 @@ pub fn record_of(entry: &Entry) -> Option<RequestRecord> {
             cost: stored.cost.total,
         };
     match entry {
-        Entry::Message(message) => match &message.message {
+        Entry::Message(message) => match &*message.message {
             AgentMessage::Assistant(m) => {
                 Some(record(RequestKind::Answer, &m.provider, &m.model, &m.usage))
             }

@@ -30,7 +30,7 @@ impl CutPoint {
 pub fn is_valid_cut(entry: &Entry) -> bool {
     match entry {
         Entry::Message(message) => matches!(
-            message.message,
+            *message.message,
             AgentMessage::User(_)
                 | AgentMessage::Assistant(_)
                 | AgentMessage::BashExecution(_)
@@ -48,7 +48,7 @@ pub fn is_valid_cut(entry: &Entry) -> bool {
 fn starts_turn(entry: &Entry) -> bool {
     match entry {
         Entry::Message(message) => matches!(
-            message.message,
+            *message.message,
             AgentMessage::User(_) | AgentMessage::BashExecution(_)
         ),
         Entry::BranchSummary(_) | Entry::CustomMessage(_) => true,
@@ -91,7 +91,8 @@ pub fn find_cut_point(
         let Entry::Message(message) = entries[i].entry() else {
             continue;
         };
-        if excluded.contains(&entries[i].id) || matches!(message.message, AgentMessage::System(_)) {
+        if excluded.contains(&entries[i].id) || matches!(*message.message, AgentMessage::System(_))
+        {
             continue;
         }
         accumulated += estimate_message_tokens(&message.message);
@@ -105,7 +106,7 @@ pub fn find_cut_point(
     while cut > start {
         match entries[cut - 1].entry() {
             // A system message before the cut is taken in like a settings entry.
-            Entry::Message(message) if matches!(message.message, AgentMessage::System(_)) => {
+            Entry::Message(message) if matches!(*message.message, AgentMessage::System(_)) => {
                 cut -= 1;
             }
             Entry::Message(_) | Entry::Compaction(_) => break,
@@ -121,7 +122,7 @@ pub fn find_cut_point(
         .is_some_and(|link| {
             matches!(
                 link.entry(),
-                Entry::Message(message) if matches!(message.message, AgentMessage::User(_))
+                Entry::Message(message) if matches!(*message.message, AgentMessage::User(_))
             )
         });
     let turn_start = if at_user {

@@ -126,7 +126,7 @@ fn try_extend(
             context.thinking_level = change.thinking_level.clone()
         }
         Entry::Message(message) => {
-            if let AgentMessage::Assistant(assistant) = &message.message {
+            if let AgentMessage::Assistant(assistant) = &*message.message {
                 context.model = Some(ModelRef {
                     provider: assistant.provider.clone(),
                     model_id: assistant.model.clone(),
@@ -138,7 +138,7 @@ fn try_extend(
     if !built.excluded.contains(leaf) {
         let item = match (&loaded.entry, &loaded.message) {
             (Entry::System(system), _) => Some(Projection::System(SystemChange::of(system))),
-            (Entry::Message(entry), message) => match &entry.message {
+            (Entry::Message(entry), message) => match &*entry.message {
                 AgentMessage::System(system) => Some(Projection::System(SystemChange::of_message(
                     system,
                     message.clone(),

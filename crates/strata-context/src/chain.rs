@@ -261,7 +261,7 @@ fn resolve_model<S: EntrySource>(
             EntryKind::Message(Role::Assistant | Role::Other) => {
                 if let Some(link) = loader.load(id)?
                     && let Entry::Message(message) = link.entry()
-                    && let strata_session::AgentMessage::Assistant(assistant) = &message.message
+                    && let strata_session::AgentMessage::Assistant(assistant) = &*message.message
                 {
                     return Ok(Some(ModelRef {
                         provider: assistant.provider.clone(),

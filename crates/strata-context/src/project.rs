@@ -251,8 +251,8 @@ pub(crate) fn project_entry(
         // those of the kept range in favour of the compaction's checkpoint).
         Entry::System(_) if before_cut => Vec::new(),
         Entry::System(system) => vec![Projection::System(SystemChange::of(system))],
-        Entry::Message(entry) if matches!(entry.message, AgentMessage::System(_)) => {
-            match (&entry.message, &loaded.message) {
+        Entry::Message(entry) if matches!(*entry.message, AgentMessage::System(_)) => {
+            match (&*entry.message, &loaded.message) {
                 _ if before_cut => Vec::new(),
                 (AgentMessage::System(system), message) => vec![Projection::System(
                     SystemChange::of_message(system, message.clone()),
@@ -282,7 +282,7 @@ fn chain_start(chain: &Chain) -> ChainStart {
         .iter()
         .filter_map(|link| match link.entry() {
             Entry::System(system) => Some((&link.id, SystemChange::of(system))),
-            Entry::Message(entry) => match &entry.message {
+            Entry::Message(entry) => match &*entry.message {
                 AgentMessage::System(system) => {
                     Some((&link.id, SystemChange::of_message(system, None)))
                 }

@@ -71,40 +71,42 @@ pub struct LoadedEntry {
 impl LoadedEntry {
     /// Wraps a parsed entry, building the message it projects to.
     pub fn new(entry: Entry) -> Self {
-        let message = message_of(&entry).map(Arc::new);
+        let message = message_of(&entry);
         Self { entry, message }
     }
 }
 
-/// The message an entry becomes, as Pi's `buildSessionContext` builds it.
-fn message_of(entry: &Entry) -> Option<AgentMessage> {
+/// The message an entry becomes, as Pi's `buildSessionContext` builds it. A `message` entry's
+/// is shared, not copied: it is most of what a large context holds.
+fn message_of(entry: &Entry) -> Option<Arc<AgentMessage>> {
     let millis = || epoch_millis_of(entry.timestamp());
-    match entry {
-        Entry::Message(e) => Some(e.message.clone()),
-        Entry::CustomMessage(e) => Some(AgentMessage::Custom(CustomMessage {
+    let built = match entry {
+        Entry::Message(e) => return Some(Arc::clone(&e.message)),
+        Entry::CustomMessage(e) => AgentMessage::Custom(CustomMessage {
             custom_type: e.custom_type.clone(),
             content: e.content.clone(),
             display: e.display,
             details: e.details.clone(),
             timestamp: millis(),
             extra: Map::new(),
-        })),
+        }),
         Entry::BranchSummary(e) if !e.summary.is_empty() => {
-            Some(AgentMessage::BranchSummary(BranchSummaryMessage {
+            AgentMessage::BranchSummary(BranchSummaryMessage {
                 summary: e.summary.clone(),
                 from_id: e.from_id.clone(),
                 timestamp: millis(),
                 extra: Map::new(),
-            }))
+            })
         }
-        Entry::Compaction(e) => Some(AgentMessage::CompactionSummary(CompactionSummaryMessage {
+        Entry::Compaction(e) => AgentMessage::CompactionSummary(CompactionSummaryMessage {
             summary: e.summary.clone(),
             tokens_before: e.tokens_before,
             timestamp: millis(),
             extra: Map::new(),
-        })),
-        _ => None,
-    }
+        }),
+        _ => return None,
+    };
+    Some(Arc::new(built))
 }
 
 impl EntrySource for strata_session::Tree {

@@ -24,7 +24,7 @@ fn a_pi_session_becomes_one_page_with_every_user_text_and_the_leaf() {
     let mut users = 0;
     for entry in tree.iter() {
         if let Ok(Entry::Message(message)) = entry.entry()
-            && let AgentMessage::User(user) = &message.message
+            && let AgentMessage::User(user) = &*message.message
         {
             let text = match &user.content {
                 strata_session::MessageContent::Text(text) => text.clone(),

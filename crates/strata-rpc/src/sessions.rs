@@ -16,7 +16,7 @@ pub fn fork_point(session: &Session, entry_id: &str) -> Result<(Option<EntryId>,
     let Entry::Message(message) = entry else {
         return Err(not_user());
     };
-    let AgentMessage::User(user) = &message.message else {
+    let AgentMessage::User(user) = &*message.message else {
         return Err(not_user());
     };
     Ok((tree.parent_of(entry_id).cloned(), user_text(&user.content)))
@@ -29,7 +29,7 @@ pub fn user_messages(file: &Path) -> Result<Vec<Value>, String> {
     let mut found = Vec::new();
     for entry in tree.iter() {
         if let Ok(Entry::Message(message)) = entry.entry()
-            && let AgentMessage::User(user) = &message.message
+            && let AgentMessage::User(user) = &*message.message
         {
             let text = user_text(&user.content);
             if !text.is_empty() {

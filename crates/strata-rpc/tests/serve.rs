@@ -147,7 +147,7 @@ async fn commands_in_events_and_responses_out_in_pi_shapes_then_the_agent_back()
         .tree()
         .iter()
         .filter_map(|e| match e.entry() {
-            Ok(strata_session::Entry::Message(m)) => match &m.message {
+            Ok(strata_session::Entry::Message(m)) => match &*m.message {
                 strata_session::AgentMessage::User(u) => Some(format!("{:?}", u.content)),
                 _ => None,
             },

@@ -8,7 +8,7 @@ use strata_session::{Entry, EntryId, EntryKind, Session, Tree};
 fn describe(tree: &Tree, id: &EntryId) -> String {
     match tree.entry(id) {
         Ok(Entry::Message(message)) => {
-            let text = match &message.message {
+            let text = match &*message.message {
                 strata_session::AgentMessage::User(user) => user.content.text_joined(" "),
                 strata_session::AgentMessage::Assistant(assistant) => {
                     strata_session::join_text(&assistant.content, " ")

@@ -1,6 +1,7 @@
 //! Session entries: every line after the header, typed by `type`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -36,6 +37,9 @@ impl EntryBase {
 }
 
 /// A session entry, by its `type`.
+// Entries are parsed one at a time and handed on; boxing the larger variants would cost an
+// allocation each for no memory a session holds.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
     /// `message`: one conversation message.
@@ -166,8 +170,8 @@ pub struct MessageEntry {
     /// id, parent, timestamp.
     #[serde(flatten)]
     pub base: EntryBase,
-    /// The message.
-    pub message: AgentMessage,
+    /// The message, shared: context assembly hands it on without copying it.
+    pub message: Arc<AgentMessage>,
     /// Unknown fields, kept.
     #[serde(flatten)]
     pub extra: Extra,
@@ -670,7 +674,7 @@ impl Entry {
     /// The kind (type and, for messages, role).
     pub fn kind(&self) -> EntryKind {
         match self {
-            Self::Message(e) => EntryKind::Message(match &e.message {
+            Self::Message(e) => EntryKind::Message(match &*e.message {
                 AgentMessage::User(_) => Role::User,
                 AgentMessage::Assistant(_) => Role::Assistant,
                 AgentMessage::ToolResult(_) => Role::ToolResult,
@@ -766,7 +770,7 @@ impl Entry {
             remove_known(parsed.message.extra_mut(), "role");
             Ok(MessageEntry {
                 base: parsed.base,
-                message: wrap(parsed.message),
+                message: Arc::new(wrap(parsed.message)),
                 extra: parsed.extra,
             })
         }

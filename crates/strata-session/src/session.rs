@@ -386,7 +386,7 @@ impl Session {
     pub fn append_message(&mut self, message: AgentMessage) -> Result<EntryId, SessionError> {
         self.append(Entry::Message(MessageEntry {
             base: EntryBase::pending(),
-            message,
+            message: Arc::new(message),
             extra: Extra::new(),
         }))
     }

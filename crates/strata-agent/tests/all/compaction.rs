@@ -323,7 +323,7 @@ async fn a_later_overflow_in_the_same_run_compacts_again() {
     );
     let steered = agent.session().tree().iter().any(|e| {
         matches!(e.entry().unwrap(), Entry::Message(m)
-            if matches!(&m.message, AgentMessage::User(u)
+            if matches!(&*m.message, AgentMessage::User(u)
                 if u.content.text_joined("") == "also check the tests"))
     });
     assert!(steered, "the steer was delivered in the run");

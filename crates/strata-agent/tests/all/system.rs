@@ -20,7 +20,7 @@ fn system_entries(session: &Session) -> Vec<strata_session::SystemEntry> {
         .iter()
         .filter_map(|e| match e.entry().unwrap() {
             // The patch a Pi 1.x system message carries, in the shape these tests compare.
-            Entry::Message(m) => match m.message {
+            Entry::Message(m) => match &*m.message {
                 strata_session::AgentMessage::System(system) => Some(strata_session::SystemEntry {
                     base: m.base,
                     sections: system

@@ -783,7 +783,9 @@ pub fn transcript_of(session: &Session) -> Vec<Item> {
             continue;
         };
         match entry {
-            Entry::Message(message) => push_message(&mut items, message.message),
+            Entry::Message(message) => {
+                push_message(&mut items, std::sync::Arc::unwrap_or_clone(message.message))
+            }
             Entry::Compaction(compaction) => items.push(Item::Notice(Notice {
                 level: Level::Info,
                 text: format!(
@@ -998,7 +1000,7 @@ pub fn fork_points(session: &Session) -> Vec<TreeRow> {
 /// A row's text for entries the tree shows, and a user message's text.
 fn describe(entry: &Entry) -> Option<(String, Option<String>)> {
     match entry {
-        Entry::Message(message) => match &message.message {
+        Entry::Message(message) => match &*message.message {
             AgentMessage::User(user) => {
                 let text = user.content.text_joined("\n");
                 Some((format!("user: {}", first_line(&text, 70)), Some(text)))

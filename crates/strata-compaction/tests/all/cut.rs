@@ -54,7 +54,7 @@ fn every_budget_keeps_each_result_with_its_call() {
             .entry(preparation.first_kept_entry_id.as_str())
             .expect("entry");
         assert!(
-            !matches!(&first, Entry::Message(m) if matches!(m.message, AgentMessage::ToolResult(_))),
+            !matches!(&first, Entry::Message(m) if matches!(*m.message, AgentMessage::ToolResult(_))),
             "keep={keep}: cut at a tool result"
         );
         // After compaction, every tool result in context has its call in context.
@@ -66,7 +66,7 @@ fn every_budget_keeps_each_result_with_its_call() {
         let mut calls = HashSet::new();
         for id in &path[start..] {
             if let Entry::Message(entry) = tree.entry(id.as_str()).expect("entry") {
-                match &entry.message {
+                match &*entry.message {
                     AgentMessage::Assistant(message) => {
                         calls.extend(message.tool_calls().map(|call| call.id.clone()));
                     }
@@ -135,7 +135,7 @@ fn a_cut_inside_a_turn_is_split() {
     assert_eq!(preparation.messages_to_summarize.len(), 2);
     assert!(matches!(
         tree.entry(preparation.first_kept_entry_id.as_str()).expect("entry"),
-        Entry::Message(m) if matches!(m.message, AgentMessage::Assistant(_))
+        Entry::Message(m) if matches!(*m.message, AgentMessage::Assistant(_))
     ));
     // Files edited in the summarized turn prefix are tracked.
     assert!(

@@ -118,7 +118,7 @@ fn user_texts(session: &Session) -> Vec<String> {
         .tree()
         .iter()
         .filter_map(|e| match e.entry().unwrap() {
-            Entry::Message(m) => match m.message {
+            Entry::Message(m) => match &*m.message {
                 AgentMessage::User(u) => Some(u.content.text_joined("")),
                 _ => None,
             },
@@ -261,7 +261,7 @@ text = "after"
         .tree()
         .iter()
         .filter_map(|e| match e.entry().unwrap() {
-            Entry::Message(m) => match m.message {
+            Entry::Message(m) => match &*m.message {
                 AgentMessage::ToolResult(r) => Some(r.is_error),
                 _ => None,
             },

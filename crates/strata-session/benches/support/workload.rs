@@ -164,7 +164,7 @@ pub fn generate(path: &Path, entries: usize) -> std::io::Result<Generated> {
             };
             Entry::Message(MessageEntry {
                 base,
-                message,
+                message: std::sync::Arc::new(message),
                 extra: Default::default(),
             })
         };

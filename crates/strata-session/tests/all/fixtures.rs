@@ -87,7 +87,7 @@ fn every_entry_type_fixture_has_the_expected_kinds_name_and_labels() {
     let Entry::Message(message) = cancelled else {
         panic!("not a message")
     };
-    let AgentMessage::BashExecution(bash) = message.message else {
+    let AgentMessage::BashExecution(bash) = &*message.message else {
         panic!("not bash")
     };
     assert_eq!(bash.exit_code, Some(None));
@@ -188,7 +188,7 @@ fn pi_context_shape(tree: &strata_session::Tree, leaf: Option<&str>) -> (usize, 
                 model = serde_json::json!({"provider": change.provider, "modelId": change.model_id})
             }
             Entry::Message(message) => {
-                if let AgentMessage::Assistant(assistant) = message.message {
+                if let AgentMessage::Assistant(assistant) = &*message.message {
                     model = serde_json::json!({"provider": assistant.provider, "modelId": assistant.model});
                 }
             }

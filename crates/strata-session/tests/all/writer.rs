@@ -68,7 +68,7 @@ fn appended_entries_reopen_as_the_same_tree_and_values() {
     let Entry::Message(stored) = b.entry(&system).unwrap() else {
         panic!("a system message entry")
     };
-    let AgentMessage::System(stored) = stored.message else {
+    let AgentMessage::System(stored) = &*stored.message else {
         panic!("role system")
     };
     assert_eq!(
@@ -434,11 +434,11 @@ fn user_entry(text: &str, timestamp: &str) -> Entry {
             parent_id: None,
             timestamp: timestamp.into(),
         },
-        message: AgentMessage::User(UserMessage {
+        message: std::sync::Arc::new(AgentMessage::User(UserMessage {
             content: MessageContent::Text(text.into()),
             timestamp: 0,
             extra: Default::default(),
-        }),
+        })),
         extra: Default::default(),
     })
 }
