@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::id::EntryId;
 use crate::message::{AgentMessage, Extra, MessageContent, SystemMessage, Usage};
-use crate::serde_util::present;
+use crate::serde_util::{FieldKey, present};
 
 /// Fields every entry has: `id`, `parentId` (null for a root) and `timestamp` (ISO 8601).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -757,14 +757,6 @@ impl Entry {
             line: &str,
             wrap: fn(M) -> AgentMessage,
         ) -> Result<MessageEntry, P::Error> {
-            #[derive(Deserialize)]
-            struct MessageLine<M> {
-                #[serde(flatten)]
-                base: EntryBase,
-                message: M,
-                #[serde(flatten)]
-                extra: Extra,
-            }
             let mut parsed: MessageLine<M> = P::parse(line)?;
             remove_known(&mut parsed.extra, "type");
             remove_known(parsed.message.extra_mut(), "role");
@@ -817,6 +809,61 @@ impl Entry {
             "leaf" => Self::Leaf(typed::<P, _>(line)?),
             _ => Self::from_json_map(P::parse(line)?)?,
         })
+    }
+}
+
+/// A `message` line with its message read as `M`, in one pass over the line (a derived
+/// struct with `#[serde(flatten)]` fields would first copy the whole line into serde's buffer).
+struct MessageLine<M> {
+    base: EntryBase,
+    message: M,
+    extra: Extra,
+}
+
+impl<'de, M: Deserialize<'de>> Deserialize<'de> for MessageLine<M> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct LineVisitor<M>(std::marker::PhantomData<M>);
+
+        impl<'de, M: Deserialize<'de>> serde::de::Visitor<'de> for LineVisitor<M> {
+            type Value = MessageLine<M>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a message entry")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<Self::Value, A::Error> {
+                use serde::de::Error as _;
+                let (mut id, mut parent_id, mut timestamp, mut message) = (None, None, None, None);
+                let mut extra = Extra::new();
+                // A key given twice takes its last value, as `JSON.parse` does.
+                while let Some(FieldKey(key)) = access.next_key()? {
+                    match &*key {
+                        "id" => id = Some(access.next_value::<EntryId>()?),
+                        "parentId" => parent_id = Some(access.next_value::<Option<EntryId>>()?),
+                        "timestamp" => timestamp = Some(access.next_value::<String>()?),
+                        "message" => message = Some(access.next_value::<M>()?),
+                        _ => {
+                            let value: Value = access.next_value()?;
+                            extra.insert(key.into_owned(), value);
+                        }
+                    }
+                }
+                Ok(MessageLine {
+                    base: EntryBase {
+                        id: id.ok_or_else(|| A::Error::missing_field("id"))?,
+                        parent_id: parent_id.flatten(),
+                        timestamp: timestamp.unwrap_or_default(),
+                    },
+                    message: message.ok_or_else(|| A::Error::missing_field("message"))?,
+                    extra,
+                })
+            }
+        }
+
+        deserializer.deserialize_map(LineVisitor(std::marker::PhantomData))
     }
 }
 

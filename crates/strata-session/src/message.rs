@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::serde_util::{exact_vec, js_number, present, tagged_deserialize};
+use crate::serde_util::{exact_vec, fields_deserialize, js_number, present, tagged_deserialize};
 
 /// Fields a struct does not know, kept so that re-serializing it loses nothing.
 pub type Extra = Map<String, Value>;
@@ -155,8 +155,68 @@ tagged_deserialize!(ContentBlock, "type", {
     "toolCall" => ToolCall(ToolCall),
 });
 
+// The types a message line is made of, read without serde's flatten buffer (see
+// `fields_deserialize`); the rest derive `Deserialize`.
+fields_deserialize!(TextContent {
+    text: String = "text" required,
+    text_signature: Option<String> = "textSignature" default,
+});
+fields_deserialize!(ThinkingContent {
+    thinking: String = "thinking" required,
+    thinking_signature: Option<String> = "thinkingSignature" default,
+    redacted: Option<bool> = "redacted" default,
+});
+fields_deserialize!(ImageContent {
+    data: String = "data" required,
+    mime_type: String = "mimeType" required,
+});
+fields_deserialize!(ToolCall {
+    id: String = "id" required,
+    name: String = "name" required,
+    arguments: Value = "arguments" default,
+    thought_signature: Option<String> = "thoughtSignature" default,
+});
+fields_deserialize!(UserMessage {
+    content: MessageContent = "content" required,
+    timestamp: i64 = "timestamp" default,
+});
+fields_deserialize!(Usage {
+    input: u64 = "input" default,
+    output: u64 = "output" default,
+    cache_read: u64 = "cacheRead" default,
+    cache_write: u64 = "cacheWrite" default,
+    total_tokens: u64 = "totalTokens" default,
+    cost: Cost = "cost" default,
+});
+fields_deserialize!(Cost {
+    input: f64 = "input" default,
+    output: f64 = "output" default,
+    cache_read: f64 = "cacheRead" default,
+    cache_write: f64 = "cacheWrite" default,
+    total: f64 = "total" default,
+});
+fields_deserialize!(AssistantMessage {
+    content: Vec<ContentBlock> = "content" required with exact_vec,
+    api: String = "api" default,
+    provider: String = "provider" default,
+    model: String = "model" default,
+    usage: Usage = "usage" default,
+    stop_reason: StopReason = "stopReason" required,
+    error_message: Option<String> = "errorMessage" default,
+    thinking_level: Option<String> = "thinkingLevel" default,
+    timestamp: i64 = "timestamp" default,
+});
+fields_deserialize!(ToolResultMessage {
+    tool_call_id: String = "toolCallId" required,
+    tool_name: String = "toolName" default,
+    content: Vec<ContentBlock> = "content" required with exact_vec,
+    details: Option<Value> = "details" default with present,
+    is_error: bool = "isError" default,
+    timestamp: i64 = "timestamp" default,
+});
+
 /// A text block.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TextContent {
     /// The text.
@@ -170,7 +230,7 @@ pub struct TextContent {
 }
 
 /// A reasoning block.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThinkingContent {
     /// The reasoning text (empty when redacted).
@@ -187,7 +247,7 @@ pub struct ThinkingContent {
 }
 
 /// An image block (base64 data).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageContent {
     /// Base64-encoded bytes.
@@ -200,7 +260,7 @@ pub struct ImageContent {
 }
 
 /// A tool call made by the assistant.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
     /// The call id the result refers to.
@@ -219,7 +279,7 @@ pub struct ToolCall {
 }
 
 /// A message from the user.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UserMessage {
     /// Text or text/image blocks.
@@ -284,7 +344,7 @@ impl<'de> Deserialize<'de> for StopReason {
 }
 
 /// Token counts and cost of one assistant response.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Uncached input tokens.
@@ -311,7 +371,7 @@ pub struct Usage {
 }
 
 /// Cost of one response in dollars, by part.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Cost {
     /// Uncached input.
@@ -335,7 +395,7 @@ pub struct Cost {
 }
 
 /// A response from the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// Text, thinking and tool-call blocks.
@@ -382,7 +442,7 @@ impl AssistantMessage {
 }
 
 /// The result of one tool call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultMessage {
     /// The id of the call this answers.

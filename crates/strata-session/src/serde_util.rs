@@ -23,6 +23,111 @@ where
     Ok(list)
 }
 
+/// An object key, borrowed from the input where it can be (a key without escapes): matching a
+/// key to a field then allocates nothing. `Cow<str>` itself always copies.
+pub(crate) struct FieldKey<'de>(pub(crate) std::borrow::Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for FieldKey<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+
+        impl<'de> serde::de::Visitor<'de> for KeyVisitor {
+            type Value = FieldKey<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object key")
+            }
+
+            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Self::Value, E> {
+                Ok(FieldKey(std::borrow::Cow::Borrowed(key)))
+            }
+
+            fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+                Ok(FieldKey(std::borrow::Cow::Owned(key.to_owned())))
+            }
+
+            fn visit_string<E>(self, key: String) -> Result<Self::Value, E> {
+                Ok(FieldKey(std::borrow::Cow::Owned(key)))
+            }
+        }
+
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Implements `Deserialize` for a struct of named fields plus `extra`, the map of every other
+/// key, in one pass over the object. `#[serde(flatten)]` on `extra` would first copy the whole
+/// object into serde's buffer and read the struct out of that: for message lines, which are
+/// most of a session's bytes, that copy was the larger part of parsing.
+///
+/// Each field is `name: Type = "key"` and then `required` (missing is an error), `default`
+/// (missing is `Default::default()`) or `default with path` (as `default`, read through
+/// `path`, a `deserialize_with` function). A key given twice takes its last value, as
+/// `JSON.parse` does.
+macro_rules! fields_deserialize {
+    ($name:ident { $($field:ident: $ty:ty = $key:literal $rule:ident $(with $with:path)?),* $(,)? }) => {
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct FieldsVisitor;
+
+                impl<'de> serde::de::Visitor<'de> for FieldsVisitor {
+                    type Value = $name;
+
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str(concat!("struct ", stringify!($name)))
+                    }
+
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut access: A,
+                    ) -> Result<$name, A::Error> {
+                        $(let mut $field: Option<$ty> = None;)*
+                        let mut extra = serde_json::Map::new();
+                        while let Some($crate::serde_util::FieldKey(key)) = access.next_key()? {
+                            match &*key {
+                                $($key => {
+                                    $field = Some($crate::serde_util::fields_deserialize!(
+                                        @value access $ty $(, $with)?
+                                    ));
+                                })*
+                                _ => {
+                                    let value: serde_json::Value = access.next_value()?;
+                                    extra.insert(key.into_owned(), value);
+                                }
+                            }
+                        }
+                        Ok($name {
+                            $($field: $crate::serde_util::fields_deserialize!(
+                                @finish $field $key $rule
+                            ),)*
+                            extra,
+                        })
+                    }
+                }
+
+                deserializer.deserialize_map(FieldsVisitor)
+            }
+        }
+    };
+    (@value $access:ident $ty:ty) => { $access.next_value::<$ty>()? };
+    (@value $access:ident $ty:ty, $with:path) => {{
+        struct With($ty);
+
+        impl<'a> serde::Deserialize<'a> for With {
+            fn deserialize<D: serde::Deserializer<'a>>(deserializer: D) -> Result<Self, D::Error> {
+                $with(deserializer).map(With)
+            }
+        }
+
+        $access.next_value::<With>()?.0
+    }};
+    (@finish $field:ident $key:literal required) => {
+        $field.ok_or_else(|| <A::Error as serde::de::Error>::missing_field($key))?
+    };
+    (@finish $field:ident $key:literal default) => { $field.unwrap_or_default() };
+}
+pub(crate) use fields_deserialize;
+
 /// Serializes an `f64` as JavaScript's `JSON.stringify` does: whole numbers without a fraction.
 pub(crate) fn js_number<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
     if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
@@ -59,7 +164,7 @@ macro_rules! tagged_deserialize {
                     ) -> Result<$name, A::Error> {
                         use serde::de::Error as _;
                         let mut map = serde_json::Map::<String, serde_json::Value>::new();
-                        if let Some(first) = access.next_key::<std::borrow::Cow<'de, str>>()? {
+                        if let Some($crate::serde_util::FieldKey(first)) = access.next_key()? {
                             let value: serde_json::Value = access.next_value()?;
                             if first == $tag
                                 && let serde_json::Value::String(tag) = &value
