@@ -235,6 +235,51 @@ fn unknown_types_and_fields_survive_open_append_reopen_byte_for_byte() {
 }
 
 #[test]
+fn a_repeated_key_takes_its_last_value_at_every_level_as_json_parse_does() {
+    let mut source = fs::read_to_string(pi_fixture("strata-entries.jsonl")).unwrap();
+    // Keys repeated on the line, in the message, in a block and in the usage; unknown keys
+    // (one of them escaped, so not borrowable) beside them.
+    source.push_str(
+        r#"{"type":"message","id":"77770001","parentId":"5e5e0004","timestamp":"2026-01-15T10:00:59.000Z","timestamp":"2026-01-15T10:01:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":"old","text":"new","\u0078tra":1}],"model":"m1","provider":"p","model":"m2","usage":{"input":1,"input":7,"cost":{"total":0.5}},"stopReason":"stop","timestamp":1}}"#,
+    );
+    source.push('\n');
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.jsonl");
+    fs::write(&path, &source).unwrap();
+    let opened = Session::open(&path).unwrap();
+    assert_eq!(opened.diagnostics, vec![]);
+    let entry = opened.session.tree().entry("77770001").unwrap();
+    let Entry::Message(message) = &entry else {
+        panic!("not a message: {entry:?}");
+    };
+    assert_eq!(message.base.timestamp, "2026-01-15T10:01:00.000Z");
+    let AgentMessage::Assistant(assistant) = &*message.message else {
+        panic!("not an assistant message: {:?}", message.message);
+    };
+    assert_eq!(assistant.model, "m2");
+    assert_eq!(assistant.usage.input, 7);
+    assert_eq!(assistant.usage.cost.total, 0.5);
+    let strata_session::ContentBlock::Text(text) = &assistant.content[0] else {
+        panic!("not a text block: {:?}", assistant.content[0]);
+    };
+    assert_eq!(text.text, "new");
+    assert_eq!(text.extra.get("xtra"), Some(&json!(1)));
+    // Written back, each key once with its last value, as JSON.stringify(JSON.parse(line)).
+    let written = entry.to_json_line().unwrap();
+    for (key, count) in [
+        (r#""model":"#, 1),
+        (r#""text":"#, 1),
+        (r#""timestamp":"2026"#, 1),
+    ] {
+        assert_eq!(written.matches(key).count(), count, "{key} in {written}");
+    }
+    assert!(
+        !written.contains("old") && !written.contains("m1"),
+        "{written}"
+    );
+}
+
+#[test]
 fn a_second_writer_is_refused_with_the_file_named() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("locked.jsonl");
