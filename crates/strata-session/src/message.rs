@@ -222,7 +222,7 @@ pub struct TextContent {
     /// The text.
     pub text: String,
     /// Provider signature bound to this text (OpenAI Responses item id and similar).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text_signature: Option<String>,
     /// Unknown fields, kept.
     #[serde(flatten)]
@@ -236,10 +236,10 @@ pub struct ThinkingContent {
     /// The reasoning text (empty when redacted).
     pub thinking: String,
     /// Provider signature that must ride back with this block.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking_signature: Option<String>,
     /// Set when the provider redacted the reasoning (the signature holds the opaque payload).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub redacted: Option<bool>,
     /// Unknown fields, kept.
     #[serde(flatten)]
@@ -268,10 +268,9 @@ pub struct ToolCall {
     /// The tool's name.
     pub name: String,
     /// The arguments object.
-    #[serde(default)]
     pub arguments: Value,
     /// Gemini's opaque signature for this call.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,
     /// Unknown fields, kept.
     #[serde(flatten)]
@@ -285,7 +284,6 @@ pub struct UserMessage {
     /// Text or text/image blocks.
     pub content: MessageContent,
     /// Unix milliseconds.
-    #[serde(default)]
     pub timestamp: i64,
     /// Unknown fields, kept.
     #[serde(flatten)]
@@ -348,22 +346,16 @@ impl<'de> Deserialize<'de> for StopReason {
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Uncached input tokens.
-    #[serde(default)]
     pub input: u64,
     /// Output tokens.
-    #[serde(default)]
     pub output: u64,
     /// Input tokens read from the cache.
-    #[serde(default)]
     pub cache_read: u64,
     /// Input tokens written to the cache.
-    #[serde(default)]
     pub cache_write: u64,
     /// Sum of the above as the provider reported it.
-    #[serde(default)]
     pub total_tokens: u64,
     /// Cost in dollars.
-    #[serde(default)]
     pub cost: Cost,
     /// Unknown fields, kept.
     #[serde(flatten)]
@@ -375,19 +367,19 @@ pub struct Usage {
 #[serde(rename_all = "camelCase")]
 pub struct Cost {
     /// Uncached input.
-    #[serde(default, serialize_with = "js_number")]
+    #[serde(serialize_with = "js_number")]
     pub input: f64,
     /// Output.
-    #[serde(default, serialize_with = "js_number")]
+    #[serde(serialize_with = "js_number")]
     pub output: f64,
     /// Cache reads.
-    #[serde(default, serialize_with = "js_number")]
+    #[serde(serialize_with = "js_number")]
     pub cache_read: f64,
     /// Cache writes.
-    #[serde(default, serialize_with = "js_number")]
+    #[serde(serialize_with = "js_number")]
     pub cache_write: f64,
     /// Total.
-    #[serde(default, serialize_with = "js_number")]
+    #[serde(serialize_with = "js_number")]
     pub total: f64,
     /// Unknown fields, kept.
     #[serde(flatten)]
@@ -399,32 +391,29 @@ pub struct Cost {
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// Text, thinking and tool-call blocks.
-    #[serde(deserialize_with = "exact_vec")]
     pub content: Vec<ContentBlock>,
     /// The wire API that produced it (`anthropic-messages`, `openai-responses`, …); empty
     /// when the file had none (written back without the field, as Pi does).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub api: String,
     /// Provider name (empty when the file had none: written back without it).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub provider: String,
     /// Model id (empty when the file had none: written back without it).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub model: String,
     /// Token counts and cost.
-    #[serde(default)]
     pub usage: Usage,
     /// Why it stopped.
     pub stop_reason: StopReason,
     /// The error text for `error` and `aborted` stops.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
     /// The thinking level the agent asked for this response (`off` … `xhigh`); absent in
     /// files from before Pi 1.x.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking_level: Option<String>,
     /// Unix milliseconds.
-    #[serde(default)]
     pub timestamp: i64,
     /// Unknown fields (e.g. `responseId`, `diagnostics`), kept.
     #[serde(flatten)]
@@ -448,23 +437,15 @@ pub struct ToolResultMessage {
     /// The id of the call this answers.
     pub tool_call_id: String,
     /// The tool's name.
-    #[serde(default)]
     pub tool_name: String,
     /// Text and image blocks.
-    #[serde(deserialize_with = "exact_vec")]
     pub content: Vec<ContentBlock>,
     /// Tool-specific data for the UI, never sent to the model.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     /// Whether the tool failed.
-    #[serde(default)]
     pub is_error: bool,
     /// Unix milliseconds.
-    #[serde(default)]
     pub timestamp: i64,
     /// Unknown fields, kept.
     #[serde(flatten)]
