@@ -99,8 +99,22 @@ pub async fn started(servers: Vec<ServerConfig>) -> McpManager {
     manager
 }
 
-/// A free port on 127.0.0.1 (bound and released).
+/// A free port on 127.0.0.1 (bound and released), for a listener the test must name before
+/// it exists (a pre-registered redirect URI). It is taken below Linux's ephemeral range
+/// (32768 up): a port there is handed to any outgoing connection, and one of a test running
+/// beside this one took such a port before the sign-in could bind it again.
 pub fn free_port() -> u16 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    const FIRST: u32 = 20_000;
+    const COUNT: u32 = 12_000;
+    let start = std::process::id().wrapping_mul(7919);
+    for _ in 0..COUNT {
+        let step = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let port = (FIRST + start.wrapping_add(step) % COUNT) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -84,7 +84,10 @@ async fn sign_in_with_browser(config: &ServerConfig) -> Result<String, SignInErr
     let signing_in = tokio::spawn(sign_in(request, move |authorization_url| {
         let _ = url_tx.send(authorization_url.to_owned());
     }));
-    let authorization_url = url_rx.await.unwrap();
+    let Ok(authorization_url) = url_rx.await else {
+        // The sign-in ended before it had a URL: its error says why.
+        return Err(signing_in.await.unwrap().err().unwrap());
+    };
     let parsed = reqwest::Url::parse(&authorization_url).unwrap();
     let query: std::collections::HashMap<String, String> =
         parsed.query_pairs().into_owned().collect();
