@@ -37,17 +37,16 @@ impl EntryBase {
 }
 
 /// A session entry, by its `type`.
-// Entries are parsed one at a time and handed on; boxing the larger variants would cost an
-// allocation each for no memory a session holds.
-#[allow(clippy::large_enum_variant)]
+// The rare large variants are boxed: a built context holds each entry it parsed, messages by
+// the thousand, and at 768 bytes an entry took more memory than most messages' text.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
     /// `message`: one conversation message.
     Message(MessageEntry),
     /// `compaction`: a summary replacing the history before `firstKeptEntryId`.
-    Compaction(CompactionEntry),
+    Compaction(Box<CompactionEntry>),
     /// `branch_summary`: the summary of a branch the user left.
-    BranchSummary(BranchSummaryEntry),
+    BranchSummary(Box<BranchSummaryEntry>),
     /// `model_change`.
     ModelChange(ModelChangeEntry),
     /// `thinking_level_change`.
@@ -62,13 +61,13 @@ pub enum Entry {
     SessionInfo(SessionInfoEntry),
     /// `usage` (Pi 1.x): usage of a request that is not a message (e.g. a cache-warm ping);
     /// counted in totals, never in context.
-    Usage(UsageEntry),
+    Usage(Box<UsageEntry>),
     /// strata's `system` entry from before Pi 1.x's system messages: read (and migrated in
     /// memory by context building), no longer written.
     System(SystemEntry),
     /// `context_edit`: Pi 1.x's `{targetId, replacement}`, or strata's earlier
     /// `{targets, action}` (read, no longer written).
-    ContextEdit(ContextEditEntry),
+    ContextEdit(Box<ContextEditEntry>),
     /// strata `leaf`: the current position moved to `parentId` without appending.
     Leaf(LeafEntry),
     /// Any other type, kept as raw JSON.
@@ -795,17 +794,17 @@ impl Entry {
         }
         Ok(match tag {
             "message" => Self::Message(typed::<P, _>(line)?),
-            "compaction" => Self::Compaction(typed::<P, _>(line)?),
-            "branch_summary" => Self::BranchSummary(typed::<P, _>(line)?),
+            "compaction" => Self::Compaction(Box::new(typed::<P, _>(line)?)),
+            "branch_summary" => Self::BranchSummary(Box::new(typed::<P, _>(line)?)),
             "model_change" => Self::ModelChange(typed::<P, _>(line)?),
             "thinking_level_change" => Self::ThinkingLevelChange(typed::<P, _>(line)?),
             "custom" => Self::Custom(typed::<P, _>(line)?),
             "custom_message" => Self::CustomMessage(typed::<P, _>(line)?),
             "label" => Self::Label(typed::<P, _>(line)?),
             "session_info" => Self::SessionInfo(typed::<P, _>(line)?),
-            "usage" => Self::Usage(typed::<P, _>(line)?),
+            "usage" => Self::Usage(Box::new(typed::<P, _>(line)?)),
             "system" => Self::System(typed::<P, _>(line)?),
-            "context_edit" => Self::ContextEdit(typed::<P, _>(line)?),
+            "context_edit" => Self::ContextEdit(Box::new(typed::<P, _>(line)?)),
             "leaf" => Self::Leaf(typed::<P, _>(line)?),
             _ => Self::from_json_map(P::parse(line)?)?,
         })

@@ -396,7 +396,7 @@ impl Session {
         &mut self,
         compaction: CompactionEntry,
     ) -> Result<EntryId, SessionError> {
-        self.append(Entry::Compaction(compaction))
+        self.append(Entry::Compaction(Box::new(compaction)))
     }
 
     /// Appends a system message (Pi 1.x's `message` with `role: "system"`): changed
@@ -438,14 +438,14 @@ impl Session {
         }
         if action != ContextAction::Exclude {
             // An action Pi has no shape for keeps strata's earlier form, which Pi ignores.
-            return self.append(Entry::ContextEdit(ContextEditEntry {
+            return self.append(Entry::ContextEdit(Box::new(ContextEditEntry {
                 base: EntryBase::pending(),
                 target_id: None,
                 replacement: None,
                 targets,
                 action: Some(action),
                 extra: Extra::new(),
-            }));
+            })));
         }
         let mut last = None;
         for target in targets {
@@ -477,14 +477,14 @@ impl Session {
         target: EntryId,
         replacement: Option<Replacement>,
     ) -> Result<EntryId, SessionError> {
-        self.append(Entry::ContextEdit(ContextEditEntry {
+        self.append(Entry::ContextEdit(Box::new(ContextEditEntry {
             base: EntryBase::pending(),
             target_id: Some(target),
             replacement: Some(replacement),
             targets: Vec::new(),
             action: None,
             extra: Extra::new(),
-        }))
+        })))
     }
 
     /// Appends a `usage` entry (Pi 1.x): a request's usage that is no message, such as a
@@ -496,7 +496,7 @@ impl Session {
         model: &str,
         usage: Usage,
     ) -> Result<EntryId, SessionError> {
-        self.append(Entry::Usage(UsageEntry {
+        self.append(Entry::Usage(Box::new(UsageEntry {
             base: EntryBase::pending(),
             kind: kind.to_owned(),
             provider: provider.to_owned(),
@@ -504,7 +504,7 @@ impl Session {
             usage,
             note: None,
             extra: Extra::new(),
-        }))
+        })))
     }
 
     /// Appends a `model_change` entry.
@@ -613,7 +613,7 @@ impl Session {
         if let Some(target) = target {
             self.require_entry(target)?;
         }
-        let entry = Entry::BranchSummary(BranchSummaryEntry {
+        let entry = Entry::BranchSummary(Box::new(BranchSummaryEntry {
             base: EntryBase::pending(),
             from_id: target.map_or_else(|| "root".to_owned(), |id| id.to_string()),
             summary: summary.to_owned(),
@@ -621,7 +621,7 @@ impl Session {
             from_hook,
             usage,
             extra: Extra::new(),
-        });
+        }));
         self.write_entry(entry, target.cloned())
     }
 

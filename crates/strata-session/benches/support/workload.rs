@@ -93,7 +93,7 @@ pub fn generate(path: &Path, entries: usize) -> std::io::Result<Generated> {
             })
         } else if n % 5000 == 0 {
             let keep_from = path_ids.len().saturating_sub(60);
-            Entry::Compaction(CompactionEntry {
+            Entry::Compaction(Box::new(CompactionEntry {
                 base,
                 summary: filler(n, 3000),
                 first_kept_entry_id: path_ids.get(keep_from).cloned(),
@@ -105,7 +105,7 @@ pub fn generate(path: &Path, entries: usize) -> std::io::Result<Generated> {
                 system: None,
                 tools: None,
                 extra: Default::default(),
-            })
+            }))
         } else {
             let message = match n % 3 {
                 2 => AgentMessage::User(UserMessage {
