@@ -1,6 +1,10 @@
 // Pi 1.x's SessionManager on a session file: open, then build the context, timed apart.
 //
-//   node pi16-session.mjs FILE
+//   node pi16-session.mjs FILE [--print]
+//
+// --print also writes the context to stdout as `JSON.stringify(context, null, 2)` and a newline,
+// the bytes `strata context FILE --format pi` prints, so that both processes do the same work and
+// the bench can compare what they printed; the figures line then goes to stderr.
 //
 // PI16_PACKAGE names Pi's package directory (the one holding dist/core/session-manager.js);
 // the default is /work/pi16/node_modules/@earendil-works/pi-coding-agent. Only the session
@@ -18,8 +22,9 @@ if (!existsSync(module)) {
   process.exit(3);
 }
 const file = process.argv[2];
+const print = process.argv.includes("--print");
 if (!file) {
-  console.error("usage: node pi16-session.mjs FILE");
+  console.error("usage: node pi16-session.mjs FILE [--print]");
   process.exit(2);
 }
 const { SessionManager } = await import(pathToFileURL(module).href);
@@ -28,5 +33,12 @@ const sm = SessionManager.open(file, dirname(file));
 const t1 = performance.now();
 const ctx = sm.buildSessionContext();
 const t2 = performance.now();
-console.log(JSON.stringify({ openMs: t1 - t0, contextMs: t2 - t1, messages: ctx.messages.length,
-  maxRssMB: process.resourceUsage().maxRSS / 1024 }));
+if (print) {
+  // Waited for: the process must not exit with the pipe half written.
+  await new Promise((resolve, reject) =>
+    process.stdout.write(JSON.stringify(ctx, null, 2) + "\n", (error) => (error ? reject(error) : resolve())));
+}
+const figures = JSON.stringify({ openMs: t1 - t0, contextMs: t2 - t1, messages: ctx.messages.length,
+  maxRssMB: process.resourceUsage().maxRSS / 1024 });
+if (print) console.error(figures);
+else console.log(figures);

@@ -3,11 +3,13 @@
 //! ratio compares figures taken minutes apart.
 //!
 //! Sessions at scale: `strata context FILE --format pi` and Pi's `SessionManager.open` +
-//! `buildSessionContext` (`xtask/peers/pi16-session.mjs`) as whole processes, in turn, on the
-//! 100k-entry file and on a generated 1 GB one (10x the entries), with each process's peak
-//! memory (`/usr/bin/time`'s maximum resident set size) against the file's size. strata is
-//! timed twice per round: a first open (the file's index sidecar deleted before, so the whole
-//! file is scanned and the sidecar written) and a reopen (through the sidecar that open left).
+//! `buildSessionContext` printed as `JSON.stringify(context, null, 2)` (`xtask/peers/
+//! pi16-session.mjs --print`: the same work, and the two outputs are compared byte for byte),
+//! as whole processes, in turn, on the 100k-entry file and on a generated 1 GB one (10x the
+//! entries), with each process's peak memory (`/usr/bin/time`'s maximum resident set size)
+//! against the file's size. strata is timed twice per round: a first open (the file's index
+//! sidecar deleted before, so the whole file is scanned and the sidecar written) and a reopen
+//! (through the sidecar that open left).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -83,6 +85,9 @@ pub struct ProcessRun {
     pub cpu_seconds: Option<f64>,
     /// Pi's own open + context milliseconds, as its script printed them.
     pub in_process_ms: Option<f64>,
+    /// What the process printed on stdout: its length and a hash of its bytes, to tell whether
+    /// two processes printed the same context.
+    pub printed: (usize, u64),
 }
 
 /// strata and Pi on one session file.
@@ -160,6 +165,22 @@ impl ScaleRun {
     /// Pi's median peak memory over the file's size.
     pub fn pi_peak_ratio(&self) -> Option<f64> {
         peak_ratio(&self.pi, self.bytes)
+    }
+
+    /// Whether every run, strata's and Pi's, printed the same bytes (`None` without a run of
+    /// each): the two did the same work, and strata's context is Pi's.
+    pub fn same_output(&self) -> Option<bool> {
+        let mut printed = self
+            .strata
+            .iter()
+            .chain(&self.strata_warm)
+            .chain(&self.pi)
+            .map(|run| run.printed);
+        let first = printed.next()?;
+        if self.pi.is_empty() || self.strata.is_empty() && self.strata_warm.is_empty() {
+            return None;
+        }
+        Some(printed.all(|other| other == first))
     }
 }
 
@@ -383,7 +404,7 @@ fn scale_run(
         ..ScaleRun::default()
     };
     if let Some((_, script)) = pi {
-        scale.pi_command = format!("node xtask/peers/{PI_SCRIPT} {file_text}");
+        scale.pi_command = format!("node xtask/peers/{PI_SCRIPT} {file_text} --print > /dev/null");
         let _ = script;
     }
     let sidecar = strata_session::sidecar_path(file);
@@ -427,7 +448,8 @@ fn scale_run(
         {
             eprintln!("speed: {}", scale.pi_command);
             let mut command = timed(node);
-            command.arg(script).arg(file);
+            // `--print`: Pi prints its context as strata does, so both do the same work.
+            command.arg(script).arg(file).arg("--print");
             match process_run(command) {
                 Ok(run) => scale.pi.push(run),
                 Err(error) => scale.pi_failure = Some(format!("{error:#}")),
@@ -486,8 +508,18 @@ fn process_run(mut command: Command) -> Result<ProcessRun> {
         seconds,
         peak_kib,
         cpu_seconds,
-        in_process_ms: pi_milliseconds(&stdout),
+        // With `--print` Pi's figures line is on stderr, after the context on stdout.
+        in_process_ms: pi_milliseconds(&stdout).or_else(|| pi_milliseconds(&stderr)),
+        printed: (output.stdout.len(), bytes_hash(&output.stdout)),
     })
+}
+
+/// A hash of `bytes`, to compare two processes' output without keeping it.
+fn bytes_hash(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// `%e %M %U %S` → wall seconds, peak KiB, user + system seconds.
@@ -572,6 +604,24 @@ pub fn scale_report(speed: &Speed) -> String {
         );
         if !run.pi_command.is_empty() {
             let _ = writeln!(out, "- `{}`", run.pi_command);
+        }
+        let bytes = run.strata_warm.first().map_or(0, |first| first.printed.0);
+        match run.same_output() {
+            Some(true) => {
+                let _ = writeln!(
+                    out,
+                    "- on `{}` every run of both printed the same {bytes} bytes",
+                    run.file
+                );
+            }
+            Some(false) => {
+                let _ = writeln!(
+                    out,
+                    "- on `{}` **the runs printed different bytes**: strata's context is not Pi's",
+                    run.file
+                );
+            }
+            None => {}
         }
     }
     out.push('\n');
@@ -682,6 +732,7 @@ mod tests {
             peak_kib: Some(kib),
             cpu_seconds: Some(seconds),
             in_process_ms: None,
+            printed: (5, 42),
         };
         let speed = Speed {
             scale: vec![ScaleRun {
@@ -708,5 +759,17 @@ mod tests {
         assert!(rows[1].contains("reopen | 0.040 s") && rows[1].ends_with("30.0x, 30.0x |"));
         assert!(rows[1].contains("| 0.20x |") && rows[1].contains("| 2.30x |"));
         assert!(table.contains("rm -f /tmp/big.jsonl.idx"));
+        assert!(
+            table.contains("every run of both printed the same 5 bytes"),
+            "{table}"
+        );
+
+        // One run that printed something else is called out.
+        let mut differs = speed.clone();
+        differs.scale[0].pi[0].printed = (5, 43);
+        assert_eq!(differs.scale[0].same_output(), Some(false));
+        assert!(scale_report(&differs).contains("printed different bytes"));
+        differs.scale[0].pi.clear();
+        assert_eq!(differs.scale[0].same_output(), None);
     }
 }
