@@ -182,6 +182,13 @@ impl<S: EntrySource> EntrySource for CachedSource<'_, S> {
         self.inner.path_from_root(leaf)
     }
 
+    fn path_ids_and_kinds(
+        &self,
+        leaf: &EntryId,
+    ) -> Result<(Vec<EntryId>, Vec<EntryKind>), ContextError> {
+        self.inner.path_ids_and_kinds(leaf)
+    }
+
     fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError> {
         if let Some(loaded) = self.cache.borrow().get(id) {
             return Ok(Arc::clone(loaded));

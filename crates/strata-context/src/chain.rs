@@ -93,8 +93,7 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
     let Some(leaf) = leaf else {
         return Ok(Chain::empty());
     };
-    let (path, kinds): (Vec<EntryId>, Vec<EntryKind>) =
-        source.path_from_root(leaf)?.into_iter().unzip();
+    let (path, kinds) = source.path_ids_and_kinds(leaf)?;
     let mut loader = Loader {
         source,
         skipped: Vec::new(),
@@ -183,11 +182,7 @@ pub fn path_to_root(
     source: &impl EntrySource,
     leaf: &EntryId,
 ) -> Result<Vec<EntryId>, ContextError> {
-    Ok(source
-        .path_from_root(leaf)?
-        .into_iter()
-        .map(|(id, _)| id)
-        .collect())
+    Ok(source.path_ids_and_kinds(leaf)?.0)
 }
 
 /// Loads chain entries, skipping (and noting) those that are not valid entries of their type.

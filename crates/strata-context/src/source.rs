@@ -56,6 +56,16 @@ pub trait EntrySource {
         path.reverse();
         Ok(path)
     }
+
+    /// [`Self::path_from_root`] as two lists, the ids and their kinds. Sources that can fill
+    /// both in one walk override it: a long session's path is most of what a context build
+    /// allocates before it parses, and the list of pairs was then copied into these two.
+    fn path_ids_and_kinds(
+        &self,
+        leaf: &EntryId,
+    ) -> Result<(Vec<EntryId>, Vec<EntryKind>), ContextError> {
+        Ok(self.path_from_root(leaf)?.into_iter().unzip())
+    }
 }
 
 /// A parsed entry together with the message Pi would build from it.
@@ -142,6 +152,27 @@ impl EntrySource for strata_session::Tree {
         }
         path.reverse();
         Ok(path)
+    }
+
+    fn path_ids_and_kinds(
+        &self,
+        leaf: &EntryId,
+    ) -> Result<(Vec<EntryId>, Vec<EntryKind>), ContextError> {
+        if !strata_session::Tree::contains(self, leaf.as_str()) {
+            return Err(ContextError::UnknownLeaf { id: leaf.clone() });
+        }
+        let limit = strata_session::Tree::len(self);
+        let (mut ids, mut kinds) = (Vec::new(), Vec::new());
+        for entry in self.walk_to_root(leaf.as_str()).take(limit + 1) {
+            ids.push(entry.id().clone());
+            kinds.push(entry.kind());
+        }
+        if ids.len() > limit {
+            return Err(ContextError::ParentCycle { id: leaf.clone() });
+        }
+        ids.reverse();
+        kinds.reverse();
+        Ok((ids, kinds))
     }
 
     fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError> {
