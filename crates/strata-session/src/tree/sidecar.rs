@@ -74,21 +74,57 @@ fn tail_hash(file: &File, end: u64) -> Option<u64> {
 
 /// A fast 64-bit hash, eight bytes a step (not cryptographic: it detects damage, not forgery).
 fn hash(bytes: &[u8]) -> u64 {
+    let mut hash = Hash::new(bytes.len() as u64);
+    hash.words(bytes);
+    hash.finish()
+}
+
+/// [`hash`] fed in parts: every part but the last a whole number of words.
+#[derive(Clone, Copy)]
+struct Hash {
+    h: u64,
+    /// The bytes after the last whole word of the last part.
+    rest: [u8; 8],
+    rest_len: usize,
+}
+
+impl Hash {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = 0xCBF2_9CE4_8422_2325u64 ^ (bytes.len() as u64).wrapping_mul(K);
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        h = (h ^ u64::from_le_bytes(word))
-            .wrapping_mul(K)
-            .rotate_left(29);
+
+    /// A hash of `len` bytes in all.
+    fn new(len: u64) -> Self {
+        Self {
+            h: 0xCBF2_9CE4_8422_2325u64 ^ len.wrapping_mul(Self::K),
+            rest: [0; 8],
+            rest_len: 0,
+        }
     }
-    for &byte in chunks.remainder() {
-        h = (h ^ u64::from(byte)).wrapping_mul(K).rotate_left(29);
+
+    /// Feeds `bytes`; only the last part may leave bytes over.
+    fn words(&mut self, bytes: &[u8]) {
+        debug_assert_eq!(self.rest_len, 0, "a part after one that left bytes over");
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.h = (self.h ^ u64::from_le_bytes(word))
+                .wrapping_mul(Self::K)
+                .rotate_left(29);
+        }
+        let rest = chunks.remainder();
+        self.rest[..rest.len()].copy_from_slice(rest);
+        self.rest_len = rest.len();
     }
-    h ^= h >> 32;
-    h.wrapping_mul(K) ^ (h >> 29)
+
+    fn finish(mut self) -> u64 {
+        for &byte in &self.rest[..self.rest_len] {
+            self.h = (self.h ^ u64::from(byte))
+                .wrapping_mul(Self::K)
+                .rotate_left(29);
+        }
+        let h = self.h ^ (self.h >> 32);
+        h.wrapping_mul(Self::K) ^ (h >> 29)
+    }
 }
 
 fn kind_code(kind: EntryKind) -> u8 {
@@ -174,42 +210,103 @@ impl Writer {
     }
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
+/// Reads the sidecar's body as it is decoded, through one small buffer, hashing it on the way:
+/// the file is never held whole (its pages would be as many again as the index it restores).
+struct Reader<R> {
+    source: R,
+    buffer: Vec<u8>,
+    /// Where the unread bytes of `buffer` start.
+    at: usize,
+    /// Body bytes not read from `source` yet.
+    unread: u64,
+    hash: Hash,
 }
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, count: usize) -> Option<&'a [u8]> {
-        if count > self.bytes.len() {
-            return None;
+/// How much of the body one read takes: a whole number of hash words.
+const READ_CHUNK: usize = 64 * 1024;
+
+impl<R: std::io::Read> Reader<R> {
+    fn new(source: R, body_len: u64) -> Self {
+        Self {
+            source,
+            buffer: Vec::with_capacity(READ_CHUNK),
+            at: 0,
+            unread: body_len,
+            hash: Hash::new(body_len),
         }
-        let (head, rest) = self.bytes.split_at(count);
-        self.bytes = rest;
-        Some(head)
     }
+
+    /// Body bytes left to decode.
+    fn remaining(&self) -> u64 {
+        (self.buffer.len() - self.at) as u64 + self.unread
+    }
+
+    /// Reads on until `count` bytes are buffered; `None` when the body ends before.
+    #[cold]
+    #[inline(never)]
+    fn fill(&mut self, count: usize) -> Option<()> {
+        while self.buffer.len() - self.at < count {
+            if self.unread == 0 {
+                return None;
+            }
+            self.buffer.drain(..self.at);
+            self.at = 0;
+            let start = self.buffer.len();
+            let chunk = self.unread.min(READ_CHUNK as u64) as usize;
+            self.buffer.resize(start + chunk, 0);
+            self.source.read_exact(&mut self.buffer[start..]).ok()?;
+            self.unread -= chunk as u64;
+            self.hash.words(&self.buffer[start..]);
+        }
+        Some(())
+    }
+
+    // Called six times an entry: the buffered case must stay a bounds check and a slice.
+    #[inline]
+    fn take(&mut self, count: usize) -> Option<&[u8]> {
+        if self.buffer.len() - self.at < count {
+            self.fill(count)?;
+        }
+        let start = self.at;
+        self.at += count;
+        self.buffer.get(start..self.at)
+    }
+    #[inline]
     fn u8(&mut self) -> Option<u8> {
         self.take(1).map(|bytes| bytes[0])
     }
+    #[inline]
     fn u32(&mut self) -> Option<u32> {
         let mut word = [0u8; 4];
         word.copy_from_slice(self.take(4)?);
         Some(u32::from_le_bytes(word))
     }
+    #[inline]
     fn u64(&mut self) -> Option<u64> {
         let mut word = [0u8; 8];
         word.copy_from_slice(self.take(8)?);
         Some(u64::from_le_bytes(word))
     }
-    fn str(&mut self) -> Option<&'a str> {
+    #[inline]
+    fn str(&mut self) -> Option<&str> {
         let len = self.u32()? as usize;
         std::str::from_utf8(self.take(len)?).ok()
     }
-    fn opt_str(&mut self) -> Option<Option<&'a str>> {
+    fn opt_str(&mut self) -> Option<Option<&str>> {
         match self.u8()? {
             0 => Some(None),
             1 => self.str().map(Some),
             _ => None,
         }
+    }
+
+    /// After the whole body was decoded: whether the hash that follows it matches.
+    fn body_checks_out(mut self) -> bool {
+        if self.remaining() != 0 {
+            return false;
+        }
+        let mut sum = [0u8; 8];
+        self.source.read_exact(&mut sum).is_ok() && self.hash.finish() == u64::from_le_bytes(sum)
     }
 }
 
@@ -282,14 +379,11 @@ struct Restored {
     ends_without_newline: bool,
 }
 
-fn decode(path: &Path, bytes: &[u8]) -> Option<Restored> {
-    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
-    let mut word = [0u8; 8];
-    word.copy_from_slice(sum);
-    if hash(body) != u64::from_le_bytes(word) {
-        return None;
-    }
-    let mut input = Reader { bytes: body };
+/// Decodes a sidecar of `size` bytes from `source`; `None` for anything but an intact one. The
+/// hash is checked at the end, so a damaged sidecar is decoded as far as it reads (every count
+/// and index is bounded by what is left) and then refused.
+fn decode(path: &Path, source: impl std::io::Read, size: u64) -> Option<Restored> {
+    let mut input = Reader::new(source, size.checked_sub(8)?);
     if input.take(MAGIC.len())? != MAGIC || input.u32()? != FORMAT_VERSION {
         return None;
     }
@@ -310,7 +404,7 @@ fn decode(path: &Path, bytes: &[u8]) -> Option<Restored> {
     builder.leaf_decider = input.u32()?;
     let count = input.u32()?;
     // Each node takes at least 25 bytes: a count beyond what is left is damage.
-    if count as usize > input.bytes.len() / 25 {
+    if u64::from(count) > input.remaining() / 25 {
         return None;
     }
     builder.nodes = Vec::with_capacity(count as usize);
@@ -363,7 +457,7 @@ fn decode(path: &Path, bytes: &[u8]) -> Option<Restored> {
         1 => Some(input.opt_str()?.map(str::to_owned)),
         _ => return None,
     };
-    if !input.bytes.is_empty() || builder.next_line as u64 > len + 1 {
+    if builder.next_line as u64 > len + 1 || !input.body_checks_out() {
         return None;
     }
     Some(Restored {
@@ -382,8 +476,9 @@ pub(super) fn load(path: &Path, file: &File) -> Option<Result<(Builder, Streamed
     if state.len < SIDECAR_FROM {
         return None;
     }
-    let bytes = std::fs::read(sidecar_path(path)).ok()?;
-    let restored = decode(path, &bytes)?;
+    let sidecar = File::open(sidecar_path(path)).ok()?;
+    let size = sidecar.metadata().ok()?.len();
+    let restored = decode(path, &sidecar, size)?;
     if restored.len > state.len || tail_hash(file, restored.len)? != restored.tail {
         return None;
     }
@@ -468,4 +563,68 @@ fn private_new_file() -> OpenOptions {
         options.mode(0o600);
     }
     options
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A body of several read chunks that ends off a word boundary, and its hash after it.
+    fn sidecar_bytes() -> Vec<u8> {
+        let mut bytes: Vec<u8> = (0..3 * READ_CHUNK + 13)
+            .map(|i| (i.wrapping_mul(31) >> 3) as u8)
+            .collect();
+        let sum = hash(&bytes);
+        bytes.extend_from_slice(&sum.to_le_bytes());
+        bytes
+    }
+
+    fn read_all(bytes: &[u8]) -> (Vec<u8>, bool) {
+        let mut reader = Reader::new(bytes, bytes.len() as u64 - 8);
+        let mut body = Vec::new();
+        // Takes of odd sizes, some longer than a chunk, straddle every boundary.
+        for size in [1usize, 7, 8, 4093, READ_CHUNK + 5, 3].into_iter().cycle() {
+            let size = size.min(reader.remaining() as usize);
+            if size == 0 {
+                break;
+            }
+            body.extend_from_slice(reader.take(size).expect("within the body"));
+        }
+        (body, reader.body_checks_out())
+    }
+
+    #[test]
+    fn the_body_read_in_parts_is_the_body_and_its_hash_checks_out() {
+        let bytes = sidecar_bytes();
+        let (body, intact) = read_all(&bytes);
+        assert_eq!(body, bytes[..bytes.len() - 8]);
+        assert!(intact);
+    }
+
+    #[test]
+    fn one_changed_byte_anywhere_fails_the_hash() {
+        for at in [
+            0,
+            READ_CHUNK - 1,
+            READ_CHUNK,
+            2 * READ_CHUNK + 4,
+            3 * READ_CHUNK + 12,
+        ] {
+            let mut bytes = sidecar_bytes();
+            bytes[at] ^= 0x40;
+            assert!(!read_all(&bytes).1, "a change at {at} went unseen");
+        }
+        // A take past the body's end is refused, not read from the hash.
+        let bytes = sidecar_bytes();
+        let mut reader = Reader::new(&bytes[..], bytes.len() as u64 - 8);
+        assert!(reader.take(bytes.len() - 7).is_none());
+    }
+
+    #[test]
+    fn a_body_not_read_to_its_end_does_not_check_out() {
+        let bytes = sidecar_bytes();
+        let mut reader = Reader::new(&bytes[..], bytes.len() as u64 - 8);
+        reader.take(100).expect("within the body");
+        assert!(!reader.body_checks_out());
+    }
 }
