@@ -384,12 +384,12 @@ async fn refresh(
         ApiKey::new(user.client_secret.clone()),
         ApiKey::new(user.refresh_token.clone()),
     ];
-    let form = format!(
-        "grant_type=refresh_token&client_id={}&client_secret={}&refresh_token={}",
-        form_encode(&user.client_id),
-        form_encode(&user.client_secret),
-        form_encode(&user.refresh_token)
-    );
+    let form = form_body(&[
+        ("grant_type", "refresh_token"),
+        ("client_id", &user.client_id),
+        ("client_secret", &user.client_secret),
+        ("refresh_token", &user.refresh_token),
+    ]);
     request_token(client, url, form, &secrets, "token refresh").await
 }
 
@@ -399,11 +399,10 @@ async fn exchange_assertion(
     url: &str,
     assertion: &str,
 ) -> Result<(ApiKey, Duration), ProviderError> {
-    let form = format!(
-        "grant_type={}&assertion={}",
-        form_encode("urn:ietf:params:oauth:grant-type:jwt-bearer"),
-        form_encode(assertion)
-    );
+    let form = form_body(&[
+        ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+        ("assertion", assertion),
+    ]);
     let secrets = [ApiKey::new(assertion)];
     request_token(
         client,
@@ -467,17 +466,11 @@ async fn request_token(
     ))
 }
 
-fn form_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(char::from(b));
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
+/// An `application/x-www-form-urlencoded` body of these fields, in order.
+fn form_body(fields: &[(&str, &str)]) -> String {
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields)
+        .finish()
 }
 
 #[cfg(test)]
@@ -558,6 +551,9 @@ mod tests {
 
     #[test]
     fn form_values_are_encoded() {
-        assert_eq!(form_encode("a b/c+d"), "a%20b%2Fc%2Bd");
+        assert_eq!(
+            form_body(&[("grant_type", "refresh_token"), ("token", "a b/c+d&e=f")]),
+            "grant_type=refresh_token&token=a+b%2Fc%2Bd%26e%3Df"
+        );
     }
 }
