@@ -164,13 +164,11 @@ impl App {
             }
         };
         if !report.removed_tokens {
-            let forgot = match &report.forgot_client {
-                Some((path, true)) => {
-                    format!("; client secret forgotten (removed {})", path.display())
-                }
-                _ => String::new(),
-            };
-            self.notice(Level::Info, format!("no stored sign-in for {name}{forgot}"));
+            // Worded as `strata mcp logout` words it, the "nothing to forget" case included.
+            self.notice(
+                Level::Info,
+                format!("no stored sign-in for {name}{}", report.client_sentence()),
+            );
             return;
         }
         let cost = self.mcp_toggle_cost(&handle.manager, name, false);
@@ -493,6 +491,11 @@ mod tests {
         );
         run(&mut app, "/mcp logout locked");
         assert_eq!(last_notice(&app), "no stored sign-in for locked");
+        run(&mut app, "/mcp logout locked --forget-client");
+        assert_eq!(
+            last_notice(&app),
+            "no stored sign-in for locked; no stored client secret to forget"
+        );
         run(&mut app, "/mcp login nosuch");
         assert_eq!(last_notice(&app), "no MCP server nosuch");
     }
