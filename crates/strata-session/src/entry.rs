@@ -756,8 +756,8 @@ impl Entry {
             line: &str,
             wrap: fn(M) -> AgentMessage,
         ) -> Result<MessageEntry, P::Error> {
+            // `type` is not kept by `MessageLine`; the message's `role` is, and goes here.
             let mut parsed: MessageLine<M> = P::parse(line)?;
-            remove_known(&mut parsed.extra, "type");
             remove_known(parsed.message.extra_mut(), "role");
             Ok(MessageEntry {
                 base: parsed.base,
@@ -844,6 +844,11 @@ impl<'de, M: Deserialize<'de>> Deserialize<'de> for MessageLine<M> {
                         "parentId" => parent_id = Some(access.next_value::<Option<EntryId>>()?),
                         "timestamp" => timestamp = Some(access.next_value::<String>()?),
                         "message" => message = Some(access.next_value::<M>()?),
+                        // The caller dispatched on it and drops it from `extra` whatever it
+                        // says: not kept, it costs no map.
+                        "type" => {
+                            access.next_value::<serde::de::IgnoredAny>()?;
+                        }
                         _ => {
                             let value: Value = access.next_value()?;
                             extra.insert(key.into_owned(), value);

@@ -149,8 +149,23 @@ impl Serialize for EntryId {
 
 impl<'de> Deserialize<'de> for EntryId {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
-        Ok(Self::new(text))
+        // Straight from the parser's text: `Cow<str>` (or `String`) would allocate a copy of
+        // every id and parent id first, two a line.
+        struct IdVisitor;
+
+        impl serde::de::Visitor<'_> for IdVisitor {
+            type Value = EntryId;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an entry id")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, id: &str) -> Result<EntryId, E> {
+                Ok(EntryId::new(id))
+            }
+        }
+
+        deserializer.deserialize_str(IdVisitor)
     }
 }
 
@@ -215,6 +230,20 @@ pub(crate) fn fresh_id(taken: impl Fn(&str) -> bool) -> EntryId {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_deserialize_from_plain_and_escaped_text_and_refuse_other_types() {
+        let id: EntryId = serde_json::from_str(r#""a1b2c3d4""#).unwrap();
+        assert_eq!(id.as_str(), "a1b2c3d4");
+        let escaped: EntryId =
+            serde_json::from_str(r#""a\u0062\"long-enough-to-be-shared""#).unwrap();
+        assert_eq!(escaped.as_str(), "ab\"long-enough-to-be-shared");
+        let error = serde_json::from_str::<EntryId>("7").unwrap_err();
+        assert!(
+            error.to_string().contains("expected an entry id"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn fresh_ids_are_eight_hex_and_avoid_taken_ones() {

@@ -94,13 +94,47 @@ impl AgentMessage {
 }
 
 /// Text or a list of blocks, as user and custom messages allow.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum MessageContent {
     /// Plain text.
     Text(String),
     /// Text and image blocks.
-    Blocks(#[serde(deserialize_with = "exact_vec")] Vec<ContentBlock>),
+    Blocks(Vec<ContentBlock>),
+}
+
+/// By the JSON value's own type: `#[serde(untagged)]` would first copy the whole content into
+/// serde's buffer and then try each variant on the copy, for every user message.
+impl<'de> Deserialize<'de> for MessageContent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ContentVisitor;
+
+        impl<'de> serde::de::Visitor<'de> for ContentVisitor {
+            type Value = MessageContent;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or a list of content blocks")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(MessageContent::Text(text.to_owned()))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, text: String) -> Result<Self::Value, E> {
+                Ok(MessageContent::Text(text))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                access: A,
+            ) -> Result<Self::Value, A::Error> {
+                exact_vec(serde::de::value::SeqAccessDeserializer::new(access))
+                    .map(MessageContent::Blocks)
+            }
+        }
+
+        deserializer.deserialize_any(ContentVisitor)
+    }
 }
 
 impl MessageContent {
@@ -654,5 +688,34 @@ impl SystemMessage {
     /// Its instruction text (text blocks joined by newlines).
     pub fn instructions(&self) -> String {
         self.content.text_joined("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_is_read_by_its_json_type() {
+        let text: MessageContent = serde_json::from_str(r#""a \"b\"\nc""#).unwrap();
+        assert_eq!(text, MessageContent::Text("a \"b\"\nc".into()));
+        let blocks: MessageContent =
+            serde_json::from_str(r#"[{"type":"text","text":"hi"},{"type":"x","y":1}]"#).unwrap();
+        let MessageContent::Blocks(blocks) = &blocks else {
+            panic!("blocks: {blocks:?}")
+        };
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks.capacity(), 2, "no spare capacity kept");
+        assert!(matches!(&blocks[1], ContentBlock::Unknown(map) if map["y"] == 1));
+        // It writes back as it was read.
+        let back = serde_json::to_string(&MessageContent::Blocks(blocks.clone())).unwrap();
+        assert_eq!(back, r#"[{"type":"text","text":"hi"},{"type":"x","y":1}]"#);
+        let error = serde_json::from_str::<MessageContent>("42").unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("expected a string or a list of content blocks"),
+            "{error}"
+        );
     }
 }
