@@ -137,21 +137,8 @@ impl EntrySource for strata_session::Tree {
     }
 
     fn path_from_root(&self, leaf: &EntryId) -> Result<Vec<(EntryId, EntryKind)>, ContextError> {
-        if !strata_session::Tree::contains(self, leaf.as_str()) {
-            return Err(ContextError::UnknownLeaf { id: leaf.clone() });
-        }
-        // Walks parent links by index: no id hashing per step.
-        let limit = strata_session::Tree::len(self);
-        let mut path: Vec<(EntryId, EntryKind)> = self
-            .walk_to_root(leaf.as_str())
-            .take(limit + 1)
-            .map(|entry| (entry.id().clone(), entry.kind()))
-            .collect();
-        if path.len() > limit {
-            return Err(ContextError::ParentCycle { id: leaf.clone() });
-        }
-        path.reverse();
-        Ok(path)
+        let (ids, kinds) = self.path_ids_and_kinds(leaf)?;
+        Ok(ids.into_iter().zip(kinds).collect())
     }
 
     fn path_ids_and_kinds(
@@ -161,6 +148,7 @@ impl EntrySource for strata_session::Tree {
         if !strata_session::Tree::contains(self, leaf.as_str()) {
             return Err(ContextError::UnknownLeaf { id: leaf.clone() });
         }
+        // Walks parent links by index: no id hashing per step.
         let limit = strata_session::Tree::len(self);
         let (mut ids, mut kinds) = (Vec::new(), Vec::new());
         for entry in self.walk_to_root(leaf.as_str()).take(limit + 1) {
