@@ -170,6 +170,9 @@ impl ScaleRun {
     /// Whether every run, strata's and Pi's, printed the same bytes (`None` without a run of
     /// each): the two did the same work, and strata's context is Pi's.
     pub fn same_output(&self) -> Option<bool> {
+        if self.pi.is_empty() || self.strata.is_empty() && self.strata_warm.is_empty() {
+            return None;
+        }
         let mut printed = self
             .strata
             .iter()
@@ -177,9 +180,6 @@ impl ScaleRun {
             .chain(&self.pi)
             .map(|run| run.printed);
         let first = printed.next()?;
-        if self.pi.is_empty() || self.strata.is_empty() && self.strata_warm.is_empty() {
-            return None;
-        }
         Some(printed.all(|other| other == first))
     }
 }
@@ -403,9 +403,8 @@ fn scale_run(
         strata_command: format!("strata context {file_text} --format pi > /dev/null"),
         ..ScaleRun::default()
     };
-    if let Some((_, script)) = pi {
+    if pi.is_some() {
         scale.pi_command = format!("node xtask/peers/{PI_SCRIPT} {file_text} --print > /dev/null");
-        let _ = script;
     }
     let sidecar = strata_session::sidecar_path(file);
     let strata_run = || {
@@ -481,7 +480,6 @@ fn process_run(mut command: Command) -> Result<ProcessRun> {
         .output()
         .context("starting the process")?;
     let seconds = started.elapsed().as_secs_f64();
-    let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     if !output.status.success() {
         let tail: Vec<&str> = stderr
@@ -508,8 +506,8 @@ fn process_run(mut command: Command) -> Result<ProcessRun> {
         seconds,
         peak_kib,
         cpu_seconds,
-        // With `--print` Pi's figures line is on stderr, after the context on stdout.
-        in_process_ms: pi_milliseconds(&stdout).or_else(|| pi_milliseconds(&stderr)),
+        // stdout is the context (both sides print it); Pi's `--print` puts its figures on stderr.
+        in_process_ms: pi_milliseconds(&stderr),
         printed: (output.stdout.len(), bytes_hash(&output.stdout)),
     })
 }
