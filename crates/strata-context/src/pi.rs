@@ -84,8 +84,13 @@ fn write_in_parts(
     writer.write_all(b"\n  \"thinkingLevel\": ").map_err(io)?;
     serde_json::to_writer(&mut writer, &context.thinking_level)?;
     writer.write_all(b",\n  \"model\": ").map_err(io)?;
-    let model = serde_json::to_vec_pretty(&context.model.as_ref().map(PiModel))?;
-    write_indented(&mut writer, &model, b"\n  ").map_err(io)?;
+    let mut serializer =
+        serde_json::Serializer::with_formatter(&mut writer, NestedPretty::at_depth(1));
+    context
+        .model
+        .as_ref()
+        .map(PiModel)
+        .serialize(&mut serializer)?;
     writer.write_all(b"\n}").map_err(io)
 }
 
@@ -93,32 +98,140 @@ fn write_in_parts(
 /// separated by commas.
 fn print_group(group: &[&AgentMessage], out: &mut impl std::io::Write) -> serde_json::Result<()> {
     let io = serde_json::Error::io;
-    let mut alone = Vec::new();
     for (index, message) in group.iter().enumerate() {
         if index > 0 {
             out.write_all(b",").map_err(io)?;
         }
         out.write_all(b"\n    ").map_err(io)?;
-        alone.clear();
-        serde_json::to_writer_pretty(&mut alone, message)?;
-        write_indented(out, &alone, b"\n    ").map_err(io)?;
+        // Printed in place at the array's depth: no copy of it printed alone and indented
+        // after, which read and wrote every byte of the output a second time.
+        let mut serializer =
+            serde_json::Serializer::with_formatter(&mut *out, NestedPretty::at_depth(2));
+        message.serialize(&mut serializer)?;
     }
     Ok(())
 }
 
-/// Writes `printed` with every newline replaced by `newline` (a newline and the indent).
-fn write_indented(
-    writer: &mut impl std::io::Write,
-    printed: &[u8],
-    newline: &[u8],
-) -> std::io::Result<()> {
-    let mut rest = printed;
-    while let Some(at) = memchr::memchr(b'\n', rest) {
-        writer.write_all(&rest[..at])?;
-        writer.write_all(newline)?;
-        rest = &rest[at + 1..];
+/// `serde_json`'s `PrettyFormatter` with a two-space indent for a value that starts `depth`
+/// levels deep: the bytes `to_writer_pretty` writes for it where it stands in a larger value.
+struct NestedPretty {
+    depth: usize,
+    has_value: bool,
+}
+
+impl NestedPretty {
+    fn at_depth(depth: usize) -> Self {
+        Self {
+            depth,
+            has_value: false,
+        }
     }
-    writer.write_all(rest)
+
+    fn newline_and_indent<W: ?Sized + std::io::Write>(
+        &self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        const SPACES: &[u8; 64] =
+            b"                                                                ";
+        writer.write_all(b"\n")?;
+        let mut left = self.depth * 2;
+        while left > 0 {
+            let step = left.min(SPACES.len());
+            writer.write_all(&SPACES[..step])?;
+            left -= step;
+        }
+        Ok(())
+    }
+
+    fn begin<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        open: &[u8],
+    ) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        writer.write_all(open)
+    }
+
+    fn end<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        close: &[u8],
+    ) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.newline_and_indent(writer)?;
+        }
+        writer.write_all(close)
+    }
+
+    fn item<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if !first {
+            writer.write_all(b",")?;
+        }
+        self.newline_and_indent(writer)
+    }
+}
+
+impl serde_json::ser::Formatter for NestedPretty {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.begin(writer, b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.end(writer, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(writer, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        _writer: &mut W,
+    ) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.begin(writer, b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.end(writer, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(writer, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        writer.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        _writer: &mut W,
+    ) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// [`to_pi_json`]'s shape as a `Serialize` view of a context.
@@ -264,6 +377,27 @@ mod tests {
                 .expect("tree");
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
         tree
+    }
+
+    #[test]
+    fn the_nested_formatter_prints_what_the_pretty_printer_prints_in_place() {
+        // Deeper than one write of indent spaces, with empty and non-empty containers.
+        let mut value = serde_json::json!({"a": [], "b": {}, "c": [1, "x\ny", {"d": null}]});
+        for depth in 0..40 {
+            value = serde_json::json!([value, {"k": depth}]);
+        }
+        let wrapped = serde_json::json!({ "outer": [value.clone()] });
+        let whole = serde_json::to_string_pretty(&wrapped).expect("json");
+        let mut nested = Vec::new();
+        let mut serializer =
+            serde_json::Serializer::with_formatter(&mut nested, NestedPretty::at_depth(2));
+        value.serialize(&mut serializer).expect("json");
+        let nested = String::from_utf8(nested).expect("utf-8");
+        assert_eq!(whole, format!("{{\n  \"outer\": [\n    {nested}\n  ]\n}}"));
+        assert!(
+            nested.contains(&format!("\n{}", " ".repeat(80))),
+            "indents past 64 spaces"
+        );
     }
 
     #[test]
