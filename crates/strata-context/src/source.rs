@@ -149,18 +149,8 @@ impl EntrySource for strata_session::Tree {
             return Err(ContextError::UnknownLeaf { id: leaf.clone() });
         }
         // Walks parent links by index: no id hashing per step.
-        let limit = strata_session::Tree::len(self);
-        let (mut ids, mut kinds) = (Vec::new(), Vec::new());
-        for entry in self.walk_to_root(leaf.as_str()).take(limit + 1) {
-            ids.push(entry.id().clone());
-            kinds.push(entry.kind());
-        }
-        if ids.len() > limit {
-            return Err(ContextError::ParentCycle { id: leaf.clone() });
-        }
-        ids.reverse();
-        kinds.reverse();
-        Ok((ids, kinds))
+        self.ids_and_kinds_from_root(leaf.as_str(), strata_session::Tree::len(self))
+            .ok_or_else(|| ContextError::ParentCycle { id: leaf.clone() })
     }
 
     fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError> {

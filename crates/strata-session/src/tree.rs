@@ -65,6 +65,22 @@ struct Node {
     kind: EntryKind,
 }
 
+impl Node {
+    /// A node that stands for nothing (where a decode failed, before the whole is refused).
+    fn placeholder() -> Self {
+        Self {
+            start: 0,
+            len: 0,
+            line: 0,
+            id: EntryId::new(""),
+            parent: NONE,
+            first_child: NONE,
+            next_sibling: NONE,
+            kind: EntryKind::Unknown,
+        }
+    }
+}
+
 /// A label on an entry, with the time it was set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct LabelState {
@@ -310,6 +326,32 @@ impl Tree {
             (parent != NONE).then_some(parent)
         })
         .map(move |index| EntryRef { tree: self, index })
+    }
+
+    /// The ids and kinds from the root down to an entry, **root first** (empty for an unknown
+    /// id); `None` when the walk would pass `limit` entries.
+    ///
+    /// A context build walks a long session's whole path for its kinds: the walk counts the
+    /// path first (parent links only), so that both lists are allocated once at their
+    /// lengths instead of grown step by step.
+    pub fn ids_and_kinds_from_root<Q: AsRef<str> + ?Sized>(
+        &self,
+        id: &Q,
+        limit: usize,
+    ) -> Option<(Vec<EntryId>, Vec<EntryKind>)> {
+        let id = id.as_ref();
+        let depth = self.walk_to_root(id).take(limit.saturating_add(1)).count();
+        if depth > limit {
+            return None;
+        }
+        let (mut ids, mut kinds) = (Vec::with_capacity(depth), Vec::with_capacity(depth));
+        for entry in self.walk_to_root(id) {
+            ids.push(entry.node().id.clone());
+            kinds.push(entry.node().kind);
+        }
+        ids.reverse();
+        kinds.reverse();
+        Some((ids, kinds))
     }
 
     /// The ids from an entry up to its root, **leaf first** (empty for an unknown id).
@@ -798,6 +840,10 @@ struct Builder {
     layout_only: Vec<bool>,
     /// Whether the line being indexed took the literal layout scan.
     line_layout_only: bool,
+    /// The id table of exactly these nodes, as a sidecar stored it: [`Builder::index_ids`]
+    /// takes it instead of inserting every id again. Anything that adds, drops or moves a
+    /// node clears it.
+    restored_ids: Option<IdIndex>,
 }
 
 impl Builder {
@@ -820,6 +866,7 @@ impl Builder {
             repaired: HashMap::new(),
             layout_only: Vec::with_capacity(estimate),
             line_layout_only: false,
+            restored_ids: None,
         }
     }
 
@@ -836,6 +883,7 @@ impl Builder {
     /// Appends the builder of the next part of the file: its nodes, lines and diagnostics
     /// follow this one's.
     fn join(&mut self, next: Builder) {
+        self.restored_ids = None;
         let offset = self.nodes.len() as u32;
         let lines = self.line_count;
         self.nodes.extend(next.nodes.into_iter().map(|mut node| {
@@ -1169,6 +1217,7 @@ impl Builder {
         if torn.is_empty() {
             return Ok(());
         }
+        self.restored_ids = None;
         for (_, line, error) in &torn {
             self.diagnose(
                 *line,
@@ -1215,14 +1264,21 @@ impl Builder {
     /// Builds the id map (sized exactly, now that the count is known) and resolves the parents
     /// that were not the previous line.
     fn index_ids(&mut self) -> IdIndex {
-        let mut by_id = IdIndex::with_capacity(self.nodes.len());
         let mut duplicates = Vec::new();
-        for index in 0..self.nodes.len() as u32 {
-            if by_id.insert(&self.nodes, index).is_some() {
-                let node = &self.nodes[index as usize];
-                duplicates.push((node.line as usize, node.id.clone()));
+        let by_id = match self.restored_ids.take() {
+            // Stored only when every id was distinct: nothing to report.
+            Some(restored) if restored.len == self.nodes.len() => restored,
+            _ => {
+                let mut by_id = IdIndex::with_capacity(self.nodes.len());
+                for index in 0..self.nodes.len() as u32 {
+                    if by_id.insert(&self.nodes, index).is_some() {
+                        let node = &self.nodes[index as usize];
+                        duplicates.push((node.line as usize, node.id.clone()));
+                    }
+                }
+                by_id
             }
-        }
+        };
         for (line, id) in duplicates {
             self.diagnose(line, Problem::DuplicateId { id });
         }
@@ -1374,11 +1430,56 @@ struct IdIndex {
 
 impl IdIndex {
     fn with_capacity(entries: usize) -> Self {
-        let slots = (entries.max(8) * 2).next_power_of_two();
         Self {
-            slots: vec![NONE; slots],
+            slots: vec![NONE; Self::slot_count(entries)],
             len: 0,
         }
+    }
+
+    /// The table size for `entries` ids: at most half full.
+    fn slot_count(entries: usize) -> usize {
+        (entries.max(8) * 2).next_power_of_two()
+    }
+
+    /// The index of `nodes` when no two share an id (`None` otherwise: the full build
+    /// reports those), for a sidecar to store.
+    fn of_distinct(nodes: &[Node]) -> Option<Self> {
+        let mut by_id = Self::with_capacity(nodes.len());
+        for index in 0..nodes.len() as u32 {
+            if by_id.insert(nodes, index).is_some() {
+                return None;
+            }
+        }
+        Some(by_id)
+    }
+
+    /// An index of `entries` nodes from its stored slots: `None` unless the table has the
+    /// size [`Self::with_capacity`] gives and holds each of the nodes once.
+    fn from_slots(slots: Vec<u32>, entries: usize) -> Option<Self> {
+        if slots.len() != Self::slot_count(entries) {
+            return None;
+        }
+        let mut seen = vec![false; entries];
+        for &slot in &slots {
+            if slot != NONE {
+                let seen = seen.get_mut(slot as usize)?;
+                if std::mem::replace(seen, true) {
+                    return None;
+                }
+            }
+        }
+        seen.iter().all(|&seen| seen).then_some(Self {
+            slots,
+            len: entries,
+        })
+    }
+
+    /// A fixed value of the slot hash: a stored table is only taken by a build that hashes
+    /// ids as the one that stored it.
+    fn hash_fingerprint() -> u64 {
+        let mut hasher = IdHasher::default();
+        std::hash::Hasher::write(&mut hasher, b"strata id table");
+        std::hash::Hasher::finish(&hasher)
     }
 
     fn slot_of(&self, id: &[u8]) -> usize {
@@ -1890,6 +1991,46 @@ mod tests {
         bytes.push(b'\n');
         bytes.extend_from_slice(br#"{"type":"message","id":"f6","parentId":"e5","mess"#);
         bytes
+    }
+
+    #[test]
+    fn the_root_first_walk_gives_the_path_and_its_kinds_within_the_limit() {
+        let mut text = format!("{HEADER}\n");
+        text.push_str(&message("a1", "null", "one"));
+        text.push('\n');
+        text.push_str(r#"{"type":"thinking_level_change","id":"b2","parentId":"a1","timestamp":"2026-01-15T10:00:01.000Z","thinkingLevel":"high"}"#);
+        text.push('\n');
+        text.push_str(&message("c3", "\"b2\"", "two"));
+        text.push('\n');
+        // A sibling branch, off the path.
+        text.push_str(&message("d4", "\"a1\"", "three"));
+        text.push('\n');
+        let (tree, _) = Tree::parse(Path::new("t.jsonl"), text.into_bytes()).expect("tree");
+        let (ids, kinds) = tree
+            .ids_and_kinds_from_root("c3", 3)
+            .expect("within the limit");
+        let ids: Vec<&str> = ids.iter().map(EntryId::as_str).collect();
+        assert_eq!(ids, ["a1", "b2", "c3"]);
+        let expected: Vec<&str> = tree
+            .path_from_root("c3")
+            .iter()
+            .map(|id| id.as_str())
+            .collect();
+        assert_eq!(ids, expected);
+        assert_eq!(
+            kinds,
+            [
+                EntryKind::Message(Role::User),
+                EntryKind::ThinkingLevelChange,
+                EntryKind::Message(Role::User)
+            ]
+        );
+        assert!(
+            tree.ids_and_kinds_from_root("c3", 2).is_none(),
+            "past the limit"
+        );
+        let (none, no_kinds) = tree.ids_and_kinds_from_root("zz", 5).expect("unknown");
+        assert!(none.is_empty() && no_kinds.is_empty());
     }
 
     fn summary(tree: &Tree, diagnostics: &[Diagnostic]) -> Vec<String> {

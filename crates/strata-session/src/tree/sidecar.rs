@@ -21,7 +21,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use super::{Builder, NONE, Node, READ_BLOCK, RangeReader, Streamed, index_part, read_exact_at};
+use super::{
+    Builder, IdIndex, NONE, Node, READ_BLOCK, RangeReader, Streamed, index_part, read_exact_at,
+};
 use crate::entry::{EntryKind, Role};
 use crate::error::SessionError;
 use crate::header::SessionHeader;
@@ -32,8 +34,21 @@ pub(super) const SIDECAR_FROM: u64 = 1 << 20;
 
 const MAGIC: &[u8; 8] = b"STRATIDX";
 
-/// Bumped whenever the layout or the meaning of a field changes.
-const FORMAT_VERSION: u32 = 1;
+/// Bumped whenever the layout or the meaning of a field changes (2: fixed-size node records
+/// and the id table).
+const FORMAT_VERSION: u32 = 2;
+
+/// One node's record: start `u64`, length, line and parent `u32`, kind code `u8`, id length
+/// `u8` and the id's bytes padded to [`ID_BYTES`]. A fixed size lets a reopen decode a
+/// chunk of records in one loop, with no per-field checks; ids longer than that (never
+/// Pi's or strata's own) follow the records, by node.
+const RECORD: usize = 22 + ID_BYTES;
+
+/// The id bytes a record holds in place: what an [`EntryId`] keeps inline.
+const ID_BYTES: usize = 14;
+
+/// A record's id length when the id is stored after the records.
+const LONG_ID: u8 = u8::MAX;
 
 /// How many of the file's last bytes the recorded tail hash covers.
 const TAIL: u64 = 4096;
@@ -339,13 +354,42 @@ fn encode(
     out.u64(builder.next_line as u64);
     out.u32(builder.leaf_decider);
     out.u32(builder.nodes.len() as u32);
-    for (node, &layout_only) in builder.nodes.iter().zip(&builder.layout_only) {
+    let mut long_ids = Vec::new();
+    for (index, (node, &layout_only)) in builder.nodes.iter().zip(&builder.layout_only).enumerate()
+    {
         out.u64(node.start as u64);
         out.u32(node.len);
         out.u32(node.line);
         out.u32(node.parent);
         out.u8(kind_code(node.kind) | if layout_only { 0x80 } else { 0 });
-        out.str(node.id.as_str());
+        let id = node.id.as_bytes();
+        let mut padded = [0u8; ID_BYTES];
+        if id.len() <= ID_BYTES {
+            out.u8(id.len() as u8);
+            padded[..id.len()].copy_from_slice(id);
+        } else {
+            out.u8(LONG_ID);
+            long_ids.push((index as u32, node.id.as_str()));
+        }
+        out.0.extend_from_slice(&padded);
+    }
+    out.u32(long_ids.len() as u32);
+    for (index, id) in long_ids {
+        out.u32(index);
+        out.str(id);
+    }
+    // The id table, so that a reopen does not hash every id again; left out when two
+    // entries share an id (the open that rebuilds it reports them).
+    match IdIndex::of_distinct(&builder.nodes) {
+        Some(by_id) => {
+            out.u8(1);
+            out.u64(IdIndex::hash_fingerprint());
+            out.u32(by_id.slots.len() as u32);
+            for slot in &by_id.slots {
+                out.u32(*slot);
+            }
+        }
+        None => out.u8(0),
     }
     out.u32(builder.pending.len() as u32);
     for (child, parent) in &builder.pending {
@@ -379,6 +423,46 @@ struct Restored {
     ends_without_newline: bool,
 }
 
+/// Decodes node `index`'s record (of a file of `file_len` bytes); `None` for damage. A long id comes back empty, to be set from after
+/// the records.
+#[inline(always)]
+fn decode_node(record: &[u8; RECORD], index: u32, file_len: u64) -> Option<Node> {
+    let word = |at: usize| {
+        u32::from_le_bytes([record[at], record[at + 1], record[at + 2], record[at + 3]])
+    };
+    let start = u64::from_le_bytes([
+        record[0], record[1], record[2], record[3], record[4], record[5], record[6], record[7],
+    ]);
+    let (len, line, parent) = (word(8), word(12), word(16));
+    // Parents found while indexing are always an earlier line.
+    if (parent != NONE && parent >= index) || start.checked_add(u64::from(len))? > file_len {
+        return None;
+    }
+    let id = match record[21] {
+        LONG_ID => EntryId::new(""),
+        id_len if usize::from(id_len) <= ID_BYTES => {
+            let (id, padding) = record[22..].split_at(usize::from(id_len));
+            // Padding past the id is zero, so that one id has one record.
+            if padding.iter().any(|&byte| byte != 0) {
+                return None;
+            }
+            EntryId::new(std::str::from_utf8(id).ok()?)
+        }
+        _ => return None,
+    };
+    let node = Node {
+        start: usize::try_from(start).ok()?,
+        len,
+        line,
+        id,
+        parent,
+        first_child: NONE,
+        next_sibling: NONE,
+        kind: kind_of(record[20] & 0x7f)?,
+    };
+    Some(node)
+}
+
 /// Decodes a sidecar of `size` bytes from `source`; `None` for anything but an intact one. The
 /// hash is checked at the end, so a damaged sidecar is decoded as far as it reads (every count
 /// and index is bounded by what is left) and then refused.
@@ -403,37 +487,81 @@ fn decode(path: &Path, source: impl std::io::Read, size: u64) -> Option<Restored
     builder.next_line = usize::try_from(input.u64()?).ok()?;
     builder.leaf_decider = input.u32()?;
     let count = input.u32()?;
-    // Each node takes at least 25 bytes: a count beyond what is left is damage.
-    if u64::from(count) > input.remaining() / 25 {
+    // A count beyond what is left is damage.
+    if u64::from(count) > input.remaining() / RECORD as u64 {
         return None;
     }
     builder.nodes = Vec::with_capacity(count as usize);
     builder.layout_only = Vec::with_capacity(count as usize);
-    for index in 0..count {
-        let start = usize::try_from(input.u64()?).ok()?;
-        let node_len = input.u32()?;
-        let line = input.u32()?;
-        let parent = input.u32()?;
-        let code = input.u8()?;
-        let id = EntryId::new(input.str()?);
-        // Parents found while indexing are always an earlier line.
-        if (parent != NONE && parent >= index)
-            || start.checked_add(node_len as usize)? > len as usize
-        {
+    let mut long_ids = Vec::new();
+    let mut left = count as usize;
+    while left > 0 {
+        let batch = left.min(READ_CHUNK / RECORD);
+        let first = builder.nodes.len() as u32;
+        let (records, _) = input.take(batch * RECORD)?.as_chunks::<RECORD>();
+        // Extended from an exact-size iterator: each node is written in place, with no
+        // capacity check per push. A damaged record stops nothing here, only the result.
+        let mut damaged = false;
+        builder
+            .nodes
+            .extend(records.iter().zip(first..).map(|(record, index)| {
+                decode_node(record, index, len).unwrap_or_else(|| {
+                    damaged = true;
+                    Node::placeholder()
+                })
+            }));
+        if damaged {
             return None;
         }
-        builder.nodes.push(Node {
-            start,
-            len: node_len,
-            line,
-            id,
-            parent,
-            first_child: NONE,
-            next_sibling: NONE,
-            kind: kind_of(code & 0x7f)?,
-        });
-        builder.layout_only.push(code & 0x80 != 0);
+        builder
+            .layout_only
+            .extend(records.iter().map(|record| record[20] & 0x80 != 0));
+        long_ids.extend(
+            records
+                .iter()
+                .zip(first..)
+                .filter(|(record, _)| record[21] == LONG_ID)
+                .map(|(_, index)| index),
+        );
+        left -= batch;
     }
+    // The long ids, one for each record that said so, in order.
+    if input.u32()? as usize != long_ids.len() {
+        return None;
+    }
+    for index in long_ids {
+        (input.u32()? == index).then_some(())?;
+        let id = input.str()?;
+        if id.len() <= ID_BYTES {
+            return None;
+        }
+        builder.nodes[index as usize].id = EntryId::new(id);
+    }
+    builder.restored_ids = match input.u8()? {
+        0 => None,
+        1 => {
+            let same_hash = input.u64()? == IdIndex::hash_fingerprint();
+            let count = input.u32()? as usize;
+            if count as u64 > input.remaining() / 4 {
+                return None;
+            }
+            let mut slots = Vec::with_capacity(count);
+            let mut left = count;
+            while left > 0 {
+                let batch = left.min(READ_CHUNK / 4);
+                let (words, _) = input.take(batch * 4)?.as_chunks::<4>();
+                slots.extend(words.iter().map(|word| u32::from_le_bytes(*word)));
+                left -= batch;
+            }
+            // A table from a build that hashed ids otherwise is read past, not taken.
+            if same_hash {
+                Some(IdIndex::from_slots(slots, builder.nodes.len())?)
+            } else {
+                None
+            }
+        }
+        _ => return None,
+    };
     if builder.leaf_decider != NONE && builder.leaf_decider >= count {
         return None;
     }
@@ -618,6 +746,104 @@ mod tests {
         let bytes = sidecar_bytes();
         let mut reader = Reader::new(&bytes[..], bytes.len() as u64 - 8);
         assert!(reader.take(bytes.len() - 7).is_none());
+    }
+
+    /// A pass over `entries` linked message lines, the first `long` of them with ids too long
+    /// for a record, then encoded as a sidecar.
+    fn encoded(entries: usize, long: usize) -> (Vec<u8>, u64) {
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}"#;
+        let mut text = format!("{header}\n");
+        let id = |n: usize| {
+            if n < long {
+                format!("a-long-entry-id-{n}")
+            } else {
+                format!("e{n}")
+            }
+        };
+        for n in 0..entries {
+            let parent = if n == 0 {
+                "null".to_owned()
+            } else {
+                format!("\"{}\"", id(n - 1))
+            };
+            text.push_str(&format!(
+                r#"{{"type":"message","id":"{}","parentId":{parent},"timestamp":"2026-01-15T10:00:01.000Z","message":{{"role":"user","content":"x","timestamp":1}}}}"#,
+                id(n)
+            ));
+            text.push('\n');
+        }
+        let mut builder = Builder::new(Path::new("t.jsonl"), text.len());
+        builder.feed(text.as_bytes(), 0, true).expect("indexed");
+        let state = FileState {
+            len: text.len() as u64,
+            mtime: (1, 2),
+        };
+        let streamed = Streamed {
+            len: text.len(),
+            ends_without_newline: false,
+        };
+        (
+            encode(&builder, header, &state, &streamed, 7),
+            text.len() as u64,
+        )
+    }
+
+    /// `bytes` with its body hash made right again after an edit.
+    fn rehashed(mut bytes: Vec<u8>) -> Vec<u8> {
+        let body = bytes.len() - 8;
+        let sum = hash(&bytes[..body]);
+        bytes[body..].copy_from_slice(&sum.to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn the_id_table_comes_back_with_the_nodes_and_long_ids() {
+        let (bytes, _) = encoded(40, 3);
+        let restored =
+            decode(Path::new("t.jsonl"), &bytes[..], bytes.len() as u64).expect("decoded");
+        let nodes = &restored.builder.nodes;
+        assert_eq!(nodes.len(), 40);
+        assert_eq!(nodes[1].id.as_str(), "a-long-entry-id-1");
+        assert_eq!(nodes[39].id.as_str(), "e39");
+        let by_id = restored.builder.restored_ids.expect("a table");
+        for (index, node) in nodes.iter().enumerate() {
+            assert_eq!(by_id.get(nodes, node.id.as_str()), Some(index as u32));
+        }
+        assert_eq!(by_id.get(nodes, "e40"), None);
+    }
+
+    #[test]
+    fn a_table_of_another_hash_is_passed_over_and_a_wrong_one_refuses_the_sidecar() {
+        let (bytes, _) = encoded(40, 0);
+        let fingerprint = IdIndex::hash_fingerprint().to_le_bytes();
+        let at = bytes
+            .windows(8)
+            .rposition(|window| window == fingerprint)
+            .expect("the fingerprint is stored");
+        let mut other_hash = bytes.clone();
+        other_hash[at] ^= 1;
+        let other_hash = rehashed(other_hash);
+        let restored = decode(
+            Path::new("t.jsonl"),
+            &other_hash[..],
+            other_hash.len() as u64,
+        )
+        .expect("still a sidecar");
+        assert!(
+            restored.builder.restored_ids.is_none(),
+            "the table is rebuilt"
+        );
+        assert_eq!(restored.builder.nodes.len(), 40);
+        // A slot naming a node that does not exist (after the count of slots).
+        let slots_at = at + 8 + 4;
+        let slot = (slots_at..)
+            .step_by(4)
+            .find(|&i| bytes[i..i + 4] != NONE.to_le_bytes())
+            .expect("a used slot");
+        let mut wrong = bytes.clone();
+        wrong[slot..slot + 4].copy_from_slice(&40u32.to_le_bytes());
+        let wrong = rehashed(wrong);
+        assert!(decode(Path::new("t.jsonl"), &wrong[..], wrong.len() as u64).is_none());
     }
 
     #[test]
