@@ -44,6 +44,24 @@ impl EntryId {
         }
     }
 
+    /// An id of `len` bytes stored in place, as an index record keeps it: `None` unless the
+    /// bytes past `len` are zero and the id is UTF-8.
+    #[inline]
+    pub(crate) fn from_padded(len: u8, bytes: &[u8; INLINE]) -> Option<Self> {
+        let used = usize::from(len);
+        if used > INLINE {
+            return None;
+        }
+        let mut wide = [0u8; 16];
+        wide[..INLINE].copy_from_slice(bytes);
+        let word = u128::from_le_bytes(wide);
+        // Nothing past the id (as `new` pads it), and all of it ASCII or else valid UTF-8.
+        let padding_clear = used == INLINE || word >> (8 * used) == 0;
+        let ascii = word & 0x8080_8080_8080_8080_8080_8080_8080_8080 == 0;
+        (padding_clear && (ascii || std::str::from_utf8(&bytes[..used]).is_ok()))
+            .then_some(Self(Repr::Inline { len, bytes: *bytes }))
+    }
+
     /// The id's bytes, without the UTF-8 check `as_str` makes (for hashing and comparing).
     pub(crate) fn as_bytes(&self) -> &[u8] {
         match &self.0 {
@@ -285,6 +303,31 @@ mod tests {
                 assert_eq!(EntryId::new(a) == EntryId::new(b), a == b, "{a:?} {b:?}");
             }
         }
+    }
+
+    #[test]
+    fn padded_ids_are_the_ids_new_makes_and_refuse_stray_bytes() {
+        for text in ["", "a", "e12", "0123456789abcd", "é1"] {
+            let mut bytes = [0u8; INLINE];
+            bytes[..text.len()].copy_from_slice(text.as_bytes());
+            let id = EntryId::from_padded(text.len() as u8, &bytes).expect("an id");
+            assert_eq!(id, EntryId::new(text));
+            assert_eq!(id.as_str(), text);
+        }
+        let mut stray = [0u8; INLINE];
+        stray[..3].copy_from_slice(b"abc");
+        stray[5] = b'x';
+        assert!(
+            EntryId::from_padded(3, &stray).is_none(),
+            "a byte past the id"
+        );
+        assert!(
+            EntryId::from_padded(15, &[b'a'; INLINE]).is_none(),
+            "too long"
+        );
+        let mut invalid = [0u8; INLINE];
+        invalid[0] = 0xff;
+        assert!(EntryId::from_padded(1, &invalid).is_none(), "not UTF-8");
     }
 
     #[test]

@@ -1454,21 +1454,18 @@ impl IdIndex {
     }
 
     /// An index of `entries` nodes from its stored slots: `None` unless the table has the
-    /// size [`Self::with_capacity`] gives and holds each of the nodes once.
+    /// size [`Self::with_capacity`] gives and as many used slots as nodes, each naming a
+    /// node. (The sidecar's hash already vouches for the bytes; this keeps a lookup from
+    /// ever indexing past the nodes.)
     fn from_slots(slots: Vec<u32>, entries: usize) -> Option<Self> {
         if slots.len() != Self::slot_count(entries) {
             return None;
         }
-        let mut seen = vec![false; entries];
-        for &slot in &slots {
-            if slot != NONE {
-                let seen = seen.get_mut(slot as usize)?;
-                if std::mem::replace(seen, true) {
-                    return None;
-                }
-            }
-        }
-        seen.iter().all(|&seen| seen).then_some(Self {
+        let used = slots.iter().filter(|&&slot| slot != NONE).count();
+        let in_range = slots
+            .iter()
+            .all(|&slot| slot == NONE || (slot as usize) < entries);
+        (used == entries && in_range).then_some(Self {
             slots,
             len: entries,
         })

@@ -440,15 +440,8 @@ fn decode_node(record: &[u8; RECORD], index: u32, file_len: u64) -> Option<Node>
     }
     let id = match record[21] {
         LONG_ID => EntryId::new(""),
-        id_len if usize::from(id_len) <= ID_BYTES => {
-            let (id, padding) = record[22..].split_at(usize::from(id_len));
-            // Padding past the id is zero, so that one id has one record.
-            if padding.iter().any(|&byte| byte != 0) {
-                return None;
-            }
-            EntryId::new(std::str::from_utf8(id).ok()?)
-        }
-        _ => return None,
+        // Padding past the id is zero, so that one id has one record.
+        id_len => EntryId::from_padded(id_len, &record[22..].try_into().ok()?)?,
     };
     let node = Node {
         start: usize::try_from(start).ok()?,
