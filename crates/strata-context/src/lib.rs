@@ -29,6 +29,7 @@ mod chain;
 mod error;
 mod flatten;
 mod ledger;
+mod parallel;
 mod pi;
 mod project;
 pub mod render;

@@ -12,16 +12,18 @@ use crate::flatten::Context;
 /// straight from the context: no JSON tree of the messages is built on the way. Wrap `writer`
 /// in a buffer: the output is written a few bytes at a time.
 pub fn write_pi_json(context: &Context, writer: impl std::io::Write) -> serde_json::Result<()> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let parts = threads.min(ordered_messages(context).len() / PARALLEL_FROM);
-    if parts < 2 {
+    let threads = crate::parallel::threads();
+    if threads < 2 || ordered_messages(context).len() < PARALLEL_FROM {
         return serde_json::to_writer_pretty(writer, &PiContext(context));
     }
-    write_in_parts(context, writer, parts)
+    write_in_parts(context, writer, threads)
 }
 
 /// Contexts with fewer messages than this are printed on the calling thread.
-const PARALLEL_FROM: usize = 256;
+const PARALLEL_FROM: usize = 4 * CHUNK;
+
+/// Messages one thread prints at a time.
+const CHUNK: usize = 64;
 
 /// The messages in [`to_pi_json`]'s order: each system message where it was appended.
 fn ordered_messages(context: &Context) -> Vec<&AgentMessage> {
@@ -37,48 +39,21 @@ fn ordered_messages(context: &Context) -> Vec<&AgentMessage> {
     ordered
 }
 
-/// [`write_pi_json`]'s bytes with the messages printed in `parts` consecutive groups on as many
-/// threads. Pretty-printing is position-independent but for the indent: a value printed alone
-/// and then indented by its depth after every newline (JSON strings hold no raw newline) is
-/// what the printer writes for it in place.
+/// [`write_pi_json`]'s bytes with the messages printed in chunks by up to `threads` threads
+/// ([`crate::parallel::write_chunks`]). Pretty-printing is position-independent but for the
+/// indent, which [`NestedPretty`] starts at the array's depth.
 fn write_in_parts(
     context: &Context,
     mut writer: impl std::io::Write,
-    parts: usize,
+    threads: usize,
 ) -> serde_json::Result<()> {
     let messages = ordered_messages(context);
-    let chunk = messages.len().div_ceil(parts.max(1)).max(1);
     let io = serde_json::Error::io;
     if messages.is_empty() {
         writer.write_all(b"{\n  \"messages\": [],").map_err(io)?;
     } else {
         writer.write_all(b"{\n  \"messages\": [").map_err(io)?;
-        // The first group goes straight to `writer` while the others are printed into
-        // buffers on their threads: only those are held in memory.
-        std::thread::scope(|scope| {
-            let mut groups = messages.chunks(chunk);
-            let first = groups.next().unwrap_or_default();
-            let workers: Vec<_> = groups
-                .map(|group| {
-                    let worker = scope.spawn(move || {
-                        let mut printed = Vec::new();
-                        print_group(group, &mut printed).map(|()| printed)
-                    });
-                    (group, worker)
-                })
-                .collect();
-            print_group(first, &mut writer)?;
-            for (group, worker) in workers {
-                writer.write_all(b",").map_err(io)?;
-                match worker.join() {
-                    Ok(printed) => writer.write_all(&printed?).map_err(io)?,
-                    // A panicking printer is a bug; the group is printed again here, where it
-                    // shows.
-                    Err(_) => print_group(group, &mut writer)?,
-                }
-            }
-            Ok::<(), serde_json::Error>(())
-        })?;
+        crate::parallel::write_chunks(&messages, CHUNK, threads, &mut writer, print_chunk, io)?;
         writer.write_all(b"\n  ],").map_err(io)?;
     }
     writer.write_all(b"\n  \"thinkingLevel\": ").map_err(io)?;
@@ -94,12 +69,16 @@ fn write_in_parts(
     writer.write_all(b"\n}").map_err(io)
 }
 
-/// Messages as elements of the `messages` array: each on a new line, indented two levels,
-/// separated by commas.
-fn print_group(group: &[&AgentMessage], out: &mut impl std::io::Write) -> serde_json::Result<()> {
+/// Chunk `index` of the messages as elements of the `messages` array: each on a new line,
+/// indented two levels, separated by commas (also from the chunk before).
+fn print_chunk(
+    index: usize,
+    chunk: &[&AgentMessage],
+    out: &mut dyn std::io::Write,
+) -> serde_json::Result<()> {
     let io = serde_json::Error::io;
-    for (index, message) in group.iter().enumerate() {
-        if index > 0 {
+    for (position, message) in chunk.iter().enumerate() {
+        if index > 0 || position > 0 {
             out.write_all(b",").map_err(io)?;
         }
         out.write_all(b"\n    ").map_err(io)?;
@@ -407,13 +386,13 @@ mod tests {
             let context = crate::build(&tree, tree.leaf()).expect("context");
             assert_eq!(ordered_messages(&context).len(), messages);
             let expected = serde_json::to_vec_pretty(&to_pi_json(&context)).expect("json");
-            for parts in [1, 2, 3, 5] {
+            for threads in [1, 2, 3, 5] {
                 let mut printed = Vec::new();
-                write_in_parts(&context, &mut printed, parts).expect("printed");
+                write_in_parts(&context, &mut printed, threads).expect("printed");
                 assert_eq!(
                     String::from_utf8_lossy(&printed),
                     String::from_utf8_lossy(&expected),
-                    "{messages} messages in {parts} parts"
+                    "{messages} messages on {threads} threads"
                 );
             }
             let mut printed = Vec::new();

@@ -182,37 +182,22 @@ impl EntrySource for strata_session::Tree {
     }
 }
 
-/// `load` of consecutive parts of `ids`, concatenated, the parts split among the machine's
-/// processors (one part below [`PARALLEL_FROM`] ids).
+/// `load` of consecutive chunks of `ids`, concatenated, the chunks taken by the machine's
+/// processors in turn (all on this thread below [`PARALLEL_FROM`] ids).
 fn in_parts<F>(ids: &[EntryId], load: F) -> Vec<Result<Arc<LoadedEntry>, ContextError>>
 where
     F: Fn(&[EntryId]) -> Vec<Result<Arc<LoadedEntry>, ContextError>> + Sync,
 {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let parts = threads.min(ids.len() / PARALLEL_FROM);
-    if parts < 2 {
+    if ids.len() < PARALLEL_FROM {
         return load(ids);
     }
-    let chunk = ids.len().div_ceil(parts);
-    let load = &load;
-    std::thread::scope(|scope| {
-        let mut chunks = ids.chunks(chunk);
-        let first = chunks.next().unwrap_or_default();
-        let workers: Vec<_> = chunks
-            .map(|part| (part, scope.spawn(move || load(part))))
-            .collect();
-        let mut loaded = load(first);
-        for (part, worker) in workers {
-            match worker.join() {
-                Ok(results) => loaded.extend(results),
-                // A panicking parse is a bug; the entries are read again here, where it shows.
-                Err(_) => loaded.extend(load(part)),
-            }
-        }
-        loaded
-    })
+    crate::parallel::map_chunks(ids, CHUNK, crate::parallel::threads(), load)
 }
+
+/// Ids one thread parses at a time: lines enough for long reads, chunks enough that two
+/// threads finish together.
+const CHUNK: usize = 256;
 
 /// Chains shorter than this are parsed on the calling thread: a thread costs more. Parsing the
 /// chain's lines is most of building a large context, and each line parses on its own.
-const PARALLEL_FROM: usize = 256;
+const PARALLEL_FROM: usize = 2 * CHUNK;
