@@ -189,6 +189,10 @@ impl<S: EntrySource> EntrySource for CachedSource<'_, S> {
         self.inner.path_ids_and_kinds(leaf)
     }
 
+    fn path_kinds(&self, leaf: &EntryId) -> Result<crate::source::SourcePath<'_>, ContextError> {
+        self.inner.path_kinds(leaf)
+    }
+
     fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError> {
         if let Some(loaded) = self.cache.borrow().get(id) {
             return Ok(Arc::clone(loaded));

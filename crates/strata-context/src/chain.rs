@@ -6,7 +6,7 @@ use serde::Serialize;
 use strata_session::{Diagnostic, Entry, EntryId, EntryKind, Role};
 
 use crate::error::ContextError;
-use crate::source::{EntrySource, LoadedEntry};
+use crate::source::{EntrySource, LoadedEntry, SourcePath};
 
 /// The default thinking level when the path sets none (Pi's `"off"`).
 pub const DEFAULT_THINKING_LEVEL: &str = "off";
@@ -93,14 +93,15 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
     let Some(leaf) = leaf else {
         return Ok(Chain::empty());
     };
-    let (path, kinds) = source.path_ids_and_kinds(leaf)?;
+    let path = source.path_kinds(leaf)?;
+    let kinds = path.kinds();
     let mut loader = Loader {
         source,
         skipped: Vec::new(),
     };
 
-    let model = resolve_model(&mut loader, &path, &kinds)?;
-    let thinking_level = resolve_thinking(&mut loader, &path, &kinds)?;
+    let model = resolve_model(&mut loader, &path)?;
+    let thinking_level = resolve_thinking(&mut loader, &path)?;
 
     // The latest compaction that reads; one that does not is skipped like any other entry.
     let mut search = kinds.len();
@@ -111,13 +112,13 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
         else {
             break None;
         };
-        match loader.load(&path[cut])? {
+        match loader.load(&path.id(cut))? {
             Some(compaction) => break Some((cut, compaction)),
             None => search = cut,
         }
     };
     let Some((cut, compaction)) = found else {
-        let links = loader.load_all(&path)?;
+        let links = loader.load_all(&path.ids(0..path.len()))?;
         return Ok(Chain {
             leaf: Some(leaf.clone()),
             links,
@@ -130,29 +131,27 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
         });
     };
     let Entry::Compaction(compaction_entry) = compaction.entry() else {
-        return Err(ContextError::KindMismatch {
-            id: path[cut].clone(),
-        });
+        return Err(ContextError::KindMismatch { id: path.id(cut) });
     };
     // Pi keeps from the first path entry before the compaction whose id matches; none found
     // keeps nothing.
     let kept_from = compaction_entry
         .first_kept_entry_id
         .as_ref()
-        .and_then(|first| path[..cut].iter().position(|id| id == first))
+        .and_then(|first| path.first_position_of(first, cut))
         .unwrap_or(cut);
     // Pi 1.x's checkpoint (or strata's earlier snapshot) holds the whole start; without one,
     // the system messages before the cut are folded into it.
     let needs_fold = compaction_entry.system_message.is_none()
         && (compaction_entry.system.is_none() || compaction_entry.tools.is_none());
     let before_cut_system = if needs_fold {
-        let ids: Vec<EntryId> = path[..cut]
+        let ids: Vec<EntryId> = kinds[..cut]
             .iter()
-            .zip(&kinds[..cut])
+            .enumerate()
             .filter(|(_, kind)| {
                 matches!(kind, EntryKind::System | EntryKind::Message(Role::System))
             })
-            .map(|(id, _)| id.clone())
+            .map(|(position, _)| path.id(position))
             .collect();
         loader.load_all(&ids)?
     } else {
@@ -161,10 +160,10 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
 
     let mut links = Vec::with_capacity(1 + path.len() - kept_from);
     links.push(compaction);
-    let kept = loader.load_all(&path[kept_from..cut])?;
+    let kept = loader.load_all(&path.ids(kept_from..cut))?;
     let kept_count = kept.len();
     links.extend(kept);
-    links.extend(loader.load_all(&path[cut + 1..])?);
+    links.extend(loader.load_all(&path.ids(cut + 1..path.len()))?);
     Ok(Chain {
         leaf: Some(leaf.clone()),
         links,
@@ -237,13 +236,12 @@ impl<S: EntrySource> Loader<'_, S> {
 /// the entries after the answer are read).
 fn resolve_model<S: EntrySource>(
     loader: &mut Loader<'_, S>,
-    path: &[EntryId],
-    kinds: &[EntryKind],
+    path: &SourcePath<'_>,
 ) -> Result<Option<ModelRef>, ContextError> {
-    for (id, kind) in path.iter().zip(kinds).rev() {
+    for (position, kind) in path.kinds().iter().enumerate().rev() {
         match kind {
             EntryKind::ModelChange => {
-                if let Some(link) = loader.load(id)?
+                if let Some(link) = loader.load(&path.id(position))?
                     && let Entry::ModelChange(change) = link.entry()
                 {
                     return Ok(Some(ModelRef {
@@ -254,7 +252,7 @@ fn resolve_model<S: EntrySource>(
             }
             // The fast scan may not see a role; such messages are parsed to find out.
             EntryKind::Message(Role::Assistant | Role::Other) => {
-                if let Some(link) = loader.load(id)?
+                if let Some(link) = loader.load(&path.id(position))?
                     && let Entry::Message(message) = link.entry()
                     && let strata_session::AgentMessage::Assistant(assistant) = &*message.message
                 {
@@ -273,12 +271,11 @@ fn resolve_model<S: EntrySource>(
 /// The last `thinking_level_change` on the path, else `"off"`.
 fn resolve_thinking<S: EntrySource>(
     loader: &mut Loader<'_, S>,
-    path: &[EntryId],
-    kinds: &[EntryKind],
+    path: &SourcePath<'_>,
 ) -> Result<String, ContextError> {
-    for (id, kind) in path.iter().zip(kinds).rev() {
+    for (position, kind) in path.kinds().iter().enumerate().rev() {
         if *kind == EntryKind::ThinkingLevelChange
-            && let Some(link) = loader.load(id)?
+            && let Some(link) = loader.load(&path.id(position))?
             && let Entry::ThinkingLevelChange(change) = link.entry()
         {
             return Ok(change.thinking_level.clone());

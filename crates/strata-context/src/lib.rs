@@ -49,7 +49,7 @@ pub use render::{
     DEFER_LOADING_FIELD, DYNAMIC_TOOLS_RECENT_MESSAGES, RenderNote, RenderOptions, RenderPolicy,
     RenderReport, Rendered, Renderer, guessed_tools, render, render_with,
 };
-pub use source::{EntrySource, LoadedEntry};
+pub use source::{EntrySource, LoadedEntry, SourcePath};
 pub use system::{
     SECTION_ORDER, SectionName, Sections, SnapshotSource, SystemPatch, SystemPrompt, join_sections,
 };

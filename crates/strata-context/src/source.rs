@@ -66,6 +66,87 @@ pub trait EntrySource {
     ) -> Result<(Vec<EntryId>, Vec<EntryKind>), ContextError> {
         Ok(self.path_from_root(leaf)?.into_iter().unzip())
     }
+    /// The path from the root down to `leaf` as a branch reads it: every entry's kind, and
+    /// its id when asked. Sources that can name entries more cheaply than by id override it
+    /// (a long session's path is walked whole for its kinds, but few of its ids are read).
+    fn path_kinds(&self, leaf: &EntryId) -> Result<SourcePath<'_>, ContextError> {
+        let (ids, kinds) = self.path_ids_and_kinds(leaf)?;
+        Ok(SourcePath {
+            kinds,
+            ids: PathIds::Listed(ids),
+        })
+    }
+}
+
+/// A path from the root down to a leaf ([`EntrySource::path_kinds`]): each entry's kind, and its id
+/// on demand.
+pub struct SourcePath<'a> {
+    kinds: Vec<EntryKind>,
+    ids: PathIds<'a>,
+}
+
+/// How a [`SourcePath`] knows its entries' ids.
+enum PathIds<'a> {
+    /// Every id, root first.
+    Listed(Vec<EntryId>),
+    /// The entries' numbers in a tree's file order, root first.
+    Numbered {
+        tree: &'a strata_session::Tree,
+        numbers: Vec<u32>,
+    },
+}
+
+impl SourcePath<'_> {
+    /// The kinds, root first.
+    pub fn kinds(&self) -> &[EntryKind] {
+        &self.kinds
+    }
+
+    /// How many entries the path holds.
+    pub fn len(&self) -> usize {
+        self.kinds.len()
+    }
+
+    /// Whether the path is empty.
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    /// The id of the entry at `position` (root first).
+    ///
+    /// # Panics
+    ///
+    /// When `position` is past the path's end, as indexing a list does.
+    pub fn id(&self, position: usize) -> EntryId {
+        match &self.ids {
+            PathIds::Listed(ids) => ids[position].clone(),
+            PathIds::Numbered { tree, numbers } => tree
+                .get_index(numbers[position] as usize)
+                .map(|entry| entry.id().clone())
+                .unwrap_or_else(|| EntryId::new("")),
+        }
+    }
+
+    /// The ids of the entries at `positions`, in order.
+    pub fn ids(&self, positions: std::ops::Range<usize>) -> Vec<EntryId> {
+        match &self.ids {
+            PathIds::Listed(ids) => ids[positions].to_vec(),
+            PathIds::Numbered { .. } => positions.map(|position| self.id(position)).collect(),
+        }
+    }
+
+    /// The first position before `end` whose entry has the id `id`.
+    pub fn first_position_of(&self, id: &EntryId, end: usize) -> Option<usize> {
+        match &self.ids {
+            PathIds::Listed(ids) => ids[..end].iter().position(|listed| listed == id),
+            // One number per id unless some id repeats: then each entry's own id is compared.
+            PathIds::Numbered { tree, numbers } if !tree.has_repeated_ids() => {
+                let number = u32::try_from(tree.number_of(id.as_str())?).ok()?;
+                numbers[..end].iter().position(|&listed| listed == number)
+            }
+            PathIds::Numbered { .. } => (0..end).find(|&position| self.id(position) == *id),
+        }
+    }
 }
 
 /// A parsed entry together with the message Pi would build from it.
@@ -145,12 +226,25 @@ impl EntrySource for strata_session::Tree {
         &self,
         leaf: &EntryId,
     ) -> Result<(Vec<EntryId>, Vec<EntryKind>), ContextError> {
+        let path = self.path_kinds(leaf)?;
+        Ok((path.ids(0..path.len()), path.kinds))
+    }
+
+    fn path_kinds(&self, leaf: &EntryId) -> Result<SourcePath<'_>, ContextError> {
         if !strata_session::Tree::contains(self, leaf.as_str()) {
             return Err(ContextError::UnknownLeaf { id: leaf.clone() });
         }
-        // Walks parent links by index: no id hashing per step.
-        self.ids_and_kinds_from_root(leaf.as_str(), strata_session::Tree::len(self))
-            .ok_or_else(|| ContextError::ParentCycle { id: leaf.clone() })
+        // Walks parent links by number: no id hashing per step, no id copied.
+        let (numbers, kinds) = self
+            .numbers_and_kinds_from_root(leaf.as_str(), strata_session::Tree::len(self))
+            .ok_or_else(|| ContextError::ParentCycle { id: leaf.clone() })?;
+        Ok(SourcePath {
+            kinds,
+            ids: PathIds::Numbered {
+                tree: self,
+                numbers,
+            },
+        })
     }
 
     fn load(&self, id: &EntryId) -> Result<Arc<LoadedEntry>, ContextError> {
@@ -201,3 +295,81 @@ const CHUNK: usize = 256;
 /// Chains shorter than this are parsed on the calling thread: a thread costs more. Parsing the
 /// chain's lines is most of building a large context, and each line parses on its own.
 const PARALLEL_FROM: usize = 2 * CHUNK;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-15T10:00:00.000Z","cwd":"/w"}"#;
+
+    fn tree(lines: &[(&str, &str)]) -> strata_session::Tree {
+        let mut text = format!("{HEADER}\n");
+        for (id, parent) in lines {
+            text.push_str(&format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-15T10:00:01.000Z","message":{{"role":"user","content":"x","timestamp":1}}}}"#
+            ));
+            text.push('\n');
+        }
+        strata_session::Tree::parse(std::path::Path::new("t.jsonl"), text.into_bytes())
+            .expect("tree")
+            .0
+    }
+
+    /// The tree's numbered path against the same path listed by id.
+    fn both<'a>(tree: &'a strata_session::Tree, leaf: &str) -> (SourcePath<'a>, SourcePath<'a>) {
+        let leaf = EntryId::new(leaf);
+        let numbered = tree.path_kinds(&leaf).expect("path");
+        let (ids, kinds) = tree.path_ids_and_kinds(&leaf).expect("path");
+        let listed = SourcePath {
+            kinds,
+            ids: PathIds::Listed(ids),
+        };
+        (numbered, listed)
+    }
+
+    #[test]
+    fn a_numbered_path_names_and_finds_entries_as_a_listed_one() {
+        let tree = tree(&[
+            ("a1", "null"),
+            ("b2", "\"a1\""),
+            ("z9", "\"a1\""),
+            ("c3", "\"b2\""),
+        ]);
+        let (numbered, listed) = both(&tree, "c3");
+        assert_eq!(numbered.len(), 3);
+        assert_eq!(numbered.kinds(), listed.kinds());
+        assert_eq!(numbered.ids(0..3), listed.ids(0..3));
+        assert_eq!(numbered.id(1).as_str(), "b2");
+        for (id, end) in [
+            ("a1", 3),
+            ("b2", 3),
+            ("b2", 1),
+            ("c3", 3),
+            ("z9", 3),
+            ("gone", 3),
+        ] {
+            let id = EntryId::new(id);
+            assert_eq!(
+                numbered.first_position_of(&id, end),
+                listed.first_position_of(&id, end),
+                "{id} before {end}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_repeated_id_is_found_where_the_path_holds_it() {
+        // The second `a1` wins lookups by id, but the path runs through the first.
+        let tree = tree(&[
+            ("a1", "null"),
+            ("b2", "\"a1\""),
+            ("a1", "null"),
+            ("c3", "\"b2\""),
+        ]);
+        assert!(tree.has_repeated_ids());
+        let (numbered, listed) = both(&tree, "c3");
+        let a1 = EntryId::new("a1");
+        assert_eq!(listed.first_position_of(&a1, 3), Some(0));
+        assert_eq!(numbered.first_position_of(&a1, 3), Some(0));
+    }
+}

@@ -113,6 +113,8 @@ pub struct Tree {
     repaired: HashMap<u32, String>,
     nodes: Vec<Node>,
     by_id: IdIndex,
+    /// Whether some id is held by more than one entry.
+    repeated_ids: bool,
     leaf: u32,
     labels: HashMap<EntryId, LabelState>,
     name: Option<String>,
@@ -328,30 +330,41 @@ impl Tree {
         .map(move |index| EntryRef { tree: self, index })
     }
 
-    /// The ids and kinds from the root down to an entry, **root first** (empty for an unknown
-    /// id); `None` when the walk would pass `limit` entries.
+    /// The entries from the root down to an entry, **root first**, as their numbers in file
+    /// order (what [`Tree::get_index`] takes) and their kinds (empty for an unknown id);
+    /// `None` when the walk would pass `limit` entries.
     ///
-    /// A context build walks a long session's whole path for its kinds: the walk counts the
-    /// path first (parent links only), so that both lists are allocated once at their
-    /// lengths instead of grown step by step.
-    pub fn ids_and_kinds_from_root<Q: AsRef<str> + ?Sized>(
+    /// A context build walks a long session's whole path for its kinds but reads few of its
+    /// ids: numbers are a quarter of the ids' size. The walk counts the path first (parent
+    /// links only), so that both lists are allocated once at their lengths.
+    pub fn numbers_and_kinds_from_root<Q: AsRef<str> + ?Sized>(
         &self,
         id: &Q,
         limit: usize,
-    ) -> Option<(Vec<EntryId>, Vec<EntryKind>)> {
+    ) -> Option<(Vec<u32>, Vec<EntryKind>)> {
         let id = id.as_ref();
         let depth = self.walk_to_root(id).take(limit.saturating_add(1)).count();
         if depth > limit {
             return None;
         }
-        let (mut ids, mut kinds) = (Vec::with_capacity(depth), Vec::with_capacity(depth));
+        let (mut numbers, mut kinds) = (Vec::with_capacity(depth), Vec::with_capacity(depth));
         for entry in self.walk_to_root(id) {
-            ids.push(entry.node().id.clone());
+            numbers.push(entry.index);
             kinds.push(entry.node().kind);
         }
-        ids.reverse();
+        numbers.reverse();
         kinds.reverse();
-        Some((ids, kinds))
+        Some((numbers, kinds))
+    }
+
+    /// The number in file order of the entry with this id (the later one of a repeated id).
+    pub fn number_of<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Option<usize> {
+        self.index_of(id.as_ref())
+    }
+
+    /// Whether two entries share an id (each such pair is reported when the file is opened).
+    pub fn has_repeated_ids(&self) -> bool {
+        self.repeated_ids
     }
 
     /// The ids from an entry up to its root, **leaf first** (empty for an unknown id).
@@ -733,7 +746,7 @@ impl Tree {
             kind: entry.kind(),
         });
         link_child(&mut self.nodes, parent, index);
-        self.by_id.insert(&self.nodes, index);
+        self.repeated_ids |= self.by_id.insert(&self.nodes, index).is_some();
         self.leaf = if matches!(entry, Entry::Leaf(_)) {
             parent
         } else {
@@ -1263,7 +1276,7 @@ impl Builder {
 
     /// Builds the id map (sized exactly, now that the count is known) and resolves the parents
     /// that were not the previous line.
-    fn index_ids(&mut self) -> IdIndex {
+    fn index_ids(&mut self) -> (IdIndex, bool) {
         let mut duplicates = Vec::new();
         let by_id = match self.restored_ids.take() {
             // Stored only when every id was distinct: nothing to report.
@@ -1279,6 +1292,7 @@ impl Builder {
                 by_id
             }
         };
+        let repeated = !duplicates.is_empty();
         for (line, id) in duplicates {
             self.diagnose(line, Problem::DuplicateId { id });
         }
@@ -1306,7 +1320,7 @@ impl Builder {
         if forward {
             self.break_cycles();
         }
-        by_id
+        (by_id, repeated)
     }
 
     /// Parents normally precede children; a file linking forward could form a cycle, which
@@ -1379,7 +1393,7 @@ impl Builder {
         for (target, label, timestamp) in std::mem::take(&mut self.label_changes) {
             apply_label(&mut labels, target, label.as_deref(), &timestamp);
         }
-        let by_id = self.index_ids();
+        let (by_id, repeated_ids) = self.index_ids();
         let leaf = self.resolve_leaf();
         for index in 0..self.nodes.len() as u32 {
             let parent = self.nodes[index as usize].parent;
@@ -1400,6 +1414,7 @@ impl Builder {
             repaired: self.repaired,
             nodes: self.nodes,
             by_id,
+            repeated_ids,
             leaf,
             labels,
             name: self.name.flatten(),
@@ -1997,23 +2012,27 @@ mod tests {
         text.push('\n');
         text.push_str(r#"{"type":"thinking_level_change","id":"b2","parentId":"a1","timestamp":"2026-01-15T10:00:01.000Z","thinkingLevel":"high"}"#);
         text.push('\n');
-        text.push_str(&message("c3", "\"b2\"", "two"));
-        text.push('\n');
         // A sibling branch, off the path.
         text.push_str(&message("d4", "\"a1\"", "three"));
         text.push('\n');
+        text.push_str(&message("c3", "\"b2\"", "two"));
+        text.push('\n');
         let (tree, _) = Tree::parse(Path::new("t.jsonl"), text.into_bytes()).expect("tree");
-        let (ids, kinds) = tree
-            .ids_and_kinds_from_root("c3", 3)
+        let (numbers, kinds) = tree
+            .numbers_and_kinds_from_root("c3", 3)
             .expect("within the limit");
-        let ids: Vec<&str> = ids.iter().map(EntryId::as_str).collect();
-        assert_eq!(ids, ["a1", "b2", "c3"]);
+        assert_eq!(numbers, [0, 1, 3]);
+        let ids: Vec<&str> = numbers
+            .iter()
+            .map(|&n| tree.get_index(n as usize).expect("entry").id().as_str())
+            .collect();
         let expected: Vec<&str> = tree
             .path_from_root("c3")
             .iter()
             .map(|id| id.as_str())
             .collect();
         assert_eq!(ids, expected);
+        assert_eq!(tree.number_of("c3"), Some(3));
         assert_eq!(
             kinds,
             [
@@ -2023,11 +2042,19 @@ mod tests {
             ]
         );
         assert!(
-            tree.ids_and_kinds_from_root("c3", 2).is_none(),
+            tree.numbers_and_kinds_from_root("c3", 2).is_none(),
             "past the limit"
         );
-        let (none, no_kinds) = tree.ids_and_kinds_from_root("zz", 5).expect("unknown");
+        let (none, no_kinds) = tree.numbers_and_kinds_from_root("zz", 5).expect("unknown");
         assert!(none.is_empty() && no_kinds.is_empty());
+        assert!(!tree.has_repeated_ids());
+        let repeated = format!(
+            "{HEADER}\n{}\n{}\n",
+            message("a1", "null", "x"),
+            message("a1", "null", "y")
+        );
+        let (tree, _) = Tree::parse(Path::new("t.jsonl"), repeated.into_bytes()).expect("tree");
+        assert!(tree.has_repeated_ids());
     }
 
     fn summary(tree: &Tree, diagnostics: &[Diagnostic]) -> Vec<String> {
