@@ -59,31 +59,47 @@ where
         .collect()
 }
 
-/// Writes `print` of each chunk of `items` to `writer`, in order, the chunks printed by up to
-/// `threads` threads. The caller's thread writes: a chunk it prints when that chunk is next
-/// goes straight to `writer`; every other one is printed into a buffer that is written when
-/// its turn comes and then reused, so the memory held is the chunks printed ahead of the
-/// writer, not the whole output. `print(index, chunk, out)` is told the chunk's index;
-/// `io_error` makes the writer's own failures `print`'s error type.
-pub(crate) fn write_chunks<T, W, F, E>(
+/// What [`write_chunks`] prints each chunk with: generic over the output, so that printing
+/// into a buffer or straight to the writer is a direct call (printers write a few bytes at a
+/// time).
+pub(crate) trait ChunkPrinter<T>: Sync {
+    /// The printer's error.
+    type Error: Send;
+
+    /// Prints chunk `index` of the items to `out`.
+    fn print<W: std::io::Write>(
+        &self,
+        index: usize,
+        chunk: &[T],
+        out: &mut W,
+    ) -> Result<(), Self::Error>;
+
+    /// The error a failed write to the writer is.
+    fn io_error(&self, error: std::io::Error) -> Self::Error;
+}
+
+/// Writes `printer`'s print of each chunk of `items` to `writer`, in order, the chunks
+/// printed by up to `threads` threads. The caller's thread writes: a chunk it prints when
+/// that chunk is next goes straight to `writer`; every other one is printed into a buffer
+/// that is written when its turn comes and then reused, so the memory held is the chunks
+/// printed ahead of the writer, not the whole output.
+pub(crate) fn write_chunks<T, W, P>(
     items: &[T],
     chunk: usize,
     threads: usize,
     writer: &mut W,
-    print: F,
-    io_error: fn(std::io::Error) -> E,
-) -> Result<(), E>
+    printer: &P,
+) -> Result<(), P::Error>
 where
     T: Sync,
     W: std::io::Write,
-    F: Fn(usize, &[T], &mut dyn std::io::Write) -> Result<(), E> + Sync,
-    E: Send,
+    P: ChunkPrinter<T>,
 {
     let chunks: Vec<&[T]> = items.chunks(chunk.max(1)).collect();
     let helpers = threads.min(chunks.len()).saturating_sub(1);
     if helpers == 0 {
         for (index, chunk) in chunks.iter().enumerate() {
-            print(index, chunk, writer)?;
+            printer.print(index, chunk, writer)?;
         }
         return Ok(());
     }
@@ -105,12 +121,13 @@ where
                             printed: None,
                         };
                         let mut buffer = shared.spare_buffer();
-                        slot.printed = Some(print(index, chunk, &mut buffer).map(|()| buffer));
+                        slot.printed =
+                            Some(printer.print(index, chunk, &mut buffer).map(|()| buffer));
                     }
                 })
             })
             .collect();
-        let written = write_in_order(&chunks, &next, &shared, writer, &print, io_error);
+        let written = write_in_order(&chunks, &next, &shared, writer, printer);
         if written.is_err() {
             // Nothing more is worth printing.
             next.store(chunks.len(), Ordering::Relaxed);
@@ -126,28 +143,29 @@ where
 
 /// The writer's side of [`write_chunks`]: the next chunk from the helpers when it is there,
 /// else one more taken and printed here.
-fn write_in_order<T, W, F, E>(
+fn write_in_order<T, W, P>(
     chunks: &[&[T]],
     next: &AtomicUsize,
-    shared: &Printed<E>,
+    shared: &Printed<P::Error>,
     writer: &mut W,
-    print: &F,
-    io_error: fn(std::io::Error) -> E,
-) -> Result<(), E>
+    printer: &P,
+) -> Result<(), P::Error>
 where
     W: std::io::Write,
-    F: Fn(usize, &[T], &mut dyn std::io::Write) -> Result<(), E>,
+    P: ChunkPrinter<T>,
 {
     let mut written = 0;
     while written < chunks.len() {
         if let Some(ready) = shared.take(written) {
             match ready {
                 Some(Ok(buffer)) => {
-                    writer.write_all(&buffer).map_err(io_error)?;
+                    writer
+                        .write_all(&buffer)
+                        .map_err(|error| printer.io_error(error))?;
                     shared.recycle(buffer);
                 }
                 Some(Err(error)) => return Err(error),
-                None => print(written, chunks[written], writer)?,
+                None => printer.print(written, chunks[written], writer)?,
             }
             written += 1;
             continue;
@@ -155,12 +173,12 @@ where
         let index = next.fetch_add(1, Ordering::Relaxed);
         match chunks.get(index) {
             Some(chunk) if index == written => {
-                print(index, chunk, writer)?;
+                printer.print(index, chunk, writer)?;
                 written += 1;
             }
             Some(chunk) => {
                 let mut buffer = shared.spare_buffer();
-                let printed = print(index, chunk, &mut buffer).map(|()| buffer);
+                let printed = printer.print(index, chunk, &mut buffer).map(|()| buffer);
                 shared.file(index, Some(printed));
             }
             // Everything is taken: wait for the chunk that is next.
@@ -275,15 +293,42 @@ mod tests {
         assert_eq!(mapped, items);
     }
 
-    fn print_numbers(
-        index: usize,
-        part: &[usize],
-        out: &mut dyn std::io::Write,
-    ) -> std::io::Result<()> {
-        for n in part {
-            write!(out, "{index}:{n},")?;
+    /// Prints `index:n,` for each item; fails on the item `fail`, and panics on every thread
+    /// but `panic_off`.
+    struct Numbers {
+        fail: Option<usize>,
+        panic_off: Option<std::thread::ThreadId>,
+    }
+
+    const PLAIN: Numbers = Numbers {
+        fail: None,
+        panic_off: None,
+    };
+
+    impl ChunkPrinter<usize> for Numbers {
+        type Error = std::io::Error;
+
+        fn print<W: std::io::Write>(
+            &self,
+            index: usize,
+            part: &[usize],
+            out: &mut W,
+        ) -> std::io::Result<()> {
+            if let Some(caller) = self.panic_off {
+                assert!(std::thread::current().id() == caller, "a helper's bug");
+            }
+            if self.fail.is_some_and(|fail| part.contains(&fail)) {
+                return Err(std::io::Error::other("no"));
+            }
+            for n in part {
+                write!(out, "{index}:{n},")?;
+            }
+            Ok(())
         }
-        Ok(())
+
+        fn io_error(&self, error: std::io::Error) -> std::io::Error {
+            error
+        }
     }
 
     #[test]
@@ -291,11 +336,11 @@ mod tests {
         let items: Vec<usize> = (0..500).collect();
         let mut expected = Vec::new();
         for (index, part) in items.chunks(9).enumerate() {
-            print_numbers(index, part, &mut expected).expect("printed");
+            PLAIN.print(index, part, &mut expected).expect("printed");
         }
         for threads in [1, 2, 4] {
             let mut written = Vec::new();
-            write_chunks(&items, 9, threads, &mut written, print_numbers, |e| e).expect("written");
+            write_chunks(&items, 9, threads, &mut written, &PLAIN).expect("written");
             assert_eq!(written, expected, "{threads} threads");
         }
     }
@@ -303,25 +348,23 @@ mod tests {
     #[test]
     fn a_printer_error_is_returned_and_a_panicked_chunk_printed_by_the_writer() {
         let items: Vec<usize> = (0..200).collect();
-        let failing = |index: usize, part: &[usize], out: &mut dyn std::io::Write| {
-            if part.contains(&150) {
-                return Err(std::io::Error::other("no"));
-            }
-            print_numbers(index, part, out)
+        let failing = Numbers {
+            fail: Some(150),
+            panic_off: None,
         };
         let mut written = Vec::new();
-        let error = write_chunks(&items, 10, 2, &mut written, failing, |e| e).expect_err("fails");
+        let error = write_chunks(&items, 10, 2, &mut written, &failing).expect_err("fails");
         assert_eq!(error.to_string(), "no");
 
-        let caller = std::thread::current().id();
-        let panicking = |index: usize, part: &[usize], out: &mut dyn std::io::Write| {
-            assert!(std::thread::current().id() == caller, "a helper's bug");
-            print_numbers(index, part, out)
+        // Every helper panics on the first chunk it takes.
+        let panicking = Numbers {
+            fail: None,
+            panic_off: Some(std::thread::current().id()),
         };
         let mut expected = Vec::new();
-        write_chunks(&items, 10, 1, &mut expected, print_numbers, |e| e).expect("written");
+        write_chunks(&items, 10, 1, &mut expected, &PLAIN).expect("written");
         let mut written = Vec::new();
-        write_chunks(&items, 10, 2, &mut written, panicking, |e| e).expect("written");
+        write_chunks(&items, 10, 2, &mut written, &panicking).expect("written");
         assert_eq!(written, expected);
     }
 }

@@ -53,7 +53,7 @@ fn write_in_parts(
         writer.write_all(b"{\n  \"messages\": [],").map_err(io)?;
     } else {
         writer.write_all(b"{\n  \"messages\": [").map_err(io)?;
-        crate::parallel::write_chunks(&messages, CHUNK, threads, &mut writer, print_chunk, io)?;
+        crate::parallel::write_chunks(&messages, CHUNK, threads, &mut writer, &PiMessagePrinter)?;
         writer.write_all(b"\n  ],").map_err(io)?;
     }
     writer.write_all(b"\n  \"thinkingLevel\": ").map_err(io)?;
@@ -69,26 +69,38 @@ fn write_in_parts(
     writer.write_all(b"\n}").map_err(io)
 }
 
-/// Chunk `index` of the messages as elements of the `messages` array: each on a new line,
-/// indented two levels, separated by commas (also from the chunk before).
-fn print_chunk(
-    index: usize,
-    chunk: &[&AgentMessage],
-    out: &mut dyn std::io::Write,
-) -> serde_json::Result<()> {
-    let io = serde_json::Error::io;
-    for (position, message) in chunk.iter().enumerate() {
-        if index > 0 || position > 0 {
-            out.write_all(b",").map_err(io)?;
+/// Prints chunks of the messages as elements of the `messages` array.
+struct PiMessagePrinter;
+
+impl crate::parallel::ChunkPrinter<&AgentMessage> for PiMessagePrinter {
+    type Error = serde_json::Error;
+
+    /// Chunk `index`: each message on a new line, indented two levels, separated by commas
+    /// (also from the chunk before).
+    fn print<W: std::io::Write>(
+        &self,
+        index: usize,
+        chunk: &[&AgentMessage],
+        out: &mut W,
+    ) -> serde_json::Result<()> {
+        let io = serde_json::Error::io;
+        for (position, message) in chunk.iter().enumerate() {
+            if index > 0 || position > 0 {
+                out.write_all(b",").map_err(io)?;
+            }
+            out.write_all(b"\n    ").map_err(io)?;
+            // Printed in place at the array's depth: no copy of it printed alone and
+            // indented after, which read and wrote every byte of the output a second time.
+            let mut serializer =
+                serde_json::Serializer::with_formatter(&mut *out, NestedPretty::at_depth(2));
+            message.serialize(&mut serializer)?;
         }
-        out.write_all(b"\n    ").map_err(io)?;
-        // Printed in place at the array's depth: no copy of it printed alone and indented
-        // after, which read and wrote every byte of the output a second time.
-        let mut serializer =
-            serde_json::Serializer::with_formatter(&mut *out, NestedPretty::at_depth(2));
-        message.serialize(&mut serializer)?;
+        Ok(())
     }
-    Ok(())
+
+    fn io_error(&self, error: std::io::Error) -> serde_json::Error {
+        serde_json::Error::io(error)
+    }
 }
 
 /// `serde_json`'s `PrettyFormatter` with a two-space indent for a value that starts `depth`
