@@ -59,9 +59,6 @@ struct Node {
     line: u32,
     id: EntryId,
     parent: u32,
-    /// Children form a list through `next_sibling`, newest first (prepending is O(1)).
-    first_child: u32,
-    next_sibling: u32,
     kind: EntryKind,
 }
 
@@ -74,8 +71,6 @@ impl Node {
             line: 0,
             id: EntryId::new(""),
             parent: NONE,
-            first_child: NONE,
-            next_sibling: NONE,
             kind: EntryKind::Unknown,
         }
     }
@@ -113,6 +108,9 @@ pub struct Tree {
     repaired: HashMap<u32, String>,
     nodes: Vec<Node>,
     by_id: IdIndex,
+    /// Each entry's children, made when first asked for: opening a session and building its
+    /// context never need them.
+    child_lists: OnceLock<ChildLists>,
     /// Whether some id is held by more than one entry.
     repeated_ids: bool,
     leaf: u32,
@@ -292,11 +290,12 @@ impl Tree {
         let Some(index) = self.by_id.get(&self.nodes, id) else {
             return Vec::new();
         };
+        let lists = self.child_lists.get_or_init(|| ChildLists::of(&self.nodes));
         let mut children = Vec::new();
-        let mut child = self.nodes[index as usize].first_child;
+        let mut child = lists.first_child[index as usize];
         while child != NONE {
             children.push(child);
-            child = self.nodes[child as usize].next_sibling;
+            child = lists.next_sibling[child as usize];
         }
         // The list is newest first; file order first, then a stable sort by time.
         children.reverse();
@@ -741,11 +740,11 @@ impl Tree {
             line: line_number,
             id: entry.id().clone(),
             parent,
-            first_child: NONE,
-            next_sibling: NONE,
             kind: entry.kind(),
         });
-        link_child(&mut self.nodes, parent, index);
+        if let Some(lists) = self.child_lists.get_mut() {
+            lists.push(parent);
+        }
         self.repeated_ids |= self.by_id.insert(&self.nodes, index).is_some();
         self.leaf = if matches!(entry, Entry::Leaf(_)) {
             parent
@@ -790,12 +789,40 @@ fn kind_tag(kind: EntryKind) -> Option<&'static str> {
     })
 }
 
-fn link_child(nodes: &mut [Node], parent: u32, child: u32) {
-    if parent == NONE {
-        return;
+/// The children of every node as lists through `next_sibling`, newest first (prepending is
+/// O(1)), by node number.
+#[derive(Debug, Clone)]
+struct ChildLists {
+    first_child: Vec<u32>,
+    next_sibling: Vec<u32>,
+}
+
+impl ChildLists {
+    fn of(nodes: &[Node]) -> Self {
+        // Parents may follow their children in the file: every slot exists before linking.
+        let mut lists = Self {
+            first_child: vec![NONE; nodes.len()],
+            next_sibling: vec![NONE; nodes.len()],
+        };
+        for (child, node) in nodes.iter().enumerate() {
+            lists.link(node.parent, child as u32);
+        }
+        lists
     }
-    nodes[child as usize].next_sibling = nodes[parent as usize].first_child;
-    nodes[parent as usize].first_child = child;
+
+    /// Adds the next node, a child of `parent`.
+    fn push(&mut self, parent: u32) {
+        let child = self.first_child.len() as u32;
+        self.first_child.push(NONE);
+        self.next_sibling.push(NONE);
+        self.link(parent, child);
+    }
+
+    fn link(&mut self, parent: u32, child: u32) {
+        if let Some(first) = self.first_child.get_mut(parent as usize) {
+            self.next_sibling[child as usize] = std::mem::replace(first, child);
+        }
+    }
 }
 
 fn apply_label(
@@ -1175,8 +1202,6 @@ impl Builder {
             line: line_no as u32,
             id,
             parent,
-            first_child: NONE,
-            next_sibling: NONE,
             kind,
         });
         self.layout_only.push(self.line_layout_only);
@@ -1395,10 +1420,6 @@ impl Builder {
         }
         let (by_id, repeated_ids) = self.index_ids();
         let leaf = self.resolve_leaf();
-        for index in 0..self.nodes.len() as u32 {
-            let parent = self.nodes[index as usize].parent;
-            link_child(&mut self.nodes, parent, index);
-        }
         self.diagnostics.sort_by_key(|d| d.line);
         let tree = Tree {
             path: self.path,
@@ -1414,6 +1435,7 @@ impl Builder {
             repaired: self.repaired,
             nodes: self.nodes,
             by_id,
+            child_lists: OnceLock::new(),
             repeated_ids,
             leaf,
             labels,
@@ -2055,6 +2077,39 @@ mod tests {
         );
         let (tree, _) = Tree::parse(Path::new("t.jsonl"), repeated.into_bytes()).expect("tree");
         assert!(tree.has_repeated_ids());
+    }
+
+    #[test]
+    fn children_are_listed_alike_whether_asked_before_or_after_an_append() {
+        // `z9` names a parent that comes later in the file.
+        let text = format!(
+            "{HEADER}\n{}\n{}\n{}\n{}\n",
+            message("a1", "null", "x"),
+            message("z9", "\"c3\"", "x"),
+            message("b2", "\"a1\"", "x"),
+            message("c3", "\"a1\"", "x"),
+        );
+        let line = message("d4", "\"a1\"", "x");
+        let entry: Entry = serde_json::from_str(&line).expect("entry");
+        let ids = |tree: &Tree, id: &str| -> Vec<String> {
+            tree.children(id)
+                .iter()
+                .map(|id| id.as_str().to_owned())
+                .collect()
+        };
+        let (mut asked_first, _) =
+            Tree::parse(Path::new("t.jsonl"), text.clone().into_bytes()).expect("tree");
+        assert_eq!(ids(&asked_first, "a1"), ["b2", "c3"]);
+        assert_eq!(ids(&asked_first, "c3"), ["z9"]);
+        asked_first.push_appended(line.clone(), &entry);
+        let (mut asked_after, _) =
+            Tree::parse(Path::new("t.jsonl"), text.into_bytes()).expect("tree");
+        asked_after.push_appended(line, &entry);
+        for tree in [&asked_first, &asked_after] {
+            assert_eq!(ids(tree, "a1"), ["b2", "c3", "d4"]);
+            assert_eq!(ids(tree, "c3"), ["z9"]);
+            assert!(ids(tree, "d4").is_empty());
+        }
     }
 
     fn summary(tree: &Tree, diagnostics: &[Diagnostic]) -> Vec<String> {

@@ -449,8 +449,6 @@ fn decode_node(record: &[u8; RECORD], index: u32, file_len: u64) -> Option<Node>
         line,
         id,
         parent,
-        first_child: NONE,
-        next_sibling: NONE,
         kind: kind_of(record[20] & 0x7f)?,
     };
     Some(node)
