@@ -195,8 +195,8 @@ impl Tree {
         let (builder, streamed) = match sidecar::load(path, &file) {
             Some(restored) => restored?,
             None => {
-                let scanned = Self::scan_file(path, &file)?;
-                sidecar::save(path, &file, &scanned.0, &scanned.1);
+                let mut scanned = Self::scan_file(path, &file)?;
+                sidecar::save(path, &file, &mut scanned.0, &scanned.1);
                 scanned
             }
         };

@@ -340,6 +340,7 @@ fn encode(
     state: &FileState,
     streamed: &Streamed,
     tail: u64,
+    by_id: Option<&IdIndex>,
 ) -> Vec<u8> {
     let mut out = Writer::default();
     out.0.extend_from_slice(MAGIC);
@@ -380,7 +381,7 @@ fn encode(
     }
     // The id table, so that a reopen does not hash every id again; left out when two
     // entries share an id (the open that rebuilds it reports them).
-    match IdIndex::of_distinct(&builder.nodes) {
+    match by_id {
         Some(by_id) => {
             out.u8(1);
             out.u64(IdIndex::hash_fingerprint());
@@ -628,7 +629,7 @@ pub(super) fn load(path: &Path, file: &File) -> Option<Result<(Builder, Streamed
         index_part(part, path, &mut reader, READ_BLOCK).map(|(next, streamed)| {
             builder.join(next);
             if streamed.len as u64 - start >= SIDECAR_FROM {
-                save(path, file, &builder, &streamed);
+                save(path, file, &mut builder, &streamed);
             }
             (builder, streamed)
         }),
@@ -637,7 +638,9 @@ pub(super) fn load(path: &Path, file: &File) -> Option<Result<(Builder, Streamed
 
 /// Writes the sidecar for a pass over `file`, if it is worth one and restorable; best-effort:
 /// a failure (a read-only directory, a full disk) just leaves no sidecar.
-pub(super) fn save(path: &Path, file: &File, builder: &Builder, streamed: &Streamed) {
+///
+/// The id table it stores is left in `builder` for the open to take: it is not built twice.
+pub(super) fn save(path: &Path, file: &File, builder: &mut Builder, streamed: &Streamed) {
     // Only session files get one: a fork being staged (`.fork-*.jsonl.tmp`) is renamed
     // after it is read, and would leave its sidecar behind under the old name.
     let is_session = path
@@ -659,7 +662,9 @@ pub(super) fn save(path: &Path, file: &File, builder: &Builder, streamed: &Strea
     let Some(tail) = tail_hash(file, streamed.len as u64) else {
         return;
     };
-    let bytes = encode(builder, &header, &state, streamed, tail);
+    let by_id = IdIndex::of_distinct(&builder.nodes);
+    let bytes = encode(builder, &header, &state, streamed, tail, by_id.as_ref());
+    builder.restored_ids = by_id;
     let target = sidecar_path(path);
     let mut temp = target.clone().into_os_string();
     temp.push(format!(".tmp{}", std::process::id()));
@@ -774,7 +779,14 @@ mod tests {
             ends_without_newline: false,
         };
         (
-            encode(&builder, header, &state, &streamed, 7),
+            encode(
+                &builder,
+                header,
+                &state,
+                &streamed,
+                7,
+                IdIndex::of_distinct(&builder.nodes).as_ref(),
+            ),
             text.len() as u64,
         )
     }
