@@ -424,8 +424,8 @@ struct Restored {
     ends_without_newline: bool,
 }
 
-/// Decodes node `index`'s record (of a file of `file_len` bytes); `None` for damage. A long id comes back empty, to be set from after
-/// the records.
+/// Decodes node `index`'s record (of a file of `file_len` bytes); `None` for damage. A long
+/// id comes back empty, to be set from after the records.
 #[inline(always)]
 fn decode_node(record: &[u8; RECORD], index: u32, file_len: u64) -> Option<Node> {
     let word = |at: usize| {
@@ -492,7 +492,8 @@ fn decode(path: &Path, source: impl std::io::Read, size: u64) -> Option<Restored
         let first = builder.nodes.len() as u32;
         let (records, _) = input.take(batch * RECORD)?.as_chunks::<RECORD>();
         // Extended from an exact-size iterator: each node is written in place, with no
-        // capacity check per push. A damaged record stops nothing here, only the result.
+        // capacity check per push. A damaged record is noted, and the sidecar refused after
+        // the chunk.
         let mut damaged = false;
         builder
             .nodes
@@ -533,12 +534,12 @@ fn decode(path: &Path, source: impl std::io::Read, size: u64) -> Option<Restored
         0 => None,
         1 => {
             let same_hash = input.u64()? == IdIndex::hash_fingerprint();
-            let count = input.u32()? as usize;
-            if count as u64 > input.remaining() / 4 {
+            let slot_count = input.u32()? as usize;
+            if slot_count as u64 > input.remaining() / 4 {
                 return None;
             }
-            let mut slots = Vec::with_capacity(count);
-            let mut left = count;
+            let mut slots = Vec::with_capacity(slot_count);
+            let mut left = slot_count;
             while left > 0 {
                 let batch = left.min(READ_CHUNK / 4);
                 let (words, _) = input.take(batch * 4)?.as_chunks::<4>();
