@@ -49,6 +49,7 @@ mod cut;
 mod error;
 mod estimate;
 mod files;
+mod fold;
 mod mask;
 mod prepare;
 pub mod prompt;
@@ -74,6 +75,7 @@ pub use estimate::{
     usage_context_tokens,
 };
 pub use files::{FileLists, FileOps};
+pub use fold::{FOLD_OPENING, FoldPlan, FoldedTask, fold_replacement, plan_folding};
 pub use mask::{
     EXPLICIT_LOOKBACK_BLOCKS, KEY_LINES, MaskEntry, MaskEntryKind, MaskPlan, MaskingOutlook,
     MaskingSettings, STUB_OPENING, STUB_TOKENS, StubFacts, key_lines, mask_entries, plan_masking,

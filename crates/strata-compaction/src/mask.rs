@@ -30,16 +30,21 @@ pub struct MaskingSettings {
     pub keep_recent_tasks: usize,
     /// Outputs smaller than this many tokens are left alone: their stub saves nothing.
     pub min_output_tokens: u64,
+    /// Finished tasks before the kept recent ones are folded when that pays: the calls and
+    /// results left out, the final answer opening with a line a call (`crate::plan_folding`).
+    pub fold_tasks: bool,
 }
 
 impl Default for MaskingSettings {
-    /// On: with the cost trigger, the lowest bill with every task done on the bench's
-    /// workloads (docs/benchmarks.md, "Choosing the default").
+    /// On, folding too: with the cost trigger, the lowest bill with every task done on the
+    /// bench's workloads, the recall workloads' re-reads included (docs/benchmarks.md,
+    /// "Choosing the default" and "Task folding").
     fn default() -> Self {
         Self {
             enabled: true,
             keep_recent_tasks: 1,
             min_output_tokens: 200,
+            fold_tasks: true,
         }
     }
 }
@@ -187,7 +192,7 @@ pub fn mask_entries(context: &Context) -> Vec<MaskEntry> {
 }
 
 /// Content blocks `message` takes in a request (at least one).
-fn content_blocks(message: &AgentMessage) -> usize {
+pub(crate) fn content_blocks(message: &AgentMessage) -> usize {
     let blocks = match message {
         AgentMessage::User(user) => match &user.content {
             strata_session::MessageContent::Text(_) => 1,
@@ -214,7 +219,7 @@ fn latest_task_with_results(entries: &[MaskEntry]) -> Option<usize> {
 }
 
 /// The text blocks of a tool result, newline-joined.
-fn result_text(content: &[ContentBlock]) -> String {
+pub(crate) fn result_text(content: &[ContentBlock]) -> String {
     let texts: Vec<&str> = content
         .iter()
         .filter_map(|block| match block {
@@ -296,7 +301,7 @@ fn sets_one_value(line: &str) -> bool {
 }
 
 /// `read {"path":"src/lib.rs"}`, the arguments cut to [`CALL_CHARS`].
-fn describe_call(name: &str, arguments: &Value) -> String {
+pub(crate) fn describe_call(name: &str, arguments: &Value) -> String {
     let args = arguments.to_string();
     let cut: String = args.chars().take(CALL_CHARS).collect();
     let ellipsis = if cut.len() < args.len() { "…" } else { "" };
@@ -464,6 +469,7 @@ mod tests {
             enabled: true,
             keep_recent_tasks: 1,
             min_output_tokens: 200,
+            fold_tasks: false,
         }
     }
 

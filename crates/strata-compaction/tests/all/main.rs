@@ -9,6 +9,7 @@ mod branch;
 mod chapters;
 mod compact;
 mod cut;
+mod fold;
 mod mask;
 mod measured;
 mod support;

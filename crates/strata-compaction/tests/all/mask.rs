@@ -28,6 +28,7 @@ fn masking() -> MaskingSettings {
         enabled: true,
         keep_recent_tasks: 1,
         min_output_tokens: 200,
+        fold_tasks: false,
     }
 }
 
