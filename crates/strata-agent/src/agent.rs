@@ -252,6 +252,11 @@ pub struct Agent {
     /// compaction, or since this agent started): with the requests since, the growth per
     /// request the cost trigger weighs.
     epoch_start_tokens: Option<u64>,
+    /// A threshold compaction replacing no more than this many tokens is not tried: the
+    /// last one that tried came back with a summary not smaller than what it replaced (twice
+    /// that summary; 0 until then). Folded and masked history can leave a cut with little to
+    /// summarize however large the context.
+    threshold_floor_tokens: u64,
     /// The last request a turn sent (what a keep-warm ping re-sends) and the pings since.
     last_sent: Option<Request>,
     pings_since_request: u32,
@@ -285,6 +290,7 @@ impl Agent {
             renderer,
             requests_since_compaction: 0,
             epoch_start_tokens: None,
+            threshold_floor_tokens: 0,
             last_sent: None,
             pings_since_request: 0,
             cache_used_at: None,
@@ -789,9 +795,10 @@ impl Agent {
     /// rewrite after the first of them (priced at the write of the lifetime in use, and free
     /// when the prefix has expired anyway), each becomes a stub through a Pi 1.x
     /// `context_edit` with a replacement (the full output stays in the session file). The
-    /// current task's results are never masked. `rewritten_anyway`: the next request writes
-    /// the messages again whatever is sent (right after a compaction). Returns how many
-    /// outputs were masked.
+    /// current task's results are never masked. With `fold_tasks`, finished tasks before the
+    /// kept ones are first folded where that pays (`strata_compaction::plan_folding`).
+    /// `rewritten_anyway`: the next request writes the messages again whatever is sent (right
+    /// after a compaction). Returns how many messages were masked, left out or replaced.
     fn mask_if_due(&mut self, rewritten_anyway: bool) -> Result<usize, AgentError> {
         let settings = self.compaction_settings();
         if !settings.enabled || !settings.masking.enabled {
@@ -809,17 +816,39 @@ impl Agent {
                 .then_some(strata_compaction::EXPLICIT_LOOKBACK_BLOCKS),
         };
         let prices = self.cache_prices();
+        // Folding first: a folded task leaves nothing for masking to stub.
+        let folded = match strata_compaction::plan_folding(
+            self.context()?,
+            &settings.masking,
+            &prices,
+            outlook,
+        ) {
+            Some(plan) => {
+                for task in &plan.tasks {
+                    self.session.append_context_edit(
+                        task.omitted.clone(),
+                        strata_session::ContextAction::Exclude,
+                    )?;
+                    self.session.append_context_replacement(
+                        &task.answer,
+                        strata_compaction::fold_replacement(task),
+                    )?;
+                }
+                plan.tasks.iter().map(|task| task.omitted.len() + 1).sum()
+            }
+            None => 0,
+        };
         let entries = strata_compaction::mask_entries(self.context()?);
         let Some(plan) =
             strata_compaction::plan_masking(&entries, &settings.masking, &prices, outlook)
         else {
-            return Ok(0);
+            return Ok(folded);
         };
         for (target, stub) in &plan.stubs {
             self.session
                 .append_context_replacement(target, serde_json::Value::String(stub.clone()))?;
         }
-        Ok(plan.stubs.len())
+        Ok(folded + plan.stubs.len())
     }
 
     /// The model's prices as the cache in use charges them: writes at the lifetime the
@@ -955,6 +984,13 @@ impl Agent {
         else {
             return Ok(None);
         };
+        // A trigger sees the whole context; what the cut would summarize may be mostly folded
+        // or masked already, too little for a summary to shrink.
+        if reason == CompactionReason::Threshold
+            && preparation.replaced_tokens() <= self.threshold_floor_tokens
+        {
+            return Ok(None);
+        }
         self.emit(AgentEvent::CompactionStart {
             reason: reason_name(reason).to_owned(),
         });
@@ -985,6 +1021,17 @@ impl Agent {
                     cost: spent.then_some(failure.cost),
                     error: Some(failure.error.to_string()),
                 });
+                // A threshold compaction is optional: one whose summary would not shrink the
+                // context leaves it as it is, and the next is tried only once the cut has
+                // more to replace.
+                if let (
+                    CompactionReason::Threshold,
+                    strata_compaction::CompactionError::NotSmaller { summary_tokens, .. },
+                ) = (reason, &failure.error)
+                {
+                    self.threshold_floor_tokens = summary_tokens.saturating_mul(2);
+                    return Ok(None);
+                }
                 return Err(failure.error.into());
             }
         };

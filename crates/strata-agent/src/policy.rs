@@ -51,6 +51,16 @@ pub fn explain_compaction(settings: &CompactionSettings) -> Vec<String> {
     } else {
         "observation masking: off".to_owned()
     });
+    lines.push(if masking.enabled && masking.fold_tasks {
+        format!(
+            "task folding: on — a finished task before the latest {} becomes its prompt and one \
+             note (each call, what it showed, then the answer; context edits, the session file \
+             keeps everything) when the reads saved exceed the rewrite",
+            masking.keep_recent_tasks.max(1)
+        )
+    } else {
+        "task folding: off".to_owned()
+    });
     lines
 }
 
@@ -85,11 +95,15 @@ mod tests {
             "{lines:?}"
         );
         assert!(lines[2].contains("masking: on"), "{lines:?}");
+        assert!(lines[3].starts_with("task folding: on"), "{lines:?}");
+        settings.masking.fold_tasks = false;
+        assert_eq!(explain_compaction(&settings)[3], "task folding: off");
         settings.trigger = CompactionTrigger::Window;
         settings.masking.enabled = false;
         let lines = explain_compaction(&settings);
         assert!(lines[0].contains("window"), "{lines:?}");
         assert!(lines.iter().any(|l| l == "observation masking: off"));
+        assert!(lines.iter().any(|l| l == "task folding: off"));
         settings.enabled = false;
         assert_eq!(explain_compaction(&settings).len(), 1);
     }

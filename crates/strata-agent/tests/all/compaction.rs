@@ -391,6 +391,72 @@ async fn a_failed_compaction_records_what_its_summary_requests_cost() {
 }
 
 #[tokio::test]
+async fn a_threshold_compaction_that_would_not_shrink_the_context_leaves_it_and_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    big_file(dir.path());
+    let provider = Scripted::new(reads());
+    let session =
+        Session::create(dir.path().join("s.jsonl"), "/x", WriteOptions::default()).unwrap();
+    let mut agent = agent_with_capabilities(
+        session,
+        provider.clone(),
+        dir.path(),
+        None,
+        model(),
+        strata_compaction::CompactionSettings {
+            keep_recent_tokens: 500,
+            trigger_percent: Some(1.0),
+            masking: no_masking(),
+            ..strata_compaction::CompactionSettings::default()
+        },
+        cached_capabilities(),
+    );
+    agent.prompt("read big.txt").await.unwrap();
+    provider.set_summary(format!("## Goal\n{}", "padding ".repeat(20_000)));
+    let mut events = agent.subscribe();
+    // Past the trigger, the summary comes back larger than what it replaces: refused and
+    // reported, and the run goes on with the context as it was.
+    let summary = agent.prompt("read it again").await.unwrap();
+    assert_eq!(summary.reason, "stop");
+    let mut ends = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let AgentEvent::CompactionEnd {
+            entry_id, error, ..
+        } = event
+        {
+            ends.push((entry_id, error));
+        }
+    }
+    assert_eq!(ends.len(), 1, "one try: {ends:?}");
+    assert!(ends[0].0.is_none());
+    assert!(
+        ends[0]
+            .1
+            .as_deref()
+            .is_some_and(|e| e.contains("not smaller"))
+    );
+    // No second summary request for a cut that has not grown past what the refused summary
+    // took.
+    let summaries = |provider: &Scripted| {
+        provider
+            .requests()
+            .iter()
+            .filter(|request| is_summary_request(request))
+            .count()
+    };
+    let summaries_before = summaries(&provider);
+    assert_eq!(summaries_before, 1);
+    assert_eq!(agent.prompt("and again").await.unwrap().reason, "stop");
+    assert_eq!(summaries(&provider), summaries_before);
+    while let Ok(event) = events.try_recv() {
+        assert!(
+            !matches!(event, AgentEvent::CompactionStart { .. }),
+            "{event:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_failed_branch_summary_leaves_the_leaf_and_records_what_it_cost() {
     let dir = tempfile::tempdir().unwrap();
     big_file(dir.path());

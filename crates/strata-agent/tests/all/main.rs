@@ -7,6 +7,7 @@
 )]
 
 mod compaction;
+mod folding;
 mod loop_;
 mod masking;
 mod mock;
