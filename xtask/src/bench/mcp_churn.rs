@@ -870,9 +870,14 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
     let mut runs = Vec::new();
     let mut searches = Vec::new();
     for cache_model in &options.cache_models {
-        // cost-trigger is strata's defaults without observation masking: what masking does
-        // here (a diagnostic row; the verdict is on `strata`).
-        for strategy in [Strategy::Strata, Strategy::CostTrigger, Strategy::Naive] {
+        // no-fold is strata's defaults without task folding, cost-trigger without masking or
+        // folding: what they do here (diagnostic rows; the verdict is on `strata`).
+        for strategy in [
+            Strategy::Strata,
+            Strategy::NoFold,
+            Strategy::CostTrigger,
+            Strategy::Naive,
+        ] {
             let (run, search) = run_strata(&workload, period, &servers, strategy, *cache_model)
                 .with_context(|| {
                     format!("{NAME} / {} / {}", cache_model.name(), strategy.name())
@@ -1036,8 +1041,9 @@ fn document(
         "\nThe bill split (USD): reads, writes, uncached input and output; `searches` are the \
          requests whose reply was an `mcp_tool_search` call and what they cost (already in the \
          bill); `in-response` the searches the provider's tool search made inside a response \
-         that called the tool (no request of their own; what they loaded is in the bill). `cost-trigger` is strata's defaults without observation masking, a diagnostic \
-         row: what masking does on this workload.\n\n",
+         that called the tool (no request of their own; what they loaded is in the bill). \
+         `no-fold` is strata's defaults without task folding and `cost-trigger` without \
+         observation masking or folding, diagnostic rows: what they do on this workload.\n\n",
     );
     out.push_str(
         "| cache | harness | reads | writes | uncached | output | searches | search cost | in-response |\n",

@@ -176,6 +176,11 @@ pub fn strategies_for(workload: &str) -> Vec<Strategy> {
         strategies.push(Strategy::CostTrigger);
         strategies.push(Strategy::WindowTrigger);
     }
+    if workload != "short" {
+        // The defaults beside the defaults before task folding: what folding gains, the
+        // re-reads of what it forgets included (the recall workloads).
+        strategies.push(Strategy::NoFold);
+    }
     if workload.starts_with("recall") {
         // The layouts dynamic-tools stands for are measured elsewhere; recall is about what
         // a smaller context forgets.

@@ -111,13 +111,14 @@ fn cache_section(out: &mut String, inputs: &Inputs<'_>) {
          the current models whose capability rows carry the providers' mid-conversation \
          features; on a row without them strata says a system or tool change in a marked reminder after the next user message (`system_reminders`) and keeps the prefix.\n\n\
          Strategies are library settings, not forks: **strata** on its defaults (the cost-aware \
-         compaction trigger, observation masking, reminders on rows without mid-conversation \
-         system messages, keep-warm pings through idle gaps, `CacheSettings::keep_warm`); **naive** \
+         compaction trigger, observation masking and task folding, reminders on rows without \
+         mid-conversation system messages, keep-warm pings through idle gaps, `CacheSettings::keep_warm`); **naive** \
          (`RenderPolicy::Naive`: system prompt rewritten in place, withdrawn tools cut from the \
          array; `SummaryMode::Transcript`: the summary request is a fresh transcript); \
          **dynamic-tools** (`RenderPolicy::DynamicTools`: per request only the tools called in \
-         the last 8 messages or named by the last user message); **cost-trigger** (strata without \
-         masking) and **window-trigger** (`CompactionTrigger::Window`, no masking: the \
+         the last 8 messages or named by the last user message); **no-fold** (strata without task \
+         folding: the defaults before it); **cost-trigger** (strata without \
+         masking or folding) and **window-trigger** (`CompactionTrigger::Window`, no masking: the \
          defaults before the bench chose), on `long` and the recall workloads. Naive and dynamic-tools stand for harnesses that \
          do not ping. Every strategy asks for the cache model's lifetime through \
          `CacheSettings::retention` (`long` on anthropic-1h; `auto` elsewhere, which is 24 hours \
@@ -446,7 +447,9 @@ fn cost_trigger(out: &mut String, runs: &[Run], command: &str) {
          window limit, which then compacts alone. Masking (`[compaction.masking]`) replaces a \
          finished task's tool outputs by stubs (Pi 1.x `context_edit` entries) as the next task \
          starts, when the reads saved exceed the rewrite at the cache's write price, in batches \
-         of the size that costs least per request. `window-trigger` is \
+         of the size that costs least per request; folding (`fold_tasks`) turns a finished \
+         task before them into its prompt and one note of its calls and answer, when that \
+         pays. `window-trigger` is \
          strata with `trigger = \"window\"` and no masking, the earlier defaults \
          (`{command}`):\n\n\
          | workload | cache | window trigger | defaults | defaults / window |\n|---|---|---:|---:|---:|"

@@ -12,7 +12,7 @@ use super::model::CacheModel;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Strategy {
     /// strata as built: append-only tools, patches in chapter 3, cache-friendly summaries,
-    /// the cost-aware compaction trigger and observation masking (the defaults), the cache
+    /// the cost-aware compaction trigger, observation masking and task folding (the defaults), the cache
     /// kept warm through idle gaps.
     Strata,
     /// The system prompt rewritten in place, withdrawn tools cut from the array
@@ -28,6 +28,9 @@ pub enum Strategy {
     /// strata with the window-limit trigger only (`CompactionTrigger::Window`) and no
     /// masking: the defaults before the bench chose the cost trigger and masking.
     WindowTrigger,
+    /// strata's defaults without task folding (`MaskingSettings::fold_tasks` off): the
+    /// defaults before folding, what folding gains.
+    NoFold,
 }
 
 impl Strategy {
@@ -42,6 +45,7 @@ impl Strategy {
             Self::DynamicTools => "dynamic-tools",
             Self::CostTrigger => "cost-trigger",
             Self::WindowTrigger => "window-trigger",
+            Self::NoFold => "no-fold",
         }
     }
 
@@ -53,6 +57,7 @@ impl Strategy {
             Self::DynamicTools,
             Self::CostTrigger,
             Self::WindowTrigger,
+            Self::NoFold,
         ]
         .into_iter()
         .find(|strategy| strategy.name() == name)
@@ -61,7 +66,9 @@ impl Strategy {
     /// The render policy.
     pub fn render_policy(self) -> RenderPolicy {
         match self {
-            Self::Strata | Self::CostTrigger | Self::WindowTrigger => RenderPolicy::Strata,
+            Self::Strata | Self::CostTrigger | Self::WindowTrigger | Self::NoFold => {
+                RenderPolicy::Strata
+            }
             Self::Naive => RenderPolicy::Naive,
             Self::DynamicTools => RenderPolicy::DynamicTools,
         }
@@ -76,7 +83,10 @@ impl Strategy {
                 CacheModel::AnthropicOneHour => CacheRetention::Long,
                 _ => CacheRetention::Auto,
             },
-            keep_warm: matches!(self, Self::Strata | Self::CostTrigger | Self::WindowTrigger),
+            keep_warm: matches!(
+                self,
+                Self::Strata | Self::CostTrigger | Self::WindowTrigger | Self::NoFold
+            ),
             ..CacheSettings::default()
         }
     }
@@ -105,6 +115,7 @@ impl Strategy {
                 settings.trigger = CompactionTrigger::Window;
                 settings.masking.enabled = false;
             }
+            Self::NoFold => settings.masking.fold_tasks = false,
         }
         settings
     }
@@ -150,6 +161,16 @@ mod tests {
             assert_eq!(settings.trigger, CompactionTrigger::Window);
         }
         assert!(!Strategy::CostTrigger.compaction(&base).masking.enabled);
+        assert!(base.masking.fold_tasks, "folding is a default");
+        let no_fold = Strategy::NoFold.compaction(&base);
+        assert!(!no_fold.masking.fold_tasks && no_fold.masking.enabled);
+        assert_eq!(
+            CompactionSettings {
+                masking: base.masking.clone(),
+                ..no_fold
+            },
+            base
+        );
         assert!(!Strategy::WindowTrigger.compaction(&base).masking.enabled);
         assert_eq!(
             Strategy::WindowTrigger.compaction(&base).trigger,
