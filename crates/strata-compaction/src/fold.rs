@@ -4,8 +4,8 @@
 //! replaced; the session file keeps everything). Masking leaves a task's calls, its short
 //! outputs and the stubs of its long ones in every later request; folding leaves a line a call.
 //! Like masking it is priced: the reads saved over the requests still expected must exceed the
-//! rewrite from the first folded message on, which is small when the task folded is the one just
-//! before the current prompt.
+//! rewrite from the first folded message on. It is done as a task starts, when only the new
+//! prompt follows the folded tasks and that rewrite is smallest.
 
 use std::collections::HashMap;
 
@@ -62,13 +62,15 @@ struct Item<'a> {
     blocks: usize,
 }
 
-/// The finished tasks before the kept recent ones that folding would shrink, with what their
-/// fold saves and where their first changed message is, if folding pays; `None` when folding
-/// is off, nothing pays, or the context does not end at a task's prompt (a warm prefix is
-/// folded only as a task starts). A task whose assistant messages carry a provider's own items
-/// (a hosted tool search's call and output) is never folded: the next request must carry them. A task folds when it is a prompt, then assistant messages and tool
-/// results only, then a final assistant message with text and no tool call; a task with
-/// anything else in it (a custom or system message, a summary, a shell run) is left whole.
+/// The finished tasks before the kept recent ones worth folding now, with what the folds save
+/// and what they cost to write again; `None` when folding is off, nothing pays, or the context
+/// does not end at a task's prompt (a warm prefix is folded only as a task starts).
+///
+/// A task folds when it is a prompt, then assistant messages and tool results only, then a
+/// final assistant message with text and no tool call. A task with anything else in it (a
+/// custom or system message, a summary, a shell run) is left whole, and so is one whose
+/// assistant messages carry a provider's own items (a hosted tool search's call and output):
+/// the next request must carry those as they came.
 pub fn plan_folding(
     context: &Context,
     settings: &MaskingSettings,
