@@ -49,7 +49,7 @@ pub fn peer_runners() -> Vec<(&'static str, PeerRunner)> {
 pub const USAGE: &str =
     "  bench [--quick] [--only WORKLOAD]... [--cache MODEL]... [--no-speed] [--out FILE]
       Cache-efficiency benchmark: every workload (short, long, pause, tools-churn) with the
-      strategies strata, naive, dynamic-tools (and cost-trigger, window-trigger on long and recall) on each cache model
+      strategies strata, naive, dynamic-tools (and cost-trigger, window-trigger on long and recall; no-fold on all but short) on each cache model
       (anthropic-5m, anthropic-1h, openai, deepseek) through the agent loop against strata-mock;
       then the speed benches. Rewrites docs/benchmarks.md and docs/bench/*.svg.
       --quick      cache models anthropic-5m and openai only, no speed section

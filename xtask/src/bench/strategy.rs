@@ -12,8 +12,8 @@ use super::model::CacheModel;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Strategy {
     /// strata as built: append-only tools, patches in chapter 3, cache-friendly summaries,
-    /// the cost-aware compaction trigger, observation masking and task folding (the defaults), the cache
-    /// kept warm through idle gaps.
+    /// the cost-aware compaction trigger, observation masking and task folding (the
+    /// defaults), the cache kept warm through idle gaps.
     Strata,
     /// The system prompt rewritten in place, withdrawn tools cut from the array
     /// (`RenderPolicy::Naive`), the summary request sent as a fresh transcript, compaction
