@@ -48,6 +48,10 @@ pub struct RequestRecord {
     pub summary: Option<SummaryKind>,
     /// The fault applied, if any.
     pub fault: Option<FaultKind>,
+    /// Input tokens a provider tool search run inside the reply loaded (counted in
+    /// `cache.input_tokens`, not in the body: `crate::tool_search`).
+    #[serde(default)]
+    pub search_loaded_tokens: u64,
     /// The request body, when the server records bodies.
     pub body: Option<Value>,
 }
@@ -73,6 +77,7 @@ impl RequestRecord {
             turn: None,
             summary: None,
             fault: None,
+            search_loaded_tokens: 0,
             body: None,
         }
     }

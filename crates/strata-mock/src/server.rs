@@ -388,7 +388,8 @@ impl State {
             _ => std::borrow::Cow::Borrowed(&profile.cache),
         };
         // What a provider tool search in the reply brings in is input of this response.
-        crate::tool_search::bill(&mut parsed, &reply, &self.tokenizer);
+        record.search_loaded_tokens =
+            crate::tool_search::bill(&mut parsed, &reply, &self.tokenizer);
         let accounted = lock(&self.cache).account(&namespace, &rules, &parsed.prompt, now);
         let cache = match accounted {
             Ok(cache) => cache,

@@ -100,14 +100,14 @@ pub fn anthropic_blocks(search_tool: &str, call: &ToolCall) -> [Value; 2] {
 }
 
 /// Appends to `parsed`'s prompt what the searches `reply` makes bring in, billed as this
-/// request's input (see the module docs).
-pub fn bill(parsed: &mut Parsed, reply: &Reply, tokenizer: &Tokenizer) {
+/// request's input (see the module docs); returns how many tokens that is.
+pub fn bill(parsed: &mut Parsed, reply: &Reply, tokenizer: &Tokenizer) -> u64 {
     let Some(search) = &parsed.tool_search else {
-        return;
+        return 0;
     };
     let found = search.found(reply);
     if found.is_empty() {
-        return;
+        return 0;
     }
     let mut builder = PromptBuilder::new(tokenizer);
     for (call, tool) in found {
@@ -126,7 +126,10 @@ pub fn bill(parsed: &mut Parsed, reply: &Reply, tokenizer: &Tokenizer) {
             }
         }
     }
-    parsed.prompt.blocks.extend(builder.finish().blocks);
+    let loaded = builder.finish();
+    let tokens = loaded.total_tokens();
+    parsed.prompt.blocks.extend(loaded.blocks);
+    tokens
 }
 
 #[cfg(test)]

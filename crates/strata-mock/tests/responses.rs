@@ -239,7 +239,8 @@ async fn a_deferred_function_is_found_by_the_hosted_search_in_the_same_response(
     body["stream"] = json!(true);
     let reply = h.post("/v1/responses", &body).await;
     assert_eq!(reply.status, 200, "{}", reply.text);
-    let first = h.last_record().cache.unwrap();
+    let first_record = h.last_record();
+    let first = first_record.cache.unwrap();
     let events = parse_sse(&reply.text);
     let done: Vec<Value> = events
         .iter()
@@ -264,10 +265,19 @@ async fn a_deferred_function_is_found_by_the_hosted_search_in_the_same_response(
         strata_mock::Scenario::from_toml("[[turn]]\ntext = \"ok\"\n", "inline").unwrap(),
     );
     h.post("/v1/responses", &plain).await;
-    let baseline = h.last_record().cache.unwrap();
+    let baseline_record = h.last_record();
+    let baseline = baseline_record.cache.unwrap();
     assert!(
         first.input_tokens > baseline.input_tokens + 600,
         "{first:?} vs {baseline:?}"
+    );
+    // The record says how much of the input the search loaded (the definition and the
+    // search's items), beyond what the body holds.
+    assert_eq!(baseline_record.search_loaded_tokens, 0);
+    assert!(
+        first_record.search_loaded_tokens > 600
+            && first_record.search_loaded_tokens < first.input_tokens,
+        "{first_record:?}"
     );
 
     // The next request carries the items back: they are read, not written again.

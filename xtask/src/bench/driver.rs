@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use serde_json::Value;
 use strata_agent::{Agent, AgentConfig, AgentEvent};
 use strata_compaction::CompactionSettings;
 use strata_mock::{MockConfig, MockServer, Scenario};
@@ -348,23 +347,6 @@ async fn idle(
     Ok(())
 }
 
-/// Whether a request body offers a search the provider runs itself over deferred tools
-/// (OpenAI's hosted `tool_search`, Anthropic's tool search tool), with a tool deferred.
-fn offers_hosted_search(body: &Value) -> bool {
-    let Some(tools) = body.get("tools").and_then(Value::as_array) else {
-        return false;
-    };
-    let search = tools.iter().any(|tool| {
-        let kind = tool.get("type").and_then(Value::as_str).unwrap_or_default();
-        (kind == "tool_search" && tool.get("execution").and_then(Value::as_str) != Some("client"))
-            || kind.starts_with("tool_search_tool")
-    });
-    search
-        && tools
-            .iter()
-            .any(|tool| tool.get("defer_loading") == Some(&Value::Bool(true)))
-}
-
 /// Turns the mock's records into rows as they arrive (the mock keeps only recent bodies).
 struct Collector {
     rows: Vec<RequestRow>,
@@ -403,20 +385,18 @@ impl Collector {
                 let path = std::path::Path::new(&dir).join(format!("{}.json", record.seq));
                 let _ = std::fs::write(path, body.to_string());
             }
-            let (mut new_tokens, total) = ideal.account(body)?;
+            let (body_new_tokens, body_total) = ideal.account(body)?;
+            // A provider tool search run inside the response (the model called a deferred tool
+            // no search had loaded) bills what it loads with this request, beyond the body:
+            // new tokens, which the next request carries back (strata_mock::tool_search).
+            let loaded = record.search_loaded_tokens;
+            let (new_tokens, total) = (body_new_tokens + loaded, body_total + loaded);
             if total != cache.input_tokens {
-                // A hosted tool search run inside the response (the model called a deferred
-                // tool no search had loaded) bills what it loads with this request, beyond the
-                // body: new tokens, which the next request carries back (strata_mock::tool_search).
-                if cache.input_tokens > total && offers_hosted_search(body) {
-                    new_tokens += cache.input_tokens - total;
-                } else {
-                    bail!(
-                        "request {}: the bench counts {total} prompt tokens, the mock {}",
-                        record.seq,
-                        cache.input_tokens
-                    );
-                }
+                bail!(
+                    "request {}: the bench counts {total} prompt tokens, the mock {}",
+                    record.seq,
+                    cache.input_tokens
+                );
             }
             let text = body.to_string();
             let kind = kind.unwrap_or_else(|| {
@@ -450,31 +430,5 @@ impl Collector {
             });
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn a_hosted_search_over_deferred_tools_is_told_apart() {
-        let deferred = json!({"type": "function", "name": "db_query", "defer_loading": true});
-        let plain = json!({"type": "function", "name": "read"});
-        let hosted = json!({"tools": [plain, {"type": "tool_search"}, deferred]});
-        assert!(offers_hosted_search(&hosted));
-        let anthropic = json!({"tools": [
-            {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
-            {"name": "db_query", "defer_loading": true, "input_schema": {}}
-        ]});
-        assert!(offers_hosted_search(&anthropic));
-        // A search the client runs, or nothing deferred: the body is the whole bill.
-        let client = json!({"tools": [{"type": "tool_search", "execution": "client"}, deferred]});
-        assert!(!offers_hosted_search(&client));
-        let nothing_deferred = json!({"tools": [{"type": "tool_search"}, plain]});
-        assert!(!offers_hosted_search(&nothing_deferred));
-        assert!(!offers_hosted_search(&json!({"input": []})));
     }
 }
