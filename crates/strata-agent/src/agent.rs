@@ -816,29 +816,26 @@ impl Agent {
                 .then_some(strata_compaction::EXPLICIT_LOOKBACK_BLOCKS),
         };
         let prices = self.cache_prices();
+        let context = self.context()?;
+        let mut entries = strata_compaction::mask_entries(context);
         // Folding first: a folded task leaves nothing for masking to stub.
-        let folded = match strata_compaction::plan_folding(
-            self.context()?,
-            &settings.masking,
-            &prices,
-            outlook,
-        ) {
-            Some(plan) => {
-                for task in &plan.tasks {
-                    self.session.append_context_edit(
-                        task.omitted.clone(),
-                        strata_session::ContextAction::Exclude,
-                    )?;
-                    self.session.append_context_replacement(
-                        &task.answer,
-                        strata_compaction::fold_replacement(task),
-                    )?;
-                }
-                plan.tasks.iter().map(|task| task.omitted.len() + 1).sum()
+        let fold =
+            strata_compaction::plan_folding(context, &entries, &settings.masking, &prices, outlook);
+        let mut folded = 0;
+        if let Some(plan) = fold {
+            for task in &plan.tasks {
+                self.session.append_context_edit(
+                    task.omitted.clone(),
+                    strata_session::ContextAction::Exclude,
+                )?;
+                self.session.append_context_replacement(
+                    &task.answer,
+                    strata_compaction::fold_replacement(task),
+                )?;
+                folded += task.omitted.len() + 1;
             }
-            None => 0,
-        };
-        let entries = strata_compaction::mask_entries(self.context()?);
+            entries = strata_compaction::mask_entries(self.context()?);
+        }
         let Some(plan) =
             strata_compaction::plan_masking(&entries, &settings.masking, &prices, outlook)
         else {

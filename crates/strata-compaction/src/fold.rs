@@ -10,14 +10,13 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use strata_context::Context;
+use strata_context::{Context, ContextMessage};
 use strata_session::{AgentMessage, AssistantMessage, ContentBlock, EntryId};
 
 use crate::cost::CachePrices;
-use crate::estimate::estimate_message_tokens;
 use crate::mask::{
-    MaskingOutlook, MaskingSettings, STUB_OPENING, StubFacts, content_blocks, describe_call,
-    result_text,
+    MaskEntry, MaskEntryKind, MaskingOutlook, MaskingSettings, STUB_OPENING, StubFacts,
+    describe_call, joined_text, rewrite_start,
 };
 
 /// How a folded task's note opens: an assistant message whose text starts so is folded.
@@ -54,14 +53,6 @@ pub struct FoldPlan {
     pub rewrite_usd: f64,
 }
 
-/// A context message as the planner sees it.
-struct Item<'a> {
-    id: &'a EntryId,
-    message: &'a AgentMessage,
-    tokens: u64,
-    blocks: usize,
-}
-
 /// The finished tasks before the kept recent ones worth folding now, with what the folds save
 /// and what they cost to write again; `None` when folding is off, nothing pays, or the context
 /// does not end at a task's prompt (a warm prefix is folded only as a task starts).
@@ -71,50 +62,50 @@ struct Item<'a> {
 /// custom or system message, a summary, a shell run) is left whole, and so is one whose
 /// assistant messages carry a provider's own items (a hosted tool search's call and output):
 /// the next request must carry those as they came.
+///
+/// `entries` are [`crate::mask_entries`] of `context` (the tokens and kinds masking plans
+/// with), taken once for both planners.
 pub fn plan_folding(
     context: &Context,
+    entries: &[MaskEntry],
     settings: &MaskingSettings,
     prices: &CachePrices,
     outlook: MaskingOutlook,
 ) -> Option<FoldPlan> {
-    if !settings.enabled || !settings.fold_tasks || outlook.remaining_requests == 0 {
+    if !settings.enabled
+        || !settings.fold_tasks
+        || outlook.remaining_requests == 0
+        || entries.len() != context.messages.len()
+    {
         return None;
     }
-    let items: Vec<Item<'_>> = context
-        .messages
-        .iter()
-        .map(|message| Item {
-            id: &message.entry_id,
-            message: message.message.as_ref(),
-            tokens: estimate_message_tokens(&message.message),
-            blocks: content_blocks(&message.message),
-        })
-        .collect();
-    let prompts: Vec<usize> = items
-        .iter()
-        .enumerate()
-        .filter(|(_, item)| matches!(item.message, AgentMessage::User(_)))
-        .map(|(index, _)| index)
-        .collect();
     // Folded as a task starts, when only its prompt follows what changes: later in the task
     // the rewrite would take the task's own messages too (a cold prefix is written anyway).
-    let at_task_start = items
+    let at_task_start = entries
         .last()
-        .is_some_and(|item| matches!(item.message, AgentMessage::User(_)));
+        .is_some_and(|entry| entry.kind == MaskEntryKind::UserPrompt);
     if !at_task_start && !outlook.prefix_cold {
         return None;
     }
+    let prompts: Vec<usize> = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, entry)| entry.kind == MaskEntryKind::UserPrompt)
+        .map(|(index, _)| index)
+        .collect();
     let keep = settings.keep_recent_tasks.max(1);
     let kept_from = *prompts.get(prompts.len().checked_sub(keep)?)?;
     let mut tasks = Vec::new();
     let mut saved_tokens = 0u64;
     let mut first_change = None;
     for (position, &start) in prompts.iter().enumerate() {
-        let end = prompts.get(position + 1).copied().unwrap_or(items.len());
+        let end = prompts.get(position + 1).copied().unwrap_or(entries.len());
         if end > kept_from {
             break;
         }
-        let Some((task, saved)) = fold_task(&items[start + 1..end]) else {
+        let Some((task, saved)) =
+            fold_task(&entries[start + 1..end], &context.messages[start + 1..end])
+        else {
             continue;
         };
         first_change.get_or_insert(start + 1);
@@ -122,17 +113,11 @@ pub fn plan_folding(
         tasks.push(task);
     }
     let first = first_change?;
-    // The cache reads up to the first folded message, unless an explicit breakpoint cannot
-    // look back that far: then only up to the renderer's breakpoint before the latest task
-    // with results, or the fixed chapters.
-    let blocks_after: usize = items[first..].iter().map(|item| item.blocks).sum();
-    let rewrite_from = match outlook.lookback_blocks {
-        Some(lookback) if blocks_after > lookback => latest_task_with_results(&items)
-            .filter(|&start| start <= first)
-            .unwrap_or(0),
-        _ => first,
-    };
-    let after: u64 = items[rewrite_from..].iter().map(|item| item.tokens).sum();
+    let rewrite_from = rewrite_start(entries, first, outlook.lookback_blocks);
+    let after: u64 = entries[rewrite_from..]
+        .iter()
+        .map(|entry| entry.tokens)
+        .sum();
     let rewritten_tokens = after.saturating_sub(saved_tokens);
     let per_token = |usd_per_million: f64| usd_per_million / 1_000_000.0;
     let saved_usd =
@@ -151,38 +136,41 @@ pub fn plan_folding(
     })
 }
 
-/// The fold of one task's messages after its prompt, and the tokens it saves; `None` when the
-/// task is not a finished run of calls (or is folded already, or saves nothing).
-fn fold_task(messages: &[Item<'_>]) -> Option<(FoldedTask, u64)> {
-    let (answer, steps) = messages.split_last()?;
-    let AgentMessage::Assistant(final_message) = answer.message else {
+/// The fold of one task's messages after its prompt (`entries`, with their `messages`), and
+/// the tokens it saves; `None` when the task is not a finished run of calls (or is folded
+/// already, or saves nothing).
+fn fold_task(entries: &[MaskEntry], messages: &[ContextMessage]) -> Option<(FoldedTask, u64)> {
+    let ((answer, steps), (final_message, step_messages)) =
+        (entries.split_last()?, messages.split_last()?);
+    let AgentMessage::Assistant(final_message) = final_message.message.as_ref() else {
         return None;
     };
-    if steps.is_empty() || has_tool_call(final_message) || carries_provider_items(final_message) {
+    if steps.is_empty()
+        || final_message.tool_calls().next().is_some()
+        || carries_provider_items(final_message)
+    {
         return None;
     }
-    let answer_text = assistant_text(final_message);
+    let answer_text = joined_text(&final_message.content, "\n\n");
     if answer_text.trim().is_empty() || answer_text.starts_with(FOLD_OPENING) {
         return None;
     }
     let mut calls: Vec<(&str, String)> = Vec::new();
     let mut outputs: HashMap<&str, String> = HashMap::new();
-    for step in steps {
-        match step.message {
+    for message in step_messages {
+        match message.message.as_ref() {
             // A provider's own items (a hosted tool search's call and the definitions it
             // loaded) must reach the next request as they came: such a task stays whole.
             AgentMessage::Assistant(assistant) if carries_provider_items(assistant) => {
                 return None;
             }
-            AgentMessage::Assistant(assistant) => {
-                for block in &assistant.content {
-                    if let ContentBlock::ToolCall(call) = block {
-                        calls.push((call.id.as_str(), describe_call(&call.name, &call.arguments)));
-                    }
-                }
-            }
+            AgentMessage::Assistant(assistant) => calls.extend(
+                assistant
+                    .tool_calls()
+                    .map(|call| (call.id.as_str(), describe_call(&call.name, &call.arguments))),
+            ),
             AgentMessage::ToolResult(result) => {
-                let text = result_text(&result.content);
+                let text = joined_text(&result.content, "\n");
                 let shown = if result.is_error {
                     format!("error: {}", first_line(&text))
                 } else {
@@ -255,40 +243,6 @@ fn carries_provider_items(message: &AssistantMessage) -> bool {
         .content
         .iter()
         .any(|block| matches!(block, ContentBlock::Unknown(_)))
-}
-
-fn has_tool_call(message: &AssistantMessage) -> bool {
-    message
-        .content
-        .iter()
-        .any(|block| matches!(block, ContentBlock::ToolCall(_)))
-}
-
-/// The text blocks of an assistant message, blank-line joined (thinking left out).
-fn assistant_text(message: &AssistantMessage) -> String {
-    let texts: Vec<&str> = message
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text(text) => Some(text.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    texts.join("\n\n")
-}
-
-/// Index of the latest user prompt that a tool result follows (where strata-context's
-/// renderer keeps a breakpoint on an explicit-breakpoint cache).
-fn latest_task_with_results(items: &[Item<'_>]) -> Option<usize> {
-    let mut seen_result = false;
-    for (index, item) in items.iter().enumerate().rev() {
-        match item.message {
-            AgentMessage::ToolResult(_) => seen_result = true,
-            AgentMessage::User(_) if seen_result => return Some(index),
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The replacement content of a folded answer, as the `context_edit` carries it.

@@ -175,7 +175,7 @@ pub fn mask_entries(context: &Context) -> Vec<MaskEntry> {
                             .get(result.tool_call_id.as_str())
                             .cloned()
                             .unwrap_or_else(|| result.tool_name.clone()),
-                        facts: StubFacts::of(&result_text(&result.content)),
+                        facts: StubFacts::of(&joined_text(&result.content, "\n")),
                     }
                 }
             }
@@ -192,7 +192,7 @@ pub fn mask_entries(context: &Context) -> Vec<MaskEntry> {
 }
 
 /// Content blocks `message` takes in a request (at least one).
-pub(crate) fn content_blocks(message: &AgentMessage) -> usize {
+fn content_blocks(message: &AgentMessage) -> usize {
     let blocks = match message {
         AgentMessage::User(user) => match &user.content {
             strata_session::MessageContent::Text(_) => 1,
@@ -202,6 +202,28 @@ pub(crate) fn content_blocks(message: &AgentMessage) -> usize {
         _ => 1,
     };
     blocks.max(1)
+}
+
+/// Where the cache can still read from when the request changes from entry `first` on (a
+/// stub or a fold): right before it, unless an explicit breakpoint cache cannot look back
+/// `lookback_blocks` that far, and then only the fixed chapters before the chain stay.
+pub(crate) fn rewrite_start(
+    entries: &[MaskEntry],
+    first: usize,
+    lookback_blocks: Option<usize>,
+) -> usize {
+    let blocks_after: usize = entries[first..].iter().map(|entry| entry.blocks).sum();
+    match lookback_blocks {
+        Some(lookback) if blocks_after > lookback => {
+            // strata-context's renderer keeps a breakpoint before the prompt of the latest
+            // task with results, refreshed by every request of that task: the cache reads up
+            // to there when no change comes before it.
+            latest_task_with_results(entries)
+                .filter(|&start| start <= first)
+                .unwrap_or(0)
+        }
+        _ => first,
+    }
 }
 
 /// Index of the latest user prompt that a tool result follows: where strata-context's
@@ -218,8 +240,9 @@ fn latest_task_with_results(entries: &[MaskEntry]) -> Option<usize> {
     None
 }
 
-/// The text blocks of a tool result, newline-joined.
-pub(crate) fn result_text(content: &[ContentBlock]) -> String {
+/// The text blocks of `content` (thinking, calls and images left out), joined by
+/// `separator`.
+pub(crate) fn joined_text(content: &[ContentBlock], separator: &str) -> String {
     let texts: Vec<&str> = content
         .iter()
         .filter_map(|block| match block {
@@ -227,7 +250,7 @@ pub(crate) fn result_text(content: &[ContentBlock]) -> String {
             _ => None,
         })
         .collect();
-    texts.join("\n")
+    texts.join(separator)
 }
 
 /// What a stub keeps of the output it replaces: what a good note of it would say — how long
@@ -375,21 +398,7 @@ pub fn plan_masking(
         }
     }
     let first = first?;
-    // Where the cache can still read from: right before the first stub, unless an explicit
-    // breakpoint cache cannot look back that far, and then only the fixed chapters before the
-    // chain stay.
-    let blocks_after: usize = entries[first..].iter().map(|entry| entry.blocks).sum();
-    let rewrite_from = match outlook.lookback_blocks {
-        Some(lookback) if blocks_after > lookback => {
-            // strata-context's renderer keeps a breakpoint before the prompt of the latest
-            // task with results, refreshed by every request of that task: the cache reads up
-            // to there when no stub comes before it.
-            latest_task_with_results(entries)
-                .filter(|&start| start <= first)
-                .unwrap_or(0)
-        }
-        _ => first,
-    };
+    let rewrite_from = rewrite_start(entries, first, outlook.lookback_blocks);
     let after_first: u64 = entries[rewrite_from..]
         .iter()
         .map(|entry| entry.tokens)

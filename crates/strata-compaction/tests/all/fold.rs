@@ -4,25 +4,14 @@
 
 use serde_json::{Value, json};
 use strata_compaction::{
-    CachePrices, FOLD_OPENING, MaskingOutlook, MaskingSettings, fold_replacement, plan_folding,
+    FOLD_OPENING, FoldPlan, MaskingOutlook, MaskingSettings, fold_replacement, mask_entries,
+    plan_folding,
 };
-use strata_provider::Prices;
 use strata_session::{AgentMessage, ContextAction};
 
-use crate::support::{TestSession, assistant, context, tool_call, tool_result, user};
-
-fn opus() -> CachePrices {
-    CachePrices::new(
-        &Prices {
-            input: 5.0,
-            output: 25.0,
-            cache_read: 0.5,
-            cache_write_5m: 6.25,
-            cache_write_1h: 10.0,
-        },
-        false,
-    )
-}
+use crate::support::{
+    TestSession, assistant, context, fact_file, opus, tool_call, tool_result, user,
+};
 
 fn folding() -> MaskingSettings {
     MaskingSettings {
@@ -31,13 +20,17 @@ fn folding() -> MaskingSettings {
     }
 }
 
-/// A file body for task `n`: a line that sets its fact among lines of prose.
+/// The folding plan for `context` on Opus prices, with masking's entries of it.
+fn fold_plan(
+    context: &strata_context::Context,
+    settings: &MaskingSettings,
+    outlook: MaskingOutlook,
+) -> Option<FoldPlan> {
+    plan_folding(context, &mask_entries(context), settings, &opus(), outlook)
+}
+
 fn file_body(n: usize) -> String {
-    let mut text = format!("fact-{n}: value-{n}\n");
-    for line in 0..60 {
-        text.push_str(&format!("line {line} of file {n}: some content to read\n"));
-    }
-    text
+    fact_file(n, 60)
 }
 
 /// Four finished tasks (a read, a short lookup, an answer), then the prompt of the next.
@@ -92,8 +85,7 @@ fn texts(context: &strata_context::Context) -> Vec<String> {
 fn finished_tasks_fold_to_their_prompt_and_a_note_and_the_file_keeps_everything() {
     let mut s = session();
     let before = context(&s);
-    let plan = plan_folding(&before, &folding(), &opus(), MaskingOutlook::warm(100))
-        .expect("folding pays");
+    let plan = fold_plan(&before, &folding(), MaskingOutlook::warm(100)).expect("folding pays");
     // The four finished tasks; the current one (kept) stays whole.
     assert_eq!(plan.tasks.len(), 4);
     assert!(plan.saved_usd > plan.rewrite_usd);
@@ -164,7 +156,7 @@ fn finished_tasks_fold_to_their_prompt_and_a_note_and_the_file_keeps_everything(
 
     // Folded tasks are not folded again.
     assert_eq!(
-        plan_folding(&after, &folding(), &opus(), MaskingOutlook::warm(100)),
+        fold_plan(&after, &folding(), MaskingOutlook::warm(100)),
         None
     );
 }
@@ -175,7 +167,7 @@ fn folding_waits_until_it_pays_and_is_off_by_setting() {
     let context = context(&s);
     // One request left: the reads it saves do not pay the rewrite.
     assert_eq!(
-        plan_folding(&context, &folding(), &opus(), MaskingOutlook::warm(1)),
+        fold_plan(&context, &folding(), MaskingOutlook::warm(1)),
         None
     );
     // A cold prefix is written again anyway: then any saving pays.
@@ -183,7 +175,7 @@ fn folding_waits_until_it_pays_and_is_off_by_setting() {
         prefix_cold: true,
         ..MaskingOutlook::warm(1)
     };
-    assert!(plan_folding(&context, &folding(), &opus(), cold).is_some());
+    assert!(fold_plan(&context, &folding(), cold).is_some());
     // Mid-task, a warm prefix waits for the next task's start (the rewrite would take the
     // current task's messages too); a cold one folds at once.
     let mut s = session();
@@ -191,25 +183,22 @@ fn folding_waits_until_it_pays_and_is_off_by_setting() {
     s.push(tool_result("read-4", "read", &file_body(4)));
     let mid_task = crate::support::context(&s);
     assert_eq!(
-        plan_folding(&mid_task, &folding(), &opus(), MaskingOutlook::warm(100)),
+        fold_plan(&mid_task, &folding(), MaskingOutlook::warm(100)),
         None
     );
-    assert!(plan_folding(&mid_task, &folding(), &opus(), cold).is_some());
+    assert!(fold_plan(&mid_task, &folding(), cold).is_some());
     let off = MaskingSettings {
         fold_tasks: false,
         ..folding()
     };
-    assert_eq!(
-        plan_folding(&context, &off, &opus(), MaskingOutlook::warm(100)),
-        None
-    );
+    assert_eq!(fold_plan(&context, &off, MaskingOutlook::warm(100)), None);
     // Keeping every task folds none.
     let keep_all = MaskingSettings {
         keep_recent_tasks: 5,
         ..folding()
     };
     assert_eq!(
-        plan_folding(&context, &keep_all, &opus(), MaskingOutlook::warm(100)),
+        fold_plan(&context, &keep_all, MaskingOutlook::warm(100)),
         None
     );
 }
@@ -230,8 +219,8 @@ fn a_task_that_did_not_end_in_an_answer_or_holds_other_messages_stays_whole() {
     s.push(tool_result("c2", "read", &file_body(2)));
     s.push(assistant("Task 2 is done.", 0));
     s.push(user("Task 3"));
-    let plan = plan_folding(&context(&s), &folding(), &opus(), MaskingOutlook::warm(100))
-        .expect("task 2 folds");
+    let plan =
+        fold_plan(&context(&s), &folding(), MaskingOutlook::warm(100)).expect("task 2 folds");
     assert_eq!(plan.tasks.len(), 1);
     assert!(plan.tasks[0].note.ends_with("Task 2 is done."));
     // A task whose assistant carried a provider's own item (a hosted tool search's output,
@@ -252,7 +241,7 @@ fn a_task_that_did_not_end_in_an_answer_or_holds_other_messages_stays_whole() {
     s.push(assistant("Task 0 is done.", 0));
     s.push(user("Task 1"));
     assert_eq!(
-        plan_folding(&context(&s), &folding(), &opus(), MaskingOutlook::warm(100)),
+        fold_plan(&context(&s), &folding(), MaskingOutlook::warm(100)),
         None
     );
     // The error of a failed call is noted by its first line.
@@ -269,8 +258,7 @@ fn a_task_that_did_not_end_in_an_answer_or_holds_other_messages_stays_whole() {
     s.push(failed);
     s.push(assistant("The file is missing.", 0));
     s.push(user("Task 1"));
-    let plan =
-        plan_folding(&context(&s), &folding(), &opus(), MaskingOutlook::warm(100)).expect("folds");
+    let plan = fold_plan(&context(&s), &folding(), MaskingOutlook::warm(100)).expect("folds");
     assert!(
         plan.tasks[0]
             .note
