@@ -4,11 +4,10 @@
 
 use serde_json::{Value, json};
 use strata_compaction::{CompactionSettings, FOLD_OPENING};
-use strata_provider::{CacheTtl, Capabilities, Request};
 use strata_session::{Session, WriteOptions};
 
 use crate::scripted::{
-    Scripted, Turn, agent_with_capabilities, cached_capabilities, json_of, model,
+    Scripted, Turn, agent_with_capabilities, five_minute_cache, holds, json_of, model,
 };
 
 fn files(dir: &std::path::Path) {
@@ -34,20 +33,6 @@ fn turns() -> Vec<Turn> {
         turns.push(Turn::Text(answer));
     }
     turns
-}
-
-fn five_minute_cache() -> Capabilities {
-    Capabilities {
-        ttl_options: vec![CacheTtl::FiveMinutes],
-        ..cached_capabilities()
-    }
-}
-
-fn holds(request: &Request, text: &str) -> bool {
-    request
-        .messages
-        .iter()
-        .any(|message| json_of(message).contains(text))
 }
 
 #[tokio::test(start_paused = true)]

@@ -5,11 +5,11 @@ use std::time::Duration;
 
 use serde_json::json;
 use strata_compaction::{CompactionSettings, MaskingSettings, STUB_OPENING};
-use strata_provider::{CacheTtl, Capabilities, Request};
+use strata_provider::Request;
 use strata_session::{Session, WriteOptions};
 
 use crate::scripted::{
-    Scripted, Turn, agent_with_capabilities, cached_capabilities, json_of, model,
+    Scripted, Turn, agent_with_capabilities, five_minute_cache, holds, json_of, model,
 };
 
 fn big_file(dir: &std::path::Path, name: &str) {
@@ -33,26 +33,12 @@ fn three_reads() -> Vec<Turn> {
     turns
 }
 
-fn five_minute_cache() -> Capabilities {
-    Capabilities {
-        ttl_options: vec![CacheTtl::FiveMinutes],
-        ..cached_capabilities()
-    }
-}
-
 fn masked(request: &Request) -> usize {
     request
         .messages
         .iter()
         .filter(|message| json_of(message).contains(STUB_OPENING))
         .count()
-}
-
-fn holds(request: &Request, text: &str) -> bool {
-    request
-        .messages
-        .iter()
-        .any(|message| json_of(message).contains(text))
 }
 
 /// The first request of each task (the one right after its prompt).

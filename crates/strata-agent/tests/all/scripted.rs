@@ -301,3 +301,19 @@ pub fn agent_with_capabilities(
 pub fn json_of(value: &impl serde::Serialize) -> String {
     serde_json::to_string(value).unwrap()
 }
+
+/// [`cached_capabilities`] with only Anthropic's 5-minute lifetime on offer.
+pub fn five_minute_cache() -> Capabilities {
+    Capabilities {
+        ttl_options: vec![strata_provider::CacheTtl::FiveMinutes],
+        ..cached_capabilities()
+    }
+}
+
+/// Whether any message of `request` holds `text` in its JSON.
+pub fn holds(request: &Request, text: &str) -> bool {
+    request
+        .messages
+        .iter()
+        .any(|message| json_of(message).contains(text))
+}

@@ -3,25 +3,10 @@
 
 use serde_json::{Value, json};
 use strata_compaction::{
-    CachePrices, MaskEntryKind, MaskingOutlook, MaskingSettings, STUB_OPENING, mask_entries,
-    plan_masking,
+    MaskEntryKind, MaskingOutlook, MaskingSettings, STUB_OPENING, mask_entries, plan_masking,
 };
-use strata_provider::Prices;
 
-use crate::support::{TestSession, assistant, tool_call, tool_result, user};
-
-fn opus() -> CachePrices {
-    CachePrices::new(
-        &Prices {
-            input: 5.0,
-            output: 25.0,
-            cache_read: 0.5,
-            cache_write_5m: 6.25,
-            cache_write_1h: 10.0,
-        },
-        false,
-    )
-}
+use crate::support::{TestSession, assistant, fact_file, opus, tool_call, tool_result, user};
 
 fn masking() -> MaskingSettings {
     MaskingSettings {
@@ -32,13 +17,8 @@ fn masking() -> MaskingSettings {
     }
 }
 
-/// A big file body for task `n` whose marker line names its fact.
 fn file_body(n: usize) -> String {
-    let mut text = format!("fact-{n}: value-{n}\n");
-    for line in 0..200 {
-        text.push_str(&format!("line {line} of file {n}: some content to read\n"));
-    }
-    text
+    fact_file(n, 200)
 }
 
 /// Six tasks, each reading a large file; the last (current) task reads file 0 again, as a

@@ -222,6 +222,30 @@ pub fn sections(tag: &str) -> std::collections::BTreeMap<String, String> {
 }
 
 /// The context at the session's leaf.
+/// Claude Opus's prices as a 5-minute cache charges them.
+pub fn opus() -> strata_compaction::CachePrices {
+    strata_compaction::CachePrices::new(
+        &Prices {
+            input: 5.0,
+            output: 25.0,
+            cache_read: 0.5,
+            cache_write_5m: 6.25,
+            cache_write_1h: 10.0,
+        },
+        false,
+    )
+}
+
+/// A file body for task `n`: its fact's line (`fact-n: value-n`, a line that sets a value)
+/// among `lines` lines of prose.
+pub fn fact_file(n: usize, lines: usize) -> String {
+    let mut text = format!("fact-{n}: value-{n}\n");
+    for line in 0..lines {
+        text.push_str(&format!("line {line} of file {n}: some content to read\n"));
+    }
+    text
+}
+
 pub fn context(session: &TestSession) -> strata_context::Context {
     let tree = session.session.tree();
     strata_context::build(tree, tree.leaf()).expect("context")
