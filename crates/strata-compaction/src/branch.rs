@@ -2,7 +2,6 @@
 //! position the user moves to. Stored as Pi's `branch_summary`, so Pi reads it too.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use strata_context::{ContextMessage, EntrySource};
 use strata_provider::{Cost, Message, Model, Provider, Request, StreamOptions, SystemBlock, Usage};
@@ -113,7 +112,7 @@ pub fn prepare_branch_summary(
             if summary_entry && (tokens as f64) < token_budget as f64 * 0.9 {
                 messages.push(ContextMessage {
                     entry_id: (*id).clone(),
-                    message: Arc::clone(message),
+                    message: message.clone(),
                 });
                 tokens += cost;
             }
@@ -121,7 +120,7 @@ pub fn prepare_branch_summary(
         }
         messages.push(ContextMessage {
             entry_id: (*id).clone(),
-            message: Arc::clone(message),
+            message: message.clone(),
         });
         tokens += cost;
     }

@@ -1,7 +1,6 @@
 //! What a compaction will summarize and keep, read from the session tree.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use strata_context::{ContextMessage, EntrySource, Link};
 use strata_session::{AgentMessage, EditEffect, Entry, EntryId, EntryKind};
@@ -88,7 +87,7 @@ fn message_of(link: &Link) -> Option<ContextMessage> {
         .filter(|message| !matches!(message.as_ref(), AgentMessage::System(_)))
         .map(|message| ContextMessage {
             entry_id: link.id.clone(),
-            message: Arc::clone(message),
+            message: message.clone(),
         })
 }
 

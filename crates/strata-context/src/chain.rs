@@ -1,9 +1,10 @@
 //! ① branch: the path from a leaf to the root, cut at the latest compaction as Pi cuts it.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use serde::Serialize;
-use strata_session::{Diagnostic, Entry, EntryId, EntryKind, Role};
+use strata_session::{Diagnostic, Entry, EntryId, EntryKind, MessageRead, Role};
 
 use crate::error::ContextError;
 use crate::source::{EntrySource, LoadedEntry, SourcePath};
@@ -90,6 +91,16 @@ impl Chain {
 /// Builds the chain ending at `leaf` (`None`: an empty chain), exactly as Pi's
 /// `buildSessionContext` orders it.
 pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain, ContextError> {
+    branch_with(source, leaf, MessageRead::Parse)
+}
+
+/// [`branch`], with the chain's entries loaded as `read` says ([`EntrySource::load_path`]):
+/// [`MessageRead::KeepJson`] for a context that is only printed.
+pub fn branch_with(
+    source: &impl EntrySource,
+    leaf: Option<&EntryId>,
+    read: MessageRead,
+) -> Result<Chain, ContextError> {
     let Some(leaf) = leaf else {
         return Ok(Chain::empty());
     };
@@ -97,6 +108,7 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
     let kinds = path.kinds();
     let mut loader = Loader {
         source,
+        read,
         skipped: Vec::new(),
     };
 
@@ -118,7 +130,7 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
         }
     };
     let Some((cut, compaction)) = found else {
-        let links = loader.load_all(&path.ids(0..path.len()))?;
+        let links = loader.load_range(&path, 0..path.len())?;
         return Ok(Chain {
             leaf: Some(leaf.clone()),
             links,
@@ -160,10 +172,10 @@ pub fn branch(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Chain
 
     let mut links = Vec::with_capacity(1 + path.len() - kept_from);
     links.push(compaction);
-    let kept = loader.load_all(&path.ids(kept_from..cut))?;
+    let kept = loader.load_range(&path, kept_from..cut)?;
     let kept_count = kept.len();
     links.extend(kept);
-    links.extend(loader.load_all(&path.ids(cut + 1..path.len()))?);
+    links.extend(loader.load_range(&path, cut + 1..path.len())?);
     Ok(Chain {
         leaf: Some(leaf.clone()),
         links,
@@ -187,6 +199,8 @@ pub fn path_to_root(
 /// Loads chain entries, skipping (and noting) those that are not valid entries of their type.
 struct Loader<'a, S> {
     source: &'a S,
+    /// How the chain's runs of entries are read (single entries are always parsed).
+    read: MessageRead,
     skipped: Vec<Diagnostic>,
 }
 
@@ -219,6 +233,20 @@ impl<S: EntrySource> Loader<'_, S> {
         let mut links = Vec::with_capacity(ids.len());
         for (id, loaded) in ids.iter().zip(self.source.load_many(ids)) {
             links.extend(self.link(id, loaded)?);
+        }
+        Ok(links)
+    }
+
+    /// The entries at `positions` of `path`, read as the loader's `read` says.
+    fn load_range(
+        &mut self,
+        path: &SourcePath<'_>,
+        positions: Range<usize>,
+    ) -> Result<Vec<Link>, ContextError> {
+        let loaded = self.source.load_path(path, positions.clone(), self.read);
+        let mut links = Vec::with_capacity(loaded.len());
+        for (position, loaded) in positions.zip(loaded) {
+            links.extend(self.link(&path.id(position), loaded)?);
         }
         Ok(links)
     }

@@ -1,9 +1,7 @@
 //! ③ flatten: one ordered message list, the system prompt, the tool ledger, model and thinking.
 
-use std::sync::Arc;
-
 use serde::Serialize;
-use strata_session::{AgentMessage, EntryId};
+use strata_session::{EntryId, LazyMessage};
 
 use crate::chain::ModelRef;
 use crate::ledger::ToolLedger;
@@ -18,11 +16,11 @@ pub struct ContextMessage {
     pub entry_id: EntryId,
     /// The message, in Pi's shape.
     #[serde(serialize_with = "serialize_shared")]
-    pub message: Arc<AgentMessage>,
+    pub message: LazyMessage,
 }
 
 fn serialize_shared<S: serde::Serializer>(
-    message: &Arc<AgentMessage>,
+    message: &LazyMessage,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     message.as_ref().serialize(serializer)
@@ -38,7 +36,7 @@ pub struct PlacedSystemMessage {
     pub after_messages: usize,
     /// The message, in Pi's shape.
     #[serde(serialize_with = "serialize_shared")]
-    pub message: Arc<AgentMessage>,
+    pub message: LazyMessage,
 }
 
 /// Everything a request is built from: what `render` consumes.
@@ -98,7 +96,7 @@ impl Context {
         }
     }
 
-    fn place_system(&mut self, entry_id: &EntryId, message: Arc<AgentMessage>) {
+    fn place_system(&mut self, entry_id: &EntryId, message: LazyMessage) {
         self.system_messages.push(PlacedSystemMessage {
             entry_id: entry_id.clone(),
             after_messages: self.messages.len(),

@@ -39,7 +39,7 @@ mod text;
 mod timestamp;
 
 pub use assemble::{Assembler, Assembly};
-pub use chain::{Chain, DEFAULT_THINKING_LEVEL, Link, ModelRef, branch, path_to_root};
+pub use chain::{Chain, DEFAULT_THINKING_LEVEL, Link, ModelRef, branch, branch_with, path_to_root};
 pub use error::ContextError;
 pub use flatten::{Context, ContextMessage, PlacedSystemMessage, flatten};
 pub use ledger::{LedgerTool, ToolLedger};
@@ -56,9 +56,23 @@ pub use system::{
 pub use text::to_text;
 pub use timestamp::{epoch_millis, epoch_millis_of, parse_iso8601};
 
-use strata_session::EntryId;
+use strata_session::{EntryId, MessageRead};
 
 /// Builds the context for `leaf` in one go: [`branch`], [`project`], [`flatten`].
 pub fn build(source: &impl EntrySource, leaf: Option<&EntryId>) -> Result<Context, ContextError> {
     Ok(flatten(project(&branch(source, leaf)?)))
+}
+
+/// [`build`] for a context that is only printed ([`write_pi_json`]): messages may stay the
+/// JSON their lines hold ([`MessageRead::KeepJson`]), parsed only where something reads them,
+/// and [`write_pi_json`] prints such a message from those bytes where they are what Pi prints.
+pub fn build_for_print(
+    source: &impl EntrySource,
+    leaf: Option<&EntryId>,
+) -> Result<Context, ContextError> {
+    Ok(flatten(project(&branch_with(
+        source,
+        leaf,
+        MessageRead::KeepJson,
+    )?)))
 }

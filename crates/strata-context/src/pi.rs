@@ -1,21 +1,28 @@
 //! The context as Pi's `buildSessionContext` returns it: `{messages, thinkingLevel, model}`.
 
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
-use strata_session::AgentMessage;
+use strata_session::LazyMessage;
 
 use crate::chain::ModelRef;
 use crate::flatten::Context;
 
-/// Writes [`to_pi_json`]'s value as `serde_json::to_writer_pretty` prints it, byte for byte,
-/// straight from the context: no JSON tree of the messages is built on the way. Wrap `writer`
-/// in a buffer: the output is written a few bytes at a time.
+/// Writes [`to_pi_json`]'s value pretty-printed, straight from the context: no JSON tree of the
+/// messages is built on the way. Wrap `writer` in a buffer: the output is written a few bytes
+/// at a time.
+///
+/// A message kept as JSON ([`crate::build_for_print`]) is printed from those bytes,
+/// re-indented, where they are exactly what Pi's `JSON.stringify` prints for the message they
+/// parse to: the bytes Pi prints, key order included. Any other message is printed typed, as
+/// `serde_json::to_writer_pretty` prints it, which can differ from Pi in key order (a line's
+/// keys in another order than strata's types list them) and in fields a type fills in.
 pub fn write_pi_json(context: &Context, writer: impl std::io::Write) -> serde_json::Result<()> {
-    let threads = crate::parallel::threads();
-    if threads < 2 || ordered_messages(context).len() < PARALLEL_FROM {
-        return serde_json::to_writer_pretty(writer, &PiContext(context));
-    }
+    let threads = if ordered_messages(context).len() < PARALLEL_FROM {
+        1
+    } else {
+        crate::parallel::threads()
+    };
     write_in_parts(context, writer, threads)
 }
 
@@ -26,16 +33,16 @@ const PARALLEL_FROM: usize = 4 * CHUNK;
 const CHUNK: usize = 64;
 
 /// The messages in [`to_pi_json`]'s order: each system message where it was appended.
-fn ordered_messages(context: &Context) -> Vec<&AgentMessage> {
+fn ordered_messages(context: &Context) -> Vec<&LazyMessage> {
     let mut ordered = Vec::with_capacity(context.messages.len() + context.system_messages.len());
     let mut systems = context.system_messages.iter().peekable();
     for (index, message) in context.messages.iter().enumerate() {
         while let Some(system) = systems.next_if(|system| system.after_messages <= index) {
-            ordered.push(system.message.as_ref());
+            ordered.push(&system.message);
         }
-        ordered.push(message.message.as_ref());
+        ordered.push(&message.message);
     }
-    ordered.extend(systems.map(|system| system.message.as_ref()));
+    ordered.extend(systems.map(|system| &system.message));
     ordered
 }
 
@@ -72,7 +79,7 @@ fn write_in_parts(
 /// Prints chunks of the messages as elements of the `messages` array.
 struct PiMessagePrinter;
 
-impl crate::parallel::ChunkPrinter<&AgentMessage> for PiMessagePrinter {
+impl crate::parallel::ChunkPrinter<&LazyMessage> for PiMessagePrinter {
     type Error = serde_json::Error;
 
     /// Chunk `index`: each message on a new line, indented two levels, separated by commas
@@ -80,20 +87,32 @@ impl crate::parallel::ChunkPrinter<&AgentMessage> for PiMessagePrinter {
     fn print<W: std::io::Write>(
         &self,
         index: usize,
-        chunk: &[&AgentMessage],
+        chunk: &[&LazyMessage],
         out: &mut W,
     ) -> serde_json::Result<()> {
         let io = serde_json::Error::io;
+        let mut reindented = Vec::new();
         for (position, message) in chunk.iter().enumerate() {
             if index > 0 || position > 0 {
                 out.write_all(b",").map_err(io)?;
             }
             out.write_all(b"\n    ").map_err(io)?;
+            if let Some(json) = message.line_json() {
+                reindented.clear();
+                if strata_session::canonical::reindent_canonical(
+                    json.as_bytes(),
+                    2,
+                    &mut reindented,
+                ) {
+                    out.write_all(&reindented).map_err(io)?;
+                    continue;
+                }
+            }
             // Printed in place at the array's depth: no copy of it printed alone and
             // indented after, which read and wrote every byte of the output a second time.
             let mut serializer =
                 serde_json::Serializer::with_formatter(&mut *out, NestedPretty::at_depth(2));
-            message.serialize(&mut serializer)?;
+            message.get().serialize(&mut serializer)?;
         }
         Ok(())
     }
@@ -222,42 +241,6 @@ impl serde_json::ser::Formatter for NestedPretty {
     ) -> std::io::Result<()> {
         self.has_value = true;
         Ok(())
-    }
-}
-
-/// [`to_pi_json`]'s shape as a `Serialize` view of a context.
-struct PiContext<'a>(&'a Context);
-
-impl Serialize for PiContext<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let context = self.0;
-        let mut map = serializer.serialize_map(Some(3))?;
-        map.serialize_entry("messages", &PiMessages(context))?;
-        map.serialize_entry("thinkingLevel", &context.thinking_level)?;
-        map.serialize_entry("model", &context.model.as_ref().map(PiModel))?;
-        map.end()
-    }
-}
-
-/// The messages with the system messages among them, in [`to_pi_json`]'s order.
-struct PiMessages<'a>(&'a Context);
-
-impl Serialize for PiMessages<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let context = self.0;
-        let mut seq = serializer
-            .serialize_seq(Some(context.messages.len() + context.system_messages.len()))?;
-        let mut systems = context.system_messages.iter().peekable();
-        for (index, message) in context.messages.iter().enumerate() {
-            while let Some(system) = systems.next_if(|system| system.after_messages <= index) {
-                seq.serialize_element(system.message.as_ref())?;
-            }
-            seq.serialize_element(message.message.as_ref())?;
-        }
-        for system in systems {
-            seq.serialize_element(system.message.as_ref())?;
-        }
-        seq.end()
     }
 }
 

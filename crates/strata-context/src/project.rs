@@ -1,12 +1,11 @@
 //! ② project: context edits applied, then each chain entry becomes zero or more items.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use strata_session::{
-    AgentMessage, EditEffect, Entry, EntryId, Replacement, SystemEntry, SystemMessage,
-    ToolDefinition,
+    AgentMessage, EditEffect, Entry, EntryId, LazyMessage, Replacement, Role, SystemEntry,
+    SystemMessage, ToolDefinition,
 };
 
 use crate::chain::{Chain, ModelRef};
@@ -17,13 +16,13 @@ use crate::system::{SectionName, Sections, SnapshotSource};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Projection {
     /// A conversation message (as Pi's `buildSessionContext` gives it).
-    Message(Arc<AgentMessage>),
+    Message(LazyMessage),
     /// A system message (or a strata `system` entry from before them): the snapshot if it is
     /// the chain's first, a patch otherwise.
     System(SystemChange),
     /// The chain's compaction checkpoint (`compaction.systemMessage`): already the chain's
     /// start, listed only so that Pi's message list holds it.
-    Checkpoint(Arc<AgentMessage>),
+    Checkpoint(LazyMessage),
 }
 
 /// The sections and tool changes of one system message.
@@ -39,7 +38,7 @@ pub struct SystemChange {
     pub tools_removed: Vec<String>,
     /// The Pi message it came from (`None` for strata's earlier `system` entries, which Pi
     /// does not read).
-    pub message: Option<Arc<AgentMessage>>,
+    pub message: Option<LazyMessage>,
 }
 
 impl SystemChange {
@@ -55,7 +54,7 @@ impl SystemChange {
     }
 
     /// The change a Pi system message carries; `message` is that message as stored.
-    pub fn of_message(system: &SystemMessage, message: Option<Arc<AgentMessage>>) -> Self {
+    pub fn of_message(system: &SystemMessage, message: Option<LazyMessage>) -> Self {
         Self {
             sections: system
                 .section_changes()
@@ -169,7 +168,7 @@ impl Edit {
             .into_iter()
             .map(|item| match item {
                 Projection::Message(message) => {
-                    Projection::Message(Arc::new(replaced(&message, replacement)))
+                    Projection::Message(replaced(&message, replacement))
                 }
                 other => other,
             })
@@ -198,14 +197,24 @@ fn edits(chain: &Chain) -> HashMap<EntryId, Edit> {
 /// `message` with its content replaced: user, assistant, tool-result and custom messages
 /// take the new content (a string becomes one text block for assistant and tool results);
 /// other roles are kept as they are.
-fn replaced(message: &AgentMessage, replacement: &Replacement) -> AgentMessage {
-    let wants_blocks = match message {
+fn replaced(message: &LazyMessage, replacement: &Replacement) -> LazyMessage {
+    let wants_blocks = match message.get() {
         AgentMessage::User(_) | AgentMessage::Custom(_) => false,
         AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => true,
         _ => return message.clone(),
     };
-    let Value::Object(mut json) = message.to_json() else {
-        return message.clone();
+    // Pi spreads the message it read, so its keys keep their order with `content` in its
+    // place: a message still held as its line's JSON is edited as that JSON.
+    let from_line = message
+        .line_json()
+        .and_then(|json| serde_json::from_str::<Map<String, Value>>(json).ok());
+    let in_line_order = from_line.is_some();
+    let mut json = match from_line {
+        Some(json) => json,
+        None => match message.to_json() {
+            Value::Object(json) => json,
+            _ => return message.clone(),
+        },
     };
     match &replacement.content {
         Some(Value::String(text)) if wants_blocks => {
@@ -221,12 +230,19 @@ fn replaced(message: &AgentMessage, replacement: &Replacement) -> AgentMessage {
             json.shift_remove("content");
         }
     }
+    if in_line_order
+        && let Ok(text) = serde_json::to_string(&json)
+        && let Some(kept) = LazyMessage::from_json(message.role_kind(), &text)
+    {
+        return kept;
+    }
     // Content this crate cannot type (or none at all) keeps the message as raw JSON, exactly
     // as Pi would send it on.
-    serde_json::from_value(Value::Object(json.clone())).unwrap_or(AgentMessage::Unknown(json))
+    LazyMessage::new(
+        serde_json::from_value(Value::Object(json.clone())).unwrap_or(AgentMessage::Unknown(json)),
+    )
 }
 
-/// What entry `index` of the chain contributes (exclusions aside).
 pub(crate) fn project_entry(
     chain: &Chain,
     index: usize,
@@ -238,10 +254,9 @@ pub(crate) fn project_entry(
         // produce nothing, as in Pi.
         Entry::Compaction(_) if !(chain.compacted && index == 0) => Vec::new(),
         Entry::Compaction(compaction) => {
-            let checkpoint = compaction
-                .system_message
-                .clone()
-                .map(|system| Projection::Checkpoint(Arc::new(AgentMessage::System(system))));
+            let checkpoint = compaction.system_message.clone().map(|system| {
+                Projection::Checkpoint(LazyMessage::new(AgentMessage::System(system)))
+            });
             checkpoint
                 .into_iter()
                 .chain(loaded.message.iter().cloned().map(Projection::Message))
@@ -251,7 +266,8 @@ pub(crate) fn project_entry(
         // those of the kept range in favour of the compaction's checkpoint).
         Entry::System(_) if before_cut => Vec::new(),
         Entry::System(system) => vec![Projection::System(SystemChange::of(system))],
-        Entry::Message(entry) if matches!(*entry.message, AgentMessage::System(_)) => {
+        // By the role the entry knows: a message kept as its line's JSON is not parsed here.
+        Entry::Message(entry) if entry.message.role_kind() == Role::System => {
             match (&*entry.message, &loaded.message) {
                 _ if before_cut => Vec::new(),
                 (AgentMessage::System(system), message) => vec![Projection::System(

@@ -1,11 +1,12 @@
 //! What context assembly reads from a session tree, and entries as loaded for it.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use serde_json::Map;
 use strata_session::{
     AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage, Entry, EntryId,
-    EntryKind,
+    EntryKind, LazyMessage, MessageRead,
 };
 
 use crate::error::ContextError;
@@ -35,6 +36,19 @@ pub trait EntrySource {
     /// (on several threads) override it.
     fn load_many(&self, ids: &[EntryId]) -> Vec<Result<Arc<LoadedEntry>, ContextError>> {
         ids.iter().map(|id| self.load(id)).collect()
+    }
+
+    /// [`Self::load_many`] of the entries at `positions` of `path` (one of this source's
+    /// paths). With [`MessageRead::KeepJson`] a source may leave messages as their line's JSON
+    /// ([`LazyMessage::line_json`]), for a context that is only printed; the default parses.
+    fn load_path(
+        &self,
+        path: &SourcePath<'_>,
+        positions: Range<usize>,
+        read: MessageRead,
+    ) -> Vec<Result<Arc<LoadedEntry>, ContextError>> {
+        let _ = read;
+        self.load_many(&path.ids(positions))
     }
 
     /// The ids and kinds from the root down to `leaf`, following `parentId` until it is
@@ -135,6 +149,18 @@ impl SourcePath<'_> {
         }
     }
 
+    /// The entries' numbers in `tree`'s file order, root first, when the path was walked
+    /// on `tree`.
+    fn numbers_in(&self, tree: &strata_session::Tree) -> Option<&[u32]> {
+        match &self.ids {
+            PathIds::Numbered {
+                tree: walked,
+                numbers,
+            } if std::ptr::eq(*walked, tree) => Some(numbers),
+            _ => None,
+        }
+    }
+
     /// The first position before `end` whose entry has the id `id`.
     pub fn first_position_of(&self, id: &EntryId, end: usize) -> Option<usize> {
         match &self.ids {
@@ -156,7 +182,7 @@ pub struct LoadedEntry {
     pub entry: Entry,
     /// Its message, for entries that can produce one (`message`, `custom_message`, a
     /// non-empty `branch_summary`, `compaction`). Whether it is used depends on the chain.
-    pub message: Option<Arc<AgentMessage>>,
+    pub message: Option<LazyMessage>,
 }
 
 impl LoadedEntry {
@@ -169,10 +195,10 @@ impl LoadedEntry {
 
 /// The message an entry becomes, as Pi's `buildSessionContext` builds it. A `message` entry's
 /// is shared, not copied: it is most of what a large context holds.
-fn message_of(entry: &Entry) -> Option<Arc<AgentMessage>> {
+fn message_of(entry: &Entry) -> Option<LazyMessage> {
     let millis = || epoch_millis_of(entry.timestamp());
     let built = match entry {
-        Entry::Message(e) => return Some(Arc::clone(&e.message)),
+        Entry::Message(e) => return Some(e.message.clone()),
         Entry::CustomMessage(e) => AgentMessage::Custom(CustomMessage {
             custom_type: e.custom_type.clone(),
             content: e.content.clone(),
@@ -197,7 +223,7 @@ fn message_of(entry: &Entry) -> Option<Arc<AgentMessage>> {
         }),
         _ => return None,
     };
-    Some(Arc::new(built))
+    Some(LazyMessage::new(built))
 }
 
 impl EntrySource for strata_session::Tree {
@@ -259,7 +285,7 @@ impl EntrySource for strata_session::Tree {
 
     fn load_many(&self, ids: &[EntryId]) -> Vec<Result<Arc<LoadedEntry>, ContextError>> {
         // Each part reads its lines in long runs (`Tree::entries`), not one read a line.
-        in_parts(ids, |part| {
+        in_parts(ids, |part: &[EntryId]| {
             self.entries(part)
                 .into_iter()
                 .zip(part)
@@ -274,13 +300,44 @@ impl EntrySource for strata_session::Tree {
                 .collect()
         })
     }
+
+    fn load_path(
+        &self,
+        path: &SourcePath<'_>,
+        positions: Range<usize>,
+        read: MessageRead,
+    ) -> Vec<Result<Arc<LoadedEntry>, ContextError>> {
+        // A path walked on this tree names its entries by number: no id looked up again.
+        let Some(numbers) = path
+            .numbers_in(self)
+            .and_then(|numbers| numbers.get(positions.clone()))
+        else {
+            return self.load_many(&path.ids(positions));
+        };
+        in_parts(numbers, |part: &[u32]| {
+            self.entries_at(part, read)
+                .into_iter()
+                .zip(part)
+                .map(|(entry, &number)| {
+                    entry
+                        .map(|entry| Arc::new(LoadedEntry::new(entry)))
+                        .map_err(|source| ContextError::Load {
+                            id: self
+                                .get_index(number as usize)
+                                .map_or_else(|| EntryId::new(""), |entry| entry.id().clone()),
+                            source,
+                        })
+                })
+                .collect()
+        })
+    }
 }
 
 /// `load` of consecutive chunks of `ids`, concatenated, the chunks taken by the machine's
 /// processors in turn (all on this thread below [`PARALLEL_FROM`] ids).
-fn in_parts<F>(ids: &[EntryId], load: F) -> Vec<Result<Arc<LoadedEntry>, ContextError>>
+fn in_parts<T: Sync, F>(ids: &[T], load: F) -> Vec<Result<Arc<LoadedEntry>, ContextError>>
 where
-    F: Fn(&[EntryId]) -> Vec<Result<Arc<LoadedEntry>, ContextError>> + Sync,
+    F: Fn(&[T]) -> Vec<Result<Arc<LoadedEntry>, ContextError>> + Sync,
 {
     if ids.len() < PARALLEL_FROM {
         return load(ids);

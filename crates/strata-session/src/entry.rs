@@ -1,12 +1,12 @@
 //! Session entries: every line after the header, typed by `type`.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::id::EntryId;
+use crate::lazy::LazyMessage;
 use crate::message::{AgentMessage, Extra, MessageContent, SystemMessage, Usage};
 use crate::serde_util::{FieldKey, present};
 
@@ -170,7 +170,7 @@ pub struct MessageEntry {
     #[serde(flatten)]
     pub base: EntryBase,
     /// The message, shared: context assembly hands it on without copying it.
-    pub message: Arc<AgentMessage>,
+    pub message: LazyMessage,
     /// Unknown fields, kept.
     #[serde(flatten)]
     pub extra: Extra,
@@ -673,15 +673,8 @@ impl Entry {
     /// The kind (type and, for messages, role).
     pub fn kind(&self) -> EntryKind {
         match self {
-            Self::Message(e) => EntryKind::Message(match &*e.message {
-                AgentMessage::User(_) => Role::User,
-                AgentMessage::Assistant(_) => Role::Assistant,
-                AgentMessage::ToolResult(_) => Role::ToolResult,
-                AgentMessage::BashExecution(_) => Role::BashExecution,
-                AgentMessage::Custom(_) => Role::Custom,
-                AgentMessage::System(_) => Role::System,
-                _ => Role::Other,
-            }),
+            // Known without parsing a message kept as its line's JSON.
+            Self::Message(e) => EntryKind::Message(e.message.role_kind()),
             Self::Unknown(_) => EntryKind::Unknown,
             other => EntryKind::from_type(other.type_name()),
         }
@@ -761,7 +754,7 @@ impl Entry {
             remove_known(parsed.message.extra_mut(), "role");
             Ok(MessageEntry {
                 base: parsed.base,
-                message: Arc::new(wrap(parsed.message)),
+                message: LazyMessage::new(wrap(parsed.message)),
                 extra: parsed.extra,
             })
         }
@@ -778,6 +771,24 @@ impl Entry {
             return Ok(Self::Message(entry));
         }
         Self::from_line_with_type::<P>(tag, line)
+    }
+
+    /// A `message` line of `role` whose message is kept as the line's JSON
+    /// ([`LazyMessage::line_json`]); `None` when the line does not read so (the role is not
+    /// kept as JSON, or the message lacks its type's shape): it is parsed instead.
+    pub(crate) fn message_keeping_json(role: Role, line: &str) -> Option<Self> {
+        let kind = crate::lazy::kept_kind(role)?;
+        // One pass over the line's bytes finds the message and checks it; serde reads only
+        // the rest of the line (id, parent, timestamp, other fields), the message cut out.
+        let span = crate::canonical::value_span(line.as_bytes(), "message", kind)?;
+        let message = line.get(span.clone())?;
+        let rest = [line.get(..span.start)?, "null", line.get(span.end..)?].concat();
+        let parsed: MessageLine<serde::de::IgnoredAny> = serde_json::from_str(&rest).ok()?;
+        Some(Self::Message(MessageEntry {
+            base: parsed.base,
+            message: LazyMessage::checked(role, message),
+            extra: parsed.extra,
+        }))
     }
 
     /// Parses one entry line whose `type` is already known.
@@ -923,7 +934,7 @@ impl LineParser for FieldParse {
     }
 }
 
-trait HasExtra {
+pub(crate) trait HasExtra {
     fn extra_mut(&mut self) -> &mut Extra;
 }
 

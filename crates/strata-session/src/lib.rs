@@ -20,14 +20,17 @@
 //! # Ok::<(), strata_session::SessionError>(())
 //! ```
 
+pub mod canonical;
 mod entry;
 mod error;
 mod header;
 mod id;
+mod lazy;
 mod message;
 mod scan;
 mod serde_util;
 mod session;
+mod shape;
 mod store;
 mod time;
 mod tree;
@@ -41,6 +44,7 @@ pub use entry::{
 pub use error::{Diagnostic, Problem, SessionError};
 pub use header::{CURRENT_VERSION, SessionHeader};
 pub use id::EntryId;
+pub use lazy::{LazyMessage, MessageRead};
 pub use message::{
     AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,
     CompactionSummaryMessage, ContentBlock, Cost, CustomMessage, Extra, ImageContent,

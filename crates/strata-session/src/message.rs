@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::serde_util::{exact_vec, fields_deserialize, js_number, present, tagged_deserialize};
+use crate::shape::{Kind, Shaped};
 
 /// Fields a struct does not know, kept so that re-serializing it loses nothing.
 pub type Extra = Map<String, Value>;
@@ -137,6 +138,13 @@ impl<'de> Deserialize<'de> for MessageContent {
     }
 }
 
+/// As its `Deserialize`: a string, or a list of blocks.
+impl Shaped for MessageContent {
+    const KIND: Kind = Kind::TextOrList {
+        item: &ContentBlock::KIND,
+    };
+}
+
 impl MessageContent {
     /// The text blocks joined with `sep` (the string itself for plain text).
     pub fn text_joined(&self, sep: &str) -> String {
@@ -182,7 +190,7 @@ pub enum ContentBlock {
     Unknown(Map<String, Value>),
 }
 
-tagged_deserialize!(ContentBlock, "type", {
+tagged_deserialize!(ContentBlock, "type", checked {
     "text" => Text(TextContent),
     "thinking" => Thinking(ThinkingContent),
     "image" => Image(ImageContent),
@@ -238,6 +246,23 @@ fields_deserialize!(AssistantMessage {
     stop_reason: StopReason = "stopReason" required,
     error_message: Option<String> = "errorMessage" default,
     thinking_level: Option<String> = "thinkingLevel" default,
+    timestamp: i64 = "timestamp" default,
+});
+fields_deserialize!(BashExecutionMessage {
+    command: String = "command" required,
+    output: String = "output" default,
+    exit_code: Option<Option<i64>> = "exitCode" default with present,
+    cancelled: bool = "cancelled" default,
+    truncated: bool = "truncated" default,
+    full_output_path: Option<String> = "fullOutputPath" default,
+    timestamp: i64 = "timestamp" default,
+    exclude_from_context: Option<bool> = "excludeFromContext" default,
+});
+fields_deserialize!(CustomMessage {
+    custom_type: String = "customType" required,
+    content: MessageContent = "content" required,
+    display: bool = "display" default,
+    details: Option<Value> = "details" default with present,
     timestamp: i64 = "timestamp" default,
 });
 fields_deserialize!(ToolResultMessage {
@@ -359,6 +384,11 @@ impl Serialize for StopReason {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
     }
+}
+
+/// Any string is a stop reason.
+impl Shaped for StopReason {
+    const KIND: Kind = Kind::Str;
 }
 
 impl<'de> Deserialize<'de> for StopReason {
@@ -487,35 +517,27 @@ pub struct ToolResultMessage {
 }
 
 /// A shell command the user ran with `!cmd`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BashExecutionMessage {
     /// The command line.
     pub command: String,
     /// Its output.
-    #[serde(default)]
     pub output: String,
     /// Exit code; `Some(None)` is a JSON `null` (cancelled), `None` an absent field.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<Option<i64>>,
     /// Whether the user cancelled it.
-    #[serde(default)]
     pub cancelled: bool,
     /// Whether the output was cut.
-    #[serde(default)]
     pub truncated: bool,
     /// Where the full output was saved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
     /// Unix milliseconds.
-    #[serde(default)]
     pub timestamp: i64,
     /// Set for `!!cmd`: kept in the session but never sent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exclude_from_context: Option<bool>,
     /// Unknown fields, kept.
     #[serde(flatten)]
@@ -523,7 +545,7 @@ pub struct BashExecutionMessage {
 }
 
 /// An extension's message in the conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomMessage {
     /// The extension's identifier.
@@ -531,17 +553,11 @@ pub struct CustomMessage {
     /// Text or text/image blocks.
     pub content: MessageContent,
     /// Whether the UI shows it.
-    #[serde(default)]
     pub display: bool,
     /// Extension data, never sent.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     /// Unix milliseconds.
-    #[serde(default)]
     pub timestamp: i64,
     /// Unknown fields, kept.
     #[serde(flatten)]

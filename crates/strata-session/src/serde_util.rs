@@ -108,7 +108,25 @@ macro_rules! fields_deserialize {
                 deserializer.deserialize_map(FieldsVisitor)
             }
         }
+
+        impl $crate::shape::HasFields for $name {
+            const FIELDS: &'static [$crate::shape::Field] = &[$($crate::shape::Field {
+                key: $key,
+                kind: &<$ty as $crate::shape::Shaped>::KIND,
+                required: $crate::serde_util::fields_deserialize!(@required $rule),
+            }),*];
+        }
+
+        impl $crate::shape::Shaped for $name {
+            const KIND: $crate::shape::Kind = $crate::shape::Kind::Fields {
+                fields: <$name as $crate::shape::HasFields>::FIELDS,
+            };
+        }
+
+        const _: () = assert!([$($key),*].len() <= $crate::shape::MAX_FIELDS);
     };
+    (@required required) => { true };
+    (@required default) => { false };
     (@value $access:ident $ty:ty) => { $access.next_value::<$ty>()? };
     (@value $access:ident $ty:ty, $with:path) => {{
         struct With($ty);
@@ -145,7 +163,22 @@ pub(crate) fn js_number<S: Serializer>(value: &f64, serializer: S) -> Result<S::
 /// blocks are most of a session's bytes). Any other layout, an unknown tag, or a second copy of
 /// the tag further on (the last one decides, as in `JSON.parse`) takes the general path: the
 /// whole object as a map, dispatched on the tag it holds.
+///
+/// `checked` before the variants also gives the enum's [`crate::shape::Kind`] (each variant's
+/// type a [`fields_deserialize!`] struct): the layout above with a known tag is checked as that
+/// variant's fields, an unknown tag takes any fields; any other layout is refused (the caller
+/// parses it).
 macro_rules! tagged_deserialize {
+    ($name:ident, $tag:literal, checked { $($value:literal => $variant:ident($ty:ty)),* $(,)? }) => {
+        $crate::serde_util::tagged_deserialize!($name, $tag, { $($value => $variant($ty)),* });
+
+        impl $crate::shape::Shaped for $name {
+            const KIND: $crate::shape::Kind = $crate::shape::Kind::Tagged {
+                tag: $tag,
+                variants: &[$(($value, <$ty as $crate::shape::HasFields>::FIELDS)),*],
+            };
+        }
+    };
     ($name:ident, $tag:literal, { $($value:literal => $variant:ident($ty:ty)),* $(,)? }) => {
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

@@ -17,6 +17,7 @@ use crate::entry::{
 use crate::error::{Diagnostic, SessionError};
 use crate::header::{CURRENT_VERSION, SessionHeader};
 use crate::id::{EntryId, fresh_id, uuid_v7};
+use crate::lazy::LazyMessage;
 use crate::message::{AgentMessage, Extra, MessageContent, SystemMessage, Usage};
 use crate::time::{format_iso_millis, now_iso, now_millis, now_unix_millis};
 use crate::tree::Tree;
@@ -386,7 +387,7 @@ impl Session {
     pub fn append_message(&mut self, message: AgentMessage) -> Result<EntryId, SessionError> {
         self.append(Entry::Message(MessageEntry {
             base: EntryBase::pending(),
-            message: Arc::new(message),
+            message: LazyMessage::new(message),
             extra: Extra::new(),
         }))
     }

@@ -16,6 +16,7 @@ use crate::entry::{Entry, EntryKind, FastParse, FieldParse, Role};
 use crate::error::{Diagnostic, Problem, SessionError, serde_reason};
 use crate::header::{CURRENT_VERSION, SessionHeader};
 use crate::id::{EntryId, IdHasher};
+use crate::lazy::{LazyMessage, MessageRead};
 use crate::scan::{
     Parent, ScanError, Scanned, scan_entry, scan_pi_layout, scan_pi_tree_fields, scan_prefix,
 };
@@ -166,7 +167,7 @@ impl<'a> EntryRef<'a> {
 
     /// The typed entry, parsed from its line now (migrated when the file is v1 or v2).
     pub fn entry(&self) -> Result<Entry, SessionError> {
-        self.tree.parse_node(self.index)
+        self.tree.parse_node(self.index, MessageRead::Parse)
     }
 
     /// Its label, if one is set.
@@ -392,7 +393,7 @@ impl Tree {
     pub fn entry<Q: AsRef<str> + ?Sized>(&self, id: &Q) -> Result<Entry, SessionError> {
         let id = id.as_ref();
         match self.by_id.get(&self.nodes, id) {
-            Some(index) => self.parse_node(index),
+            Some(index) => self.parse_node(index, MessageRead::Parse),
             None => Err(SessionError::UnknownEntry {
                 path: self.path.clone(),
                 id: EntryId::new(id),
@@ -404,32 +405,68 @@ impl Tree {
     /// lines that follow each other in the file (a chain usually does) come in one read of up
     /// to 1 MiB, instead of one read each. Memory stays at one run at a time.
     pub fn entries<Q: AsRef<str>>(&self, ids: &[Q]) -> Vec<Result<Entry, SessionError>> {
-        let mut out = Vec::with_capacity(ids.len());
+        self.read_in_runs(
+            ids.len(),
+            |at| self.index_of(ids[at].as_ref()).map(|index| index as u32),
+            |at| self.entry(ids[at].as_ref()),
+            MessageRead::Parse,
+        )
+    }
+
+    /// The entries numbered `numbers` in file order ([`Tree::numbers_and_kinds_from_root`]
+    /// gives a path's), read as [`Tree::entries`] reads them; `read` says how their messages
+    /// are read. A number past the end is an unknown entry.
+    pub fn entries_at(
+        &self,
+        numbers: &[u32],
+        read: MessageRead,
+    ) -> Vec<Result<Entry, SessionError>> {
+        let known = |at: usize| Some(numbers[at]).filter(|&index| (index as usize) < self.len());
+        self.read_in_runs(
+            numbers.len(),
+            known,
+            |at| match known(at) {
+                Some(index) => self.parse_node(index, read),
+                None => Err(SessionError::UnknownEntry {
+                    path: self.path.clone(),
+                    id: EntryId::new(numbers[at].to_string()),
+                }),
+            },
+            read,
+        )
+    }
+
+    /// `count` entries, the `at`-th being node `index_at(at)`: those whose lines are in the
+    /// file are read in runs, every other one (`None`, or a line held in memory) by `alone`.
+    fn read_in_runs(
+        &self,
+        count: usize,
+        index_at: impl Fn(usize) -> Option<u32>,
+        alone: impl Fn(usize) -> Result<Entry, SessionError>,
+        read: MessageRead,
+    ) -> Vec<Result<Entry, SessionError>> {
+        let mut out = Vec::with_capacity(count);
         let Text::File(file) = &self.text else {
-            out.extend(ids.iter().map(|id| self.entry(id.as_ref())));
+            out.extend((0..count).map(alone));
             return out;
         };
+        let from_file = |at: usize| index_at(at).filter(|&index| self.reads_from_file(index));
         let mut buffer = Vec::new();
         let mut at = 0;
-        while at < ids.len() {
-            let Some(first) = self
-                .index_of(ids[at].as_ref())
-                .map(|index| index as u32)
-                .filter(|&index| self.reads_from_file(index))
-            else {
-                out.push(self.entry(ids[at].as_ref()));
+        while at < count {
+            let Some(first) = from_file(at) else {
+                out.push(alone(at));
                 at += 1;
                 continue;
             };
-            // The run: the next ids whose lines follow in the file, close enough to read along.
+            // The run: the next entries whose lines follow in the file, close enough to read
+            // along.
             let begin = self.nodes[first as usize].start;
             let mut end = begin + self.nodes[first as usize].len as usize;
             let mut run = vec![first];
-            while let Some(next) = ids
-                .get(at + run.len())
-                .and_then(|id| self.index_of(id.as_ref()))
-                .map(|index| index as u32)
-                .filter(|&index| self.reads_from_file(index))
+            while let Some(next) = (at + run.len() < count)
+                .then(|| from_file(at + run.len()))
+                .flatten()
             {
                 let node = &self.nodes[next as usize];
                 let node_end = node.start + node.len as usize;
@@ -444,16 +481,16 @@ impl Tree {
             buffer.resize(end - begin, 0);
             if read_exact_at(file, &mut buffer, begin as u64).is_err() {
                 // Each line read alone, so that each failure names its own entry.
-                out.extend(run.iter().map(|&index| self.parse_node(index)));
+                out.extend(run.iter().map(|&index| self.parse_node(index, read)));
                 continue;
             }
             for index in run {
                 let node = &self.nodes[index as usize];
                 let bytes = &buffer[node.start - begin..node.start - begin + node.len as usize];
                 out.push(match std::str::from_utf8(bytes) {
-                    Ok(line) => self.parse_node_line(index, line),
+                    Ok(line) => self.parse_node_line(index, line, read),
                     // Changed on disk since it was indexed: the single read reports it.
-                    Err(_) => self.parse_node(index),
+                    Err(_) => self.parse_node(index, read),
                 });
             }
         }
@@ -627,13 +664,18 @@ impl Tree {
         }
     }
 
-    fn parse_node(&self, index: u32) -> Result<Entry, SessionError> {
+    fn parse_node(&self, index: u32, read: MessageRead) -> Result<Entry, SessionError> {
         let line = self.line(index)?;
-        self.parse_node_line(index, line.as_ref())
+        self.parse_node_line(index, line.as_ref(), read)
     }
 
     /// Parses a node from its line, already read.
-    fn parse_node_line(&self, index: u32, line: &str) -> Result<Entry, SessionError> {
+    fn parse_node_line(
+        &self,
+        index: u32,
+        line: &str,
+        read: MessageRead,
+    ) -> Result<Entry, SessionError> {
         let node = &self.nodes[index as usize];
         if self.version() >= CURRENT_VERSION {
             let tag = kind_tag(node.kind);
@@ -643,6 +685,12 @@ impl Tree {
                         EntryKind::Message(role) => role,
                         _ => Role::Other,
                     };
+                    if read == MessageRead::KeepJson
+                        && tag == "message"
+                        && let Some(entry) = Entry::message_keeping_json(role, line)
+                    {
+                        return Ok(entry);
+                    }
                     Entry::from_line_with_kind::<FastParse>(tag, role, line).map_err(|_| {
                         // Parsed again, tracking where: only on this rare path.
                         match Entry::from_line_with_kind::<FieldParse>(tag, role, line) {
@@ -668,7 +716,20 @@ impl Tree {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
-        Entry::from_json_map(map).map_err(|e| self.invalid(index, &tag, e))
+        // Kept as JSON, a migrated message keeps the key order Pi's migration leaves.
+        let message_json = (read == MessageRead::KeepJson)
+            .then(|| {
+                map.get("message")
+                    .and_then(|message| serde_json::to_string(message).ok())
+            })
+            .flatten();
+        let mut entry = Entry::from_json_map(map).map_err(|e| self.invalid(index, &tag, e))?;
+        if let (Entry::Message(message), Some(json)) = (&mut entry, message_json)
+            && let Some(kept) = LazyMessage::from_json(message.message.role_kind(), &json)
+        {
+            message.message = kept;
+        }
+        Ok(entry)
     }
 
     /// The entry's JSON object after Pi's v1→v2→v3 migrations (ids, `firstKeptEntryId`, roles).

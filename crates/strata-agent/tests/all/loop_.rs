@@ -22,7 +22,7 @@ fn messages(session: &Session) -> Vec<AgentMessage> {
     tree.path_from_root(session.leaf().unwrap())
         .into_iter()
         .filter_map(|id| match tree.entry(id).unwrap() {
-            Entry::Message(m) => Some(std::sync::Arc::unwrap_or_clone(m.message)),
+            Entry::Message(m) => Some(m.message.into_message()),
             _ => None,
         })
         .collect()

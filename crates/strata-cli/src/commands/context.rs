@@ -13,8 +13,12 @@ pub fn run(args: &ContextArgs, run: &RunArgs) -> anyhow::Result<()> {
         Some(wanted) => Some(resolve_leaf(&session, wanted)?),
         None => session.leaf().cloned(),
     };
-    let context = strata_context::build(session.tree(), leaf.as_ref())
-        .with_context(|| format!("building the context of {}", args.file.display()))?;
+    // Pi's view is only printed: its messages may stay their lines' JSON, printed from it.
+    let context = match args.format {
+        ContextFormat::Pi => strata_context::build_for_print(session.tree(), leaf.as_ref()),
+        _ => strata_context::build(session.tree(), leaf.as_ref()),
+    }
+    .with_context(|| format!("building the context of {}", args.file.display()))?;
     for diagnostic in &context.skipped {
         eprintln!("strata: warning: {diagnostic}");
     }

@@ -783,9 +783,7 @@ pub fn transcript_of(session: &Session) -> Vec<Item> {
             continue;
         };
         match entry {
-            Entry::Message(message) => {
-                push_message(&mut items, std::sync::Arc::unwrap_or_clone(message.message))
-            }
+            Entry::Message(message) => push_message(&mut items, message.message.into_message()),
             Entry::Compaction(compaction) => items.push(Item::Notice(Notice {
                 level: Level::Info,
                 text: format!(

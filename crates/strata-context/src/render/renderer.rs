@@ -1,10 +1,8 @@
 //! Incremental rendering: the previous request's converted and serialized messages are kept
 //! and reused, so appending to a long session serializes only what was appended.
 
-use std::sync::Arc;
-
 use strata_provider::{Capabilities, Message};
-use strata_session::{AgentMessage, EntryId};
+use strata_session::{EntryId, LazyMessage};
 
 use crate::chain::ModelRef;
 use crate::flatten::Context;
@@ -45,7 +43,7 @@ struct State {
 /// What a message of chapter 3 was rendered from.
 #[derive(Debug, Clone)]
 enum Source {
-    Message(EntryId, Arc<AgentMessage>),
+    Message(EntryId, LazyMessage),
     Patches(Vec<SystemPatch>),
     MissingResult(EntryId, String),
 }
@@ -55,7 +53,7 @@ impl Source {
         match item {
             Item::Message(index) => {
                 let message = &context.messages[index];
-                Self::Message(message.entry_id.clone(), Arc::clone(&message.message))
+                Self::Message(message.entry_id.clone(), message.message.clone())
             }
             Item::Patches { first, end } => {
                 Self::Patches(context.system.patches[first..end].to_vec())
@@ -71,8 +69,7 @@ impl Source {
         match (self, item) {
             (Self::Message(id, message), Item::Message(index)) => {
                 let now = &context.messages[index];
-                *id == now.entry_id
-                    && (Arc::ptr_eq(message, &now.message) || **message == *now.message)
+                *id == now.entry_id && *message == now.message
             }
             (Self::Patches(patches), Item::Patches { first, end }) => {
                 *patches == context.system.patches[first..end]

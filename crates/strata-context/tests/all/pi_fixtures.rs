@@ -193,3 +193,58 @@ fn the_streamed_pi_json_is_the_pretty_printed_value_byte_for_byte() {
     }
     assert!(compared > 180, "only {compared} leaves compared");
 }
+
+/// Built for printing, every leaf of every fixture prints exactly the bytes Pi printed for it
+/// (the expected files are Pi's `JSON.stringify(contexts, null, 2)`), with what the typed
+/// build reads: most messages are printed from their lines, re-indented.
+#[test]
+fn a_context_built_for_printing_prints_the_bytes_pi_printed() {
+    let (mut compared, mut from_lines) = (0, 0);
+    for fixture in FIXTURES {
+        let (dir, name) = fixture;
+        let session = open(fixture);
+        let tree = session.tree();
+        let expected_path = fixture_dir(dir).join(format!("{name}.expected.json"));
+        let expected_text = std::fs::read_to_string(&expected_path).unwrap_or_default();
+        let expected = read_json(&expected_path);
+        let ids = pi_ids(fixture, tree);
+        let mut printed_all = Vec::new();
+        for (pi_leaf, pi_context) in expected.as_object().into_iter().flatten() {
+            let leaf = match pi_leaf.as_str() {
+                "$default" => tree.leaf().cloned(),
+                other => ids.get(other).cloned(),
+            };
+            let for_print = strata_context::build_for_print(tree, leaf.as_ref())
+                .unwrap_or_else(|e| panic!("{name} {pi_leaf}: {e}"));
+            let typed = build(tree, leaf.as_ref()).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(for_print.skipped, typed.skipped, "{name}, leaf {pi_leaf}");
+            assert_eq!(
+                to_pi_json(&for_print),
+                *pi_context,
+                "{name}, leaf {pi_leaf}"
+            );
+            let mut out = Vec::new();
+            write_pi_json(&for_print, &mut out).unwrap_or_else(|e| panic!("{e}"));
+            let text = String::from_utf8(out).unwrap_or_else(|e| panic!("{e}"));
+            // One level deeper, as a member of the expected file's object.
+            printed_all.push(format!(
+                "  {}: {}",
+                serde_json::to_string(pi_leaf).unwrap_or_default(),
+                text.replace('\n', "\n  ")
+            ));
+            from_lines += for_print
+                .messages
+                .iter()
+                .filter(|message| message.message.line_json().is_some())
+                .count();
+            compared += 1;
+        }
+        let printed_file = format!("{{\n{}\n}}\n", printed_all.join(",\n"));
+        assert_eq!(printed_file, expected_text, "{name}");
+    }
+    assert!(compared > 180, "only {compared} leaves compared");
+    assert!(
+        from_lines > 300,
+        "only {from_lines} messages printed from their lines"
+    );
+}

@@ -164,7 +164,7 @@ pub fn generate(path: &Path, entries: usize) -> std::io::Result<Generated> {
             };
             Entry::Message(MessageEntry {
                 base,
-                message: std::sync::Arc::new(message),
+                message: strata_session::LazyMessage::new(message),
                 extra: Default::default(),
             })
         };

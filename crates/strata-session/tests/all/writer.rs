@@ -479,7 +479,7 @@ fn user_entry(text: &str, timestamp: &str) -> Entry {
             parent_id: None,
             timestamp: timestamp.into(),
         },
-        message: std::sync::Arc::new(AgentMessage::User(UserMessage {
+        message: strata_session::LazyMessage::new(AgentMessage::User(UserMessage {
             content: MessageContent::Text(text.into()),
             timestamp: 0,
             extra: Default::default(),
