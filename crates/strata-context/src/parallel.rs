@@ -59,30 +59,23 @@ where
         .collect()
 }
 
-/// What [`write_chunks`] prints each chunk with: generic over the output, so that printing
-/// into a buffer or straight to the writer is a direct call (printers write a few bytes at a
-/// time).
+/// What [`write_chunks`] prints each chunk with, into a buffer: printers write a few bytes at
+/// a time, or copy whole runs of bytes they already hold.
 pub(crate) trait ChunkPrinter<T>: Sync {
     /// The printer's error.
     type Error: Send;
 
-    /// Prints chunk `index` of the items to `out`.
-    fn print<W: std::io::Write>(
-        &self,
-        index: usize,
-        chunk: &[T],
-        out: &mut W,
-    ) -> Result<(), Self::Error>;
+    /// Appends chunk `index` of the items to `out`.
+    fn print(&self, index: usize, chunk: &[T], out: &mut Vec<u8>) -> Result<(), Self::Error>;
 
     /// The error a failed write to the writer is.
     fn io_error(&self, error: std::io::Error) -> Self::Error;
 }
 
 /// Writes `printer`'s print of each chunk of `items` to `writer`, in order, the chunks
-/// printed by up to `threads` threads. The caller's thread writes: a chunk it prints when
-/// that chunk is next goes straight to `writer`; every other one is printed into a buffer
-/// that is written when its turn comes and then reused, so the memory held is the chunks
-/// printed ahead of the writer, not the whole output.
+/// printed by up to `threads` threads. The caller's thread writes: each chunk is printed into
+/// a buffer that is written when its turn comes and then reused, so the memory held is the
+/// chunks printed ahead of the writer, not the whole output.
 pub(crate) fn write_chunks<T, W, P>(
     items: &[T],
     chunk: usize,
@@ -98,8 +91,13 @@ where
     let chunks: Vec<&[T]> = items.chunks(chunk.max(1)).collect();
     let helpers = threads.min(chunks.len()).saturating_sub(1);
     if helpers == 0 {
+        let mut buffer = Vec::new();
         for (index, chunk) in chunks.iter().enumerate() {
-            printer.print(index, chunk, writer)?;
+            buffer.clear();
+            printer.print(index, chunk, &mut buffer)?;
+            writer
+                .write_all(&buffer)
+                .map_err(|error| printer.io_error(error))?;
         }
         return Ok(());
     }
@@ -165,7 +163,7 @@ where
                     shared.recycle(buffer);
                 }
                 Some(Err(error)) => return Err(error),
-                None => printer.print(written, chunks[written], writer)?,
+                None => print_now(written, chunks[written], shared, writer, printer)?,
             }
             written += 1;
             continue;
@@ -173,7 +171,7 @@ where
         let index = next.fetch_add(1, Ordering::Relaxed);
         match chunks.get(index) {
             Some(chunk) if index == written => {
-                printer.print(index, chunk, writer)?;
+                print_now(index, chunk, shared, writer, printer)?;
                 written += 1;
             }
             Some(chunk) => {
@@ -185,6 +183,27 @@ where
             None => shared.wait_for(written),
         }
     }
+    Ok(())
+}
+
+/// Prints chunk `index`, which is next, and writes it.
+fn print_now<T, W, P>(
+    index: usize,
+    chunk: &[T],
+    shared: &Printed<P::Error>,
+    writer: &mut W,
+    printer: &P,
+) -> Result<(), P::Error>
+where
+    W: std::io::Write,
+    P: ChunkPrinter<T>,
+{
+    let mut buffer = shared.spare_buffer();
+    printer.print(index, chunk, &mut buffer)?;
+    writer
+        .write_all(&buffer)
+        .map_err(|error| printer.io_error(error))?;
+    shared.recycle(buffer);
     Ok(())
 }
 
@@ -265,6 +284,8 @@ impl<E> Drop for Slot<'_, E> {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write as _;
+
     use super::*;
 
     #[test]
@@ -308,12 +329,7 @@ mod tests {
     impl ChunkPrinter<usize> for Numbers {
         type Error = std::io::Error;
 
-        fn print<W: std::io::Write>(
-            &self,
-            index: usize,
-            part: &[usize],
-            out: &mut W,
-        ) -> std::io::Result<()> {
+        fn print(&self, index: usize, part: &[usize], out: &mut Vec<u8>) -> std::io::Result<()> {
             if let Some(caller) = self.panic_off {
                 assert!(std::thread::current().id() == caller, "a helper's bug");
             }

@@ -3,7 +3,8 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
-use strata_session::LazyMessage;
+use strata_session::canonical::reindent_canonical;
+use strata_session::{LazyMessage, SpanReader};
 
 use crate::chain::ModelRef;
 use crate::flatten::Context;
@@ -84,29 +85,36 @@ impl crate::parallel::ChunkPrinter<&LazyMessage> for PiMessagePrinter {
 
     /// Chunk `index`: each message on a new line, indented two levels, separated by commas
     /// (also from the chunk before).
-    fn print<W: std::io::Write>(
+    fn print(
         &self,
         index: usize,
         chunk: &[&LazyMessage],
-        out: &mut W,
+        out: &mut Vec<u8>,
     ) -> serde_json::Result<()> {
-        let io = serde_json::Error::io;
-        let mut reindented = Vec::new();
+        let mut reader = SpanReader::default();
         for (position, message) in chunk.iter().enumerate() {
             if index > 0 || position > 0 {
-                out.write_all(b",").map_err(io)?;
+                out.push(b',');
             }
-            out.write_all(b"\n    ").map_err(io)?;
-            if let Some(json) = message.line_json() {
-                reindented.clear();
-                if strata_session::canonical::reindent_canonical(
-                    json.as_bytes(),
-                    2,
-                    &mut reindented,
-                ) {
-                    out.write_all(&reindented).map_err(io)?;
+            out.extend_from_slice(b"\n    ");
+            // Kept as JSON that is already what Pi prints: its bytes, re-indented in place.
+            if let Some(json) = message.line_json()
+                && reindent_canonical(json.as_bytes(), 2, out)
+            {
+                continue;
+            }
+            // Kept in the session file: read with the spans after it, checked again.
+            if let Some(span) = message.file_span() {
+                let next = chunk[position + 1..]
+                    .iter()
+                    .filter_map(|message| message.file_span());
+                let bytes = reader.bytes(span, next).map_err(serde_json::Error::io)?;
+                if reindent_canonical(bytes, 2, out) {
                     continue;
                 }
+                return Err(serde_json::Error::io(std::io::Error::other(
+                    "the session file changed while its context was printed",
+                )));
             }
             // Printed in place at the array's depth: no copy of it printed alone and
             // indented after, which read and wrote every byte of the output a second time.

@@ -206,8 +206,8 @@ fn replaced(message: &LazyMessage, replacement: &Replacement) -> LazyMessage {
     // Pi spreads the message it read, so its keys keep their order with `content` in its
     // place: a message still held as its line's JSON is edited as that JSON.
     let from_line = message
-        .line_json()
-        .and_then(|json| serde_json::from_str::<Map<String, Value>>(json).ok());
+        .json()
+        .and_then(|json| serde_json::from_str::<Map<String, Value>>(&json).ok());
     let in_line_order = from_line.is_some();
     let mut json = match from_line {
         Some(json) => json,

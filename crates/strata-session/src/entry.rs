@@ -1,6 +1,7 @@
 //! Session entries: every line after the header, typed by `type`.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -773,20 +774,24 @@ impl Entry {
         Self::from_line_with_type::<P>(tag, line)
     }
 
-    /// A `message` line of `role` whose message is kept as the line's JSON
-    /// ([`LazyMessage::line_json`]); `None` when the line does not read so (the role is not
-    /// kept as JSON, or the message lacks its type's shape): it is parsed instead.
-    pub(crate) fn message_keeping_json(role: Role, line: &str) -> Option<Self> {
+    /// A `message` line of `role` whose message is kept as JSON ([`LazyMessage`]): the entry
+    /// with `keep` making the message from the JSON's span in the line. `None` when the line
+    /// does not read so (the role is not kept as JSON, the line is not canonical, or the
+    /// message lacks its type's shape): it is parsed instead.
+    pub(crate) fn message_keeping_json(
+        role: Role,
+        line: &str,
+        keep: impl FnOnce(Range<usize>) -> LazyMessage,
+    ) -> Option<Self> {
         let kind = crate::lazy::kept_kind(role)?;
         // One pass over the line's bytes finds the message and checks it; serde reads only
         // the rest of the line (id, parent, timestamp, other fields), the message cut out.
         let span = crate::canonical::value_span(line.as_bytes(), "message", kind)?;
-        let message = line.get(span.clone())?;
         let rest = [line.get(..span.start)?, "null", line.get(span.end..)?].concat();
         let parsed: MessageLine<serde::de::IgnoredAny> = serde_json::from_str(&rest).ok()?;
         Some(Self::Message(MessageEntry {
             base: parsed.base,
-            message: LazyMessage::checked(role, message),
+            message: keep(span),
             extra: parsed.extra,
         }))
     }

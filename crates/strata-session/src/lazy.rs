@@ -7,6 +7,7 @@
 //! holds that JSON instead. Reading the message parses it then, once; printing it re-indents
 //! the line's bytes ([`crate::canonical::reindent_canonical`]).
 
+use std::fs::File;
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
@@ -37,9 +38,29 @@ pub struct LazyMessage(Arc<Inner>);
 
 struct Inner {
     parsed: OnceLock<AgentMessage>,
-    /// The message's JSON from its line, when it was loaded without parsing.
-    json: Option<Box<str>>,
+    /// The message's JSON, when it was kept as JSON.
+    json: Option<Json>,
     role: Role,
+}
+
+/// Where a kept message's JSON is.
+enum Json {
+    /// In memory.
+    Held(Box<str>),
+    /// In the session file, read when the message is printed or parsed: a view that only
+    /// prints a long session's context holds none of its messages' bytes.
+    InFile(FileSpan),
+}
+
+/// Bytes of a session file: the JSON of a message kept there ([`LazyMessage::file_span`]).
+#[derive(Debug, Clone)]
+pub struct FileSpan {
+    /// The file, open for reading.
+    pub file: Arc<File>,
+    /// Where the JSON starts.
+    pub at: u64,
+    /// How long it is.
+    pub len: usize,
 }
 
 impl LazyMessage {
@@ -64,7 +85,17 @@ impl LazyMessage {
     pub(crate) fn checked(role: Role, json: &str) -> Self {
         Self(Arc::new(Inner {
             parsed: OnceLock::new(),
-            json: Some(json.into()),
+            json: Some(Json::Held(json.into())),
+            role,
+        }))
+    }
+
+    /// A message of `role` whose JSON, checked to be canonical and of its shape, is `span`
+    /// of a session file; read again when printed or parsed.
+    pub(crate) fn in_file(role: Role, span: FileSpan) -> Self {
+        Self(Arc::new(Inner {
+            parsed: OnceLock::new(),
+            json: Some(Json::InFile(span)),
             role,
         }))
     }
@@ -72,7 +103,30 @@ impl LazyMessage {
     /// The message's JSON as Pi holds it, when it was kept as JSON ([`Self::from_json`]):
     /// its line's bytes, or JSON made from them in their key order (a context edit's).
     pub fn line_json(&self) -> Option<&str> {
-        self.0.json.as_deref()
+        match &self.0.json {
+            Some(Json::Held(json)) => Some(json),
+            _ => None,
+        }
+    }
+
+    /// The message's JSON when it was kept as JSON, read from its session file if it is
+    /// there (`None` also when that read fails).
+    pub fn json(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match &self.0.json {
+            Some(Json::Held(json)) => Some(std::borrow::Cow::Borrowed(json)),
+            Some(Json::InFile(span)) => span.read().map(std::borrow::Cow::Owned),
+            None => None,
+        }
+    }
+
+    /// Where the message's JSON is in its session file, when it was kept there: a printer
+    /// reads the spans of consecutive messages in one read ([`crate::canonical`] re-indents
+    /// them, and refuses bytes that changed since they were checked).
+    pub fn file_span(&self) -> Option<&FileSpan> {
+        match &self.0.json {
+            Some(Json::InFile(span)) => Some(span),
+            _ => None,
+        }
     }
 
     /// The role, known without parsing (`Other` for a role this crate does not type).
@@ -82,9 +136,10 @@ impl LazyMessage {
 
     /// The typed message (parsed now if it was loaded as JSON).
     pub fn get(&self) -> &AgentMessage {
-        self.0.parsed.get_or_init(|| {
-            let json = self.0.json.as_deref().unwrap_or("{}");
-            parse_as(self.0.role, json)
+        self.0.parsed.get_or_init(|| match &self.0.json {
+            Some(Json::Held(json)) => parse_as(self.0.role, json),
+            Some(Json::InFile(span)) => parse_as(self.0.role, &span.read().unwrap_or_default()),
+            None => parse_as(self.0.role, "{}"),
         })
     }
 
@@ -115,6 +170,74 @@ fn role_of(message: &AgentMessage) -> Role {
         AgentMessage::Custom(_) => Role::Custom,
         AgentMessage::System(_) => Role::System,
         _ => Role::Other,
+    }
+}
+
+impl FileSpan {
+    /// The span's bytes as text; `None` when they cannot be read or are not UTF-8 (the file
+    /// changed since they were checked).
+    pub fn read(&self) -> Option<String> {
+        let mut bytes = vec![0; self.len];
+        crate::tree::read_exact_at(&self.file, &mut bytes, self.at).ok()?;
+        String::from_utf8(bytes).ok()
+    }
+}
+
+/// Reads kept messages' JSON from their session file ([`LazyMessage::file_span`]): the spans
+/// of consecutive messages, close behind each other in one file, in one read into one buffer
+/// that is reused.
+#[derive(Default)]
+pub struct SpanReader {
+    buffer: Vec<u8>,
+    /// The file and offset the buffer holds bytes of.
+    held: Option<(Arc<File>, u64)>,
+}
+
+/// Spans at most this far apart are read together (the gap is the lines' other fields).
+const SPAN_GAP: u64 = 64 * 1024;
+
+/// One read covers at most this much.
+const SPAN_RUN: u64 = 1 << 20;
+
+impl SpanReader {
+    /// The bytes of `span`; when they are not held, the spans in `next` that follow it closely
+    /// in the same file are read with them.
+    pub fn bytes<'s, 'n>(
+        &'s mut self,
+        span: &FileSpan,
+        next: impl IntoIterator<Item = &'n FileSpan>,
+    ) -> std::io::Result<&'s [u8]> {
+        let held = match &self.held {
+            Some((file, at)) if Arc::ptr_eq(file, &span.file) && span.at >= *at => {
+                let start = (span.at - at) as usize;
+                (start + span.len <= self.buffer.len()).then_some(start)
+            }
+            _ => None,
+        };
+        let start = match held {
+            Some(start) => start,
+            None => {
+                let mut end = span.at + span.len as u64;
+                for following in next {
+                    let following_end = following.at + following.len as u64;
+                    if !Arc::ptr_eq(&following.file, &span.file)
+                        || following.at < end
+                        || following.at > end + SPAN_GAP
+                        || following_end - span.at > SPAN_RUN
+                    {
+                        break;
+                    }
+                    end = following_end;
+                }
+                self.held = None;
+                self.buffer.clear();
+                self.buffer.resize((end - span.at) as usize, 0);
+                crate::tree::read_exact_at(&span.file, &mut self.buffer, span.at)?;
+                self.held = Some((Arc::clone(&span.file), span.at));
+                0
+            }
+        };
+        Ok(&self.buffer[start..start + span.len])
     }
 }
 
@@ -367,7 +490,10 @@ mod tests {
     #[test]
     fn a_line_keeps_its_message_json_only_where_its_role_is_kept() {
         let user = r#"{"role":"user","content":"hi","timestamp":1}"#;
-        let Some(Entry::Message(entry)) = Entry::message_keeping_json(Role::User, &line_of(user))
+        let Some(Entry::Message(entry)) =
+            Entry::message_keeping_json(Role::User, &line_of(user), |span| {
+                LazyMessage::checked(Role::User, &line_of(user)[span])
+            })
         else {
             panic!("a user message is kept as JSON");
         };
@@ -384,11 +510,19 @@ mod tests {
         };
         assert!(read.extra.is_empty());
         let system = r#"{"role":"system","content":"s","timestamp":1}"#;
-        assert!(Entry::message_keeping_json(Role::System, &line_of(system)).is_none());
+        assert!(
+            Entry::message_keeping_json(Role::System, &line_of(system), |_| unreachable!())
+                .is_none()
+        );
         let escaped = r#"{"role":"user","content":"\u0041","timestamp":1}"#;
-        assert!(Entry::message_keeping_json(Role::User, &line_of(escaped)).is_none());
+        assert!(
+            Entry::message_keeping_json(Role::User, &line_of(escaped), |_| unreachable!())
+                .is_none()
+        );
         let wrong = r#"{"role":"user","content":7,"timestamp":1}"#;
-        assert!(Entry::message_keeping_json(Role::User, &line_of(wrong)).is_none());
+        assert!(
+            Entry::message_keeping_json(Role::User, &line_of(wrong), |_| unreachable!()).is_none()
+        );
     }
 
     #[test]

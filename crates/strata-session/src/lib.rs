@@ -44,7 +44,7 @@ pub use entry::{
 pub use error::{Diagnostic, Problem, SessionError};
 pub use header::{CURRENT_VERSION, SessionHeader};
 pub use id::EntryId;
-pub use lazy::{LazyMessage, MessageRead};
+pub use lazy::{FileSpan, LazyMessage, MessageRead, SpanReader};
 pub use message::{
     AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,
     CompactionSummaryMessage, ContentBlock, Cost, CustomMessage, Extra, ImageContent,

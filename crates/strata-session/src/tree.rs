@@ -16,7 +16,7 @@ use crate::entry::{Entry, EntryKind, FastParse, FieldParse, Role};
 use crate::error::{Diagnostic, Problem, SessionError, serde_reason};
 use crate::header::{CURRENT_VERSION, SessionHeader};
 use crate::id::{EntryId, IdHasher};
-use crate::lazy::{LazyMessage, MessageRead};
+use crate::lazy::{FileSpan, LazyMessage, MessageRead};
 use crate::scan::{
     Parent, ScanError, Scanned, scan_entry, scan_pi_layout, scan_pi_tree_fields, scan_prefix,
 };
@@ -488,7 +488,7 @@ impl Tree {
                 let node = &self.nodes[index as usize];
                 let bytes = &buffer[node.start - begin..node.start - begin + node.len as usize];
                 out.push(match std::str::from_utf8(bytes) {
-                    Ok(line) => self.parse_node_line(index, line, read),
+                    Ok(line) => self.parse_node_line(index, line, read, Some(file)),
                     // Changed on disk since it was indexed: the single read reports it.
                     Err(_) => self.parse_node(index, read),
                 });
@@ -666,15 +666,19 @@ impl Tree {
 
     fn parse_node(&self, index: u32, read: MessageRead) -> Result<Entry, SessionError> {
         let line = self.line(index)?;
-        self.parse_node_line(index, line.as_ref(), read)
+        self.parse_node_line(index, line.as_ref(), read, None)
     }
 
     /// Parses a node from its line, already read.
+    ///
+    /// A message kept as JSON stays in `file` when the line was read from there at the node's
+    /// offset, else it is held.
     fn parse_node_line(
         &self,
         index: u32,
         line: &str,
         read: MessageRead,
+        file: Option<&Arc<File>>,
     ) -> Result<Entry, SessionError> {
         let node = &self.nodes[index as usize];
         if self.version() >= CURRENT_VERSION {
@@ -685,9 +689,20 @@ impl Tree {
                         EntryKind::Message(role) => role,
                         _ => Role::Other,
                     };
+                    let keep = |span: std::ops::Range<usize>| match file {
+                        Some(file) => LazyMessage::in_file(
+                            role,
+                            FileSpan {
+                                file: Arc::clone(file),
+                                at: (node.start + span.start) as u64,
+                                len: span.len(),
+                            },
+                        ),
+                        None => LazyMessage::checked(role, line.get(span).unwrap_or_default()),
+                    };
                     if read == MessageRead::KeepJson
                         && tag == "message"
-                        && let Some(entry) = Entry::message_keeping_json(role, line)
+                        && let Some(entry) = Entry::message_keeping_json(role, line, keep)
                     {
                         return Ok(entry);
                     }
@@ -2015,7 +2030,7 @@ fn read_some_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<
 }
 
 /// Reads exactly `buffer.len()` bytes at `offset` without moving the file's position.
-fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
+pub(crate) fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileExt;

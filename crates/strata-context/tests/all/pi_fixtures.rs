@@ -235,7 +235,7 @@ fn a_context_built_for_printing_prints_the_bytes_pi_printed() {
             from_lines += for_print
                 .messages
                 .iter()
-                .filter(|message| message.message.line_json().is_some())
+                .filter(|message| message.message.json().is_some())
                 .count();
             compared += 1;
         }
@@ -247,4 +247,31 @@ fn a_context_built_for_printing_prints_the_bytes_pi_printed() {
         from_lines > 300,
         "only {from_lines} messages printed from their lines"
     );
+}
+
+/// Printing reads kept messages from the file again: bytes changed since they were checked
+/// are reported, not printed.
+#[test]
+fn a_session_file_changed_before_printing_is_reported() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("session.jsonl");
+    let source = fixture_dir("pi").join("every-entry-type.jsonl");
+    let text = std::fs::read_to_string(&source).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, &text).unwrap_or_else(|e| panic!("{e}"));
+    let opened = Session::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let tree = opened.session.tree();
+    let context =
+        strata_context::build_for_print(tree, tree.leaf()).unwrap_or_else(|e| panic!("{e}"));
+    let in_file = context
+        .messages
+        .iter()
+        .filter(|message| message.message.file_span().is_some())
+        .count();
+    assert!(in_file > 5, "{in_file} messages kept in the file");
+    // The same length, a raw control byte inside the first user message's text.
+    let changed = text.replacen("List the files", "List\u{1}the files", 1);
+    assert_eq!(changed.len(), text.len());
+    std::fs::write(&path, changed).unwrap_or_else(|e| panic!("{e}"));
+    let error = write_pi_json(&context, Vec::new()).expect_err("the change is seen");
+    assert!(error.to_string().contains("changed"), "{error}");
 }
