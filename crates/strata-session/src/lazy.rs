@@ -1,11 +1,12 @@
 //! A `message` entry's message, shared, and possibly still the JSON its line held.
 //!
 //! A view that only prints a context (`strata context --format pi`) need not build typed
-//! messages: [`crate::Tree::entries_at`] with [`MessageRead::KeepJson`] checks that a user,
-//! assistant or tool-result message is canonical JSON (what Pi's `JSON.stringify` writes) of
-//! the shape its type reads, so that it keeps exactly the messages a typed read keeps, and
-//! holds that JSON instead. Reading the message parses it then, once; printing it re-indents
-//! the line's bytes ([`crate::canonical::reindent_canonical`]).
+//! messages: [`crate::Tree::entries_at`] with [`MessageRead::KeepJson`] checks that a message
+//! (user, assistant, tool result, bashExecution, custom) is canonical JSON (what Pi's
+//! `JSON.stringify` writes) of the shape its type reads, so that it keeps exactly the messages
+//! a typed read keeps, and keeps that JSON instead: where it is in the session file, or in
+//! memory for a line held there. Reading the message parses it then, once; printing it
+//! re-indents those bytes ([`crate::canonical::reindent_canonical`]).
 
 use std::fs::File;
 use std::ops::Deref;
@@ -26,8 +27,8 @@ use crate::shape::{Kind, Shaped};
 pub enum MessageRead {
     /// Every message parsed into its type.
     Parse,
-    /// User, assistant and tool-result messages whose JSON has their type's shape kept as
-    /// that JSON ([`LazyMessage::line_json`]), parsed when first read.
+    /// Messages whose lines are canonical JSON of their type's shape kept as that JSON
+    /// ([`LazyMessage::json`]), parsed when first read.
     KeepJson,
 }
 
@@ -100,8 +101,9 @@ impl LazyMessage {
         }))
     }
 
-    /// The message's JSON as Pi holds it, when it was kept as JSON ([`Self::from_json`]):
-    /// its line's bytes, or JSON made from them in their key order (a context edit's).
+    /// The message's JSON as Pi holds it, when it was kept as JSON in memory
+    /// ([`Self::from_json`]): its line's bytes, or JSON made from them in their key order (a
+    /// context edit's). A message kept in its file answers [`Self::file_span`] instead.
     pub fn line_json(&self) -> Option<&str> {
         match &self.0.json {
             Some(Json::Held(json)) => Some(json),
@@ -134,12 +136,17 @@ impl LazyMessage {
         self.0.role
     }
 
-    /// The typed message (parsed now if it was loaded as JSON).
+    /// The typed message (parsed now if it was kept as JSON). A message kept in its file that
+    /// can no longer be read there (the file was cut or rewritten since) reads as an empty
+    /// unknown message; a printer reading the span itself reports that instead.
     pub fn get(&self) -> &AgentMessage {
         self.0.parsed.get_or_init(|| match &self.0.json {
             Some(Json::Held(json)) => parse_as(self.0.role, json),
-            Some(Json::InFile(span)) => parse_as(self.0.role, &span.read().unwrap_or_default()),
-            None => parse_as(self.0.role, "{}"),
+            Some(Json::InFile(span)) => match span.read() {
+                Some(json) => parse_as(self.0.role, &json),
+                None => AgentMessage::Unknown(serde_json::Map::new()),
+            },
+            None => AgentMessage::Unknown(serde_json::Map::new()),
         })
     }
 
