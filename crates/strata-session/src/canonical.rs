@@ -1,7 +1,7 @@
 //! JSON in `JSON.stringify`'s canonical form: re-indented without parsing it into a tree (the
 //! bytes of strings and numbers copied as they are, only the whitespace between tokens
-//! changed), and checked against the shape a typed read accepts ([`Kind`]) in the same kind of
-//! pass. A session line Pi wrote is in this form; a view that only prints messages prints
+//! changed), and checked against the shape a typed read accepts (the `shape` tables) in the
+//! same kind of pass. A session line Pi wrote is in this form; a view that only prints messages prints
 //! them from their lines' bytes through it.
 
 use std::collections::HashSet;
