@@ -14,6 +14,7 @@ mod context;
 mod demo;
 mod export;
 mod fork;
+mod json_mode;
 mod listing;
 mod mcp;
 mod mcp_login;

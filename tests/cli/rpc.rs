@@ -219,23 +219,29 @@ fn a_prompt_streams_pi_events_and_ends_with_agent_end() {
     assert!(rpc.events.is_empty(), "{:?}", rpc.events);
     let events = rpc.until_agent_end();
     let kinds = kinds(&events);
+    // The system snapshot stored for the run is a message of its first turn, before the
+    // prompt, as Pi 1.6 reports it.
     assert_eq!(
-        &kinds[..6],
+        &kinds[..8],
         [
             "agent_start",
             "turn_start",
             "message_start",
             "message_end",
             "message_start",
+            "message_end",
+            "message_start",
             "message_update"
         ]
     );
-    assert_eq!(events[2]["message"]["role"], "user");
+    assert_eq!(events[2]["message"]["role"], "system");
+    assert!(events[2]["message"]["toolsAdded"].is_array());
+    assert_eq!(events[4]["message"]["role"], "user");
     assert_eq!(
-        events[2]["message"]["content"][0]["text"],
+        events[4]["message"]["content"][0]["text"],
         "fix the greeting"
     );
-    assert_eq!(events[4]["message"]["role"], "assistant");
+    assert_eq!(events[6]["message"]["role"], "assistant");
     assert_eq!(count(&events, "turn_start"), 4);
     assert_eq!(count(&events, "turn_end"), 4);
     assert_eq!(count(&events, "tool_execution_start"), 3);
@@ -245,7 +251,7 @@ fn a_prompt_streams_pi_events_and_ends_with_agent_end() {
     // Every message_start has its message_end, assistant deltas in between.
     let starts = count(&events, "message_start");
     assert_eq!(starts, count(&events, "message_end"));
-    assert_eq!(starts, 8);
+    assert_eq!(starts, 9); // the system snapshot, the prompt, four answers, three results
     let deltas: Vec<&str> = events
         .iter()
         .filter(|e| e["type"] == "message_update")
@@ -353,6 +359,7 @@ fn a_prompt_streams_pi_events_and_ends_with_agent_end() {
     assert_eq!(
         roles,
         [
+            "system",
             "user",
             "assistant",
             "toolResult",
@@ -1161,9 +1168,10 @@ fn a_retried_request_reports_auto_retry_start_and_end() {
         events[end],
         json!({"type": "auto_retry_end", "success": true, "attempt": 1})
     );
+    // The system snapshot, the prompt, four answers and three tool results.
     assert_eq!(
         events.last().unwrap()["messages"].as_array().unwrap().len(),
-        8
+        9
     );
     rpc.close();
 }

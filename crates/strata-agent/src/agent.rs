@@ -557,13 +557,14 @@ impl Agent {
             tools_removed,
             strata_session::now_unix_millis(),
         );
-        let id = self.session.append_system_message(message)?;
+        let id = self.session.append_system_message(message.clone())?;
         self.emit(AgentEvent::SystemUpdate {
             entry_id: id.clone(),
             snapshot,
             sections: section_names,
             tools_added: added_names,
             tools_removed: removed,
+            message: Box::new(strata_session::AgentMessage::System(message)),
         });
         Ok(Some(id))
     }

@@ -108,6 +108,8 @@ pub enum AgentEvent {
         tools_added: Vec<String>,
         /// Tools removed.
         tools_removed: Vec<String>,
+        /// The system message written (boxed: it holds every section and tool definition).
+        message: Box<AgentMessage>,
     },
     /// A request failed before its first byte and is sent again after a wait.
     Retry {

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 use strata_agent::AgentEvent;
@@ -50,6 +51,10 @@ pub struct EventMapper {
     raw_arguments: String,
     tools: HashMap<String, (String, Value)>,
     tool_errors: HashMap<String, bool>,
+    /// When each running tool started, for `durationMs`.
+    tool_started: HashMap<String, Instant>,
+    /// System messages stored before the turn they belong to opened.
+    pending_system: Vec<Value>,
     retry_attempt: Option<u32>,
     compaction_reason: String,
     /// A compaction's summary requests are going (their retries are Pi's
@@ -80,6 +85,8 @@ impl EventMapper {
             raw_arguments: String::new(),
             tools: HashMap::new(),
             tool_errors: HashMap::new(),
+            tool_started: HashMap::new(),
+            pending_system: Vec::new(),
             retry_attempt: None,
             compaction_reason: "manual".to_owned(),
             summarizing: false,
@@ -161,6 +168,7 @@ impl EventMapper {
                     "toolName": name,
                     "args": arguments,
                 }));
+                self.tool_started.insert(id.clone(), Instant::now());
                 self.tools.insert(id, (name, arguments));
             }
             AgentEvent::ToolUpdate { id, text } => {
@@ -213,8 +221,16 @@ impl EventMapper {
             // Held until the run is over: a follow-up may continue it, and a failed run's
             // error is known only then.
             AgentEvent::AgentEnd { .. } => {}
-            // strata's own bookkeeping: Pi has no event for these.
-            AgentEvent::SystemUpdate { .. } | AgentEvent::SteeringDelivered { .. } => {}
+            // Pi reports a system message (snapshot or patch) as a message of the turn it
+            // starts; strata stores it before the turn opens.
+            AgentEvent::SystemUpdate { message, .. } => {
+                self.pending_system.push(message.to_json());
+                if self.turn_open {
+                    self.flush_system(&mut out);
+                }
+            }
+            // strata's own bookkeeping: Pi has no event for this.
+            AgentEvent::SteeringDelivered { .. } => {}
         }
         out
     }
@@ -326,6 +342,17 @@ impl EventMapper {
             self.turn_message = None;
             self.turn_results.clear();
             out.push(json!({"type": "turn_start"}));
+            self.flush_system(out);
+        }
+    }
+
+    /// `message_start` / `message_end` for the system messages stored since the last turn
+    /// opened; they are messages of the run, as in Pi's `agent_end`.
+    fn flush_system(&mut self, out: &mut Vec<Value>) {
+        for message in std::mem::take(&mut self.pending_system) {
+            out.push(json!({"type": "message_start", "message": message}));
+            out.push(json!({"type": "message_end", "message": message}));
+            self.run_messages.push(message);
         }
     }
 
@@ -480,7 +507,7 @@ impl EventMapper {
                     .remove(&result.tool_call_id)
                     .unwrap_or(result.is_error);
                 self.tools.remove(&result.tool_call_id);
-                out.push(json!({
+                let mut end = json!({
                     "type": "tool_execution_end",
                     "toolCallId": result.tool_call_id,
                     "toolName": result.tool_name,
@@ -489,7 +516,14 @@ impl EventMapper {
                         "details": value.get("details").cloned().unwrap_or(json!({})),
                     },
                     "isError": is_error,
-                }));
+                });
+                // Pi's `durationMs`: absent when the tool did not run. Timed here, from the
+                // start event to the result, which is as close to the tool as a view gets.
+                if let Some(started) = self.tool_started.remove(&result.tool_call_id) {
+                    let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    end["durationMs"] = json!(ms);
+                }
+                out.push(end);
                 out.push(json!({"type": "message_start", "message": value}));
                 out.push(json!({"type": "message_end", "message": value}));
                 self.turn_results.push(value.clone());

@@ -5,6 +5,7 @@
 //!   unknown `type` is Pi's `Unknown command` error).
 //! - [`protocol`]: responses shaped as Pi's, and the line writer.
 //! - [`events`]: the runtime's agent events serialised as Pi's event stream.
+//! - [`json_mode`]: the same events as Pi's `--mode json` stream, after the session header.
 //! - [`state`]: `get_state` / `get_session_stats` answers from a snapshot of the agent.
 //! - [`serve`]: the server loop over any [`tokio::io::AsyncRead`] / [`tokio::io::AsyncWrite`]
 //!   pair (stdin and stdout in `strata --mode rpc`), driving a [`strata_runtime`] task; the
@@ -25,6 +26,7 @@ pub mod commands;
 mod endpoint_host;
 pub mod entries;
 pub mod events;
+pub mod json_mode;
 pub mod protocol;
 mod server;
 pub mod sessions;

@@ -63,13 +63,22 @@ fn prompt_text(run: &RunArgs) -> anyhow::Result<Option<String>> {
 /// `-p` and `--mode json`: one prompt through the session runtime, then shut it down.
 async fn run_prompt(setup: &Setup, prompt: String) -> anyhow::Result<()> {
     let mode = setup.run.mode;
-    let built = setup.build_agent()?;
+    let mut built = setup.build_agent()?;
+    let json = if mode == Mode::Json {
+        let (stream, header) =
+            strata_rpc::json_mode::JsonStream::start(&mut built.agent, setup.config.max_retries);
+        // Pi's json mode opens with the session header.
+        output::print_records(&[header])?;
+        Some(stream)
+    } else {
+        None
+    };
     let (handle, events, task) = strata_runtime::spawn(built.agent);
     handle.send(Op::Prompt(UserInput::text(prompt)))?;
     // Queued behind the prompt: the runtime ends once the run has.
     handle.send(Op::Shutdown)?;
     drop(handle);
-    let ended = output::print_events(events, mode).await?;
+    let ended = output::print_events(events, json).await?;
     let agent = task.await.context("the session runtime failed")?;
     drop(agent);
     let mcp = setup.mcp_manager();

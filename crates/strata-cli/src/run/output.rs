@@ -2,10 +2,9 @@
 
 use std::io::Write as _;
 
+use strata_rpc::json_mode::JsonStream;
 use strata_runtime::{RunEnd, RuntimeEvent};
 use tokio::sync::mpsc::UnboundedReceiver;
-
-use crate::args::Mode;
 
 /// How the run ended, as the runtime said.
 pub struct Ended {
@@ -17,22 +16,16 @@ pub struct Ended {
     pub error: Option<String>,
 }
 
-/// Prints the agent's events as they come — every one as a JSON line in json mode, nothing in
-/// text mode (the final answer is printed at the end) — until the stream ends; returns the
-/// first run's end.
+/// Prints the agent's events as they come — in json mode (`json` is `Some`) as Pi's json-mode
+/// records, one line each; nothing in text mode (the final answer is printed at the end) —
+/// until the stream ends; returns the first run's end.
 pub async fn print_events(
     mut events: UnboundedReceiver<RuntimeEvent>,
-    mode: Mode,
+    mut json: Option<JsonStream>,
 ) -> anyhow::Result<Option<Ended>> {
     let mut ended = None;
     while let Some(event) = events.recv().await {
-        match event {
-            RuntimeEvent::Agent { event } if mode == Mode::Json => {
-                let line = serde_json::to_string(&event)?;
-                let mut out = std::io::stdout().lock();
-                writeln!(out, "{line}")?;
-                out.flush()?;
-            }
+        match &event {
             RuntimeEvent::RunEnded {
                 end,
                 final_text,
@@ -40,16 +33,33 @@ pub async fn print_events(
                 ..
             } if ended.is_none() => {
                 ended = Some(Ended {
-                    end,
-                    final_text,
-                    error,
+                    end: *end,
+                    final_text: final_text.clone(),
+                    error: error.clone(),
                 });
             }
             RuntimeEvent::Failed { op, error } => eprintln!("strata: {op}: {error}"),
             _ => {}
         }
+        if let Some(json) = &mut json {
+            print_records(&json.records(event))?;
+        }
     }
     Ok(ended)
+}
+
+/// JSON records, one line each, flushed so that a reader sees each event as it happens.
+pub fn print_records(records: &[serde_json::Value]) -> anyhow::Result<()> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    for record in records {
+        serde_json::to_writer(&mut out, record)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(())
 }
 
 /// The final answer, with a trailing newline.
