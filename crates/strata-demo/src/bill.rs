@@ -10,7 +10,7 @@ use strata_provider::{Prices, Usage};
 pub struct Row {
     /// The mock's sequence number.
     pub seq: u64,
-    /// `turn N`, `summary: history`, `summary: branch`, … or `refused (429)`.
+    /// `answer N` (the scripted model's answer), `summary: history`, `summary: branch`, … or `refused (429)`.
     pub kind: String,
     /// Prompt tokens of the tools chapter.
     pub tools: u64,
@@ -97,7 +97,8 @@ fn kind(record: &RequestRecord) -> String {
         (Some(SummaryKind::TurnPrefix), _) => "summary: turn prefix".to_owned(),
         (Some(SummaryKind::SplitTurn), _) => "summary: split turn".to_owned(),
         (Some(SummaryKind::Branch), _) => "summary: branch".to_owned(),
-        (None, Some(turn)) => format!("turn {}", turn + 1),
+        // The scripted model's answer number: one request, not a whole turn of the agent.
+        (None, Some(turn)) => format!("answer {}", turn + 1),
         (None, None) => "echo".to_owned(),
     }
 }
@@ -175,7 +176,7 @@ mod tests {
     fn totals_add_up_the_rows() {
         let row = |read, input, cost_usd| Row {
             seq: 1,
-            kind: "turn 1".into(),
+            kind: "answer 1".into(),
             tools: 0,
             system: 0,
             messages: input,

@@ -29,5 +29,5 @@ mod report;
 pub mod script;
 
 pub use error::DemoError;
-pub use report::{Comparison, Report, RunReport, play_all, print_tables};
+pub use report::{Comparison, Report, RunReport, play_all, print_bill, print_tables};
 pub use script::{KEEP_RECENT_TOKENS, Play, Progress, TARGETS, Target};

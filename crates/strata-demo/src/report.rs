@@ -248,70 +248,7 @@ pub fn print_tables(report: &Report, out: &mut dyn Write) -> std::io::Result<()>
         "\nEvery request on {}/{} ({}), as strata-mock accounted it (tokens; chapters = tools / system / messages):",
         strata.provider, strata.model, strata.cache_model
     )?;
-    writeln!(
-        out,
-        "{:>3}  {:<21} {:>6} {:>6} {:>8}  {:>7} {:>7} {:>8} {:>5}  {:>9}   {:>11} {:>9}",
-        "#",
-        "request",
-        "tools",
-        "system",
-        "messages",
-        "read",
-        "write",
-        "uncached",
-        "hit",
-        "cost",
-        "naive: hit",
-        "cost"
-    )?;
-    for (index, row) in strata.rows.iter().enumerate() {
-        // Pair by kind and occurrence: a compaction's two summary requests arrive in no fixed
-        // order, so the naive run's row at the same index may be the other one.
-        let occurrence = strata.rows[..index]
-            .iter()
-            .filter(|r| r.kind == row.kind)
-            .count();
-        let other =
-            naive.and_then(|n| n.rows.iter().filter(|r| r.kind == row.kind).nth(occurrence));
-        let (naive_hit, naive_cost) = other.map_or_else(
-            || ("-".to_owned(), "-".to_owned()),
-            |o| (percent(o.hit_rate), usd(o.cost_usd)),
-        );
-        writeln!(
-            out,
-            "{:>3}  {:<21} {:>6} {:>6} {:>8}  {:>7} {:>7} {:>8} {:>5}  {:>9}   {:>11} {:>9}",
-            row.seq,
-            row.kind,
-            row.tools,
-            row.system,
-            row.messages,
-            row.cache_read,
-            row.cache_write,
-            row.uncached,
-            percent(row.hit_rate),
-            usd(row.cost_usd),
-            naive_hit,
-            naive_cost
-        )?;
-    }
-    let t = &strata.totals;
-    writeln!(
-        out,
-        "{:>3}  {:<21} {:>6} {:>6} {:>8}  {:>7} {:>7} {:>8} {:>5}  {:>9}   {:>11} {:>9}",
-        "",
-        "total",
-        "",
-        "",
-        t.input,
-        t.cache_read,
-        t.cache_write,
-        t.uncached,
-        percent(t.hit_rate),
-        usd(t.cost_usd),
-        naive.map_or_else(|| "-".to_owned(), |n| percent(n.totals.hit_rate)),
-        naive.map_or_else(|| "-".to_owned(), |n| usd(n.totals.cost_usd)),
-    )?;
-
+    write_rows(out, &strata.rows, naive.map(|n| n.rows.as_slice()))?;
     writeln!(
         out,
         "\nTotals for the same work (prices per the capability table; naive = a renderer that rewrites its prefix on every change):"
@@ -335,6 +272,107 @@ pub fn print_tables(report: &Report, out: &mut dyn Write) -> std::io::Result<()>
         )?;
     }
     Ok(())
+}
+
+/// Writes a session's requests as the mock accounted them and their total, in the table's
+/// columns (the interactive demo's bill: one session, no naive play beside it).
+pub fn print_bill(rows: &[Row], out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "\nEvery request of this session, as strata-mock accounted it (tokens; chapters = tools / system / messages):"
+    )?;
+    write_rows(out, rows, None)
+}
+
+/// The request table: one line per row, the naive play's matching request beside it when
+/// there is one, then the totals, each under its own column.
+fn write_rows(out: &mut dyn Write, rows: &[Row], naive: Option<&[Row]>) -> std::io::Result<()> {
+    let line = |out: &mut dyn Write, cells: [&dyn std::fmt::Display; 12]| {
+        writeln!(
+            out,
+            "{:>3}  {:<21} {:>6} {:>6} {:>8}  {:>7} {:>7} {:>8} {:>5}  {:>9}   {:>11} {:>9}",
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            cells[5],
+            cells[6],
+            cells[7],
+            cells[8],
+            cells[9],
+            cells[10],
+            cells[11]
+        )
+    };
+    line(
+        out,
+        [
+            &"#",
+            &"request",
+            &"tools",
+            &"system",
+            &"messages",
+            &"read",
+            &"write",
+            &"uncached",
+            &"hit",
+            &"cost",
+            &"naive: hit",
+            &"cost",
+        ],
+    )?;
+    for (index, row) in rows.iter().enumerate() {
+        // Pair by kind and occurrence: a compaction's two summary requests arrive in no fixed
+        // order, so the naive run's row at the same index may be the other one.
+        let occurrence = rows[..index].iter().filter(|r| r.kind == row.kind).count();
+        let other = naive.and_then(|n| n.iter().filter(|r| r.kind == row.kind).nth(occurrence));
+        let (naive_hit, naive_cost) = other.map_or_else(
+            || ("-".to_owned(), "-".to_owned()),
+            |o| (percent(o.hit_rate), usd(o.cost_usd)),
+        );
+        line(
+            out,
+            [
+                &row.seq,
+                &row.kind,
+                &row.tools,
+                &row.system,
+                &row.messages,
+                &row.cache_read,
+                &row.cache_write,
+                &row.uncached,
+                &percent(row.hit_rate),
+                &usd(row.cost_usd),
+                &naive_hit,
+                &naive_cost,
+            ],
+        )?;
+    }
+    let t = bill::totals(rows);
+    let sum = |chapter: fn(&Row) -> u64| rows.iter().map(chapter).sum::<u64>();
+    let naive_totals = naive.map(bill::totals);
+    line(
+        out,
+        [
+            &"",
+            &"total",
+            &sum(|r| r.tools),
+            &sum(|r| r.system),
+            &sum(|r| r.messages),
+            &t.cache_read,
+            &t.cache_write,
+            &t.uncached,
+            &percent(t.hit_rate),
+            &usd(t.cost_usd),
+            &naive_totals
+                .as_ref()
+                .map_or_else(|| "-".to_owned(), |n| percent(n.hit_rate)),
+            &naive_totals
+                .as_ref()
+                .map_or_else(|| "-".to_owned(), |n| usd(n.cost_usd)),
+        ],
+    )
 }
 
 fn percent(rate: f64) -> String {

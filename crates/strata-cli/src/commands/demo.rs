@@ -110,6 +110,20 @@ fn interactive(
             resume: false,
         },
     );
+    // The bill, as the non-interactive demo ends: every request the session made, priced.
+    if result.is_ok()
+        && let Some(model) = catalog.model(target.provider, target.model)
+    {
+        let rows: Vec<strata_demo::bill::Row> = server
+            .requests()
+            .iter()
+            .map(|record| strata_demo::bill::row(record, &model.prices))
+            .collect();
+        if !rows.is_empty() {
+            strata_demo::print_bill(&rows, &mut std::io::stdout().lock())
+                .context("writing the bill")?;
+        }
+    }
     drop(server);
     result
 }

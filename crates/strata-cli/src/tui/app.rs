@@ -221,12 +221,15 @@ impl App {
         self.effects.push(Effect::Worker(command));
     }
 
-    /// Puts the next scripted prompt in an empty editor.
+    /// Puts the next scripted prompt in an empty editor. It stays offered until a prompt is
+    /// sent: a slash command typed in its place (or a cleared editor) does not use it up, so
+    /// the script stays in step with the scripted model whatever the user types between.
     fn offer_next(&mut self) {
         if self.busy.is_none()
             && self.editor.is_empty()
-            && let Some(next) = self.offered.pop_front()
+            && let Some(next) = self.offered.front()
         {
+            let next = next.clone();
             self.editor.set_text(&next);
             self.hint = Some("Enter sends the scripted prompt (edit it first if you like)".into());
         }
@@ -344,6 +347,31 @@ impl App {
         }
     }
 
+    /// What leaving prints on the restored terminal: the session's requests and cost, and
+    /// (`resumable`: the session was kept) the command that resumes it.
+    pub fn exit_summary(&self, resumable: bool) -> Option<String> {
+        let stats = &self.stats;
+        if stats.requests == 0 {
+            return None;
+        }
+        let read = if stats.prompt_tokens == 0 {
+            0.0
+        } else {
+            stats.cache_read as f64 * 100.0 / stats.prompt_tokens as f64
+        };
+        let mut text = format!(
+            "strata: {} request{}, ${:.4}, {read:.0}% of prompt tokens read from the cache",
+            stats.requests,
+            if stats.requests == 1 { "" } else { "s" },
+            stats.cost,
+        );
+        let file = &self.status.session_file;
+        if resumable && !file.as_os_str().is_empty() {
+            text.push_str(&format!("\nresume: strata --session {}", file.display()));
+        }
+        Some(text)
+    }
+
     fn request_quit(&mut self) {
         if self.busy.is_some() {
             self.effects.push(Effect::Abort);
@@ -369,10 +397,13 @@ impl App {
                 Ok(slash) => self.slash(slash),
                 Err(error) => self.notice(Level::Error, error),
             }
+            self.offer_next();
             return;
         }
         let text = self.editor.submit();
         self.scroll = 0;
+        // Any prompt sent, the scripted one or the user's own, is one step of the script.
+        self.offered.pop_front();
         if self.prompt_running {
             self.steering.push(text.clone());
             self.effects.push(Effect::Steer(text));
@@ -1262,6 +1293,42 @@ mod tests {
         app.on_reply(Reply::Status(Box::new(other)));
         finish(&mut app);
         assert_eq!(app.stats.cache_break, Some(stats::CacheBreak::NewModel));
+    }
+
+    #[test]
+    fn a_slash_command_between_scripted_prompts_keeps_the_script_in_step() {
+        let mut app = App::new(
+            Some("demo".into()),
+            vec!["step one".into(), "step two".into()],
+        );
+        // The user clears the offered prompt and runs a command instead.
+        app.editor.set_text("/help");
+        enter(&mut app);
+        assert!(app.take_effects().is_empty());
+        assert_eq!(app.editor.text(), "step one");
+        enter(&mut app);
+        assert_eq!(
+            app.take_effects(),
+            vec![Effect::Worker(Command::Prompt("step one".into()))]
+        );
+        app.on_reply(Reply::Idle);
+        assert_eq!(app.editor.text(), "step two");
+    }
+
+    #[test]
+    fn leaving_prints_the_cost_and_how_to_resume() {
+        let mut app = app();
+        assert_eq!(app.exit_summary(true), None, "nothing was sent");
+        app.stats.requests = 2;
+        app.stats.cost = 0.0125;
+        app.stats.prompt_tokens = 1000;
+        app.stats.cache_read = 900;
+        app.status.session_file = "/s/x.jsonl".into();
+        assert_eq!(
+            app.exit_summary(true).unwrap(),
+            "strata: 2 requests, $0.0125, 90% of prompt tokens read from the cache\nresume: strata --session /s/x.jsonl"
+        );
+        assert!(!app.exit_summary(false).unwrap().contains("resume"));
     }
 
     #[test]

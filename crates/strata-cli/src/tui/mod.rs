@@ -76,6 +76,7 @@ pub fn run_with(
         sign_ins: Default::default(),
     };
     let notices = setup.notices.clone();
+    let resumable = !setup.run.no_session;
     let worker = Worker::new(setup, built, ui_tx);
     let task = runtime.spawn(worker.serve(command_rx));
     let mut app = App::new(options.banner, options.queued_prompts);
@@ -101,6 +102,13 @@ pub fn run_with(
         // Stdio servers (and what they started) end with the session.
         mcp_manager.shutdown().await;
     });
+    // Left on the restored screen, as Pi leaves its transcript: what the session cost and how
+    // to come back to it.
+    if result.is_ok()
+        && let Some(summary) = app.exit_summary(resumable)
+    {
+        println!("{summary}");
+    }
     result
 }
 
