@@ -1,6 +1,8 @@
 //! The page of a real Pi 1.x session (compactions, system changes) and of a file with a torn
 //! line: every user text is there escaped, the leaf is named, the totals are the accounting's.
 
+#![allow(clippy::unwrap_used)] // helpers of tests: a failure is the test failing
+
 use std::path::PathBuf;
 
 use strata_session::{AgentMessage, Entry, Session};
