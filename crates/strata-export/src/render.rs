@@ -232,13 +232,13 @@ fn shown_children(tree: &Tree, children: Vec<&strata_session::EntryId>) -> Vec<S
 
 /// One sidebar line: the entry's kind and the start of its text, searchable.
 fn toc_line(id: &str, depth: usize, (kind, text): &(String, String), on_path: bool) -> String {
-    let snippet = clip(
-        text.split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .as_str(),
-        90,
-    );
+    // Markdown's marks (`code`, **bold**, # headings) are noise in a one-line snippet.
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|word| word.trim_start_matches('#').replace(['`', '*'], ""))
+        .filter(|word| !word.is_empty())
+        .collect();
+    let snippet = clip(&words.join(" "), 90);
     format!(
         "<li class=\"toc-{}{}\" style=\"--depth:{}\" data-search=\"{}\"><a href=\"#entry-{}\"><span class=\"toc-kind\">{}</span> {}</a></li>",
         css_name(kind),
