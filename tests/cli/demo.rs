@@ -296,3 +296,40 @@ fn the_interactive_demo_offers_the_prompts_and_runs_them_in_the_terminal_ui() {
     let text = std::fs::read_to_string(&lib).unwrap();
     assert!(text.contains(r#"if [ "$1" -gt "$2" ]; then"#), "{text}");
 }
+
+/// `strata stats` on the demo's own session names each expected break (two compactions and a
+/// branch summary), finds no unexpected one, and says the first request was too small to cache.
+#[test]
+fn stats_on_the_demo_session_names_every_expected_break_and_finds_no_unexpected_one() {
+    let keep = tempfile::tempdir().unwrap();
+    demo_json(keep.path());
+    let session = keep.path().join("anthropic-strata/session.jsonl");
+    let session = session.to_str().unwrap();
+    let json: Value =
+        serde_json::from_str(&crate::support::strata_ok(&["stats", "--json", session])).unwrap();
+    let breaks = json[0]["breaks"].as_array().unwrap();
+    let causes: Vec<&str> = breaks
+        .iter()
+        .map(|b| b["cause"]["cause"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        causes,
+        ["compaction", "branch_summary", "compaction"],
+        "{breaks:?}"
+    );
+    assert_eq!(json[0]["below_minimum"][0]["request"], 1, "{json}");
+    let text = crate::support::strata_ok(&["stats", session]);
+    assert!(
+        text.contains("cache breaks: 0 unexpected, 3 expected"),
+        "{text}"
+    );
+    assert!(!text.contains("UNEXPECTED"), "{text}");
+    assert!(
+        text.contains("replaced the history with its summary"),
+        "{text}"
+    );
+    assert!(
+        text.contains("below the model's cache minimum of 1024"),
+        "{text}"
+    );
+}

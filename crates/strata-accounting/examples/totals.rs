@@ -1,6 +1,7 @@
 //! Prints what a session file paid: `cargo run -p strata-accounting --example totals -- FILE`.
 
-use strata_accounting::{Totals, find_breaks, records};
+use strata_accounting::{Totals, cache_report, records};
+use strata_provider::Catalog;
 use strata_session::Session;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -9,7 +10,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     };
     let opened = Session::open(&path)?;
-    let records = records(opened.session.tree());
+    let tree = opened.session.tree();
+    let records = records(tree);
     let totals = Totals::of(&records);
     println!(
         "{} requests ({} keep-warm), read {}, written {} ({} for an hour), ${:.4}",
@@ -20,10 +22,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         totals.usage.cache_write_1h,
         totals.cost
     );
-    for broke in find_breaks(&records) {
+    let report = cache_report(Some(tree), &records, &Catalog::builtin()?);
+    for broke in &report.breaks {
         println!(
-            "cache broke at request {} ({}): read {} of {}",
-            broke.request, broke.id, broke.cache_read, broke.previous_prompt
+            "{} break at request {} ({}): read {} of {} — {}",
+            if broke.cause.is_expected() {
+                "expected"
+            } else {
+                "UNEXPECTED"
+            },
+            broke.request,
+            broke.id,
+            broke.cache_read,
+            broke.previous_prompt,
+            broke.cause.describe()
+        );
+    }
+    for small in &report.below_minimum {
+        println!(
+            "request {}: {} tokens, under the cache minimum of {}",
+            small.request, small.prompt, small.minimum
         );
     }
     Ok(())

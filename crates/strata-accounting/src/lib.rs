@@ -1,4 +1,5 @@
-//! What a session paid: usage conversion, per-request records, totals, cache breaks.
+//! What a session paid: usage conversion, per-request records, totals, and every cache break
+//! classified ([`cache_report`]: expected, with the entry that explains it, or unexpected).
 //!
 //! A provider reports [`strata_provider::Usage`] with cache writes split by lifetime; a
 //! session (Pi's shape) stores one `cacheWrite` bucket. [`session_usage`] keeps the 1-hour
@@ -14,12 +15,14 @@
 //! # }
 //! ```
 
-mod breaks;
+mod cache;
 mod convert;
 mod record;
 mod totals;
 
-pub use breaks::{CacheBreak, MIN_CACHEABLE, find_breaks};
+pub use cache::{
+    BelowMinimum, BreakCause, CacheBreak, CacheReport, MIN_CACHEABLE, cache_minimum, cache_report,
+};
 pub use convert::{CACHE_WRITE_1H_FIELD, provider_usage, session_usage};
 pub use record::{
     KEEP_WARM_CUSTOM_TYPE, RequestKind, RequestRecord, USAGE_CUSTOM_TYPE, USAGE_FIELD, record_of,

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use strata_provider::{Prices, Usage};
-use strata_session::{AgentMessage, Entry, EntryKind, Role, Tree};
+use strata_session::{AgentMessage, Entry, EntryKind, Role, StopReason, Tree};
 
 use crate::convert::provider_usage;
 
@@ -62,6 +62,11 @@ pub struct RequestRecord {
     pub usage: Usage,
     /// Dollars as recorded (0 when the file records none; see [`RequestRecord::price_if_missing`]).
     pub cost: f64,
+    /// When the entry was written, Unix milliseconds (`None` when its timestamp is unreadable).
+    pub timestamp_ms: Option<i64>,
+    /// The request was stopped by the user or failed (`aborted` / `error` stop): what it read
+    /// or wrote says nothing about the cache.
+    pub aborted: bool,
 }
 
 impl RequestRecord {
@@ -97,8 +102,11 @@ pub fn records(tree: &Tree) -> Vec<RequestRecord> {
                     | EntryKind::Usage
             )
         })
-        .filter_map(|entry| entry.entry().ok())
-        .filter_map(|entry| record_of(&entry))
+        .filter_map(|reference| {
+            let mut record = record_of(&reference.entry().ok()?)?;
+            record.timestamp_ms = reference.timestamp_millis();
+            Some(record)
+        })
         .collect()
 }
 
@@ -116,12 +124,15 @@ pub fn record_of(entry: &Entry) -> Option<RequestRecord> {
             model: model.to_owned(),
             usage: provider_usage(stored),
             cost: stored.cost.total,
+            timestamp_ms: None,
+            aborted: false,
         };
     match entry {
         Entry::Message(message) => match &*message.message {
-            AgentMessage::Assistant(m) => {
-                Some(record(RequestKind::Answer, &m.provider, &m.model, &m.usage))
-            }
+            AgentMessage::Assistant(m) => Some(RequestRecord {
+                aborted: matches!(m.stop_reason, StopReason::Aborted | StopReason::Error),
+                ..record(RequestKind::Answer, &m.provider, &m.model, &m.usage)
+            }),
             _ => None,
         },
         Entry::Compaction(compaction) => compaction

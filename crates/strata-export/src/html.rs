@@ -25,6 +25,24 @@ pub fn details(class: &str, summary: &str, body: &str, open: bool) -> String {
     )
 }
 
+/// `<details class="…">` whose summary is already HTML.
+pub fn details_html(class: &str, summary: &str, body: &str, open: bool) -> String {
+    format!(
+        "<details class=\"{class}\"{}><summary>{summary}</summary>{body}</details>",
+        if open { " open" } else { "" },
+    )
+}
+
+/// `2026-12-05T08:51:17.843Z` → (`2026-12-05`, `08:51:17`); `None` for another shape.
+pub fn date_and_time(timestamp: &str) -> Option<(&str, &str)> {
+    let date = timestamp.get(..10)?;
+    let time = timestamp.get(11..19)?;
+    (timestamp.as_bytes().get(10) == Some(&b'T')
+        && date.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+        && time.bytes().all(|b| b.is_ascii_digit() || b == b':'))
+    .then_some((date, time))
+}
+
 /// Preformatted, escaped text.
 pub fn pre(text: &str) -> String {
     format!("<pre>{}</pre>", escape(text))

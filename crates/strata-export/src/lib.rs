@@ -1,8 +1,11 @@
 //! A session tree as one self-contained HTML page (`strata export`, the TUI's `/export`,
-//! rpc's `export_html`): every branch, the current leaf marked, messages by role, tool calls
-//! and results and thinking collapsible, compaction and branch summaries, per-request usage
-//! and totals from [`strata_accounting`], the session name and labels. Styles and script are
-//! inline; nothing is fetched.
+//! rpc's `export_html`): every branch (a `leaf` marker is no branch), the current leaf
+//! marked, messages by role with their markdown rendered (raw HTML escaped), tool calls with
+//! their command or path and edits as coloured diffs, code highlighted, tool output and
+//! thinking collapsible, compaction and branch summaries, a searchable sidebar of the tree,
+//! and a chart of every request's cache read / write / uncached tokens and cost with each
+//! cache break marked and explained by [`strata_accounting`]. Styles and script are inline
+//! (the script is strata's own); nothing is fetched.
 //!
 //! ```no_run
 //! # fn run() -> Result<(), strata_session::SessionError> {
@@ -12,8 +15,12 @@
 //! # Ok(()) }
 //! ```
 
+mod chart;
+mod highlight;
 mod html;
+mod markdown;
 mod render;
+mod tools;
 
 pub use html::escape;
 pub use render::page;

@@ -5,9 +5,12 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use serde_json::Value;
-use strata_session::{Diagnostic, Session, Tree};
+use strata_session::{Diagnostic, EntryKind, Session, Tree};
 
-use crate::html::{details, escape, pre};
+use crate::chart::chart;
+use crate::html::{date_and_time, details, escape, pre};
+use crate::markdown::markdown;
+use crate::tools::{tool_call, tool_result};
 
 const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("script.js");
@@ -24,14 +27,19 @@ pub fn page(session: &Session, diagnostics: &[Diagnostic]) -> String {
                 .collect()
         })
         .unwrap_or_default();
-    let title = tree
-        .name()
-        .map_or_else(|| format!("Session {}", tree.header().id), str::to_owned);
+    let title = title(tree);
+    let mut toc = String::new();
+    let tree_html = entries(tree, &on_path, &mut toc);
     let mut body = String::new();
+    let _ = write!(
+        body,
+        "<aside class=\"sidebar\"><input id=\"search\" type=\"search\" placeholder=\"Search the session\" aria-label=\"Search the session\">\
+         <p class=\"search-count\" id=\"search-count\"></p><ol class=\"toc\" id=\"toc\">{toc}</ol></aside><div class=\"content\">"
+    );
     body.push_str(&header(session, &title, diagnostics));
     body.push_str("<main id=\"tree\">");
-    body.push_str(&entries(tree, &on_path));
-    body.push_str("</main>");
+    body.push_str(&tree_html);
+    body.push_str("</main></div>");
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -41,26 +49,94 @@ pub fn page(session: &Session, diagnostics: &[Diagnostic]) -> String {
     )
 }
 
+/// The session's name; without one, its first user message's first line; else its id.
+fn title(tree: &Tree) -> String {
+    if let Some(name) = tree.name() {
+        return name.to_owned();
+    }
+    let first_user = tree
+        .iter()
+        .filter(|e| matches!(e.kind(), EntryKind::Message(strata_session::Role::User)))
+        .filter_map(|e| entry_json(&e))
+        .map(|v| plain_text(&v["message"]["content"]))
+        .find(|text| !text.trim().is_empty());
+    match first_user {
+        Some(text) => clip(
+            text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""),
+            80,
+        ),
+        None => format!("Session {}", tree.header().id),
+    }
+}
+
+/// A timestamp as a reader says it: `2026-12-05 08:51:17 UTC` (as written when not ISO).
+fn readable(timestamp: &str) -> String {
+    match date_and_time(timestamp) {
+        Some((date, time)) => format!("{date} {time} UTC"),
+        None => timestamp.to_owned(),
+    }
+}
+
+/// The text of message content (a string or text blocks), for titles, the sidebar and search.
+fn plain_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str().or_else(|| b["thinking"].as_str()))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+fn clip(text: &str, chars: usize) -> String {
+    let mut out: String = text.chars().take(chars).collect();
+    if text.chars().count() > chars {
+        out.push('…');
+    }
+    out
+}
+
 fn header(session: &Session, title: &str, diagnostics: &[Diagnostic]) -> String {
     let tree = session.tree();
     let head = tree.header();
-    let totals = strata_accounting::Totals::of(&strata_accounting::records(tree));
+    let records = strata_accounting::records(tree);
+    let totals = strata_accounting::Totals::of(&records);
+    // Without the table (it is compiled in, so never in practice) the report has no minimums.
+    let report = strata_provider::Catalog::builtin_shared()
+        .map(|catalog| strata_accounting::cache_report(Some(tree), &records, catalog))
+        .unwrap_or_default();
     let mut out = String::from("<header>");
     let _ = write!(out, "<h1>{}</h1><dl class=\"facts\">", escape(title));
     let mut fact = |name: &str, value: &str| {
         let _ = write!(out, "<dt>{}</dt><dd>{}</dd>", escape(name), escape(value));
     };
-    if let Some(name) = tree.name() {
-        fact("Name", name);
-    }
     fact("Session", &head.id);
     fact("File", &session.path().display().to_string());
     fact("Working directory", &head.cwd);
-    fact("Created", &head.timestamp);
+    fact("Created", &readable(&head.timestamp));
+    if let Some(millis) = tree.iter().last().and_then(|e| e.timestamp_millis()) {
+        fact(
+            "Last entry",
+            &readable(&strata_session::format_iso_millis(millis)),
+        );
+    }
     if let Some(parent) = &head.parent_session {
         fact("Forked from", parent);
     }
     fact("Entries", &tree.len().to_string());
+    if let Some(rate) = totals.hit_rate() {
+        fact(
+            "Cache",
+            &format!(
+                "{:.0}% of prompt tokens read from cache · {} unexpected break(s), {} expected",
+                rate * 100.0,
+                report.unexpected().count(),
+                report.expected().count()
+            ),
+        );
+    }
     fact(
         "Requests",
         &format!(
@@ -102,6 +178,7 @@ fn header(session: &Session, title: &str, diagnostics: &[Diagnostic]) -> String 
          <button data-action=\"path\">Current path only</button>\
          <button data-action=\"leaf\">Go to leaf</button></nav></header>",
     );
+    out.push_str(&chart(&records, &report));
     out
 }
 
@@ -112,37 +189,66 @@ fn entry_json(entry: &strata_session::EntryRef<'_>) -> Option<Value> {
         .and_then(|e| serde_json::to_value(e).ok())
 }
 
-/// Pieces still to write: an entry (and below it its descendants) or literal markup.
+/// Pieces still to write: an entry (and below it its descendants) at a fork depth, or
+/// literal markup.
 enum Work {
-    Entry(String),
+    Entry(String, usize),
     Markup(String),
 }
 
-/// The tree depth-first, without recursion (a linear session may hold thousands of entries).
-fn entries(tree: &Tree, on_path: &HashSet<String>) -> String {
+/// The tree depth-first, without recursion (a linear session may hold thousands of entries);
+/// `toc` gets one sidebar line per entry, indented by how many forks lie above it.
+fn entries(tree: &Tree, on_path: &HashSet<String>, toc: &mut String) -> String {
     let mut out = String::new();
     let mut work: Vec<Work> = Vec::new();
-    let roots: Vec<String> = tree
-        .roots()
-        .iter()
-        .map(|id| id.as_str().to_owned())
-        .collect();
-    push_children(&mut work, &roots, on_path, "root");
+    let roots = shown_children(tree, tree.roots());
+    push_children(&mut work, &roots, on_path, "root", 0);
     while let Some(item) = work.pop() {
         match item {
             Work::Markup(markup) => out.push_str(&markup),
-            Work::Entry(id) => {
-                out.push_str(&entry(tree, &id, on_path));
-                let children: Vec<String> = tree
-                    .children(id.as_str())
-                    .iter()
-                    .map(|c| c.as_str().to_owned())
-                    .collect();
-                push_children(&mut work, &children, on_path, &id);
+            Work::Entry(id, depth) => {
+                let (html, line) = entry(tree, &id, on_path);
+                out.push_str(&html);
+                toc.push_str(&toc_line(&id, depth, &line, on_path.contains(&id)));
+                let children = shown_children(tree, tree.children(id.as_str()));
+                push_children(&mut work, &children, on_path, &id, depth);
             }
         }
     }
     out
+}
+
+/// Children worth drawing: a `leaf` entry only says where the user stood, so it is no branch.
+fn shown_children(tree: &Tree, children: Vec<&strata_session::EntryId>) -> Vec<String> {
+    children
+        .into_iter()
+        .filter(|id| {
+            tree.get(id.as_str())
+                .is_none_or(|e| e.kind() != EntryKind::Leaf)
+        })
+        .map(|id| id.as_str().to_owned())
+        .collect()
+}
+
+/// One sidebar line: the entry's kind and the start of its text, searchable.
+fn toc_line(id: &str, depth: usize, (kind, text): &(String, String), on_path: bool) -> String {
+    // Markdown's marks (`code`, **bold**, # headings) are noise in a one-line snippet.
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|word| word.trim_start_matches('#').replace(['`', '*'], ""))
+        .filter(|word| !word.is_empty())
+        .collect();
+    let snippet = clip(&words.join(" "), 90);
+    format!(
+        "<li class=\"toc-{}{}\" style=\"--depth:{}\" data-search=\"{}\"><a href=\"#entry-{}\"><span class=\"toc-kind\">{}</span> {}</a></li>",
+        css_name(kind),
+        if on_path { " on-path" } else { "" },
+        depth.min(12),
+        escape(&format!("{kind} {text}").to_lowercase()),
+        escape(id),
+        escape(kind),
+        escape(&snippet)
+    )
 }
 
 /// One child continues the run; several open a fork with one block per branch.
@@ -151,17 +257,18 @@ fn push_children(
     children: &[String],
     on_path: &HashSet<String>,
     parent: &str,
+    depth: usize,
 ) {
     match children {
         [] => {}
-        [only] => work.push(Work::Entry(only.clone())),
+        [only] => work.push(Work::Entry(only.clone(), depth)),
         _ => {
             work.push(Work::Markup("</div>".to_owned()));
             let count = children.len();
             for (index, child) in children.iter().enumerate().rev() {
                 let current = on_path.contains(child);
                 work.push(Work::Markup("</div></details>".to_owned()));
-                work.push(Work::Entry(child.clone()));
+                work.push(Work::Entry(child.clone(), depth + 1));
                 work.push(Work::Markup(format!(
                     "<details class=\"branch{}\"{}><summary>Branch {} of {count} from {}{}</summary><div class=\"branch-body\">",
                     if current { " on-path" } else { "" },
@@ -178,9 +285,10 @@ fn push_children(
     }
 }
 
-fn entry(tree: &Tree, id: &str, on_path: &HashSet<String>) -> String {
+/// An entry's section, and its sidebar kind and text.
+fn entry(tree: &Tree, id: &str, on_path: &HashSet<String>) -> (String, (String, String)) {
     let Some(reference) = tree.get(id) else {
-        return String::new();
+        return (String::new(), (String::new(), String::new()));
     };
     let value = entry_json(&reference)
         .unwrap_or_else(|| serde_json::from_str(reference.raw_line()).unwrap_or(Value::Null));
@@ -202,12 +310,15 @@ fn entry(tree: &Tree, id: &str, on_path: &HashSet<String>) -> String {
         classes.join(" "),
         escape(id)
     );
+    let stamp = value["timestamp"].as_str().unwrap_or("");
     let _ = write!(
         out,
-        "<div class=\"meta\"><span class=\"kind\">{}</span> <a class=\"id\" href=\"#entry-{1}\">{1}</a> <time>{2}</time>",
+        "<div class=\"meta\"><span class=\"kind\">{}</span> <a class=\"id\" href=\"#entry-{1}\">{1}</a> <time datetime=\"{2}\" title=\"{3}\">{4}</time>",
         escape(role.unwrap_or(kind)),
         escape(id),
-        escape(value["timestamp"].as_str().unwrap_or(""))
+        escape(stamp),
+        escape(&readable(stamp)),
+        escape(date_and_time(stamp).map_or(stamp, |(_, time)| time)),
     );
     if let Some(label) = tree.label_of(id) {
         let _ = write!(
@@ -222,7 +333,54 @@ fn entry(tree: &Tree, id: &str, on_path: &HashSet<String>) -> String {
     out.push_str("</div>");
     out.push_str(&entry_body(kind, &value));
     out.push_str("</section>");
-    out
+    (out, toc_text(kind, role, &value))
+}
+
+/// What the sidebar says of an entry: its kind or role, and its text, command or summary.
+fn toc_text(kind: &str, role: Option<&str>, value: &Value) -> (String, String) {
+    let message = &value["message"];
+    let text = match (kind, role) {
+        ("message", Some("assistant")) => {
+            let mut parts = vec![plain_text(&message["content"])];
+            for block in message["content"].as_array().into_iter().flatten() {
+                if block["type"] == "toolCall" {
+                    let args = &block["arguments"];
+                    parts.push(format!(
+                        "{} {}",
+                        block["name"].as_str().unwrap_or(""),
+                        args["command"]
+                            .as_str()
+                            .or_else(|| args["path"].as_str())
+                            .unwrap_or("")
+                    ));
+                }
+            }
+            parts.join(" ")
+        }
+        ("message", Some("toolResult")) => format!(
+            "{}: {}",
+            message["toolName"].as_str().unwrap_or(""),
+            plain_text(&message["content"])
+        ),
+        ("message", Some("bashExecution")) => {
+            format!("$ {}", message["command"].as_str().unwrap_or(""))
+        }
+        ("message", _) => plain_text(&message["content"]),
+        ("compaction" | "branch_summary", _) => value["summary"].as_str().unwrap_or("").to_owned(),
+        ("model_change", _) => format!(
+            "{}/{}",
+            value["provider"].as_str().unwrap_or(""),
+            value["modelId"].as_str().unwrap_or("")
+        ),
+        ("session_info", _) => value["name"].as_str().unwrap_or("").to_owned(),
+        ("custom" | "custom_message", _) => value["customType"].as_str().unwrap_or("").to_owned(),
+        _ => String::new(),
+    };
+    // Search reads the first few hundred characters; the sidebar shows fewer.
+    (
+        role.unwrap_or(kind).to_owned(),
+        text.chars().take(400).collect(),
+    )
 }
 
 fn entry_body(kind: &str, value: &Value) -> String {
@@ -231,10 +389,10 @@ fn entry_body(kind: &str, value: &Value) -> String {
         "compaction" => {
             let first = value["firstKeptEntryId"].as_str().unwrap_or("");
             let mut out = format!(
-                "<div class=\"summary compaction-summary\"><p class=\"note\">Compaction: {} tokens summarized; kept from <a href=\"#entry-{1}\">{1}</a></p>{2}",
+                "<div class=\"summary compaction-summary\"><p class=\"note\">Compaction: {} tokens summarized; kept from <a href=\"#entry-{1}\">{1}</a></p><div class=\"markdown\">{2}</div>",
                 value["tokensBefore"].as_u64().unwrap_or(0),
                 escape(first),
-                pre(value["summary"].as_str().unwrap_or(""))
+                markdown(value["summary"].as_str().unwrap_or(""))
             );
             if let Some(details_value) = value.get("details").filter(|d| !d.is_null()) {
                 out.push_str(&details(
@@ -252,9 +410,9 @@ fn entry_body(kind: &str, value: &Value) -> String {
             out
         }
         "branch_summary" => format!(
-            "<div class=\"summary branch-summary\"><p class=\"note\">Summary of the branch left at {}</p>{}</div>",
+            "<div class=\"summary branch-summary\"><p class=\"note\">Summary of the branch left at {}</p><div class=\"markdown\">{}</div></div>",
             escape(value["fromId"].as_str().unwrap_or("")),
-            pre(value["summary"].as_str().unwrap_or(""))
+            markdown(value["summary"].as_str().unwrap_or(""))
         ),
         "model_change" => note(&format!(
             "Model → {}/{}",
@@ -417,20 +575,12 @@ fn message(message: &Value) -> String {
         "toolResult" => {
             let name = message["toolName"].as_str().unwrap_or("?");
             let error = message["isError"] == true;
-            let mut body = content(&message["content"]);
+            let output = plain_text(&message["content"]);
+            let mut body = output_blocks(&message["content"]);
             if let Some(extra) = message.get("details").filter(|d| !d.is_null()) {
                 body.push_str(&details("data", "Details", &pre(&pretty(extra)), false));
             }
-            details(
-                if error {
-                    "tool-result error"
-                } else {
-                    "tool-result"
-                },
-                &format!("Result of {name}{}", if error { " (error)" } else { "" }),
-                &body,
-                false,
-            )
+            tool_result(name, error, &output, output.lines().count(), &body)
         }
         "bashExecution" => {
             let mut status = Vec::new();
@@ -467,8 +617,8 @@ fn message(message: &Value) -> String {
             content(&message["content"])
         ),
         "branchSummary" | "compactionSummary" => format!(
-            "<div class=\"summary\">{}</div>",
-            pre(message["summary"].as_str().unwrap_or(""))
+            "<div class=\"summary markdown\">{}</div>",
+            markdown(message["summary"].as_str().unwrap_or(""))
         ),
         _ => details("data", "Message", &pre(&pretty(message)), false),
     }
@@ -478,7 +628,7 @@ fn assistant(message: &Value) -> String {
     let mut out = String::new();
     for block in message["content"].as_array().into_iter().flatten() {
         match block["type"].as_str().unwrap_or("") {
-            "text" => out.push_str(&text(block["text"].as_str().unwrap_or(""))),
+            "text" => out.push_str(&rendered(block["text"].as_str().unwrap_or(""))),
             "thinking" => {
                 let redacted = block["redacted"] == true;
                 let summary = if redacted {
@@ -493,12 +643,7 @@ fn assistant(message: &Value) -> String {
                     false,
                 ));
             }
-            "toolCall" => out.push_str(&details(
-                "tool-call",
-                &format!("Tool call: {}", block["name"].as_str().unwrap_or("?")),
-                &pre(&pretty(&block["arguments"])),
-                false,
-            )),
+            "toolCall" => out.push_str(&tool_call(block)),
             _ => out.push_str(&other_block(block)),
         }
     }
@@ -524,20 +669,41 @@ fn assistant(message: &Value) -> String {
     out
 }
 
-/// User, tool-result and custom content: a string or text and image blocks.
+/// User and custom content: a string or text and image blocks, the text as markdown.
 fn content(value: &Value) -> String {
     match value {
-        Value::String(s) => text(s),
+        Value::String(s) => rendered(s),
         Value::Array(blocks) => blocks
             .iter()
             .map(|block| match block["type"].as_str().unwrap_or("") {
-                "text" => text(block["text"].as_str().unwrap_or("")),
+                "text" => rendered(block["text"].as_str().unwrap_or("")),
                 _ => other_block(block),
             })
             .collect(),
         Value::Null => String::new(),
         other => pre(&pretty(other)),
     }
+}
+
+/// Tool output: text as it was printed (not markdown), images inline.
+fn output_blocks(value: &Value) -> String {
+    match value {
+        Value::String(s) => pre(s),
+        Value::Array(blocks) => blocks
+            .iter()
+            .map(|block| match block["type"].as_str().unwrap_or("") {
+                "text" => pre(block["text"].as_str().unwrap_or("")),
+                _ => other_block(block),
+            })
+            .collect(),
+        Value::Null => String::new(),
+        other => pre(&pretty(other)),
+    }
+}
+
+/// Message text rendered as markdown.
+fn rendered(text: &str) -> String {
+    format!("<div class=\"text markdown\">{}</div>", markdown(text))
 }
 
 fn other_block(block: &Value) -> String {
@@ -568,10 +734,6 @@ fn image(block: &Value) -> String {
     } else {
         note(&format!("[image {mime}, {} bytes of data]", data.len()))
     }
-}
-
-fn text(text: &str) -> String {
-    format!("<div class=\"text\">{}</div>", escape(text))
 }
 
 fn note(text: &str) -> String {

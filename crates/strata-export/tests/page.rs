@@ -1,6 +1,8 @@
 //! The page of a real Pi 1.x session (compactions, system changes) and of a file with a torn
 //! line: every user text is there escaped, the leaf is named, the totals are the accounting's.
 
+#![allow(clippy::unwrap_used)] // helpers of tests: a failure is the test failing
+
 use std::path::PathBuf;
 
 use strata_session::{AgentMessage, Entry, Session};
@@ -72,4 +74,126 @@ fn a_torn_line_is_reported_on_the_page_not_fatal() {
         page.contains("damaged line(s) skipped or repaired"),
         "the diagnostics are shown"
     );
+}
+
+/// A session with markdown, an edit, a branch, a leaf marker and an unexpected cache break.
+fn rich_page() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rich.jsonl");
+    let opened = Session::open(path).unwrap();
+    assert!(opened.diagnostics.is_empty());
+    strata_export::page(&opened.session, &opened.diagnostics)
+}
+
+#[test]
+fn the_page_renders_markdown_diffs_code_the_chart_and_no_leaf_branch() {
+    let page = rich_page();
+    // The name is the title, not the session's UUID.
+    assert!(page.contains("<title>Fix the greeting typo</title>"));
+    assert!(page.contains("<h1>Fix the greeting typo</h1>"));
+    // Markdown: emphasis, a numbered list, a heading, inline code; raw HTML shown, not run.
+    assert!(page.contains("<strong>Helo</strong>"));
+    assert!(page.contains("<li>find it</li>"));
+    assert!(page.contains("<h2>Findings</h2>"));
+    assert!(page.contains("<code>src/greeting.rs</code>"));
+    assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
+    assert_eq!(
+        page.matches("<script>").count(),
+        1,
+        "only the page's own script"
+    );
+    // Highlighted code and a coloured diff under the edited path.
+    assert!(page.contains("<span class=\"tok-k\">pub</span>"));
+    assert!(page.contains("<code class=\"tool-target\">src/greeting.rs</code>"));
+    assert!(page.contains("<span class=\"diff-del\">- pub fn greet() -&gt; &amp;&#39;static str { &quot;Helo&quot; }</span>"));
+    assert!(page.contains("<span class=\"diff-add\">+ pub fn greet() -&gt; &amp;&#39;static str { &quot;Hello&quot; }</span>"));
+    assert!(page.contains("<code class=\"tool-target\">$ cargo test --quiet</code>"));
+    // Readable times.
+    assert!(page.contains("2026-11-20 09:00:00 UTC"));
+    // One fork (two user messages under the name), not two: the leaf marker is no branch.
+    assert_eq!(page.matches("<div class=\"fork\"").count(), 1);
+    assert!(!page.contains("entry-l0000001"));
+    // The chart: a bar per request, the unexpected break at request 3 and the expected one at
+    // request 4 marked and explained, the small prompt said as such.
+    assert_eq!(page.matches("<g class=\"request\"").count(), 4);
+    assert_eq!(
+        page.matches("<g class=\"break break-unexpected\"").count(),
+        1
+    );
+    assert_eq!(page.matches("<g class=\"break break-expected\"").count(), 1);
+    assert!(page.contains("1 unexpected, 1 expected"));
+    assert!(page.contains("moved to another branch, which leaves this one after n0000001"));
+    assert!(page.contains("under the model's cache minimum of 1024"));
+    // The sidebar lists every drawn entry, searchable.
+    assert_eq!(page.matches("data-search=").count(), 9);
+}
+
+/// The installed Chromium, or `None` (the caller says why it skips).
+fn chromium() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("STRATA_CHROMIUM") {
+        return Some(PathBuf::from(path));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| ["chromium", "chromium-browser", "google-chrome"].map(|n| dir.join(n)))
+        .find(|candidate| candidate.is_file())
+}
+
+/// The DOM after the page's script ran, as headless Chromium has it.
+fn dom_in_chromium(browser: &std::path::Path, url: &str) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            &format!("--user-data-dir={}", profile.path().display()),
+            "--dump-dom",
+            url,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{browser:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn in_chromium_the_search_filters_the_sidebar_and_the_page_renders() {
+    let Some(browser) = chromium() else {
+        eprintln!(
+            "SKIPPED: no chromium on PATH (install Debian's `chromium`, see .ci/install-chromium, or set STRATA_CHROMIUM)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("page.html");
+    std::fs::write(&file, rich_page()).unwrap();
+    let url = format!("file://{}", file.display());
+
+    // Without a query every sidebar line shows.
+    let dom = dom_in_chromium(&browser, &url);
+    assert!(
+        dom.contains("<h2>Findings</h2>"),
+        "markdown heading in the DOM"
+    );
+    assert!(dom.contains("class=\"diff-add\""), "the diff is coloured");
+    assert_eq!(dom.matches("<li class=\"toc-").count(), 9);
+    assert!(!dom.contains("hidden=\"\""));
+
+    // `?q=` searches on load as typing would: only the lines mentioning "cargo test" stay.
+    let dom = dom_in_chromium(&browser, &format!("{url}?q=cargo%20test"));
+    let lines: Vec<&str> = dom
+        .split("<li class=\"toc-")
+        .skip(1)
+        .map(|item| item.split("</li>").next().unwrap())
+        .collect();
+    assert_eq!(lines.len(), 9);
+    let shown: Vec<&&str> = lines.iter().filter(|l| !l.contains("hidden=")).collect();
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(shown[0].contains("entry-a0000002"), "{shown:?}");
+    assert!(dom.contains("1 of 9 entries match"), "the count is said");
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::Serialize;
 use serde_json::Value;
-use strata_accounting::{RequestKind, RequestRecord, find_breaks, records};
+use strata_accounting::{CacheReport, RequestKind, RequestRecord, Totals, cache_report, records};
 use strata_provider::{Catalog, Usage};
 use strata_session::{EntryKind, Problem, Session};
 
@@ -30,12 +30,6 @@ pub struct RequestUsage {
     pub output: u64,
     /// Cost in USD (as recorded, else priced from the capability table; 0 when unknown).
     pub cost: f64,
-}
-
-impl RequestUsage {
-    fn prompt(&self) -> u64 {
-        self.input + self.cache_read + self.cache_write
-    }
 }
 
 impl RequestUsage {
@@ -62,32 +56,12 @@ pub struct LogStats {
     pub kind: &'static str,
     /// Every request in file order.
     pub requests: Vec<RequestUsage>,
-    /// Requests whose cached prefix broke.
-    pub breaks: Vec<strata_accounting::CacheBreak>,
-}
-
-impl LogStats {
-    fn total(&self) -> RequestUsage {
-        let mut total = RequestUsage::default();
-        for r in &self.requests {
-            total.input += r.input;
-            total.cache_read += r.cache_read;
-            total.cache_write += r.cache_write;
-            total.output += r.output;
-            total.cost += r.cost;
-        }
-        total
-    }
-}
-
-/// Token-weighted hit rate: read / (uncached + read + written).
-pub fn hit_rate(usage: &RequestUsage) -> f64 {
-    let prompt = usage.prompt();
-    if prompt == 0 {
-        0.0
-    } else {
-        usage.cache_read as f64 / prompt as f64
-    }
+    /// The accounting's records behind `requests` (totals and hit rates are theirs).
+    #[serde(skip)]
+    pub records: Vec<RequestRecord>,
+    /// Every cache break classified, requests below the cache minimum, aborted requests.
+    #[serde(flatten)]
+    pub cache: CacheReport,
 }
 
 pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
@@ -130,24 +104,18 @@ fn print_logs(args: &StatsArgs, logs: &[LogStats]) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
-    let mut all = LogStats {
-        path: PathBuf::new(),
-        kind: "all",
-        requests: Vec::new(),
-        breaks: Vec::new(),
-    };
     for log in logs {
         write_log(&mut out, log, args.requests)?;
-        all.requests.extend(log.requests.iter().cloned());
     }
     if logs.len() > 1 {
-        let total = all.total();
+        let total = Totals::of(logs.iter().flat_map(|log| &log.records));
+        let unexpected: usize = logs.iter().map(|log| log.cache.unexpected().count()).sum();
         writeln!(
             out,
-            "all {} logs: {} requests, hit rate {:.1}%, ${:.4}",
+            "all {} logs: {} requests, hit rate {:.1}%, ${:.4}, {unexpected} unexpected cache break(s)",
             logs.len(),
-            all.requests.len(),
-            hit_rate(&total) * 100.0,
+            total.requests,
+            total.hit_rate().unwrap_or(0.0) * 100.0,
             total.cost
         )?;
     }
@@ -162,17 +130,17 @@ fn write_log(
     log: &LogStats,
     per_request: bool,
 ) -> anyhow::Result<()> {
-    let total = log.total();
+    let total = Totals::of(&log.records);
     writeln!(out, "{} ({})", log.path.display(), log.kind)?;
     writeln!(
         out,
         "  {} requests  uncached {}  cache read {}  cache write {}  output {}  hit rate {:.1}%  cost ${:.4}",
-        log.requests.len(),
-        total.input,
-        total.cache_read,
-        total.cache_write,
-        total.output,
-        hit_rate(&total) * 100.0,
+        total.requests,
+        total.usage.input,
+        total.usage.cache_read,
+        total.usage.cache_write(),
+        total.usage.output,
+        total.hit_rate().unwrap_or(0.0) * 100.0,
         total.cost
     )?;
     if per_request {
@@ -181,7 +149,7 @@ fn write_log(
             "  {:>4}  {:<36} {:>9} {:>9} {:>9} {:>7} {:>6} {:>9}",
             "#", "id", "uncached", "read", "write", "out", "hit", "cost"
         )?;
-        for (index, r) in log.requests.iter().enumerate() {
+        for (index, (r, record)) in log.requests.iter().zip(&log.records).enumerate() {
             writeln!(
                 out,
                 "  {:>4}  {:<36} {:>9} {:>9} {:>9} {:>7} {:>5.1}% {:>9.5}",
@@ -191,17 +159,58 @@ fn write_log(
                 r.cache_read,
                 r.cache_write,
                 r.output,
-                hit_rate(r) * 100.0,
+                record.usage.cache_hit_rate() * 100.0,
                 r.cost
             )?;
         }
     }
-    for b in &log.breaks {
+    write_cache(out, &log.cache)?;
+    Ok(())
+}
+
+/// The cache report in words: each break with its cause, expected ones first counted, then
+/// the requests too small to cache and those not judged.
+fn write_cache(out: &mut impl std::io::Write, cache: &CacheReport) -> anyhow::Result<()> {
+    let expected = cache.expected().count();
+    let unexpected = cache.unexpected().count();
+    writeln!(
+        out,
+        "  cache breaks: {unexpected} unexpected, {expected} expected"
+    )?;
+    for b in &cache.breaks {
         writeln!(
             out,
-            "  cache broke at request {} ({}): read {} of the {} tokens the previous prompt held",
-            b.request, b.id, b.cache_read, b.previous_prompt
+            "  {} at request {} ({}): read {} of the {} tokens the previous prompt held — {}",
+            if b.cause.is_expected() {
+                "expected break"
+            } else {
+                "UNEXPECTED break"
+            },
+            b.request,
+            b.id,
+            b.cache_read,
+            b.previous_prompt,
+            b.cause.describe()
         )?;
+    }
+    for small in &cache.below_minimum {
+        writeln!(
+            out,
+            "  request {} ({}): its {}-token prompt is below the model's cache minimum of {}: nothing could be cached",
+            small.request, small.id, small.prompt, small.minimum
+        )?;
+    }
+    match cache.aborted.as_slice() {
+        [] => {}
+        numbers => writeln!(
+            out,
+            "  aborted or failed, not judged for the cache: request(s) {}",
+            numbers
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?,
     }
     Ok(())
 }
@@ -235,16 +244,23 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<LogStats> {
         .find(|line| !line.trim().is_empty())
         .and_then(|line| serde_json::from_str::<Value>(line).ok());
     let is_session = first.is_some_and(|value| value["type"] == "session");
-    let (kind, records) = if is_session {
-        session_records(path, catalog)?
+    let (kind, records, cache) = if is_session {
+        let opened = open_session(path)?;
+        let tree = opened.session.tree();
+        let (kind, records) = session_records(tree, catalog);
+        let cache = cache_report(Some(tree), &records, catalog);
+        (kind, records, cache)
     } else {
-        ("claude-code", claude_code_records(path, &text, catalog)?)
+        let records = claude_code_records(path, &text, catalog)?;
+        let cache = cache_report(None, &records, catalog);
+        ("claude-code", records, cache)
     };
     Ok(LogStats {
         path: path.to_path_buf(),
         kind,
-        breaks: find_breaks(&records),
         requests: records.iter().map(RequestUsage::of).collect(),
+        records,
+        cache,
     })
 }
 
@@ -264,12 +280,8 @@ fn lossy_text(path: &Path, bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// A Pi / strata session's billed requests (the accounting's), priced from the table where
-/// the file recorded no cost; `strata` when it holds entries only strata writes.
-fn session_records(
-    path: &Path,
-    catalog: &Catalog,
-) -> anyhow::Result<(&'static str, Vec<RequestRecord>)> {
+/// Opens a session, its problems reported as warnings.
+fn open_session(path: &Path) -> anyhow::Result<strata_session::Opened> {
     let opened = Session::open(path)?;
     // Bad UTF-8 was already reported by line in `lossy_text`.
     for problem in opened
@@ -279,7 +291,15 @@ fn session_records(
     {
         eprintln!("strata: warning: {problem}");
     }
-    let tree = opened.session.tree();
+    Ok(opened)
+}
+
+/// A Pi / strata session's billed requests (the accounting's), priced from the table where
+/// the file recorded no cost; `strata` when it holds entries only strata writes.
+fn session_records(
+    tree: &strata_session::Tree,
+    catalog: &Catalog,
+) -> (&'static str, Vec<RequestRecord>) {
     let strata = tree.iter().any(|entry| {
         matches!(
             entry.kind(),
@@ -292,7 +312,7 @@ fn session_records(
             record.price_if_missing(&model.prices);
         }
     }
-    Ok((if strata { "strata" } else { "pi" }, records))
+    (if strata { "strata" } else { "pi" }, records)
 }
 
 /// A Claude Code project log's requests: it writes one line per content block of a response,
@@ -368,6 +388,10 @@ fn claude_code_request(line: &Value, catalog: &Catalog) -> Option<RequestRecord>
             output: number("output_tokens"),
         },
         cost: 0.0,
+        timestamp_ms: line["timestamp"]
+            .as_str()
+            .and_then(strata_session::parse_iso_millis),
+        aborted: false,
     };
     if let Some(model) = catalog.model("anthropic", model) {
         record.price_if_missing(&model.prices);

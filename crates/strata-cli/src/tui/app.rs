@@ -497,7 +497,20 @@ impl App {
                     .collect();
                 self.change_tools(enable, disable);
             }
-            Slash::Context => self.send(Command::Context),
+            Slash::Context => {
+                if let Some(cause) = &self.stats.cache_break {
+                    let verdict = if cause.is_expected() {
+                        "expected"
+                    } else {
+                        "unexpected"
+                    };
+                    self.notice(
+                        Level::Info,
+                        format!("last cache break ({verdict}): {}", cause.describe()),
+                    );
+                }
+                self.send(Command::Context);
+            }
             Slash::Mcp(args) => self.mcp_command(args),
             Slash::Export(path) => self.send(Command::Export(path.map(PathBuf::from))),
             Slash::Trust => self.trust_project(),
@@ -644,6 +657,7 @@ impl App {
             Level::Info,
             format!("tools {}: {}", what.join(" "), cost.describe()),
         );
+        self.stats.tools_changed();
         self.send(Command::Tools { enable, disable });
     }
 
@@ -777,7 +791,7 @@ impl App {
                 self.stats.status_arrived(status.chapter_tokens);
                 // Not the first status: before it the app knows no model.
                 if !self.status.model.is_empty() && status.model != self.status.model {
-                    self.stats.model_switched();
+                    self.stats.model_switched(&self.status.model, &status.model);
                 }
                 self.status = *status;
             }
@@ -1038,8 +1052,8 @@ impl App {
                     (_, Some(error)) => {
                         self.notice(Level::Error, format!("compaction failed: {error}"))
                     }
-                    (Some(_), None) => {
-                        self.stats.compaction_finished();
+                    (Some(entry), None) => {
+                        self.stats.compaction_finished(entry.as_str());
                         self.notice(
                             Level::Info,
                             format!(
@@ -1292,7 +1306,10 @@ mod tests {
         other.model = "openai/gpt-5".into();
         app.on_reply(Reply::Status(Box::new(other)));
         finish(&mut app);
-        assert_eq!(app.stats.cache_break, Some(stats::CacheBreak::NewModel));
+        assert!(matches!(
+            &app.stats.cache_break,
+            Some(strata_accounting::BreakCause::ModelSwitch { to, .. }) if to == "openai/gpt-5"
+        ));
     }
 
     #[test]

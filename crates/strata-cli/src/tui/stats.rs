@@ -1,18 +1,11 @@
 //! What the footer counts: the last request's tokens, the session's cache hit rate and cost,
-//! and whether the last request broke the cache (and in which chapter). Also the estimate of
-//! what a tool-set change will cost on the current provider.
+//! and whether the last request broke the cache and why (the accounting's [`BreakCause`], as
+//! `strata stats` and the export say it). Also the estimate of what a tool-set change will
+//! cost on the current provider.
 
+use strata_accounting::BreakCause;
 use strata_context::render::{Chapter, Divergence};
 use strata_provider::{Cost, Prices, Usage};
-
-/// Why the last request did not read the cached prefix it could have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CacheBreak {
-    /// Its bytes departed from the previous request's in this chapter.
-    Chapter(Chapter),
-    /// It went to another model, which shares no cache with the one before.
-    NewModel,
-}
 
 /// Token and cost counters behind the footer.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,8 +14,8 @@ pub struct Stats {
     pub last: Option<Usage>,
     /// The last request's cost in dollars.
     pub last_cost: f64,
-    /// Where the last request broke the cache (`None`: it kept the cached prefix).
-    pub cache_break: Option<CacheBreak>,
+    /// Why the last request broke the cache (`None`: it kept the cached prefix).
+    pub cache_break: Option<BreakCause>,
     /// Prompt tokens over the session (uncached + read + written).
     pub prompt_tokens: u64,
     /// Cache-read tokens over the session.
@@ -40,8 +33,12 @@ pub struct Stats {
     compacted_context: Option<u64>,
     /// A compaction ended; the next status carries the new context's chapters.
     compacted: bool,
-    /// The model changed since the last request.
-    model_switched: bool,
+    /// The model changed since the last request: `provider/model` before and after.
+    model_switched: Option<(String, String)>,
+    /// A compaction wrote this entry since the last request.
+    compacted_at: Option<String>,
+    /// The tool set changed since the last request.
+    tools_changed: bool,
 }
 
 impl Stats {
@@ -50,20 +47,46 @@ impl Stats {
         self.pending = divergence;
     }
 
-    /// The next request goes to another model: the renderer starts afresh, so no divergence
-    /// is reported, yet nothing the old model cached can be read.
-    pub fn model_switched(&mut self) {
-        self.model_switched = true;
+    /// The next request goes to another model (`provider/model` before and after): the
+    /// renderer starts afresh, so no divergence is reported, yet nothing the old model cached
+    /// can be read.
+    pub fn model_switched(&mut self, from: &str, to: &str) {
+        self.model_switched = Some((from.to_owned(), to.to_owned()));
+    }
+
+    /// The tool set was changed (`/tools`): a divergence in the next request is that change,
+    /// priced when it was made.
+    pub fn tools_changed(&mut self) {
+        self.tools_changed = true;
     }
 
     /// The request in flight finished with `usage` costing `cost`.
     pub fn request_finished(&mut self, usage: &Usage, cost: &Cost) {
         let divergence = self.pending.take();
         // Back on a model whose cache is still warm, the read shows nothing broke.
-        let new_model = std::mem::take(&mut self.model_switched) && usage.cache_read == 0;
+        let new_model = self.model_switched.take().filter(|_| usage.cache_read == 0);
+        let compacted = self.compacted_at.take();
+        let tools_changed = std::mem::take(&mut self.tools_changed);
         self.cache_break = match divergence {
-            _ if new_model => Some(CacheBreak::NewModel),
-            Some(Divergence::At { chapter, .. }) => Some(CacheBreak::Chapter(chapter)),
+            _ if new_model.is_some() => {
+                new_model.map(|(from, to)| BreakCause::ModelSwitch { from, to })
+            }
+            Some(Divergence::At { .. }) if compacted.is_some() => {
+                compacted.map(|entry| BreakCause::Compaction { entry })
+            }
+            Some(Divergence::At {
+                chapter: Chapter::Tools,
+                ..
+            }) if tools_changed => Some(BreakCause::ToolChange {
+                entry: "/tools".to_owned(),
+            }),
+            Some(Divergence::At {
+                offset, chapter, ..
+            }) => Some(BreakCause::ChangedPrefix {
+                through: None,
+                byte: Some(offset as u64),
+                chapter: Some(chapter_name(chapter).to_owned()),
+            }),
             Some(Divergence::Extends { .. } | Divergence::Identical) | None => None,
         };
         self.last = Some(*usage);
@@ -92,10 +115,11 @@ impl Stats {
             .or_else(|| self.last.map(|usage| usage.total_tokens()))
     }
 
-    /// A compaction wrote its entry: the context shrank, and the last request no longer says
-    /// how big it is.
-    pub fn compaction_finished(&mut self) {
+    /// A compaction wrote entry `entry`: the context shrank, and the last request no longer
+    /// says how big it is; the next request's new prefix is the compaction's doing.
+    pub fn compaction_finished(&mut self, entry: &str) {
         self.compacted = true;
+        self.compacted_at = Some(entry.to_owned());
     }
 
     /// The worker's status after a command: after a compaction, its chapter estimate stands
@@ -333,8 +357,13 @@ mod tests {
         stats.request_finished(&usage, &cost);
         assert_eq!(
             stats.cache_break,
-            Some(CacheBreak::Chapter(Chapter::System))
+            Some(BreakCause::ChangedPrefix {
+                through: None,
+                byte: Some(10),
+                chapter: Some("system".to_owned()),
+            })
         );
+        assert!(!stats.cache_break.as_ref().unwrap().is_expected());
         stats.request_started(Some(Divergence::Extends { at: 40 }));
         stats.request_finished(&usage, &cost);
         assert_eq!(stats.cache_break, None);
@@ -359,19 +388,64 @@ mod tests {
             cache_write_5m: 100,
             ..cold
         };
-        stats.model_switched();
+        stats.model_switched("a/one", "b/two");
         stats.request_started(None);
         stats.request_finished(&cold, &Cost::default());
-        assert_eq!(stats.cache_break, Some(CacheBreak::NewModel));
+        assert_eq!(
+            stats.cache_break,
+            Some(BreakCause::ModelSwitch {
+                from: "a/one".to_owned(),
+                to: "b/two".to_owned()
+            })
+        );
         // The flag is spent: the next request is judged by its divergence again.
         stats.request_started(Some(Divergence::Extends { at: 10 }));
         stats.request_finished(&cold, &Cost::default());
         assert_eq!(stats.cache_break, None);
         // Back on a model whose entries are still alive: it reads, nothing broke.
-        stats.model_switched();
+        stats.model_switched("b/two", "a/one");
         stats.request_started(None);
         stats.request_finished(&warm, &Cost::default());
         assert_eq!(stats.cache_break, None);
+    }
+
+    #[test]
+    fn a_divergence_after_a_compaction_or_a_tool_change_is_an_expected_break() {
+        let mut stats = Stats::default();
+        let usage = Usage {
+            input: 10,
+            output: 5,
+            cache_read: 0,
+            cache_write_5m: 2_000,
+            cache_write_1h: 0,
+        };
+        let at = |chapter| {
+            Some(Divergence::At {
+                offset: 300,
+                chapter,
+                chapter_offset: 0,
+            })
+        };
+        stats.compaction_finished("c0ffee00");
+        stats.request_started(at(Chapter::Messages));
+        stats.request_finished(&usage, &Cost::default());
+        assert_eq!(
+            stats.cache_break,
+            Some(BreakCause::Compaction {
+                entry: "c0ffee00".to_owned()
+            })
+        );
+        stats.tools_changed();
+        stats.request_started(at(Chapter::Tools));
+        stats.request_finished(&usage, &Cost::default());
+        assert!(matches!(
+            stats.cache_break,
+            Some(BreakCause::ToolChange { .. })
+        ));
+        // Spent: the same divergence again is unexplained.
+        stats.request_started(at(Chapter::Tools));
+        stats.request_finished(&usage, &Cost::default());
+        assert!(!stats.cache_break.unwrap().is_expected());
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::app::{App, Item, Level, ToolItem, ToolState};
 use super::command;
 use super::markdown;
 use super::picker::{Picker, PickerKind};
-use super::stats::{self, CacheBreak, chapter_name};
+use super::stats;
 use super::wrap::{wrap_spans, wrap_verbatim};
 
 const MUTED: Style = Style::new().fg(Color::DarkGray);
@@ -496,15 +496,21 @@ pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         stats::dollars(stats.cost)
     ))];
     let mut groups = vec![model, request];
-    if let Some(cache_break) = stats.cache_break {
-        let text = match cache_break {
-            CacheBreak::Chapter(chapter) => format!("⚠ cache broke in {}", chapter_name(chapter)),
-            CacheBreak::NewModel => "⚠ cache broke: new model".to_owned(),
+    if let Some(cause) = &stats.cache_break {
+        // An explained break (compaction, new model, …) is said plainly; only an unexplained
+        // one is a warning.
+        let (text, style) = if cause.is_expected() {
+            (
+                format!("cache rebuilt: {}", cause.short()),
+                Style::new().fg(Color::Yellow),
+            )
+        } else {
+            (
+                format!("⚠ cache broke: {}", cause.short()),
+                Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+            )
         };
-        groups.push(vec![Span::styled(
-            text,
-            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
-        )]);
+        groups.push(vec![Span::styled(text, style)]);
     }
     groups.push(session);
     flow(groups, usize::from(width))

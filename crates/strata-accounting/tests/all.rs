@@ -1,0 +1,203 @@
+//! The cache report on small session files written as Pi writes them: each kind of break gets
+//! its cause, an aborted request is not judged, a prompt under the row's minimum is said as such.
+
+#![allow(clippy::unwrap_used)] // helpers of tests: a failure is the test failing
+
+use strata_accounting::{BreakCause, CacheReport, cache_report, records};
+use strata_provider::Catalog;
+use strata_session::Session;
+
+const HEADER: &str =
+    r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-03-01T10:00:00.000Z","cwd":"/w"}"#;
+
+/// One line of a session file, built up entry by entry.
+struct File(Vec<String>);
+
+impl File {
+    fn new() -> Self {
+        Self(vec![HEADER.to_owned()])
+    }
+
+    fn user(&mut self, id: &str, parent: Option<&str>, minute: u32) -> &mut Self {
+        self.0.push(format!(
+            r#"{{"type":"message","id":"{id}","parentId":{},"timestamp":"2026-03-01T10:{minute:02}:00.000Z","message":{{"role":"user","content":"q","timestamp":0}}}}"#,
+            parent_json(parent)
+        ));
+        self
+    }
+
+    /// An answer with `uncached`, `read` and `written` prompt tokens.
+    #[allow(clippy::too_many_arguments)]
+    fn answer(
+        &mut self,
+        id: &str,
+        parent: &str,
+        minute: u32,
+        model: &str,
+        (uncached, read, written): (u64, u64, u64),
+        stop: &str,
+    ) -> &mut Self {
+        self.0.push(format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-03-01T10:{minute:02}:00.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"a"}}],"api":"anthropic-messages","provider":"anthropic","model":"{model}","usage":{{"input":{uncached},"output":10,"cacheRead":{read},"cacheWrite":{written},"totalTokens":0,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.001}}}},"stopReason":"{stop}","timestamp":0}}}}"#
+        ));
+        self
+    }
+
+    fn line(&mut self, line: &str) -> &mut Self {
+        self.0.push(line.to_owned());
+        self
+    }
+
+    fn report(&self) -> CacheReport {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, self.0.join("\n") + "\n").unwrap();
+        let opened = Session::open(&path).unwrap();
+        assert!(opened.diagnostics.is_empty(), "{:?}", opened.diagnostics);
+        let tree = opened.session.tree();
+        let catalog = Catalog::builtin().unwrap();
+        cache_report(Some(tree), &records(tree), &catalog)
+    }
+}
+
+fn parent_json(parent: Option<&str>) -> String {
+    parent.map_or_else(|| "null".to_owned(), |p| format!("\"{p}\""))
+}
+
+const SONNET: &str = "claude-sonnet-4-5";
+
+/// Two answers that build a 5,000-token cached prefix.
+fn warm() -> File {
+    let mut file = File::new();
+    file.user("u1", None, 0)
+        .answer("a1", "u1", 0, SONNET, (10, 0, 5_000), "stop")
+        .user("u2", Some("a1"), 1);
+    file
+}
+
+#[test]
+fn an_extension_that_reads_the_prefix_is_no_break() {
+    let mut file = warm();
+    file.answer("a2", "u2", 1, SONNET, (10, 5_000, 100), "stop");
+    let report = file.report();
+    assert_eq!(report.breaks, []);
+    assert_eq!(report.below_minimum, []);
+}
+
+#[test]
+fn a_prefix_that_changed_under_unchanged_messages_is_unexpected_and_named() {
+    let mut file = warm();
+    file.answer("a2", "u2", 1, SONNET, (10, 0, 5_100), "stop");
+    let report = file.report();
+    assert_eq!(report.breaks.len(), 1);
+    let only = &report.breaks[0];
+    assert_eq!(
+        (only.request, only.previous_prompt, only.cache_read),
+        (2, 5_010, 0)
+    );
+    assert_eq!(
+        only.cause,
+        BreakCause::ChangedPrefix {
+            through: Some("a1".to_owned()),
+            byte: None,
+            chapter: None
+        }
+    );
+    assert!(!only.cause.is_expected());
+    assert_eq!(report.unexpected().count(), 1);
+    assert!(
+        only.cause.describe().starts_with("unexpected"),
+        "{}",
+        only.cause.describe()
+    );
+}
+
+#[test]
+fn an_aborted_request_is_not_a_break_and_the_next_one_is_judged_against_the_one_before() {
+    let mut file = warm();
+    file.answer("a2", "u2", 1, SONNET, (0, 0, 0), "aborted")
+        .user("u3", Some("a1"), 2)
+        .answer("a3", "u3", 2, SONNET, (10, 5_000, 50), "stop");
+    let report = file.report();
+    assert_eq!(report.breaks, []);
+    assert_eq!(report.aborted, [2]);
+}
+
+#[test]
+fn a_model_switch_and_an_idle_gap_past_the_lifetime_are_expected() {
+    let mut file = warm();
+    file.answer("a2", "u2", 1, "claude-opus-4-8", (10, 0, 5_100), "stop")
+        .user("u3", Some("a2"), 30)
+        .answer("a3", "u3", 30, "claude-opus-4-8", (10, 0, 5_200), "stop");
+    let report = file.report();
+    assert_eq!(report.breaks.len(), 2, "{report:?}");
+    assert_eq!(
+        report.breaks[0].cause,
+        BreakCause::ModelSwitch {
+            from: format!("anthropic/{SONNET}"),
+            to: "anthropic/claude-opus-4-8".to_owned()
+        }
+    );
+    assert_eq!(
+        report.breaks[1].cause,
+        BreakCause::TtlExpiry {
+            idle_secs: 29 * 60,
+            ttl_secs: 300
+        }
+    );
+    assert_eq!(report.unexpected().count(), 0);
+    assert_eq!(report.expected().count(), 2);
+}
+
+#[test]
+fn a_compaction_names_its_entry_and_a_move_to_another_branch_names_the_fork() {
+    let mut file = warm();
+    file.answer("a2", "u2", 1, SONNET, (10, 5_000, 100), "stop")
+        .line(r#"{"type":"compaction","id":"c1","parentId":"a2","timestamp":"2026-03-01T10:02:00.000Z","summary":"s","firstKeptEntryId":"u2","tokensBefore":5100}"#)
+        .user("u3", Some("c1"), 2)
+        .answer("a3", "u3", 2, SONNET, (10, 0, 1_500), "stop")
+        // Back to a1 without a summary: a branch beside u2.
+        .user("u4", Some("a1"), 3)
+        .answer("a4", "u4", 3, SONNET, (10, 0, 5_050), "stop");
+    let report = file.report();
+    let causes: Vec<&BreakCause> = report.breaks.iter().map(|b| &b.cause).collect();
+    assert_eq!(
+        causes,
+        [
+            &BreakCause::Compaction {
+                entry: "c1".to_owned()
+            },
+            &BreakCause::BranchSwitch {
+                fork: Some("a1".to_owned())
+            }
+        ]
+    );
+}
+
+#[test]
+fn a_tool_change_in_a_system_message_is_expected() {
+    let mut file = warm();
+    file.line(r#"{"type":"message","id":"sys2","parentId":"u2","timestamp":"2026-03-01T10:01:00.000Z","message":{"role":"system","content":"","toolsRemoved":[{"name":"bash"}],"timestamp":0}}"#)
+        .answer("a2", "sys2", 1, SONNET, (10, 0, 4_900), "stop");
+    let report = file.report();
+    assert_eq!(
+        report.breaks[0].cause,
+        BreakCause::ToolChange {
+            entry: "sys2".to_owned()
+        }
+    );
+}
+
+#[test]
+fn a_prompt_under_the_rows_minimum_is_said_as_such_and_breaks_nothing() {
+    let mut file = File::new();
+    file.user("u1", None, 0)
+        .answer("a1", "u1", 0, SONNET, (900, 0, 0), "stop")
+        .user("u2", Some("a1"), 1)
+        .answer("a2", "u2", 1, SONNET, (0, 0, 1_100), "stop");
+    let report = file.report();
+    assert_eq!(report.breaks, []);
+    assert_eq!(report.below_minimum.len(), 1);
+    let small = &report.below_minimum[0];
+    assert_eq!((small.request, small.prompt, small.minimum), (1, 900, 1024));
+}
