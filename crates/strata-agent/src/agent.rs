@@ -13,8 +13,8 @@ use strata_provider::{
     StreamOptions, ThinkingLevel, Usage,
 };
 use strata_session::{
-    AgentMessage, ContentBlock, EntryId, ImageContent, MessageContent, Session, StopReason,
-    TextContent, ToolCall, UserMessage,
+    AgentMessage, ContentBlock, EntryId, ImageContent, MessageContent, PlannedEdit, Replacement,
+    Session, StopReason, TextContent, ToolCall, UserMessage,
 };
 use strata_tools::{ToolOutput, ToolSet, ToolSettings, ToolSource};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -823,17 +823,24 @@ impl Agent {
             strata_compaction::plan_folding(context, &entries, &settings.masking, &prices, outlook);
         let mut folded = 0;
         if let Some(plan) = fold {
+            // One group: a fold cut short between its lines would leave results whose calls
+            // are omitted, which providers refuse; readers honour the group only whole.
+            let mut edits = Vec::new();
             for task in &plan.tasks {
-                self.session.append_context_edit(
-                    task.omitted.clone(),
-                    strata_session::ContextAction::Exclude,
-                )?;
-                self.session.append_context_replacement(
-                    &task.answer,
-                    strata_compaction::fold_replacement(task),
-                )?;
-                folded += task.omitted.len() + 1;
+                edits.extend(task.omitted.iter().map(|target| PlannedEdit {
+                    target_id: target.clone(),
+                    replacement: None,
+                }));
+                edits.push(PlannedEdit {
+                    target_id: task.answer.clone(),
+                    replacement: Some(Replacement {
+                        content: Some(strata_compaction::fold_replacement(task)),
+                        extra: Default::default(),
+                    }),
+                });
             }
+            folded = edits.len();
+            self.session.append_edit_group(edits)?;
             entries = strata_compaction::mask_entries(self.context()?);
         }
         let Some(plan) =
@@ -841,10 +848,18 @@ impl Agent {
         else {
             return Ok(folded);
         };
-        for (target, stub) in &plan.stubs {
-            self.session
-                .append_context_replacement(target, serde_json::Value::String(stub.clone()))?;
-        }
+        let stubs = plan
+            .stubs
+            .iter()
+            .map(|(target, stub)| PlannedEdit {
+                target_id: target.clone(),
+                replacement: Some(Replacement {
+                    content: Some(serde_json::Value::String(stub.clone())),
+                    extra: Default::default(),
+                }),
+            })
+            .collect();
+        self.session.append_edit_group(stubs)?;
         Ok(folded + plan.stubs.len())
     }
 
