@@ -750,7 +750,16 @@ pub(super) fn load(path: &Path, file: &File) -> Option<Result<(Builder, Streamed
             len: restored.len as usize,
             ends_without_newline: restored.ends_without_newline,
         };
-        return Some(Ok((restored.builder, streamed)));
+        let mut builder = restored.builder;
+        // Checked by content because it was racy or touched: written again once the mtime is
+        // settled, so that later opens need not read the file.
+        let now = std::time::SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        if !untouched && now > state.mtime.0.saturating_add(RACY_SECS) {
+            save(path, file, &mut builder, &streamed);
+        }
+        return Some(Ok((builder, streamed)));
     }
     // The file grew: its old last line must have been complete, or it may continue now.
     if restored.ends_without_newline {
