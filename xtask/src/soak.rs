@@ -265,8 +265,8 @@ pub fn soak(options: &SoakOptions) -> Result<SoakReport> {
         let outcome = one_run(options, &server, &project, &session, run, kill)
             .with_context(|| label.clone())?;
         *report.exits.entry(outcome.exit).or_default() += 1;
-        if let Some(signal) = outcome.killed_with {
-            *report.kills.entry(signal).or_default() += 1;
+        if let Some(signal) = &outcome.killed_with {
+            *report.kills.entry(signal.clone()).or_default() += 1;
         }
         report.runs_with_tools += usize::from(outcome.reached_tool);
         report.killed_during_tool += usize::from(outcome.killed_during_tool);
