@@ -59,6 +59,8 @@ struct Writer {
     identity: Option<(u64, u64)>,
     /// Set once the file changed under the writer: every later append is refused too.
     changed: Option<&'static str>,
+    /// Where the entries held were saved when the file changed; refused entries follow.
+    recovery: Option<PathBuf>,
 }
 
 impl Writer {
@@ -76,6 +78,7 @@ impl Writer {
             length,
             identity: identity(&metadata),
             changed: None,
+            recovery: None,
         })
     }
 
@@ -106,6 +109,7 @@ impl Writer {
             Some(change) => Err(SessionError::FileChanged {
                 path: path.to_path_buf(),
                 change,
+                saved: String::new(),
             }),
             None => Ok(()),
         }
@@ -153,6 +157,54 @@ fn private_new_file() -> OpenOptions {
         options.mode(0o600);
     }
     options
+}
+
+/// Saves what a writer held when its file changed under it: the first time, a new file beside
+/// it (`<name>.recovered-<unix ms>.jsonl`: the header and every entry line the session held,
+/// read through its own handle, which still reads a replaced file's bytes), then `line`; later
+/// refused lines are appended to the same file. Returns its path.
+fn save_recovery(
+    tree: &Tree,
+    recovery: &mut Option<PathBuf>,
+    path: &Path,
+    line: &str,
+) -> std::io::Result<PathBuf> {
+    let mut bytes = Vec::new();
+    let target = match recovery {
+        Some(target) => target.clone(),
+        None => {
+            let stem = path
+                .file_stem()
+                .map_or_else(|| "session".into(), |s| s.to_string_lossy().into_owned());
+            let target = path.with_file_name(format!("{stem}.recovered-{}.jsonl", now_millis()));
+            let header = tree
+                .header()
+                .to_json_line()
+                .map_err(std::io::Error::other)?;
+            bytes.extend_from_slice(header.as_bytes());
+            bytes.push(b'\n');
+            for entry in tree.iter() {
+                let held = entry.raw_line();
+                if !held.is_empty() {
+                    bytes.extend_from_slice(held.as_bytes());
+                    bytes.push(b'\n');
+                }
+            }
+            target
+        }
+    };
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    let mut options = if recovery.is_some() {
+        let mut options = OpenOptions::new();
+        options.append(true);
+        options
+    } else {
+        private_new_file()
+    };
+    options.write(true).open(&target)?.write_all(&bytes)?;
+    *recovery = Some(target.clone());
+    Ok(target)
 }
 
 /// Indexes the file; its lines stay on disk, read through `file` when asked for.
@@ -346,7 +398,7 @@ impl Session {
         let Some(writer) = self.writer.as_mut() else {
             return Err(SessionError::ReadOnly { path });
         };
-        writer.check_unchanged(&path)?;
+        let unchanged = writer.check_unchanged(&path);
         let id = fresh_id(|candidate| self.tree.contains(candidate));
         let base = entry.base_mut();
         base.id = id.clone();
@@ -361,6 +413,21 @@ impl Session {
                 entry_type: entry.type_name().to_owned(),
                 source,
             })?;
+        if let Err(SessionError::FileChanged { path, change, .. }) = unchanged {
+            let saved = match save_recovery(&self.tree, &mut writer.recovery, &path, &line) {
+                Ok(recovery) => format!(
+                    "; the entries it held and the one refused are saved in {}",
+                    recovery.display()
+                ),
+                Err(error) => format!("; saving the entries it held failed too: {error}"),
+            };
+            return Err(SessionError::FileChanged {
+                path,
+                change,
+                saved,
+            });
+        }
+        unchanged?;
         let mut bytes = Vec::with_capacity(line.len() + 2);
         if writer.needs_newline {
             bytes.push(b'\n');
