@@ -4,7 +4,7 @@
 //! Each run resumes one session of a small pool (so damage, if any, accumulates), queues a
 //! random fault of every kind the mock injects — HTTP errors before the first byte; cut
 //! streams, malformed events and in-stream errors before or after it; slow streams — and
-//! sometimes sends SIGINT, SIGTERM or SIGHUP at a random moment, often while a bash tool is
+//! sometimes sends SIGINT, SIGTERM, SIGHUP or SIGKILL (kill -9) at a random moment, often while a bash tool is
 //! running (the script alternates full-output spills, sleeps and background jobs). After the
 //! run:
 //! - the session opens, and its bytes up to the length it had before the run are unchanged;
@@ -25,7 +25,7 @@ use strata_mock::{Fault, FaultKind, MockConfig, MockServer, Scenario};
 /// Usage of `cargo xtask soak`.
 pub const USAGE: &str = "  soak [--runs N] [--sessions N] [--seed S] [--strata PATH]
       Run N (default 200) scripted `strata -p` runs against strata-mock with random faults
-      and random SIGINT/SIGTERM/SIGHUP kills over a pool of sessions (default 20); check
+      and random SIGINT/SIGTERM/SIGHUP/SIGKILL kills over a pool of sessions (default 20); check
       that every session opens with its earlier bytes unchanged, that no tool process
       outlives a run and that no temp file is left. Builds target/debug/strata unless
       --strata names a binary.
@@ -69,6 +69,8 @@ pub struct SoakReport {
     pub temp_files_left: Vec<String>,
     /// Runs that did not exit within the deadline (killed by the soak).
     pub hung: Vec<String>,
+    /// Tool processes and temp files found after a kill -9 (nothing of strata's can run then).
+    pub left_after_sigkill: usize,
     /// Provider requests the mock answered.
     pub requests: usize,
     /// Wall time of the whole soak, in seconds.
@@ -249,10 +251,13 @@ pub fn soak(options: &SoakOptions) -> Result<SoakReport> {
             server.push_fault(fault);
         }
         let kill = (rng.u8(0..10) < 4).then(|| {
-            let signal = match rng.u8(0..3) {
+            let signal = match rng.u8(0..4) {
                 0 => nix::sys::signal::Signal::SIGINT,
                 1 => nix::sys::signal::Signal::SIGTERM,
-                _ => nix::sys::signal::Signal::SIGHUP,
+                2 => nix::sys::signal::Signal::SIGHUP,
+                // kill -9: no handler runs; the session must still open, keep its bytes, and
+                // resume (a fold cut between its lines is completed by appending).
+                _ => nix::sys::signal::Signal::SIGKILL,
             };
             (Duration::from_millis(rng.u64(50..3000)), signal)
         });
@@ -260,8 +265,8 @@ pub fn soak(options: &SoakOptions) -> Result<SoakReport> {
         let outcome = one_run(options, &server, &project, &session, run, kill)
             .with_context(|| label.clone())?;
         *report.exits.entry(outcome.exit).or_default() += 1;
-        if let Some(signal) = outcome.killed_with {
-            *report.kills.entry(signal).or_default() += 1;
+        if let Some(signal) = &outcome.killed_with {
+            *report.kills.entry(signal.clone()).or_default() += 1;
         }
         report.runs_with_tools += usize::from(outcome.reached_tool);
         report.killed_during_tool += usize::from(outcome.killed_during_tool);
@@ -280,11 +285,22 @@ pub fn soak(options: &SoakOptions) -> Result<SoakReport> {
         if !after.starts_with(&outcome.prefix) {
             report.prefix_changed.push(label.clone());
         }
+        // After kill -9 nothing of strata's ran: its tools' processes and temp files are
+        // left by the kernel's rules, not strata's (counted apart, cleaned up by the soak).
+        let killed_hard = outcome.killed_with.as_deref() == Some("SIGKILL");
         for orphan in outcome.orphans {
-            report.orphans.push(format!("{label}: {orphan}"));
+            if killed_hard {
+                report.left_after_sigkill += 1;
+            } else {
+                report.orphans.push(format!("{label}: {orphan}"));
+            }
         }
         for file in outcome.temp_left {
-            report.temp_files_left.push(format!("{label}: {file}"));
+            if killed_hard {
+                report.left_after_sigkill += 1;
+            } else {
+                report.temp_files_left.push(format!("{label}: {file}"));
+            }
         }
         if (run + 1) % 20 == 0 {
             eprintln!(
@@ -494,6 +510,10 @@ fn print_report(options: &SoakOptions, report: &SoakReport) {
         println!("  {count:>4}  {name}");
     }
     println!("runs that reached a bash tool: {}", report.runs_with_tools);
+    println!(
+        "tool processes and temp files left by kill -9 (cleaned up by the soak): {}",
+        report.left_after_sigkill
+    );
     let checks: [(&str, &Vec<String>); 5] = [
         ("sessions that did not open", &report.sessions_unopenable),
         ("runs that changed earlier bytes", &report.prefix_changed),

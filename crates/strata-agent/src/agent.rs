@@ -13,8 +13,8 @@ use strata_provider::{
     StreamOptions, ThinkingLevel, Usage,
 };
 use strata_session::{
-    AgentMessage, ContentBlock, EntryId, ImageContent, MessageContent, Session, StopReason,
-    TextContent, ToolCall, UserMessage,
+    AgentMessage, ContentBlock, EntryId, ImageContent, MessageContent, PlannedEdit, Replacement,
+    Session, StopReason, TextContent, ToolCall, UserMessage,
 };
 use strata_tools::{ToolOutput, ToolSet, ToolSettings, ToolSource};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -265,6 +265,8 @@ pub struct Agent {
     /// The thinking level last asked for (`None`: the session's). A model without reasoning
     /// runs `off`; switching back to one that reasons restores this.
     wanted_thinking: Option<String>,
+    /// The share of the window one tool definition may take ([`crate::DEFAULT_TOOL_SHARE`]).
+    tool_share: f64,
 }
 
 impl Agent {
@@ -295,7 +297,20 @@ impl Agent {
             pings_since_request: 0,
             cache_used_at: None,
             wanted_thinking: None,
+            tool_share: crate::tool_share::DEFAULT_TOOL_SHARE,
         }
+    }
+
+    /// Sets the share of the context window one tool definition may take (0 < share ≤ 1;
+    /// anything else declares every tool). A larger definition is not declared, and one
+    /// already declared is withdrawn at the next sync: the session's history is kept.
+    pub fn set_tool_share(&mut self, share: f64) {
+        self.tool_share = share;
+    }
+
+    /// The live tools whose definitions are too large to declare, each naming its server.
+    pub fn refused_tools(&self) -> Vec<crate::RefusedTool> {
+        self.desired_system_and_refusals().2
     }
 
     /// Reports the retries of the provider's client (built with `retries.observer()`) as
@@ -476,11 +491,24 @@ impl Agent {
     }
 
     /// Builds the system sections and tool definitions from disk and the live tool set.
+    /// Tools too large to declare ([`Agent::refused_tools`]) are in neither.
     pub fn desired_system(
         &self,
     ) -> (
         crate::prompt::SectionTexts,
         Vec<strata_session::ToolDefinition>,
+    ) {
+        let (sections, tools, _) = self.desired_system_and_refusals();
+        (sections, tools)
+    }
+
+    /// [`Agent::desired_system`], with the tools it left out as too large.
+    fn desired_system_and_refusals(
+        &self,
+    ) -> (
+        crate::prompt::SectionTexts,
+        Vec<strata_session::ToolDefinition>,
+        Vec<crate::RefusedTool>,
     ) {
         let active = self.active_tools();
         let deferred: std::collections::HashSet<String> = active
@@ -489,25 +517,6 @@ impl Agent {
             .map(|tool| tool.name().to_owned())
             .collect();
         let definitions = active.definitions();
-        let inputs = PromptInputs {
-            cwd: self.config.cwd.clone(),
-            // The source's tools stay out of the prompt's list: their definitions are in the
-            // tools array, and their coming and going then patches no section.
-            tools: self
-                .tools
-                .definitions()
-                .into_iter()
-                .map(|d| (d.name, d.description))
-                .collect(),
-            context_files: context_files(self.config.global_dir.as_deref(), &self.config.cwd),
-            skills: skills(&crate::prompt::skill_roots_for(
-                self.config.global_dir.as_deref(),
-                &self.config.cwd,
-                self.project_skills,
-            )),
-            custom_intro: self.config.custom_intro.clone(),
-            append: self.config.append_system_prompt.clone(),
-        };
         let tools = definitions
             .into_iter()
             .map(|d| {
@@ -528,13 +537,39 @@ impl Agent {
                 }
             })
             .collect();
-        (build_sections(&inputs), tools)
+        // A definition too large for the window is never declared (and withdrawn if it was).
+        let (tools, refused) =
+            crate::tool_share::split(tools, self.config.model.context_window, self.tool_share);
+        let inputs = PromptInputs {
+            cwd: self.config.cwd.clone(),
+            // The source's tools stay out of the prompt's list: their definitions are in the
+            // tools array, and their coming and going then patches no section.
+            tools: self
+                .tools
+                .definitions()
+                .into_iter()
+                .filter(|d| !refused.iter().any(|r| r.name == d.name))
+                .map(|d| (d.name, d.description))
+                .collect(),
+            context_files: context_files(self.config.global_dir.as_deref(), &self.config.cwd),
+            skills: skills(&crate::prompt::skill_roots_for(
+                self.config.global_dir.as_deref(),
+                &self.config.cwd,
+                self.project_skills,
+            )),
+            custom_intro: self.config.custom_intro.clone(),
+            append: self.config.append_system_prompt.clone(),
+        };
+        (build_sections(&inputs), tools, refused)
     }
 
     /// Stores the system snapshot (first time) or a patch (something changed); returns the
     /// entry written, if any.
     pub fn sync_system(&mut self) -> Result<Option<EntryId>, AgentError> {
-        let (sections, tools) = self.desired_system();
+        let (sections, tools, refused) = self.desired_system_and_refusals();
+        for tool in &refused {
+            tracing::warn!("{tool}");
+        }
         let update = plan(self.context()?, &sections, &tools);
         let Some(SystemUpdate {
             snapshot,
@@ -564,6 +599,7 @@ impl Agent {
             sections: section_names,
             tools_added: added_names,
             tools_removed: removed,
+            tools_refused: refused.iter().map(ToString::to_string).collect(),
             message: Box::new(strata_session::AgentMessage::System(message)),
         });
         Ok(Some(id))
@@ -824,17 +860,24 @@ impl Agent {
             strata_compaction::plan_folding(context, &entries, &settings.masking, &prices, outlook);
         let mut folded = 0;
         if let Some(plan) = fold {
+            // One group: a fold cut short between its lines would leave results whose calls
+            // are omitted, which providers refuse; readers honour the group only whole.
+            let mut edits = Vec::new();
             for task in &plan.tasks {
-                self.session.append_context_edit(
-                    task.omitted.clone(),
-                    strata_session::ContextAction::Exclude,
-                )?;
-                self.session.append_context_replacement(
-                    &task.answer,
-                    strata_compaction::fold_replacement(task),
-                )?;
-                folded += task.omitted.len() + 1;
+                edits.extend(task.omitted.iter().map(|target| PlannedEdit {
+                    target_id: target.clone(),
+                    replacement: None,
+                }));
+                edits.push(PlannedEdit {
+                    target_id: task.answer.clone(),
+                    replacement: Some(Replacement {
+                        content: Some(strata_compaction::fold_replacement(task)),
+                        extra: Default::default(),
+                    }),
+                });
             }
+            folded = edits.len();
+            self.session.append_edit_group(edits)?;
             entries = strata_compaction::mask_entries(self.context()?);
         }
         let Some(plan) =
@@ -842,10 +885,18 @@ impl Agent {
         else {
             return Ok(folded);
         };
-        for (target, stub) in &plan.stubs {
-            self.session
-                .append_context_replacement(target, serde_json::Value::String(stub.clone()))?;
-        }
+        let stubs = plan
+            .stubs
+            .iter()
+            .map(|(target, stub)| PlannedEdit {
+                target_id: target.clone(),
+                replacement: Some(Replacement {
+                    content: Some(serde_json::Value::String(stub.clone())),
+                    extra: Default::default(),
+                }),
+            })
+            .collect();
+        self.session.append_edit_group(stubs)?;
         Ok(folded + plan.stubs.len())
     }
 

@@ -108,6 +108,9 @@ pub enum AgentEvent {
         tools_added: Vec<String>,
         /// Tools removed.
         tools_removed: Vec<String>,
+        /// Tools kept out of the ledger as too large, each a message naming its server (see
+        /// [`crate::RefusedTool`]); a tool already declared is among `tools_removed` too.
+        tools_refused: Vec<String>,
         /// The system message written (boxed: it holds every section and tool definition).
         message: Box<AgentMessage>,
     },

@@ -20,8 +20,10 @@ pub mod policy;
 pub mod prompt;
 pub mod resources;
 pub mod system_sync;
+pub mod tool_share;
 
 pub use agent::{Agent, AgentConfig, Control, ModelSwitch, RetryEvents, RunSummary, SummaryModel};
 pub use error::AgentError;
 pub use event::AgentEvent;
 pub use keep_warm::{CacheSettings, KEEP_WARM_CUSTOM_TYPE, KeepWarmPlan};
+pub use tool_share::{DEFAULT_TOOL_SHARE, RefusedTool};

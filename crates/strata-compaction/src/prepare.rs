@@ -138,19 +138,21 @@ pub fn prepare(
             })
         })
         .collect::<Result<_, CompactionError>>()?;
-    let excluded: HashSet<EntryId> = entries
-        .iter()
-        .filter_map(|link| match link.entry() {
-            Entry::ContextEdit(edit) => Some(
-                edit.effects()
-                    .into_iter()
-                    .filter(|(_, effect)| *effect == EditEffect::Omit)
-                    .map(|(target, _)| target.clone())
-                    .collect::<Vec<_>>(),
-            ),
+    // Edits of a group cut short count for nothing, as in the context.
+    let edits =
+        strata_session::counted_edits(entries.iter().filter_map(|link| match link.entry() {
+            Entry::ContextEdit(edit) => Some(&**edit),
             _ => None,
+        }));
+    let excluded: HashSet<EntryId> = edits
+        .into_iter()
+        .flat_map(|edit| {
+            edit.effects()
+                .into_iter()
+                .filter(|(_, effect)| *effect == EditEffect::Omit)
+                .map(|(target, _)| target.clone())
+                .collect::<Vec<_>>()
         })
-        .flatten()
         .collect();
 
     let cut = find_cut_point(

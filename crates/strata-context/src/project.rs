@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 use strata_session::{
     AgentMessage, EditEffect, Entry, EntryId, LazyMessage, Replacement, Role, SystemEntry,
-    SystemMessage, ToolDefinition,
+    SystemMessage, ToolDefinition, counted_edits,
 };
 
 use crate::chain::{Chain, ModelRef};
@@ -180,15 +180,18 @@ impl Edit {
 /// by its compaction, do not count: edits are branch-relative).
 fn edits(chain: &Chain) -> HashMap<EntryId, Edit> {
     let mut edits = HashMap::new();
-    for link in &chain.links {
-        if let Entry::ContextEdit(edit) = link.entry() {
-            for (target, effect) in edit.effects() {
-                let edit = match effect {
-                    EditEffect::Omit => Edit::Omit,
-                    EditEffect::Replace(replacement) => Edit::Replace(replacement.clone()),
-                };
-                edits.insert(target.clone(), edit);
-            }
+    // A group of edits cut short (a fold killed between its lines) counts for nothing.
+    let on_chain = chain.links.iter().filter_map(|link| match link.entry() {
+        Entry::ContextEdit(edit) => Some(&**edit),
+        _ => None,
+    });
+    for edit in counted_edits(on_chain) {
+        for (target, effect) in edit.effects() {
+            let edit = match effect {
+                EditEffect::Omit => Edit::Omit,
+                EditEffect::Replace(replacement) => Edit::Replace(replacement.clone()),
+            };
+            edits.insert(target.clone(), edit);
         }
     }
     edits

@@ -14,6 +14,8 @@ mod pi_fixtures;
 mod properties;
 #[path = "render/mod.rs"]
 mod render;
+#[path = "all/sidecar.rs"]
+mod sidecar;
 #[path = "all/strata_entries.rs"]
 mod strata_entries;
 #[path = "all/support.rs"]

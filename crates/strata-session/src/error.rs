@@ -114,13 +114,16 @@ pub enum SessionError {
     /// The file an open writer appends to was replaced, removed or truncated by someone else;
     /// nothing more is written to it.
     #[error(
-        "{path}: the session file was {change} since it was opened; the entry was not written and nothing more will be appended to it"
+        "{path}: the session file was {change} since it was opened; the entry was not written and nothing more will be appended to it{saved}"
     )]
     FileChanged {
         /// The file.
         path: PathBuf,
         /// What happened: "replaced or removed", "truncated", "appended to by another writer".
         change: &'static str,
+        /// Where the entries the session held (and the one refused) were saved, as a sentence
+        /// ending the message (empty when they could not be saved).
+        saved: String,
     },
     /// The target file of a fork or create already exists.
     #[error("{path}: already exists")]

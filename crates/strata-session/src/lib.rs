@@ -23,6 +23,7 @@
 pub mod canonical;
 mod entry;
 mod error;
+mod group;
 mod header;
 mod id;
 mod lazy;
@@ -42,6 +43,7 @@ pub use entry::{
     ThinkingLevelChangeEntry, ToolDefinition, UnknownEntry, UsageEntry,
 };
 pub use error::{Diagnostic, Problem, SessionError};
+pub use group::{EditGroup, GROUP_FIELD, PlannedEdit, counted_edits};
 pub use header::{CURRENT_VERSION, SessionHeader};
 pub use id::EntryId;
 pub use lazy::{FileSpan, LazyMessage, MessageRead, SpanReader};

@@ -15,8 +15,9 @@ use crate::entry::{
     UsageEntry,
 };
 use crate::error::{Diagnostic, SessionError};
+use crate::group::{EditGroup, GROUP_FIELD, PlannedEdit};
 use crate::header::{CURRENT_VERSION, SessionHeader};
-use crate::id::{EntryId, fresh_id, uuid_v7};
+use crate::id::{EntryId, fresh_id, random_u64, uuid_v7};
 use crate::lazy::LazyMessage;
 use crate::message::{AgentMessage, Extra, MessageContent, SystemMessage, Usage};
 use crate::time::{format_iso_millis, now_iso, now_millis, now_unix_millis};
@@ -58,6 +59,8 @@ struct Writer {
     identity: Option<(u64, u64)>,
     /// Set once the file changed under the writer: every later append is refused too.
     changed: Option<&'static str>,
+    /// Where the entries held were saved when the file changed; refused entries follow.
+    recovery: Option<PathBuf>,
 }
 
 impl Writer {
@@ -75,6 +78,7 @@ impl Writer {
             length,
             identity: identity(&metadata),
             changed: None,
+            recovery: None,
         })
     }
 
@@ -105,6 +109,7 @@ impl Writer {
             Some(change) => Err(SessionError::FileChanged {
                 path: path.to_path_buf(),
                 change,
+                saved: String::new(),
             }),
             None => Ok(()),
         }
@@ -154,6 +159,54 @@ fn private_new_file() -> OpenOptions {
     options
 }
 
+/// Saves what a writer held when its file changed under it: the first time, a new file beside
+/// it (`<name>.recovered-<unix ms>.jsonl`: the header and every entry line the session held,
+/// read through its own handle, which still reads a replaced file's bytes), then `line`; later
+/// refused lines are appended to the same file. Returns its path.
+fn save_recovery(
+    tree: &Tree,
+    recovery: &mut Option<PathBuf>,
+    path: &Path,
+    line: &str,
+) -> std::io::Result<PathBuf> {
+    let mut bytes = Vec::new();
+    let target = match recovery {
+        Some(target) => target.clone(),
+        None => {
+            let stem = path
+                .file_stem()
+                .map_or_else(|| "session".into(), |s| s.to_string_lossy().into_owned());
+            let target = path.with_file_name(format!("{stem}.recovered-{}.jsonl", now_millis()));
+            let header = tree
+                .header()
+                .to_json_line()
+                .map_err(std::io::Error::other)?;
+            bytes.extend_from_slice(header.as_bytes());
+            bytes.push(b'\n');
+            for entry in tree.iter() {
+                let held = entry.raw_line();
+                if !held.is_empty() {
+                    bytes.extend_from_slice(held.as_bytes());
+                    bytes.push(b'\n');
+                }
+            }
+            target
+        }
+    };
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    let mut options = if recovery.is_some() {
+        let mut options = OpenOptions::new();
+        options.append(true);
+        options
+    } else {
+        private_new_file()
+    };
+    options.write(true).open(&target)?.write_all(&bytes)?;
+    *recovery = Some(target.clone());
+    Ok(target)
+}
+
 /// Indexes the file; its lines stay on disk, read through `file` when asked for.
 fn read_tree(path: &Path, file: Arc<File>) -> Result<(Tree, Vec<Diagnostic>), SessionError> {
     Tree::open_file(path, file)
@@ -187,7 +240,8 @@ impl Session {
 
     /// Opens a session file for appending: takes its advisory lock (a second writer gets
     /// [`SessionError::Locked`]), then reads it. Version 1 files are refused
-    /// ([`SessionError::LegacyFormat`]): fork them first.
+    /// ([`SessionError::LegacyFormat`]): fork them first. A group of edits cut short at the
+    /// leaf is completed by appending ([`Session::complete_unfinished_group`]).
     pub fn open_writable(
         path: impl AsRef<Path>,
         options: WriteOptions,
@@ -214,12 +268,15 @@ impl Session {
         }
         let needs_newline = tree.ends_without_newline();
         let writer = Writer::new(file, needs_newline, tree.text_len() as u64, path)?;
+        let mut session = Self {
+            tree,
+            writer: Some(writer),
+            options,
+        };
+        // A decision cut short at the tail is finished before anything else is appended.
+        session.complete_unfinished_group()?;
         Ok(Opened {
-            session: Self {
-                tree,
-                writer: Some(writer),
-                options,
-            },
+            session,
             diagnostics,
         })
     }
@@ -341,7 +398,7 @@ impl Session {
         let Some(writer) = self.writer.as_mut() else {
             return Err(SessionError::ReadOnly { path });
         };
-        writer.check_unchanged(&path)?;
+        let unchanged = writer.check_unchanged(&path);
         let id = fresh_id(|candidate| self.tree.contains(candidate));
         let base = entry.base_mut();
         base.id = id.clone();
@@ -356,6 +413,21 @@ impl Session {
                 entry_type: entry.type_name().to_owned(),
                 source,
             })?;
+        if let Err(SessionError::FileChanged { path, change, .. }) = unchanged {
+            let saved = match save_recovery(&self.tree, &mut writer.recovery, &path, &line) {
+                Ok(recovery) => format!(
+                    "; the entries it held and the one refused are saved in {}",
+                    recovery.display()
+                ),
+                Err(error) => format!("; saving the entries it held failed too: {error}"),
+            };
+            return Err(SessionError::FileChanged {
+                path,
+                change,
+                saved,
+            });
+        }
+        unchanged?;
         let mut bytes = Vec::with_capacity(line.len() + 2);
         if writer.needs_newline {
             bytes.push(b'\n');
@@ -448,14 +520,112 @@ impl Session {
                 extra: Extra::new(),
             })));
         }
-        let mut last = None;
-        for target in targets {
-            last = Some(self.append_edit(target, None)?);
+        let ids = self.append_edit_group(
+            targets
+                .into_iter()
+                .map(|target| PlannedEdit {
+                    target_id: target,
+                    replacement: None,
+                })
+                .collect(),
+        )?;
+        ids.last()
+            .cloned()
+            .ok_or_else(|| SessionError::InvalidArgument {
+                path: self.path().to_path_buf(),
+                reason: "a context edit needs at least one target".into(),
+            })
+    }
+
+    /// Appends the Pi 1.x `context_edit`s of one decision (a fold, a masking batch) so that
+    /// they count only together: with more than one, each carries a `strataGroup` marker
+    /// (the first also the rest of the plan), and readers ignore a group not every member of
+    /// which is on the path (see [`crate::counted_edits`]). Returns the edits' ids, in order. Every
+    /// target must exist; nothing is written otherwise.
+    pub fn append_edit_group(
+        &mut self,
+        edits: Vec<PlannedEdit>,
+    ) -> Result<Vec<EntryId>, SessionError> {
+        for edit in &edits {
+            self.require_entry(&edit.target_id)?;
         }
-        last.ok_or_else(|| SessionError::InvalidArgument {
+        if edits.len() < 2 {
+            return edits
+                .into_iter()
+                .map(|edit| self.append_edit(edit.target_id, edit.replacement, None))
+                .collect();
+        }
+        let size = u32::try_from(edits.len()).map_err(|_| SessionError::InvalidArgument {
             path: self.path().to_path_buf(),
-            reason: "a context edit needs at least one target".into(),
-        })
+            reason: "too many edits for one group".into(),
+        })?;
+        let group_id = format!("{:016x}", random_u64());
+        let rest = edits[1..].to_vec();
+        let mut ids = Vec::with_capacity(edits.len());
+        for (index, edit) in (0..size).zip(edits) {
+            let group = EditGroup {
+                id: group_id.clone(),
+                index,
+                size,
+                rest: if index == 0 { rest.clone() } else { Vec::new() },
+            };
+            ids.push(self.append_edit(edit.target_id, edit.replacement, Some(group))?);
+        }
+        Ok(ids)
+    }
+
+    /// Completes a group of edits cut short at the leaf (a kill or a full disk between its
+    /// lines) by appending the rest of its plan, so that every reader, Pi too, sees the
+    /// decision whole; nothing is rewritten. Returns the ids appended (none when the leaf is
+    /// no unfinished group, or its first member cannot be found).
+    pub fn complete_unfinished_group(&mut self) -> Result<Vec<EntryId>, SessionError> {
+        let Some(leaf) = self.tree.leaf().cloned() else {
+            return Ok(Vec::new());
+        };
+        let Ok(Entry::ContextEdit(last)) = self.tree.entry(&leaf) else {
+            return Ok(Vec::new());
+        };
+        let Some(last_group) = last.group() else {
+            return Ok(Vec::new());
+        };
+        if last_group.index + 1 >= last_group.size {
+            return Ok(Vec::new());
+        }
+        // Back along the parents to the first member: each one the previous index.
+        let mut at = leaf;
+        let mut first = last_group.clone();
+        while first.index > 0 {
+            let Some(parent) = self.tree.parent_of(&at).cloned() else {
+                return Ok(Vec::new());
+            };
+            let Ok(Entry::ContextEdit(edit)) = self.tree.entry(&parent) else {
+                return Ok(Vec::new());
+            };
+            match edit.group() {
+                Some(group) if group.id == first.id && group.index + 1 == first.index => {
+                    first = group;
+                }
+                _ => return Ok(Vec::new()),
+            }
+            at = parent;
+        }
+        if first.rest.len() + 1 != first.size as usize {
+            return Ok(Vec::new());
+        }
+        let mut ids = Vec::new();
+        for index in last_group.index + 1..first.size {
+            let Some(edit) = first.rest.get(index as usize - 1).cloned() else {
+                break;
+            };
+            let group = EditGroup {
+                id: first.id.clone(),
+                index,
+                size: first.size,
+                rest: Vec::new(),
+            };
+            ids.push(self.append_edit(edit.target_id, edit.replacement, Some(group))?);
+        }
+        Ok(ids)
     }
 
     /// Appends a Pi 1.x `context_edit` replacing `target`'s content with `content` (a string
@@ -470,21 +640,31 @@ impl Session {
             content: Some(content),
             extra: Extra::new(),
         };
-        self.append_edit(target.clone(), Some(replacement))
+        self.append_edit(target.clone(), Some(replacement), None)
     }
 
     fn append_edit(
         &mut self,
         target: EntryId,
         replacement: Option<Replacement>,
+        group: Option<EditGroup>,
     ) -> Result<EntryId, SessionError> {
+        let mut extra = Extra::new();
+        if let Some(group) = group {
+            let value = serde_json::to_value(&group).map_err(|source| SessionError::Serialize {
+                path: self.path().to_path_buf(),
+                entry_type: "context_edit".into(),
+                source,
+            })?;
+            extra.insert(GROUP_FIELD.into(), value);
+        }
         self.append(Entry::ContextEdit(Box::new(ContextEditEntry {
             base: EntryBase::pending(),
             target_id: Some(target),
             replacement: Some(replacement),
             targets: Vec::new(),
             action: None,
-            extra: Extra::new(),
+            extra,
         })))
     }
 

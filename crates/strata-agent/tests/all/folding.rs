@@ -96,3 +96,122 @@ async fn a_finished_task_folds_to_its_prompt_and_a_note_as_the_next_task_starts(
         2 * 4
     );
 }
+
+/// Every tool result answers a call of the assistant message before it, and every call is
+/// answered: what Anthropic and OpenAI check before they accept a request.
+fn assert_paired(request: &strata_provider::Request, what: &str) {
+    use strata_provider::{ContentBlock, Role};
+    let mut open: Vec<String> = Vec::new();
+    for message in &request.messages {
+        for block in &message.content {
+            match block {
+                ContentBlock::ToolCall { id, .. } => {
+                    assert_eq!(message.role, Role::Assistant, "{what}");
+                    open.push(id.clone());
+                }
+                ContentBlock::ToolResult { tool_call_id, .. } => {
+                    let at = open.iter().position(|id| id == tool_call_id);
+                    assert!(at.is_some(), "{what}: result {tool_call_id} has no call");
+                    open.retain(|id| id != tool_call_id);
+                }
+                _ => {}
+            }
+        }
+        if message.role == Role::Assistant {
+            continue;
+        }
+        // A user turn after the results: nothing may still wait for its result.
+        if message
+            .content
+            .iter()
+            .all(|block| !matches!(block, ContentBlock::ToolResult { .. }))
+        {
+            assert!(open.is_empty(), "{what}: calls {open:?} unanswered");
+        }
+    }
+    assert!(open.is_empty(), "{what}: calls {open:?} unanswered");
+}
+
+/// A fold is several lines; a kill or a full disk may stop it after any byte. Every such
+/// prefix, opened to resume (masking off: the context as written), renders a request whose
+/// calls and results pair up, and the resumed file only grew.
+#[tokio::test(start_paused = true)]
+async fn a_fold_cut_at_any_byte_resumes_into_paired_calls_and_results() {
+    let dir = tempfile::tempdir().unwrap();
+    files(dir.path());
+    let mut script = turns();
+    script.truncate(6);
+    let provider = Scripted::new(script);
+    let path = dir.path().join("s.jsonl");
+    let session = Session::create(&path, "/x", WriteOptions::default()).unwrap();
+    let mut agent = agent_with_capabilities(
+        session,
+        provider.clone(),
+        dir.path(),
+        None,
+        model(),
+        CompactionSettings::default(),
+        five_minute_cache(),
+    );
+    for prompt in ["task one", "task two"] {
+        assert_eq!(agent.prompt(prompt).await.unwrap().reason, "stop");
+    }
+    drop(agent);
+    let bytes = std::fs::read(&path).unwrap();
+    // The fold's lines: the first run of context edits.
+    let mut offset = 0;
+    let mut start = None;
+    let mut end = None;
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        let edit = line.starts_with(br#"{"type":"context_edit""#);
+        match (edit, start) {
+            (true, None) => start = Some(offset),
+            (false, Some(_)) if end.is_none() => end = Some(offset),
+            _ => {}
+        }
+        offset += line.len();
+    }
+    let (start, end) = (start.unwrap(), end.unwrap());
+    let fold = &bytes[start..end];
+    assert_eq!(fold.iter().filter(|&&b| b == b'\n').count(), 5);
+
+    let capabilities = five_minute_cache();
+    let whole = {
+        let cut = dir.path().join("whole.jsonl");
+        std::fs::write(&cut, &bytes[..end]).unwrap();
+        let opened = Session::open(&cut).unwrap();
+        let tree = opened.session.tree();
+        strata_context::build(tree, tree.leaf()).unwrap()
+    };
+    for cut_at in 0..=fold.len() {
+        let cut = dir.path().join(format!("cut-{cut_at}.jsonl"));
+        let prefix = [&bytes[..start], &fold[..cut_at]].concat();
+        std::fs::write(&cut, &prefix).unwrap();
+        let what = format!("cut after {cut_at} of {} bytes", fold.len());
+        {
+            // A reader that does not repair already sees the fold whole or not at all.
+            let opened = Session::open(&cut).unwrap();
+            let tree = opened.session.tree();
+            let context = strata_context::build(tree, tree.leaf()).unwrap();
+            assert_paired(&strata_context::render(&context, &capabilities), &what);
+        }
+        let opened = Session::open_writable(&cut, WriteOptions::default()).unwrap();
+        let tree = opened.session.tree();
+        let context = strata_context::build(tree, tree.leaf()).unwrap();
+        assert_paired(&strata_context::render(&context, &capabilities), &what);
+        let resumed = std::fs::read(&cut).unwrap();
+        assert!(
+            resumed.starts_with(&prefix),
+            "{what}: the file was rewritten"
+        );
+        // Once the first line is whole, resuming completes the fold as planned.
+        let first_line = fold.iter().position(|&b| b == b'\n').unwrap() + 1;
+        if cut_at >= first_line {
+            assert_eq!(
+                json_of(&context.messages),
+                json_of(&whole.messages),
+                "{what}"
+            );
+        }
+    }
+}

@@ -13,3 +13,4 @@ mod masking;
 mod mock;
 mod scripted;
 mod system;
+mod tool_share;

@@ -4,11 +4,17 @@
 //! The sidecar holds the [`Builder`] state after the pass and before [`Builder::finish`]: per
 //! entry its offset, length, line number, id, parent (the line before, or pending by id) and
 //! kind, plus the pending parents, label changes, the name and the header. It records the
-//! session file's length, mtime and a hash of its last [`TAIL`] bytes when written. On open:
-//! the same length and mtime with a matching tail → used as is; a longer file whose bytes at
-//! the recorded tail still match → used for the old part, and only the appended bytes are
-//! indexed; anything else (shorter, changed, another format version, a torn or corrupt
-//! sidecar) → ignored, and the file is scanned. The session file is never written.
+//! session file's length, mtime and a hash of all its bytes when written (the content it
+//! indexes), and when it was written. On open: the same length and mtime, written more than
+//! [`RACY_SECS`] after that mtime → used as is without reading the file; otherwise the bytes
+//! it indexed are hashed again, and only if they match is it used (for the old part of a file
+//! that grew, with the appended bytes indexed); anything else (shorter, changed, another format
+//! version, a torn, corrupt or foreign sidecar) → ignored, and the file is scanned. The
+//! session file is never written.
+//!
+//! The sidecar's own hash is keyed with a random key kept beside the sessions
+//! ([`KEY_FILE`], mode 0600): a sidecar made or edited by anything that does not hold the key
+//! (a copy from another machine, a forgery with a recomputed checksum) never checks out.
 //!
 //! Only a pass that reported nothing (no diagnostics, no repaired lines) over a v2+ file is
 //! saved: those are the only states the sidecar can restore exactly.
@@ -35,8 +41,8 @@ pub(super) const SIDECAR_FROM: u64 = 1 << 20;
 const MAGIC: &[u8; 8] = b"STRATIDX";
 
 /// Bumped whenever the layout or the meaning of a field changes (2: fixed-size node records
-/// and the id table).
-const FORMAT_VERSION: u32 = 2;
+/// and the id table; 3: a hash of the whole indexed content, the time written, a keyed hash).
+const FORMAT_VERSION: u32 = 3;
 
 /// One node's record: start `u64`, length, line and parent `u32`, kind code `u8`, id length
 /// `u8` and the id's bytes padded to [`ID_BYTES`]. A fixed size lets a reopen decode a
@@ -50,8 +56,42 @@ const ID_BYTES: usize = 14;
 /// A record's id length when the id is stored after the records.
 const LONG_ID: u8 = u8::MAX;
 
-/// How many of the file's last bytes the recorded tail hash covers.
-const TAIL: u64 = 4096;
+/// A file modified this close to when its sidecar was written may have changed again within
+/// the same mtime tick (file systems stamp times coarsely): its content is hashed on open.
+const RACY_SECS: u64 = 2;
+
+/// The key of the sidecars' hashes, in the session file's directory (16 random bytes).
+pub const KEY_FILE: &str = ".strata-sidecar.key";
+
+const KEY_BYTES: usize = 16;
+
+/// The sidecar key of `path`'s directory; created (mode 0600) when `create` and missing.
+/// `None` when it cannot be read or made: no sidecar is then written or trusted.
+fn sidecar_key(path: &Path, create: bool) -> Option<[u8; KEY_BYTES]> {
+    let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty());
+    let key_path = dir.map_or_else(|| PathBuf::from(KEY_FILE), |dir| dir.join(KEY_FILE));
+    let mut key = [0u8; KEY_BYTES];
+    if let Ok(bytes) = std::fs::read(&key_path) {
+        if bytes.len() != KEY_BYTES {
+            return None;
+        }
+        key.copy_from_slice(&bytes);
+        return Some(key);
+    }
+    if !create {
+        return None;
+    }
+    key[..8].copy_from_slice(&crate::id::random_u64().to_le_bytes());
+    key[8..].copy_from_slice(&crate::id::random_u64().to_le_bytes());
+    match private_new_file()
+        .open(&key_path)
+        .and_then(|mut out| out.write_all(&key))
+    {
+        Ok(()) => Some(key),
+        // Another process made it first: use theirs.
+        Err(_) => sidecar_key(path, false),
+    }
+}
 
 /// `<file>.idx`: a name that is not `*.jsonl`, so no session listing takes it for a session.
 pub fn sidecar_path(path: &Path) -> PathBuf {
@@ -79,15 +119,85 @@ fn file_state(file: &File) -> Option<FileState> {
     })
 }
 
-/// The hash of the `TAIL` bytes of `file` before `end`.
-fn tail_hash(file: &File, end: u64) -> Option<u64> {
-    let start = end.saturating_sub(TAIL);
-    let mut bytes = vec![0u8; (end - start) as usize];
-    read_exact_at(file, &mut bytes, start).ok()?;
-    Some(hash(&bytes))
+/// The hash of `file`'s first `end` bytes: four lanes a step, the two halves of a large file
+/// on two threads (it is read at memory speed from the page cache).
+fn content_hash(file: &File, end: u64) -> Option<u64> {
+    /// Bytes per read: a whole number of lane steps.
+    const CHUNK: u64 = 1 << 20;
+    let part = |start: u64, stop: u64| -> Option<u64> {
+        let mut lanes = Lanes::new(stop - start);
+        let mut buffer = vec![0u8; CHUNK.min(stop - start) as usize];
+        let mut at = start;
+        while at < stop {
+            let len = CHUNK.min(stop - at) as usize;
+            read_exact_at(file, &mut buffer[..len], at).ok()?;
+            lanes.feed(&buffer[..len]);
+            at += len as u64;
+        }
+        Some(lanes.finish())
+    };
+    if end < 16 * CHUNK {
+        return part(0, end);
+    }
+    let middle = (end / 2) / CHUNK * CHUNK;
+    let (first, second) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| part(0, middle));
+        let second = part(middle, end);
+        (first.join().ok().flatten(), second)
+    });
+    let mut all = Hash::new(end);
+    all.words(&first?.to_le_bytes());
+    all.words(&second?.to_le_bytes());
+    Some(all.finish())
+}
+
+/// [`Hash`] over four interleaved lanes (four words a step, no dependency between them).
+struct Lanes {
+    lanes: [u64; 4],
+    /// The bytes after the last whole step; only the last part fed may leave some.
+    rest: Vec<u8>,
+}
+
+impl Lanes {
+    fn new(len: u64) -> Self {
+        let seed = Hash::new(len).h;
+        Self {
+            lanes: [seed, seed ^ 1, seed ^ 2, seed ^ 3],
+            rest: Vec::new(),
+        }
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        debug_assert!(
+            self.rest.is_empty(),
+            "a part after one that left bytes over"
+        );
+        let mut steps = bytes.chunks_exact(32);
+        for step in &mut steps {
+            for (lane, word) in self.lanes.iter_mut().zip(step.chunks_exact(8)) {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(word);
+                *lane = (*lane ^ u64::from_le_bytes(w))
+                    .wrapping_mul(Hash::K)
+                    .rotate_left(29);
+            }
+        }
+        self.rest.extend_from_slice(steps.remainder());
+    }
+
+    fn finish(self) -> u64 {
+        let mut all = Hash::new(self.rest.len() as u64);
+        for lane in self.lanes {
+            all.words(&lane.to_le_bytes());
+        }
+        let mut tail = all;
+        tail.words(&self.rest);
+        tail.finish()
+    }
 }
 
 /// A fast 64-bit hash, eight bytes a step (not cryptographic: it detects damage, not forgery).
+#[cfg(test)]
 fn hash(bytes: &[u8]) -> u64 {
     let mut hash = Hash::new(bytes.len() as u64);
     hash.words(bytes);
@@ -241,13 +351,15 @@ struct Reader<R> {
 const READ_CHUNK: usize = 64 * 1024;
 
 impl<R: std::io::Read> Reader<R> {
-    fn new(source: R, body_len: u64) -> Self {
+    fn new(source: R, body_len: u64, key: &[u8; KEY_BYTES]) -> Self {
+        let mut hash = Hash::new(body_len);
+        hash.words(key);
         Self {
             source,
             buffer: Vec::with_capacity(READ_CHUNK),
             at: 0,
             unread: body_len,
-            hash: Hash::new(body_len),
+            hash,
         }
     }
 
@@ -339,8 +451,9 @@ fn encode(
     header: &str,
     state: &FileState,
     streamed: &Streamed,
-    tail: u64,
+    content: u64,
     by_id: Option<&IdIndex>,
+    key: &[u8; KEY_BYTES],
 ) -> Vec<u8> {
     let mut out = Writer::default();
     out.0.extend_from_slice(MAGIC);
@@ -348,7 +461,11 @@ fn encode(
     out.u64(streamed.len as u64);
     out.u64(state.mtime.0);
     out.u32(state.mtime.1);
-    out.u64(tail);
+    out.u64(content);
+    let saved_at = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    out.u64(saved_at);
     out.u8(u8::from(streamed.ends_without_newline));
     out.str(header);
     out.u32(builder.line_count);
@@ -410,9 +527,17 @@ fn encode(
             out.opt_str(name.as_deref());
         }
     }
-    let sum = hash(&out.0);
+    let sum = keyed_hash(&out.0, key);
     out.u64(sum);
     out.0
+}
+
+/// The sidecar's own hash: of its body, keyed.
+fn keyed_hash(body: &[u8], key: &[u8; KEY_BYTES]) -> u64 {
+    let mut hash = Hash::new(body.len() as u64);
+    hash.words(key);
+    hash.words(body);
+    hash.finish()
 }
 
 /// What a sidecar restored, before the session file is checked against it.
@@ -420,7 +545,8 @@ struct Restored {
     builder: Builder,
     len: u64,
     mtime: (u64, u32),
-    tail: u64,
+    content: u64,
+    saved_at: u64,
     ends_without_newline: bool,
 }
 
@@ -458,14 +584,20 @@ fn decode_node(record: &[u8; RECORD], index: u32, file_len: u64) -> Option<Node>
 /// Decodes a sidecar of `size` bytes from `source`; `None` for anything but an intact one. The
 /// hash is checked at the end, so a damaged sidecar is decoded as far as it reads (every count
 /// and index is bounded by what is left) and then refused.
-fn decode(path: &Path, source: impl std::io::Read, size: u64) -> Option<Restored> {
-    let mut input = Reader::new(source, size.checked_sub(8)?);
+fn decode(
+    path: &Path,
+    source: impl std::io::Read,
+    size: u64,
+    key: &[u8; KEY_BYTES],
+) -> Option<Restored> {
+    let mut input = Reader::new(source, size.checked_sub(8)?, key);
     if input.take(MAGIC.len())? != MAGIC || input.u32()? != FORMAT_VERSION {
         return None;
     }
     let len = input.u64()?;
     let mtime = (input.u64()?, input.u32()?);
-    let tail = input.u64()?;
+    let content = input.u64()?;
+    let saved_at = input.u64()?;
     let ends_without_newline = match input.u8()? {
         0 => false,
         1 => true,
@@ -585,7 +717,8 @@ fn decode(path: &Path, source: impl std::io::Read, size: u64) -> Option<Restored
         builder,
         len,
         mtime,
-        tail,
+        content,
+        saved_at,
         ends_without_newline,
     })
 }
@@ -597,21 +730,36 @@ pub(super) fn load(path: &Path, file: &File) -> Option<Result<(Builder, Streamed
     if state.len < SIDECAR_FROM {
         return None;
     }
+    let key = sidecar_key(path, false)?;
     let sidecar = File::open(sidecar_path(path)).ok()?;
     let size = sidecar.metadata().ok()?.len();
-    let restored = decode(path, &sidecar, size)?;
-    if restored.len > state.len || tail_hash(file, restored.len)? != restored.tail {
+    let restored = decode(path, &sidecar, size, &key)?;
+    if restored.len > state.len {
+        return None;
+    }
+    // Untouched since well before the sidecar was written: nothing to read. Any other state
+    // (grown, touched, or changed within the same mtime tick) is checked by content.
+    let untouched = restored.len == state.len
+        && restored.mtime == state.mtime
+        && restored.saved_at > state.mtime.0.saturating_add(RACY_SECS);
+    if !untouched && content_hash(file, restored.len)? != restored.content {
         return None;
     }
     if restored.len == state.len {
-        if restored.mtime != state.mtime {
-            return None;
-        }
         let streamed = Streamed {
             len: restored.len as usize,
             ends_without_newline: restored.ends_without_newline,
         };
-        return Some(Ok((restored.builder, streamed)));
+        let mut builder = restored.builder;
+        // Checked by content because it was racy or touched: written again once the mtime is
+        // settled, so that later opens need not read the file.
+        let now = std::time::SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        if !untouched && now > state.mtime.0.saturating_add(RACY_SECS) {
+            save(path, file, &mut builder, &streamed);
+        }
+        return Some(Ok((builder, streamed)));
     }
     // The file grew: its old last line must have been complete, or it may continue now.
     if restored.ends_without_newline {
@@ -660,11 +808,26 @@ pub(super) fn save(path: &Path, file: &File, builder: &mut Builder, streamed: &S
     else {
         return;
     };
-    let Some(tail) = tail_hash(file, streamed.len as u64) else {
+    if state.len != streamed.len as u64 {
+        // Appended to while it was indexed: the next open indexes it afresh.
+        return;
+    }
+    let Some(key) = sidecar_key(path, true) else {
+        return;
+    };
+    let Some(content) = content_hash(file, streamed.len as u64) else {
         return;
     };
     let by_id = IdIndex::of_distinct(&builder.nodes);
-    let bytes = encode(builder, &header, &state, streamed, tail, by_id.as_ref());
+    let bytes = encode(
+        builder,
+        &header,
+        &state,
+        streamed,
+        content,
+        by_id.as_ref(),
+        &key,
+    );
     builder.restored_ids = by_id;
     let target = sidecar_path(path);
     let mut temp = target.clone().into_os_string();
@@ -694,18 +857,20 @@ fn private_new_file() -> OpenOptions {
 mod tests {
     use super::*;
 
+    const KEY: [u8; KEY_BYTES] = *b"0123456789abcdef";
+
     /// A body of several read chunks that ends off a word boundary, and its hash after it.
     fn sidecar_bytes() -> Vec<u8> {
         let mut bytes: Vec<u8> = (0..3 * READ_CHUNK + 13)
             .map(|i| (i.wrapping_mul(31) >> 3) as u8)
             .collect();
-        let sum = hash(&bytes);
+        let sum = keyed_hash(&bytes, &KEY);
         bytes.extend_from_slice(&sum.to_le_bytes());
         bytes
     }
 
     fn read_all(bytes: &[u8]) -> (Vec<u8>, bool) {
-        let mut reader = Reader::new(bytes, bytes.len() as u64 - 8);
+        let mut reader = Reader::new(bytes, bytes.len() as u64 - 8, &KEY);
         let mut body = Vec::new();
         // Takes of odd sizes, some longer than a chunk, straddle every boundary.
         for size in [1usize, 7, 8, 4093, READ_CHUNK + 5, 3].into_iter().cycle() {
@@ -741,7 +906,7 @@ mod tests {
         }
         // A take past the body's end is refused, not read from the hash.
         let bytes = sidecar_bytes();
-        let mut reader = Reader::new(&bytes[..], bytes.len() as u64 - 8);
+        let mut reader = Reader::new(&bytes[..], bytes.len() as u64 - 8, &KEY);
         assert!(reader.take(bytes.len() - 7).is_none());
     }
 
@@ -787,6 +952,7 @@ mod tests {
                 &streamed,
                 7,
                 IdIndex::of_distinct(&builder.nodes).as_ref(),
+                &KEY,
             ),
             text.len() as u64,
         )
@@ -795,7 +961,7 @@ mod tests {
     /// `bytes` with its body hash made right again after an edit.
     fn rehashed(mut bytes: Vec<u8>) -> Vec<u8> {
         let body = bytes.len() - 8;
-        let sum = hash(&bytes[..body]);
+        let sum = keyed_hash(&bytes[..body], &KEY);
         bytes[body..].copy_from_slice(&sum.to_le_bytes());
         bytes
     }
@@ -804,7 +970,7 @@ mod tests {
     fn the_id_table_comes_back_with_the_nodes_and_long_ids() {
         let (bytes, _) = encoded(40, 3);
         let restored =
-            decode(Path::new("t.jsonl"), &bytes[..], bytes.len() as u64).expect("decoded");
+            decode(Path::new("t.jsonl"), &bytes[..], bytes.len() as u64, &KEY).expect("decoded");
         let nodes = &restored.builder.nodes;
         assert_eq!(nodes.len(), 40);
         assert_eq!(nodes[1].id.as_str(), "a-long-entry-id-1");
@@ -831,6 +997,7 @@ mod tests {
             Path::new("t.jsonl"),
             &other_hash[..],
             other_hash.len() as u64,
+            &KEY,
         )
         .expect("still a sidecar");
         assert!(
@@ -847,13 +1014,41 @@ mod tests {
         let mut wrong = bytes.clone();
         wrong[slot..slot + 4].copy_from_slice(&40u32.to_le_bytes());
         let wrong = rehashed(wrong);
-        assert!(decode(Path::new("t.jsonl"), &wrong[..], wrong.len() as u64).is_none());
+        assert!(decode(Path::new("t.jsonl"), &wrong[..], wrong.len() as u64, &KEY).is_none());
+    }
+
+    #[test]
+    fn a_sidecar_hashed_without_its_key_does_not_check_out() {
+        let (bytes, _) = encoded(40, 0);
+        assert!(decode(Path::new("t.jsonl"), &bytes[..], bytes.len() as u64, &KEY).is_some());
+        let body = bytes.len() - 8;
+        let mut forged = bytes.clone();
+        forged[body..].copy_from_slice(&hash(&bytes[..body]).to_le_bytes());
+        let other = *b"fedcba9876543210";
+        assert!(decode(Path::new("t.jsonl"), &forged[..], forged.len() as u64, &KEY).is_none());
+        assert!(decode(Path::new("t.jsonl"), &bytes[..], bytes.len() as u64, &other).is_none());
+    }
+
+    #[test]
+    fn the_content_hash_sees_one_changed_byte_on_either_thread() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("big");
+        let bytes: Vec<u8> = (0..(40usize << 20) + 13).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).expect("written");
+        let whole = content_hash(&File::open(&path).expect("open"), bytes.len() as u64);
+        for at in [0, 20 << 20, (40 << 20) + 12] {
+            let mut changed = bytes.clone();
+            changed[at] ^= 1;
+            std::fs::write(&path, &changed).expect("written");
+            let hash = content_hash(&File::open(&path).expect("open"), bytes.len() as u64);
+            assert_ne!(hash, whole, "a change at {at} went unseen");
+        }
     }
 
     #[test]
     fn a_body_not_read_to_its_end_does_not_check_out() {
         let bytes = sidecar_bytes();
-        let mut reader = Reader::new(&bytes[..], bytes.len() as u64 - 8);
+        let mut reader = Reader::new(&bytes[..], bytes.len() as u64 - 8, &KEY);
         reader.take(100).expect("within the body");
         assert!(!reader.body_checks_out());
     }

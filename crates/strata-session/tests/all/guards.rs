@@ -133,3 +133,39 @@ fn session_files_are_created_private() {
     let mode = fs::metadata(&fork).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "{mode:o}");
 }
+
+#[test]
+fn a_file_replaced_under_the_writer_leaves_what_it_held_in_a_recovery_file_named_in_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let mut session = Session::create(&path, "/w", WriteOptions::default()).unwrap();
+    session.append_message(user("one")).unwrap();
+    let replacement = dir.path().join("new.jsonl");
+    fs::write(&replacement, "replaced\n").unwrap();
+    fs::rename(&replacement, &path).unwrap();
+    let message = session.append_message(user("two")).unwrap_err().to_string();
+    let recovery = fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains(".recovered-"))
+        .expect("a recovery file");
+    assert!(
+        message.contains(&recovery.display().to_string()),
+        "{message}"
+    );
+    // A later refused entry joins it.
+    assert!(session.append_message(user("three")).is_err());
+    let opened = Session::open(&recovery).unwrap();
+    assert!(opened.diagnostics.is_empty(), "{:?}", opened.diagnostics);
+    let text = fs::read_to_string(&recovery).unwrap();
+    for word in ["one", "two", "three"] {
+        assert!(
+            text.contains(&format!("\"{word}\"")),
+            "{word} missing: {text}"
+        );
+    }
+    let tree = opened.session.tree();
+    assert_eq!(tree.len(), 3);
+    assert_eq!(fs::read_to_string(&path).unwrap(), "replaced\n");
+}
