@@ -306,7 +306,11 @@ impl Agent {
     /// its parent's, so a provider that routes by it reads the parent's prefix).
     pub fn share_cache_key(&mut self, key: impl Into<String>) {
         self.shared_cache_key = Some(key.into());
-        self.renderer = renderer_for(&self.config, &self.session, self.shared_cache_key.as_deref());
+        self.renderer = renderer_for(
+            &self.config,
+            &self.session,
+            self.shared_cache_key.as_deref(),
+        );
     }
 
     /// Reports the retries of the provider's client (built with `retries.observer()`) as
@@ -401,7 +405,11 @@ impl Agent {
         self.config.api = switch.api;
         self.config.stream = switch.stream;
         self.config.model = switch.model;
-        self.renderer = renderer_for(&self.config, &self.session, self.shared_cache_key.as_deref());
+        self.renderer = renderer_for(
+            &self.config,
+            &self.session,
+            self.shared_cache_key.as_deref(),
+        );
         // The new model shares nothing with what the old one cached.
         self.last_sent = None;
         if changed {
@@ -455,7 +463,11 @@ impl Agent {
     pub fn switch_session(&mut self, session: Session) -> Session {
         let old = std::mem::replace(&mut self.session, session);
         self.assembler = Assembler::new();
-        self.renderer = renderer_for(&self.config, &self.session, self.shared_cache_key.as_deref());
+        self.renderer = renderer_for(
+            &self.config,
+            &self.session,
+            self.shared_cache_key.as_deref(),
+        );
         self.requests_since_compaction = 0;
         self.epoch_start_tokens = None;
         self.last_sent = None;

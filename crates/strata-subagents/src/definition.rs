@@ -109,7 +109,11 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<AgentDefinition, D
     let mut lines = text.lines().enumerate();
     match lines.next() {
         Some((_, first)) if first.trim_end() == "---" => {}
-        _ => return Err(front_error("no front matter: the file must start with a `---` line")),
+        _ => {
+            return Err(front_error(
+                "no front matter: the file must start with a `---` line",
+            ));
+        }
     }
     let mut fields: BTreeMap<String, (usize, Value)> = BTreeMap::new();
     let mut current: Option<String> = None;
@@ -165,7 +169,9 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<AgentDefinition, D
         fields.insert(key, (number, parsed));
     }
     let Some(body_start) = body_start else {
-        return Err(front_error("the front matter is never closed by a `---` line"));
+        return Err(front_error(
+            "the front matter is never closed by a `---` line",
+        ));
     };
     let field_error = |field: &str, line: usize, message: &str| DefinitionError::Field {
         path: path.to_path_buf(),
@@ -416,7 +422,14 @@ mod tests {
         assert_eq!(def.name, "code-reviewer");
         assert_eq!(
             def.tools.as_deref(),
-            Some(&["read".to_owned(), "grep".into(), "find".into(), "bash".into()][..])
+            Some(
+                &[
+                    "read".to_owned(),
+                    "grep".into(),
+                    "find".into(),
+                    "bash".into()
+                ][..]
+            )
         );
         assert_eq!(def.unknown_tools, ["WebFetch"]);
         assert_eq!(def.model.as_deref(), Some("sonnet"));
@@ -437,7 +450,8 @@ mod tests {
 
     #[test]
     fn yaml_list_of_tools_and_inherit_model() {
-        let text = "---\nname: a\ndescription: b\ntools:\n  - Read\n  - Edit\nmodel: inherit\n---\n";
+        let text =
+            "---\nname: a\ndescription: b\ntools:\n  - Read\n  - Edit\nmodel: inherit\n---\n";
         let def = parse(Path::new("a.md"), text, Scope::User).unwrap();
         assert_eq!(def.tools.unwrap(), ["read", "edit"]);
         assert_eq!(def.model, None);
@@ -462,13 +476,22 @@ mod tests {
         let open = parse(Path::new("c.md"), "---\nname: c\n", Scope::User);
         assert!(open.unwrap_err().to_string().contains("never closed"));
         let none = parse(Path::new("d.md"), "just text", Scope::User);
-        assert!(none.unwrap_err().to_string().starts_with("d.md: no front matter"));
+        assert!(
+            none.unwrap_err()
+                .to_string()
+                .starts_with("d.md: no front matter")
+        );
         let spaced = parse(
             Path::new("e.md"),
             "---\nname: two words\ndescription: d\n---\n",
             Scope::User,
         );
-        assert!(spaced.unwrap_err().to_string().starts_with("e.md:2: field `name`"));
+        assert!(
+            spaced
+                .unwrap_err()
+                .to_string()
+                .starts_with("e.md:2: field `name`")
+        );
     }
 
     #[test]
@@ -494,8 +517,15 @@ mod tests {
 
         let trusted = load(&AgentFolders::standard(Some(&home), None, &cwd, true));
         let scout = trusted.get("scout").unwrap();
-        assert_eq!((scout.prompt.as_str(), scout.scope), ("project", Scope::Project));
+        assert_eq!(
+            (scout.prompt.as_str(), scout.scope),
+            ("project", Scope::Project)
+        );
         assert_eq!(trusted.errors.len(), 1);
-        assert!(trusted.errors[0].to_string().contains("broken.md:1: field `description`"));
+        assert!(
+            trusted.errors[0]
+                .to_string()
+                .contains("broken.md:1: field `description`")
+        );
     }
 }

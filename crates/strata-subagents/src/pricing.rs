@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use strata_compaction::CachePrices;
-use strata_provider::{Capabilities, CacheRetention, CacheStyle, Model, UsageDialect};
+use strata_provider::{CacheRetention, CacheStyle, Capabilities, Model, UsageDialect};
 
 /// How a child starts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -212,7 +212,9 @@ fn explain(start: Start, inputs: &SpawnInputs, cache: &CacheModel) -> String {
     let p = group(inputs.parent_prefix_tokens);
     let f = group(inputs.fresh_prefix_tokens);
     if !cache.caches {
-        return format!("no prompt cache on this row: the {f}-token fresh prefix is smaller than the parent's {p}");
+        return format!(
+            "no prompt cache on this row: the {f}-token fresh prefix is smaller than the parent's {p}"
+        );
     }
     let warm = cache
         .lifetime
@@ -282,7 +284,11 @@ mod tests {
         // A short child under a modest parent: reading 8k three times beats writing 4k.
         let small = choose(SpawnMode::Auto, &inputs(8_000, 20, 4_000, 3), &cache);
         assert_eq!(small.start, Start::Fork, "{}", small.reason);
-        assert!(small.reason.contains("8,000-token prefix"), "{}", small.reason);
+        assert!(
+            small.reason.contains("8,000-token prefix"),
+            "{}",
+            small.reason
+        );
         // A long child under a 100k parent: 10 reads of 100k cost more than one 4k write.
         let large = choose(SpawnMode::Auto, &inputs(100_000, 20, 4_000, 10), &cache);
         assert_eq!(large.start, Start::Fresh, "{}", large.reason);

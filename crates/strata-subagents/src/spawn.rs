@@ -186,7 +186,10 @@ async fn run_child(
             .as_ref()
             .map_or(Value::Null, |d| Value::String(d.name.clone())),
     );
-    spawned_by.insert("start".into(), Value::String(decision.start.as_str().into()));
+    spawned_by.insert(
+        "start".into(),
+        Value::String(decision.start.as_str().into()),
+    );
     spawned_by.insert("depth".into(), json!(depth + 1));
     let mut fields = Map::new();
     fields.insert(SPAWNED_BY_FIELD.into(), Value::Object(spawned_by));
@@ -196,9 +199,7 @@ async fn run_child(
         _ => {
             let mut header = strata_session::new_header(
                 &setup.config.cwd.display().to_string(),
-                ctx.caller
-                    .as_ref()
-                    .map(|c| c.path.display().to_string()),
+                ctx.caller.as_ref().map(|c| c.path.display().to_string()),
             );
             header.extra = fields;
             let session = Session::create_with_header(&path, header, WriteOptions::default())
@@ -346,7 +347,10 @@ fn tool_tokens(tools: &ToolSet) -> u64 {
 
 /// Reads the parent's file at the spawning call: the prefix its last request sent (from that
 /// answer's usage), how long ago, and what its tools and system chapters weigh.
-fn parent_point(caller: Option<&CallerSession>, setup: &ParentSetup) -> Result<ParentPoint, String> {
+fn parent_point(
+    caller: Option<&CallerSession>,
+    setup: &ParentSetup,
+) -> Result<ParentPoint, String> {
     let caller = caller.ok_or("the call carries no parent session")?;
     let parent_model = setup.config.model.qualified_id();
     if caller.model != parent_model {

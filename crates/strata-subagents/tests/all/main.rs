@@ -1,1 +1,3 @@
+//! strata-subagents' integration tests: one binary.
+
 mod spawn;
