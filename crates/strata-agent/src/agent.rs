@@ -85,11 +85,11 @@ impl std::fmt::Debug for AgentConfig {
 }
 
 /// A renderer with no previous request, for the configured capabilities and policy; the
-/// session id is the cache key.
-fn renderer_for(config: &AgentConfig, session: &Session) -> Renderer {
+/// cache key is the session id unless one is shared ([`Agent::share_cache_key`]).
+fn renderer_for(config: &AgentConfig, session: &Session, cache_key: Option<&str>) -> Renderer {
     let options = RenderOptions {
         policy: config.render_policy,
-        cache_key: Some(session.header().id.clone()),
+        cache_key: Some(cache_key.map_or_else(|| session.header().id.clone(), str::to_owned)),
         max_tokens: config.max_tokens,
         ttl: config.capabilities.cache_ttl(config.cache.retention),
     };
@@ -267,6 +267,9 @@ pub struct Agent {
     wanted_thinking: Option<String>,
     /// The share of the window one tool definition may take ([`crate::DEFAULT_TOOL_SHARE`]).
     tool_share: f64,
+    /// The cache-routing key requests carry instead of the session id: a forked child sends
+    /// its parent's, so a cache keyed by it finds the prefix the parent wrote.
+    shared_cache_key: Option<String>,
 }
 
 impl Agent {
@@ -277,7 +280,7 @@ impl Agent {
         tools: ToolSet,
         config: AgentConfig,
     ) -> Self {
-        let renderer = renderer_for(&config, &session);
+        let renderer = renderer_for(&config, &session, None);
         Self {
             session,
             provider,
@@ -298,7 +301,19 @@ impl Agent {
             cache_used_at: None,
             wanted_thinking: None,
             tool_share: crate::tool_share::DEFAULT_TOOL_SHARE,
+            shared_cache_key: None,
         }
+    }
+
+    /// Sends `key` as the cache-routing key instead of the session id (a forked child sends
+    /// its parent's, so a provider that routes by it reads the parent's prefix).
+    pub fn share_cache_key(&mut self, key: impl Into<String>) {
+        self.shared_cache_key = Some(key.into());
+        self.renderer = renderer_for(
+            &self.config,
+            &self.session,
+            self.shared_cache_key.as_deref(),
+        );
     }
 
     /// Sets the share of the context window one tool definition may take (0 < share ≤ 1;
@@ -405,7 +420,11 @@ impl Agent {
         self.config.api = switch.api;
         self.config.stream = switch.stream;
         self.config.model = switch.model;
-        self.renderer = renderer_for(&self.config, &self.session);
+        self.renderer = renderer_for(
+            &self.config,
+            &self.session,
+            self.shared_cache_key.as_deref(),
+        );
         // The new model shares nothing with what the old one cached.
         self.last_sent = None;
         if changed {
@@ -459,7 +478,11 @@ impl Agent {
     pub fn switch_session(&mut self, session: Session) -> Session {
         let old = std::mem::replace(&mut self.session, session);
         self.assembler = Assembler::new();
-        self.renderer = renderer_for(&self.config, &self.session);
+        self.renderer = renderer_for(
+            &self.config,
+            &self.session,
+            self.shared_cache_key.as_deref(),
+        );
         self.requests_since_compaction = 0;
         self.epoch_start_tokens = None;
         self.last_sent = None;
@@ -1327,6 +1350,7 @@ impl Agent {
         }
         let mut ctx = self.config.tool_settings.context(self.config.cwd.clone());
         ctx.cancel = cancel.clone();
+        ctx.caller = Some(self.caller_session());
         let wire_calls: Vec<strata_tools::ToolCall> = calls
             .iter()
             .map(|c| strata_tools::ToolCall::new(c.id.clone(), c.name.clone(), c.arguments.clone()))
@@ -1370,6 +1394,17 @@ impl Agent {
             ))?;
         }
         Ok(())
+    }
+
+    /// The session a tool call runs in: the file, its id, the assistant message holding the
+    /// calls (the leaf while they run) and the model.
+    fn caller_session(&self) -> strata_tools::CallerSession {
+        strata_tools::CallerSession {
+            path: self.session.path().to_path_buf(),
+            id: self.session.header().id.clone(),
+            entry_id: self.session.leaf().map(|id| id.as_str().to_owned()),
+            model: self.config.model.qualified_id(),
+        }
     }
 
     /// Appends queued steering messages as user messages; returns how many.

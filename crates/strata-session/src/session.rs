@@ -839,6 +839,18 @@ impl Session {
         leaf: Option<&EntryId>,
         new_path: impl AsRef<Path>,
     ) -> Result<PathBuf, SessionError> {
+        self.fork_with_header_fields(leaf, new_path, Extra::new())
+    }
+
+    /// [`Session::fork`] with `fields` added to the new header (over the ones copied from this
+    /// file's header): a child agent's file names the entry that spawned it this way, in fields
+    /// Pi keeps but does not read.
+    pub fn fork_with_header_fields(
+        &self,
+        leaf: Option<&EntryId>,
+        new_path: impl AsRef<Path>,
+        fields: Extra,
+    ) -> Result<PathBuf, SessionError> {
         let new_path = new_path.as_ref();
         let tree = &self.tree;
         let mut path_indices = Vec::new();
@@ -856,6 +868,7 @@ impl Session {
             Some(self.path().to_string_lossy().into_owned()),
         );
         header.extra = tree.header().extra.clone();
+        header.extra.extend(fields);
         let header_line = header
             .to_json_line()
             .map_err(|source| SessionError::Serialize {

@@ -170,6 +170,22 @@ pub struct ToolContext {
     pub limits: ToolLimits,
     /// Which environment variables tool processes inherit (credentials are dropped).
     pub environment: ToolEnvironment,
+    /// The session the call was made in, set by the loop running it: tools that act on the
+    /// conversation itself (delegation to a child agent) read it; file tools ignore it.
+    pub caller: Option<CallerSession>,
+}
+
+/// The session a tool call was made in, as the loop running the call knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallerSession {
+    /// The session file (appended to as the conversation goes on).
+    pub path: PathBuf,
+    /// The session's id (its header's `id`, the provider's cache-routing key).
+    pub id: String,
+    /// The entry holding the call: the assistant message that asked for it.
+    pub entry_id: Option<String>,
+    /// The model the call came from, `provider/id`.
+    pub model: String,
 }
 
 impl ToolContext {
@@ -181,6 +197,7 @@ impl ToolContext {
             temp_dir: std::env::temp_dir(),
             limits: ToolLimits::default(),
             environment: ToolEnvironment::default(),
+            caller: None,
         }
     }
 }

@@ -1,0 +1,8 @@
+//! strata-subagents' integration tests: one binary.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers outside #[test] functions unwrap like the tests do"
+)]
+
+mod spawn;
