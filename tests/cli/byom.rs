@@ -593,3 +593,54 @@ fn config_errors_name_the_file_and_field_but_never_the_value() {
         assert!(!err.contains("sk-ant"), "{text}: {err}");
     }
 }
+
+/// `strata context --format request` prints the wire request of a model the user's config
+/// defines, with the headers it carries (the betas a body needs) and the key redacted.
+#[test]
+fn request_format_prints_a_config_defined_model_with_its_headers() {
+    let home = tempfile::tempdir().unwrap();
+    user_config(
+        home.path(),
+        "[providers.anthropic.models.\"claude-opus-5-9\"]\ncontext_window = 500000\nmax_output = 777\n",
+    );
+    let tour = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sessions/tour.jsonl");
+    let output = strata_at(
+        home.path(),
+        home.path(),
+        &[
+            "context",
+            tour.to_str().unwrap(),
+            "--format",
+            "request",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-opus-5-9",
+        ],
+        &[],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(out["wire"]["body"]["max_tokens"], 777, "{out}");
+    let headers: Vec<(String, String)> = out["wire"]["headers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h[0].as_str().unwrap().into(), h[1].as_str().unwrap().into()))
+        .collect();
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    assert_eq!(header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(header("x-api-key"), Some("<redacted>"));
+    // The tour's tools with thinking on ask for interleaved thinking: its beta is named.
+    if out["wire"]["body"].get("thinking").is_some() {
+        assert!(
+            header("anthropic-beta").is_some_and(|b| b.contains("interleaved-thinking")),
+            "{headers:?}"
+        );
+    }
+}

@@ -161,6 +161,13 @@ pub fn build_request(
     let longest = request.breakpoints.iter().map(|b| b.ttl).max();
     if longest == Some(CacheTtl::TwentyFourHours) && caps.supports_ttl(CacheTtl::TwentyFourHours) {
         body.insert("prompt_cache_retention".into(), json!("24h"));
+    } else if longest == Some(CacheTtl::FiveMinutes)
+        && caps.supports_ttl(CacheTtl::FiveMinutes)
+        && caps.supports_ttl(CacheTtl::TwentyFourHours)
+    {
+        // Left out, the retention defaults to 24h for most organisations (openai-python's
+        // `prompt_cache_retention` doc): a row offering both must name the short one.
+        body.insert("prompt_cache_retention".into(), json!("in_memory"));
     }
     if explicit && caps.supports_ttl(CacheTtl::ThirtyMinutes) && !request.breakpoints.is_empty() {
         body.insert("prompt_cache_options".into(), json!({"ttl": "30m"}));
@@ -205,7 +212,7 @@ fn push_message(input: &mut Vec<Value>, message: &Message, caps: &Capabilities) 
                         input.push(json!({
                             "type": "function_call_output",
                             "call_id": tool_call_id,
-                            "output": tool_output(content),
+                            "output": tool_output(content, caps.uses_breakpoints()),
                         }));
                     }
                     other => text_fallback(other, &mut parts, "input_text"),
@@ -316,11 +323,15 @@ fn text_fallback(block: &ContentBlock, parts: &mut Vec<Value>, kind: &str) {
     }
 }
 
-fn tool_output(content: &[ToolResultContent]) -> Value {
+/// A tool's output: one string when it is all text, else a list of parts. On rows with
+/// explicit breakpoints it is always a list, so a breakpoint can sit on its last text part
+/// (`ResponseInputTextContentParam.prompt_cache_breakpoint`) and the item's bytes stay the
+/// same whether or not it carries one.
+fn tool_output(content: &[ToolResultContent], as_parts: bool) -> Value {
     let has_image = content
         .iter()
         .any(|c| matches!(c, ToolResultContent::Image { .. }));
-    if !has_image {
+    if !has_image && !as_parts {
         let text: Vec<&str> = content
             .iter()
             .map(|c| match c {
@@ -341,9 +352,15 @@ fn tool_output(content: &[ToolResultContent]) -> Value {
     )
 }
 
+/// Puts a breakpoint on the last `input_text` part of `items`: in a message's `content` or
+/// in a `function_call_output`'s `output` list (a tool result is often the last item).
 fn mark_last_text_part(items: &mut [Value]) {
     for item in items.iter_mut().rev() {
-        if let Some(parts) = item.get_mut("content").and_then(Value::as_array_mut)
+        let parts = match item.get("type").and_then(Value::as_str) {
+            Some("function_call_output") => item.get_mut("output"),
+            _ => item.get_mut("content"),
+        };
+        if let Some(parts) = parts.and_then(Value::as_array_mut)
             && let Some(part) = parts
                 .iter_mut()
                 .rev()
@@ -490,6 +507,81 @@ mod tests {
         assert_eq!(built.body["prompt_cache_options"], json!({"ttl": "30m"}));
         assert!(built.body.get("reasoning").is_none());
         assert!(built.body.get("prompt_cache_key").is_none());
+    }
+
+    #[test]
+    fn short_retention_on_a_row_offering_both_lifetimes_names_in_memory() {
+        let mut request = Request::new("gpt-5.2");
+        request.messages.push(Message::user_text("hi"));
+        let mut c = caps();
+        c.cache_style = strata_provider::CacheStyle::AutomaticPrefix;
+        c.ttl_options = vec![CacheTtl::FiveMinutes, CacheTtl::TwentyFourHours];
+        let with_ttl = |c: &Capabilities, ttl| {
+            let mut request = request.clone();
+            request.breakpoints.push(Breakpoint {
+                position: BreakpointPosition::Message { index: 0 },
+                ttl,
+            });
+            build_request(&model(false), &request, c, SystemPlacement::Message, None).body
+        };
+        assert_eq!(
+            with_ttl(&c, CacheTtl::FiveMinutes)["prompt_cache_retention"],
+            json!("in_memory")
+        );
+        assert_eq!(
+            with_ttl(&c, CacheTtl::TwentyFourHours)["prompt_cache_retention"],
+            json!("24h")
+        );
+        // A row with only the short lifetime (Azure) has nothing to choose between.
+        c.ttl_options = vec![CacheTtl::FiveMinutes];
+        let only_short = with_ttl(&c, CacheTtl::FiveMinutes);
+        assert!(only_short.get("prompt_cache_retention").is_none());
+    }
+
+    #[test]
+    fn the_end_breakpoint_lands_on_a_trailing_function_call_output() {
+        let mut request = Request::new("gpt-5.6");
+        request.messages.push(Message::user_text("read a"));
+        request.messages.push(Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolCall {
+                id: "call_1".into(),
+                name: "read".into(),
+                arguments: json!({"path": "a"}),
+            }],
+        });
+        request.messages.push(Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_call_id: "call_1".into(),
+                content: vec![ToolResultContent::Text { text: "A".into() }],
+                is_error: false,
+            }],
+        });
+        request.breakpoints.push(Breakpoint {
+            position: BreakpointPosition::Message { index: 2 },
+            ttl: CacheTtl::ThirtyMinutes,
+        });
+        let mut c = caps();
+        c.cache_style = strata_provider::CacheStyle::ExplicitBreakpoints;
+        c.max_breakpoints = 4;
+        c.ttl_options = vec![CacheTtl::ThirtyMinutes];
+        let built = build_request(&model(false), &request, &c, SystemPlacement::Message, None);
+        let last = &built.body["input"][2];
+        assert_eq!(last["type"], json!("function_call_output"));
+        assert_eq!(
+            last["output"],
+            json!([{"type": "input_text", "text": "A",
+                    "prompt_cache_breakpoint": {"mode": "explicit"}}])
+        );
+        // The next turn sends the same output without the marker: the same list shape, so
+        // the item's bytes differ only by the breakpoint.
+        request.breakpoints.clear();
+        let next = build_request(&model(false), &request, &c, SystemPlacement::Message, None);
+        assert_eq!(
+            next.body["input"][2]["output"],
+            json!([{"type": "input_text", "text": "A"}])
+        );
     }
 
     #[test]

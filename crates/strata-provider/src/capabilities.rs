@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::request::CacheTtl;
-use crate::usage::PriceMultipliers;
+use crate::usage::{PriceMultipliers, Prices};
 
 /// The wire protocol a provider speaks; each maps to one protocol crate.
 #[derive(
@@ -245,6 +245,43 @@ impl Default for WireQuirks {
     }
 }
 
+/// How a row fills its prompt cache without generating output (a keep-warm ping, a warm-up
+/// before the first turn).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Prewarm {
+    /// No output-free warm-up: a ping asks for the fewest output tokens the API accepts.
+    #[default]
+    None,
+    /// Anthropic: `max_tokens: 0` populates the cache without generating a response
+    /// (anthropic-python 2.17.0, `MessageCreateParams.max_tokens`).
+    ZeroMaxTokens,
+    /// OpenAI Responses: `prompt_cache_options.prewarm: true` prepares the cache without
+    /// generating output (openai-python 3.63.0, `PromptCacheOptions.prewarm`).
+    PromptCacheOptions,
+}
+
+/// Time-of-day prices: the model's prices are the off-peak ones, multiplied inside the peak
+/// windows (DeepSeek from 2026-08-16: peak is twice off-peak).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PeakPricing {
+    /// Peak price ÷ off-peak price, for every bucket.
+    pub multiplier: f64,
+    /// Peak windows as `[from, to)` whole hours UTC, e.g. `[[1, 4], [6, 10]]`.
+    pub hours_utc: Vec<[u8; 2]>,
+}
+
+impl PeakPricing {
+    /// Whether `unix_secs` falls inside a peak window.
+    pub fn is_peak(&self, unix_secs: u64) -> bool {
+        let hour = ((unix_secs / 3600) % 24) as u8;
+        self.hours_utc
+            .iter()
+            .any(|[from, to]| *from <= hour && hour < *to)
+    }
+}
+
 /// Everything render and adapters need to know about one provider + model.
 ///
 /// `Default` is the conservative answer for an unknown provider: no cache, no
@@ -289,6 +326,12 @@ pub struct Capabilities {
     pub price_multipliers: PriceMultipliers,
     /// Server quirks within the protocol.
     pub wire: WireQuirks,
+    /// How the cache is warmed without output.
+    #[serde(default)]
+    pub prewarm: Prewarm,
+    /// Time-of-day prices, when the provider bills peak hours differently.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_pricing: Option<PeakPricing>,
 }
 
 impl Default for Capabilities {
@@ -311,6 +354,8 @@ impl Default for Capabilities {
             feature_headers: Vec::new(),
             price_multipliers: PriceMultipliers::default(),
             wire: WireQuirks::default(),
+            prewarm: Prewarm::None,
+            peak_pricing: None,
         }
     }
 }
@@ -368,6 +413,34 @@ impl Capabilities {
         self.feature_headers
             .iter()
             .filter(move |h| h.feature == feature)
+    }
+
+    /// The prices billed for a response at `unix_secs`: `prices` (the off-peak ones) times the
+    /// peak multiplier inside a peak window. The time is the caller's clock, so tests can pick
+    /// the hour.
+    pub fn prices_at(&self, prices: &Prices, unix_secs: u64) -> Prices {
+        match &self.peak_pricing {
+            Some(peak) if peak.is_peak(unix_secs) => {
+                let m = peak.multiplier;
+                Prices {
+                    input: prices.input * m,
+                    output: prices.output * m,
+                    cache_read: prices.cache_read * m,
+                    cache_write_5m: prices.cache_write_5m * m,
+                    cache_write_1h: prices.cache_write_1h * m,
+                }
+            }
+            _ => *prices,
+        }
+    }
+
+    /// The output cap of a request that only warms the cache: 0 where the row has an
+    /// output-free warm-up, else one token (an adapter raises it to the API's minimum).
+    pub fn warm_up_max_tokens(&self) -> u32 {
+        match self.prewarm {
+            Prewarm::None => 1,
+            Prewarm::ZeroMaxTokens | Prewarm::PromptCacheOptions => 0,
+        }
     }
 
     /// Whether the provider offers this cache lifetime.
@@ -438,5 +511,46 @@ mod tests {
         }
         let err = "openai-completions".parse::<Protocol>().unwrap_err();
         assert!(err.contains("openai-chat"), "{err}");
+    }
+
+    #[test]
+    fn deepseek_bills_twice_the_off_peak_prices_inside_its_peak_windows() {
+        let catalog = crate::Catalog::builtin().unwrap();
+        let caps = catalog.capabilities("deepseek", "deepseek-v4-flash");
+        let prices = catalog
+            .model("deepseek", "deepseek-v4-flash")
+            .unwrap()
+            .prices;
+        assert_eq!((prices.input, prices.cache_read), (0.15, 0.003));
+        let day = 20_000 * 86_400; // a midnight, UTC
+        let at = |hour: u64, minute: u64| caps.prices_at(&prices, day + hour * 3600 + minute * 60);
+        // 00:59 is off-peak, 01:00 peak, 03:59 peak, 04:00 off, 05:30 off, 06:00–09:59 peak.
+        assert_eq!(at(0, 59), prices);
+        assert_eq!(at(1, 0).input, 0.30);
+        assert_eq!(at(3, 59).output, 1.2);
+        assert_eq!(at(4, 0), prices);
+        assert_eq!(at(5, 30), prices);
+        assert_eq!(at(9, 59).cache_read, 0.006);
+        assert_eq!(at(10, 0), prices);
+        // A row without peak prices is the same at every hour.
+        let anthropic = catalog.capabilities("anthropic", "claude-opus-4-8");
+        assert_eq!(anthropic.prices_at(&prices, day + 2 * 3600), prices);
+    }
+
+    #[test]
+    fn pre_warm_rows_warm_with_no_output_and_gpt_5_6_writes_cost_1_25x() {
+        let catalog = crate::Catalog::builtin().unwrap();
+        let opus = catalog.capabilities("anthropic", "claude-opus-4-8");
+        assert_eq!(opus.prewarm, Prewarm::ZeroMaxTokens);
+        assert_eq!(opus.warm_up_max_tokens(), 0);
+        assert_eq!(opus.cache_write_multiplier(CacheTtl::OneHour), 2.0);
+        for id in ["gpt-5.6", "gpt-6"] {
+            let gpt = catalog.capabilities("openai", id);
+            assert_eq!(gpt.prewarm, Prewarm::PromptCacheOptions, "{id}");
+            assert_eq!(gpt.cache_write_multiplier(CacheTtl::ThirtyMinutes), 1.25);
+        }
+        let older = catalog.capabilities("openai", "gpt-5.2");
+        assert_eq!(older.prewarm, Prewarm::None);
+        assert_eq!(older.warm_up_max_tokens(), 1);
     }
 }

@@ -690,6 +690,29 @@ fn validate_row(row: &ProviderRow, origin: &str) -> Result<(), CatalogError> {
             ));
         }
     }
+    let peaks = std::iter::once(("cache.peak".to_owned(), row.cache.peak.as_ref())).chain(
+        row.overrides
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (format!("overrides[{i}].peak"), o.peak.as_ref())),
+    );
+    for (field, peak) in peaks {
+        let Some(peak) = peak else { continue };
+        if !(peak.multiplier.is_finite() && peak.multiplier >= 0.0) {
+            return Err(CatalogError::invalid(
+                origin,
+                format!("providers.{id}.{field}.multiplier"),
+                format!("must be a non-negative number, got {}", peak.multiplier),
+            ));
+        }
+        if let Some([from, to]) = peak.hours_utc.iter().find(|[f, t]| f >= t || *t > 24) {
+            return Err(CatalogError::invalid(
+                origin,
+                format!("providers.{id}.{field}.hours_utc"),
+                format!("[{from}, {to}] is not a window of whole hours (from < to <= 24)"),
+            ));
+        }
+    }
     for (i, o) in row.overrides.iter().enumerate() {
         if o.models.is_empty() || o.models.iter().any(|p| p.is_empty()) {
             return Err(CatalogError::invalid(

@@ -25,7 +25,7 @@ pub mod usage;
 
 pub use capabilities::{
     CacheKeyParam, CacheRetention, CacheStyle, Capabilities, Feature, FeatureHeader, ParamLocation,
-    Protocol, ReasoningStyle, SystemRole, UsageDialect, WireQuirks,
+    PeakPricing, Prewarm, Protocol, ReasoningStyle, SystemRole, UsageDialect, WireQuirks,
 };
 pub use catalog::{
     Catalog, CatalogError, ConfigFormat, GuessedModel, ModelsFile, ProviderSummary, Support,

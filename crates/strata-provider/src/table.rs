@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::capabilities::{
-    CacheKeyParam, CacheStyle, Capabilities, FeatureHeader, Protocol, ReasoningStyle, SystemRole,
-    WireQuirks,
+    CacheKeyParam, CacheStyle, Capabilities, FeatureHeader, PeakPricing, Prewarm, Protocol,
+    ReasoningStyle, SystemRole, WireQuirks,
 };
 use crate::model::Modality;
 use crate::request::CacheTtl;
@@ -83,6 +83,16 @@ pub struct CacheSpec {
     /// 1-hour cache write price ÷ input price (defaults to the 5-minute multiplier).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_1h_multiplier: Option<f64>,
+    /// How the cache is warmed without output.
+    #[serde(default, skip_serializing_if = "is_no_prewarm")]
+    pub prewarm: Prewarm,
+    /// Peak-hour prices (the catalog's prices are off-peak).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<PeakPricing>,
+}
+
+fn is_no_prewarm(p: &Prewarm) -> bool {
+    *p == Prewarm::None
 }
 
 fn one() -> f64 {
@@ -100,6 +110,8 @@ impl Default for CacheSpec {
             read_multiplier: 1.0,
             write_multiplier: 1.0,
             write_1h_multiplier: None,
+            prewarm: Prewarm::None,
+            peak: None,
         }
     }
 }
@@ -299,6 +311,12 @@ pub struct ModelOverride {
     /// 1-hour cache write multiplier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_1h_multiplier: Option<f64>,
+    /// Output-free warm-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prewarm: Option<Prewarm>,
+    /// Peak-hour prices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<PeakPricing>,
     /// Mid-conversation system messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mid_conversation_system: Option<bool>,
@@ -422,6 +440,8 @@ impl ProviderRow {
             feature_headers: self.feature_headers.clone(),
             price_multipliers: self.cache.multipliers(),
             wire: self.wire.clone(),
+            prewarm: self.cache.prewarm,
+            peak_pricing: self.cache.peak.clone(),
         }
     }
 
@@ -507,6 +527,12 @@ pub(crate) fn apply_override(caps: &mut Capabilities, o: &ModelOverride) {
     }
     if let Some(v) = o.write_1h_multiplier {
         caps.price_multipliers.cache_write_1h = v;
+    }
+    if let Some(v) = o.prewarm {
+        caps.prewarm = v;
+    }
+    if let Some(v) = &o.peak {
+        caps.peak_pricing = Some(v.clone());
     }
     let flags = [
         (o.mid_conversation_system, &mut caps.mid_conversation_system),

@@ -10,7 +10,7 @@ use strata_context::{Context, ModelRef, RenderOptions, render_with};
 use strata_provider::transport::{
     EnvLookup, HttpClient, HttpRequest, TransportConfig, process_env,
 };
-use strata_provider::{ApiKey, Catalog, Model, Protocol, ProviderRow, Request, StreamOptions};
+use strata_provider::{ApiKey, Model, Protocol, ProviderRow, Request, StreamOptions};
 use strata_runtime::{AdapterOptions, BedrockAuth};
 use strata_session::Session;
 
@@ -23,9 +23,11 @@ pub fn print(
     session: &Session,
     context: &Context,
 ) -> anyhow::Result<()> {
-    let config =
-        crate::config::Layers::read(&crate::config::Sources::from_environment(), run)?.config()?;
-    let catalog = Catalog::builtin().context("loading the capability table")?;
+    let layers = crate::config::Layers::read(&crate::config::Sources::from_environment(), run)?;
+    let config = layers.config()?;
+    // The table a run would use: built-in rows plus Pi's file and the config's own rows and
+    // models, so every model `strata models` lists has a wire request.
+    let catalog = crate::rows::Rows::load(&layers, &config)?.catalog;
     let provider = args
         .provider
         .clone()
@@ -86,6 +88,7 @@ pub fn print(
             out["wire"] = json!({
                 "protocol": protocol,
                 "url": wire.url,
+                "headers": printable_headers(&wire),
                 "bytes": wire.body.len(),
                 "body": body,
             });
@@ -103,9 +106,35 @@ pub fn print(
     Ok(())
 }
 
+/// The request's headers in sending order (so the beta headers a body needs can be checked),
+/// with any header carrying a secret (the placeholder key, a signature) shown as `<redacted>`.
+fn printable_headers(wire: &HttpRequest) -> Vec<[String; 2]> {
+    wire.headers
+        .iter()
+        .map(|(name, value)| {
+            let secret = wire.secrets.iter().any(|s| value.contains(s.expose()))
+                || value.contains(PLACEHOLDER_KEY)
+                || matches!(
+                    name.to_ascii_lowercase().as_str(),
+                    "authorization"
+                        | "x-api-key"
+                        | "api-key"
+                        | "x-goog-api-key"
+                        | "x-amz-security-token"
+                );
+            let value = if secret {
+                "<redacted>".to_owned()
+            } else {
+                value.clone()
+            };
+            [name.clone(), value]
+        })
+        .collect()
+}
+
 /// The HTTP request the adapter for `protocol` would send for `request`, built by the adapter
-/// itself. Headers are never printed, so a placeholder key stands in for the real one (the
-/// body does not depend on it). URL variables come from the environment; when one is unset,
+/// itself. A placeholder key stands in for the real one (the body does not depend on it; the
+/// headers carrying it are printed redacted). URL variables come from the environment; when one is unset,
 /// the URL keeps its `{VAR}` placeholder rather than failing.
 fn wire_request(
     row: &ProviderRow,
