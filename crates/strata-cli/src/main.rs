@@ -2,17 +2,11 @@
 
 mod args;
 mod commands;
-mod config;
-#[cfg(test)]
-mod config_props;
 mod error_text;
 mod exit;
 mod export;
-mod mcp;
 mod output_file;
-mod rows;
 mod run;
-mod trust;
 mod tui;
 
 use std::io::Write;

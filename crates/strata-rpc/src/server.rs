@@ -116,6 +116,9 @@ pub enum ServeError {
     /// The session runtime's task failed.
     #[error("the session runtime failed: {0}")]
     Runtime(#[from] tokio::task::JoinError),
+    /// The host could not start the session (configuration, model, session file).
+    #[error("{0}")]
+    Setup(String),
 }
 
 /// Serves Pi's RPC commands read from `input` (JSON lines) on `agent`, writing responses and

@@ -23,8 +23,11 @@ pub fn print(
     session: &Session,
     context: &Context,
 ) -> anyhow::Result<()> {
-    let config =
-        crate::config::Layers::read(&crate::config::Sources::from_environment(), run)?.config()?;
+    let config = strata_host::config::Layers::read(
+        &strata_host::config::Sources::from_environment(),
+        &run.overrides(),
+    )?
+    .config()?;
     let catalog = Catalog::builtin().context("loading the capability table")?;
     let provider = args
         .provider
@@ -141,11 +144,7 @@ fn build_with(
     // stands in for credentials, so no AWS credentials are needed to show the request.
     let bedrock = match protocol {
         Protocol::BedrockConverse => BedrockAuth::ApiKeyOnly {
-            region: strata_bedrock::credentials::resolve_from_process()
-                .ok()
-                .and_then(|aws| aws.region)
-                .or_else(|| process_env("AWS_REGION"))
-                .or_else(|| process_env("AWS_DEFAULT_REGION")),
+            region: strata_host::factory::bedrock_region(),
         },
         _ => BedrockAuth::Missing,
     };
