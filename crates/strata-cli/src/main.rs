@@ -20,6 +20,8 @@ fn main() -> ExitCode {
     let _cleanup = exit::CleanupOnDrop;
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // `strata providers | head`: the reader left; that is not a failure to report.
+        Err(err) if error_text::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             let mut stderr = std::io::stderr().lock();
             // The whole context chain on one line: "opening X: line 3: …".

@@ -297,3 +297,58 @@ async fn an_untrusted_project_cannot_redirect_the_key_through_an_embedded_host()
         "HOME reached the project's host: {caught_text}"
     );
 }
+
+#[tokio::test]
+async fn switching_to_something_that_is_not_a_file_says_so() {
+    let host = EndpointHost::new(
+        Catalog::builtin().unwrap(),
+        "anthropic",
+        "http://127.0.0.1:9",
+        "test-key",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let sonnet = host
+        .route_to("anthropic", "claude-sonnet-4-5", None)
+        .unwrap();
+    let options = ServeOptions {
+        cwd: dir.path().to_path_buf(),
+        ..ServeOptions::default()
+    };
+    let (mut commands, server_input) = tokio::io::duplex(1 << 16);
+    let (server_output, client_output) = tokio::io::duplex(1 << 16);
+    let serving = tokio::spawn(serve(
+        server_input,
+        server_output,
+        agent(&sonnet, dir.path()),
+        RetryEvents::default(),
+        host,
+        options,
+    ));
+    let mut lines = BufReader::new(client_output).lines();
+    for (path, said) in [
+        (
+            "/dev/zero",
+            "Not a session file (not a regular file): /dev/zero",
+        ),
+        (
+            "/nonexistent/s.jsonl",
+            "Session file not found: /nonexistent/s.jsonl",
+        ),
+    ] {
+        let command = json!({"type": "switch_session", "sessionPath": path});
+        commands
+            .write_all(format!("{command}\n").as_bytes())
+            .await
+            .unwrap();
+        let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(answer["success"], false, "{answer}");
+        assert_eq!(answer["error"], said, "{answer}");
+    }
+    drop(commands);
+    serving.await.unwrap().unwrap();
+}
