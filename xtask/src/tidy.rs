@@ -169,7 +169,8 @@ pub fn main(root: &Path) -> Result<()> {
         if text.lines().count() > MAX_FILE_LINES {
             long.insert(file.clone());
         }
-        if text.contains("WithAgent") {
+        // This file names it to forbid it.
+        if text.contains("WithAgent") && file != "xtask/src/tidy.rs" {
             with_agent.insert(file.clone());
         }
     }
