@@ -159,3 +159,20 @@ fn stats_survives_a_bad_byte_and_fails_on_paths_that_are_not_logs() {
         assert!(stderr.contains(bad), "{stderr}");
     }
 }
+
+/// `strata providers | head -0`: the reader leaves before strata writes; strata stops quietly
+/// with success instead of "Broken pipe" and exit status 1.
+#[test]
+fn a_reader_that_leaves_early_is_not_an_error() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .arg("providers")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{:?}: {stderr}", output.status);
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}

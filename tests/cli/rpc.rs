@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use strata_mock::{Fault, FaultKind, MockServer, Scenario};
 
-use crate::support::{demo_mock, mock_with, project, project_config};
+use crate::support::{demo_mock, mock_with, project, trusted_project_config};
 
 const MODEL: &str = "anthropic/claude-sonnet-4-5";
 const WAIT: Duration = Duration::from_secs(60);
@@ -515,7 +515,7 @@ fn two_long_answers_to_come() -> (MockServer, tempfile::TempDir, Rpc) {
     .unwrap();
     let server = mock_with(scenario);
     let dir = project();
-    project_config(dir.path(), "[compaction]\nkeep_recent_tokens = 10\n");
+    trusted_project_config(dir.path(), "[compaction]\nkeep_recent_tokens = 10\n");
     let rpc = Rpc::start(dir.path(), &server, &[]);
     (server, dir, rpc)
 }
@@ -1036,7 +1036,7 @@ fn pi_rpc_client_drives_strata_unchanged() {
     };
     let server = demo_mock();
     let dir = project();
-    project_config(dir.path(), "[compaction]\nkeep_recent_tokens = 10\n");
+    trusted_project_config(dir.path(), "[compaction]\nkeep_recent_tokens = 10\n");
     let script = crate::support::fixture("rpc/pi-client.mjs");
     // The client starts `node <cliPath>`: node 22 first on the PATH.
     let node_dir = node.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -1291,7 +1291,7 @@ fn automatic_compaction_during_a_run_is_reported_with_its_result() {
     .unwrap();
     let server = mock_with(scenario);
     let dir = project();
-    project_config(
+    trusted_project_config(
         dir.path(),
         "[compaction]\nkeep_recent_tokens = 1\ntrigger_percent = 0.2\n",
     );
@@ -1332,7 +1332,7 @@ fn idle_rpc_session_keeps_its_cache_warm_with_one_token_pings() {
     let server = mock_with(scenario);
     let dir = project();
     // A ping is due 1 s after the last request (5-minute lifetime, 299 s margin), at most two.
-    project_config(
+    trusted_project_config(
         dir.path(),
         "[cache]\nkeep_warm_margin_secs = 299\nkeep_warm_max_pings = 2\n",
     );

@@ -64,6 +64,18 @@ pub fn project_config(dir: &std::path::Path, toml: &str) {
     std::fs::write(dir.join(".strata/config.toml"), toml).unwrap();
 }
 
+/// Writes `toml` as the project's `.strata/config.toml` in `dir` and trusts `dir` from the
+/// user's side (`$HOME/.config/strata/trust.json`, for tests that run strata with
+/// `HOME=dir`): settings that change cost or routing apply only in a trusted project.
+pub fn trusted_project_config(dir: &std::path::Path, toml: &str) {
+    project_config(dir, toml);
+    let global = dir.join(".config/strata");
+    std::fs::create_dir_all(&global).unwrap();
+    let canonical = dir.canonicalize().unwrap();
+    let trust = serde_json::json!({ "trusted": [canonical] });
+    std::fs::write(global.join("trust.json"), trust.to_string()).unwrap();
+}
+
 /// An in-process strata-mock playing `scenario`.
 pub fn mock_with(scenario: strata_mock::Scenario) -> strata_mock::MockServer {
     let server = strata_mock::MockServer::start_in_thread(strata_mock::MockConfig::new())

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use strata_mock::{MockConfig, MockServer, Scenario};
 
-use crate::support::{project_config, tmux_available};
+use crate::support::{tmux_available, trusted_project_config};
 
 /// One read of a file, then a markdown answer; the answer to the second prompt.
 const SCENARIO: &str = r#"
@@ -405,7 +405,7 @@ fn an_idle_terminal_session_pings_its_cache_and_counts_the_ping() {
     let server = scenario_mock();
     let dir = project();
     // One ping, 1 s after the last request (5-minute lifetime, 299 s margin).
-    project_config(
+    trusted_project_config(
         dir.path(),
         "[cache]\nkeep_warm_margin_secs = 299\nkeep_warm_max_pings = 1\n",
     );

@@ -51,13 +51,15 @@ fn run(args: &[String]) -> Result<()> {
         Some("bench-peers") => xtask::bench::peers::main(&args[1..]),
         Some("bench-mcp") => xtask::bench::mcp_churn::main(&workspace_root()?, &args[1..]),
         Some("soak") => xtask::soak::main(&workspace_root()?, &args[1..]),
+        Some("tidy") => xtask::tidy::main(&workspace_root()?),
         Some("-h" | "--help") | None => {
             println!(
-                "{USAGE}{}\n{}\n{}\n{}",
+                "{USAGE}{}\n{}\n{}\n{}\n{}",
                 xtask::bench::USAGE,
                 xtask::bench::peers::USAGE,
                 xtask::bench::mcp_churn::USAGE,
-                xtask::soak::USAGE
+                xtask::soak::USAGE,
+                xtask::tidy::USAGE
             );
             Ok(())
         }

@@ -33,6 +33,19 @@ pub struct Skill {
 /// (outermost first). In each directory AGENTS.md and CLAUDE.md are both read, except that a
 /// CLAUDE.md with the same text as the AGENTS.md beside it (often a symlink) is read once.
 pub fn context_files(global_dir: Option<&Path>, cwd: &Path) -> Vec<ContextFile> {
+    context_files_noting(global_dir, cwd).0
+}
+
+/// Instruction files are read as untrusted input: at most this many bytes each.
+pub const MAX_CONTEXT_FILE_BYTES: u64 = 256 * 1024;
+
+/// [`context_files`], with one note per file that was found but not read (a symlink leading
+/// out of its directory, something other than a regular file, a file over
+/// [`MAX_CONTEXT_FILE_BYTES`]), for the program to show once at start.
+pub fn context_files_noting(
+    global_dir: Option<&Path>,
+    cwd: &Path,
+) -> (Vec<ContextFile>, Vec<String>) {
     let mut dirs: Vec<PathBuf> = Vec::new();
     if let Some(global) = global_dir {
         dirs.push(global.to_path_buf());
@@ -42,12 +55,20 @@ pub fn context_files(global_dir: Option<&Path>, cwd: &Path) -> Vec<ContextFile> 
     dirs.extend(ancestors);
 
     let mut files = Vec::new();
-    for dir in dirs {
+    let mut notes = Vec::new();
+    for (index, dir) in dirs.iter().enumerate() {
+        // The user's own directory may link anywhere (dotfiles); project files may not.
+        let users_own = index == 0 && global_dir.is_some();
         let mut seen_here: Vec<String> = Vec::new();
         for name in CONTEXT_FILE_NAMES {
             let path = dir.join(name);
-            let Ok(content) = std::fs::read_to_string(&path) else {
-                continue;
+            let content = match read_instructions(dir, &path, users_own) {
+                Ok(Some(content)) => content,
+                Ok(None) => continue,
+                Err(note) => {
+                    notes.push(format!("not reading {}: {note}", path.display()));
+                    continue;
+                }
             };
             if seen_here.contains(&content) {
                 continue;
@@ -56,7 +77,64 @@ pub fn context_files(global_dir: Option<&Path>, cwd: &Path) -> Vec<ContextFile> 
             files.push(ContextFile { path, content });
         }
     }
-    files
+    (files, notes)
+}
+
+/// The text of the instructions file `path` in `dir`: `Ok(None)` when there is none, `Err`
+/// with the reason when one is there but is not read. A symlink must stay inside `dir`
+/// (a link to `~/.aws/credentials` is refused), only regular files are read (a FIFO is
+/// opened without blocking and refused; links in the user's own config directory may point
+/// anywhere), and a file over [`MAX_CONTEXT_FILE_BYTES`] is
+/// refused rather than cut (half an instruction can read as a different one).
+fn read_instructions(dir: &Path, path: &Path, users_own: bool) -> Result<Option<String>, String> {
+    use std::io::Read as _;
+    let Ok(link) = std::fs::symlink_metadata(path) else {
+        return Ok(None);
+    };
+    if link.file_type().is_symlink() && !users_own {
+        let target = std::fs::canonicalize(path).map_err(|e| format!("a broken symlink ({e})"))?;
+        let home = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        if !target.starts_with(&home) {
+            return Err(format!(
+                "a symlink to {}, outside {}",
+                target.display(),
+                home.display()
+            ));
+        }
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits());
+    }
+    let file = options.open(path).map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".to_owned());
+    }
+    if meta.len() > MAX_CONTEXT_FILE_BYTES {
+        return Err(format!(
+            "{} bytes, over the {} KiB instruction files may hold",
+            meta.len(),
+            MAX_CONTEXT_FILE_BYTES / 1024
+        ));
+    }
+    let mut bytes = Vec::new();
+    // The length can grow after the check: never read more than the limit.
+    file.take(MAX_CONTEXT_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_CONTEXT_FILE_BYTES {
+        return Err(format!(
+            "over the {} KiB instruction files may hold",
+            MAX_CONTEXT_FILE_BYTES / 1024
+        ));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "not UTF-8 text".to_owned())
 }
 
 /// Skills under `roots`: every `SKILL.md` found (recursively, skipping hidden directories),
@@ -204,5 +282,43 @@ mod tests {
         assert_eq!(names, ["alpha", "bare", "zeta"]);
         assert_eq!(found[0].description, "First: with colon");
         assert_eq!(found[2].description, "Last one");
+    }
+
+    #[test]
+    fn instruction_files_are_read_as_untrusted_input() {
+        let root = tempfile::tempdir().unwrap();
+        let secret = root.path().join("secret");
+        std::fs::write(&secret, "aws_secret_access_key = hunter2").unwrap();
+        let project = root.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        // A link out of the project is refused; one inside it is followed.
+        std::os::unix::fs::symlink(&secret, project.join("AGENTS.md")).unwrap();
+        let (files, notes) = context_files_noting(None, &project);
+        assert!(
+            files.iter().all(|f| !f.content.contains("hunter2")),
+            "{files:?}"
+        );
+        assert!(notes.iter().any(|n| n.contains("outside")), "{notes:?}");
+        std::fs::remove_file(project.join("AGENTS.md")).unwrap();
+        std::fs::write(project.join("RULES.md"), "be brief").unwrap();
+        std::os::unix::fs::symlink(project.join("RULES.md"), project.join("AGENTS.md")).unwrap();
+        let (files, _) = context_files_noting(None, &project);
+        assert!(files.iter().any(|f| f.content == "be brief"), "{files:?}");
+        // A FIFO does not block start-up; /dev/zero is not a regular file.
+        std::fs::remove_file(project.join("AGENTS.md")).unwrap();
+        nix::unistd::mkfifo(&project.join("AGENTS.md"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let sub = project.join("sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", sub.join("CLAUDE.md")).unwrap();
+        let (files, notes) = context_files_noting(None, &sub);
+        assert!(files.is_empty(), "{files:?}");
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        // Over the limit: refused with a note naming the limit.
+        let big = root.path().join("big");
+        std::fs::create_dir_all(&big).unwrap();
+        std::fs::write(big.join("AGENTS.md"), vec![b'a'; 300 * 1024]).unwrap();
+        let (files, notes) = context_files_noting(None, &big);
+        assert!(files.is_empty());
+        assert!(notes.iter().any(|n| n.contains("256 KiB")), "{notes:?}");
     }
 }

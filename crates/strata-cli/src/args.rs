@@ -67,6 +67,31 @@ pub struct RunArgs {
     pub trust: bool,
 }
 
+impl RunArgs {
+    /// The flags the host reads (`strata_host::Overrides`); the run's temp dir is added by
+    /// the commands that run tools.
+    pub fn overrides(&self) -> strata_host::Overrides {
+        use std::io::IsTerminal as _;
+        strata_host::Overrides {
+            model: self.model.clone(),
+            provider: self.provider.clone(),
+            api_key: self.api_key.clone(),
+            base_url: self.base_url.clone(),
+            session: self.session.clone(),
+            continue_session: self.continue_session,
+            no_session: self.no_session,
+            tools: self.tools.clone(),
+            system_prompt: self.system_prompt.clone(),
+            append_system_prompt: self.append_system_prompt.clone(),
+            trust: self.trust,
+            interactive: self.mode == Mode::Text
+                && self.print.is_none()
+                && std::io::stdin().is_terminal(),
+            temp_dir: None,
+        }
+    }
+}
+
 /// How a run reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum Mode {

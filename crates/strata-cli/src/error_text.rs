@@ -20,6 +20,15 @@ pub fn chain_text(err: &anyhow::Error) -> String {
     out
 }
 
+/// Whether `err` comes from writing to a pipe whose reader has gone (`| head`).
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

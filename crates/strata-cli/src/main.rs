@@ -2,17 +2,11 @@
 
 mod args;
 mod commands;
-mod config;
-#[cfg(test)]
-mod config_props;
 mod error_text;
 mod exit;
 mod export;
-mod mcp;
 mod output_file;
-mod rows;
 mod run;
-mod trust;
 mod tui;
 
 use std::io::Write;
@@ -26,6 +20,8 @@ fn main() -> ExitCode {
     let _cleanup = exit::CleanupOnDrop;
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // `strata providers | head`: the reader left; that is not a failure to report.
+        Err(err) if error_text::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             let mut stderr = std::io::stderr().lock();
             // The whole context chain on one line: "opening X: line 3: …".

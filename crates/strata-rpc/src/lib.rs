@@ -10,7 +10,9 @@
 //! - [`serve`]: the server loop over any [`tokio::io::AsyncRead`] / [`tokio::io::AsyncWrite`]
 //!   pair (stdin and stdout in `strata --mode rpc`), driving a [`strata_runtime`] task; the
 //!   embedding program supplies models and routes through [`Host`] ([`EndpointHost`] sends
-//!   every model of one provider to one base URL).
+//!   every model of one provider to one base URL); [`serve_setup`] serves a session started
+//!   by [`strata_host::Setup`], so the user's trust and key policy hold for an embedding
+//!   program as for `strata --mode rpc`.
 //!
 //! ```no_run
 //! # async fn run(agent: strata_agent::Agent, host: impl strata_rpc::Host) -> Result<(), strata_rpc::ServeError> {
@@ -27,6 +29,7 @@ mod endpoint_host;
 pub mod entries;
 pub mod events;
 pub mod json_mode;
+mod hosted;
 pub mod protocol;
 mod server;
 pub mod sessions;
@@ -34,4 +37,5 @@ pub mod skills;
 pub mod state;
 
 pub use endpoint_host::EndpointHost;
+pub use hosted::{HtmlExport, SetupHost, serve_setup};
 pub use server::{Host, ServeError, ServeOptions, serve};

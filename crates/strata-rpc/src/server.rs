@@ -116,6 +116,9 @@ pub enum ServeError {
     /// The session runtime's task failed.
     #[error("the session runtime failed: {0}")]
     Runtime(#[from] tokio::task::JoinError),
+    /// The host could not start the session (configuration, model, session file).
+    #[error("{0}")]
+    Setup(String),
 }
 
 /// Serves Pi's RPC commands read from `input` (JSON lines) on `agent`, writing responses and
@@ -593,8 +596,14 @@ impl<H: Host> Server<H> {
             }
             Command::SwitchSession { session_path } => {
                 let path = PathBuf::from(session_path);
-                if !path.is_file() {
+                if !path.exists() {
                     Err(format!("Session file not found: {}", path.display()))
+                } else if !path.is_file() {
+                    // `/dev/zero`, a directory, a FIFO: there, but never a session.
+                    Err(format!(
+                        "Not a session file (not a regular file): {}",
+                        path.display()
+                    ))
                 } else {
                     let router = self.host.session_router(self.retries.observer());
                     let op = Op::SwitchSession {

@@ -4,12 +4,12 @@
 use std::io::Write as _;
 
 use crate::args::{ConfigArgs, RunArgs};
-use crate::config::{self, Layers, Sources};
-use crate::rows::Rows;
+use strata_host::config::{self, Layers, Sources};
+use strata_host::rows::Rows;
 
 pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
     let sources = Sources::from_environment();
-    let layers = Layers::read(&sources, run)?;
+    let layers = Layers::read(&sources, &run.overrides())?;
     let merged = layers.config()?;
     let figment = layers.figment();
     let rows = Rows::load(&layers, &merged)?;
@@ -24,7 +24,7 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
                 }
             }
         }
-        let discovered = crate::mcp::discover(&sources, layers.trust.trusted);
+        let discovered = strata_host::mcp::discover(&sources, layers.trust.trusted);
         value["mcpServers"] = discovered
             .servers
             .iter()
@@ -69,7 +69,7 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
         writeln!(out, "{key:<width$} = {value}  # {source}")?;
     }
     // MCP servers come from strata's files and from Claude Code's and Pi's.
-    let discovered = crate::mcp::discover(&sources, layers.trust.trusted);
+    let discovered = strata_host::mcp::discover(&sources, layers.trust.trusted);
     for server in &discovered.servers {
         let enabled = if server.enabled { "" } else { " (disabled)" };
         writeln!(

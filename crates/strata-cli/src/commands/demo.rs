@@ -8,9 +8,8 @@ use anyhow::Context as _;
 use strata_demo::{TARGETS, Target, bundle, script};
 use strata_provider::Catalog;
 
-use crate::args::{DemoArgs, RunArgs};
-use crate::config::{Config, Sources};
-use crate::run::Setup;
+use crate::args::DemoArgs;
+use strata_host::Setup;
 
 /// Runs the demo.
 pub fn run(args: &DemoArgs) -> anyhow::Result<()> {
@@ -131,30 +130,11 @@ fn interactive(
 /// A setup whose only model is `target` on the in-process mock: no key, no network, no
 /// user configuration.
 fn setup(catalog: &Catalog, target: Target, base_url: String, cwd: &Path) -> Setup {
-    let config = Config {
-        model: Some(format!("{}/{}", target.provider, target.model)),
-        ..Config::default()
-    };
-    Setup {
-        catalog: catalog.clone(),
-        config,
-        sources: Sources {
-            global_dir: None,
-            project_dir: cwd.to_path_buf(),
-        },
-        run: RunArgs {
-            base_url: Some(base_url),
-            api_key: Some("strata-demo".to_owned()),
-            ..RunArgs::default()
-        },
-        cwd: cwd.to_path_buf(),
-        // The demo's numbers must not depend on the user's MCP servers.
-        mcp: std::sync::Arc::new(std::sync::OnceLock::from(strata_mcp::McpManager::new(
-            Vec::new(),
-            std::time::Duration::ZERO,
-        ))),
-        keys: crate::rows::KeyPolicy::default(),
-        trust: crate::trust::ProjectTrust::untrusted(cwd),
-        notices: Vec::new(),
-    }
+    Setup::in_process(
+        catalog.clone(),
+        &format!("{}/{}", target.provider, target.model),
+        base_url,
+        cwd,
+        crate::exit::run_temp_dir(),
+    )
 }

@@ -9,8 +9,8 @@ use clap::Subcommand;
 use strata_mcp::{McpManager, ServerSpec, ServerState};
 
 use crate::args::RunArgs;
-use crate::config::{Layers, Sources};
-use crate::mcp;
+use strata_host::config::{Layers, Sources};
+use strata_host::mcp;
 
 /// How long discovery and registration may take before the authorization URL is shown.
 const SIGN_IN_START_LIMIT: Duration = Duration::from_secs(60);
@@ -109,8 +109,8 @@ pub fn run(args: &McpArgs, run: &RunArgs) -> anyhow::Result<()> {
     let sources = Sources::from_environment();
     match &args.command {
         McpCommand::List { json } => {
-            let trusted = Layers::read(&sources, run)?.trust.trusted;
-            list(&sources, trusted, *json)
+            let (trusted, filter) = trust_and_filter(&sources, run)?;
+            list(&sources, trusted, &filter, *json)
         }
         McpCommand::Add(add_args) => add(&sources, add_args),
         McpCommand::Login {
@@ -118,7 +118,7 @@ pub fn run(args: &McpArgs, run: &RunArgs) -> anyhow::Result<()> {
             wait,
             client_secret,
         } => {
-            let trusted = Layers::read(&sources, run)?.trust.trusted;
+            let trusted = Layers::read(&sources, &run.overrides())?.trust.trusted;
             login(
                 &sources,
                 trusted,
@@ -131,7 +131,7 @@ pub fn run(args: &McpArgs, run: &RunArgs) -> anyhow::Result<()> {
             name,
             forget_client,
         } => {
-            let trusted = Layers::read(&sources, run)?.trust.trusted;
+            let trusted = Layers::read(&sources, &run.overrides())?.trust.trusted;
             logout(&sources, trusted, name, *forget_client)
         }
         McpCommand::Remove { name, project } => {
@@ -146,6 +146,21 @@ pub fn run(args: &McpArgs, run: &RunArgs) -> anyhow::Result<()> {
     }
 }
 
+/// Whether the project is trusted, and what MCP server processes may inherit.
+fn trust_and_filter(
+    sources: &Sources,
+    run: &RunArgs,
+) -> anyhow::Result<(bool, strata_tools::ToolEnvironment)> {
+    let layers = Layers::read(sources, &run.overrides())?;
+    let config = layers.config()?;
+    let catalog =
+        strata_provider::Catalog::builtin_shared().context("loading the capability table")?;
+    Ok((
+        layers.trust.trusted,
+        strata_host::setup::credential_filter(catalog, &config),
+    ))
+}
+
 /// The entry named `name`, or an error that says where strata looked.
 fn find_server(
     sources: &Sources,
@@ -153,7 +168,11 @@ fn find_server(
     name: &str,
 ) -> anyhow::Result<strata_mcp::ServerConfig> {
     let discovered = mcp::discover(sources, trusted);
-    if let Some(server) = discovered.servers.into_iter().find(|s| s.name == name) {
+    if let Some(mut server) = discovered.servers.into_iter().find(|s| s.name == name) {
+        let filter = strata_tools::ToolEnvironment::default();
+        for note in mcp::guard_credentials(std::slice::from_mut(&mut server), &filter) {
+            eprintln!("strata: MCP configuration: {note}");
+        }
         return Ok(server);
     }
     let skipped = if discovered.untrusted_skipped.is_empty() {
@@ -195,7 +214,7 @@ fn login(
             .with_context(|| format!("signing in to MCP server \"{name}\""))?;
         let url = pending.authorization_url();
         println!("Sign in to MCP server \"{name}\" ({}) in a browser:\n\n  {url}\n", server.target());
-        println!("{}", mcp::open_browser(url));
+        println!("{}", open_browser(url));
         println!(
             "Waiting up to {} s for the browser to come back to 127.0.0.1 (Ctrl+C stops)…",
             wait.as_secs()
@@ -387,8 +406,16 @@ fn add(sources: &Sources, args: &AddArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn list(sources: &Sources, trusted: bool, json: bool) -> anyhow::Result<()> {
-    let discovered = mcp::discover(sources, trusted);
+fn list(
+    sources: &Sources,
+    trusted: bool,
+    filter: &strata_tools::ToolEnvironment,
+    json: bool,
+) -> anyhow::Result<()> {
+    let mut discovered = mcp::discover(sources, trusted);
+    for note in mcp::guard_credentials(&mut discovered.servers, filter) {
+        eprintln!("strata: MCP configuration: {note}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -475,4 +502,36 @@ fn list(sources: &Sources, trusted: bool, json: bool) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Opens `url` with `$BROWSER` when it is set (never required: the URL is printed too), and
+/// says what happened.
+pub fn open_browser(url: &str) -> String {
+    let Some(browser) = std::env::var_os("BROWSER").filter(|value| !value.is_empty()) else {
+        return "Open it in any browser ($BROWSER is not set, so strata opens none).".to_owned();
+    };
+    // `$BROWSER` may list several commands separated by `:`; the first is used.
+    let browser = browser.to_string_lossy().into_owned();
+    let first = browser.split(':').next().unwrap_or_default();
+    let mut words = first.split_whitespace();
+    let Some(program) = words.next() else {
+        return "Open it in any browser ($BROWSER is empty).".to_owned();
+    };
+    match std::process::Command::new(program)
+        .args(words)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    {
+        Ok(mut child) => {
+            // Reaped in the background: a browser launcher may outlive the command.
+            std::thread::spawn(move || child.wait());
+            format!("Opened with $BROWSER ({program}).")
+        }
+        Err(error) => {
+            format!("$BROWSER ({program}) did not start ({error}); open the URL yourself.")
+        }
+    }
 }

@@ -8,7 +8,7 @@ use strata_provider::discovery::Discovery;
 use strata_provider::{CacheStyle, Catalog, Model};
 
 use crate::args::{ModelsArgs, RunArgs};
-use crate::run::Setup;
+use strata_host::Setup;
 
 /// One model as listed.
 #[derive(Debug, Serialize)]
@@ -54,7 +54,7 @@ fn listed(catalog: &Catalog, model: &Model) -> Listed {
 }
 
 pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
-    let setup = Setup::load(run)?;
+    let setup = Setup::load(&run.overrides())?;
     let catalog = &setup.catalog;
     if let Some(provider) = &args.provider
         && catalog.provider(provider).is_none()

@@ -28,7 +28,7 @@ struct Listed {
 }
 
 pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
-    let setup = crate::run::Setup::load(run)?;
+    let setup = strata_host::Setup::load(&run.overrides())?;
     let catalog = &setup.catalog;
     let listed: Vec<Listed> = catalog
         .providers()

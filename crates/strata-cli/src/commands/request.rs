@@ -23,11 +23,14 @@ pub fn print(
     session: &Session,
     context: &Context,
 ) -> anyhow::Result<()> {
-    let layers = crate::config::Layers::read(&crate::config::Sources::from_environment(), run)?;
+    let layers = strata_host::config::Layers::read(
+        &strata_host::config::Sources::from_environment(),
+        &run.overrides(),
+    )?;
     let config = layers.config()?;
     // The table a run would use: built-in rows plus Pi's file and the config's own rows and
     // models, so every model `strata models` lists has a wire request.
-    let catalog = crate::rows::Rows::load(&layers, &config)?.catalog;
+    let catalog = strata_host::rows::Rows::load(&layers, &config)?.catalog;
     let provider = args
         .provider
         .clone()
@@ -170,11 +173,7 @@ fn build_with(
     // stands in for credentials, so no AWS credentials are needed to show the request.
     let bedrock = match protocol {
         Protocol::BedrockConverse => BedrockAuth::ApiKeyOnly {
-            region: strata_bedrock::credentials::resolve_from_process()
-                .ok()
-                .and_then(|aws| aws.region)
-                .or_else(|| process_env("AWS_REGION"))
-                .or_else(|| process_env("AWS_DEFAULT_REGION")),
+            region: strata_host::factory::bedrock_region(),
         },
         _ => BedrockAuth::Missing,
     };

@@ -5,7 +5,7 @@ use std::io::Write as _;
 use anyhow::Context as _;
 
 use crate::args::{RunArgs, TrustArgs};
-use crate::config::{Layers, Sources};
+use strata_host::config::{Layers, Sources};
 
 pub fn run(args: &TrustArgs, run: &RunArgs) -> anyhow::Result<()> {
     let mut sources = Sources::from_environment();
@@ -14,7 +14,7 @@ pub fn run(args: &TrustArgs, run: &RunArgs) -> anyhow::Result<()> {
     }
     let mut out = std::io::stdout().lock();
     if args.status {
-        let layers = Layers::read(&sources, run)?;
+        let layers = Layers::read(&sources, &run.overrides())?;
         let value = serde_json::json!({
             "trust": layers.trust,
             "ignored": layers.ignored,
@@ -27,7 +27,7 @@ pub fn run(args: &TrustArgs, run: &RunArgs) -> anyhow::Result<()> {
         .global_dir
         .as_deref()
         .context("no user config directory: set HOME or XDG_CONFIG_HOME")?;
-    let file = crate::trust::save(global, &sources.project_dir, !args.revoke)?;
+    let file = strata_host::trust::save(global, &sources.project_dir, !args.revoke)?;
     let dir = std::fs::canonicalize(&sources.project_dir).unwrap_or(sources.project_dir);
     if args.revoke {
         writeln!(

@@ -1,11 +1,7 @@
 //! An agent run from the command line: `-p` print mode, `--mode json`, `--mode rpc`, and the
 //! interactive terminal UI when none of those applies.
 
-mod factory;
-pub mod model;
 mod output;
-pub mod rpc;
-pub mod setup;
 
 use std::io::{IsTerminal as _, Read as _};
 
@@ -15,24 +11,39 @@ use strata_runtime::{Op, RunEnd, UserInput};
 
 use crate::args::{Mode, RunArgs};
 
-pub use setup::Setup;
+pub use strata_host::Setup;
 
 /// Runs the agent the way the flags say: rpc, a single prompt, or the terminal UI.
 pub fn run(run: &RunArgs) -> anyhow::Result<()> {
-    let setup = Setup::load(run)?;
+    let overrides = strata_host::Overrides {
+        temp_dir: crate::exit::run_temp_dir(),
+        ..run.overrides()
+    };
+    let setup = Setup::load(&overrides)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     if run.mode == Mode::Rpc {
         crate::exit::exit_on_signals(&runtime, false);
-        return runtime.block_on(rpc::serve(setup));
+        let export: strata_rpc::HtmlExport = Box::new(|file, output| {
+            crate::export::export_html(file, output, crate::export::Overwrite::Refuse)
+                .map_err(|e| format!("{e:#}"))
+        });
+        return runtime
+            .block_on(strata_rpc::serve_setup(
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+                setup,
+                Some(export),
+            ))
+            .map_err(Into::into);
     }
     let prompt = prompt_text(run)?;
     crate::exit::exit_on_signals(&runtime, prompt.is_none());
     match prompt {
-        Some(prompt) => runtime.block_on(run_prompt(&setup, prompt)),
-        None => crate::tui::run(setup, &runtime),
+        Some(prompt) => runtime.block_on(run_prompt(&setup, run.mode, prompt)),
+        None => crate::tui::run(setup, run.resume, &runtime),
     }
 }
 
@@ -61,8 +72,7 @@ fn prompt_text(run: &RunArgs) -> anyhow::Result<Option<String>> {
 }
 
 /// `-p` and `--mode json`: one prompt through the session runtime, then shut it down.
-async fn run_prompt(setup: &Setup, prompt: String) -> anyhow::Result<()> {
-    let mode = setup.run.mode;
+async fn run_prompt(setup: &Setup, mode: Mode, prompt: String) -> anyhow::Result<()> {
     let mut built = setup.build_agent()?;
     let json = if mode == Mode::Json {
         let (stream, header) =
@@ -82,7 +92,7 @@ async fn run_prompt(setup: &Setup, prompt: String) -> anyhow::Result<()> {
     let agent = task.await.context("the session runtime failed")?;
     drop(agent);
     let mcp = setup.mcp_manager();
-    for line in crate::mcp::failure_lines(&mcp) {
+    for line in strata_host::mcp::failure_lines(&mcp) {
         eprintln!("strata: {line}");
     }
     mcp.shutdown().await;

@@ -15,7 +15,7 @@ use super::editor::Editor;
 use super::picker::{Picker, PickerItem, PickerKind, resume_path};
 use super::stats::{self, Stats, ToolChangeCost, ToolCostBasis};
 use super::worker::{Command, ForkAt, Reply, Status, TreeRow};
-use crate::run::model::THINKING_LEVELS;
+use strata_host::model::THINKING_LEVELS;
 
 mod mcp;
 
@@ -525,12 +525,12 @@ impl App {
     /// `/trust`: saves the decision in the user's `trust.json`; it applies at the next start,
     /// since provider rows and prompts were built when this run began.
     fn trust_project(&mut self) {
-        let sources = crate::config::Sources::from_environment();
+        let sources = strata_host::config::Sources::from_environment();
         let Some(global) = sources.global_dir else {
             self.notice(Level::Error, "no user config directory: set HOME");
             return;
         };
-        match crate::trust::save(&global, &sources.project_dir, true) {
+        match strata_host::trust::save(&global, &sources.project_dir, true) {
             Ok(file) => self.notice(
                 Level::Info,
                 format!(

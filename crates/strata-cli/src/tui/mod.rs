@@ -34,8 +34,8 @@ use ratatui::crossterm::event::{
 use ratatui::crossterm::execute;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
-use crate::run::Setup;
 use app::{App, Effect};
+use strata_host::Setup;
 use worker::{UiEvent, Worker};
 
 /// How the UI starts: prompts offered in the editor one per Enter, and a banner.
@@ -50,9 +50,9 @@ pub struct TuiOptions {
 }
 
 /// Runs the terminal UI until the user quits.
-pub fn run(setup: Setup, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
+pub fn run(setup: Setup, resume: bool, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
     let options = TuiOptions {
-        resume: setup.run.resume,
+        resume,
         ..TuiOptions::default()
     };
     run_with(setup, runtime, options)

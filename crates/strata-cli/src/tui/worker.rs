@@ -19,9 +19,9 @@ use tokio::sync::oneshot;
 use super::app::{Item, Level, Notice, ToolItem, ToolState, result_diff, tool_result_text};
 use super::picker::PickerItem;
 use super::stats::{self, Stats};
-use crate::run::Setup;
-use crate::run::model::{ModelChoice, parse_model};
-use crate::run::setup::{Built, check_tool_names};
+use strata_host::Setup;
+use strata_host::model::{ModelChoice, parse_model};
+use strata_host::setup::{Built, check_tool_names};
 
 /// What the UI asks the agent task to do.
 #[derive(Debug, Clone, PartialEq)]

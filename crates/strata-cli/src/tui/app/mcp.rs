@@ -122,7 +122,7 @@ impl App {
                 return;
             }
         };
-        let browser = crate::mcp::open_browser(&begun.url);
+        let browser = crate::commands::mcp::open_browser(&begun.url);
         self.notice(
             Level::Info,
             format!(

@@ -1,5 +1,5 @@
 //! MCP servers for a run: which files are read (project files only in a trusted project,
-//! `crate::trust`), the session's manager, and editing `[mcp.servers]` in strata's config
+//! [`crate::trust`]), the session's manager, and editing `[mcp.servers]` in strata's config
 //! files.
 
 use std::collections::BTreeMap;
@@ -9,7 +9,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use figment::Figment;
 use figment::providers::{Format, Toml};
-use strata_mcp::{Discovered, Discovery, McpManager, ServerSpec};
+use strata_mcp::{Discovered, Discovery, McpManager, ServerConfig, ServerSpec, Transport};
+use strata_tools::ToolEnvironment;
 
 use crate::config::{Config, Sources};
 
@@ -81,10 +82,18 @@ pub fn discover(sources: &Sources, trusted: bool) -> Discovered {
 
 /// The session's manager for the configured servers (not started: the first prompt starts
 /// it), with configuration errors reported on stderr once.
-pub fn manager(sources: &Sources, config: &Config, trusted: bool) -> McpManager {
-    let discovered = discover(sources, trusted);
+pub fn manager(
+    sources: &Sources,
+    config: &Config,
+    trusted: bool,
+    credentials: &ToolEnvironment,
+) -> McpManager {
+    let mut discovered = discover(sources, trusted);
     for error in &discovered.errors {
         eprintln!("strata: MCP configuration: {error}");
+    }
+    for note in guard_credentials(&mut discovered.servers, credentials) {
+        eprintln!("strata: MCP configuration: {note}");
     }
     let wait = if config.mcp.startup_wait.is_finite() && config.mcp.startup_wait >= 0.0 {
         Duration::from_secs_f64(config.mcp.startup_wait)
@@ -92,6 +101,63 @@ pub fn manager(sources: &Sources, config: &Config, trusted: bool) -> McpManager 
         strata_mcp::DEFAULT_STARTUP_WAIT
     };
     McpManager::new(discovered.servers, wait)
+}
+
+/// Keeps credentials from MCP servers unless the user's own configuration hands one over:
+/// every server's process gets each credential variable of strata's environment (those
+/// `credentials` drops) emptied, except one a user-level entry names in its own `env`; and an
+/// entry from a project file gets no `${VARIABLE}` filled in its headers or environment (the
+/// text is sent as written). Returns a note per entry whose variables were left unfilled.
+pub fn guard_credentials(
+    servers: &mut [ServerConfig],
+    credentials: &ToolEnvironment,
+) -> Vec<String> {
+    let inherited: Vec<String> = std::env::vars_os()
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|name| credentials.drops(name))
+        .collect();
+    let mut notes = Vec::new();
+    for server in servers.iter_mut() {
+        let from_project = server.source.kind.is_project();
+        let mut unfilled = Vec::new();
+        match &mut server.transport {
+            Transport::Stdio { env, .. } => {
+                if from_project {
+                    for (name, written) in &server.spec.env {
+                        if written.contains("${") {
+                            env.insert(name.clone(), written.clone());
+                            unfilled.push(format!("env {name}"));
+                        }
+                    }
+                }
+                for name in &inherited {
+                    let handed = !from_project && server.spec.env.contains_key(name);
+                    if !handed {
+                        env.insert(name.clone(), String::new());
+                    }
+                }
+            }
+            Transport::Http { headers, .. } => {
+                if from_project {
+                    for (name, written) in &server.spec.headers {
+                        if written.contains("${") {
+                            headers.insert(name.clone(), written.clone());
+                            unfilled.push(format!("header {name}"));
+                        }
+                    }
+                }
+            }
+        }
+        if !unfilled.is_empty() {
+            notes.push(format!(
+                "MCP server \"{}\" ({}): variables in {} are not filled: only your own configuration fills them",
+                server.name,
+                server.source,
+                unfilled.join(", ")
+            ));
+        }
+    }
+    notes
 }
 
 /// One line per server that did not connect (failed, or wants authorization), to report.
@@ -110,38 +176,6 @@ pub fn failure_lines(manager: &McpManager) -> Vec<String> {
             _ => None,
         })
         .collect()
-}
-
-/// Opens `url` with `$BROWSER` when it is set (never required: the URL is printed too), and
-/// says what happened.
-pub fn open_browser(url: &str) -> String {
-    let Some(browser) = std::env::var_os("BROWSER").filter(|value| !value.is_empty()) else {
-        return "Open it in any browser ($BROWSER is not set, so strata opens none).".to_owned();
-    };
-    // `$BROWSER` may list several commands separated by `:`; the first is used.
-    let browser = browser.to_string_lossy().into_owned();
-    let first = browser.split(':').next().unwrap_or_default();
-    let mut words = first.split_whitespace();
-    let Some(program) = words.next() else {
-        return "Open it in any browser ($BROWSER is empty).".to_owned();
-    };
-    match std::process::Command::new(program)
-        .args(words)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-    {
-        Ok(mut child) => {
-            // Reaped in the background: a browser launcher may outlive the command.
-            std::thread::spawn(move || child.wait());
-            format!("Opened with $BROWSER ({program}).")
-        }
-        Err(error) => {
-            format!("$BROWSER ({program}) did not start ({error}); open the URL yourself.")
-        }
-    }
 }
 
 /// Adds (or replaces) `[mcp.servers.NAME]` in `path`, keeping the rest of the file.

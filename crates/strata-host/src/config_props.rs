@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 
-use crate::args::RunArgs;
+use crate::Overrides;
 use crate::config::{Sources, load};
 
 /// A full config file, as the README documents it.
@@ -69,7 +69,7 @@ proptest! {
         std::fs::create_dir_all(project_dir.join(".strata")).unwrap();
         std::fs::write(project_dir.join(".strata/config.toml"), &project).unwrap();
         let sources = Sources { global_dir: Some(global_dir), project_dir };
-        if let Err(error) = load(&sources, &RunArgs::default()) {
+        if let Err(error) = load(&sources, &Overrides::default()) {
             prop_assert!(error.to_string().starts_with("invalid configuration"), "{error}");
         }
     }
@@ -85,7 +85,7 @@ fn the_real_config_loads() {
         global_dir: Some(global_dir),
         project_dir: home.path().to_path_buf(),
     };
-    let config = load(&sources, &RunArgs::default()).unwrap();
+    let config = load(&sources, &Overrides::default()).unwrap();
     assert_eq!(config.bash_timeout, 600);
     assert_eq!(config.tool_env_allow, ["GH_TOKEN"]);
 }

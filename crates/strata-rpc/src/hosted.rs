@@ -1,59 +1,73 @@
-//! `--mode rpc`: Pi's RPC protocol ([`strata_rpc`]) on stdin and stdout, over the setup's
-//! agent; this module only says which models the configuration reaches and how.
+//! The server over a [`strata_host::Setup`]: the user's configuration, project trust and the
+//! key policy decide which models are reachable and where each key may go, for `strata --mode
+//! rpc` and for any program that embeds the server through the host.
 
 use std::path::{Path, PathBuf};
 
+use strata_host::{ModelChoice, Setup};
 use strata_provider::Model;
 use strata_provider::transport::RetryObserver;
-use strata_rpc::{Host, ServeOptions};
 use strata_runtime::{ModelRoute, SessionRouter};
+use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::Setup;
-use super::model::ModelChoice;
+use crate::{Host, ServeError, ServeOptions};
 
-/// Serves RPC commands from stdin until it closes.
-pub async fn serve(setup: Setup) -> anyhow::Result<()> {
-    let built = setup.build_agent()?;
+/// Writes a session file as HTML (`export_html`) to the path given or a default one, and
+/// says where: the embedding program's choice of exporter.
+pub type HtmlExport = Box<dyn Fn(&Path, Option<&Path>) -> Result<PathBuf, String> + Send>;
+
+/// Serves Pi's RPC commands from `input` on the session `setup` opens, until `input` ends;
+/// MCP servers are shut down and a temporary session removed afterwards.
+pub async fn serve_setup<R, W>(
+    input: R,
+    output: W,
+    setup: Setup,
+    export: Option<HtmlExport>,
+) -> Result<(), ServeError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let built = setup
+        .build_agent()
+        .map_err(|e| ServeError::Setup(format!("{e:#}")))?;
     let mcp = setup.mcp_manager();
     let options = ServeOptions {
         cwd: setup.cwd.clone(),
         global_dir: setup.sources.global_dir.clone(),
         project_trusted: setup.trust.trusted,
         max_retries: setup.config.max_retries,
-        temp_dir: crate::exit::run_temp_dir(),
+        temp_dir: setup.run.temp_dir.clone(),
         mcp: Some(mcp.clone()),
     };
-    let host = SetupHost { setup };
-    let served = strata_rpc::serve(
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        built.agent,
-        built.retries,
-        host,
-        options,
-    )
-    .await;
+    let host = SetupHost { setup, export };
+    let served = crate::serve(input, output, built.agent, built.retries, host, options).await;
     // Stdio MCP servers (and what they started) end with the session.
     mcp.shutdown().await;
     drop(built.temp);
-    served?;
-    Ok(())
+    served.map(drop)
 }
 
-/// The configuration, catalog and flags as the rpc server's [`Host`].
-struct SetupHost {
+/// The configuration, catalog and overrides as the server's [`Host`].
+pub struct SetupHost {
     setup: Setup,
+    export: Option<HtmlExport>,
 }
 
 impl SetupHost {
-    /// The provider chosen on the command line (its flags apply to it alone).
+    /// The host over `setup`, exporting HTML with `export` when given.
+    pub fn new(setup: Setup, export: Option<HtmlExport>) -> Self {
+        Self { setup, export }
+    }
+
+    /// The provider chosen by the overrides or config (its overrides apply to it alone).
     fn initial_provider(&self) -> Option<String> {
         self.setup.model_choice().ok().map(|c| c.provider)
     }
 }
 
 impl Host for SetupHost {
-    /// Models of providers strata has a key for (the command line's provider always).
+    /// Models of providers strata has a key for (the chosen provider always).
     fn available_models(&self) -> Vec<Model> {
         let initial = self.initial_provider();
         let setup = &self.setup;
@@ -63,7 +77,7 @@ impl Host for SetupHost {
             .filter(|row| {
                 initial.as_deref() == Some(row.id.as_str()) || {
                     let configured = setup.config.providers.get(&row.id);
-                    super::factory::api_key(
+                    strata_host::factory::api_key(
                         None,
                         configured.and_then(|p| p.api_key.as_deref()),
                         row,
@@ -127,7 +141,9 @@ impl Host for SetupHost {
     }
 
     fn export_html(&self, session_file: &Path, output: Option<&Path>) -> Result<PathBuf, String> {
-        crate::export::export_html(session_file, output, crate::export::Overwrite::Refuse)
-            .map_err(|e| format!("{e:#}"))
+        match &self.export {
+            Some(export) => export(session_file, output),
+            None => Err("export_html is not available in this program".to_owned()),
+        }
     }
 }

@@ -1,7 +1,6 @@
 //! Turning flags and configuration into a ready agent: shared by print, json and rpc modes and
 //! the terminal UI, so every front end opens sessions and picks models the same way.
 
-use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -12,10 +11,10 @@ use strata_provider::{Catalog, Model, ProviderRow, StreamOptions};
 use strata_session::{Session, SessionStore, WriteOptions};
 use strata_tools::{ToolEnvironment, ToolLimits, ToolSet, ToolSettings};
 
-use super::factory::{self, provider_for};
-use super::model::{ModelChoice, ServerAnswer, parse_model, resolve_model};
-use crate::args::{Mode, RunArgs};
+use crate::Overrides;
 use crate::config::{Config, Layers, Sources};
+use crate::factory::{self, provider_for};
+use crate::model::{ModelChoice, ServerAnswer, parse_model, resolve_model};
 use crate::rows::{KeyPolicy, Rows};
 use crate::trust::ProjectTrust;
 
@@ -28,8 +27,8 @@ pub struct Setup {
     pub config: Config,
     /// Where configuration came from (the global dir also holds AGENTS.md and skills).
     pub sources: Sources,
-    /// The command-line flags.
-    pub run: RunArgs,
+    /// What the program that starts the session says (a CLI's flags).
+    pub run: Overrides,
     /// The working directory tools run in.
     pub cwd: PathBuf,
     /// The MCP servers, shared by every agent built from this setup (made on first use).
@@ -48,28 +47,38 @@ pub struct Built {
     /// The agent.
     pub agent: Agent,
     /// The model as chosen (`:thinking` included).
-    #[allow(dead_code, reason = "read by the TUI and rpc mode")]
     pub choice: ModelChoice,
     /// A temporary session directory (`--no-session`), deleted when dropped.
     pub temp: Option<tempfile::TempDir>,
     /// Carries the transport's retries to the agent's events: routes built later with its
     /// observer report theirs too.
-    #[allow(dead_code, reason = "read by rpc mode")]
     pub retries: RetryEvents,
 }
 
 impl Setup {
-    /// Reads configuration layers and the capability table.
-    pub fn load(run: &RunArgs) -> anyhow::Result<Self> {
+    /// Reads configuration layers and the capability table for the current directory and
+    /// the user's config directory.
+    pub fn load(run: &Overrides) -> anyhow::Result<Self> {
         let sources = Sources::from_environment();
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        Self::load_in(sources, cwd, run)
+    }
+
+    /// Reads configuration layers and the capability table from `sources` (the user's config
+    /// directory and the project's), for tools running in `cwd`: what an embedding program
+    /// calls when its project is not the process's current directory.
+    pub fn load_in(sources: Sources, cwd: PathBuf, run: &Overrides) -> anyhow::Result<Self> {
         let layers = Layers::read(&sources, run)?;
         let config = layers.config()?;
         let rows = Rows::load(&layers, &config)?;
-        let cwd = std::env::current_dir().context("reading the current directory")?;
         let mut notices: Vec<String> = layers.ignored_notice().into_iter().collect();
         if !layers.trust.trusted {
             notices.extend(crate::config::ignored_skills_notice(&cwd));
         }
+        // Instruction files found but not read (a link out of the project, a FIFO, too big).
+        notices.extend(
+            strata_agent::resources::context_files_noting(sources.global_dir.as_deref(), &cwd).1,
+        );
         for warning in notices.iter().chain(&rows.warnings) {
             warn(warning);
         }
@@ -84,6 +93,46 @@ impl Setup {
             trust: layers.trust,
             notices,
         })
+    }
+
+    /// A setup whose only model is `model` (`provider/id`) on an in-process server at
+    /// `base_url`: no user configuration, no MCP servers, no key policy (the key is a
+    /// placeholder the program chose), the project untrusted. For demos and tests.
+    pub fn in_process(
+        catalog: Catalog,
+        model: &str,
+        base_url: String,
+        cwd: &Path,
+        temp_dir: Option<PathBuf>,
+    ) -> Self {
+        let config = Config {
+            model: Some(model.to_owned()),
+            ..Config::default()
+        };
+        Self {
+            catalog,
+            config,
+            sources: Sources {
+                global_dir: None,
+                project_dir: cwd.to_path_buf(),
+            },
+            run: Overrides {
+                base_url: Some(base_url),
+                api_key: Some("strata-in-process".to_owned()),
+                interactive: std::io::IsTerminal::is_terminal(&std::io::stdin()),
+                temp_dir,
+                ..Overrides::default()
+            },
+            cwd: cwd.to_path_buf(),
+            // The numbers of an in-process run must not depend on the user's MCP servers.
+            mcp: std::sync::Arc::new(std::sync::OnceLock::from(strata_mcp::McpManager::new(
+                Vec::new(),
+                Duration::ZERO,
+            ))),
+            keys: KeyPolicy::default(),
+            trust: ProjectTrust::untrusted(cwd),
+            notices: Vec::new(),
+        }
     }
 
     /// The model from `--model` / config.
@@ -135,7 +184,7 @@ impl Setup {
             warn(&warning);
         }
         let endpoint = row.endpoint(&model.id);
-        let (row, stream) = self.stream_options(&row, &model.id, flag_key, flag_url);
+        let (row, stream) = self.stream_options(&row, &model.id, flag_key, flag_url)?;
         let provider = provider_for(&row, endpoint.protocol, self.config.max_retries, retries)?;
         Ok(strata_runtime::ModelRoute {
             provider,
@@ -179,17 +228,10 @@ impl Setup {
                 .then(|| Duration::from_secs(self.config.bash_timeout)),
             ..ToolLimits::default()
         };
-        let provider_keys = self
-            .catalog
-            .providers()
-            .flat_map(|row| row.auth_env.iter().cloned());
-        let environment = ToolEnvironment::default()
-            .drop_names(provider_keys)
-            .allow(self.config.tool_env_allow.iter().cloned());
         ToolSettings {
             limits,
-            environment,
-            temp_dir: crate::exit::run_temp_dir(),
+            environment: credential_filter(&self.catalog, &self.config),
+            temp_dir: self.run.temp_dir.clone(),
         }
     }
 
@@ -264,7 +306,10 @@ impl Setup {
     /// The MCP servers of this run (connected when the first prompt starts).
     pub fn mcp_manager(&self) -> strata_mcp::McpManager {
         self.mcp
-            .get_or_init(|| crate::mcp::manager(&self.sources, &self.config, self.trust.trusted))
+            .get_or_init(|| {
+                let filter = credential_filter(&self.catalog, &self.config);
+                crate::mcp::manager(&self.sources, &self.config, self.trust.trusted, &filter)
+            })
             .clone()
     }
 
@@ -278,7 +323,6 @@ impl Setup {
     }
 
     /// A new session in the store for this working directory.
-    #[allow(dead_code, reason = "used by /new and new_session")]
     pub fn new_session(&self) -> anyhow::Result<Session> {
         Ok(self
             .store()?
@@ -291,7 +335,7 @@ impl Setup {
         let cwd_text = self.cwd.display().to_string();
         if self.run.no_session {
             // Inside the run's temp dir, so that a run stopped by a signal leaves nothing.
-            let dir = match crate::exit::run_temp_dir() {
+            let dir = match &self.run.temp_dir {
                 Some(run_dir) => tempfile::tempdir_in(run_dir),
                 None => tempfile::tempdir(),
             }
@@ -325,7 +369,7 @@ impl Setup {
 
     /// Whether the terminal UI is about to take the screen (it shows damage itself).
     fn interactive(&self) -> bool {
-        self.run.mode == Mode::Text && self.run.print.is_none() && std::io::stdin().is_terminal()
+        self.run.interactive
     }
 
     /// The key `row` may use at `url`: the flag's, else the row's environment variables, the
@@ -369,10 +413,17 @@ impl Setup {
         model_id: &str,
         flag_key: Option<&str>,
         flag_url: Option<String>,
-    ) -> (ProviderRow, StreamOptions) {
+    ) -> anyhow::Result<(ProviderRow, StreamOptions)> {
         let url = flag_url
             .clone()
             .unwrap_or_else(|| row.endpoint(model_id).base_url);
+        if flag_url.is_none() && !self.keys.fills_placeholders(&row.id, &url) {
+            anyhow::bail!(
+                "{}'s base URL `{url}` names an environment variable, but it comes from {}: only your own configuration fills variables in a URL (set it in ~/.config/strata/config.toml, or pass --base-url)",
+                row.id,
+                self.trust.project_dir.join(".strata/config.toml").display(),
+            );
+        }
         let mut row = row.clone();
         let api_key = self.key_for(&row, &url, flag_key, flag_url.is_some());
         let allowed = flag_key.is_some() || flag_url.is_some() || self.keys.allows(&row.id, &url);
@@ -397,7 +448,7 @@ impl Setup {
             base_url: flag_url,
             ..StreamOptions::default()
         };
-        (row, options)
+        Ok((row, options))
     }
 
     /// What a served-model row's server says about `id` (its list and the window).
@@ -409,6 +460,9 @@ impl Setup {
         flag_key: Option<&str>,
     ) -> ServerAnswer {
         let url = flag_url.map_or_else(|| row.base_url.clone(), str::to_owned);
+        if flag_url.is_none() && !self.keys.fills_placeholders(&row.id, &url) {
+            return ServerAnswer::default();
+        }
         let key = self.key_for(row, &url, flag_key, flag_url.is_some());
         let Some(discovery) = strata_provider::discovery::Discovery::new(row, &url, key.as_ref())
         else {
@@ -468,7 +522,7 @@ impl Setup {
             warn(&format!("compaction.compaction_model: {warning}"));
         }
         // --api-key and --base-url belong to the session's model; this one uses its own settings.
-        let (row, stream) = self.stream_options(row, &model.id, None, None);
+        let (row, stream) = self.stream_options(row, &model.id, None, None)?;
         let provider = provider_for(
             &row,
             row.endpoint(&model.id).protocol,
@@ -481,6 +535,18 @@ impl Setup {
             stream,
         }))
     }
+}
+
+/// What a tool process (a tool command, an MCP server) may inherit: credentials (every
+/// provider row's key variables and `*_API_KEY`-like names) are kept from it, except those the
+/// user's `tool_env_allow` names.
+pub fn credential_filter(catalog: &Catalog, config: &Config) -> ToolEnvironment {
+    let provider_keys = catalog
+        .providers()
+        .flat_map(|row| row.auth_env.iter().cloned());
+    ToolEnvironment::default()
+        .drop_names(provider_keys)
+        .allow(config.tool_env_allow.iter().cloned())
 }
 
 /// A warning on stderr, before any screen is drawn or between print-mode lines.
@@ -556,7 +622,7 @@ fn record_model(agent: &mut Agent, thinking: Option<&str>) -> anyhow::Result<()>
 
 /// What the row's own tool search shows of a deferred MCP tool before it is found: Anthropic
 /// nothing, OpenAI its name and description (strata_mcp::exposure).
-pub(crate) fn mcp_searchable(api: &str) -> strata_mcp::Searchable {
+pub fn mcp_searchable(api: &str) -> strata_mcp::Searchable {
     if api == strata_provider::Protocol::AnthropicMessages.as_str() {
         strata_mcp::Searchable::Nothing
     } else {

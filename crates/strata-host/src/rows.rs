@@ -25,6 +25,9 @@ pub struct KeyPolicy {
     project_keys: BTreeSet<String>,
     /// Literal keys from Pi's `models.json`, by provider.
     pi_keys: BTreeMap<String, String>,
+    /// Every base URL (as written, `{VAR}` placeholders kept) of each row as the user
+    /// configured it outside the project: the only URLs whose placeholders are filled.
+    user_urls: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl KeyPolicy {
@@ -41,6 +44,18 @@ impl KeyPolicy {
             .is_some_and(|allowed| allowed.contains(&host_of(url)))
     }
 
+    /// Whether `url` (as written) is one the user configured for `provider` outside the
+    /// project, so that its `{VAR}` placeholders may be filled from the environment. A URL a
+    /// project wrote must not: `http://host/{ANTHROPIC_API_KEY}` would carry the key.
+    pub fn fills_placeholders(&self, provider: &str, url: &str) -> bool {
+        if self.hosts.is_none() || !url.contains('{') {
+            return true;
+        }
+        self.user_urls
+            .get(provider)
+            .is_some_and(|urls| urls.contains(url))
+    }
+
     /// The key Pi's `models.json` gives `provider` literally.
     pub fn pi_key(&self, provider: &str) -> Option<&str> {
         self.pi_keys.get(provider).map(String::as_str)
@@ -55,12 +70,17 @@ pub fn host_of(url: &str) -> String {
     host.to_ascii_lowercase()
 }
 
-/// Every host a row sends requests to (its base URL and its per-model ones).
-fn row_hosts(row: &ProviderRow) -> BTreeSet<String> {
+/// Every base URL of a row, as written (its own and its per-model ones).
+fn row_urls(row: &ProviderRow) -> BTreeSet<String> {
     std::iter::once(row.base_url.as_str())
         .chain(row.overrides.iter().filter_map(|o| o.base_url.as_deref()))
-        .map(host_of)
+        .map(str::to_owned)
         .collect()
+}
+
+/// Every host a row sends requests to (its base URL and its per-model ones).
+fn row_hosts(row: &ProviderRow) -> BTreeSet<String> {
+    row_urls(row).iter().map(|url| host_of(url)).collect()
 }
 
 /// The catalog, the key policy and what Pi's file could not carry over.
@@ -127,6 +147,10 @@ impl Rows {
             .providers()
             .map(|row| (row.id.clone(), row_hosts(row)))
             .collect();
+        let user_urls = outside
+            .providers()
+            .map(|row| (row.id.clone(), row_urls(row)))
+            .collect();
         let project_path = layers.project.as_ref().map(|p| p.path.clone());
         let project_keys = config
             .providers
@@ -147,6 +171,7 @@ impl Rows {
                 hosts: Some(hosts),
                 project_keys,
                 pi_keys,
+                user_urls,
             },
             pi_file,
             pi_ignored,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use strata_agent::CacheSettings;
 use strata_compaction::CompactionSettings;
 
-use crate::args::RunArgs;
+use crate::Overrides;
 
 /// The merged configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -187,11 +187,19 @@ const CONFIG_KEYS: &[&str] = &[
     "mcp",
 ];
 
-/// Project settings that apply only once the user trusts the project: they redirect traffic
-/// (provider rows: base URLs, headers, keys, new providers), change what the model is told
-/// (prompts, tools, MCP servers) or where sessions are written.
+/// Project settings that apply only once the user trusts the project: they change where a
+/// prompt goes (the model, the summary model, provider rows: base URLs, headers, keys, new
+/// providers), what it costs (output cap, retries, cache lifetime, compaction), how long a tool
+/// may run (`bash_timeout`), what the model is told (prompts, tools, MCP servers) or where
+/// sessions are written. That is every setting an untrusted project's file could hold.
 pub const TRUST_GATED: &[&str] = &[
+    "model",
     "providers",
+    "max_tokens",
+    "max_retries",
+    "compaction",
+    "cache",
+    "bash_timeout",
     "system_prompt",
     "append_system_prompt",
     "tools",
@@ -285,7 +293,7 @@ pub struct Layers {
 
 impl Layers {
     /// Reads the files and decides trust (`--trust` trusts the project for this run).
-    pub fn read(sources: &Sources, run: &RunArgs) -> anyhow::Result<Self> {
+    pub fn read(sources: &Sources, run: &Overrides) -> anyhow::Result<Self> {
         let user = match &sources.global_dir {
             Some(dir) => {
                 let path = dir.join("config.toml");
@@ -448,13 +456,13 @@ fn leaf_keys(prefix: &str, value: &toml::Value, out: &mut Vec<String>) {
 
 /// The figment of all layers, lowest first (re-reads the files).
 #[cfg(test)]
-pub fn figment(sources: &Sources, run: &RunArgs) -> anyhow::Result<Figment> {
+pub fn figment(sources: &Sources, run: &Overrides) -> anyhow::Result<Figment> {
     Ok(Layers::read(sources, run)?.figment())
 }
 
 /// The merged configuration; an error names the file or variable and the field.
 #[cfg(test)]
-pub fn load(sources: &Sources, run: &RunArgs) -> anyhow::Result<Config> {
+pub fn load(sources: &Sources, run: &Overrides) -> anyhow::Result<Config> {
     Layers::read(sources, run)?.config()
 }
 
@@ -596,9 +604,10 @@ mod tests {
             "model = \"anthropic/claude-sonnet-4-5\"\n",
         )
         .unwrap();
-        let run = RunArgs {
+        let run = Overrides {
             tools: Some(vec!["read".into()]),
-            ..RunArgs::default()
+            trust: true,
+            ..Overrides::default()
         };
         let figment = figment(&sources, &run).unwrap();
         let config: Config = figment.extract().unwrap();
@@ -647,6 +656,50 @@ mod tests {
     }
 
     #[test]
+    fn every_setting_waits_for_trust_or_is_the_users_alone() {
+        for key in CONFIG_KEYS {
+            assert!(
+                TRUST_GATED.contains(key) || USER_ONLY.contains(key),
+                "`{key}` would apply from an untrusted project's file"
+            );
+        }
+    }
+
+    #[test]
+    fn an_untrusted_project_chooses_no_model_cost_or_timeout_and_is_told_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let sources = sources(dir.path());
+        std::fs::create_dir_all(sources.project_dir.join(".strata")).unwrap();
+        std::fs::write(
+            sources.project_dir.join(".strata/config.toml"),
+            "model = \"openai/gpt-5\"\nmax_tokens = 64000\nmax_retries = 50\nbash_timeout = 0\n\
+             [compaction]\ncompaction_model = \"openai/gpt-5\"\n[cache]\nretention = \"long\"\n",
+        )
+        .unwrap();
+        let layers = Layers::read(&sources, &Overrides::default()).unwrap();
+        let config = layers.config().unwrap();
+        assert_eq!(config, Config::default());
+        let notice = layers.ignored_notice().unwrap();
+        for key in [
+            "model",
+            "max_tokens",
+            "max_retries",
+            "bash_timeout",
+            "compaction.compaction_model",
+            "cache.retention",
+        ] {
+            assert!(notice.contains(key), "{key} not named in: {notice}");
+        }
+        let trusted = Overrides {
+            trust: true,
+            ..Overrides::default()
+        };
+        let config = Layers::read(&sources, &trusted).unwrap().config().unwrap();
+        assert_eq!(config.model.as_deref(), Some("openai/gpt-5"));
+        assert_eq!(config.bash_timeout, 0);
+    }
+
+    #[test]
     fn api_keys_in_config_are_never_printed() {
         let dir = tempfile::tempdir().unwrap();
         let sources = sources(dir.path());
@@ -657,7 +710,7 @@ mod tests {
             "[providers.anthropic]\napi_key = \"sk-ant-secret\"\n",
         )
         .unwrap();
-        let figment = figment(&sources, &RunArgs::default()).unwrap();
+        let figment = figment(&sources, &Overrides::default()).unwrap();
         let config: Config = figment.extract().unwrap();
         assert_eq!(
             config.providers["anthropic"].api_key.as_deref(),
@@ -680,7 +733,15 @@ mod tests {
             "[compaction]\nreserve_tokens = \"lots\"\n",
         )
         .unwrap();
-        let error = load(&sources, &RunArgs::default()).unwrap_err().to_string();
+        let error = load(
+            &sources,
+            &Overrides {
+                trust: true,
+                ..Overrides::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
         assert!(error.contains("compaction.reserve_tokens"), "{error}");
         assert!(error.contains(".strata/config.toml"), "{error}");
     }

@@ -42,3 +42,13 @@ pub fn api_key(flag: Option<&str>, configured: Option<&str>, row: &ProviderRow) 
     resolve_api_key(flag.as_ref(), &row.auth_env, process_env)
         .or_else(|| configured.map(ApiKey::new))
 }
+
+/// The AWS region a Bedrock request would be signed for: the process's AWS configuration,
+/// else `AWS_REGION` / `AWS_DEFAULT_REGION`.
+pub fn bedrock_region() -> Option<String> {
+    strata_bedrock::credentials::resolve_from_process()
+        .ok()
+        .and_then(|aws| aws.region)
+        .or_else(|| process_env("AWS_REGION"))
+        .or_else(|| process_env("AWS_DEFAULT_REGION"))
+}

@@ -1,0 +1,290 @@
+//! `cargo xtask tidy`: repository rules that keep the layering of docs/architecture.md from
+//! rotting. Each exception list may only shrink: a new entry is a failure, and an entry that
+//! no longer applies is a failure too (so the list is trimmed as the code gets better).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+/// Usage line for `cargo xtask --help`.
+pub const USAGE: &str = "  tidy
+      Check the repository's rules: which strata crates each crate may depend on, no source
+      file over 1,500 lines, no Op::WithAgent outside its current users, the CLI and rpc line
+      budgets.";
+
+/// Which strata crates each crate may name under `[dependencies]`, from the layers of
+/// docs/architecture.md: format and wire at the bottom, assembly and money on them, the loop,
+/// the runtime, the host, then the views. A crate missing here may depend on no strata crate.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("strata-session", &[]),
+    ("strata-provider", &[]),
+    ("strata-tools", &[]),
+    ("strata-anthropic", &["strata-provider"]),
+    ("strata-openai", &["strata-provider"]),
+    ("strata-openai-responses", &["strata-provider"]),
+    ("strata-google", &["strata-provider"]),
+    ("strata-bedrock", &["strata-provider"]),
+    ("strata-mock", &["strata-provider"]),
+    ("strata-mcp", &["strata-tools"]),
+    ("strata-context", &["strata-provider", "strata-session"]),
+    ("strata-accounting", &["strata-provider", "strata-session"]),
+    ("strata-export", &["strata-accounting", "strata-session"]),
+    (
+        "strata-compaction",
+        &[
+            "strata-accounting",
+            "strata-context",
+            "strata-provider",
+            "strata-session",
+        ],
+    ),
+    (
+        "strata-agent",
+        &[
+            "strata-accounting",
+            "strata-compaction",
+            "strata-context",
+            "strata-provider",
+            "strata-session",
+            "strata-tools",
+        ],
+    ),
+    (
+        "strata-runtime",
+        &[
+            "strata-accounting",
+            "strata-agent",
+            "strata-anthropic",
+            "strata-bedrock",
+            "strata-compaction",
+            "strata-context",
+            "strata-google",
+            "strata-openai",
+            "strata-openai-responses",
+            "strata-provider",
+            "strata-session",
+            "strata-tools",
+        ],
+    ),
+    (
+        "strata-host",
+        &[
+            "strata-agent",
+            "strata-bedrock",
+            "strata-compaction",
+            "strata-context",
+            "strata-mcp",
+            "strata-provider",
+            "strata-runtime",
+            "strata-session",
+            "strata-tools",
+        ],
+    ),
+    (
+        "strata-demo",
+        &[
+            "strata-agent",
+            "strata-compaction",
+            "strata-context",
+            "strata-mock",
+            "strata-provider",
+            "strata-runtime",
+            "strata-session",
+            "strata-tools",
+        ],
+    ),
+    // The views: rpc and the CLI. Their lists are ratchets towards the host and the runtime
+    // alone (issue #36: rpc at most 2 strata crates, the CLI at most 5).
+    (
+        "strata-rpc",
+        &[
+            "strata-accounting",
+            "strata-agent",
+            "strata-compaction",
+            "strata-context",
+            "strata-host",
+            "strata-mcp",
+            "strata-provider",
+            "strata-runtime",
+            "strata-session",
+            "strata-tools",
+        ],
+    ),
+    (
+        "strata-cli",
+        &[
+            "strata-accounting",
+            "strata-agent",
+            "strata-context",
+            "strata-demo",
+            "strata-export",
+            "strata-host",
+            "strata-mcp",
+            "strata-provider",
+            "strata-rpc",
+            "strata-runtime",
+            "strata-session",
+            "strata-tools",
+        ],
+    ),
+];
+
+/// The most lines a source file may have.
+const MAX_FILE_LINES: usize = 1_500;
+
+/// Files over [`MAX_FILE_LINES`] today, to be split (issue #36); the list only shrinks.
+const LONG_FILES: &[&str] = &[
+    "crates/strata-cli/src/tui/app.rs",
+    "crates/strata-session/src/tree.rs",
+];
+
+/// Files that may name `WithAgent` (the runtime's closure into the agent, to be replaced by
+/// typed queries); the list only shrinks.
+const WITH_AGENT_USERS: &[&str] = &[
+    "crates/strata-cli/src/tui/worker.rs",
+    "crates/strata-rpc/src/server.rs",
+    "crates/strata-runtime/src/op.rs",
+    "crates/strata-runtime/src/runtime.rs",
+    "crates/strata-runtime/tests/all/behaviour.rs",
+];
+
+/// Line budgets of the views' sources: ratchets at the figures reached, towards issue #36's
+/// 7,000 (CLI) and 2,000 (rpc).
+const BUDGETS: &[(&str, usize)] = &[
+    ("crates/strata-cli/src", 9_723),
+    ("crates/strata-rpc/src", 3_658),
+];
+
+/// Runs every rule under `root`; the error lists every breach.
+pub fn main(root: &Path) -> Result<()> {
+    let mut problems = Vec::new();
+    dependencies(root, &mut problems)?;
+    let files = rust_files(root)?;
+    let mut long = BTreeSet::new();
+    let mut with_agent = BTreeSet::new();
+    for file in &files {
+        let text =
+            std::fs::read_to_string(root.join(file)).with_context(|| format!("reading {file}"))?;
+        if text.lines().count() > MAX_FILE_LINES {
+            long.insert(file.clone());
+        }
+        // This file names it to forbid it.
+        if text.contains("WithAgent") && file != "xtask/src/tidy.rs" {
+            with_agent.insert(file.clone());
+        }
+    }
+    ratchet("over 1,500 lines", &long, LONG_FILES, &mut problems);
+    ratchet(
+        "naming WithAgent",
+        &with_agent,
+        WITH_AGENT_USERS,
+        &mut problems,
+    );
+    for (dir, budget) in BUDGETS {
+        let lines: usize = files
+            .iter()
+            .filter(|f| f.starts_with(dir))
+            .map(|f| {
+                std::fs::read_to_string(root.join(f))
+                    .map(|t| t.lines().count())
+                    .unwrap_or(0)
+            })
+            .sum();
+        if lines > *budget {
+            problems.push(format!(
+                "{dir} has {lines} lines, over its budget of {budget}"
+            ));
+        } else if lines < *budget {
+            problems.push(format!(
+                "{dir} has {lines} lines: lower its budget in xtask/src/tidy.rs from {budget} to {lines}"
+            ));
+        }
+    }
+    if problems.is_empty() {
+        println!("tidy: dependencies, file lengths, WithAgent users and line budgets hold");
+        return Ok(());
+    }
+    anyhow::bail!(
+        "tidy found {} problems:\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    )
+}
+
+/// A found set against its allow-list: new entries and stale ones are both problems.
+fn ratchet(what: &str, found: &BTreeSet<String>, allowed: &[&str], problems: &mut Vec<String>) {
+    for file in found {
+        if !allowed.contains(&file.as_str()) {
+            problems.push(format!("{file} is {what}"));
+        }
+    }
+    for file in allowed {
+        if !found.contains(*file) {
+            problems.push(format!(
+                "{file} is no longer {what}: remove it from xtask/src/tidy.rs"
+            ));
+        }
+    }
+}
+
+fn dependencies(root: &Path, problems: &mut Vec<String>) -> Result<()> {
+    for entry in std::fs::read_dir(root.join("crates")).context("reading crates/")? {
+        let dir = entry?.path();
+        let manifest = dir.join("Cargo.toml");
+        let Ok(text) = std::fs::read_to_string(&manifest) else {
+            continue;
+        };
+        let table: toml::Table =
+            toml::from_str(&text).with_context(|| format!("parsing {}", manifest.display()))?;
+        let name = table
+            .get("package")
+            .and_then(|p| p.get("name"))
+            .and_then(toml::Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let allowed = ALLOWED
+            .iter()
+            .find(|(crate_name, _)| *crate_name == name)
+            .map(|(_, deps)| *deps)
+            .unwrap_or(&[]);
+        let deps = table.get("dependencies").and_then(toml::Value::as_table);
+        for dep in deps.into_iter().flat_map(|d| d.keys()) {
+            if dep.starts_with("strata-") && !allowed.contains(&dep.as_str()) {
+                problems.push(format!(
+                    "{name} depends on {dep}, which its layer may not (xtask/src/tidy.rs ALLOWED)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every `.rs` file under crates/, xtask/ and tests/, relative to `root`, `/`-separated.
+fn rust_files(root: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut stack: Vec<std::path::PathBuf> = ["crates", "xtask", "tests"]
+        .iter()
+        .map(|d| root.join(d))
+        .collect();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry?.path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n == "target") {
+                    continue;
+                }
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && let Ok(relative) = path.strip_prefix(root)
+            {
+                out.push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
