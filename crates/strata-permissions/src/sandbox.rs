@@ -210,6 +210,28 @@ pub fn probe() -> Availability {
     }
 }
 
+/// The [`strata_tools::Sandbox`] wrapper for `policy`: `helper` (the `strata-sandbox` binary,
+/// or the strata binary with `helper_args` starting with its hidden `__sandbox` mode) and
+/// the policy's arguments.
+pub fn wrapper(
+    policy: &SandboxPolicy,
+    helper: PathBuf,
+    leading_args: &[&str],
+) -> strata_tools::Sandbox {
+    let mut args: Vec<OsString> = leading_args.iter().map(OsString::from).collect();
+    args.extend(policy.helper_args());
+    let limits = if policy.network {
+        "writes only in the project and temp, secrets directories unreadable"
+    } else {
+        "writes only in the project and temp, secrets directories unreadable, no TCP network"
+    };
+    strata_tools::Sandbox {
+        program: helper,
+        args,
+        limits: limits.to_owned(),
+    }
+}
+
 /// Restricts this process (and what it execs) to `policy`.
 pub fn restrict_self(policy: &SandboxPolicy) -> Result<RulesetStatus, String> {
     let read = AccessFs::from_read(ABI_WANTED);
@@ -302,15 +324,4 @@ pub fn helper_main(args: &[OsString]) -> String {
         "strata sandbox: cannot run {}: {error}",
         command[0].to_string_lossy()
     )
-}
-
-/// Words in a failed command's output that suggest the sandbox refused something.
-pub fn looks_refused(output: &str) -> bool {
-    [
-        "Permission denied",
-        "Operation not permitted",
-        "Read-only file system",
-    ]
-    .iter()
-    .any(|needle| output.contains(needle))
 }

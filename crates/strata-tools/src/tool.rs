@@ -170,6 +170,20 @@ pub struct ToolContext {
     pub limits: ToolLimits,
     /// Which environment variables tool processes inherit (credentials are dropped).
     pub environment: ToolEnvironment,
+    /// The OS sandbox bash commands run in (`None`: unsandboxed).
+    pub sandbox: Option<Sandbox>,
+}
+
+/// A program that runs a command inside an OS sandbox: bash runs `program args… shell -c
+/// script` instead of `shell -c script` (strata's Landlock helper, or bubblewrap).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// The wrapper.
+    pub program: PathBuf,
+    /// Its arguments, ending where the command begins (`--`).
+    pub args: Vec<std::ffi::OsString>,
+    /// What the sandbox forbids, in one sentence, for a command it refused.
+    pub limits: String,
 }
 
 impl ToolContext {
@@ -181,6 +195,7 @@ impl ToolContext {
             temp_dir: std::env::temp_dir(),
             limits: ToolLimits::default(),
             environment: ToolEnvironment::default(),
+            sandbox: None,
         }
     }
 }

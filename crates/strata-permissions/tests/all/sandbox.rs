@@ -159,3 +159,34 @@ fn the_default_policy_hides_the_users_secrets_and_round_trips_through_arguments(
     assert_eq!(back, p);
     assert_eq!(command, vec![std::ffi::OsString::from("true")]);
 }
+
+#[tokio::test]
+async fn the_bash_tool_runs_in_the_sandbox_and_tells_the_model_when_refused() {
+    use strata_tools::{BashTool, Tool, ToolCall, ToolContext};
+    if available().is_none() {
+        return;
+    }
+    let l = layout();
+    let p = policy(&l, false);
+    let mut ctx = ToolContext::new(&l.project);
+    ctx.sandbox = Some(strata_permissions::sandbox::wrapper(&p, HELPER.into(), &[]));
+    let target = l.outside.join("x");
+    let call = ToolCall::new(
+        "c1",
+        "bash",
+        serde_json::json!({"command": format!("echo hi > {}", target.display())}),
+    );
+    let out = BashTool::default().execute(call, &ctx, None).await;
+    assert!(out.is_error);
+    let text = out.text_content();
+    assert!(text.contains("Permission denied"), "{text}");
+    assert!(text.contains("strata's OS sandbox"), "{text}");
+    assert!(!target.exists());
+    let call = ToolCall::new(
+        "c2",
+        "bash",
+        serde_json::json!({"command": "echo ok > f && cat f"}),
+    );
+    let out = BashTool::default().execute(call, &ctx, None).await;
+    assert!(!out.is_error, "{}", out.text_content());
+}
