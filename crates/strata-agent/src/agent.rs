@@ -265,6 +265,8 @@ pub struct Agent {
     /// The thinking level last asked for (`None`: the session's). A model without reasoning
     /// runs `off`; switching back to one that reasons restores this.
     wanted_thinking: Option<String>,
+    /// The permission gate, the bash sandbox and file checkpoints (crate::rules).
+    pub(crate) rules: crate::rules::ToolRules,
 }
 
 impl Agent {
@@ -295,6 +297,7 @@ impl Agent {
             pings_since_request: 0,
             cache_used_at: None,
             wanted_thinking: None,
+            rules: crate::rules::ToolRules::default(),
         }
     }
 
@@ -528,13 +531,30 @@ impl Agent {
                 }
             })
             .collect();
-        (build_sections(&inputs), tools)
+        let mut sections = build_sections(&inputs);
+        if let Some(gate) = &self.rules.gate
+            && let Some(text) = crate::rules::mode_section(gate.mode(), false)
+        {
+            sections.insert(crate::rules::PERMISSIONS_SECTION.to_owned(), text);
+        }
+        (sections, tools)
     }
 
     /// Stores the system snapshot (first time) or a patch (something changed); returns the
     /// entry written, if any.
     pub fn sync_system(&mut self) -> Result<Option<EntryId>, AgentError> {
-        let (sections, tools) = self.desired_system();
+        let (mut sections, tools) = self.desired_system();
+        let context = self.context()?;
+        // Back in auto after another mode: auto is stated, so the old mode is not followed.
+        let stated = context.system.folded().into_iter().any(|(name, text)| {
+            name.as_str() == crate::rules::PERMISSIONS_SECTION && !text.is_empty()
+        });
+        if stated
+            && !sections.contains_key(crate::rules::PERMISSIONS_SECTION)
+            && let Some(text) = crate::rules::mode_section(strata_permissions::Mode::Auto, true)
+        {
+            sections.insert(crate::rules::PERMISSIONS_SECTION.to_owned(), text);
+        }
         let update = plan(self.context()?, &sections, &tools);
         let Some(SystemUpdate {
             snapshot,
@@ -1279,19 +1299,6 @@ impl Agent {
             .iter()
             .map(|c| strata_tools::ToolCall::new(c.id.clone(), c.name.clone(), c.arguments.clone()))
             .collect();
-        let (updates, mut update_rx) = unbounded_channel::<(usize, ToolOutput)>();
-        let events = self.events.clone();
-        let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
-        let forward = async move {
-            while let Some((index, update)) = update_rx.recv().await {
-                if let (Some(events), Some(id)) = (&events, ids.get(index)) {
-                    let _ = events.send(AgentEvent::ToolUpdate {
-                        id: id.clone(),
-                        text: update.text_content(),
-                    });
-                }
-            }
-        };
         let mut tools = self.active_tools();
         if let Some(source) = &self.tool_source {
             // A tool the source withdrew since it was declared answers with its own error.
@@ -1303,8 +1310,28 @@ impl Agent {
                 }
             }
         }
-        let run = tools.run_batch_with_updates(wire_calls, &ctx, Some(updates));
+        // The rules layer: refused calls answer with their refusal and do not run.
+        let screened = self
+            .rules
+            .screen(&tools, &wire_calls, &mut ctx, self.session.path())
+            .await;
+        let (run_calls, positions) = screened.to_run(wire_calls.clone());
+        let (updates, mut update_rx) = unbounded_channel::<(usize, ToolOutput)>();
+        let events = self.events.clone();
+        let ids: Vec<String> = positions.iter().map(|&i| calls[i].id.clone()).collect();
+        let forward = async move {
+            while let Some((index, update)) = update_rx.recv().await {
+                if let (Some(events), Some(id)) = (&events, ids.get(index)) {
+                    let _ = events.send(AgentEvent::ToolUpdate {
+                        id: id.clone(),
+                        text: update.text_content(),
+                    });
+                }
+            }
+        };
+        let run = tools.run_batch_with_updates(run_calls, &ctx, Some(updates));
         let (outputs, ()) = tokio::join!(run, forward);
+        let outputs = screened.finish(&wire_calls, outputs);
         for (call, output) in calls.iter().zip(outputs) {
             self.emit(AgentEvent::ToolEnd {
                 id: call.id.clone(),

@@ -79,8 +79,8 @@ struct GateState {
     policy: Policy,
     places: Option<Places>,
     asker: Option<mpsc::UnboundedSender<PendingAsk>>,
-    /// Why nobody can be asked (print mode), for the refusal.
-    no_asker_hint: String,
+    /// Nobody can be asked (print mode): what to tell the model instead.
+    unattended: Option<String>,
     next_id: u64,
 }
 
@@ -93,7 +93,7 @@ impl Gate {
                 policy,
                 places,
                 asker: None,
-                no_asker_hint: "no one can be asked here".to_owned(),
+                unattended: None,
                 next_id: 0,
             })),
         }
@@ -114,11 +114,15 @@ impl Gate {
         self.state().policy.set_mode(mode);
     }
 
-    /// Where questions go (`None`: nobody can answer; asked calls are refused with `hint`).
-    pub fn set_asker(&self, asker: Option<mpsc::UnboundedSender<PendingAsk>>, hint: &str) {
-        let mut state = self.state();
-        state.asker = asker;
-        state.no_asker_hint = hint.to_owned();
+    /// Where questions go (the session runtime serves them as events and Ops).
+    pub fn set_asker(&self, asker: Option<mpsc::UnboundedSender<PendingAsk>>) {
+        self.state().asker = asker;
+    }
+
+    /// Nobody will answer (print mode): calls the policy would ask about are refused, and the
+    /// model reads `hint` (how the user can allow them) with the refusal.
+    pub fn set_unattended(&self, hint: &str) {
+        self.state().unattended = Some(hint.to_owned());
     }
 
     /// The rules and mode, one line each.
@@ -159,15 +163,17 @@ impl Gate {
                 suggested_rules: suggested_rules.clone(),
                 mode: state.policy.mode(),
             };
-            match &state.asker {
-                Some(asker) => asker.send(PendingAsk { request, reply: tx }).is_ok(),
-                None => false,
+            match (&state.unattended, &state.asker) {
+                (Some(hint), _) => Err(hint.clone()),
+                (None, Some(asker)) => asker
+                    .send(PendingAsk { request, reply: tx })
+                    .map_err(|_| "the front end that answers questions has gone".to_owned()),
+                (None, None) => Err("no front end answers permission questions here".to_owned()),
             }
         };
-        if !sent {
-            let hint = self.state().no_asker_hint.clone();
+        if let Err(hint) = sent {
             return Passage::Refused(format!(
-                "Permission needed: {} was not run — {} and {hint}.",
+                "Permission needed: {} was not run — {}, and the user cannot be asked: {hint}.",
                 call.tool, decision.reason
             ));
         }
