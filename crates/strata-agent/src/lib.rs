@@ -25,5 +25,5 @@ pub mod system_sync;
 pub use agent::{Agent, AgentConfig, Control, ModelSwitch, RetryEvents, RunSummary, SummaryModel};
 pub use error::AgentError;
 pub use event::AgentEvent;
-pub use rules::{FILES_RESTORED_CUSTOM_TYPE, ToolRules};
 pub use keep_warm::{CacheSettings, KEEP_WARM_CUSTOM_TYPE, KeepWarmPlan};
+pub use rules::{FILES_RESTORED_CUSTOM_TYPE, ToolRules};

@@ -81,9 +81,7 @@ impl ToolRules {
         session_file: &Path,
     ) -> Screened {
         ctx.sandbox = self.sandbox.clone();
-        let store = self
-            .checkpoints
-            .then(|| Checkpoints::beside(session_file));
+        let store = self.checkpoints.then(|| Checkpoints::beside(session_file));
         let mut refused = Vec::with_capacity(calls.len());
         let mut before = Vec::with_capacity(calls.len());
         for call in calls {

@@ -15,7 +15,9 @@ pub enum RuntimeError {
     #[error("nothing to label yet")]
     NothingToLabel,
     /// A permission mode was set on an agent without a permission gate.
-    #[error("no permission gate: this session runs every tool call (start it with a permission mode)")]
+    #[error(
+        "no permission gate: this session runs every tool call (start it with a permission mode)"
+    )]
     NoGate,
     /// An answer came for a question nobody is waiting on.
     #[error("no permission question {0} is waiting for an answer")]

@@ -210,7 +210,10 @@ pub(crate) enum WhileRunning {
     FollowUp(UserInput),
     Abort,
     ClearQueue,
-    SetMode { steering: bool, mode: QueueMode },
+    SetMode {
+        steering: bool,
+        mode: QueueMode,
+    },
     SetPermissionMode(strata_permissions::Mode),
     Answer {
         id: String,
