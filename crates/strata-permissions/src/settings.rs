@@ -127,6 +127,9 @@ pub fn read_claude_settings(path: &Path) -> Result<Option<ClaudePermissions>, Se
     Ok(Some(file.permissions))
 }
 
+/// Makes the [`Source`] of a settings file from its path.
+type SourceOf = fn(PathBuf) -> Source;
+
 /// Builds the policy from every source; `flag_mode` (the command line) wins over the rest.
 pub fn load(
     places: &Places,
@@ -138,7 +141,7 @@ pub fn load(
     let read_claude = strata
         .and_then(|(config, _)| config.read_claude_settings)
         .unwrap_or(true);
-    let mut files: Vec<(PathBuf, fn(PathBuf) -> Source)> = Vec::new();
+    let mut files: Vec<(PathBuf, SourceOf)> = Vec::new();
     if read_claude && let Some(home) = &places.home {
         files.push((home.join(".claude/settings.json"), Source::ClaudeUser));
     }

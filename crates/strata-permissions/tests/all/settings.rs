@@ -1,7 +1,5 @@
 //! Settings files: Claude Code's read as they are, trust respected, answers kept.
 
-use std::path::PathBuf;
-
 use strata_permissions::settings::{Places, load, remember_for_project};
 use strata_permissions::{CallView, Mode, PermissionsConfig, Source, Verdict};
 
@@ -123,8 +121,5 @@ fn project_answers_are_kept_in_claude_codes_shape() {
     let p = load(&places, None, Some(Mode::Ask)).unwrap();
     let d = p.decide(&CallView::command("bash", "make"));
     assert_eq!(d.verdict, Verdict::Allow);
-    assert_eq!(
-        d.source,
-        Source::StrataProject(PathBuf::from(places.project_answers()))
-    );
+    assert_eq!(d.source, Source::StrataProject(places.project_answers()));
 }
