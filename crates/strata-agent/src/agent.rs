@@ -270,6 +270,8 @@ pub struct Agent {
     /// The cache-routing key requests carry instead of the session id: a forked child sends
     /// its parent's, so a cache keyed by it finds the prefix the parent wrote.
     shared_cache_key: Option<String>,
+    /// The permission gate, the bash sandbox and file checkpoints (crate::rules).
+    pub(crate) rules: crate::rules::ToolRules,
 }
 
 impl Agent {
@@ -302,6 +304,7 @@ impl Agent {
             wanted_thinking: None,
             tool_share: crate::tool_share::DEFAULT_TOOL_SHARE,
             shared_cache_key: None,
+            rules: crate::rules::ToolRules::default(),
         }
     }
 
@@ -583,17 +586,34 @@ impl Agent {
             custom_intro: self.config.custom_intro.clone(),
             append: self.config.append_system_prompt.clone(),
         };
-        (build_sections(&inputs), tools, refused)
+        let mut sections = build_sections(&inputs);
+        if let Some(gate) = &self.rules.gate
+            && let Some(text) = crate::rules::mode_section(gate.mode(), false)
+        {
+            sections.insert(crate::rules::PERMISSIONS_SECTION.to_owned(), text);
+        }
+        (sections, tools, refused)
     }
 
     /// Stores the system snapshot (first time) or a patch (something changed); returns the
     /// entry written, if any.
     pub fn sync_system(&mut self) -> Result<Option<EntryId>, AgentError> {
-        let (sections, tools, refused) = self.desired_system_and_refusals();
+        let (mut sections, tools, refused) = self.desired_system_and_refusals();
         for tool in &refused {
             tracing::warn!("{tool}");
         }
-        let update = plan(self.context()?, &sections, &tools);
+        let context = self.context()?;
+        // Back in auto after another mode: auto is stated, so the old mode is not followed.
+        let stated = context.system.folded().into_iter().any(|(name, text)| {
+            name.as_str() == crate::rules::PERMISSIONS_SECTION && !text.is_empty()
+        });
+        if stated
+            && !sections.contains_key(crate::rules::PERMISSIONS_SECTION)
+            && let Some(text) = crate::rules::mode_section(strata_permissions::Mode::Auto, true)
+        {
+            sections.insert(crate::rules::PERMISSIONS_SECTION.to_owned(), text);
+        }
+        let update = plan(context, &sections, &tools);
         let Some(SystemUpdate {
             snapshot,
             sections,
@@ -1355,19 +1375,6 @@ impl Agent {
             .iter()
             .map(|c| strata_tools::ToolCall::new(c.id.clone(), c.name.clone(), c.arguments.clone()))
             .collect();
-        let (updates, mut update_rx) = unbounded_channel::<(usize, ToolOutput)>();
-        let events = self.events.clone();
-        let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
-        let forward = async move {
-            while let Some((index, update)) = update_rx.recv().await {
-                if let (Some(events), Some(id)) = (&events, ids.get(index)) {
-                    let _ = events.send(AgentEvent::ToolUpdate {
-                        id: id.clone(),
-                        text: update.text_content(),
-                    });
-                }
-            }
-        };
         let mut tools = self.active_tools();
         if let Some(source) = &self.tool_source {
             // A tool the source withdrew since it was declared answers with its own error.
@@ -1379,8 +1386,28 @@ impl Agent {
                 }
             }
         }
-        let run = tools.run_batch_with_updates(wire_calls, &ctx, Some(updates));
+        // The rules layer: refused calls answer with their refusal and do not run.
+        let screened = self
+            .rules
+            .screen(&tools, &wire_calls, &mut ctx, self.session.path())
+            .await;
+        let (run_calls, positions) = screened.to_run(wire_calls.clone());
+        let (updates, mut update_rx) = unbounded_channel::<(usize, ToolOutput)>();
+        let events = self.events.clone();
+        let ids: Vec<String> = positions.iter().map(|&i| calls[i].id.clone()).collect();
+        let forward = async move {
+            while let Some((index, update)) = update_rx.recv().await {
+                if let (Some(events), Some(id)) = (&events, ids.get(index)) {
+                    let _ = events.send(AgentEvent::ToolUpdate {
+                        id: id.clone(),
+                        text: update.text_content(),
+                    });
+                }
+            }
+        };
+        let run = tools.run_batch_with_updates(run_calls, &ctx, Some(updates));
         let (outputs, ()) = tokio::join!(run, forward);
+        let outputs = screened.finish(&wire_calls, outputs);
         for (call, output) in calls.iter().zip(outputs) {
             self.emit(AgentEvent::ToolEnd {
                 id: call.id.clone(),

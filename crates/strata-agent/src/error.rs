@@ -20,4 +20,7 @@ pub enum AgentError {
     /// The provider refused or failed (after its own retries).
     #[error("provider: {0}")]
     Provider(#[from] ProviderError),
+    /// The rules layer failed (restoring files).
+    #[error("{0}")]
+    Rules(String),
 }

@@ -19,6 +19,7 @@ pub mod keep_warm;
 pub mod policy;
 pub mod prompt;
 pub mod resources;
+pub mod rules;
 pub mod system_sync;
 pub mod tool_share;
 
@@ -27,3 +28,4 @@ pub use error::AgentError;
 pub use event::AgentEvent;
 pub use keep_warm::{CacheSettings, KEEP_WARM_CUSTOM_TYPE, KeepWarmPlan};
 pub use tool_share::{DEFAULT_TOOL_SHARE, RefusedTool};
+pub use rules::{FILES_RESTORED_CUSTOM_TYPE, ToolRules};

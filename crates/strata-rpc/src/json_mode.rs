@@ -100,6 +100,9 @@ impl JsonStream {
             | RuntimeEvent::Compacted { .. }
             | RuntimeEvent::Navigated { .. }
             | RuntimeEvent::Labelled { .. }
+            | RuntimeEvent::PermissionRequested { .. }
+            | RuntimeEvent::PermissionModeChanged { .. }
+            | RuntimeEvent::FilesRestored { .. }
             | RuntimeEvent::Failed { .. } => Vec::new(),
         }
     }

@@ -423,6 +423,11 @@ impl<H: Host> Server<H> {
                 self.out.send_all(&self.mapper.handle(event));
             }
             RuntimeEvent::Accepted { .. } | RuntimeEvent::Settled => {}
+            // The rules layer's events have no rpc messages yet (front-end work, issue 39):
+            // a gate on an rpc session is unattended, so nothing waits for an answer.
+            RuntimeEvent::PermissionRequested { .. }
+            | RuntimeEvent::PermissionModeChanged { .. }
+            | RuntimeEvent::FilesRestored { .. } => {}
             RuntimeEvent::RunEnded {
                 end,
                 error,

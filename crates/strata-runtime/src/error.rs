@@ -14,6 +14,14 @@ pub enum RuntimeError {
     /// A label was asked for before the session had an entry to carry it.
     #[error("nothing to label yet")]
     NothingToLabel,
+    /// A permission mode was set on an agent without a permission gate.
+    #[error(
+        "no permission gate: this session runs every tool call (start it with a permission mode)"
+    )]
+    NoGate,
+    /// An answer came for a question nobody is waiting on.
+    #[error("no permission question {0} is waiting for an answer")]
+    NoQuestion(String),
     /// Moving a forked file into place.
     #[error("moving the forked session to {path}: {source}")]
     Rename {

@@ -144,6 +144,22 @@ pub enum RuntimeEvent {
         /// The texts waiting now.
         texts: QueuedTexts,
     },
+    /// A tool call waits for the user: answer with [`crate::Op::AnswerPermission`] (allow
+    /// once, for the session, for the project, or deny with a reason).
+    PermissionRequested {
+        /// The question.
+        request: strata_permissions::PermissionRequest,
+    },
+    /// The permission mode changed ([`crate::Op::SetPermissionMode`]).
+    PermissionModeChanged {
+        /// The mode in effect.
+        mode: strata_permissions::Mode,
+    },
+    /// Files were put back ([`crate::Op::RewindFiles`]); the restore is in the session.
+    FilesRestored {
+        /// What was written back, removed, and could not be undone.
+        report: strata_permissions::checkpoint::RestoreReport,
+    },
     /// An operation failed; the runtime goes on.
     Failed {
         /// The operation's name.

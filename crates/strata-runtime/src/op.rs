@@ -105,6 +105,23 @@ pub enum Op {
     LabelLeaf(Option<String>),
     /// Re-sends the last request now to keep its cache warm, when the plan allows a ping.
     KeepWarm,
+    /// Switches the permission mode (acts at once, also during a run: the next tool call is
+    /// judged by it; the model reads it at the end of the next request).
+    SetPermissionMode(strata_permissions::Mode),
+    /// Answers [`crate::RuntimeEvent::PermissionRequested`] (acts at once, during the run
+    /// that asked).
+    AnswerPermission {
+        /// The request's id.
+        id: String,
+        /// The user's answer.
+        answer: strata_permissions::Answer,
+    },
+    /// Puts the files strata's tools changed back as they were at `target` (`None`: the
+    /// leaf, e.g. right after [`Op::Navigate`]); the restore is appended to the session.
+    RewindFiles {
+        /// The entry whose file state is wanted.
+        target: Option<EntryId>,
+    },
     /// Runs a front end's closure on the agent between operations, in queue order: reads
     /// for display (the transcript, the tree, the next request's chapters) and appends the
     /// runtime has no operation for (a `bash` command's output). It runs after a run going on, so it also marks
@@ -145,6 +162,9 @@ impl Op {
             Self::SetSessionName(_) => "set_session_name",
             Self::LabelLeaf(_) => "label",
             Self::KeepWarm => "keep_warm",
+            Self::SetPermissionMode(_) => "set_permission_mode",
+            Self::AnswerPermission { .. } => "answer_permission",
+            Self::RewindFiles { .. } => "rewind_files",
             Self::WithAgent(_) => "with_agent",
             Self::Shutdown => "shutdown",
         }
@@ -176,6 +196,8 @@ impl Op {
                 steering: false,
                 mode,
             },
+            Self::SetPermissionMode(mode) => WhileRunning::SetPermissionMode(mode),
+            Self::AnswerPermission { id, answer } => WhileRunning::Answer { id, answer },
             op if op.aborts_run() => WhileRunning::AbortThen(op),
             op => WhileRunning::After(op),
         }
@@ -188,7 +210,15 @@ pub(crate) enum WhileRunning {
     FollowUp(UserInput),
     Abort,
     ClearQueue,
-    SetMode { steering: bool, mode: QueueMode },
+    SetMode {
+        steering: bool,
+        mode: QueueMode,
+    },
+    SetPermissionMode(strata_permissions::Mode),
+    Answer {
+        id: String,
+        answer: strata_permissions::Answer,
+    },
     AbortThen(Op),
     After(Op),
 }

@@ -1,7 +1,7 @@
 //! The session runtime: one task owns the agent; operations arrive on a queue, events leave on
 //! a stream, and a status snapshot is published whenever the runtime is idle.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 
 use strata_accounting::Totals;
@@ -112,11 +112,19 @@ struct SessionRuntime {
     deferred: VecDeque<Op>,
     /// A run happened since the runtime last said it settled.
     unsettled: bool,
+    /// Permission questions from the gate, and the answers they wait for.
+    asks: mpsc::UnboundedReceiver<strata_permissions::PendingAsk>,
+    waiting: HashMap<String, tokio::sync::oneshot::Sender<strata_permissions::Answer>>,
 }
 
 impl SessionRuntime {
     fn new(mut agent: Agent, out: mpsc::UnboundedSender<RuntimeEvent>) -> Self {
         let agent_events = agent.subscribe();
+        // The gate's questions come here and leave as events.
+        let (ask_tx, asks) = mpsc::unbounded_channel();
+        if let Some(gate) = &agent.tool_rules().gate {
+            gate.set_asker(Some(ask_tx));
+        }
         Self {
             agent,
             agent_events,
@@ -125,6 +133,8 @@ impl SessionRuntime {
             queue: MessageQueue::default(),
             deferred: VecDeque::new(),
             unsettled: false,
+            asks,
+            waiting: HashMap::new(),
         }
     }
 
@@ -249,6 +259,13 @@ impl SessionRuntime {
                     }
                 })
                 .map_err(RuntimeError::from),
+            Op::SetPermissionMode(mode) => self.set_permission_mode(mode),
+            Op::AnswerPermission { id, .. } => Err(RuntimeError::NoQuestion(id)),
+            Op::RewindFiles { target } => self
+                .agent
+                .rewind_files(target.as_ref())
+                .map(|report| self.emit(RuntimeEvent::FilesRestored { report }))
+                .map_err(RuntimeError::from),
             Op::WithAgent(task) => {
                 self.forward_agent_events();
                 task(&mut self.agent);
@@ -318,10 +335,13 @@ impl SessionRuntime {
             out,
             queue,
             deferred,
+            asks,
+            waiting,
             ..
         } = self;
         // Steering queued for this run (or left from the last) is handed over as it starts.
         queue.feed(&control);
+        let gate = agent.tool_rules().gate.clone();
         let run = agent.prompt_with_images(input.text, input.images);
         tokio::pin!(run);
         let mut closed = false;
@@ -338,6 +358,11 @@ impl SessionRuntime {
                         queue.delivered(count, &control);
                         let _ = out.send(RuntimeEvent::QueueChanged { texts: queue.texts() });
                     }
+                }
+                Some(ask) = asks.recv() => {
+                    let request = ask.request;
+                    waiting.insert(request.id.clone(), ask.reply);
+                    let _ = out.send(RuntimeEvent::PermissionRequested { request });
                 }
                 result = &mut run => return result,
                 op = ops.recv(), if !closed => {
@@ -376,6 +401,31 @@ impl SessionRuntime {
                                 queue.follow_up_mode = mode;
                             }
                         }
+                        WhileRunning::SetPermissionMode(mode) => {
+                            // The agent is busy in the run: the gate is shared with it.
+                            if let Some(gate) = &gate {
+                                gate.set_mode(mode);
+                                let _ = out.send(RuntimeEvent::PermissionModeChanged { mode });
+                            } else {
+                                let _ = out.send(RuntimeEvent::Failed {
+                                    op: "set_permission_mode",
+                                    error: RuntimeError::NoGate.to_string(),
+                                });
+                            }
+                        }
+                        WhileRunning::Answer { id, answer } => {
+                            match waiting.remove(&id) {
+                                Some(reply) => {
+                                    let _ = reply.send(answer);
+                                }
+                                None => {
+                                    let _ = out.send(RuntimeEvent::Failed {
+                                        op: "answer_permission",
+                                        error: RuntimeError::NoQuestion(id).to_string(),
+                                    });
+                                }
+                            }
+                        }
                         WhileRunning::AbortThen(op) => {
                             control.abort();
                             deferred.push_back(op);
@@ -397,6 +447,14 @@ impl SessionRuntime {
             model: model.id.clone(),
             thinking,
         });
+        Ok(())
+    }
+
+    fn set_permission_mode(&mut self, mode: strata_permissions::Mode) -> Result<(), RuntimeError> {
+        if !self.agent.set_permission_mode(mode) {
+            return Err(RuntimeError::NoGate);
+        }
+        self.emit(RuntimeEvent::PermissionModeChanged { mode });
         Ok(())
     }
 

@@ -192,7 +192,15 @@ async fn run(
     // One pipe for stdout and stderr keeps their lines in the order they were written.
     let (reader, writer) = std::io::pipe()?;
     let writer_err = writer.try_clone()?;
-    let mut command = tokio::process::Command::new(shell);
+    // In a sandbox the wrapper restricts itself, then execs the shell.
+    let mut command = match &ctx.sandbox {
+        Some(sandbox) => {
+            let mut command = tokio::process::Command::new(&sandbox.program);
+            command.args(&sandbox.args).arg(shell);
+            command
+        }
+        None => tokio::process::Command::new(shell),
+    };
     command
         .arg("-c")
         .arg(script)
@@ -277,7 +285,31 @@ async fn run(
         drain(&mut pipe, &mut buf, &mut sink).await;
     }
     sink.finish();
-    Ok(finish(&sink, ending))
+    let mut output = finish(&sink, ending);
+    if let Some(sandbox) = &ctx.sandbox
+        && output.is_error
+        && looks_refused(&output.text_content())
+    {
+        output.content.push(ToolContent::text(format!(
+            "\n\n[This command ran in strata's OS sandbox ({}). A \"Permission denied\" or \
+             \"Operation not permitted\" above may be the sandbox refusing it; if the \
+             command needs more, ask the user to allow it.]",
+            sandbox.limits
+        )));
+    }
+    Ok(output)
+}
+
+/// Words in a failed command's output that suggest the sandbox refused something.
+fn looks_refused(output: &str) -> bool {
+    [
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+        "Network is unreachable",
+    ]
+    .iter()
+    .any(|needle| output.contains(needle))
 }
 
 /// Reads what is left in the pipe, for a bounded time.

@@ -55,8 +55,8 @@ pub use set::{ALL_TOOL_NAMES, DEFAULT_TOOL_NAMES, ToolSet, builtin, run_batch};
 pub use source::ToolSource;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
-    ABORTED_MESSAGE, CallerSession, DEFAULT_BASH_TIMEOUT, DEFAULT_MAX_OUTPUT_FILE_BYTES, Tool,
-    ToolCall, ToolContent, ToolContext, ToolDefinition, ToolLimits, ToolOutput, ToolSettings,
-    UpdateSender,
+    ABORTED_MESSAGE, CallerSession, DEFAULT_BASH_TIMEOUT, DEFAULT_MAX_OUTPUT_FILE_BYTES, Sandbox,
+    Tool, ToolCall, ToolContent, ToolContext, ToolDefinition, ToolLimits, ToolOutput,
+    ToolSettings, UpdateSender,
 };
 pub use write::WriteTool;

@@ -173,6 +173,8 @@ pub struct ToolContext {
     /// The session the call was made in, set by the loop running it: tools that act on the
     /// conversation itself (delegation to a child agent) read it; file tools ignore it.
     pub caller: Option<CallerSession>,
+    /// The OS sandbox bash commands run in (`None`: unsandboxed).
+    pub sandbox: Option<Sandbox>,
 }
 
 /// The session a tool call was made in, as the loop running the call knows it.
@@ -188,6 +190,18 @@ pub struct CallerSession {
     pub model: String,
 }
 
+/// A program that runs a command inside an OS sandbox: bash runs `program args… shell -c
+/// script` instead of `shell -c script` (strata's Landlock helper, or bubblewrap).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// The wrapper.
+    pub program: PathBuf,
+    /// Its arguments, ending where the command begins (`--`).
+    pub args: Vec<std::ffi::OsString>,
+    /// What the sandbox forbids, in one sentence, for a command it refused.
+    pub limits: String,
+}
+
 impl ToolContext {
     /// A context in `cwd` with a fresh cancellation token, the system temp dir and default limits.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
@@ -198,6 +212,7 @@ impl ToolContext {
             limits: ToolLimits::default(),
             environment: ToolEnvironment::default(),
             caller: None,
+            sandbox: None,
         }
     }
 }

@@ -1,0 +1,244 @@
+//! The rules layer in the tool loop (strata-permissions): the permission gate a call passes
+//! before it runs, the OS sandbox bash runs in, and the file checkpoints behind rewind.
+//!
+//! `run_tools` makes one call here before the batch ([`ToolRules::screen`]) and one after
+//! ([`Screened::finish`]); the mode reaches the model as the `permissions` system section,
+//! stored as a patch at the end of the conversation, never as a change of the tools array.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use strata_permissions::checkpoint::{BashSnap, Checkpoints, FileSnap, RestoreReport};
+use strata_permissions::{CallKind, CallView, Gate, Mode, Passage};
+use strata_session::{AgentMessage, EntryId, EntryKind, Role};
+use strata_tools::{Access, ToolContext, ToolOutput, ToolSet};
+
+use crate::agent::Agent;
+use crate::error::AgentError;
+
+/// The `customType` of the entry a file restore appends.
+pub const FILES_RESTORED_CUSTOM_TYPE: &str = "strata.files_restored";
+
+/// The name of the system section that states the mode.
+pub const PERMISSIONS_SECTION: &str = "permissions";
+
+/// What the rules layer does around tool calls. The default does nothing (every call runs,
+/// unsandboxed, unrecorded): strata's behaviour before the rules layer.
+#[derive(Debug, Clone, Default)]
+pub struct ToolRules {
+    /// The permission gate (`None`: every call runs).
+    pub gate: Option<Gate>,
+    /// The sandbox bash runs in (`None`: unsandboxed).
+    pub sandbox: Option<strata_tools::Sandbox>,
+    /// Record file changes beside the session file for rewind.
+    pub checkpoints: bool,
+}
+
+/// What happened to a batch before it ran.
+pub(crate) struct Screened {
+    /// Per call: the refusal the model reads, or `None` when the call runs.
+    refused: Vec<Option<ToolOutput>>,
+    /// Per call: what its checkpoint needs from before.
+    before: Vec<Before>,
+    store: Option<Checkpoints>,
+}
+
+enum Before {
+    Nothing,
+    Files(FileSnap),
+    Bash(BashSnap),
+}
+
+/// How the rules see one call: its kind from what the tool says it touches.
+fn view<'a>(tools: &ToolSet, call: &'a strata_tools::ToolCall, ctx: &ToolContext) -> CallView<'a> {
+    let Some(tool) = tools.get(&call.name) else {
+        return CallView::new(&call.name, CallKind::Other);
+    };
+    match tool.access(&call.arguments, ctx) {
+        Access::Read(paths) => CallView::files(&call.name, CallKind::Read, paths),
+        Access::Write(paths) => CallView::files(&call.name, CallKind::Edit, paths),
+        Access::Shell => CallView {
+            command: call.arguments.get("command").and_then(|c| c.as_str()),
+            ..CallView::new(&call.name, CallKind::Command)
+        },
+        Access::None | Access::Exclusive => CallView {
+            url: call.arguments.get("url").and_then(|u| u.as_str()),
+            ..CallView::new(&call.name, CallKind::Other)
+        },
+    }
+}
+
+impl ToolRules {
+    /// Sets the sandbox on `ctx`, passes every call through the gate (asking where the mode
+    /// says so; an abort refuses what waits for an answer) and snapshots what the calls that
+    /// run are about to change.
+    pub(crate) async fn screen(
+        &self,
+        tools: &ToolSet,
+        calls: &[strata_tools::ToolCall],
+        ctx: &mut ToolContext,
+        session_file: &Path,
+    ) -> Screened {
+        ctx.sandbox = self.sandbox.clone();
+        let store = self.checkpoints.then(|| Checkpoints::beside(session_file));
+        let mut refused = Vec::with_capacity(calls.len());
+        let mut before = Vec::with_capacity(calls.len());
+        for call in calls {
+            let view = view(tools, call, ctx);
+            // A call of a tool that does not exist fails on its own; nothing to judge.
+            let passage = match (&self.gate, tools.get(&call.name)) {
+                (Some(gate), Some(_)) => tokio::select! {
+                    biased;
+                    () = ctx.cancel.cancelled() => Passage::Refused(
+                        strata_tools::ABORTED_MESSAGE.to_owned()),
+                    passage = gate.check(&call.id, &view) => passage,
+                },
+                _ => Passage::Run,
+            };
+            if let Passage::Refused(text) = passage {
+                refused.push(Some(ToolOutput::error(text)));
+                before.push(Before::Nothing);
+                continue;
+            }
+            refused.push(None);
+            let snap = match (&store, view.kind) {
+                (Some(store), CallKind::Edit) => store.before_files(&view.paths).map(Before::Files),
+                (Some(store), CallKind::Command) => store.before_bash(&ctx.cwd).map(Before::Bash),
+                _ => Ok(Before::Nothing),
+            };
+            before.push(snap.unwrap_or_else(|error| {
+                tracing::warn!("no checkpoint for {}: {error}", call.id);
+                Before::Nothing
+            }));
+        }
+        Screened {
+            refused,
+            before,
+            store,
+        }
+    }
+}
+
+impl Screened {
+    /// The calls that run, with their positions in the batch.
+    pub(crate) fn to_run(
+        &self,
+        calls: Vec<strata_tools::ToolCall>,
+    ) -> (Vec<strata_tools::ToolCall>, Vec<usize>) {
+        calls
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| self.refused.get(*i).is_some_and(Option::is_none))
+            .map(|(i, call)| (call, i))
+            .unzip()
+    }
+
+    /// Every call's output in batch order (refusals where they were refused), after recording
+    /// what the calls that ran changed.
+    pub(crate) fn finish(
+        self,
+        calls: &[strata_tools::ToolCall],
+        ran: Vec<ToolOutput>,
+    ) -> Vec<ToolOutput> {
+        let mut ran = ran.into_iter();
+        let mut outputs = Vec::with_capacity(self.refused.len());
+        for ((refusal, before), call) in self.refused.into_iter().zip(self.before).zip(calls) {
+            if let Some(refusal) = refusal {
+                outputs.push(refusal);
+                continue;
+            }
+            if let Some(store) = &self.store {
+                let recorded = match &before {
+                    Before::Nothing => Ok(Vec::new()),
+                    Before::Files(snap) => store.after_files(&call.id, snap),
+                    Before::Bash(snap) => store.after_bash(&call.id, snap),
+                };
+                if let Err(error) = recorded {
+                    tracing::warn!("cannot record the changes of {}: {error}", call.id);
+                }
+            }
+            outputs.push(
+                ran.next()
+                    .unwrap_or_else(|| ToolOutput::error("the tool returned no result")),
+            );
+        }
+        outputs
+    }
+}
+
+/// The text of the `permissions` section for `mode`: `None` in auto unless an earlier mode was
+/// stated (then auto is stated too, so the model does not keep following the old one).
+pub(crate) fn mode_section(mode: Mode, stated_before: bool) -> Option<String> {
+    match mode.instructions() {
+        Some(text) => Some(text.to_owned()),
+        None if stated_before => Some(
+            "Permission mode: auto. Tool calls run without asking, except where the user's \
+             rules deny them or ask first."
+                .to_owned(),
+        ),
+        None => None,
+    }
+}
+
+impl Agent {
+    /// The rules layer around tool calls.
+    pub fn tool_rules(&self) -> &ToolRules {
+        &self.rules
+    }
+
+    /// Sets the rules layer (the gate, the sandbox, checkpoints).
+    pub fn set_tool_rules(&mut self, rules: ToolRules) {
+        self.rules = rules;
+    }
+
+    /// Switches the permission mode; the model reads it at the end of the next request (the
+    /// `permissions` section, stored as a patch). Without a gate nothing changes.
+    pub fn set_permission_mode(&mut self, mode: Mode) -> bool {
+        match &self.rules.gate {
+            Some(gate) => {
+                gate.set_mode(mode);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Puts the files strata changed back as they were at `target` (`None`: the leaf), from
+    /// the checkpoints beside the session file, and records the restore as a `custom` entry
+    /// (`strata.files_restored`). Changes that cannot be undone are listed in the report.
+    pub fn rewind_files(&mut self, target: Option<&EntryId>) -> Result<RestoreReport, AgentError> {
+        let session = self.session();
+        let target = target.or(session.leaf()).cloned();
+        let mut on_path = HashSet::new();
+        if let Some(target) = &target {
+            for entry in session.tree().walk_to_root(target.as_str()) {
+                if entry.kind() != EntryKind::Message(Role::ToolResult) {
+                    continue;
+                }
+                if let Ok(strata_session::Entry::Message(message)) = entry.entry()
+                    && let AgentMessage::ToolResult(result) = message.message.get()
+                {
+                    on_path.insert(result.tool_call_id.clone());
+                }
+            }
+        }
+        let store = Checkpoints::beside(session.path());
+        let report = store
+            .restore(&on_path)
+            .map_err(|e| AgentError::Rules(format!("restoring files: {e}")))?;
+        let paths = |list: &[PathBuf]| -> Vec<String> {
+            list.iter().map(|p| p.display().to_string()).collect()
+        };
+        self.session_mut().append_custom(
+            FILES_RESTORED_CUSTOM_TYPE,
+            Some(json!({
+                "target": target.as_ref().map(EntryId::as_str),
+                "restored": paths(&report.restored),
+                "removed": paths(&report.removed),
+                "notRestorable": report.not_restorable,
+            })),
+        )?;
+        Ok(report)
+    }
+}
