@@ -1,5 +1,7 @@
 //! The loop: user message → context → request → stream → tools → results → repeat.
 
+pub(crate) mod hooks;
+
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -265,6 +267,14 @@ pub struct Agent {
     /// The thinking level last asked for (`None`: the session's). A model without reasoning
     /// runs `off`; switching back to one that reasons restores this.
     wanted_thinking: Option<String>,
+    /// Command hooks (`None`: none run).
+    hooks: Option<strata_hooks::HookRunner>,
+    /// What hooks said for the user, not yet taken.
+    hook_notices: Vec<hooks::HookNotice>,
+    /// Context `PreToolUse` hooks added, appended after the batch's results.
+    pending_hook_context: Vec<String>,
+    /// A hook's `continue: false`, ending the run at the next step.
+    hook_stop: Option<String>,
 }
 
 impl Agent {
@@ -295,6 +305,10 @@ impl Agent {
             pings_since_request: 0,
             cache_used_at: None,
             wanted_thinking: None,
+            hooks: None,
+            hook_notices: Vec::new(),
+            pending_hook_context: Vec::new(),
+            hook_stop: None,
         }
     }
 
@@ -586,11 +600,31 @@ impl Agent {
             source.settle().await;
         }
         self.sync_system()?;
-        self.append_user(text.into(), images)?;
+        let text = text.into();
+        let context = match self.hooks_before_prompt(&text).await {
+            hooks::PromptGate::Send(context) => context,
+            hooks::PromptGate::Blocked(reason) => {
+                self.emit(AgentEvent::AgentEnd {
+                    reason: "blocked".into(),
+                });
+                return Ok(RunSummary {
+                    turns: 0,
+                    reason: "blocked".into(),
+                    final_text: reason,
+                });
+            }
+        };
+        self.append_user(text, images)?;
+        self.append_prompt_context(&context)?;
         let mut turns = 0;
-        let mut final_text;
+        let mut final_text = String::new();
+        let mut stop_continuations = 0;
         let mut overflow = OverflowRecovery::new();
         let reason = loop {
+            if let Some(reason) = self.take_hook_stop() {
+                tracing::info!("a hook ended the run: {reason}");
+                break "stopped".to_owned();
+            }
             // Masking first: where stubs pay, the context shrinks without a summary, and the
             // compaction check then sees the smaller context.
             if let Err(error) = self.mask_if_due(false) {
@@ -677,6 +711,12 @@ impl Agent {
             }
             self.emit(AgentEvent::TurnEnd { turn: turns });
             if self.deliver_steering()? == 0 {
+                if self.take_hook_stop().is_none()
+                    && self.hooks_at_stop(&final_text, stop_continuations).await?
+                {
+                    stop_continuations += 1;
+                    continue;
+                }
                 break "stop".to_owned();
             }
         };
@@ -1266,22 +1306,36 @@ impl Agent {
         calls: Vec<ToolCall>,
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
-        for call in &calls {
+        // Hooks first: a refused call never starts, a rewritten one starts with its new input.
+        let gates = self.hooks_before_tools(&calls).await;
+        for (call, gate) in calls.iter().zip(&gates) {
+            let arguments = match gate {
+                hooks::ToolGate::Run(arguments) => arguments.clone(),
+                hooks::ToolGate::Refuse(_) => call.arguments.clone(),
+            };
             self.emit(AgentEvent::ToolStart {
                 id: call.id.clone(),
                 name: call.name.clone(),
-                arguments: call.arguments.clone(),
+                arguments,
             });
         }
         let mut ctx = self.config.tool_settings.context(self.config.cwd.clone());
         ctx.cancel = cancel.clone();
         let wire_calls: Vec<strata_tools::ToolCall> = calls
             .iter()
-            .map(|c| strata_tools::ToolCall::new(c.id.clone(), c.name.clone(), c.arguments.clone()))
+            .zip(&gates)
+            .filter_map(|(c, gate)| match gate {
+                hooks::ToolGate::Run(arguments) => Some(strata_tools::ToolCall::new(
+                    c.id.clone(),
+                    c.name.clone(),
+                    arguments.clone(),
+                )),
+                hooks::ToolGate::Refuse(_) => None,
+            })
             .collect();
         let (updates, mut update_rx) = unbounded_channel::<(usize, ToolOutput)>();
         let events = self.events.clone();
-        let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
+        let ids: Vec<String> = wire_calls.iter().map(|c| c.id.clone()).collect();
         let forward = async move {
             while let Some((index, update)) = update_rx.recv().await {
                 if let (Some(events), Some(id)) = (&events, ids.get(index)) {
@@ -1305,7 +1359,20 @@ impl Agent {
         }
         let run = tools.run_batch_with_updates(wire_calls, &ctx, Some(updates));
         let (outputs, ()) = tokio::join!(run, forward);
-        for (call, output) in calls.iter().zip(outputs) {
+        // Results in call order: a refused call's refusal where its result would be.
+        let mut ran = outputs.into_iter();
+        let mut results = Vec::with_capacity(calls.len());
+        for gate in gates {
+            results.push(match gate {
+                hooks::ToolGate::Run(arguments) => (
+                    Some(arguments),
+                    ran.next()
+                        .unwrap_or_else(|| ToolOutput::error("the tool returned no result")),
+                ),
+                hooks::ToolGate::Refuse(refusal) => (None, refusal),
+            });
+        }
+        for (call, (_, output)) in calls.iter().zip(&results) {
             self.emit(AgentEvent::ToolEnd {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -1313,11 +1380,20 @@ impl Agent {
             });
             self.append(convert::tool_result(
                 call,
-                &output,
+                output,
                 strata_session::now_unix_millis(),
             ))?;
         }
-        Ok(())
+        let ran: Vec<(&ToolCall, &Value, &ToolOutput)> = calls
+            .iter()
+            .zip(&results)
+            .filter_map(|(call, (arguments, output))| {
+                arguments
+                    .as_ref()
+                    .map(|arguments| (call, arguments, output))
+            })
+            .collect();
+        self.hooks_after_tools(&ran).await
     }
 
     /// Appends queued steering messages as user messages; returns how many.

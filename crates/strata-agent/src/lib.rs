@@ -21,6 +21,7 @@ pub mod prompt;
 pub mod resources;
 pub mod system_sync;
 
+pub use agent::hooks::{HOOK_CUSTOM_TYPE, HookNotice, MAX_STOP_CONTINUATIONS};
 pub use agent::{Agent, AgentConfig, Control, ModelSwitch, RetryEvents, RunSummary, SummaryModel};
 pub use error::AgentError;
 pub use event::AgentEvent;
