@@ -2,7 +2,9 @@
 //! whatever the process writes.
 
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,7 +14,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 use strata_extension_client::{Manifest, Message, PROTOCOL_VERSION, ToolResult};
-use strata_hooks::{HookInput, HookRun, Outcome, RunStatus};
+use strata_hooks::{HookEvent, HookInput, HookResponder, HookRun, Outcome, RunStatus};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{Semaphore, mpsc, oneshot};
@@ -357,11 +359,19 @@ impl Extension {
     /// Asks it about a hook event it declared in `hooks` (`None` when it did not). The answer
     /// is read exactly as a command hook's JSON; a failure is a non-blocking one.
     pub async fn hook(&self, input: &HookInput) -> Option<Outcome> {
-        let event = input.event.name();
-        if !self.manifest.hooks.iter().any(|h| h == event) {
+        if !self.declares(input.event) {
             return None;
         }
-        let params = json!({"event": event, "input": input.to_json()});
+        Some(Outcome::fold(input.event, vec![self.hook_run(input).await]))
+    }
+
+    fn declares(&self, event: HookEvent) -> bool {
+        self.manifest.hooks.iter().any(|h| h == event.name())
+    }
+
+    /// Its answer as a command hook's run.
+    async fn hook_run(&self, input: &HookInput) -> HookRun {
+        let params = json!({"event": input.event.name(), "input": input.to_json()});
         let mut run = HookRun {
             command: format!("extension {}", self.spec.name),
             file: PathBuf::from(&self.spec.name),
@@ -374,7 +384,7 @@ impl Extension {
             Ok(answer) => run.stdout = answer.to_string(),
             Err(error) => run.status = RunStatus::FailedToStart(error.to_string()),
         }
-        Some(Outcome::fold(input.event, vec![run]))
+        run
     }
 
     /// Tells it about a runtime event, if it subscribed (`*` or the name). Never waits: an
@@ -461,6 +471,19 @@ impl Extension {
         ExtensionError::Stopped {
             name: self.spec.name.clone(),
         }
+    }
+}
+
+impl HookResponder for Extension {
+    fn answers(&self, event: HookEvent) -> bool {
+        self.is_alive() && self.declares(event)
+    }
+
+    fn answer<'a>(
+        &'a self,
+        input: &'a HookInput,
+    ) -> Pin<Box<dyn Future<Output = HookRun> + Send + 'a>> {
+        Box::pin(self.hook_run(input))
     }
 }
 

@@ -22,5 +22,5 @@ pub use config::{HookCommand, HookFiles, HookSet, HooksSettings, Matcher, Matche
 pub use error::HookError;
 pub use event::{HookEvent, HookInput};
 pub use outcome::{HookRun, Outcome, PreToolDecision, RunStatus};
-pub use runner::{HookRunner, MAX_OUTPUT_BYTES};
+pub use runner::{HookResponder, HookRunner, MAX_OUTPUT_BYTES};
 pub use tools::ToolNames;

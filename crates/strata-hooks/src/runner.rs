@@ -1,7 +1,9 @@
 //! Running hooks: one child process per hook, JSON on stdin, output capped, a timeout that
 //! kills the whole process group.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::Arc;
 
@@ -18,11 +20,27 @@ use crate::outcome::{HookRun, Outcome, RunStatus};
 /// flooding hook never blocks on a full pipe nor fills memory.
 pub const MAX_OUTPUT_BYTES: usize = 1 << 20;
 
-/// Runs the hooks of a [`HookSet`] for events.
+/// Something besides a command that answers hook events the way a command hook does (a
+/// strata extension): its answer is a [`HookRun`] whose stdout is the JSON a command hook
+/// would print, folded with the commands' runs.
+pub trait HookResponder: Send + Sync + std::fmt::Debug {
+    /// Whether it answers `event` (it gets every input of the event: matching is its own).
+    fn answers(&self, event: HookEvent) -> bool;
+
+    /// Its answer to `input`; a failure is a run with a failed status, never a panic. It must
+    /// return within its own timeout.
+    fn answer<'a>(
+        &'a self,
+        input: &'a HookInput,
+    ) -> Pin<Box<dyn Future<Output = HookRun> + Send + 'a>>;
+}
+
+/// Runs the hooks of a [`HookSet`] (and any [`HookResponder`]s) for events.
 #[derive(Debug, Clone)]
 pub struct HookRunner {
     set: Arc<HookSet>,
     project_dir: PathBuf,
+    responders: Vec<Arc<dyn HookResponder>>,
 }
 
 impl HookRunner {
@@ -32,7 +50,14 @@ impl HookRunner {
         Self {
             set: Arc::new(set),
             project_dir: project_dir.into(),
+            responders: Vec::new(),
         }
+    }
+
+    /// Also asks `responder` about the events it answers, after the commands.
+    pub fn with_responder(mut self, responder: Arc<dyn HookResponder>) -> Self {
+        self.responders.push(responder);
+        self
     }
 
     /// The hooks.
@@ -42,7 +67,7 @@ impl HookRunner {
 
     /// Whether `event` has any hook (nothing to build an input for otherwise).
     pub fn has(&self, event: HookEvent) -> bool {
-        self.set.has(event)
+        self.set.has(event) || self.responders.iter().any(|r| r.answers(event))
     }
 
     /// Runs every hook `input` matches, concurrently, and folds their answers. Returns at the
@@ -50,16 +75,23 @@ impl HookRunner {
     pub async fn run(&self, input: &HookInput) -> Outcome {
         let names: Vec<&str> = input.subjects.iter().map(String::as_str).collect();
         let hooks = self.set.matching(input.event, &names);
-        if hooks.is_empty() {
+        let responders: Vec<&Arc<dyn HookResponder>> = self
+            .responders
+            .iter()
+            .filter(|r| r.answers(input.event))
+            .collect();
+        if hooks.is_empty() && responders.is_empty() {
             return Outcome::default();
         }
         let stdin = input.to_json().to_string().into_bytes();
-        let runs = futures::future::join_all(
+        let commands = futures::future::join_all(
             hooks
                 .into_iter()
                 .map(|hook| run_one(hook, &stdin, &self.project_dir)),
-        )
-        .await;
+        );
+        let answers = futures::future::join_all(responders.into_iter().map(|r| r.answer(input)));
+        let (mut runs, answers) = tokio::join!(commands, answers);
+        runs.extend(answers);
         Outcome::fold(input.event, runs)
     }
 }
