@@ -6,12 +6,15 @@
 //!   command hook's JSON (strata-hooks' [`Outcome`](strata_hooks::Outcome)).
 //! - [`Extension::notify_event`], [`Extension::command`], [`Extension::call_tool`].
 //! - UI requests it sends arrive as [`UiCall`]s on a channel a front end answers.
+//! - [`ExtensionTools`] declares extensions' tools to the agent like an MCP server's.
 //! - [`MemorySlots`] gives each memory decision one owner.
 
 mod host;
 mod slots;
+mod tools;
 
 pub use host::{
     Extension, ExtensionError, ExtensionReport, ExtensionSpec, MAX_MESSAGE_BYTES, UiCall, UiRequest,
 };
 pub use slots::{BUILT_IN_OWNER, MemorySlots, SLOT_CUSTOM_TYPE, Slot, SlotError};
+pub use tools::ExtensionTools;

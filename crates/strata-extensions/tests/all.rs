@@ -242,3 +242,96 @@ async fn a_second_claimant_of_a_slot_is_refused_and_the_session_is_unchanged() {
     first.shutdown().await;
     second.shutdown().await;
 }
+
+fn agent(server: &strata_mock::MockServer, dir: &Path) -> strata_agent::Agent {
+    use strata_provider::{ApiKey, Catalog, StreamOptions};
+    let catalog = Catalog::builtin().unwrap();
+    let row = catalog.provider("anthropic").unwrap().clone();
+    let model = catalog.model("anthropic", "claude-sonnet-4-5").unwrap();
+    let client = strata_provider::transport::HttpClient::new(&Default::default()).unwrap();
+    let provider = strata_anthropic::AnthropicProvider::for_row(&row, client);
+    let config = strata_agent::AgentConfig {
+        cwd: dir.to_path_buf(),
+        capabilities: row.capabilities(&model.id),
+        api: "anthropic-messages".into(),
+        model,
+        max_tokens: Some(4096),
+        global_dir: None,
+        custom_intro: None,
+        append_system_prompt: None,
+        stream: StreamOptions {
+            base_url: Some(server.base_url()),
+            api_key: Some(ApiKey::new("test-key")),
+            ..StreamOptions::default()
+        },
+        render_policy: strata_context::RenderPolicy::Strata,
+        compaction: strata_compaction::CompactionSettings::default(),
+        summary_model: None,
+        cache: strata_agent::CacheSettings::default(),
+        tool_settings: strata_tools::ToolSettings::default(),
+    };
+    let session = strata_session::Session::create(
+        dir.join("s.jsonl"),
+        &dir.display().to_string(),
+        strata_session::WriteOptions::default(),
+    )
+    .unwrap();
+    strata_agent::Agent::new(
+        session,
+        std::sync::Arc::new(provider),
+        strata_tools::ToolSet::default_set(),
+        config,
+    )
+}
+
+#[tokio::test]
+async fn an_extensions_tool_is_declared_called_and_withdrawn_at_the_end() {
+    let server = strata_mock::MockServer::start(strata_mock::MockConfig::new())
+        .await
+        .unwrap();
+    let scenario = r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "shout"
+args = { text = "hello" }
+[[turn]]
+text = "Shouted."
+[[turn]]
+text = "Still here."
+"#;
+    server.load_scenario(strata_mock::Scenario::from_toml(scenario, "tools").unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let ext = std::sync::Arc::new(
+        Extension::start(spec("good", "shouter", Duration::from_secs(20)), None, None)
+            .await
+            .unwrap(),
+    );
+    let mut agent = agent(&server, dir.path());
+    agent.set_tool_source(Some(std::sync::Arc::new(
+        strata_extensions::ExtensionTools::new(vec![ext.clone()], None),
+    )));
+    let mut events = agent.subscribe();
+    agent.prompt("shout hello").await.unwrap();
+    let first = server.requests()[0].body.clone().unwrap();
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"shout"), "{names:?}");
+    let second = server.requests()[1].body.clone().unwrap().to_string();
+    assert!(second.contains("HELLO"), "{second}");
+    ext.stop();
+    agent.prompt("again").await.unwrap();
+    let mut removed = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let strata_agent::AgentEvent::SystemUpdate { tools_removed, .. } = event {
+            removed.extend(tools_removed);
+        }
+    }
+    assert_eq!(removed, vec!["shout".to_owned()]);
+    // The tools chapter of the request after the removal is the one before: said at the end.
+    let third = server.requests()[2].body.clone().unwrap();
+    assert_eq!(server.requests()[2].changed, None, "{third}");
+}
