@@ -1,5 +1,7 @@
 //! The loop: user message → context → request → stream → tools → results → repeat.
 
+pub(crate) mod hooks;
+
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -272,6 +274,14 @@ pub struct Agent {
     shared_cache_key: Option<String>,
     /// The permission gate, the bash sandbox and file checkpoints (crate::rules).
     pub(crate) rules: crate::rules::ToolRules,
+    /// Command hooks (`None`: none run).
+    hooks: Option<strata_hooks::HookRunner>,
+    /// What hooks said for the user, not yet taken.
+    hook_notices: Vec<hooks::HookNotice>,
+    /// Context `PreToolUse` hooks added, appended after the batch's results.
+    pending_hook_context: Vec<String>,
+    /// A hook's `continue: false`, ending the run at the next step.
+    hook_stop: Option<String>,
 }
 
 impl Agent {
@@ -305,6 +315,10 @@ impl Agent {
             tool_share: crate::tool_share::DEFAULT_TOOL_SHARE,
             shared_cache_key: None,
             rules: crate::rules::ToolRules::default(),
+            hooks: None,
+            hook_notices: Vec::new(),
+            pending_hook_context: Vec::new(),
+            hook_stop: None,
         }
     }
 
@@ -666,11 +680,31 @@ impl Agent {
             source.settle().await;
         }
         self.sync_system()?;
-        self.append_user(text.into(), images)?;
+        let text = text.into();
+        let context = match self.hooks_before_prompt(&text).await {
+            hooks::PromptGate::Send(context) => context,
+            hooks::PromptGate::Blocked(reason) => {
+                self.emit(AgentEvent::AgentEnd {
+                    reason: "blocked".into(),
+                });
+                return Ok(RunSummary {
+                    turns: 0,
+                    reason: "blocked".into(),
+                    final_text: reason,
+                });
+            }
+        };
+        self.append_user(text, images)?;
+        self.append_prompt_context(&context)?;
         let mut turns = 0;
-        let mut final_text;
+        let mut final_text = String::new();
+        let mut stop_continuations = 0;
         let mut overflow = OverflowRecovery::new();
         let reason = loop {
+            if let Some(reason) = self.take_hook_stop() {
+                tracing::info!("a hook ended the run: {reason}");
+                break "stopped".to_owned();
+            }
             // Masking first: where stubs pay, the context shrinks without a summary, and the
             // compaction check then sees the smaller context.
             if let Err(error) = self.mask_if_due(false) {
@@ -757,6 +791,12 @@ impl Agent {
             }
             self.emit(AgentEvent::TurnEnd { turn: turns });
             if self.deliver_steering()? == 0 {
+                if self.take_hook_stop().is_none()
+                    && self.hooks_at_stop(&final_text, stop_continuations).await?
+                {
+                    stop_continuations += 1;
+                    continue;
+                }
                 break "stop".to_owned();
             }
         };
@@ -1361,11 +1401,17 @@ impl Agent {
         calls: Vec<ToolCall>,
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
-        for call in &calls {
+        // Hooks first: a refused call never starts, a rewritten one starts with its new input.
+        let gates = self.hooks_before_tools(&calls).await;
+        for (call, gate) in calls.iter().zip(&gates) {
+            let arguments = match gate {
+                hooks::ToolGate::Run(arguments) => arguments.clone(),
+                hooks::ToolGate::Refuse(_) => call.arguments.clone(),
+            };
             self.emit(AgentEvent::ToolStart {
                 id: call.id.clone(),
                 name: call.name.clone(),
-                arguments: call.arguments.clone(),
+                arguments,
             });
         }
         let mut ctx = self.config.tool_settings.context(self.config.cwd.clone());
@@ -1373,7 +1419,15 @@ impl Agent {
         ctx.caller = Some(self.caller_session());
         let wire_calls: Vec<strata_tools::ToolCall> = calls
             .iter()
-            .map(|c| strata_tools::ToolCall::new(c.id.clone(), c.name.clone(), c.arguments.clone()))
+            .zip(&gates)
+            .filter_map(|(c, gate)| match gate {
+                hooks::ToolGate::Run(arguments) => Some(strata_tools::ToolCall::new(
+                    c.id.clone(),
+                    c.name.clone(),
+                    arguments.clone(),
+                )),
+                hooks::ToolGate::Refuse(_) => None,
+            })
             .collect();
         let mut tools = self.active_tools();
         if let Some(source) = &self.tool_source {
@@ -1394,7 +1448,7 @@ impl Agent {
         let (run_calls, positions) = screened.to_run(wire_calls.clone());
         let (updates, mut update_rx) = unbounded_channel::<(usize, ToolOutput)>();
         let events = self.events.clone();
-        let ids: Vec<String> = positions.iter().map(|&i| calls[i].id.clone()).collect();
+        let ids: Vec<String> = positions.iter().map(|&i| wire_calls[i].id.clone()).collect();
         let forward = async move {
             while let Some((index, update)) = update_rx.recv().await {
                 if let (Some(events), Some(id)) = (&events, ids.get(index)) {
@@ -1407,8 +1461,20 @@ impl Agent {
         };
         let run = tools.run_batch_with_updates(run_calls, &ctx, Some(updates));
         let (outputs, ()) = tokio::join!(run, forward);
-        let outputs = screened.finish(&wire_calls, outputs);
-        for (call, output) in calls.iter().zip(outputs) {
+        // Rules refusals take their call's place, then hook refusals theirs.
+        let mut ran = screened.finish(&wire_calls, outputs).into_iter();
+        let mut results = Vec::with_capacity(calls.len());
+        for gate in gates {
+            results.push(match gate {
+                hooks::ToolGate::Run(arguments) => (
+                    Some(arguments),
+                    ran.next()
+                        .unwrap_or_else(|| ToolOutput::error("the tool returned no result")),
+                ),
+                hooks::ToolGate::Refuse(refusal) => (None, refusal),
+            });
+        }
+        for (call, (_, output)) in calls.iter().zip(&results) {
             self.emit(AgentEvent::ToolEnd {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -1416,11 +1482,20 @@ impl Agent {
             });
             self.append(convert::tool_result(
                 call,
-                &output,
+                output,
                 strata_session::now_unix_millis(),
             ))?;
         }
-        Ok(())
+        let ran: Vec<(&ToolCall, &Value, &ToolOutput)> = calls
+            .iter()
+            .zip(&results)
+            .filter_map(|(call, (arguments, output))| {
+                arguments
+                    .as_ref()
+                    .map(|arguments| (call, arguments, output))
+            })
+            .collect();
+        self.hooks_after_tools(&ran).await
     }
 
     /// The session a tool call runs in: the file, its id, the assistant message holding the

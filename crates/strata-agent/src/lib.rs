@@ -23,6 +23,7 @@ pub mod rules;
 pub mod system_sync;
 pub mod tool_share;
 
+pub use agent::hooks::{HOOK_CUSTOM_TYPE, HookNotice, MAX_STOP_CONTINUATIONS};
 pub use agent::{Agent, AgentConfig, Control, ModelSwitch, RetryEvents, RunSummary, SummaryModel};
 pub use error::AgentError;
 pub use event::AgentEvent;

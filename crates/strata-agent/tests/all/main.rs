@@ -8,6 +8,7 @@
 
 mod compaction;
 mod folding;
+mod hooks;
 mod loop_;
 mod masking;
 mod mock;

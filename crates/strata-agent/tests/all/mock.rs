@@ -14,13 +14,13 @@ use strata_provider::{ApiKey, Catalog, StreamOptions};
 use strata_session::{AgentMessage, Entry, Session, StopReason, WriteOptions};
 use strata_tools::ToolSet;
 
-async fn mock(scenario: &str) -> MockServer {
+pub(crate) async fn mock(scenario: &str) -> MockServer {
     let server = MockServer::start(MockConfig::new()).await.unwrap();
     server.load_scenario(Scenario::from_toml(scenario, "test").unwrap());
     server
 }
 
-fn agent(server: &MockServer, session: Session, cwd: &std::path::Path) -> Agent {
+pub(crate) fn agent(server: &MockServer, session: Session, cwd: &std::path::Path) -> Agent {
     agent_reporting_retries(server, session, cwd, RetryEvents::new())
 }
 
@@ -119,7 +119,7 @@ fn agent_caching(
         .with_retry_events(retries)
 }
 
-fn new_session(dir: &std::path::Path) -> Session {
+pub(crate) fn new_session(dir: &std::path::Path) -> Session {
     Session::create(
         dir.join("s.jsonl"),
         &dir.display().to_string(),

@@ -1,0 +1,20 @@
+//! The host side of strata extensions (`docs/extensions.md`).
+//!
+//! - [`Extension::start`] spawns an extension, runs the `initialize` handshake and returns
+//!   its [`Manifest`](strata_extension_client::Manifest).
+//! - [`Extension::hook`] asks it about a hook event; the answer is read exactly like a
+//!   command hook's JSON (strata-hooks' [`Outcome`](strata_hooks::Outcome)).
+//! - [`Extension::notify_event`], [`Extension::command`], [`Extension::call_tool`].
+//! - UI requests it sends arrive as [`UiCall`]s on a channel a front end answers.
+//! - [`ExtensionTools`] declares extensions' tools to the agent like an MCP server's.
+//! - [`MemorySlots`] gives each memory decision one owner.
+
+mod host;
+mod slots;
+mod tools;
+
+pub use host::{
+    Extension, ExtensionError, ExtensionReport, ExtensionSpec, MAX_MESSAGE_BYTES, UiCall, UiRequest,
+};
+pub use slots::{BUILT_IN_OWNER, MemorySlots, SLOT_CUSTOM_TYPE, Slot, SlotError};
+pub use tools::ExtensionTools;

@@ -1,0 +1,84 @@
+"""A strata extension in Python (standard library only), whose behaviour the first argument
+chooses: good, crash, hang, garbage, flood, huge, or a slot name to claim with `claim:NAME`."""
+import json
+import sys
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "good"
+name = sys.argv[2] if len(sys.argv) > 2 else "py"
+next_id = 1000
+events = []
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def call(method, params):
+    global next_id
+    next_id += 1
+    send({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params})
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message.get("id") == next_id and "method" not in message:
+            return message.get("result")
+
+
+manifest = {
+    "name": name,
+    "version": "0.1",
+    "events": ["*"],
+    "hooks": ["PreToolUse"],
+    "commands": [{"name": "events", "description": "events seen"}],
+    "tools": [{"name": "shout", "description": "upper-cases", "parameters": {"type": "object"}}],
+    "slots": [mode[len("claim:"):]] if mode.startswith("claim:") else [],
+}
+
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    params = message.get("params") or {}
+    mid = message.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"protocolVersion": 1, "manifest": manifest}})
+        continue
+    if method == "event":
+        events.append(params["name"])
+        continue
+    if method == "shutdown":
+        send({"jsonrpc": "2.0", "id": mid, "result": {}})
+        break
+    if method == "hook":
+        command = params["input"]["tool_input"].get("command", "")
+        if mode == "crash":
+            sys.exit(3)
+        if mode == "hang":
+            import time
+            time.sleep(600)
+        if mode == "garbage":
+            sys.stdout.write("this is not json\n{\"half\": \n\x00\x01\x02\n")
+        if mode == "flood":
+            for i in range(2000):
+                send({"jsonrpc": "2.0", "method": "ui/notify", "params": {"message": str(i)}})
+            for i in range(50):
+                send({"jsonrpc": "2.0", "id": 5000 + i, "method": "ui/confirm", "params": {"title": "t", "message": "m"}})
+        if mode == "huge":
+            sys.stdout.write('{"jsonrpc": "2.0", "id": 99999, "result": "' + "x" * (100 * 1024 * 1024) + '"}\n')
+            sys.stdout.flush()
+        answer = {}
+        if "rm -rf" in command:
+            ok = call("ui/confirm", {"title": "Destructive command", "message": command})
+            send({"jsonrpc": "2.0", "method": "ui/status", "params": {"text": "guard asked"}})
+            if not (ok or {}).get("confirmed"):
+                answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                                 "permissionDecisionReason": "the user said no to: " + command}}
+        send({"jsonrpc": "2.0", "id": mid, "result": answer})
+        continue
+    if method == "command":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"text": ",".join(events)}})
+        continue
+    if method == "tool":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"text": params["arguments"]["text"].upper(), "isError": False}})
+        continue
+    if mid is not None:
+        send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "no method"}})
