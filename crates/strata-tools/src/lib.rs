@@ -56,7 +56,7 @@ pub use source::ToolSource;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     ABORTED_MESSAGE, CallerSession, DEFAULT_BASH_TIMEOUT, DEFAULT_MAX_OUTPUT_FILE_BYTES, Sandbox,
-    Tool, ToolCall, ToolContent, ToolContext, ToolDefinition, ToolLimits, ToolOutput,
-    ToolSettings, UpdateSender,
+    Tool, ToolCall, ToolContent, ToolContext, ToolDefinition, ToolLimits, ToolOutput, ToolSettings,
+    UpdateSender,
 };
 pub use write::WriteTool;
