@@ -13,6 +13,7 @@ mod byom;
 mod context;
 mod demo;
 mod export;
+mod first_run;
 mod fork;
 mod json_mode;
 mod listing;

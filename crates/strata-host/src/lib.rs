@@ -23,6 +23,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+pub mod choose;
 pub mod config;
 #[cfg(test)]
 mod config_props;

@@ -40,6 +40,9 @@ pub struct Setup {
     pub trust: ProjectTrust,
     /// What to tell the user at start (settings an untrusted project was denied).
     pub notices: Vec<String>,
+    /// The provider of the run's first model, once an agent was built: the flags' key and
+    /// base URL are for it.
+    pub first_provider: std::sync::Arc<std::sync::OnceLock<String>>,
 }
 
 /// An agent ready to run, with what it was built from.
@@ -48,6 +51,9 @@ pub struct Built {
     pub agent: Agent,
     /// The model as chosen (`:thinking` included).
     pub choice: ModelChoice,
+    /// Why this model, when the user did not name it (the session's, the credentials'
+    /// default): a front end says it once.
+    pub why: Option<String>,
     /// A temporary session directory (`--no-session`), deleted when dropped.
     pub temp: Option<tempfile::TempDir>,
     /// Carries the transport's retries to the agent's events: routes built later with its
@@ -92,6 +98,7 @@ impl Setup {
             keys: rows.keys,
             trust: layers.trust,
             notices,
+            first_provider: Default::default(),
         })
     }
 
@@ -132,16 +139,53 @@ impl Setup {
             keys: KeyPolicy::default(),
             trust: ProjectTrust::untrusted(cwd),
             notices: Vec::new(),
+            first_provider: Default::default(),
         }
     }
 
-    /// The model from `--model` / config.
+    /// The model from `--model` / config (a pattern or bare id is resolved against the
+    /// table), else the default of the first provider with credentials.
     pub fn model_choice(&self) -> anyhow::Result<ModelChoice> {
         match &self.config.model {
-            Some(text) => parse_model(text, self.run.provider.as_deref()),
-            None => anyhow::bail!(
-                "no model chosen: pass --model provider/id (see `strata providers`) or set `model` in config.toml"
-            ),
+            Some(text) => self.resolve_choice(text),
+            None => self
+                .default_choice()
+                .map(|d| d.choice)
+                .ok_or_else(|| anyhow::anyhow!(self.no_model_help())),
+        }
+    }
+
+    /// The model for a run on `session`: the configured one; else the session's own (a
+    /// resumed session goes on with the model it used, as in Pi), when strata can route it;
+    /// else the credentials' default. The second value says why, when the user did not
+    /// choose.
+    pub fn model_for(&self, session: &Session) -> anyhow::Result<(ModelChoice, Option<String>)> {
+        if self.config.model.is_some() {
+            return Ok((self.model_choice()?, None));
+        }
+        let named = strata_context::Assembler::new()
+            .context(session.tree(), session.leaf())
+            .ok()
+            .and_then(|(context, _)| context.model.clone());
+        if let Some(named) = named
+            && self.catalog.provider(&named.provider).is_some()
+        {
+            let why = format!(
+                "{}/{} is the model this session used",
+                named.provider, named.model_id
+            );
+            return Ok((
+                ModelChoice {
+                    provider: named.provider,
+                    id: named.model_id,
+                    thinking: None,
+                },
+                Some(why),
+            ));
+        }
+        match self.default_choice() {
+            Some(defaulted) => Ok((defaulted.choice, Some(defaulted.why))),
+            None => anyhow::bail!(self.no_model_help()),
         }
     }
 
@@ -172,9 +216,14 @@ impl Setup {
                 )
             })?
             .clone();
-        let flags_apply = self
-            .model_choice()
-            .is_ok_and(|initial| initial.provider == choice.provider);
+        // `--api-key` / `--base-url` go with the run's first model (chosen, the session's or
+        // the default), not with a provider switched to later.
+        let flags_apply = match self.first_provider.get() {
+            Some(first) => *first == choice.provider,
+            None => self
+                .model_choice()
+                .is_ok_and(|initial| initial.provider == choice.provider),
+        };
         let flag_url = self.run.base_url.clone().filter(|_| flags_apply);
         let flag_key = self.run.api_key.as_deref().filter(|_| flags_apply);
         let (model, warning) = resolve_model(&self.catalog, choice, &|row, id| {
@@ -238,13 +287,19 @@ impl Setup {
     /// Opens the session the flags name and builds the agent on it, recording the model and
     /// thinking level when they differ from the session's.
     pub fn build_agent(&self) -> anyhow::Result<Built> {
-        let choice = self.model_choice()?;
+        // Fail on a bad --model before a session file is created.
+        if self.config.model.is_some() {
+            self.model_choice()?;
+        }
         let (session, temp) = self.open_session()?;
+        let (choice, why) = self.model_for(&session)?;
+        let _ = self.first_provider.set(choice.provider.clone());
         let retries = RetryEvents::new();
         let agent = self.agent_reporting(session, &choice, retries.clone())?;
         Ok(Built {
             agent,
             choice,
+            why,
             temp,
             retries,
         })

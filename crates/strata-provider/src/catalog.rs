@@ -581,6 +581,7 @@ pub(crate) fn blank_row(id: &str, protocol: Protocol, base_url: &str) -> Provide
         auth: AuthScheme::Bearer,
         headers: BTreeMap::new(),
         docs: None,
+        default_model: None,
         catalog: None,
         cache: CacheSpec::default(),
         features: FeatureSpec::default(),

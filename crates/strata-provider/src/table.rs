@@ -191,6 +191,10 @@ pub struct ProviderRow {
     /// Documentation URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docs: Option<String>,
+    /// The model a run uses when the user chose none and this row has credentials (the host
+    /// decides which row's default wins when several have keys).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<String>,
     /// Where the generator takes this row's models from (default: the catalog key = row id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalog: Option<CatalogSource>,

@@ -393,3 +393,24 @@ fn summaries_count_per_model_support() {
     assert_eq!(json["protocol"], "anthropic-messages");
     assert_eq!(json["mid_conversation_system"], "some");
 }
+
+#[test]
+fn every_default_model_is_a_model_its_row_lists() {
+    let catalog = Catalog::builtin().unwrap();
+    let mut with_default = 0;
+    for row in catalog.providers() {
+        if let Some(id) = &row.default_model {
+            with_default += 1;
+            assert!(
+                catalog.model(&row.id, id).is_some(),
+                "{}: default_model `{id}` is not in the table",
+                row.id
+            );
+        }
+    }
+    // The providers a newcomer most likely holds a key for all have one.
+    assert!(
+        with_default >= 10,
+        "{with_default} rows name a default model"
+    );
+}

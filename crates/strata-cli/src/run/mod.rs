@@ -74,6 +74,9 @@ fn prompt_text(run: &RunArgs) -> anyhow::Result<Option<String>> {
 /// `-p` and `--mode json`: one prompt through the session runtime, then shut it down.
 async fn run_prompt(setup: &Setup, mode: Mode, prompt: String) -> anyhow::Result<()> {
     let mut built = setup.build_agent()?;
+    if let Some(why) = &built.why {
+        eprintln!("strata: {why}");
+    }
     let json = if mode == Mode::Json {
         let (stream, header) =
             strata_rpc::json_mode::JsonStream::start(&mut built.agent, setup.config.max_retries);

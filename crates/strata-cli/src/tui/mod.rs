@@ -75,7 +75,13 @@ pub fn run_with(
         runtime: runtime.handle().clone(),
         sign_ins: Default::default(),
     };
-    let notices = setup.notices.clone();
+    // Why this model, when the user did not choose it, is said with the start's notices.
+    let notices: Vec<String> = setup
+        .notices
+        .iter()
+        .cloned()
+        .chain(built.why.clone())
+        .collect();
     let resumable = !setup.run.no_session;
     let worker = Worker::new(setup, built, ui_tx);
     let task = runtime.spawn(worker.serve(command_rx));
