@@ -174,3 +174,146 @@ fn bare_ids_and_patterns_choose_the_model_and_typos_get_did_you_mean() {
     );
     assert!(!err.contains("guessed"), "{err}");
 }
+
+#[test]
+fn positional_messages_and_at_files_run_as_pi_runs_them() {
+    let server = demo_mock();
+    let dir = project();
+    let url = server.base_url();
+    std::fs::write(dir.path().join("notes.md"), "the greeting has a typo\n").unwrap();
+    // No terminal on stdout: the messages run as with -p, the second after the first.
+    let out = fresh(
+        dir.path(),
+        &[
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            &url,
+            "--no-session",
+            "@notes.md",
+            "fix the greeting",
+            "and say so",
+        ],
+        &[("ANTHROPIC_API_KEY", "k")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bodies: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.body.as_ref().map(ToString::to_string).unwrap_or_default())
+        .collect();
+    let notes = dir.path().join("notes.md");
+    let file = format!(
+        "<file name=\\\"{}\\\">\\nthe greeting has a typo\\n\\n</file>\\nfix the greeting",
+        notes.display()
+    );
+    assert!(bodies[0].contains(&file), "{}", bodies[0]);
+    assert!(
+        bodies.last().unwrap().contains("and say so"),
+        "the second message was sent in turn"
+    );
+    // A missing file stops the run before anything is sent.
+    let before = server.requests().len();
+    let missing = fresh(
+        dir.path(),
+        &[
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            &url,
+            "@nope.md",
+            "hi",
+        ],
+        &[("ANTHROPIC_API_KEY", "k")],
+    );
+    assert!(!missing.status.success());
+    assert!(text(&missing.stderr).contains("nope.md: file not found"));
+    assert_eq!(server.requests().len(), before);
+}
+
+#[test]
+fn thinking_export_and_list_models_flags_work_as_pi_documents_them() {
+    let server = demo_mock();
+    let dir = project();
+    let url = server.base_url();
+    let session = dir.path().join("s.jsonl");
+    let out = fresh(
+        dir.path(),
+        &[
+            "-p",
+            "fix the greeting",
+            "--model",
+            "anthropic/claude-sonnet-4-5:low",
+            "--thinking",
+            "high",
+            "--base-url",
+            &url,
+            "--session",
+            session.to_str().unwrap(),
+        ],
+        &[("ANTHROPIC_API_KEY", "k")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stored = std::fs::read_to_string(&session).unwrap();
+    assert!(
+        stored.contains(r#""thinkingLevel":"high""#),
+        "--thinking wins over the suffix: {stored}"
+    );
+    // --export SESSION OUTPUT writes the HTML and prints its path.
+    let html = dir.path().join("s.html");
+    let out = fresh(
+        dir.path(),
+        &[
+            "--export",
+            session.to_str().unwrap(),
+            html.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), html.display().to_string());
+    assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
+    // --list-models lists only what a key makes usable, filtered by the search.
+    let out = fresh(
+        dir.path(),
+        &["--list-models", "sonnet-4"],
+        &[("ANTHROPIC_API_KEY", "k")],
+    );
+    let listed = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(listed.contains("anthropic/claude-sonnet-4-5 "), "{listed}");
+    assert!(!listed.contains("openai/"), "{listed}");
+    assert!(!listed.contains("claude-opus"), "{listed}");
+}
+
+#[test]
+fn models_lists_the_usable_ones_first_and_says_why_the_rest_are_not() {
+    let dir = project();
+    let out = fresh(
+        dir.path(),
+        &["models", "--offline", "--json"],
+        &[("DEEPSEEK_API_KEY", "k")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let first_unusable = rows.iter().position(|r| r["key"].is_null()).unwrap();
+    assert!(first_unusable > 0);
+    assert!(
+        rows[..first_unusable]
+            .iter()
+            .all(|r| r["provider"] == "deepseek" || r["key"] == "no key needed")
+    );
+    assert_eq!(rows[0]["key"], "DEEPSEEK_API_KEY is set");
+    assert!(rows[first_unusable..].iter().all(|r| r["key"].is_null()));
+    let table = fresh(
+        dir.path(),
+        &["models", "--offline"],
+        &[("DEEPSEEK_API_KEY", "k")],
+    );
+    let table = text(&table.stdout);
+    assert!(table.contains("# usable now ("), "{table}");
+    assert!(table.contains("# not usable now ("), "{table}");
+}

@@ -65,6 +65,21 @@ pub struct RunArgs {
     /// for this run, as `strata trust` does for good.
     #[arg(long)]
     pub trust: bool,
+    /// Thinking level (off, minimal, low, medium, high, xhigh); overrides a `--model` suffix.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(strata_host::model::THINKING_LEVELS))]
+    pub thinking: Option<String>,
+    /// Write a session file as HTML and exit: `--export SESSION [OUTPUT]`.
+    #[arg(long, num_args = 1..=2, value_names = ["SESSION", "OUTPUT"])]
+    pub export: Option<Vec<PathBuf>>,
+    /// List the models usable now (a key is present), optionally matching SEARCH, and exit.
+    #[arg(long, num_args = 0..=1, value_name = "SEARCH")]
+    pub list_models: Option<Option<String>>,
+    /// The prompt, as Pi takes it: `@path` words add a file (text, or an image attached),
+    /// the first message joins them; each later message is sent in turn. With a terminal on
+    /// both ends the UI opens with them; otherwise they run as with `-p`. Use `--` before a
+    /// prompt that starts with `-`.
+    #[arg(value_name = "MESSAGE")]
+    pub messages: Vec<String>,
 }
 
 impl RunArgs {
@@ -84,6 +99,7 @@ impl RunArgs {
             system_prompt: self.system_prompt.clone(),
             append_system_prompt: self.append_system_prompt.clone(),
             trust: self.trust,
+            thinking: self.thinking.clone(),
             interactive: self.mode == Mode::Text
                 && self.print.is_none()
                 && std::io::stdin().is_terminal(),
@@ -271,6 +287,12 @@ pub struct ModelsArgs {
     /// Print JSON lines instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Only models whose provider and id match this (case-insensitive words, in order).
+    #[arg(long)]
+    pub search: Option<String>,
+    /// Only the models usable now (their provider has a key).
+    #[arg(long)]
+    pub usable: bool,
 }
 
 #[derive(Debug, clap::Args)]

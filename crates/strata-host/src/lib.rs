@@ -69,6 +69,8 @@ pub struct Overrides {
     pub append_system_prompt: Option<String>,
     /// Trust the project for this run (`--trust`).
     pub trust: bool,
+    /// The thinking level, over a `:level` suffix of the model.
+    pub thinking: Option<String>,
     /// A screen is about to show damage and skipped entries itself: say nothing on stderr.
     pub interactive: bool,
     /// The run's temporary directory (tool output spills, `no_session` files), removed by the

@@ -146,6 +146,15 @@ impl Setup {
     /// The model from `--model` / config (a pattern or bare id is resolved against the
     /// table), else the default of the first provider with credentials.
     pub fn model_choice(&self) -> anyhow::Result<ModelChoice> {
+        let mut choice = self.configured_or_default()?;
+        if let Some(level) = &self.run.thinking {
+            choice.thinking = Some(level.clone());
+        }
+        Ok(choice)
+    }
+
+    /// [`Self::model_choice`] before `--thinking` applies.
+    fn configured_or_default(&self) -> anyhow::Result<ModelChoice> {
         match &self.config.model {
             Some(text) => self.resolve_choice(text),
             None => self
@@ -178,13 +187,16 @@ impl Setup {
                 ModelChoice {
                     provider: named.provider,
                     id: named.model_id,
-                    thinking: None,
+                    thinking: self.run.thinking.clone(),
                 },
                 Some(why),
             ));
         }
         match self.default_choice() {
-            Some(defaulted) => Ok((defaulted.choice, Some(defaulted.why))),
+            Some(mut defaulted) => {
+                defaulted.choice.thinking.clone_from(&self.run.thinking);
+                Ok((defaulted.choice, Some(defaulted.why)))
+            }
             None => anyhow::bail!(self.no_model_help()),
         }
     }

@@ -106,7 +106,7 @@ fn interactive(
         crate::tui::TuiOptions {
             queued_prompts,
             banner: Some(banner),
-            resume: false,
+            ..crate::tui::TuiOptions::default()
         },
     );
     // The bill, as the non-interactive demo ends: every request the session made, priced.

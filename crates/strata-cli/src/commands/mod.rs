@@ -20,6 +20,8 @@ use clap::CommandFactory as _;
 
 use crate::args::{Cli, Command};
 
+pub use models::list_models;
+
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {

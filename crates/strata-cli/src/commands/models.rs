@@ -25,6 +25,8 @@ struct Listed {
     tool_changes: bool,
     /// Where the entry came from: `built-in`, a config file, Pi's file, or `served`.
     source: String,
+    /// Where the provider's key comes from (`None`: no key, the model is not usable now).
+    key: Option<String>,
 }
 
 fn cache_name(style: CacheStyle) -> &'static str {
@@ -50,7 +52,33 @@ fn listed(catalog: &Catalog, model: &Model) -> Listed {
         source: catalog
             .model_origins(&model.provider, &model.id)
             .join(" + "),
+        key: None,
     }
+}
+
+/// `--list-models [SEARCH]`: the usable models matching SEARCH, as Pi lists them.
+pub fn list_models(search: Option<String>, run: &RunArgs) -> anyhow::Result<()> {
+    let args = ModelsArgs {
+        provider: None,
+        offline: false,
+        base_url: None,
+        json: false,
+        search,
+        usable: true,
+    };
+    self::run(&args, run)
+}
+
+/// Whether `row` matches every word of `search`, in `provider/id` (case-insensitive).
+fn matches(search: Option<&str>, row: &Listed) -> bool {
+    let Some(search) = search else {
+        return true;
+    };
+    let name = format!("{}/{}", row.provider, row.id).to_lowercase();
+    search
+        .to_lowercase()
+        .split_whitespace()
+        .all(|word| name.contains(word))
 }
 
 pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
@@ -104,6 +132,7 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
                         mid_conversation_system: caps.mid_conversation_system,
                         tool_changes: caps.tool_addition && caps.tool_removal,
                         source: format!("served by {url}"),
+                        key: None,
                     });
                 }
             }
@@ -111,6 +140,26 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
             Err(_) => {}
         }
     }
+    // Usable models first (a key is present), each group in the table's order.
+    let mut keys: std::collections::BTreeMap<String, Option<String>> = Default::default();
+    for row in &mut rows {
+        let key = keys
+            .entry(row.provider.clone())
+            .or_insert_with(|| {
+                catalog.provider(&row.provider).and_then(|r| {
+                    if r.server.is_some() && r.auth_env.is_empty() {
+                        Some("no key needed".to_owned())
+                    } else {
+                        setup.credential_source(r)
+                    }
+                })
+            })
+            .clone();
+        row.key = key;
+    }
+    rows.retain(|row| matches(args.search.as_deref(), row) && (!args.usable || row.key.is_some()));
+    rows.sort_by_key(|row| row.key.is_none());
+    let usable = rows.iter().filter(|r| r.key.is_some()).count();
     let mut out = std::io::stdout().lock();
     if args.json {
         for row in &rows {
@@ -125,7 +174,22 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
         "model", "context", "$in/M", "$out/M", "$read/M", "cache", "mid-sys"
     )?;
     let count = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), |n| n.to_string());
-    for row in &rows {
+    if usable == 0 {
+        writeln!(
+            out,
+            "# no model is usable now: no provider has a key (set one of the variables `strata providers` lists)"
+        )?;
+    } else {
+        writeln!(out, "# usable now ({usable}): their provider has a key")?;
+    }
+    for (index, row) in rows.iter().enumerate() {
+        if index == usable && usable > 0 {
+            writeln!(
+                out,
+                "# not usable now ({}): no key for their provider (`strata providers` lists each provider's variables)",
+                rows.len() - usable
+            )?;
+        }
         let [input, output, read, _] = row.prices.unwrap_or([f64::NAN; 4]);
         let price = |v: f64| {
             if v.is_nan() {

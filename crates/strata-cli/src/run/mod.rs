@@ -2,6 +2,7 @@
 //! interactive terminal UI when none of those applies.
 
 mod output;
+mod prompts;
 
 use std::io::{IsTerminal as _, Read as _};
 
@@ -15,10 +16,22 @@ pub use strata_host::Setup;
 
 /// Runs the agent the way the flags say: rpc, a single prompt, or the terminal UI.
 pub fn run(run: &RunArgs) -> anyhow::Result<()> {
+    if let Some(paths) = &run.export {
+        return export(paths);
+    }
+    if let Some(search) = &run.list_models {
+        return crate::commands::list_models(search.clone(), run);
+    }
     let overrides = strata_host::Overrides {
         temp_dir: crate::exit::run_temp_dir(),
         ..run.overrides()
     };
+    let words = prompts::Words::split(&run.messages);
+    if run.mode == Mode::Rpc && !run.messages.is_empty() {
+        anyhow::bail!(
+            "--mode rpc takes its prompts as `prompt` commands on stdin, not as arguments"
+        );
+    }
     let setup = Setup::load(&overrides)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -39,16 +52,42 @@ pub fn run(run: &RunArgs) -> anyhow::Result<()> {
             ))
             .map_err(Into::into);
     }
-    let prompt = prompt_text(run)?;
-    crate::exit::exit_on_signals(&runtime, prompt.is_none());
-    match prompt {
-        Some(prompt) => runtime.block_on(run_prompt(&setup, run.mode, prompt)),
-        None => crate::tui::run(setup, run.resume, &runtime),
+    let piped = piped_stdin(run)?;
+    let prompts = prompts::build(&setup.cwd, piped.as_deref(), run.print.as_deref(), &words)?;
+    // Pi's rule: messages open the UI only with a terminal on both ends; `-p` never does.
+    let terminals = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let interactive = run.print.is_none() && run.mode == Mode::Text && terminals;
+    crate::exit::exit_on_signals(&runtime, prompts.is_empty() || interactive);
+    if prompts.is_empty() || interactive {
+        if prompts.iter().any(|p| !p.images.is_empty()) {
+            anyhow::bail!(
+                "images given with @path go with -p; in the terminal UI, paste the path in the editor"
+            );
+        }
+        let options = crate::tui::TuiOptions {
+            resume: run.resume,
+            initial_prompts: prompts.into_iter().map(|p| p.text).collect(),
+            ..crate::tui::TuiOptions::default()
+        };
+        return crate::tui::run_with(setup, &runtime, options);
     }
+    runtime.block_on(run_prompt(&setup, run.mode, prompts))
 }
 
-/// `-p` text, with piped stdin appended; piped stdin alone when there is no `-p`.
-fn prompt_text(run: &RunArgs) -> anyhow::Result<Option<String>> {
+/// `--export SESSION [OUTPUT]`, as `strata export` does it.
+fn export(paths: &[std::path::PathBuf]) -> anyhow::Result<()> {
+    let (file, output) = match paths {
+        [file] => (file, None),
+        [file, output] => (file, Some(output.as_path())),
+        _ => anyhow::bail!("--export takes a session file and optionally the HTML file to write"),
+    };
+    let path = crate::export::export_html(file, output, crate::export::Overwrite::Refuse)?;
+    println!("{}", path.display());
+    Ok(())
+}
+
+/// Piped stdin's text (`None` from a terminal); `-p ""` with nothing piped is an error.
+fn piped_stdin(run: &RunArgs) -> anyhow::Result<Option<String>> {
     let stdin = std::io::stdin();
     let mut piped = String::new();
     if !stdin.is_terminal() {
@@ -57,22 +96,16 @@ fn prompt_text(run: &RunArgs) -> anyhow::Result<Option<String>> {
             .read_to_string(&mut piped)
             .context("reading stdin")?;
     }
-    let piped = piped.trim();
-    if run.print.as_deref().is_some_and(|p| p.trim().is_empty()) && piped.is_empty() {
+    if run.print.as_deref().is_some_and(|p| p.trim().is_empty()) && piped.trim().is_empty() {
         anyhow::bail!(
             "-p was given an empty prompt: write the prompt after -p, or pipe it on stdin"
         );
     }
-    Ok(match (&run.print, piped.is_empty()) {
-        (Some(prompt), true) => Some(prompt.clone()),
-        (Some(prompt), false) => Some(format!("{prompt}\n\n{piped}")),
-        (None, false) => Some(piped.to_owned()),
-        (None, true) => None,
-    })
+    Ok(Some(piped).filter(|p| !p.trim().is_empty()))
 }
 
-/// `-p` and `--mode json`: one prompt through the session runtime, then shut it down.
-async fn run_prompt(setup: &Setup, mode: Mode, prompt: String) -> anyhow::Result<()> {
+/// `-p` and `--mode json`: the prompts through the session runtime, then shut it down.
+async fn run_prompt(setup: &Setup, mode: Mode, prompts: Vec<UserInput>) -> anyhow::Result<()> {
     let mut built = setup.build_agent()?;
     if let Some(why) = &built.why {
         eprintln!("strata: {why}");
@@ -87,8 +120,12 @@ async fn run_prompt(setup: &Setup, mode: Mode, prompt: String) -> anyhow::Result
         None
     };
     let (handle, events, task) = strata_runtime::spawn(built.agent);
-    handle.send(Op::Prompt(UserInput::text(prompt)))?;
-    // Queued behind the prompt: the runtime ends once the run has.
+    // Later prompts wait for the one before, as Pi sends them (a prompt while a run goes on
+    // is its follow-up).
+    for prompt in prompts {
+        handle.send(Op::Prompt(prompt))?;
+    }
+    // Queued behind the prompts: the runtime ends once the run has.
     handle.send(Op::Shutdown)?;
     drop(handle);
     let ended = output::print_events(events, json).await?;

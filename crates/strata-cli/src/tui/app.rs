@@ -417,6 +417,15 @@ impl App {
         self.start_prompt(text);
     }
 
+    /// Sends `prompts` at start: the first now, the others in turn as follow-ups.
+    pub fn start_with(&mut self, prompts: Vec<String>) {
+        let mut prompts = prompts.into_iter();
+        if let Some(first) = prompts.next() {
+            self.start_prompt(first);
+            self.follow_ups.extend(prompts);
+        }
+    }
+
     fn start_prompt(&mut self, text: String) {
         if self.in_flight == 0 {
             self.items.push(Item::User(text.clone()));

@@ -47,15 +47,8 @@ pub struct TuiOptions {
     pub banner: Option<String>,
     /// Open the session picker first (`--resume`).
     pub resume: bool,
-}
-
-/// Runs the terminal UI until the user quits.
-pub fn run(setup: Setup, resume: bool, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
-    let options = TuiOptions {
-        resume,
-        ..TuiOptions::default()
-    };
-    run_with(setup, runtime, options)
+    /// Prompts sent at start, in turn (`strata "fix the test"`).
+    pub initial_prompts: Vec<String>,
 }
 
 /// Runs the terminal UI with scripted prompts and a banner until the user quits.
@@ -94,6 +87,7 @@ pub fn run_with(
     if options.resume {
         app.open_resume();
     }
+    app.start_with(options.initial_prompts);
     let result = {
         let mut terminal = TerminalGuard::enter()?;
         event_loop(&mut terminal.terminal, &mut app, ui_rx, &command_tx)
