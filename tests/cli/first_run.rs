@@ -317,3 +317,30 @@ fn models_lists_the_usable_ones_first_and_says_why_the_rest_are_not() {
     assert!(table.contains("# usable now ("), "{table}");
     assert!(table.contains("# not usable now ("), "{table}");
 }
+
+#[test]
+fn config_names_its_files_and_the_model_a_run_would_use() {
+    let dir = project();
+    let out = fresh(dir.path(), &["config"], &[("DEEPSEEK_API_KEY", "k")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    let user = dir.path().join(".config/strata/config.toml");
+    assert!(
+        shown.contains(&format!("# user config:    {} (not found)", user.display())),
+        "{shown}"
+    );
+    assert!(shown.contains("# project config: "), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "# sessions:       {}",
+            dir.path().join(".strata/sessions").display()
+        )),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("model = deepseek/deepseek-v4-pro  # not set: no model is configured and DEEPSEEK_API_KEY is set"),
+        "{shown}"
+    );
+    let none = fresh(dir.path(), &["config"], &[]);
+    assert!(text(&none.stdout).contains("# model: not set, and no provider has a key"));
+}

@@ -74,6 +74,21 @@ impl Setup {
     /// directory and the project's), for tools running in `cwd`: what an embedding program
     /// calls when its project is not the process's current directory.
     pub fn load_in(sources: Sources, cwd: PathBuf, run: &Overrides) -> anyhow::Result<Self> {
+        let (setup, warnings) = Self::read_quietly(sources, cwd, run)?;
+        for warning in setup.notices.iter().chain(&warnings) {
+            warn(warning);
+        }
+        Ok(setup)
+    }
+
+    /// [`Self::load_in`] without saying anything: the setup, and the warnings about the
+    /// provider rows (Pi's file, …) beside its notices, for a program that reports them
+    /// itself (`strata config`).
+    pub fn read_quietly(
+        sources: Sources,
+        cwd: PathBuf,
+        run: &Overrides,
+    ) -> anyhow::Result<(Self, Vec<String>)> {
         let layers = Layers::read(&sources, run)?;
         let config = layers.config()?;
         let rows = Rows::load(&layers, &config)?;
@@ -85,10 +100,7 @@ impl Setup {
         notices.extend(
             strata_agent::resources::context_files_noting(sources.global_dir.as_deref(), &cwd).1,
         );
-        for warning in notices.iter().chain(&rows.warnings) {
-            warn(warning);
-        }
-        Ok(Self {
+        let setup = Self {
             catalog: rows.catalog,
             config,
             sources,
@@ -99,7 +111,8 @@ impl Setup {
             trust: layers.trust,
             notices,
             first_provider: Default::default(),
-        })
+        };
+        Ok((setup, rows.warnings))
     }
 
     /// A setup whose only model is `model` (`provider/id`) on an in-process server at

@@ -59,6 +59,47 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
         writeln!(out)?;
         return Ok(());
     }
+    // Where configuration is read from and sessions are kept, found or not.
+    let state = |path: &std::path::Path| {
+        if path.is_file() { "read" } else { "not found" }
+    };
+    if let Some(global) = &sources.global_dir {
+        let file = global.join("config.toml");
+        writeln!(
+            out,
+            "# user config:    {} ({})",
+            file.display(),
+            state(&file)
+        )?;
+    }
+    let project_file = sources.project_dir.join(".strata/config.toml");
+    writeln!(
+        out,
+        "# project config: {} ({})",
+        project_file.display(),
+        state(&project_file)
+    )?;
+    let (setup, _) = strata_host::Setup::read_quietly(
+        sources.clone(),
+        sources.project_dir.clone(),
+        &run.overrides(),
+    )?;
+    if let Ok(store) = setup.store() {
+        writeln!(out, "# sessions:       {}", store.root().display())?;
+    }
+    if merged.model.is_none() {
+        match setup.default_choice() {
+            Some(defaulted) => writeln!(
+                out,
+                "model = {}/{}  # not set: {}",
+                defaulted.choice.provider, defaulted.choice.id, defaulted.why
+            )?,
+            None => writeln!(
+                out,
+                "# model: not set, and no provider has a key (`strata models` lists the models; set one with model = \"provider/id\")"
+            )?,
+        }
+    }
     let explained = config::explain(&figment, &merged);
     let width = explained
         .iter()

@@ -20,7 +20,7 @@ use super::app::{Item, Level, Notice, ToolItem, ToolState, result_diff, tool_res
 use super::picker::PickerItem;
 use super::stats::{self, Stats};
 use strata_host::Setup;
-use strata_host::model::{ModelChoice, parse_model};
+use strata_host::model::ModelChoice;
 use strata_host::setup::{Built, check_tool_names};
 
 /// What the UI asks the agent task to do.
@@ -578,7 +578,7 @@ impl Worker {
     /// (without one the runtime keeps the level asked for: off where the model does not
     /// reason, back again where it does).
     async fn switch_model(&mut self, live: &mut Live, name: &str) -> anyhow::Result<()> {
-        let choice: ModelChoice = parse_model(name, None)?;
+        let choice: ModelChoice = self.setup.resolve_choice(name)?;
         let route = self.setup.model_route(&choice, None)?;
         let mut ops = vec![Op::SetModel(route)];
         if let Some(level) = &choice.thinking {
