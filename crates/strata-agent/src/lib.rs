@@ -11,6 +11,7 @@
 //! stored as a patch holding only what changed ([`system_sync`]). Resuming a session therefore
 //! sends the bytes it sent before, and a change found on disk arrives at the end.
 
+mod adopt;
 mod agent;
 pub mod convert;
 mod error;

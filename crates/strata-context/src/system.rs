@@ -7,8 +7,20 @@ use serde::Serialize;
 use serde_json::Value;
 use strata_session::EntryId;
 
-/// The fixed order of the known sections; unknown names follow, sorted.
-pub const SECTION_ORDER: [&str; 6] = ["intro", "tools", "rules", "docs", "skills", "cwd"];
+/// The fixed order of the known sections; unknown names follow, sorted. strata's own
+/// sections and Pi 1.x's (`preamble`, `addendum`, `project_context`) in one order that keeps
+/// each harness's: a Pi session's prompt reads as Pi joined it.
+pub const SECTION_ORDER: [&str; 9] = [
+    "preamble",
+    "intro",
+    "tools",
+    "rules",
+    "docs",
+    "addendum",
+    "project_context",
+    "skills",
+    "cwd",
+];
 
 /// A section name, ordered as the system prompt joins them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]

@@ -373,6 +373,10 @@ impl Setup {
         mcp.set_prices(prices);
         agent.set_tool_source(Some(std::sync::Arc::new(mcp)));
         agent.set_project_skills(self.trust.trusted);
+        // Asking for a prompt of one's own is asking for strata's prompt on a Pi session too.
+        agent.set_adopt_foreign_prompt(
+            self.config.system_prompt.is_none() && self.config.append_system_prompt.is_none(),
+        );
         record_model(&mut agent, choice.thinking.as_deref())?;
         // Entries the context left out (a field of the wrong type): said once, here.
         if !self.interactive() {
@@ -684,10 +688,12 @@ fn record_model(agent: &mut Agent, thinking: Option<&str>) -> anyhow::Result<()>
         .is_some_and(|m| m.provider == model.provider && m.model_id == model.id);
     let current = context.thinking_level.clone();
     let empty = context.leaf.is_none();
+    // A new session starts at medium where the model reasons; a resumed one keeps its level
+    // (as Pi restores it), so resuming never changes what the next request asks for.
     let wanted = match thinking {
         Some(level) => level,
-        None if current != "off" || !model.reasoning => &current,
-        None => "medium",
+        None if empty && current == "off" && model.reasoning => "medium",
+        None => &current,
     };
     let wanted = if model.reasoning { wanted } else { "off" };
     let session = agent.session_mut();
