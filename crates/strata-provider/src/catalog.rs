@@ -159,6 +159,9 @@ pub struct UserProvider {
     /// Documentation URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docs: Option<String>,
+    /// The model a run uses when none is chosen and this provider has credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<String>,
     /// Catalog source (only meaningful to the generator).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalog: Option<CatalogSource>,
@@ -949,6 +952,9 @@ fn patch_row(mut row: ProviderRow, user: &UserProvider) -> ProviderRow {
     if let Some(v) = &user.headers {
         row.headers
             .extend(v.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    if let Some(v) = &user.default_model {
+        row.default_model = Some(v.clone());
     }
     if let Some(v) = &user.docs {
         row.docs = Some(v.clone());

@@ -106,7 +106,7 @@ pub enum ProviderError {
         body: String,
     },
     /// The key is missing, wrong or lacks permission: fix credentials; retrying will not help.
-    #[error("authentication failed (status {status}): {body}")]
+    #[error("{}{body}", auth_origin(*status))]
     Auth {
         /// HTTP status (0 when no key was found before sending).
         status: u16,
@@ -160,6 +160,16 @@ pub enum ProviderError {
 
 /// Where an error came from: its HTTP status, or the stream (status 0) — an error event
 /// inside a 200 response, whose own type the body names.
+/// "authentication failed (status N): " for a provider's refusal; nothing before a missing
+/// key's own message, since no request was sent.
+fn auth_origin(status: u16) -> String {
+    if status == 0 {
+        String::new()
+    } else {
+        format!("authentication failed (status {status}): ")
+    }
+}
+
 fn origin(status: u16) -> String {
     if status == 0 {
         "reported inside the stream".to_owned()

@@ -298,7 +298,8 @@ impl HttpClient {
                 if e.is_timeout() && !e.is_connect() {
                     self.first_byte_timed_out()
                 } else {
-                    transport_error("request failed", &e, secrets)
+                    let what = format!("request to {} failed", url_for_errors(&request.url));
+                    transport_error(&what, &e, secrets)
                 }
             })?;
         let status = response.status().as_u16();
@@ -356,6 +357,24 @@ impl HttpClient {
     }
 }
 
+/// `scheme://host[:port]/path` of `url`: the query (where some providers put the key) and
+/// any user info left out, so an error can say where it tried.
+fn url_for_errors(url: &str) -> String {
+    let without_query = url.split(['?', '#']).next().unwrap_or(url);
+    match without_query.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            if path.is_empty() {
+                format!("{scheme}://{host}")
+            } else {
+                format!("{scheme}://{host}/{path}")
+            }
+        }
+        None => without_query.to_owned(),
+    }
+}
+
 /// A reqwest error as [`ProviderError::Transport`], without the URL and without secrets.
 fn transport_error(what: &str, error: &reqwest::Error, secrets: &[ApiKey]) -> ProviderError {
     use std::error::Error as _;
@@ -400,6 +419,15 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
+
+    #[test]
+    fn errors_name_where_they_tried_without_query_or_user_info() {
+        assert_eq!(
+            url_for_errors("https://user:pw@api.example.com:8443/v1/messages?key=secret#x"),
+            "https://api.example.com:8443/v1/messages"
+        );
+        assert_eq!(url_for_errors("http://127.0.0.1:1"), "http://127.0.0.1:1");
+    }
 
     /// A server that answers the n-th connection with `replies[n]` (raw HTTP), then closes.
     async fn serve(replies: Vec<&'static str>) -> (String, tokio::task::JoinHandle<usize>) {
