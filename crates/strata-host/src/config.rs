@@ -53,6 +53,8 @@ pub struct Config {
     pub pi_models: bool,
     /// MCP tool servers (`[mcp.servers.NAME]`) and how long the first request waits for them.
     pub mcp: McpSettings,
+    /// The terminal UI's colours: `dark` (the default), `light` or `mono`.
+    pub theme: Option<String>,
 }
 
 /// `[mcp]`.
@@ -109,6 +111,7 @@ impl Default for Config {
             mcp: McpSettings::default(),
             trusted_projects: Vec::new(),
             pi_models: true,
+            theme: None,
         }
     }
 }
@@ -185,6 +188,7 @@ const CONFIG_KEYS: &[&str] = &[
     "trusted_projects",
     "pi_models",
     "mcp",
+    "theme",
 ];
 
 /// Project settings that apply only once the user trusts the project: they change where a
@@ -209,8 +213,8 @@ pub const TRUST_GATED: &[&str] = &[
 ];
 
 /// Settings a project can never set: they decide trust and what else is read, or which
-/// credentials tool commands may see.
-pub const USER_ONLY: &[&str] = &["trusted_projects", "pi_models", "tool_env_allow"];
+/// credentials tool commands may see, and the user's own look (`theme`).
+pub const USER_ONLY: &[&str] = &["trusted_projects", "pi_models", "tool_env_allow", "theme"];
 
 /// Whether a `STRATA_*` variable (prefix removed, nested keys joined by `__`) is configuration.
 /// Others — another program's `STRATA_FOO`, or `STRATA_API_KEY`, which only the flag reads —

@@ -24,6 +24,7 @@
 //! ```
 
 pub mod config;
+pub mod config_edit;
 #[cfg(test)]
 mod config_props;
 pub mod factory;

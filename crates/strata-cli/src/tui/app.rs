@@ -17,7 +17,11 @@ use super::stats::{self, Stats, ToolChangeCost, ToolCostBasis};
 use super::worker::{Command, ForkAt, Reply, Status, TreeRow};
 use strata_host::model::THINKING_LEVELS;
 
+mod complete;
+mod cycle;
+mod habits;
 mod mcp;
+mod settings;
 
 pub use mcp::McpHandle;
 
@@ -107,6 +111,8 @@ pub enum Effect {
     Steer(String),
     /// Abort the running turn.
     Abort,
+    /// Put text on the terminal's clipboard (OSC 52).
+    Clipboard(String),
 }
 
 /// The whole UI state.
@@ -162,6 +168,12 @@ pub struct App {
     open_thinking: Option<usize>,
     /// The session's MCP servers, for `/mcp`.
     mcp: Option<mcp::McpHandle>,
+    /// The project's files, for `@` completion.
+    completion: complete::Completion,
+    /// The colour theme ([`super::theme::THEMES`]).
+    pub theme: &'static str,
+    /// The user's config.toml, where `/settings` saves.
+    pub config_file: Option<PathBuf>,
 }
 
 impl App {
@@ -194,6 +206,9 @@ impl App {
             open_text: None,
             open_thinking: None,
             mcp: None,
+            completion: Default::default(),
+            theme: "dark",
+            config_file: None,
         };
         app.offer_next();
         app
@@ -264,6 +279,9 @@ impl App {
             return;
         }
         self.hint = None;
+        if self.habit_key(key) {
+            return;
+        }
         match key.code {
             KeyCode::Enter if alt => {
                 if self.busy.is_some() {
@@ -400,6 +418,9 @@ impl App {
             self.offer_next();
             return;
         }
+        if self.shell_command(&text) {
+            return;
+        }
         let text = self.editor.submit();
         self.scroll = 0;
         // Any prompt sent, the scripted one or the user's own, is one step of the script.
@@ -433,7 +454,12 @@ impl App {
     fn slash(&mut self, slash: Slash) {
         let allowed_while_busy = matches!(
             slash,
-            Slash::Quit | Slash::Help | Slash::Context | Slash::Mcp(None)
+            Slash::Quit
+                | Slash::Help
+                | Slash::Hotkeys
+                | Slash::Copy
+                | Slash::Context
+                | Slash::Mcp(None)
         );
         if self.busy.is_some() && !allowed_while_busy {
             self.notice(
@@ -446,7 +472,7 @@ impl App {
             Slash::Quit => self.request_quit(),
             Slash::Help => self.items.push(Item::Block {
                 title: "commands and keys".into(),
-                lines: help_lines(),
+                lines: command::help_lines(),
             }),
             Slash::Model(Some(name)) => self.send(Command::Model(name)),
             Slash::Model(None) => self.model_picker(),
@@ -514,6 +540,12 @@ impl App {
             Slash::Mcp(args) => self.mcp_command(args),
             Slash::Export(path) => self.send(Command::Export(path.map(PathBuf::from))),
             Slash::Trust => self.trust_project(),
+            Slash::Share(path) => self.share(path),
+            Slash::Session => self.send(Command::SessionInfo),
+            Slash::Copy => self.copy_last_answer(),
+            Slash::Hotkeys => self.show_hotkeys(),
+            Slash::Settings => self.open_settings(),
+            Slash::Login(args) => self.login(args),
         }
     }
 
@@ -548,7 +580,7 @@ impl App {
             .status
             .models
             .iter()
-            .map(|(name, detail)| PickerItem::new(name.clone(), detail.clone(), name.clone()))
+            .map(|m| PickerItem::new(m.name.clone(), m.detail.clone(), m.name.clone()))
             .collect();
         let mut picker = Picker::new(PickerKind::Model, "Model (type to filter)", items);
         picker.select_key(&self.status.model);
@@ -702,7 +734,7 @@ impl App {
         };
         match picker.kind {
             PickerKind::Resume => self.send(Command::Resume(resume_path(&item))),
-            PickerKind::Model => self.send(Command::Model(item.key)),
+            PickerKind::Model => self.model_chosen(item.key),
             PickerKind::Thinking => self.send(Command::Thinking(item.key)),
             PickerKind::Tree => self.tree_chosen(&item.key),
             PickerKind::Fork if item.key.is_empty() => self.send(Command::Fork(ForkAt::Here)),
@@ -738,6 +770,7 @@ impl App {
                     instructions: instructions.filter(|_| summarize),
                 });
             }
+            PickerKind::Settings => self.setting_chosen(&item.key),
             PickerKind::Tools => {}
         }
     }
@@ -847,6 +880,7 @@ impl App {
                 ));
             }
             Reply::Block { title, lines } => self.items.push(Item::Block { title, lines }),
+            Reply::Item(item) => self.items.push(item),
         }
     }
 
@@ -1142,29 +1176,6 @@ pub fn tool_result_text(content: &[ContentBlock]) -> String {
         }
     }
     parts.join("\n")
-}
-
-fn help_lines() -> Vec<String> {
-    let mut lines: Vec<String> = command::COMMANDS
-        .iter()
-        .map(|(name, what)| format!("{name:<10} {what}"))
-        .collect();
-    lines.extend(
-        [
-            "",
-            "Enter        send (while the agent works: steer it after the current tool batch)",
-            "Alt+Enter    while the agent works: queue a follow-up for when it is done",
-            "Shift+Enter, Ctrl+J, or \\ then Enter: new line",
-            "Up / Down    move in the text; at its edge, earlier prompts",
-            "Esc          abort the running turn",
-            "Ctrl+C       abort the running turn (or clear the editor); twice quits",
-            "Ctrl+O       expand / collapse tool output",
-            "Ctrl+T       expand / collapse thinking",
-            "PageUp/Down  scroll the transcript",
-        ]
-        .map(str::to_owned),
-    );
-    lines
 }
 
 #[cfg(test)]

@@ -9,9 +9,14 @@
 mod app;
 mod command;
 mod editor;
+mod info;
+mod login;
 mod markdown;
+mod models;
 mod picker;
+mod shell;
 mod stats;
+mod theme;
 mod view;
 mod worker;
 mod wrap;
@@ -77,9 +82,17 @@ pub fn run_with(
     };
     let notices = setup.notices.clone();
     let resumable = !setup.run.no_session;
+    let theme = setup.config.theme.clone();
+    let config_file = login::config_file(&setup);
     let worker = Worker::new(setup, built, ui_tx);
     let task = runtime.spawn(worker.serve(command_rx));
     let mut app = App::new(options.banner, options.queued_prompts);
+    app.config_file = config_file;
+    match theme.as_deref().map(theme::parse) {
+        Some(Ok(theme)) => app.theme = theme,
+        Some(Err(error)) => app.warn_at_start(format!("config.toml: {error}")),
+        None => {}
+    }
     let mcp_manager = mcp.manager.clone();
     app.set_mcp(mcp);
     for notice in notices {
@@ -211,6 +224,12 @@ fn event_loop(
                     if let Some(control) = &app.control {
                         control.abort();
                     }
+                }
+                Effect::Clipboard(text) => {
+                    use std::io::Write as _;
+                    let mut stdout = std::io::stdout();
+                    let _ = stdout.write_all(info::osc52(&text).as_bytes());
+                    let _ = stdout.flush();
                 }
             }
         }
