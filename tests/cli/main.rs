@@ -26,3 +26,4 @@ mod support;
 mod tools;
 mod tree;
 mod tui;
+mod tui_habits;

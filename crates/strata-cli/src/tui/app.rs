@@ -20,6 +20,7 @@ use strata_host::model::THINKING_LEVELS;
 mod complete;
 mod cycle;
 mod habits;
+mod leave;
 mod mcp;
 mod settings;
 
@@ -174,6 +175,8 @@ pub struct App {
     pub theme: &'static str,
     /// The user's config.toml, where `/settings` saves.
     pub config_file: Option<PathBuf>,
+    /// What the footer says before a session is open (none can be yet).
+    pub setup_note: Option<String>,
 }
 
 impl App {
@@ -209,6 +212,7 @@ impl App {
             completion: Default::default(),
             theme: "dark",
             config_file: None,
+            setup_note: None,
         };
         app.offer_next();
         app
@@ -363,31 +367,6 @@ impl App {
         } else {
             self.hint = Some("Ctrl+C again quits".into());
         }
-    }
-
-    /// What leaving prints on the restored terminal: the session's requests and cost, and
-    /// (`resumable`: the session was kept) the command that resumes it.
-    pub fn exit_summary(&self, resumable: bool) -> Option<String> {
-        let stats = &self.stats;
-        if stats.requests == 0 {
-            return None;
-        }
-        let read = if stats.prompt_tokens == 0 {
-            0.0
-        } else {
-            stats.cache_read as f64 * 100.0 / stats.prompt_tokens as f64
-        };
-        let mut text = format!(
-            "strata: {} request{}, ${:.4}, {read:.0}% of prompt tokens read from the cache",
-            stats.requests,
-            if stats.requests == 1 { "" } else { "s" },
-            stats.cost,
-        );
-        let file = &self.status.session_file;
-        if resumable && !file.as_os_str().is_empty() {
-            text.push_str(&format!("\nresume: strata --session {}", file.display()));
-        }
-        Some(text)
     }
 
     fn request_quit(&mut self) {
@@ -1341,22 +1320,6 @@ mod tests {
         );
         app.on_reply(Reply::Idle);
         assert_eq!(app.editor.text(), "step two");
-    }
-
-    #[test]
-    fn leaving_prints_the_cost_and_how_to_resume() {
-        let mut app = app();
-        assert_eq!(app.exit_summary(true), None, "nothing was sent");
-        app.stats.requests = 2;
-        app.stats.cost = 0.0125;
-        app.stats.prompt_tokens = 1000;
-        app.stats.cache_read = 900;
-        app.status.session_file = "/s/x.jsonl".into();
-        assert_eq!(
-            app.exit_summary(true).unwrap(),
-            "strata: 2 requests, $0.0125, 90% of prompt tokens read from the cache\nresume: strata --session /s/x.jsonl"
-        );
-        assert!(!app.exit_summary(false).unwrap().contains("resume"));
     }
 
     #[test]

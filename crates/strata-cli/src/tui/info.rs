@@ -113,3 +113,43 @@ pub fn osc52(text: &str) -> String {
     let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
     format!("\x1b]52;c;{encoded}\x07")
 }
+
+/// The start-up header, as Pi opens its transcript: the version and model, what was loaded
+/// (instruction files, skills, MCP servers), and the keys to know.
+pub fn header(setup: &strata_host::Setup, model: &str) -> String {
+    let global = setup.sources.global_dir.as_deref();
+    let files: Vec<String> = strata_agent::resources::context_files(global, &setup.cwd)
+        .iter()
+        .map(|file| tilde(&file.path))
+        .collect();
+    let skills: Vec<String> = strata_agent::resources::skills(
+        &strata_agent::prompt::skill_roots_for(global, &setup.cwd, setup.trust.trusted),
+    )
+    .into_iter()
+    .map(|skill| skill.name)
+    .collect();
+    let servers: Vec<String> = setup
+        .mcp_manager()
+        .status()
+        .into_iter()
+        .map(|server| server.name)
+        .collect();
+    let list = |items: &[String]| {
+        if items.is_empty() {
+            "none".to_owned()
+        } else {
+            items.join(", ")
+        }
+    };
+    [
+        format!("strata {} · {model}", env!("CARGO_PKG_VERSION")),
+        format!("instructions: {}", list(&files)),
+        format!(
+            "skills: {} · MCP servers: {}",
+            list(&skills),
+            list(&servers)
+        ),
+        "/help commands · Ctrl+P model · Shift+Tab thinking · !cmd shell · @ files".to_owned(),
+    ]
+    .join("\n")
+}

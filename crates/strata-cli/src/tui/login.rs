@@ -13,7 +13,17 @@ pub fn instructions(setup: &Setup) -> Vec<String> {
         || "(no config directory: set HOME)".to_owned(),
         |p| p.display().to_string(),
     );
-    let mut lines = vec![
+    // The list first, the steps last: the bottom of the screen is what shows.
+    let vars: Vec<String> = setup
+        .catalog
+        .providers()
+        .filter(|row| !row.auth_env.is_empty())
+        .map(|row| format!("{} {}", row.id, row.auth_env.join("|")))
+        .collect();
+    let lines =
+        vec![
+        format!("providers and the variables they read: {}", vars.join(" · ")),
+        String::new(),
         "strata needs a key for a model provider. Either:".to_owned(),
         "  • set the provider's variable and start strata again, e.g. export ANTHROPIC_API_KEY=…"
             .to_owned(),
@@ -21,14 +31,7 @@ pub fn instructions(setup: &Setup) -> Vec<String> {
             .to_owned(),
         format!("    config: {file}"),
         "  • or pass --api-key KEY with --model PROVIDER/ID".to_owned(),
-        String::new(),
-        "providers and the variables they read:".to_owned(),
     ];
-    for row in setup.catalog.providers() {
-        if !row.auth_env.is_empty() {
-            lines.push(format!("  {:<18} {}", row.id, row.auth_env.join(" or ")));
-        }
-    }
     lines
 }
 

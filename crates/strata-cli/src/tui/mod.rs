@@ -9,6 +9,7 @@
 mod app;
 mod command;
 mod editor;
+mod first_run;
 mod info;
 mod login;
 mod markdown;
@@ -56,6 +57,14 @@ pub struct TuiOptions {
 
 /// Runs the terminal UI until the user quits.
 pub fn run(setup: Setup, resume: bool, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
+    let setup = if first_run::needed(&setup) {
+        match first_run::run(setup)? {
+            Some(setup) => setup,
+            None => return Ok(()),
+        }
+    } else {
+        setup
+    };
     let options = TuiOptions {
         resume,
         ..TuiOptions::default()
@@ -84,9 +93,15 @@ pub fn run_with(
     let resumable = !setup.run.no_session;
     let theme = setup.config.theme.clone();
     let config_file = login::config_file(&setup);
+    let header = info::header(&setup, &built.agent.config().model.qualified_id());
     let worker = Worker::new(setup, built, ui_tx);
     let task = runtime.spawn(worker.serve(command_rx));
-    let mut app = App::new(options.banner, options.queued_prompts);
+    // The start-up header opens the transcript, above the demo's explanation if any.
+    let banner = match options.banner {
+        Some(banner) => format!("{header}\n\n{banner}"),
+        None => header,
+    };
+    let mut app = App::new(Some(banner), options.queued_prompts);
     app.config_file = config_file;
     match theme.as_deref().map(theme::parse) {
         Some(Ok(theme)) => app.theme = theme,

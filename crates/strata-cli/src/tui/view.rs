@@ -479,7 +479,8 @@ pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         format!("context {}", stats::tokens(used))
     };
     if status.model.is_empty() {
-        return vec![Line::from(Span::styled(" opening the session…", MUTED))];
+        let note = app.setup_note.as_deref().unwrap_or("opening the session…");
+        return vec![Line::from(Span::styled(format!(" {note}"), MUTED))];
     }
     let mut model = vec![
         Span::styled(
