@@ -125,6 +125,15 @@ fn keys_shell_commands_and_the_header_and_footer_work_as_pi_users_expect() {
         .to_string();
     assert!(body.contains("hello-from-shell"), "{body}");
     assert!(!body.contains("secret-local"), "{body}");
+    // Esc stops a command as it stops a run.
+    type_line(&tmux, "!sleep 30; echo never");
+    tmux.wait_for_all(
+        "the command running",
+        LIMIT,
+        &["running sleep 30; echo never"],
+    );
+    tmux.ok(&["send-keys", "-t", "strata", "Escape"]);
+    tmux.wait_for_all("the command stopped", LIMIT, &["✗ ! sleep 30; echo never"]);
     // The session records Pi's bashExecution messages, the second excluded.
     let files = session_files(&dir.path().join(".strata/sessions"));
     let text = std::fs::read_to_string(&files[0]).unwrap();
@@ -133,12 +142,14 @@ fn keys_shell_commands_and_the_header_and_footer_work_as_pi_users_expect() {
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|entry| entry["message"]["role"] == "bashExecution")
         .collect();
-    assert_eq!(bash.len(), 2, "{text}");
+    assert_eq!(bash.len(), 3, "{text}");
     assert_eq!(bash[0]["message"]["command"], "echo hello-from-shell");
     assert_eq!(bash[0]["message"]["output"], "hello-from-shell");
     assert_eq!(bash[0]["message"]["exitCode"], 0);
     assert_eq!(bash[0]["message"].get("excludeFromContext"), None);
     assert_eq!(bash[1]["message"]["excludeFromContext"], true);
+    assert_eq!(bash[2]["message"]["cancelled"], true);
+    assert_eq!(bash[2]["message"]["exitCode"], serde_json::Value::Null);
 }
 
 #[test]

@@ -95,6 +95,7 @@ pub fn run_with(
     let config_file = login::config_file(&setup);
     let header = info::header(&setup, &built.agent.config().model.qualified_id());
     let worker = Worker::new(setup, built, ui_tx);
+    let shell_cancel = worker.shell_cancel.clone();
     let task = runtime.spawn(worker.serve(command_rx));
     // The start-up header opens the transcript, above the demo's explanation if any.
     let banner = match options.banner {
@@ -118,7 +119,13 @@ pub fn run_with(
     }
     let result = {
         let mut terminal = TerminalGuard::enter()?;
-        event_loop(&mut terminal.terminal, &mut app, ui_rx, &command_tx)
+        event_loop(
+            &mut terminal.terminal,
+            &mut app,
+            ui_rx,
+            &command_tx,
+            &shell_cancel,
+        )
     };
     // Closing the command channel ends the task once the current command finishes.
     drop(command_tx);
@@ -182,6 +189,7 @@ fn event_loop(
     app: &mut App,
     mut ui_rx: UnboundedReceiver<UiEvent>,
     commands: &tokio::sync::mpsc::UnboundedSender<worker::Command>,
+    shell: &shell::ShellCancel,
 ) -> anyhow::Result<()> {
     let mut tick: usize = 0;
     let mut last_tick = Instant::now();
@@ -239,6 +247,7 @@ fn event_loop(
                     if let Some(control) = &app.control {
                         control.abort();
                     }
+                    shell.cancel();
                 }
                 Effect::Clipboard(text) => {
                     use std::io::Write as _;

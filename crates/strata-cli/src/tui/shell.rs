@@ -2,17 +2,48 @@
 //! bash (the same shell, limits and credential-free environment as the model's calls), kept
 //! in the session as Pi's `bashExecution` message (`excludeFromContext` for `!!`).
 
+use std::sync::{Arc, Mutex};
+
 use strata_host::Setup;
 use strata_session::BashExecutionMessage;
-use strata_tools::{BashTool, ToolContext};
+use strata_tools::{BashTool, CancellationToken, ToolContext};
 
 use super::app::{Item, ToolItem, ToolState};
 
+/// Stops the command running now: Esc and Ctrl+C abort it as they abort a run.
+#[derive(Debug, Clone, Default)]
+pub struct ShellCancel(Arc<Mutex<Option<CancellationToken>>>);
+
+impl ShellCancel {
+    /// Kills the running command's process group, if one runs.
+    pub fn cancel(&self) {
+        if let Ok(slot) = self.0.lock()
+            && let Some(token) = slot.as_ref()
+        {
+            token.cancel();
+        }
+    }
+
+    fn start(&self) -> CancellationToken {
+        let token = CancellationToken::new();
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(token.clone());
+        }
+        token
+    }
+}
+
 /// Runs `command` in the session's directory; a command that cannot start is recorded with
 /// exit code 127 and the reason as its output, as a shell would say it.
-pub async fn run(setup: &Setup, command: &str, exclude: bool) -> BashExecutionMessage {
+pub async fn run(
+    setup: &Setup,
+    command: &str,
+    exclude: bool,
+    cancel: &ShellCancel,
+) -> BashExecutionMessage {
     let settings = setup.tool_settings();
     let mut ctx = ToolContext::new(&setup.cwd);
+    ctx.cancel = cancel.start();
     ctx.limits = settings.limits;
     ctx.environment = settings.environment;
     if let Some(dir) = settings.temp_dir {

@@ -252,6 +252,8 @@ pub struct Worker {
     temp: Option<tempfile::TempDir>,
     /// The models `/model` offers.
     models: Vec<ModelOption>,
+    /// Stops a running `!cmd`.
+    pub shell_cancel: super::shell::ShellCancel,
 }
 
 /// The runtime's handle and event stream, with what passed through.
@@ -381,6 +383,7 @@ impl Worker {
             ui,
             temp: built.temp,
             models,
+            shell_cancel: Default::default(),
         }
     }
 
@@ -600,8 +603,9 @@ impl Worker {
                 live.reply(Reply::Notice(format!("exported to {}", written.display())));
             }
             Command::Shell { command, exclude } => {
-                let message = super::shell::run(&self.setup, &command, exclude).await;
-                live.reply(Reply::Item(super::shell::item(&message)));
+                let message =
+                    super::shell::run(&self.setup, &command, exclude, &self.shell_cancel).await;
+                let item = super::shell::item(&message);
                 live.call(Vec::new(), move |agent| {
                     agent
                         .session_mut()
@@ -610,6 +614,8 @@ impl Worker {
                 })
                 .await?
                 .map_err(anyhow::Error::msg)?;
+                // Shown once recorded: what the screen shows, the session holds.
+                live.reply(Reply::Item(item));
                 live.refresh_status().await?;
             }
             Command::AutoCompaction(enabled) => {

@@ -115,10 +115,14 @@ impl App {
                 self.editor.set_text(&format!("/login {provider} "));
                 self.hint = Some(format!("paste {provider}'s key, then Enter"));
             }
-            [provider, key] => self.send(Command::Login {
-                provider: provider.clone(),
-                key: key.clone(),
-            }),
+            [provider, key] => {
+                // Up must not bring the key back.
+                self.editor.forget_last();
+                self.send(Command::Login {
+                    provider: provider.clone(),
+                    key: key.clone(),
+                });
+            }
             _ => self.notice(Level::Error, "usage: /login PROVIDER KEY"),
         }
     }
@@ -208,5 +212,6 @@ mod tests {
                 Effect::Worker(Command::LoginHelp),
             ]
         );
+        assert!(!app.editor.history().iter().any(|h| h.contains("sk-test")));
     }
 }
