@@ -198,6 +198,8 @@ pub const KEYS: &[&str] = &[
     "Ctrl+D       quit (editor empty)",
     "Ctrl+P       next model with credentials (Shift+Ctrl+P: previous, where the terminal tells)",
     "Shift+Tab    next thinking level (off … xhigh; off only for a model that does not reason)",
+    "Ctrl+L       choose a model from the list (as /model)",
+    "Ctrl+X       copy the last answer (as /copy)",
     "Tab          complete a /command or an @file",
     "@            offer project files (fuzzy, .gitignore respected); Tab puts the best in",
     "!cmd         run a shell command, its output added to the context (!!cmd: kept out)",

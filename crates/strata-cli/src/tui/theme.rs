@@ -1,10 +1,10 @@
 //! The built-in themes. The view draws in one palette (`dark`, for dark terminals); a theme
 //! maps its colours on the finished frame, so every part of the screen follows it without the
-//! drawing code knowing themes: `light` darkens what would vanish on a light background,
-//! `mono` leaves colour to the terminal and keeps bold, italic and reverse.
+//! drawing code knowing themes: `light` darkens text that would vanish on a light
+//! background, `mono` leaves colour to the terminal (highlights in reverse video).
 
 use ratatui::buffer::Buffer;
-use ratatui::style::Color;
+use ratatui::style::{Color, Modifier};
 
 /// The themes `/settings` and `theme = "…"` in config.toml choose from.
 pub const THEMES: [&str; 3] = ["dark", "light", "mono"];
@@ -20,16 +20,23 @@ pub fn parse(name: &str) -> Result<&'static str, String> {
 
 /// Recolours a drawn frame for `theme`.
 pub fn apply(theme: &str, buffer: &mut Buffer) {
-    let map: fn(Color) -> Color = match theme {
-        "light" => light,
-        "mono" => |_| Color::Reset,
-        _ => return,
-    };
-    for cell in &mut buffer.content {
-        cell.fg = map(cell.fg);
-        if cell.bg != Color::Reset {
-            cell.bg = map(cell.bg);
+    match theme {
+        "light" => {
+            for cell in &mut buffer.content {
+                cell.fg = light(cell.fg);
+            }
         }
+        "mono" => {
+            for cell in &mut buffer.content {
+                // A highlighted row keeps standing out, in reverse video.
+                if cell.bg != Color::Reset {
+                    cell.modifier |= Modifier::REVERSED;
+                }
+                cell.fg = Color::Reset;
+                cell.bg = Color::Reset;
+            }
+        }
+        _ => {}
     }
 }
 
@@ -62,9 +69,11 @@ mod tests {
         assert_eq!(dark, buffer);
         apply("light", &mut buffer);
         assert_eq!(buffer.content[0].fg, Color::Black);
-        assert_eq!(buffer.content[0].bg, Color::Blue);
+        assert_eq!(buffer.content[0].bg, Color::Cyan);
         apply("mono", &mut buffer);
         assert_eq!(buffer.content[1].fg, Color::Reset);
+        assert_eq!(buffer.content[1].bg, Color::Reset);
+        assert!(buffer.content[1].modifier.contains(Modifier::REVERSED));
         assert_eq!(parse("mono"), Ok("mono"));
         assert!(parse("neon").is_err());
     }

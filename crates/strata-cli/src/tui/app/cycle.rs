@@ -138,6 +138,30 @@ mod tests {
     }
 
     #[test]
+    fn the_model_list_says_what_switching_to_the_selected_model_does_to_the_cache() {
+        let mut app = app();
+        app.stats.requests = 2;
+        app.on_key(
+            KeyEvent::new(KeyCode::Char('l'), KeyModifiers::CONTROL),
+            Instant::now(),
+        );
+        app.on_key(key(KeyCode::Down), Instant::now());
+        let screen = crate::tui::testing::screen(&app, 120, 30);
+        assert!(
+            screen.contains("switching discards the cache: the next request writes the whole prompt again (≈12k tokens, ≈$0.015"),
+            "{screen}"
+        );
+        // The models with a key come first; the one without says what is missing.
+        let gpt = screen.find("openai/gpt-5").unwrap();
+        let gemini = screen.find("google/gemini-2.5-pro").unwrap();
+        assert!(gpt < gemini, "{screen}");
+        assert!(
+            screen.contains("no key: set GEMINI_API_KEY or /login google"),
+            "{screen}"
+        );
+    }
+
+    #[test]
     fn a_model_without_credentials_is_refused_in_the_picker_with_what_to_do() {
         let mut app = app();
         type_text(&mut app, "/model");

@@ -1,4 +1,5 @@
-//! Pi's habits in the editor: its keys (Ctrl+P, Shift+Tab, `@` and Tab), `!cmd` / `!!cmd`,
+//! Pi's habits in the editor: its keys (Ctrl+P, Shift+Tab, Ctrl+L, Ctrl+X, `@` and Tab),
+//! `!cmd` / `!!cmd`,
 //! and the commands `/session`, `/copy`, `/hotkeys` and `/share`.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -17,6 +18,8 @@ impl App {
             KeyCode::Char('p') if ctrl => self.cycle_model(shift),
             KeyCode::Char('P') if ctrl => self.cycle_model(true),
             KeyCode::BackTab => self.cycle_thinking(),
+            KeyCode::Char('l') if ctrl && self.busy.is_none() => self.model_picker(),
+            KeyCode::Char('x') if ctrl => self.copy_last_answer(),
             KeyCode::Tab if self.at_query().is_some() => return self.complete_at(),
             KeyCode::Char('@') if !ctrl => {
                 self.at_typed();
