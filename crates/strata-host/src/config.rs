@@ -55,6 +55,8 @@ pub struct Config {
     pub mcp: McpSettings,
     /// The terminal UI's colours: `dark` (the default), `light` or `mono`.
     pub theme: Option<String>,
+    /// The thinking level a new session starts at when the model names none (`/settings`).
+    pub thinking: Option<String>,
 }
 
 /// `[mcp]`.
@@ -112,6 +114,7 @@ impl Default for Config {
             trusted_projects: Vec::new(),
             pi_models: true,
             theme: None,
+            thinking: None,
         }
     }
 }
@@ -189,6 +192,7 @@ const CONFIG_KEYS: &[&str] = &[
     "pi_models",
     "mcp",
     "theme",
+    "thinking",
 ];
 
 /// Project settings that apply only once the user trusts the project: they change where a
@@ -198,6 +202,7 @@ const CONFIG_KEYS: &[&str] = &[
 /// sessions are written. That is every setting an untrusted project's file could hold.
 pub const TRUST_GATED: &[&str] = &[
     "model",
+    "thinking",
     "providers",
     "max_tokens",
     "max_retries",

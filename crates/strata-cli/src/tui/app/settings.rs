@@ -1,7 +1,7 @@
 //! `/settings`: thinking level, theme and auto-compaction in one list; Enter steps the chosen
-//! setting to its next value. The theme and auto-compaction are saved in the user's
-//! config.toml (through strata-host's config editing); the thinking level is the session's,
-//! recorded in it as `/thinking` records it.
+//! setting to its next value, applied at once and saved in the user's config.toml (through
+//! strata-host's config editing): `thinking` (where new sessions start), `theme`,
+//! `[compaction] enabled`.
 
 use super::{App, Level};
 use crate::tui::picker::{Picker, PickerItem, PickerKind};
@@ -15,7 +15,7 @@ impl App {
         let items = vec![
             PickerItem::new(
                 format!("thinking level: {}", self.status.thinking),
-                "this session (Shift+Tab steps it too)",
+                "this session and new ones (saved in your config; Shift+Tab: this session)",
                 "thinking",
             ),
             PickerItem::new(
@@ -45,7 +45,16 @@ impl App {
     /// Enter on a setting: its next value, applied and (theme, compaction) saved.
     pub(super) fn setting_chosen(&mut self, key: &str) {
         match key {
-            "thinking" => self.cycle_thinking(),
+            "thinking" => {
+                let before = self.status.thinking.clone();
+                self.cycle_thinking();
+                let level = strata_host::model::THINKING_LEVELS.iter().find(|level| {
+                    **level == self.status.thinking && self.status.thinking != before
+                });
+                if let Some(level) = level {
+                    self.save_setting(&["thinking"], Saved::Text(level));
+                }
+            }
             "theme" => {
                 let at = theme::THEMES.iter().position(|t| *t == self.theme);
                 let next = theme::THEMES[at.map_or(0, |i| (i + 1) % theme::THEMES.len())];
@@ -112,6 +121,11 @@ mod tests {
         app.config_file = Some(file.clone());
         type_text(&mut app, "/settings");
         app.on_key(key(KeyCode::Enter), Instant::now());
+        app.on_key(key(KeyCode::Enter), Instant::now());
+        assert_eq!(
+            app.take_effects(),
+            vec![Effect::Worker(Command::Thinking("high".into()))]
+        );
         app.on_key(key(KeyCode::Down), Instant::now());
         app.on_key(key(KeyCode::Enter), Instant::now());
         assert_eq!(app.theme, "light");
@@ -126,6 +140,7 @@ mod tests {
         );
         let saved: toml::Table = std::fs::read_to_string(&file).unwrap().parse().unwrap();
         assert_eq!(saved["theme"].as_str(), Some("light"));
+        assert_eq!(saved["thinking"].as_str(), Some("high"));
         assert_eq!(saved["compaction"]["enabled"].as_bool(), Some(false));
     }
 }
