@@ -453,7 +453,7 @@ impl App {
                 title: "commands and keys".into(),
                 lines: command::help_lines(),
             }),
-            Slash::Model(Some(name)) => self.send(Command::Model(name)),
+            Slash::Model(Some(name)) => self.model_chosen(name),
             Slash::Model(None) => self.model_picker(),
             Slash::Thinking(Some(level)) => {
                 if THINKING_LEVELS.contains(&level.as_str()) {

@@ -350,6 +350,7 @@ fn status_lines(app: &App, tick: usize) -> Vec<Line<'static>> {
         }
     }
     if app.picker.is_none()
+        && app.files_listed()
         && let Some((_, query)) = app.at_query()
     {
         let found = app.file_matches(&query, 6);

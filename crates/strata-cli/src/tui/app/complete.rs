@@ -37,6 +37,11 @@ impl App {
         Some((word.chars().count(), query.to_owned()))
     }
 
+    /// Whether the project's files have been listed (after an `@` was typed, or Tab).
+    pub fn files_listed(&self) -> bool {
+        self.completion.files.is_some()
+    }
+
     /// Up to `limit` project paths matching `query`, best first.
     pub fn file_matches(&self, query: &str, limit: usize) -> Vec<&str> {
         let Some(files) = &self.completion.files else {
@@ -65,6 +70,8 @@ impl App {
         let Some((length, query)) = self.at_query() else {
             return false;
         };
+        // Text pasted or recalled from the history: list the files now.
+        self.at_typed();
         let Some(best) = self
             .file_matches(&query, 1)
             .first()

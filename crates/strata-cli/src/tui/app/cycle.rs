@@ -173,6 +173,12 @@ mod tests {
             last_notice(&app),
             "google/gemini-2.5-pro: no key: set GEMINI_API_KEY or /login google"
         );
+        // Named on the command line of /model, the same.
+        app.items.clear();
+        type_text(&mut app, "/model google/gemini-2.5-pro");
+        app.on_key(key(KeyCode::Enter), Instant::now());
+        assert!(app.take_effects().is_empty());
+        assert!(last_notice(&app).contains("no key: set GEMINI_API_KEY"));
     }
 
     #[test]
