@@ -17,7 +17,7 @@ use super::stats::{self, Stats, ToolChangeCost, ToolCostBasis};
 use super::worker::{Command, ForkAt, Reply, Status, TreeRow};
 use strata_host::model::THINKING_LEVELS;
 
-mod complete;
+pub mod complete;
 mod cycle;
 mod habits;
 mod leave;

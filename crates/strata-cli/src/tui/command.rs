@@ -201,7 +201,7 @@ pub const KEYS: &[&str] = &[
     "Ctrl+L       choose a model from the list (as /model)",
     "Ctrl+X       copy the last answer (as /copy)",
     "Tab          complete a /command or an @file",
-    "@            offer project files (fuzzy, .gitignore respected); Tab puts the best in",
+    "@            offer project files (fuzzy, .gitignore respected); Up/Down choose, Tab puts it in",
     "!cmd         run a shell command, its output added to the context (!!cmd: kept out)",
     "Ctrl+O       expand / collapse tool output",
     "Ctrl+T       expand / collapse thinking",

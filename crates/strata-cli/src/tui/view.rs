@@ -353,13 +353,14 @@ fn status_lines(app: &App, tick: usize) -> Vec<Line<'static>> {
         && app.files_listed()
         && let Some((_, query)) = app.at_query()
     {
-        let found = app.file_matches(&query, 6);
+        let found = app.file_matches(&query, super::app::complete::SHOWN);
+        let chosen = app.chosen_suggestion(&query);
         let mut spans = vec![Span::styled("@ ", Style::new().fg(Color::Cyan))];
         if found.is_empty() {
             spans.push(Span::styled("no file matches", MUTED));
         }
         for (index, path) in found.iter().enumerate() {
-            let style = if index == 0 {
+            let style = if index == chosen {
                 Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
             } else {
                 MUTED
@@ -367,7 +368,7 @@ fn status_lines(app: &App, tick: usize) -> Vec<Line<'static>> {
             spans.push(Span::styled(format!("{path}  "), style));
         }
         if !found.is_empty() {
-            spans.push(Span::styled("(Tab)", MUTED));
+            spans.push(Span::styled("(↑↓ choose, Tab puts it in)", MUTED));
         }
         lines.push(Line::from(spans));
     }

@@ -1,6 +1,6 @@
 //! `@` file completion in the editor, as Pi has it: typing `@` and part of a path offers the
-//! project's files (`.gitignore` respected, strata-tools' walk) fuzzily matched, and Tab puts
-//! the best one in. The prompt keeps `@path` as written: Pi's editor sends the reference and
+//! project's files (`.gitignore` respected, strata-tools' walk) fuzzily matched; Up and Down
+//! choose among them and Tab puts the chosen one in. The prompt keeps `@path` as written: Pi's editor sends the reference and
 //! the model reads the file with its tools (only `@file` arguments on the command line are
 //! inlined).
 
@@ -11,10 +11,15 @@ use super::App;
 /// Most files listed for completion (a huge tree is cut, not walked forever).
 const MAX_FILES: usize = 20_000;
 
-/// The project's files, listed when `@` is first typed.
+/// Suggestions shown under the editor.
+pub const SHOWN: usize = 6;
+
+/// The project's files, listed when `@` is first typed, and the suggestion chosen.
 #[derive(Debug, Default)]
 pub struct Completion {
     files: Option<Vec<String>>,
+    /// The query the choice was made for, and the suggestion's index.
+    chosen: (String, usize),
 }
 
 impl Completion {
@@ -40,6 +45,26 @@ impl App {
     /// Whether the project's files have been listed (after an `@` was typed, or Tab).
     pub fn files_listed(&self) -> bool {
         self.completion.files.is_some()
+    }
+
+    /// The suggestion chosen for `query` (the first until Up or Down moves).
+    pub fn chosen_suggestion(&self, query: &str) -> usize {
+        let (for_query, index) = &self.completion.chosen;
+        if for_query == query { *index } else { 0 }
+    }
+
+    /// Up / Down while suggestions show: choose another. False when none show.
+    pub(super) fn move_suggestion(&mut self, step: isize) -> bool {
+        let Some((_, query)) = self.at_query().filter(|_| self.files_listed()) else {
+            return false;
+        };
+        let count = self.file_matches(&query, SHOWN).len();
+        if count == 0 {
+            return false;
+        }
+        let at = self.chosen_suggestion(&query) as isize + step;
+        self.completion.chosen = (query, at.rem_euclid(count as isize) as usize);
+        true
     }
 
     /// Up to `limit` project paths matching `query`, best first.
@@ -72,9 +97,10 @@ impl App {
         };
         // Text pasted or recalled from the history: list the files now.
         self.at_typed();
+        let chosen = self.chosen_suggestion(&query);
         let Some(best) = self
-            .file_matches(&query, 1)
-            .first()
+            .file_matches(&query, SHOWN)
+            .get(chosen)
             .map(|p| (*p).to_owned())
         else {
             return false;
@@ -148,6 +174,7 @@ mod completion_tests {
 
     use ratatui::crossterm::event::KeyCode;
 
+    use super::SHOWN;
     use crate::tui::testing::{app, key, type_text};
 
     #[test]
@@ -166,6 +193,16 @@ mod completion_tests {
         type_text(&mut app, "@sr");
         app.on_key(key(KeyCode::Tab), Instant::now());
         assert_eq!(app.editor.text(), "fix @src/greeting.rs @src/");
+        // Down chooses the next suggestion (wrapping); Tab puts it in.
+        app.editor.clear();
+        type_text(&mut app, "@r");
+        let shown = app.file_matches("r", SHOWN).len();
+        assert!(shown >= 2, "{:?}", app.file_matches("r", SHOWN));
+        let second = app.file_matches("r", SHOWN)[1].to_owned();
+        app.on_key(key(KeyCode::Down), Instant::now());
+        assert_eq!(app.chosen_suggestion("r"), 1);
+        app.on_key(key(KeyCode::Tab), Instant::now());
+        assert!(app.editor.text().starts_with(&format!("@{second}")));
         assert!(app.take_effects().is_empty());
     }
 }

@@ -21,6 +21,8 @@ impl App {
             KeyCode::Char('l') if ctrl && self.busy.is_none() => self.model_picker(),
             KeyCode::Char('x') if ctrl => self.copy_last_answer(),
             KeyCode::Tab if self.at_query().is_some() => return self.complete_at(),
+            KeyCode::Up => return self.move_suggestion(-1),
+            KeyCode::Down => return self.move_suggestion(1),
             KeyCode::Char('@') if !ctrl => {
                 self.at_typed();
                 return false;
