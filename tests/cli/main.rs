@@ -27,3 +27,4 @@ mod support;
 mod tools;
 mod tree;
 mod tui;
+mod tui_habits;

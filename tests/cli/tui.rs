@@ -31,13 +31,13 @@ text = "Not yet: `Helo` is still there."
 "#;
 
 /// A tmux server of its own (its own socket), killed when dropped.
-struct Tmux {
+pub(crate) struct Tmux {
     socket: String,
 }
 
 impl Tmux {
     /// A server of its own per test: tests run in parallel in one process.
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Self {
@@ -45,7 +45,7 @@ impl Tmux {
         }
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
         Command::new("tmux")
             .arg("-L")
             .arg(&self.socket)
@@ -57,7 +57,7 @@ impl Tmux {
             .expect("tmux runs")
     }
 
-    fn ok(&self, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         let output = self.run(args);
         assert!(
             output.status.success(),
@@ -67,12 +67,17 @@ impl Tmux {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    fn capture(&self) -> String {
+    pub(crate) fn capture(&self) -> String {
         self.ok(&["capture-pane", "-p", "-t", "strata"])
     }
 
     /// Captures the pane until `done` holds, or fails after `limit` showing the last screen.
-    fn wait_for(&self, what: &str, limit: Duration, done: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_for(
+        &self,
+        what: &str,
+        limit: Duration,
+        done: impl Fn(&str) -> bool,
+    ) -> String {
         let start = Instant::now();
         loop {
             let screen = self.capture();
@@ -92,7 +97,7 @@ impl Tmux {
     /// Captures the pane until every one of `needles` is on it. A capture can catch a frame
     /// half drawn, so whatever the test asserts on is waited for rather than checked once.
     /// Starts `command` in a detached 120×40 pane named `strata`, in `dir`.
-    fn start(&self, dir: &Path, command: &str) {
+    pub(crate) fn start(&self, dir: &Path, command: &str) {
         let cwd = dir.display().to_string();
         self.ok(&[
             "new-session",
@@ -109,7 +114,7 @@ impl Tmux {
         ]);
     }
 
-    fn wait_for_all(&self, what: &str, limit: Duration, needles: &[&str]) -> String {
+    pub(crate) fn wait_for_all(&self, what: &str, limit: Duration, needles: &[&str]) -> String {
         self.wait_for(what, limit, |screen| {
             needles.iter().all(|needle| screen.contains(needle))
         })
@@ -125,24 +130,24 @@ impl Drop for Tmux {
 }
 
 /// Types a line into the editor and presses Enter.
-fn type_line(tmux: &Tmux, text: &str) {
+pub(crate) fn type_line(tmux: &Tmux, text: &str) {
     tmux.ok(&["send-keys", "-t", "strata", "-l", text]);
     tmux.ok(&["send-keys", "-t", "strata", "Enter"]);
 }
 
 /// A mock server playing [`SCENARIO`].
-fn scenario_mock() -> MockServer {
+pub(crate) fn scenario_mock() -> MockServer {
     let server = MockServer::start_in_thread(MockConfig::new()).expect("mock starts");
     server.load_scenario(Scenario::from_toml(SCENARIO, "tui.toml").expect("scenario parses"));
     server
 }
 
 /// Single-quotes `text` for the shell tmux starts the command with.
-fn quoted(text: &str) -> String {
+pub(crate) fn quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-fn project() -> tempfile::TempDir {
+pub(crate) fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("src")).unwrap();
     std::fs::write(
@@ -169,7 +174,7 @@ fn strata_command(dir: &Path, url: &str) -> String {
     strata_command_on(dir, url, "anthropic/claude-sonnet-4-5")
 }
 
-fn strata_command_on(dir: &Path, url: &str, model: &str) -> String {
+pub(crate) fn strata_command_on(dir: &Path, url: &str, model: &str) -> String {
     let parts = [
         "env".to_owned(),
         "-u".into(),

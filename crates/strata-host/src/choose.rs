@@ -178,6 +178,14 @@ pub fn resolve_pattern(
         if let Some(model) = best_match(fuzzy(rest, &models)) {
             return Ok(choice(model));
         }
+        if let Some((id, level)) = rest.rsplit_once(':')
+            && models.iter().any(|m| m.id == id)
+        {
+            anyhow::bail!(
+                "unknown thinking level `{level}` in `{provider}/{rest}` (levels: {})",
+                THINKING_LEVELS.join(", ")
+            );
+        }
         if let Some(near) = nearest(rest, &models) {
             anyhow::bail!(
                 "`{provider}/{rest}` is not in strata's model table; did you mean `{provider}/{near}`? (`strata models {provider}` lists them)"
@@ -219,6 +227,12 @@ pub fn resolve_pattern(
         if let Some(model) = pick_provider(&tied, usable, name)? {
             return Ok(choice(model));
         }
+    }
+    if let Some((provider, _)) = name.split_once('/')
+        && catalog.provider(provider).is_none()
+        && provider_flag.is_none()
+    {
+        anyhow::bail!("unknown provider `{provider}` (see `strata providers`)");
     }
     match nearest(name, &all) {
         Some(near) => anyhow::bail!(
@@ -292,19 +306,20 @@ fn is_alias(id: &str) -> bool {
     !(tail.len() == 8 && tail.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// The listed id closest to a misspelling of it, when one is close enough to suggest.
+/// The listed id a misspelling of which `text` is: at most two edits away with the same
+/// numbers in it. A different number is a different model (`gpt-8-mini` is not a typo of
+/// `gpt-5-mini` but a model newer than the table), so it is let through to be guessed.
 fn nearest<'a>(text: &str, models: &[&'a Model]) -> Option<&'a str> {
     let lower = text.to_lowercase();
+    let digits = |s: &str| s.chars().filter(char::is_ascii_digit).collect::<String>();
+    let wanted = digits(&lower);
     models
         .iter()
-        .map(|m| {
-            (
-                strsim::jaro_winkler(&lower, &m.id.to_lowercase()),
-                m.id.as_str(),
-            )
-        })
-        .filter(|(score, _)| *score >= 0.9)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|m| (m.id.as_str(), m.id.to_lowercase()))
+        .filter(|(_, id)| digits(id) == wanted)
+        .map(|(original, id)| (strsim::levenshtein(&lower, &id), original))
+        .filter(|(distance, _)| (1..=2).contains(distance))
+        .min_by_key(|(distance, _)| *distance)
         .map(|(_, id)| id)
 }
 
@@ -370,5 +385,16 @@ mod tests {
             "anthropic/claude-nonesuch-9"
         );
         assert!(resolve("zzzz-no-such-thing", &[]).is_err());
+        // Another number is another model, not a typo.
+        assert_eq!(
+            resolve("openai/gpt-8-mini", &[]).unwrap(),
+            "openai/gpt-8-mini"
+        );
+        let err = resolve("anthropic/claude-sonnet-4-5:ultra", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown thinking level `ultra`"), "{err}");
+        let err = resolve("nope/x", &[]).unwrap_err().to_string();
+        assert!(err.contains("unknown provider `nope`"), "{err}");
     }
 }

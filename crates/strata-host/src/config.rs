@@ -53,6 +53,10 @@ pub struct Config {
     pub pi_models: bool,
     /// MCP tool servers (`[mcp.servers.NAME]`) and how long the first request waits for them.
     pub mcp: McpSettings,
+    /// The terminal UI's colours: `dark` (the default), `light` or `mono`.
+    pub theme: Option<String>,
+    /// The thinking level a new session starts at when the model names none (`/settings`).
+    pub thinking: Option<String>,
 }
 
 /// `[mcp]`.
@@ -109,6 +113,8 @@ impl Default for Config {
             mcp: McpSettings::default(),
             trusted_projects: Vec::new(),
             pi_models: true,
+            theme: None,
+            thinking: None,
         }
     }
 }
@@ -185,6 +191,8 @@ const CONFIG_KEYS: &[&str] = &[
     "trusted_projects",
     "pi_models",
     "mcp",
+    "theme",
+    "thinking",
 ];
 
 /// Project settings that apply only once the user trusts the project: they change where a
@@ -194,6 +202,7 @@ const CONFIG_KEYS: &[&str] = &[
 /// sessions are written. That is every setting an untrusted project's file could hold.
 pub const TRUST_GATED: &[&str] = &[
     "model",
+    "thinking",
     "providers",
     "max_tokens",
     "max_retries",
@@ -209,8 +218,8 @@ pub const TRUST_GATED: &[&str] = &[
 ];
 
 /// Settings a project can never set: they decide trust and what else is read, or which
-/// credentials tool commands may see.
-pub const USER_ONLY: &[&str] = &["trusted_projects", "pi_models", "tool_env_allow"];
+/// credentials tool commands may see, and the user's own look (`theme`).
+pub const USER_ONLY: &[&str] = &["trusted_projects", "pi_models", "tool_env_allow", "theme"];
 
 /// Whether a `STRATA_*` variable (prefix removed, nested keys joined by `__`) is configuration.
 /// Others — another program's `STRATA_FOO`, or `STRATA_API_KEY`, which only the flag reads —

@@ -25,6 +25,7 @@
 
 pub mod choose;
 pub mod config;
+pub mod config_edit;
 #[cfg(test)]
 mod config_props;
 pub mod factory;

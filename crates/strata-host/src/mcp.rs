@@ -13,6 +13,7 @@ use strata_mcp::{Discovered, Discovery, McpManager, ServerConfig, ServerSpec, Tr
 use strata_tools::ToolEnvironment;
 
 use crate::config::{Config, Sources};
+use crate::config_edit::{read_document, write_document};
 
 /// strata's user-level config file.
 pub fn user_config_path(sources: &Sources) -> Option<PathBuf> {
@@ -227,24 +228,6 @@ fn implicit_table() -> toml_edit::Table {
     let mut table = toml_edit::Table::new();
     table.set_implicit(true);
     table
-}
-
-fn read_document(path: &Path) -> anyhow::Result<toml_edit::DocumentMut> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
-    };
-    text.parse()
-        .with_context(|| format!("{} is not valid TOML", path.display()))
-}
-
-fn write_document(path: &Path, document: &toml_edit::DocumentMut) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    std::fs::write(path, document.to_string())
-        .with_context(|| format!("writing {}", path.display()))
 }
 
 fn toml_item(value: &serde_json::Value) -> Option<toml_edit::Item> {

@@ -377,7 +377,11 @@ impl Setup {
         agent.set_adopt_foreign_prompt(
             self.config.system_prompt.is_none() && self.config.append_system_prompt.is_none(),
         );
-        record_model(&mut agent, choice.thinking.as_deref())?;
+        record_model(
+            &mut agent,
+            choice.thinking.as_deref(),
+            self.config.thinking.as_deref(),
+        )?;
         // Entries the context left out (a field of the wrong type): said once, here.
         if !self.interactive() {
             for diagnostic in &agent.context()?.skipped {
@@ -677,8 +681,22 @@ fn home() -> anyhow::Result<PathBuf> {
         .context("HOME is not set; set sessions_dir in config.toml")
 }
 
-/// Appends `model_change` / `thinking_level_change` when they differ from the session's.
-fn record_model(agent: &mut Agent, thinking: Option<&str>) -> anyhow::Result<()> {
+/// Appends `model_change` / `thinking_level_change` when they differ from the session's. A
+/// new session starts at `default` (config's `thinking`) unless a level was named; one that
+/// goes on keeps its own.
+fn record_model(
+    agent: &mut Agent,
+    thinking: Option<&str>,
+    default: Option<&str>,
+) -> anyhow::Result<()> {
+    if let Some(level) = default
+        && !crate::model::THINKING_LEVELS.contains(&level)
+    {
+        anyhow::bail!(
+            "config: thinking = `{level}` is not a level (one of {})",
+            crate::model::THINKING_LEVELS.join(", ")
+        );
+    }
     let model = agent.config().model.clone();
     // The agent's own assembler: the context built here is the one its first request extends.
     let context = agent.context()?;
@@ -688,12 +706,14 @@ fn record_model(agent: &mut Agent, thinking: Option<&str>) -> anyhow::Result<()>
         .is_some_and(|m| m.provider == model.provider && m.model_id == model.id);
     let current = context.thinking_level.clone();
     let empty = context.leaf.is_none();
-    // A new session starts at medium where the model reasons; a resumed one keeps its level
-    // (as Pi restores it), so resuming never changes what the next request asks for.
-    let wanted = match thinking {
-        Some(level) => level,
-        None if empty && current == "off" && model.reasoning => "medium",
-        None => &current,
+    // A new session starts at the configured level, else medium where the model reasons; a
+    // resumed one keeps its level (as Pi restores it), so resuming never changes what the
+    // next request asks for.
+    let wanted = match (thinking, default) {
+        (Some(level), _) => level,
+        (None, Some(level)) if empty => level,
+        (None, _) if empty && current == "off" && model.reasoning => "medium",
+        (None, _) => &current,
     };
     let wanted = if model.reasoning { wanted } else { "off" };
     let session = agent.session_mut();
@@ -713,5 +733,41 @@ pub fn mcp_searchable(api: &str) -> strata_mcp::Searchable {
         strata_mcp::Searchable::Nothing
     } else {
         strata_mcp::Searchable::NameAndDescription
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_session_starts_at_the_configured_thinking_level_and_a_resumed_one_keeps_its_own() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let _guard = runtime.enter();
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::builtin().unwrap();
+        let mut setup = Setup::in_process(
+            catalog,
+            "anthropic/claude-sonnet-4-5",
+            "http://127.0.0.1:9".into(),
+            dir.path(),
+            None,
+        );
+        setup.config.sessions_dir = Some(dir.path().join("sessions"));
+        setup.config.thinking = Some("low".into());
+        let mut built = setup.build_agent().unwrap();
+        assert_eq!(built.agent.thinking().unwrap().as_str(), "low");
+        built.agent.set_thinking_level("high").unwrap();
+        setup.run.session = Some(built.agent.session().path().to_path_buf());
+        drop(built);
+        let mut again = setup.build_agent().unwrap();
+        assert_eq!(again.agent.thinking().unwrap().as_str(), "high");
+        drop(again);
+        setup.config.thinking = Some("lots".into());
+        let error = format!("{:#}", setup.build_agent().err().unwrap());
+        assert!(
+            error.contains("thinking = `lots` is not a level"),
+            "{error}"
+        );
     }
 }

@@ -182,6 +182,58 @@ enum Ending {
     Aborted,
 }
 
+/// A command the user ran themselves (`!cmd` in the terminal UI, rpc's `bash`): its output
+/// kept as the tool keeps a call's (the tail, the whole in a file when cut) and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRun {
+    /// stdout and stderr interleaved, the tail when cut, without the tool's notes.
+    pub output: String,
+    /// The exit code (`None`: killed by a signal, timed out or cancelled).
+    pub exit_code: Option<i32>,
+    /// Cancelled through the context's token.
+    pub cancelled: bool,
+    /// Stopped at the timeout.
+    pub timed_out: bool,
+    /// The output was cut.
+    pub truncated: bool,
+    /// Where the whole output was saved when it was cut.
+    pub full_output_path: Option<PathBuf>,
+}
+
+impl BashTool {
+    /// Runs `command` as the tool runs a call (same shell, prefix, environment policy,
+    /// sandbox, limits and process-group handling), for a command the user typed.
+    pub async fn run_command(
+        &self,
+        command: &str,
+        ctx: &ToolContext,
+    ) -> std::io::Result<CommandRun> {
+        let script = match &self.command_prefix {
+            Some(prefix) => format!("{prefix}\n{command}"),
+            None => command.to_owned(),
+        };
+        let (sink, ending) = collect(&self.shell, &script, None, ctx, None).await?;
+        let snapshot = sink.snapshot();
+        let (exit_code, cancelled, timed_out) = match ending {
+            Ending::Exited(status) => (status.code(), false, false),
+            Ending::TimedOut(_) => (None, false, true),
+            Ending::Aborted => (None, true, false),
+        };
+        Ok(CommandRun {
+            output: snapshot
+                .truncation
+                .content
+                .trim_end_matches('\n')
+                .to_owned(),
+            exit_code,
+            cancelled,
+            timed_out,
+            truncated: snapshot.truncation.truncated,
+            full_output_path: snapshot.full_output_path,
+        })
+    }
+}
+
 async fn run(
     shell: &Path,
     script: &str,
@@ -189,6 +241,30 @@ async fn run(
     ctx: &ToolContext,
     updates: Option<UpdateSender>,
 ) -> std::io::Result<ToolOutput> {
+    let (sink, ending) = collect(shell, script, requested_timeout, ctx, updates).await?;
+    let mut output = finish(&sink, ending);
+    if let Some(sandbox) = &ctx.sandbox
+        && output.is_error
+        && looks_refused(&output.text_content())
+    {
+        output.content.push(ToolContent::text(format!(
+            "\n\n[This command ran in strata's OS sandbox ({}). A \"Permission denied\" or \
+             \"Operation not permitted\" above may be the sandbox refusing it; if the \
+             command needs more, ask the user to allow it.]",
+            sandbox.limits
+        )));
+    }
+    Ok(output)
+}
+
+/// Runs the script to its end (or timeout, or cancel) and returns its output and ending.
+async fn collect(
+    shell: &Path,
+    script: &str,
+    requested_timeout: Option<f64>,
+    ctx: &ToolContext,
+    updates: Option<UpdateSender>,
+) -> std::io::Result<(OutputSink, Ending)> {
     // One pipe for stdout and stderr keeps their lines in the order they were written.
     let (reader, writer) = std::io::pipe()?;
     let writer_err = writer.try_clone()?;
@@ -285,19 +361,7 @@ async fn run(
         drain(&mut pipe, &mut buf, &mut sink).await;
     }
     sink.finish();
-    let mut output = finish(&sink, ending);
-    if let Some(sandbox) = &ctx.sandbox
-        && output.is_error
-        && looks_refused(&output.text_content())
-    {
-        output.content.push(ToolContent::text(format!(
-            "\n\n[This command ran in strata's OS sandbox ({}). A \"Permission denied\" or \
-             \"Operation not permitted\" above may be the sandbox refusing it; if the \
-             command needs more, ask the user to allow it.]",
-            sandbox.limits
-        )));
-    }
-    Ok(output)
+    Ok((sink, ending))
 }
 
 /// Words in a failed command's output that suggest the sandbox refused something.

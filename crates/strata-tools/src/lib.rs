@@ -42,7 +42,7 @@ mod walk;
 mod write;
 
 pub use access::{Access, canonical_path};
-pub use bash::BashTool;
+pub use bash::{BashTool, CommandRun};
 pub use diff::unified_diff;
 pub use edit::EditTool;
 pub use environment::ToolEnvironment;
@@ -59,4 +59,5 @@ pub use tool::{
     Tool, ToolCall, ToolContent, ToolContext, ToolDefinition, ToolLimits, ToolOutput, ToolSettings,
     UpdateSender,
 };
+pub use walk::project_files;
 pub use write::WriteTool;

@@ -44,6 +44,21 @@ pub(crate) fn walk(
     true
 }
 
+/// Files and directories under `root` (directories with a trailing `/`), relative, in the
+/// walk's order, at most `limit`: what the terminal UI's `@` completion offers.
+pub fn project_files(root: &Path, limit: usize) -> Vec<String> {
+    let mut found = Vec::new();
+    walk(root, &CancellationToken::new(), |entry| {
+        let mut rel = relative(&entry.path, root);
+        if entry.is_dir {
+            rel.push('/');
+        }
+        found.push(rel);
+        found.len() < limit
+    });
+    found
+}
+
 /// `path` relative to `root`, with `/` separators.
 pub(crate) fn relative(path: &Path, root: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);

@@ -69,7 +69,7 @@ pub fn run(run: &RunArgs) -> anyhow::Result<()> {
             initial_prompts: prompts.into_iter().map(|p| p.text).collect(),
             ..crate::tui::TuiOptions::default()
         };
-        return crate::tui::run_with(setup, &runtime, options);
+        return crate::tui::run(setup, &runtime, options);
     }
     runtime.block_on(run_prompt(&setup, run.mode, prompts))
 }

@@ -17,7 +17,12 @@ use super::stats::{self, Stats, ToolChangeCost, ToolCostBasis};
 use super::worker::{Command, ForkAt, Reply, Status, TreeRow};
 use strata_host::model::THINKING_LEVELS;
 
+pub mod complete;
+mod cycle;
+mod habits;
+mod leave;
 mod mcp;
+mod settings;
 
 pub use mcp::McpHandle;
 
@@ -107,6 +112,8 @@ pub enum Effect {
     Steer(String),
     /// Abort the running turn.
     Abort,
+    /// Put text on the terminal's clipboard (OSC 52).
+    Clipboard(String),
 }
 
 /// The whole UI state.
@@ -162,6 +169,14 @@ pub struct App {
     open_thinking: Option<usize>,
     /// The session's MCP servers, for `/mcp`.
     mcp: Option<mcp::McpHandle>,
+    /// The project's files, for `@` completion.
+    completion: complete::Completion,
+    /// The colour theme ([`super::theme::THEMES`]).
+    pub theme: &'static str,
+    /// The user's config.toml, where `/settings` saves.
+    pub config_file: Option<PathBuf>,
+    /// What the footer says before a session is open (none can be yet).
+    pub setup_note: Option<String>,
 }
 
 impl App {
@@ -194,6 +209,10 @@ impl App {
             open_text: None,
             open_thinking: None,
             mcp: None,
+            completion: Default::default(),
+            theme: "dark",
+            config_file: None,
+            setup_note: None,
         };
         app.offer_next();
         app
@@ -264,6 +283,9 @@ impl App {
             return;
         }
         self.hint = None;
+        if self.habit_key(key) {
+            return;
+        }
         match key.code {
             KeyCode::Enter if alt => {
                 if self.busy.is_some() {
@@ -347,31 +369,6 @@ impl App {
         }
     }
 
-    /// What leaving prints on the restored terminal: the session's requests and cost, and
-    /// (`resumable`: the session was kept) the command that resumes it.
-    pub fn exit_summary(&self, resumable: bool) -> Option<String> {
-        let stats = &self.stats;
-        if stats.requests == 0 {
-            return None;
-        }
-        let read = if stats.prompt_tokens == 0 {
-            0.0
-        } else {
-            stats.cache_read as f64 * 100.0 / stats.prompt_tokens as f64
-        };
-        let mut text = format!(
-            "strata: {} request{}, ${:.4}, {read:.0}% of prompt tokens read from the cache",
-            stats.requests,
-            if stats.requests == 1 { "" } else { "s" },
-            stats.cost,
-        );
-        let file = &self.status.session_file;
-        if resumable && !file.as_os_str().is_empty() {
-            text.push_str(&format!("\nresume: strata --session {}", file.display()));
-        }
-        Some(text)
-    }
-
     fn request_quit(&mut self) {
         if self.busy.is_some() {
             self.effects.push(Effect::Abort);
@@ -398,6 +395,9 @@ impl App {
                 Err(error) => self.notice(Level::Error, error),
             }
             self.offer_next();
+            return;
+        }
+        if self.shell_command(&text) {
             return;
         }
         let text = self.editor.submit();
@@ -442,7 +442,12 @@ impl App {
     fn slash(&mut self, slash: Slash) {
         let allowed_while_busy = matches!(
             slash,
-            Slash::Quit | Slash::Help | Slash::Context | Slash::Mcp(None)
+            Slash::Quit
+                | Slash::Help
+                | Slash::Hotkeys
+                | Slash::Copy
+                | Slash::Context
+                | Slash::Mcp(None)
         );
         if self.busy.is_some() && !allowed_while_busy {
             self.notice(
@@ -455,9 +460,9 @@ impl App {
             Slash::Quit => self.request_quit(),
             Slash::Help => self.items.push(Item::Block {
                 title: "commands and keys".into(),
-                lines: help_lines(),
+                lines: command::help_lines(),
             }),
-            Slash::Model(Some(name)) => self.send(Command::Model(name)),
+            Slash::Model(Some(name)) => self.model_chosen(name),
             Slash::Model(None) => self.model_picker(),
             Slash::Thinking(Some(level)) => {
                 if THINKING_LEVELS.contains(&level.as_str()) {
@@ -523,6 +528,12 @@ impl App {
             Slash::Mcp(args) => self.mcp_command(args),
             Slash::Export(path) => self.send(Command::Export(path.map(PathBuf::from))),
             Slash::Trust => self.trust_project(),
+            Slash::Share(path) => self.share(path),
+            Slash::Session => self.send(Command::SessionInfo),
+            Slash::Copy => self.copy_last_answer(),
+            Slash::Hotkeys => self.show_hotkeys(),
+            Slash::Settings => self.open_settings(),
+            Slash::Login(args) => self.login(args),
         }
     }
 
@@ -557,7 +568,7 @@ impl App {
             .status
             .models
             .iter()
-            .map(|(name, detail)| PickerItem::new(name.clone(), detail.clone(), name.clone()))
+            .map(|m| PickerItem::new(m.name.clone(), m.detail.clone(), m.name.clone()))
             .collect();
         let mut picker = Picker::new(PickerKind::Model, "Model (type to filter)", items);
         picker.select_key(&self.status.model);
@@ -711,7 +722,7 @@ impl App {
         };
         match picker.kind {
             PickerKind::Resume => self.send(Command::Resume(resume_path(&item))),
-            PickerKind::Model => self.send(Command::Model(item.key)),
+            PickerKind::Model => self.model_chosen(item.key),
             PickerKind::Thinking => self.send(Command::Thinking(item.key)),
             PickerKind::Tree => self.tree_chosen(&item.key),
             PickerKind::Fork if item.key.is_empty() => self.send(Command::Fork(ForkAt::Here)),
@@ -747,6 +758,7 @@ impl App {
                     instructions: instructions.filter(|_| summarize),
                 });
             }
+            PickerKind::Settings => self.setting_chosen(&item.key),
             PickerKind::Tools => {}
         }
     }
@@ -856,6 +868,7 @@ impl App {
                 ));
             }
             Reply::Block { title, lines } => self.items.push(Item::Block { title, lines }),
+            Reply::Item(item) => self.items.push(item),
         }
     }
 
@@ -1153,29 +1166,6 @@ pub fn tool_result_text(content: &[ContentBlock]) -> String {
     parts.join("\n")
 }
 
-fn help_lines() -> Vec<String> {
-    let mut lines: Vec<String> = command::COMMANDS
-        .iter()
-        .map(|(name, what)| format!("{name:<10} {what}"))
-        .collect();
-    lines.extend(
-        [
-            "",
-            "Enter        send (while the agent works: steer it after the current tool batch)",
-            "Alt+Enter    while the agent works: queue a follow-up for when it is done",
-            "Shift+Enter, Ctrl+J, or \\ then Enter: new line",
-            "Up / Down    move in the text; at its edge, earlier prompts",
-            "Esc          abort the running turn",
-            "Ctrl+C       abort the running turn (or clear the editor); twice quits",
-            "Ctrl+O       expand / collapse tool output",
-            "Ctrl+T       expand / collapse thinking",
-            "PageUp/Down  scroll the transcript",
-        ]
-        .map(str::to_owned),
-    );
-    lines
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};
@@ -1339,22 +1329,6 @@ mod tests {
         );
         app.on_reply(Reply::Idle);
         assert_eq!(app.editor.text(), "step two");
-    }
-
-    #[test]
-    fn leaving_prints_the_cost_and_how_to_resume() {
-        let mut app = app();
-        assert_eq!(app.exit_summary(true), None, "nothing was sent");
-        app.stats.requests = 2;
-        app.stats.cost = 0.0125;
-        app.stats.prompt_tokens = 1000;
-        app.stats.cache_read = 900;
-        app.status.session_file = "/s/x.jsonl".into();
-        assert_eq!(
-            app.exit_summary(true).unwrap(),
-            "strata: 2 requests, $0.0125, 90% of prompt tokens read from the cache\nresume: strata --session /s/x.jsonl"
-        );
-        assert!(!app.exit_summary(false).unwrap().contains("resume"));
     }
 
     #[test]

@@ -46,6 +46,27 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/export", "write the session as HTML: /export [file]"),
     (
+        "/share",
+        "no hosted sharing: writes the HTML export to share yourself",
+    ),
+    (
+        "/session",
+        "this session: file, id, name, messages, tokens, cost",
+    ),
+    (
+        "/copy",
+        "copy the last answer to the clipboard (through the terminal)",
+    ),
+    (
+        "/settings",
+        "thinking level, theme, auto-compaction (saved in your config)",
+    ),
+    (
+        "/login",
+        "store an API key in your config: /login provider key",
+    ),
+    ("/hotkeys", "list the keys"),
+    (
         "/trust",
         "trust this project's .strata/ settings (provider rows, prompts, tools) from the next start",
     ),
@@ -84,6 +105,18 @@ pub enum Slash {
     Export(Option<String>),
     /// `/trust`.
     Trust,
+    /// `/share [file]`.
+    Share(Option<String>),
+    /// `/session`.
+    Session,
+    /// `/copy`.
+    Copy,
+    /// `/settings`.
+    Settings,
+    /// `/login [provider [key]]`.
+    Login(Option<String>),
+    /// `/hotkeys`.
+    Hotkeys,
     /// `/help`.
     Help,
     /// `/quit`.
@@ -120,7 +153,13 @@ pub fn parse(text: &str) -> Result<Slash, String> {
         "/context" => Slash::Context,
         "/export" => Slash::Export(arg),
         "/trust" => Slash::Trust,
-        "/help" | "/hotkeys" => Slash::Help,
+        "/share" => Slash::Share(arg),
+        "/session" => Slash::Session,
+        "/copy" => Slash::Copy,
+        "/settings" => Slash::Settings,
+        "/login" => Slash::Login(arg),
+        "/hotkeys" => Slash::Hotkeys,
+        "/help" => Slash::Help,
         "/quit" | "/exit" => Slash::Quit,
         _ => return Err(format!("unknown command {name} (try /help)")),
     })
@@ -146,6 +185,38 @@ fn parse_toggles(rest: &str) -> Result<Vec<ToolToggle>, String> {
             }
         })
         .collect()
+}
+
+/// The keys, as `/help` and `/hotkeys` list them.
+pub const KEYS: &[&str] = &[
+    "Enter        send (while the agent works: steer it after the current tool batch)",
+    "Alt+Enter    while the agent works: queue a follow-up for when it is done",
+    "Shift+Enter, Ctrl+J, or \\ then Enter: new line",
+    "Up / Down    move in the text; at its edge, earlier prompts",
+    "Esc          abort the running turn",
+    "Ctrl+C       abort the running turn (or clear the editor); twice quits",
+    "Ctrl+D       quit (editor empty)",
+    "Ctrl+P       next model with credentials (Shift+Ctrl+P: previous, where the terminal tells)",
+    "Shift+Tab    next thinking level (off … xhigh; off only for a model that does not reason)",
+    "Ctrl+L       choose a model from the list (as /model)",
+    "Ctrl+X       copy the last answer (as /copy)",
+    "Tab          complete a /command or an @file",
+    "@            offer project files (fuzzy, .gitignore respected); Up/Down choose, Tab puts it in",
+    "!cmd         run a shell command, its output added to the context (!!cmd: kept out)",
+    "Ctrl+O       expand / collapse tool output",
+    "Ctrl+T       expand / collapse thinking",
+    "PageUp/Down  scroll the transcript",
+];
+
+/// `/help`: every command, then the keys.
+pub fn help_lines() -> Vec<String> {
+    let mut lines: Vec<String> = COMMANDS
+        .iter()
+        .map(|(name, what)| format!("{name:<10} {what}"))
+        .collect();
+    lines.push(String::new());
+    lines.extend(KEYS.iter().map(|line| (*line).to_owned()));
+    lines
 }
 
 /// Completes a command name being typed: the only match, or the longest common prefix.

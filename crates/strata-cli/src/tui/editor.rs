@@ -79,6 +79,11 @@ impl Editor {
         }
     }
 
+    /// Drops the last remembered entry (a command holding a secret, such as `/login`'s key).
+    pub fn forget_last(&mut self) {
+        self.history.pop();
+    }
+
     /// The prompts remembered, oldest first.
     #[cfg(test)]
     pub fn history(&self) -> &[String] {

@@ -9,9 +9,15 @@
 mod app;
 mod command;
 mod editor;
+mod first_run;
+mod info;
+mod login;
 mod markdown;
+mod models;
 mod picker;
+mod shell;
 mod stats;
+mod theme;
 mod view;
 mod worker;
 mod wrap;
@@ -51,6 +57,24 @@ pub struct TuiOptions {
     pub initial_prompts: Vec<String>,
 }
 
+/// Runs the terminal UI until the user quits; without a model to choose (no key anywhere),
+/// the first screen comes first and says what to do.
+pub fn run(
+    setup: Setup,
+    runtime: &tokio::runtime::Runtime,
+    options: TuiOptions,
+) -> anyhow::Result<()> {
+    let setup = if first_run::needed(&setup) {
+        match first_run::run(setup)? {
+            Some(setup) => setup,
+            None => return Ok(()),
+        }
+    } else {
+        setup
+    };
+    run_with(setup, runtime, options)
+}
+
 /// Runs the terminal UI with scripted prompts and a banner until the user quits.
 pub fn run_with(
     setup: Setup,
@@ -76,9 +100,24 @@ pub fn run_with(
         .chain(built.why.clone())
         .collect();
     let resumable = !setup.run.no_session;
+    let theme = setup.config.theme.clone();
+    let config_file = login::config_file(&setup);
+    let header = info::header(&setup, &built.agent.config().model.qualified_id());
     let worker = Worker::new(setup, built, ui_tx);
+    let shell_cancel = worker.shell_cancel.clone();
     let task = runtime.spawn(worker.serve(command_rx));
-    let mut app = App::new(options.banner, options.queued_prompts);
+    // The start-up header opens the transcript, above the demo's explanation if any.
+    let banner = match options.banner {
+        Some(banner) => format!("{header}\n\n{banner}"),
+        None => header,
+    };
+    let mut app = App::new(Some(banner), options.queued_prompts);
+    app.config_file = config_file;
+    match theme.as_deref().map(theme::parse) {
+        Some(Ok(theme)) => app.theme = theme,
+        Some(Err(error)) => app.warn_at_start(format!("config.toml: {error}")),
+        None => {}
+    }
     let mcp_manager = mcp.manager.clone();
     app.set_mcp(mcp);
     for notice in notices {
@@ -90,7 +129,13 @@ pub fn run_with(
     app.start_with(options.initial_prompts);
     let result = {
         let mut terminal = TerminalGuard::enter()?;
-        event_loop(&mut terminal.terminal, &mut app, ui_rx, &command_tx)
+        event_loop(
+            &mut terminal.terminal,
+            &mut app,
+            ui_rx,
+            &command_tx,
+            &shell_cancel,
+        )
     };
     // Closing the command channel ends the task once the current command finishes.
     drop(command_tx);
@@ -154,6 +199,7 @@ fn event_loop(
     app: &mut App,
     mut ui_rx: UnboundedReceiver<UiEvent>,
     commands: &tokio::sync::mpsc::UnboundedSender<worker::Command>,
+    shell: &shell::ShellCancel,
 ) -> anyhow::Result<()> {
     let mut tick: usize = 0;
     let mut last_tick = Instant::now();
@@ -211,6 +257,13 @@ fn event_loop(
                     if let Some(control) = &app.control {
                         control.abort();
                     }
+                    shell.cancel();
+                }
+                Effect::Clipboard(text) => {
+                    use std::io::Write as _;
+                    let mut stdout = std::io::stdout();
+                    let _ = stdout.write_all(info::osc52(&text).as_bytes());
+                    let _ = stdout.flush();
                 }
             }
         }

@@ -28,6 +28,8 @@ pub enum PickerKind {
     Thinking,
     /// Toggle tools (items are checkboxes); Enter applies.
     Tools,
+    /// Change the setting in the item's key (`/settings`).
+    Settings,
 }
 
 /// One row.

@@ -269,6 +269,32 @@ impl ToolChangeCost {
     }
 }
 
+/// Dollars for writing `tokens` of prompt again at `prices`' cache-write rate (the input
+/// rate where the row has no cache-write price).
+pub fn write_cost(prices: &Prices, tokens: u64) -> f64 {
+    let rate = if prices.cache_write_5m > 0.0 {
+        prices.cache_write_5m
+    } else {
+        prices.input
+    };
+    tokens as f64 * rate / 1e6
+}
+
+/// What switching the model does to the cache: nothing another model cached can be read, so
+/// the next request writes the whole prompt (`chapter_tokens`) again at the new model's
+/// prices. `requested`: a request was made in this session (before it nothing is cached).
+pub fn switch_note(prices: &Prices, chapter_tokens: [u64; 3], requested: bool) -> String {
+    if !requested {
+        return "nothing is cached yet, so the switch costs nothing extra".to_owned();
+    }
+    let tokens: u64 = chapter_tokens.iter().sum();
+    format!(
+        "discards the cache: the next request writes the whole prompt again (≈{} tokens, ≈{} at its cache-write price)",
+        self::tokens(tokens),
+        dollars(write_cost(prices, tokens))
+    )
+}
+
 /// Estimates the next request's extra cost for adding tools (with their definitions'
 /// estimated tokens) and removing tools (by name).
 pub fn tool_change_cost(
@@ -279,12 +305,7 @@ pub fn tool_change_cost(
     if added.is_empty() && removed.is_empty() {
         return ToolChangeCost::Nothing;
     }
-    let write_price = if basis.prices.cache_write_5m > 0.0 {
-        basis.prices.cache_write_5m
-    } else {
-        basis.prices.input
-    };
-    let price = |tokens: u64| tokens as f64 * write_price / 1e6;
+    let price = |tokens: u64| write_cost(&basis.prices, tokens);
     let added_tokens: u64 = added.iter().map(|(_, tokens)| tokens).sum();
     let [tools, system, messages] = basis.chapter_tokens;
     if !basis.mid_conversation_system && !basis.system_reminders {

@@ -10,7 +10,7 @@ use strata_session::{AgentMessage, EntryId};
 
 use super::app::App;
 use super::view;
-use super::worker::{Status, ToolInfo};
+use super::worker::{ModelOption, Status, ToolInfo};
 
 /// A status for Claude Sonnet on Anthropic, with read/bash/edit/write on.
 pub fn status() -> Status {
@@ -30,12 +30,14 @@ pub fn status() -> Status {
             })
             .collect(),
         models: vec![
-            (
-                "anthropic/claude-sonnet-4-5".into(),
-                "Claude Sonnet 4.5 · 200k context".into(),
-            ),
-            ("openai/gpt-5".into(), "GPT-5 · 400k context".into()),
+            option("anthropic/claude-sonnet-4-5", true, 3.75),
+            option("openai/gpt-5", true, 1.25),
+            option("google/gemini-2.5-pro", false, 1.625),
         ],
+        reasoning: true,
+        cwd: "/home/u/project".into(),
+        branch: Some("main".into()),
+        auto_compaction: true,
         mid_conversation_system: true,
         system_reminders: false,
         tool_addition: false,
@@ -49,6 +51,26 @@ pub fn status() -> Status {
         },
         chapter_tokens: [1_200, 2_400, 8_000],
         tree: Vec::new(),
+    }
+}
+
+/// A model option with a cache-write price.
+pub fn option(name: &str, usable: bool, write: f64) -> ModelOption {
+    ModelOption {
+        name: name.into(),
+        detail: if usable {
+            format!("{name} · 200k context")
+        } else {
+            "no key: set GEMINI_API_KEY or /login google".into()
+        },
+        usable,
+        prices: Prices {
+            input: write,
+            output: write * 4.0,
+            cache_read: write / 10.0,
+            cache_write_5m: write,
+            cache_write_1h: write * 2.0,
+        },
     }
 }
 

@@ -49,6 +49,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, tick: usize) -> Option<usize> {
     if let Some(picker) = &app.picker {
         draw_picker(frame, app, picker, transcript);
     }
+    super::theme::apply(app.theme, frame.buffer_mut());
     max_scroll
 }
 
@@ -348,6 +349,29 @@ fn status_lines(app: &App, tick: usize) -> Vec<Line<'static>> {
             lines.push(Line::from(Span::styled(names.join("  "), MUTED)));
         }
     }
+    if app.picker.is_none()
+        && app.files_listed()
+        && let Some((_, query)) = app.at_query()
+    {
+        let found = app.file_matches(&query, super::app::complete::SHOWN);
+        let chosen = app.chosen_suggestion(&query);
+        let mut spans = vec![Span::styled("@ ", Style::new().fg(Color::Cyan))];
+        if found.is_empty() {
+            spans.push(Span::styled("no file matches", MUTED));
+        }
+        for (index, path) in found.iter().enumerate() {
+            let style = if index == chosen {
+                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+            } else {
+                MUTED
+            };
+            spans.push(Span::styled(format!("{path}  "), style));
+        }
+        if !found.is_empty() {
+            spans.push(Span::styled("(↑↓ choose, Tab puts it in)", MUTED));
+        }
+        lines.push(Line::from(spans));
+    }
     if let Some(hint) = &app.hint {
         lines.push(Line::from(Span::styled(hint.clone(), MUTED)));
     }
@@ -457,7 +481,8 @@ pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         format!("context {}", stats::tokens(used))
     };
     if status.model.is_empty() {
-        return vec![Line::from(Span::styled(" opening the session…", MUTED))];
+        let note = app.setup_note.as_deref().unwrap_or("opening the session…");
+        return vec![Line::from(Span::styled(format!(" {note}"), MUTED))];
     }
     let mut model = vec![
         Span::styled(
@@ -513,6 +538,14 @@ pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         groups.push(vec![Span::styled(text, style)]);
     }
     groups.push(session);
+    // Where the work happens, as Pi's footer says it: the directory and its git branch.
+    if !status.cwd.as_os_str().is_empty() {
+        let mut place = super::info::tilde(&status.cwd);
+        if let Some(branch) = &status.branch {
+            place.push_str(&format!(" ({branch})"));
+        }
+        groups.push(vec![Span::styled(place, MUTED)]);
+    }
     flow(groups, usize::from(width))
 }
 
@@ -569,6 +602,26 @@ fn draw_picker(frame: &mut Frame<'_>, app: &App, picker: &Picker, area: Rect) {
             Span::styled("focus: ", MUTED),
             Span::raw(picker.query.clone()),
         ])),
+        PickerKind::Model => {
+            lines.push(Line::from(vec![
+                Span::styled("search: ", MUTED),
+                Span::raw(picker.query.clone()),
+            ]));
+            let chosen = picker
+                .current()
+                .and_then(|item| app.status.models.iter().find(|m| m.name == item.key));
+            if let Some(option) = chosen.filter(|m| m.usable) {
+                lines.extend(wrap_spans(
+                    vec![Span::styled(
+                        format!("switching {}", app.switch_note(option)),
+                        Style::new().fg(Color::Yellow),
+                    )],
+                    usize::from(inner.width.max(8)),
+                    &[],
+                    &[],
+                ));
+            }
+        }
         PickerKind::Tools => {
             let cost = app
                 .picked_tool_change()

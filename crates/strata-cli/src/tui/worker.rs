@@ -70,6 +70,27 @@ pub enum Command {
     Context,
     /// Write the session as HTML.
     Export(Option<PathBuf>),
+    /// Run a shell command the user typed (`!cmd`; `exclude`: `!!cmd`, kept out of the
+    /// context).
+    Shell {
+        /// The command line.
+        command: String,
+        /// Recorded but never sent to the model.
+        exclude: bool,
+    },
+    /// The session's file, id, name, message counts, tokens and cost (`/session`).
+    SessionInfo,
+    /// Turn automatic compaction on or off.
+    AutoCompaction(bool),
+    /// What `/login` needs and where keys come from.
+    LoginHelp,
+    /// Store a provider's key in the user's config (`/login`).
+    Login {
+        /// Provider id.
+        provider: String,
+        /// The key.
+        key: String,
+    },
 }
 
 /// Where `/fork` cuts the branch.
@@ -111,6 +132,8 @@ pub enum Reply {
     Tree(Vec<TreeRow>),
     /// The current branch's user messages, newest first, for `/fork`.
     ForkPoints(Vec<TreeRow>),
+    /// An item for the transcript (a shell command's output).
+    Item(Item),
     /// A titled block of lines.
     Block {
         /// Title.
@@ -150,8 +173,16 @@ pub struct Status {
     pub session_file: PathBuf,
     /// Every tool and whether it is on.
     pub tools: Vec<ToolInfo>,
-    /// Models to switch to: `provider/id` and a description.
-    pub models: Vec<(String, String)>,
+    /// Models to switch to, those with credentials first.
+    pub models: Vec<ModelOption>,
+    /// The model reasons (thinking levels other than `off` apply).
+    pub reasoning: bool,
+    /// Where tools run (the footer shows it).
+    pub cwd: PathBuf,
+    /// The git branch checked out there (read from `.git/HEAD`), if any.
+    pub branch: Option<String>,
+    /// Compaction runs when the context fills.
+    pub auto_compaction: bool,
     /// The provider honours mid-conversation system messages.
     pub mid_conversation_system: bool,
     /// Without them, changes are said as a reminder with the next user message.
@@ -166,6 +197,19 @@ pub struct Status {
     pub chapter_tokens: [u64; 3],
     /// The rows of the last tree shown.
     pub tree: Vec<TreeRow>,
+}
+
+/// A model `/model` and Ctrl+P offer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelOption {
+    /// `provider/id`.
+    pub name: String,
+    /// Name, window and prices; for an unusable model, why.
+    pub detail: String,
+    /// Its provider has credentials now.
+    pub usable: bool,
+    /// Its prices (what re-writing the prompt on it costs).
+    pub prices: Prices,
 }
 
 /// A tool and whether it is on.
@@ -206,8 +250,10 @@ pub struct Worker {
     agent: Option<Agent>,
     ui: UnboundedSender<UiEvent>,
     temp: Option<tempfile::TempDir>,
-    /// The models `/model` offers, with a description.
-    models: Vec<(String, String)>,
+    /// The models `/model` offers.
+    models: Vec<ModelOption>,
+    /// Stops a running `!cmd`.
+    pub shell_cancel: super::shell::ShellCancel,
 }
 
 /// The runtime's handle and event stream, with what passed through.
@@ -215,7 +261,7 @@ struct Live {
     handle: RuntimeHandle,
     events: UnboundedReceiver<RuntimeEvent>,
     ui: UnboundedSender<UiEvent>,
-    models: Vec<(String, String)>,
+    models: Vec<ModelOption>,
     /// The divergence of the last request sent in this process (`None`: none sent yet).
     last_divergence: Option<Option<Divergence>>,
     /// What the last manual compaction wrote (`Some(None)`: nothing to compact).
@@ -330,28 +376,14 @@ impl Live {
 impl Worker {
     /// A worker on a built agent, reporting to `ui`.
     pub fn new(setup: Setup, built: Built, ui: UnboundedSender<UiEvent>) -> Self {
-        let models = setup
-            .catalog
-            .models()
-            .map(|m| {
-                (
-                    m.qualified_id(),
-                    format!(
-                        "{} · {} context · ${}/${} per MTok",
-                        m.name,
-                        stats::tokens(m.context_window),
-                        m.prices.input,
-                        m.prices.output
-                    ),
-                )
-            })
-            .collect();
+        let models = super::models::options(&setup);
         Self {
             setup,
             agent: Some(built.agent),
             ui,
             temp: built.temp,
             models,
+            shell_cancel: Default::default(),
         }
     }
 
@@ -570,6 +602,47 @@ impl Worker {
                 )?;
                 live.reply(Reply::Notice(format!("exported to {}", written.display())));
             }
+            Command::Shell { command, exclude } => {
+                let message =
+                    super::shell::run(&self.setup, &command, exclude, &self.shell_cancel).await;
+                let item = super::shell::item(&message);
+                live.call(Vec::new(), move |agent| {
+                    agent
+                        .session_mut()
+                        .append_message(AgentMessage::BashExecution(message))
+                        .map_err(|e| format!("recording the command's output: {e}"))
+                })
+                .await?
+                .map_err(anyhow::Error::msg)?;
+                // Shown once recorded: what the screen shows, the session holds.
+                live.reply(Reply::Item(item));
+                live.refresh_status().await?;
+            }
+            Command::AutoCompaction(enabled) => {
+                live.call(vec![Op::SetAutoCompaction(enabled)], |_| ())
+                    .await?;
+                live.refresh_status().await?;
+            }
+            Command::Login { provider, key } => {
+                let file = super::login::store(&mut self.setup, &provider, &key)?;
+                live.models = super::models::options(&self.setup);
+                live.reply(Reply::Notice(format!(
+                    "stored {provider}'s key in {} (readable by you only); this run and the next use it",
+                    file.display()
+                )));
+                live.refresh_status().await?;
+            }
+            Command::LoginHelp => live.reply(Reply::Block {
+                title: "login".into(),
+                lines: super::login::instructions(&self.setup),
+            }),
+            Command::SessionInfo => {
+                let lines = live.call(Vec::new(), super::info::session_lines).await?;
+                live.reply(Reply::Block {
+                    title: "session".into(),
+                    lines,
+                });
+            }
         }
         Ok(())
     }
@@ -610,7 +683,7 @@ fn thinking_of(agent: &mut Agent) -> String {
 }
 
 /// What the UI shows of a session it now shows.
-fn attached(agent: &mut Agent, models: Vec<(String, String)>) -> Attached {
+fn attached(agent: &mut Agent, models: Vec<ModelOption>) -> Attached {
     let transcript = transcript_of(agent.session());
     let history = transcript
         .iter()
@@ -725,7 +798,7 @@ fn context_report(
 }
 
 /// Model, tools and session details.
-fn status(agent: &mut Agent, models: Vec<(String, String)>) -> Status {
+fn status(agent: &mut Agent, models: Vec<ModelOption>) -> Status {
     let config = agent.config();
     let model = config.model.clone();
     let capabilities = config.capabilities.clone();
@@ -753,7 +826,12 @@ fn status(agent: &mut Agent, models: Vec<(String, String)>) -> Status {
         Err(_) => ("off".to_owned(), [0; 3]),
     };
     let session = agent.session();
+    let cwd = agent.config().cwd.clone();
     Status {
+        auto_compaction: agent.config().compaction.enabled,
+        branch: super::info::git_branch(&cwd),
+        cwd,
+        reasoning: model.reasoning,
         model: model.qualified_id(),
         thinking,
         context_window: model.context_window,
@@ -852,14 +930,7 @@ fn push_message(items: &mut Vec<Item>, message: AgentMessage) {
                 };
             }
         }
-        AgentMessage::BashExecution(bash) => items.push(Item::Tool(ToolItem {
-            id: String::new(),
-            name: "!".into(),
-            arguments: bash.command,
-            output: bash.output,
-            state: ToolState::Done,
-            diff: None,
-        })),
+        AgentMessage::BashExecution(bash) => items.push(super::shell::item(&bash)),
         AgentMessage::BranchSummary(summary) => items.push(Item::Notice(Notice {
             level: Level::Info,
             text: format!("branch summary: {}", first_line(&summary.summary, 200)),

@@ -291,3 +291,33 @@ fn the_default_timeout_is_ten_minutes() {
         Some(std::time::Duration::from_secs(600))
     );
 }
+
+#[tokio::test]
+async fn a_users_command_runs_like_a_call_and_reports_its_raw_output_and_code() {
+    let mut env = Env::new();
+    env.ctx.environment = strata_tools::ToolEnvironment::inherit_all().drop_names(["HOME"]);
+    let run = strata_tools::BashTool::default()
+        .run_command("echo ${HOME-unset}; echo err >&2; exit 4", &env.ctx)
+        .await
+        .unwrap();
+    // The same environment policy as a call; no "(no output)" or exit-code note added.
+    assert_eq!(run.output, "unset\nerr");
+    assert_eq!(run.exit_code, Some(4));
+    assert!(!run.cancelled && !run.timed_out && !run.truncated);
+    assert_eq!(run.full_output_path, None);
+}
+
+#[test]
+fn project_files_respect_gitignore_and_skip_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join("target")).unwrap();
+    std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(root.join("src/main.rs"), "").unwrap();
+    std::fs::write(root.join("target/out.o"), "").unwrap();
+    let files = strata_tools::project_files(root, 100);
+    assert_eq!(files, vec![".gitignore", "src/", "src/main.rs"]);
+    assert_eq!(strata_tools::project_files(root, 1), vec![".gitignore"]);
+}
