@@ -27,7 +27,7 @@ const KEY_VARIABLES: &[&str] = &[
 ];
 
 /// `strata ARGS` in `dir` with `HOME=dir`, no inherited credentials, and `vars` set.
-fn fresh(dir: &std::path::Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+pub(crate) fn fresh(dir: &std::path::Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_strata"));
     command.current_dir(dir).args(args).env("HOME", dir);
     for var in KEY_VARIABLES {
@@ -343,4 +343,40 @@ fn config_names_its_files_and_the_model_a_run_would_use() {
     );
     let none = fresh(dir.path(), &["config"], &[]);
     assert!(text(&none.stdout).contains("# model: not set, and no provider has a key"));
+}
+
+#[test]
+fn stats_skips_a_missing_folder_and_providers_name_their_key_variables() {
+    let dir = project();
+    let present = dir.path().join("sessions");
+    std::fs::create_dir_all(&present).unwrap();
+    let missing = dir.path().join("no-such-folder");
+    let out = fresh(
+        dir.path(),
+        &[
+            "stats",
+            present.to_str().unwrap(),
+            missing.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no-such-folder: not found, skipped"));
+    let none = fresh(dir.path(), &["stats", missing.to_str().unwrap()], &[]);
+    assert!(!none.status.success());
+    let providers = fresh(dir.path(), &["providers"], &[("DEEPSEEK_API_KEY", "k")]);
+    let table = text(&providers.stdout);
+    let row = |id: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        row("deepseek").contains("DEEPSEEK_API_KEY (set)"),
+        "{table}"
+    );
+    assert!(row("anthropic").contains("ANTHROPIC_API_KEY "), "{table}");
+    assert!(!row("anthropic").contains("(set)"), "{table}");
 }

@@ -20,6 +20,7 @@ mod listing;
 mod mcp;
 mod mcp_login;
 mod pi_session;
+mod readme;
 mod rpc;
 mod run;
 mod sent;

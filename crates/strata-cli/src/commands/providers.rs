@@ -64,13 +64,23 @@ pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
     }
     writeln!(
         out,
-        "{:<26} {:<18} {:<10} {:>6} {:>9} {:>9} {:>9}  source",
-        "provider", "protocol", "cache", "models", "mid-sys", "tool-add", "tool-rm"
+        "{:<26} {:<18} {:<10} {:>6} {:>9} {:>9} {:>9}  {:<28} source",
+        "provider", "protocol", "cache", "models", "mid-sys", "tool-add", "tool-rm", "key"
     )?;
     for row in &listed {
+        // The key's variable (the one set, when one is; its value is never shown).
+        let set = row
+            .auth_env
+            .iter()
+            .find(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
+        let key = match (set, row.auth_env.first()) {
+            (Some(var), _) => format!("{var} (set)"),
+            (None, Some(var)) => var.clone(),
+            (None, None) => "-".to_owned(),
+        };
         writeln!(
             out,
-            "{:<26} {:<18} {:<10} {:>6} {:>9} {:>9} {:>9}  {}",
+            "{:<26} {:<18} {:<10} {:>6} {:>9} {:>9} {:>9}  {:<28} {}",
             row.id,
             row.protocol,
             row.cache,
@@ -82,6 +92,7 @@ pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
             row.mid_conversation_system,
             row.tool_addition,
             row.tool_removal,
+            key,
             row.source.join(" + ")
         )?;
     }

@@ -70,11 +70,22 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
     // reported); a file found while walking a directory that is not a log is only a warning.
     let mut failures = 0usize;
     let mut files = Vec::new();
+    let mut missing = 0usize;
     for path in &args.paths {
+        // A folder that does not exist holds no logs: `strata stats ~/.strata/sessions
+        // ~/.pi/agent/sessions ~/.claude/projects` works for someone who has only one tool.
+        if !path.exists() {
+            eprintln!("strata: {}: not found, skipped", path.display());
+            missing += 1;
+            continue;
+        }
         if let Err(error) = collect(path, true, &mut files) {
             eprintln!("strata: {}: {error}", path.display());
             failures += 1;
         }
+    }
+    if missing == args.paths.len() {
+        anyhow::bail!("none of the paths exists");
     }
     files.sort();
     let mut logs = Vec::new();
