@@ -367,15 +367,28 @@ impl Reader<'_> {
                 self.ignore(skipped, "strata has no OAuth login");
             }
         }
+        // Pi marks cache breakpoints on every Anthropic-protocol provider, its own or not: a new
+        // one takes the Anthropic row's cache rules (breakpoints, lifetimes, minimums) rather
+        // than sending uncached requests.
+        if builtin.is_none()
+            && protocol == Protocol::AnthropicMessages
+            && let Some(anthropic) = catalog.provider("anthropic")
+        {
+            user.cache = Some(anthropic.cache.clone());
+        }
         let base_row = builtin.cloned();
         let compat = match fields.get("compat") {
             Some(c) => Some(object(c, self.origin, &format!("{}.compat", self.path))?.clone()),
             None => None,
         };
         if let Some(compat) = &compat {
-            let mut row = base_row
-                .clone()
-                .unwrap_or_else(|| crate::catalog::blank_row(id, protocol, ""));
+            let mut row = base_row.clone().unwrap_or_else(|| {
+                let mut row = crate::catalog::blank_row(id, protocol, "");
+                if let Some(cache) = &user.cache {
+                    row.cache = cache.clone();
+                }
+                row
+            });
             self.apply_compat(compat, "compat", &mut RowCompat::Row(&mut row), protocol);
             user.wire = Some(row.wire.clone());
             user.reasoning = Some(row.reasoning);

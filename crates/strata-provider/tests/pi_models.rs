@@ -133,3 +133,37 @@ fn bad_pi_files_name_the_line_or_field_without_the_value() {
     assert_eq!(err.field(), Some("providers.x.models[0].contextWindow"));
     assert!(!err.to_string().contains("sk-secret"), "{err}");
 }
+
+#[test]
+fn a_new_anthropic_protocol_provider_caches_as_pi_does() {
+    // Pi puts cache breakpoints on every anthropic-messages provider; so does strata.
+    let builtin = Catalog::builtin().unwrap();
+    let text = r#"{"providers": {"gateway": {"baseUrl": "http://127.0.0.1:9", "api": "anthropic-messages",
+        "apiKey": "k", "models": [{"id": "claude-sonnet-4-5", "contextWindow": 200000}]}}}"#;
+    let pi = parse_pi_models(text, "models.json", &builtin).unwrap();
+    let catalog = builtin
+        .clone()
+        .merge_user_config(pi.config, "models.json")
+        .unwrap();
+    let caps = catalog.capabilities("gateway", "claude-sonnet-4-5");
+    assert_eq!(
+        caps.cache_style,
+        strata_provider::CacheStyle::ExplicitBreakpoints
+    );
+    assert_eq!(
+        catalog.provider("gateway").unwrap().cache,
+        builtin.provider("anthropic").unwrap().cache
+    );
+    // Another protocol keeps the conservative default.
+    let text = r#"{"providers": {"chat": {"baseUrl": "http://127.0.0.1:9", "api": "openai-completions",
+        "models": [{"id": "m"}]}}}"#;
+    let pi = parse_pi_models(text, "models.json", &builtin).unwrap();
+    let catalog = builtin
+        .clone()
+        .merge_user_config(pi.config, "models.json")
+        .unwrap();
+    assert_ne!(
+        catalog.capabilities("chat", "m").cache_style,
+        strata_provider::CacheStyle::ExplicitBreakpoints
+    );
+}
