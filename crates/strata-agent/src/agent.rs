@@ -1290,6 +1290,8 @@ impl Agent {
         options.session_id = Some(self.session.header().id.clone());
 
         let mut assembler = MessageAssembler::new();
+        // The provider's own word on this request's cache reuse, kept with its usage.
+        let mut diagnosis = None;
         let stream = tokio::select! {
             biased;
             () = cancel.cancelled() => Err(ProviderError::Cancelled),
@@ -1332,6 +1334,7 @@ impl Agent {
                     self.emit(AgentEvent::ToolCallDelta { index, arguments });
                 }
                 Event::Start { .. } | Event::ToolCallEnd { .. } | Event::Usage(_) => {}
+                Event::CacheDiagnosis(d) => diagnosis = Some(d),
                 Event::Done {
                     stop_reason,
                     message,
@@ -1349,6 +1352,9 @@ impl Agent {
                         strata_session::now_unix_millis(),
                     );
                     stored.thinking_level = self.requested_thinking_level();
+                    if let Some(d) = &diagnosis {
+                        strata_accounting::record_diagnosis(&mut stored.usage, d);
+                    }
                     let message = AgentMessage::Assistant(stored);
                     self.append(message.clone())?;
                     return Ok((message, stop));

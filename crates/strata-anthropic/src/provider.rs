@@ -7,8 +7,8 @@ use strata_provider::transport::{
     join_url, missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
-    ApiKey, AuthScheme, EventStream, Feature, Model, ParamLocation, Protocol, Provider,
-    ProviderError, ProviderRow, Request, StreamOptions,
+    ApiKey, AuthScheme, EventStream, Feature, LastResponses, Model, ParamLocation, Protocol,
+    Provider, ProviderError, ProviderRow, Request, StreamOptions,
 };
 use tracing::Instrument;
 
@@ -21,6 +21,8 @@ pub struct AnthropicProvider {
     row: ProviderRow,
     client: HttpClient,
     env: EnvLookup,
+    /// Each session's last response id, named in the next request's `diagnostics`.
+    last: LastResponses,
 }
 
 impl std::fmt::Debug for AnthropicProvider {
@@ -38,6 +40,7 @@ impl AnthropicProvider {
             row: row.clone(),
             client,
             env: process_env_lookup(),
+            last: LastResponses::new(),
         }
     }
 
@@ -74,7 +77,18 @@ impl AnthropicProvider {
         if let Some(key) = options.cache_key.clone() {
             request.cache_key = Some(key);
         }
-        let body = build_body(&request, model, &caps);
+        let mut body = build_body(&request, model, &caps);
+        if caps.cache_diagnostics
+            && let Some(fields) = body.as_object_mut()
+        {
+            // `null` on a session's first request opts in with nothing to compare
+            // (anthropic-python 2.17.0 `BetaDiagnosticsParam.previous_message_id`).
+            let previous = self.last.get(options.session_id.as_deref());
+            fields.insert(
+                "diagnostics".into(),
+                serde_json::json!({ "previous_message_id": previous }),
+            );
+        }
         let mut http = HttpRequest::json_of(url, &body)?
             .header("accept", "text/event-stream")
             .header("anthropic-version", ANTHROPIC_VERSION);
@@ -106,6 +120,9 @@ impl AnthropicProvider {
         }
         if body.get("thinking").is_some() && !request.tools.is_empty() {
             wanted.push(Feature::InterleavedThinking);
+        }
+        if body.get("diagnostics").is_some() {
+            wanted.push(Feature::CacheDiagnostics);
         }
         for feature in wanted {
             for h in caps.headers_for(feature) {
@@ -159,9 +176,11 @@ impl Provider for AnthropicProvider {
         let cancel = options.cancel.clone();
         let driver: Driver =
             Arc::new(move |response| drive(response, AnthropicParser::new(), cancel.clone()));
-        self.client
+        let stream = self
+            .client
             .stream_events(http, &options.cancel, driver)
             .instrument(span)
-            .await
+            .await?;
+        Ok(self.last.track(options.session_id.as_deref(), stream))
     }
 }

@@ -656,3 +656,90 @@ async fn a_stalled_stream_times_out_and_is_resent_only_while_nothing_was_shown()
     }
     assert_eq!(s.server.requests().len(), 3);
 }
+
+fn diagnosis(events: &[Event]) -> Option<&strata_provider::CacheDiagnosis> {
+    events.iter().find_map(|e| match e {
+        Event::CacheDiagnosis(d) => Some(d),
+        _ => None,
+    })
+}
+
+/// A forced break (a changed system section) is reported with the provider's own reason: the
+/// row asks for the diagnosis (`diagnostics.previous_message_id` naming the session's previous
+/// response, beta `cache-diagnosis-2026-04-07`) and strata-mock answers from its own prefix
+/// cache.
+#[tokio::test]
+async fn a_changed_system_section_is_reported_with_the_providers_miss_reason() {
+    let s = setup(MockConfig::new()).await;
+    let options = StreamOptions {
+        session_id: Some("session-a".into()),
+        ..s.options()
+    };
+    let first = s.collect(&long_request("first question"), &options).await;
+    done(&first);
+    // The first request opts in with nothing to compare, and nothing diverged.
+    assert_eq!(diagnosis(&first), None);
+    let records = s.server.requests();
+    let first_id = match &first[0] {
+        Event::Start { response_id, .. } => response_id.clone().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        records[0].body.as_ref().unwrap()["diagnostics"],
+        json!({"previous_message_id": null})
+    );
+
+    // The same conversation extended: the provider finds no divergence.
+    let mut extended = long_request("first question");
+    extended.messages.push(Message::assistant_text("an answer"));
+    extended
+        .messages
+        .push(Message::user_text("and a follow-up"));
+    let events = s.collect(&extended, &options).await;
+    assert_eq!(diagnosis(&events), None, "{events:?}");
+    let second_id = match &events[0] {
+        Event::Start { response_id, .. } => response_id.clone().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        s.server.requests()[1].body.as_ref().unwrap()["diagnostics"]["previous_message_id"],
+        json!(first_id)
+    );
+
+    // One system section rewritten in place: the cache breaks from the system chapter on.
+    let mut changed = extended.clone();
+    changed.system = vec![SystemBlock::text(
+        "You are strata, a terse coding agent. ".repeat(200),
+    )];
+    let http = s
+        .adapter
+        .http_request(&s.model, &changed, &options)
+        .unwrap();
+    let betas: Vec<&str> = http
+        .headers
+        .iter()
+        .filter(|(name, _)| name == "anthropic-beta")
+        .flat_map(|(_, value)| value.split(','))
+        .collect();
+    assert!(betas.contains(&"cache-diagnosis-2026-04-07"), "{betas:?}");
+    let events = s.collect(&changed, &options).await;
+    let (_, _, usage) = done(&events);
+    let found = diagnosis(&events).expect("a diagnosis");
+    assert_eq!(found.reason, "system_changed");
+    let records = s.server.requests();
+    assert_eq!(
+        records[2].body.as_ref().unwrap()["diagnostics"]["previous_message_id"],
+        json!(second_id)
+    );
+    // What the previous request held from the system chapter on is what was missed.
+    let before = records[1].cache.unwrap();
+    let held = |c: strata_mock::Split| c.read + c.written + c.uncached;
+    assert_eq!(
+        found.missed_tokens,
+        Some(held(before.system) + held(before.messages))
+    );
+    // The break is real: the previous request read its whole prefix, this one at most the
+    // tools chapter (here under the model's cache minimum, so nothing).
+    assert!(before.cache_read > held(before.tools), "{before:?}");
+    assert!(usage.cache_read <= held(before.tools), "{usage:?}");
+}

@@ -22,6 +22,7 @@ use crate::MockError;
 use crate::cache::CacheSimulator;
 use crate::clock::VirtualClock;
 use crate::config::{MockConfig, Protocol};
+use crate::diagnosis::{Diagnosis, Fingerprint, Fingerprints, diagnose};
 use crate::fault::{Fault, FaultKind};
 use crate::output;
 use crate::playback::{Pick, Player, conversation_key};
@@ -59,6 +60,8 @@ pub(crate) struct State {
     stored_responses: Mutex<HashMap<String, Vec<Value>>>,
     /// The block hashes of the last request in each cache namespace, to name what changed.
     last_blocks: Mutex<HashMap<String, Vec<(Chapter, u64)>>>,
+    /// What each response's request looked like, for the cache diagnoses of later requests.
+    fingerprints: Mutex<Fingerprints>,
     seq: AtomicU64,
     record_file: Option<Mutex<std::fs::File>>,
 }
@@ -108,6 +111,7 @@ impl State {
             player: Mutex::new(Player::new()),
             stored_responses: Mutex::new(HashMap::new()),
             last_blocks: Mutex::new(HashMap::new()),
+            fingerprints: Mutex::new(Fingerprints::default()),
             seq: AtomicU64::new(0),
             record_file: record_file.map(Mutex::new),
         }
@@ -137,6 +141,7 @@ impl State {
         *lock(&self.player) = Player::new();
         lock(&self.stored_responses).clear();
         lock(&self.last_blocks).clear();
+        lock(&self.fingerprints).clear();
     }
 
     /// The first block of `prompt` that differs from the previous request in `namespace`.
@@ -387,6 +392,12 @@ impl State {
             }
             _ => std::borrow::Cow::Borrowed(&profile.cache),
         };
+        let fingerprint = Fingerprint::of(
+            &parsed.model,
+            parsed.cache_key.as_deref(),
+            0,
+            &parsed.prompt,
+        );
         // What a provider tool search in the reply brings in is input of this response.
         record.search_loaded_tokens =
             crate::tool_search::bill(&mut parsed, &reply, &self.tokenizer);
@@ -403,7 +414,21 @@ impl State {
             total: output_tokens,
             reasoning: reasoning_tokens,
         } = output::count(&reply, &self.tokenizer);
+        let diagnosis = parsed.diagnose.as_ref().map(|against| match against {
+            Some(id) => diagnose(lock(&self.fingerprints).get(id), &fingerprint),
+            // Anthropic's `previous_message_id: null` opts in with nothing to compare.
+            None => Diagnosis::NoDivergence,
+        });
+        let response_id = match W::PROTOCOL {
+            Protocol::Anthropic => Some(format!("msg_mock{seq:020}")),
+            Protocol::Responses => Some(format!("resp_mock{seq:020}")),
+            _ => None,
+        };
+        if let Some(id) = response_id {
+            lock(&self.fingerprints).insert(id, fingerprint);
+        }
         let outcome = Outcome {
+            diagnosis,
             reply: &reply,
             cache: &cache,
             output_tokens,

@@ -9,8 +9,8 @@ use strata_provider::transport::{
     join_url, missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
-    AuthScheme, EventStream, Model, Protocol, Provider, ProviderError, ProviderRow, Request,
-    StreamOptions,
+    AuthScheme, EventStream, LastResponses, Model, Protocol, Provider, ProviderError, ProviderRow,
+    Request, StreamOptions,
 };
 use tracing::Instrument;
 
@@ -78,6 +78,8 @@ pub struct ResponsesProvider {
     config: Option<ResponsesConfig>,
     url_vars: BTreeMap<String, String>,
     env: EnvLookup,
+    /// Each session's last response id, the next request's `comparison_response_id`.
+    last: LastResponses,
 }
 
 impl std::fmt::Debug for ResponsesProvider {
@@ -102,6 +104,7 @@ impl ResponsesProvider {
             config: None,
             url_vars: BTreeMap::new(),
             env: process_env_lookup(),
+            last: LastResponses::new(),
         }
     }
 
@@ -159,7 +162,20 @@ impl ResponsesProvider {
             .cache_key
             .as_deref()
             .or(request.cache_key.as_deref());
-        let built = build_request(model, request, &caps, config.system_placement, cache_key);
+        let mut built = build_request(model, request, &caps, config.system_placement, cache_key);
+        if caps.cache_diagnostics
+            && let Some(previous) = self.last.get(options.session_id.as_deref())
+            && let Some(body) = built.body.as_object_mut()
+        {
+            // openai-python 3.63.0 `PromptCacheOptions.comparison_response_id`: "requests
+            // prompt cache diagnostics"; the first request has nothing to compare.
+            let options = body
+                .entry("prompt_cache_options")
+                .or_insert_with(|| serde_json::json!({}));
+            if let Some(options) = options.as_object_mut() {
+                options.insert("comparison_response_id".into(), previous.into());
+            }
+        }
         let mut http = HttpRequest::json_of(join_url(&base, &config.path), &built.body)?
             .header("accept", "text/event-stream");
         http.max_retries = Some(options.max_retries);
@@ -226,9 +242,11 @@ impl Provider for ResponsesProvider {
         let cancel = options.cancel.clone();
         let driver: Driver =
             Arc::new(move |response| drive(response, ResponsesParser::new(), cancel.clone()));
-        self.client
+        let stream = self
+            .client
             .stream_events(http, &options.cancel, driver)
             .instrument(span)
-            .await
+            .await?;
+        Ok(self.last.track(options.session_id.as_deref(), stream))
     }
 }

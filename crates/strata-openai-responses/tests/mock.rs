@@ -446,3 +446,79 @@ async fn encrypted_reasoning_is_replayed_on_the_next_turn() {
         json!(strata_mock::encrypted_reasoning("Read it first."))
     );
 }
+
+fn diagnosis(events: &[Event]) -> Option<&strata_provider::CacheDiagnosis> {
+    events.iter().find_map(|e| match e {
+        Event::CacheDiagnosis(d) => Some(d),
+        _ => None,
+    })
+}
+
+/// On a row with cache diagnostics (GPT-5.6 and later), each request names the session's
+/// previous response in `prompt_cache_options.comparison_response_id`, and a changed
+/// instruction comes back as the provider's `input_changed` miss with the tokens missed.
+#[tokio::test]
+async fn a_changed_system_prompt_is_reported_with_the_providers_miss_reason() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    let (provider, mut model) = openai(0);
+    model.id = "gpt-6".into();
+    let options = strata_provider::StreamOptions {
+        session_id: Some("session-b".into()),
+        ..options(&server.base_url())
+    };
+    let mut first = request(400);
+    first.model = "gpt-6".into();
+    let events = collect(provider.stream(&model, &first, &options).await.unwrap()).await;
+    assert_eq!(diagnosis(&events), None);
+    let Event::Start {
+        response_id: Some(first_id),
+        ..
+    } = &events[0]
+    else {
+        panic!("{events:?}")
+    };
+    let body = server.requests()[0].body.clone().unwrap();
+    assert!(
+        body.pointer("/prompt_cache_options/comparison_response_id")
+            .is_none(),
+        "{body}"
+    );
+
+    let mut extended = first.clone();
+    extended.messages.push(Message::assistant_text("Done."));
+    extended.messages.push(Message::user_text("Now the third."));
+    let events = collect(provider.stream(&model, &extended, &options).await.unwrap()).await;
+    assert_eq!(
+        diagnosis(&events).map(|d| d.reason.as_str()),
+        Some("cache_hit")
+    );
+    let body = server.requests()[1].body.clone().unwrap();
+    assert_eq!(
+        body["prompt_cache_options"]["comparison_response_id"],
+        json!(first_id)
+    );
+
+    let mut changed = extended.clone();
+    changed.system = vec![SystemBlock::text(
+        "You are a terse coding agent. ".repeat(400),
+    )];
+    let events = collect(provider.stream(&model, &changed, &options).await.unwrap()).await;
+    let found = diagnosis(&events).expect("a diagnosis");
+    assert_eq!(found.reason, "input_changed");
+    let before = server.requests()[1].cache.unwrap();
+    let held = |c: strata_mock::Split| c.read + c.written + c.uncached;
+    assert_eq!(
+        found.missed_tokens,
+        Some(held(before.system) + held(before.messages))
+    );
+    // A row without diagnostics (gpt-5.2) sends no comparison.
+    let (plain, plain_model) = openai(0);
+    let http = plain
+        .http_request(&plain_model, &request(5), &options)
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&http.body).unwrap();
+    assert!(
+        body.pointer("/prompt_cache_options/comparison_response_id")
+            .is_none()
+    );
+}

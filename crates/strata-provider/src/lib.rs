@@ -9,6 +9,7 @@
 
 pub mod capabilities;
 pub mod catalog;
+pub mod diagnosis;
 pub mod discovery;
 pub mod error;
 pub mod event;
@@ -31,6 +32,7 @@ pub use catalog::{
     Catalog, CatalogError, ConfigFormat, GuessedModel, ModelsFile, ProviderSummary, Support,
     UserConfig, UserProvider,
 };
+pub use diagnosis::{CacheDiagnosis, DiagnosedChange, LastResponses};
 pub use error::{ApiKey, ProviderError};
 pub use event::{Event, EventStream, MessageAssembler, StopReason};
 pub use model::{Modality, Model};

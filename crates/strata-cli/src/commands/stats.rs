@@ -192,6 +192,16 @@ fn write_cache(out: &mut impl std::io::Write, cache: &CacheReport) -> anyhow::Re
             b.previous_prompt,
             b.cause.describe()
         )?;
+        if let Some(provider) = &b.provider {
+            writeln!(out, "    provider reports: {}", provider.describe())?;
+        }
+    }
+    for d in &cache.disagreements {
+        writeln!(
+            out,
+            "  WARNING: provider and strata disagree on {} — a bug in one of them",
+            d.describe()
+        )?;
     }
     for small in &cache.below_minimum {
         writeln!(
@@ -392,6 +402,7 @@ fn claude_code_request(line: &Value, catalog: &Catalog) -> Option<RequestRecord>
             .as_str()
             .and_then(strata_session::parse_iso_millis),
         aborted: false,
+        provider_diagnosis: None,
     };
     if let Some(model) = catalog.model("anthropic", model) {
         record.price_if_missing(&model.prices);

@@ -268,11 +268,27 @@ impl Wire for Anthropic {
                 })
                 .collect(),
         });
+        // anthropic-python 2.17.0 `BetaDiagnosticsParam`: an object whose
+        // `previous_message_id` is a message id or null.
+        let diagnose = match body.get("diagnostics") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(d)) => match d.get("previous_message_id") {
+                None | Some(Value::Null) => Some(None),
+                Some(Value::String(id)) => Some(Some(id.clone())),
+                Some(_) => {
+                    return Err(
+                        "diagnostics.previous_message_id: Input should be a valid string".into(),
+                    );
+                }
+            },
+            Some(_) => return Err("diagnostics: Input should be a valid dictionary".into()),
+        };
         Ok(Parsed {
             model,
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             prompt,
             conversation,
+            diagnose,
             max_output_tokens: Some(max_tokens),
             tool_search,
             ..Parsed::default()
@@ -298,7 +314,7 @@ impl Wire for Anthropic {
             }
             content.push(json!({"type": "tool_use", "id": tool_id(&call.id), "name": call.name, "input": call.arguments}));
         }
-        json!({
+        let mut message = json!({
             "id": format!("msg_{}", outcome.id),
             "type": "message",
             "role": "assistant",
@@ -307,7 +323,11 @@ impl Wire for Anthropic {
             "stop_reason": stop_reason(reply.stop),
             "stop_sequence": null,
             "usage": usage(outcome),
-        })
+        });
+        if let Some(diagnosis) = &outcome.diagnosis {
+            message["diagnostics"] = diagnosis.anthropic();
+        }
+        message
     }
 
     fn stream(parsed: &Parsed, outcome: &Outcome<'_>) -> Vec<Bytes> {
@@ -315,14 +335,19 @@ impl Wire for Anthropic {
         let mut events = Vec::new();
         let mut start_usage = usage(outcome);
         start_usage["output_tokens"] = json!(1);
-        events.push(sse_event("message_start", &json!({
+        let mut start = json!({
             "type": "message_start",
             "message": {
                 "id": format!("msg_{}", outcome.id), "type": "message", "role": "assistant",
                 "model": parsed.model, "content": [], "stop_reason": null, "stop_sequence": null,
                 "usage": start_usage,
             }
-        })));
+        });
+        // The diagnosis rides on the message object (`BetaMessage.diagnostics`).
+        if let Some(diagnosis) = &outcome.diagnosis {
+            start["message"]["diagnostics"] = diagnosis.anthropic();
+        }
+        events.push(sse_event("message_start", &start));
         events.push(sse_event("ping", &json!({"type": "ping"})));
         let mut index = 0usize;
         let delta = |index: usize, delta: Value| {

@@ -47,6 +47,10 @@ pub struct Parsed {
     pub encrypted_reasoning: bool,
     /// The provider's own tool search, when the request declares it (crate::tool_search).
     pub tool_search: Option<crate::tool_search::ToolSearch>,
+    /// The response a cache diagnosis is asked against (Anthropic `diagnostics.
+    /// previous_message_id`, which may be null; OpenAI `prompt_cache_options.
+    /// comparison_response_id`); `None` when no diagnosis is asked for.
+    pub diagnose: Option<Option<String>>,
 }
 
 /// Everything a renderer needs about the reply.
@@ -68,6 +72,8 @@ pub struct Outcome<'a> {
     pub profile: &'a ModelProfile,
     /// Characters per streamed delta.
     pub delta_chars: usize,
+    /// The cache diagnosis, when the request asked for one.
+    pub diagnosis: Option<crate::diagnosis::Diagnosis>,
 }
 
 /// A refusal, rendered in each provider's own error shape.

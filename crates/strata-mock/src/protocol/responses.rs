@@ -189,7 +189,7 @@ fn response(
     } else {
         Value::Null
     };
-    json!({
+    let mut response = json!({
         "id": format!("resp_{}", outcome.id),
         "object": "response",
         "created_at": outcome.created,
@@ -207,7 +207,32 @@ fn response(
         "truncation": "disabled",
         "usage": usage,
         "metadata": {},
-    })
+    });
+    if let Some(diagnosis) = &outcome.diagnosis {
+        response["prompt_cache_diagnostics"] = diagnosis.openai();
+    }
+    response
+}
+
+/// `prompt_cache_options.comparison_response_id` (openai-python 3.63.0 `PromptCacheOptions`).
+fn comparison(body: &Value) -> Result<Option<String>, String> {
+    let Some(options) = body.get("prompt_cache_options").filter(|o| !o.is_null()) else {
+        return Ok(None);
+    };
+    if !options.is_object() {
+        return Err(format!(
+            "Invalid type for 'prompt_cache_options': expected an object, but got {} instead.",
+            super::json_type(options)
+        ));
+    }
+    match options.get("comparison_response_id") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(id)) => Ok(Some(id.clone())),
+        Some(other) => Err(format!(
+            "Invalid type for 'prompt_cache_options.comparison_response_id': expected a string, but got {} instead.",
+            super::json_type(other)
+        )),
+    }
 }
 
 impl Wire for Responses {
@@ -347,6 +372,7 @@ impl Wire for Responses {
                 "max_output_tokens",
             )?,
             retention: super::retention(body)?,
+            diagnose: comparison(body)?.map(Some),
             ..Parsed::default()
         })
     }
