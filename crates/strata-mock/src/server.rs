@@ -316,13 +316,16 @@ impl State {
         // its turn (or summary entry), so the player goes back to where it was and the next
         // request gets the same turn — a keep-warm ping with `max_tokens: 1` leaves the
         // script as it found it.
-        let (pick, reply) = {
+        // A pre-warm generates nothing: a reply cut at zero tokens, which keeps its turn.
+        let cap = if parsed.prewarm {
+            Some(0)
+        } else {
+            parsed.max_output_tokens
+        };
+        let (pick, mut reply) = {
             let mut player = lock(&self.player);
             let scripted = scenario.is_some() && !side;
-            let before = parsed
-                .max_output_tokens
-                .filter(|_| scripted)
-                .map(|_| player.clone());
+            let before = cap.filter(|_| scripted).map(|_| player.clone());
             let pick = match scenario.as_deref() {
                 Some(s) if !side => player.pick(s, &parsed.conversation),
                 _ => Pick::Echo,
@@ -333,9 +336,7 @@ impl State {
                 _ if side => scenario::summary_reply(scenario::SIDE_REPLY),
                 _ => scenario::reply(pick.turn(), &parsed.conversation),
             };
-            let cut = parsed
-                .max_output_tokens
-                .and_then(|cap| output::cut(&full, cap, &self.tokenizer));
+            let cut = cap.and_then(|cap| output::cut(&full, cap, &self.tokenizer));
             match cut {
                 Some(cut) => {
                     if let Some(before) = before {
@@ -347,6 +348,10 @@ impl State {
             }
         };
         let cut = reply.stop == scenario::Stop::MaxTokens;
+        if parsed.prewarm {
+            // The response completes: nothing was asked of the model.
+            reply.stop = scenario::Stop::EndTurn;
+        }
         let turn = pick.turn();
         let fault = self.take_fault(W::PROTOCOL).or_else(|| {
             // A cut reply leaves the turn's fault for the request that plays the turn.

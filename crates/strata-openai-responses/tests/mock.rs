@@ -522,3 +522,67 @@ async fn a_changed_system_prompt_is_reported_with_the_providers_miss_reason() {
             .is_none()
     );
 }
+
+/// A zero output cap is a pre-warm: on GPT-5.6+ rows `prompt_cache_options.prewarm` fills the
+/// cache and generates nothing (no output tokens, the script's turn kept); older rows send the
+/// API's minimum cap instead.
+#[tokio::test]
+async fn a_pre_warm_fills_the_cache_and_generates_nothing() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(scenario("[[turn]]\ntext = \"The answer.\"\n"));
+    let (provider, mut model) = openai(0);
+    model.id = "gpt-6".into();
+    let mut warm = request(400);
+    warm.model = "gpt-6".into();
+    warm.max_tokens = Some(0);
+    let events = collect(
+        provider
+            .stream(&model, &warm, &options(&server.base_url()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let Some(Event::Done {
+        stop_reason,
+        message,
+        usage,
+    }) = events.last()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*stop_reason, StopReason::EndTurn);
+    assert!(message.content.is_empty(), "{message:?}");
+    assert_eq!(usage.output, 0);
+    let records = server.requests();
+    let body = records[0].body.clone().unwrap();
+    assert_eq!(body["prompt_cache_options"]["prewarm"], json!(true));
+    assert!(body.get("max_output_tokens").is_none(), "{body}");
+    assert_eq!(records[0].output_tokens, 0);
+
+    // The real request reads what the pre-warm stored and gets the scripted turn.
+    let mut real = warm.clone();
+    real.max_tokens = None;
+    let events = collect(
+        provider
+            .stream(&model, &real, &options(&server.base_url()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let Some(Event::Done { message, usage, .. }) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(message.text(), "The answer.");
+    assert!(usage.cache_read > 1024, "{usage:?}");
+
+    // gpt-5.2 has no pre-warm: the cap is raised to the API's minimum.
+    let (plain, plain_model) = openai(0);
+    let mut capped = request(5);
+    capped.max_tokens = Some(0);
+    let http = plain
+        .http_request(&plain_model, &capped, &options(&server.base_url()))
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&http.body).unwrap();
+    assert_eq!(body["max_output_tokens"], json!(16));
+    assert!(body.get("prompt_cache_options").is_none(), "{body}");
+}

@@ -51,6 +51,8 @@ pub struct Parsed {
     /// previous_message_id`, which may be null; OpenAI `prompt_cache_options.
     /// comparison_response_id`); `None` when no diagnosis is asked for.
     pub diagnose: Option<Option<String>>,
+    /// OpenAI `prompt_cache_options.prewarm`: fill the cache, generate nothing.
+    pub prewarm: bool,
 }
 
 /// Everything a renderer needs about the reply.

@@ -373,6 +373,10 @@ impl Wire for Responses {
             )?,
             retention: super::retention(body)?,
             diagnose: comparison(body)?.map(Some),
+            prewarm: body
+                .pointer("/prompt_cache_options/prewarm")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             ..Parsed::default()
         })
     }
