@@ -7,12 +7,13 @@ use strata_provider::transport::{
     join_url, missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
-    ApiKey, AuthScheme, EventStream, Feature, LastResponses, Model, ParamLocation, Protocol,
-    Provider, ProviderError, ProviderRow, Request, StreamOptions,
+    ApiKey, AuthScheme, Capabilities, EffortChanges, EventStream, Feature, LastResponses, Model,
+    ParamLocation, Protocol, Provider, ProviderError, ProviderRow, ReasoningStyle, Request,
+    StreamOptions,
 };
 use tracing::Instrument;
 
-use crate::request::{ANTHROPIC_VERSION, build_body, uses_tool_changes};
+use crate::request::{ANTHROPIC_VERSION, adaptive_effort, build_body, uses_tool_changes};
 use crate::stream::AnthropicParser;
 
 /// The Messages adapter for one provider row (Anthropic, MiniMax, Kimi, gateways, …).
@@ -23,6 +24,8 @@ pub struct AnthropicProvider {
     env: EnvLookup,
     /// Each session's last response id, named in the next request's `diagnostics`.
     last: LastResponses,
+    /// Each session's effort changes, said in system messages where the row allows it.
+    effort: EffortChanges,
 }
 
 impl std::fmt::Debug for AnthropicProvider {
@@ -41,6 +44,7 @@ impl AnthropicProvider {
             client,
             env: process_env_lookup(),
             last: LastResponses::new(),
+            effort: EffortChanges::new(),
         }
     }
 
@@ -78,6 +82,7 @@ impl AnthropicProvider {
             request.cache_key = Some(key);
         }
         let mut body = build_body(&request, model, &caps);
+        let effort_said = self.say_effort_changes(&mut body, &request, model, &caps, options);
         if caps.cache_diagnostics
             && let Some(fields) = body.as_object_mut()
         {
@@ -124,6 +129,9 @@ impl AnthropicProvider {
         if body.get("diagnostics").is_some() {
             wanted.push(Feature::CacheDiagnostics);
         }
+        if effort_said {
+            wanted.push(Feature::MidConversationEffort);
+        }
         for feature in wanted {
             for h in caps.headers_for(feature) {
                 if h.header.eq_ignore_ascii_case("anthropic-beta") {
@@ -147,6 +155,50 @@ impl AnthropicProvider {
         http.secrets = key.into_iter().collect::<Vec<ApiKey>>();
         http.max_retries = Some(options.max_retries);
         Ok(http)
+    }
+}
+
+impl AnthropicProvider {
+    /// On rows with per-message effort: keeps the session's first effort at the request level
+    /// and says each change in a `role: "system"` message carrying only `output_config`
+    /// (anthropic-python 2.17.0 `BetaSystemMessageParam`), where it happened. Returns whether
+    /// the body holds such a message (the beta header is needed then).
+    fn say_effort_changes(
+        &self,
+        body: &mut serde_json::Value,
+        request: &Request,
+        model: &Model,
+        caps: &Capabilities,
+        options: &StreamOptions,
+    ) -> bool {
+        if !(caps.mid_conversation_effort
+            && caps.reasoning == ReasoningStyle::AnthropicAdaptive
+            && model.reasoning)
+        {
+            return false;
+        }
+        let Some(messages) = body.get("messages").and_then(|m| m.as_array()) else {
+            return false;
+        };
+        let plan = self
+            .effort
+            .plan(options.session_id.as_deref(), messages, request.thinking);
+        if plan.base != request.thinking {
+            let mut at_base = request.clone();
+            at_base.thinking = plan.base;
+            let rebuilt = build_body(&at_base, model, caps);
+            *body = rebuilt;
+        }
+        let Some(messages) = body.get_mut("messages").and_then(|m| m.as_array_mut()) else {
+            return false;
+        };
+        plan.insert(messages, |level| {
+            serde_json::json!({
+                "role": "system",
+                "output_config": {"effort": adaptive_effort(level)},
+            })
+        });
+        !plan.changes.is_empty()
     }
 }
 

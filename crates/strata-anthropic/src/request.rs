@@ -113,6 +113,17 @@ fn tool_json(tool: &ToolDefinition, caps: &Capabilities) -> Value {
     v
 }
 
+/// The adaptive `effort` for a thinking level (`output_config.effort`, at the request level or
+/// on a mid-conversation system message).
+pub fn adaptive_effort(level: ThinkingLevel) -> &'static str {
+    match level {
+        ThinkingLevel::Off | ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
+        ThinkingLevel::Medium => "medium",
+        ThinkingLevel::High => "high",
+        ThinkingLevel::Xhigh => "max",
+    }
+}
+
 /// `max_tokens`, the `thinking` object and the adaptive `effort`, per the row's reasoning style.
 fn thinking_params(
     request: &Request,
@@ -133,15 +144,11 @@ fn thinking_params(
         return (base, None, None);
     }
     match caps.reasoning {
-        ReasoningStyle::AnthropicAdaptive => {
-            let effort = match level {
-                ThinkingLevel::Off | ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
-                ThinkingLevel::Medium => "medium",
-                ThinkingLevel::High => "high",
-                ThinkingLevel::Xhigh => "max",
-            };
-            (base, Some(json!({"type": "adaptive"})), Some(effort))
-        }
+        ReasoningStyle::AnthropicAdaptive => (
+            base,
+            Some(json!({"type": "adaptive"})),
+            Some(adaptive_effort(level)),
+        ),
         ReasoningStyle::AnthropicBudget => {
             let Some(budget) = level.default_budget_tokens().map(u64::from) else {
                 return (base, None, None);

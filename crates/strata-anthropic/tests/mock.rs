@@ -743,3 +743,99 @@ async fn a_changed_system_section_is_reported_with_the_providers_miss_reason() {
     assert!(before.cache_read > held(before.tools), "{before:?}");
     assert!(usage.cache_read <= held(before.tools), "{usage:?}");
 }
+
+/// An effort change mid-conversation: on a row with per-message effort (Opus 4.8) the request
+/// keeps the session's first effort and says the change in a system message after the last
+/// message, so the next request reads at least 99% of the previous prompt; on a row without
+/// (Opus 4.7) the request-level effort changes and the mock drops the cached messages, as
+/// Anthropic documents for thinking parameters.
+#[tokio::test]
+async fn an_effort_change_reads_the_previous_prompt_where_the_row_allows_it() {
+    for (model_id, keeps) in [("claude-opus-4-8", true), ("claude-opus-4-7", false)] {
+        let mut s = setup(MockConfig::new()).await;
+        s.model = Catalog::builtin()
+            .unwrap()
+            .model("anthropic", model_id)
+            .unwrap();
+        let options = StreamOptions {
+            session_id: Some("effort".into()),
+            ..s.options()
+        };
+        let question = "Walk through the parser and name each odd corner case. ".repeat(250);
+        let mut first = long_request(&question);
+        first.model = model_id.into();
+        first.thinking = ThinkingLevel::High;
+        done(&s.collect(&first, &options).await);
+
+        let mut second = first.clone();
+        second
+            .messages
+            .push(Message::assistant_text("Three corner cases."));
+        second
+            .messages
+            .push(Message::user_text("Now briefly: which matters most?"));
+        second.thinking = ThinkingLevel::Low;
+        second.breakpoints[2].position = BreakpointPosition::Message { index: 2 };
+        let http = s.adapter.http_request(&s.model, &second, &options).unwrap();
+        let betas = http
+            .header_value("anthropic-beta")
+            .unwrap_or_default()
+            .to_owned();
+        done(&s.collect(&second, &options).await);
+
+        let records = s.server.requests();
+        let previous = records[0].cache.unwrap().input_tokens;
+        let read = records[1].cache.unwrap().cache_read;
+        let body = records[1].body.clone().unwrap();
+        eprintln!(
+            "{model_id}: effort high -> low, read {read} of the previous {previous} tokens ({:.1}%)",
+            100.0 * read as f64 / previous as f64
+        );
+        if keeps {
+            assert!(
+                read as f64 >= 0.99 * previous as f64,
+                "{model_id}: read {read} of {previous}"
+            );
+            assert_eq!(
+                body["output_config"]["effort"], "high",
+                "the session's first"
+            );
+            assert_eq!(
+                body["messages"][3],
+                json!({"role": "system", "output_config": {"effort": "low"}})
+            );
+            assert!(
+                betas.contains("mid-conversation-output-config-2026-07-01"),
+                "{betas}"
+            );
+            // The next turn keeps the change where it was said and reads this prompt.
+            let mut third = second.clone();
+            third.messages.push(Message::assistant_text("The second."));
+            third.messages.push(Message::user_text("Thanks."));
+            third.breakpoints[2].position = BreakpointPosition::Message { index: 4 };
+            done(&s.collect(&third, &options).await);
+            let records = s.server.requests();
+            let body = records[2].body.clone().unwrap();
+            assert_eq!(body["messages"][3]["output_config"]["effort"], "low");
+            assert_eq!(body["messages"].as_array().unwrap().len(), 6);
+            let read = records[2].cache.unwrap().cache_read;
+            let previous = records[1].cache.unwrap().input_tokens;
+            assert!(
+                read as f64 >= 0.99 * previous as f64,
+                "read {read} of {previous}"
+            );
+        } else {
+            assert!(
+                (read as f64) < 0.5 * previous as f64,
+                "{model_id}: read {read} of {previous}"
+            );
+            assert_eq!(
+                body["output_config"]["effort"],
+                "low",
+                "{}",
+                body.to_string().chars().take(300).collect::<String>()
+            );
+            assert!(!betas.contains("mid-conversation-output-config"), "{betas}");
+        }
+    }
+}

@@ -381,9 +381,14 @@ impl State {
         }
 
         let namespace = format!(
-            "{}|{}|{}",
+            "{}|{}|{}|{}",
             W::PROTOCOL.name(),
             parsed.model,
+            if W::PROTOCOL == Protocol::Responses {
+                parsed.params
+            } else {
+                0
+            },
             if profile.cache.keyed_by_cache_key {
                 parsed.cache_key.as_deref().unwrap_or("")
             } else {
@@ -400,9 +405,14 @@ impl State {
         let fingerprint = Fingerprint::of(
             &parsed.model,
             parsed.cache_key.as_deref(),
-            0,
+            parsed.params,
             &parsed.prompt,
         );
+        // Request-level parameters the cache keys on (thinking, effort): Anthropic's only
+        // invalidate the messages, OpenAI's effort the whole prompt (its namespace, below).
+        if W::PROTOCOL == Protocol::Anthropic {
+            parsed.prompt.key_messages_on(parsed.params);
+        }
         // What a provider tool search in the reply brings in is input of this response.
         record.search_loaded_tokens =
             crate::tool_search::bill(&mut parsed, &reply, &self.tokenizer);

@@ -9,8 +9,8 @@ use strata_provider::transport::{
     join_url, missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
-    AuthScheme, EventStream, LastResponses, Model, Protocol, Provider, ProviderError, ProviderRow,
-    Request, StreamOptions,
+    AuthScheme, EffortChanges, EventStream, LastResponses, Model, Protocol, Provider,
+    ProviderError, ProviderRow, ReasoningStyle, Request, StreamOptions,
 };
 use tracing::Instrument;
 
@@ -80,6 +80,9 @@ pub struct ResponsesProvider {
     env: EnvLookup,
     /// Each session's last response id, the next request's `comparison_response_id`.
     last: LastResponses,
+    /// Each session's effort changes, said in `configuration_update` items where the row
+    /// allows it.
+    effort: EffortChanges,
 }
 
 impl std::fmt::Debug for ResponsesProvider {
@@ -105,6 +108,7 @@ impl ResponsesProvider {
             url_vars: BTreeMap::new(),
             env: process_env_lookup(),
             last: LastResponses::new(),
+            effort: EffortChanges::new(),
         }
     }
 
@@ -163,6 +167,31 @@ impl ResponsesProvider {
             .as_deref()
             .or(request.cache_key.as_deref());
         let mut built = build_request(model, request, &caps, config.system_placement, cache_key);
+        if caps.mid_conversation_effort
+            && caps.reasoning == ReasoningStyle::OpenaiEffort
+            && model.reasoning
+            && let Some(input) = built.body.get("input").and_then(|i| i.as_array())
+        {
+            // The session's first effort stays at the request level; each change is a
+            // `configuration_update` item where it happened (openai-python 3.63.0 beta
+            // `BetaResponseConfigurationUpdateItemParam`: "for subsequent responses").
+            let plan = self
+                .effort
+                .plan(options.session_id.as_deref(), input, request.thinking);
+            if plan.base != request.thinking {
+                let mut at_base = request.clone();
+                at_base.thinking = plan.base;
+                built = build_request(model, &at_base, &caps, config.system_placement, cache_key);
+            }
+            if let Some(input) = built.body.get_mut("input").and_then(|i| i.as_array_mut()) {
+                plan.insert(input, |level| {
+                    serde_json::json!({
+                        "type": "configuration_update",
+                        "reasoning": {"effort": level.as_str()},
+                    })
+                });
+            }
+        }
         if caps.cache_diagnostics
             && let Some(previous) = self.last.get(options.session_id.as_deref())
             && let Some(body) = built.body.as_object_mut()

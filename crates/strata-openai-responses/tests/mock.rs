@@ -586,3 +586,54 @@ async fn a_pre_warm_fills_the_cache_and_generates_nothing() {
     assert_eq!(body["max_output_tokens"], json!(16));
     assert!(body.get("prompt_cache_options").is_none(), "{body}");
 }
+
+/// An effort change mid-conversation on GPT-6 (a `configuration_update` item where the change
+/// happened, the request keeping the session's first effort) reads at least 99% of the
+/// previous prompt; on gpt-5.4, which has no such item, the request-level effort changes and
+/// the mock, for which effort is part of the cache's identity, reads nothing.
+#[tokio::test]
+async fn an_effort_change_reads_the_previous_prompt_where_the_row_allows_it() {
+    for (model_id, keeps) in [("gpt-6", true), ("gpt-5.4", false)] {
+        let server = MockServer::start(MockConfig::new()).await.unwrap();
+        let (provider, mut model) = openai(0);
+        model.id = model_id.into();
+        let options = strata_provider::StreamOptions {
+            session_id: Some("effort".into()),
+            ..options(&server.base_url())
+        };
+        // Long enough that the 128-token rounding of the automatic cache stays under 1%.
+        let mut first = request(2000);
+        first.model = model_id.into();
+        first.thinking = ThinkingLevel::High;
+        collect(provider.stream(&model, &first, &options).await.unwrap()).await;
+        let mut second = first.clone();
+        second.messages.push(Message::assistant_text("Read both."));
+        second.messages.push(Message::user_text("Now briefly."));
+        second.thinking = ThinkingLevel::Low;
+        collect(provider.stream(&model, &second, &options).await.unwrap()).await;
+        let records = server.requests();
+        let previous = records[0].cache.unwrap().input_tokens;
+        let read = records[1].cache.unwrap().cache_read;
+        eprintln!(
+            "{model_id}: effort high -> low, read {read} of the previous {previous} tokens ({:.1}%)",
+            100.0 * read as f64 / previous as f64
+        );
+        let body = records[1].body.clone().unwrap();
+        let input = body["input"].as_array().unwrap();
+        if keeps {
+            assert!(
+                read as f64 >= 0.99 * previous as f64,
+                "read {read} of {previous}"
+            );
+            assert_eq!(body["reasoning"]["effort"], "high");
+            assert_eq!(
+                input.last().unwrap(),
+                &json!({"type": "configuration_update", "reasoning": {"effort": "low"}})
+            );
+        } else {
+            assert_eq!(read, 0, "{model_id}");
+            assert_eq!(body["reasoning"]["effort"], "low");
+            assert!(!input.iter().any(|i| i["type"] == "configuration_update"));
+        }
+    }
+}

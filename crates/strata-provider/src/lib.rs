@@ -11,6 +11,7 @@ pub mod capabilities;
 pub mod catalog;
 pub mod diagnosis;
 pub mod discovery;
+pub mod effort;
 pub mod error;
 pub mod event;
 pub mod model;
@@ -33,6 +34,7 @@ pub use catalog::{
     UserConfig, UserProvider,
 };
 pub use diagnosis::{CacheDiagnosis, DiagnosedChange, LastResponses};
+pub use effort::{EffortChanges, EffortPlan};
 pub use error::{ApiKey, ProviderError};
 pub use event::{Event, EventStream, MessageAssembler, StopReason};
 pub use model::{Modality, Model};

@@ -27,6 +27,24 @@ fn ttl_of(value: &Value) -> Option<Ttl> {
 /// 2.15.0, `BetaSystemMessageParam.content`).
 const SYSTEM_MESSAGE_BLOCKS: [&str; 3] = ["text", "tool_addition", "tool_removal"];
 
+/// The efforts `output_config.effort` takes (anthropic-python 2.17.0 `BetaOutputConfigParam`).
+const EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
+
+/// Hash of the request-level parameters that are part of the messages' cache identity:
+/// "changing thinking parameters invalidates only the message blocks" (Anthropic
+/// prompt-caching docs, PROVIDERS.md §1.2), and Claude Code's docs name effort as part of the
+/// cache key. 0 when the request sets neither.
+fn message_params(body: &Value) -> u64 {
+    let thinking = body.get("thinking").filter(|v| !v.is_null());
+    let effort = body
+        .pointer("/output_config/effort")
+        .filter(|v| !v.is_null());
+    if thinking.is_none() && effort.is_none() {
+        return 0;
+    }
+    crate::tokens::hash_str(&json!([thinking, effort]).to_string())
+}
+
 fn check_block(block: &Value) -> Result<&str, String> {
     let kind = block
         .get("type")
@@ -215,7 +233,35 @@ impl Wire for Anthropic {
             if role == "assistant" {
                 conversation.assistant_turns += 1;
             }
+            // Per-message output configuration (anthropic-python 2.17.0
+            // `BetaSystemMessageOutputConfigParam`, beta
+            // `mid-conversation-output-config-2026-07-01`): only on system messages; the
+            // effort applies from here on, and the message is part of the cached prefix.
+            let output_config = message.get("output_config").filter(|v| !v.is_null());
+            if let Some(config) = output_config {
+                if role != "system" {
+                    return Err(format!(
+                        "messages.{i}.output_config: only permitted on role \"system\" messages"
+                    ));
+                }
+                match config.get("effort") {
+                    None | Some(Value::Null) => {}
+                    Some(Value::String(e)) if EFFORTS.contains(&e.as_str()) => {}
+                    Some(other) => {
+                        return Err(format!(
+                            "messages.{i}.output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max', got {other}"
+                        ));
+                    }
+                }
+                builder.push(
+                    Chapter::Messages,
+                    "output_config",
+                    &config.to_string(),
+                    None,
+                );
+            }
             match message.get("content") {
+                None if output_config.is_some() => {}
                 Some(Value::String(text)) => builder.push(Chapter::Messages, role, text, None),
                 Some(Value::Array(blocks)) => {
                     for (j, block) in blocks.iter().enumerate() {
@@ -289,6 +335,7 @@ impl Wire for Anthropic {
             prompt,
             conversation,
             diagnose,
+            params: message_params(body),
             max_output_tokens: Some(max_tokens),
             tool_search,
             ..Parsed::default()

@@ -53,6 +53,10 @@ pub struct Parsed {
     pub diagnose: Option<Option<String>>,
     /// OpenAI `prompt_cache_options.prewarm`: fill the cache, generate nothing.
     pub prewarm: bool,
+    /// Hash of the request-level parameters the cache keys on besides the blocks (thinking,
+    /// effort); 0 when there are none. Anthropic: part of the messages chapter; Responses:
+    /// of the whole prompt.
+    pub params: u64,
 }
 
 /// Everything a renderer needs about the reply.

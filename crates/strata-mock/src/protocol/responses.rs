@@ -373,6 +373,13 @@ impl Wire for Responses {
             )?,
             retention: super::retention(body)?,
             diagnose: comparison(body)?.map(Some),
+            // `reasoning_effort_changed` is one of OpenAI's cache-miss reasons
+            // (openai-python 3.63.0 `PromptCacheDiagnosticsCacheMiss`): the effort is part of
+            // the cache's identity.
+            params: body
+                .pointer("/reasoning/effort")
+                .and_then(Value::as_str)
+                .map_or(0, crate::tokens::hash_str),
             prewarm: body
                 .pointer("/prompt_cache_options/prewarm")
                 .and_then(Value::as_bool)
