@@ -7,9 +7,9 @@ use strata_provider::transport::{
     join_url, missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
-    ApiKey, AuthScheme, Capabilities, EffortChanges, EventStream, Feature, LastResponses, Model,
-    ParamLocation, Protocol, Provider, ProviderError, ProviderRow, ReasoningStyle, Request,
-    StreamOptions,
+    ApiKey, AuthScheme, Capabilities, EffortChanges, EventStream, Feature, LastResponses,
+    Learnable, LearnedCapabilities, Model, ParamLocation, Protocol, Provider, ProviderError,
+    ProviderRow, ReasoningStyle, Request, StreamOptions,
 };
 use tracing::Instrument;
 
@@ -26,6 +26,8 @@ pub struct AnthropicProvider {
     last: LastResponses,
     /// Each session's effort changes, said in system messages where the row allows it.
     effort: EffortChanges,
+    /// Features the provider refused for a model, left out from then on.
+    learned: Arc<LearnedCapabilities>,
 }
 
 impl std::fmt::Debug for AnthropicProvider {
@@ -45,7 +47,15 @@ impl AnthropicProvider {
             env: process_env_lookup(),
             last: LastResponses::new(),
             effort: EffortChanges::new(),
+            learned: Arc::new(LearnedCapabilities::in_memory()),
         }
+    }
+
+    /// Reads and records learned capabilities in `learned` (a file in the user's state, shared
+    /// by every adapter of a run) instead of this adapter's memory alone.
+    pub fn with_learned(mut self, learned: Arc<LearnedCapabilities>) -> Self {
+        self.learned = learned;
+        self
     }
 
     /// Reads keys and URL variables through `env` instead of the process environment.
@@ -66,8 +76,20 @@ impl AnthropicProvider {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<HttpRequest, ProviderError> {
+        self.build(model, request, options).map(|(http, _)| http)
+    }
+
+    /// The HTTP request and the learnable features it relies on.
+    fn build(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<(HttpRequest, Vec<Learnable>), ProviderError> {
         let endpoint = endpoint_speaking(&self.row, &model.id, Protocol::AnthropicMessages)?;
-        let caps = self.row.capabilities(&model.id);
+        let caps = self
+            .learned
+            .apply(&self.row.id, &model.id, &self.row.capabilities(&model.id));
         let env = |name: &str| (self.env)(name);
         let base = base_url(options.base_url.as_deref(), &endpoint, env)?;
         let base = base.trim_end_matches('/');
@@ -154,7 +176,17 @@ impl AnthropicProvider {
         }
         http.secrets = key.into_iter().collect::<Vec<ApiKey>>();
         http.max_retries = Some(options.max_retries);
-        Ok(http)
+        let mut used = Vec::new();
+        if body.get("diagnostics").is_some() {
+            used.push(Learnable::CacheDiagnostics);
+        }
+        if effort_said {
+            used.push(Learnable::MidConversationEffort);
+        }
+        if body.get("max_tokens").and_then(serde_json::Value::as_u64) == Some(0) {
+            used.push(Learnable::Prewarm);
+        }
+        Ok((http, used))
     }
 }
 
@@ -223,16 +255,40 @@ impl Provider for AnthropicProvider {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError> {
-        let http = self.http_request(model, request, options)?;
         let span = tracing::debug_span!("anthropic", provider = %self.row.id, model = %model.id);
         let cancel = options.cancel.clone();
         let driver: Driver =
             Arc::new(move |response| drive(response, AnthropicParser::new(), cancel.clone()));
-        let stream = self
-            .client
-            .stream_events(http, &options.cancel, driver)
-            .instrument(span)
-            .await?;
-        Ok(self.last.track(options.session_id.as_deref(), stream))
+        // A 400 naming a feature the row claims: learn it, send the turn again without it.
+        let mut left = 3;
+        loop {
+            let (http, used) = self.build(model, request, options)?;
+            let sent = self
+                .client
+                .stream_events(http, &options.cancel, driver.clone())
+                .instrument(span.clone())
+                .await;
+            match sent {
+                Ok(stream) => return Ok(self.last.track(options.session_id.as_deref(), stream)),
+                Err(ProviderError::InvalidRequest {
+                    status: 400,
+                    ref body,
+                    ..
+                }) if left > 0
+                    && let Some(feature) = Learnable::named_in(body, &used) =>
+                {
+                    left -= 1;
+                    let table = self.row.capabilities(&model.id);
+                    tracing::warn!(provider = %self.row.id, model = %model.id, feature = feature.as_str(), "the provider refused a feature the row claims; sending without it");
+                    if let Err(e) =
+                        self.learned
+                            .learn(&self.row.id, &model.id, &table, feature, body)
+                    {
+                        tracing::warn!("could not save what was learned: {e}");
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 }

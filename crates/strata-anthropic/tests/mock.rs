@@ -839,3 +839,110 @@ async fn an_effort_change_reads_the_previous_prompt_where_the_row_allows_it() {
         }
     }
 }
+
+/// The mock's model refuses the provider cache diagnosis the row claims (a 400 naming
+/// `diagnostics`): the turn completes through the fallback (the same request without it, the
+/// scripted answer intact), the lesson is saved with its date and error, and the next session
+/// — a new adapter reading the same file — starts without the feature: no second 400.
+#[tokio::test]
+async fn a_refused_feature_is_learned_and_the_turn_completes_without_it() {
+    let profile = strata_mock::ModelProfile {
+        rejects: vec!["diagnostics".into()],
+        ..MockConfig::new().profile(strata_mock::Protocol::Anthropic, MODEL)
+    };
+    let config = MockConfig::new().with_model(strata_mock::ModelRule {
+        protocol: Some(strata_mock::Protocol::Anthropic),
+        pattern: MODEL.into(),
+        profile,
+    });
+    let s = setup(config).await;
+    s.server.load_scenario(
+        Scenario::from_toml(
+            "[[turn]]\ntext = \"The answer.\"\n[[turn]]\ntext = \"Again.\"\n",
+            "t",
+        )
+        .unwrap(),
+    );
+    let dir = std::env::temp_dir().join(format!("strata-learned-anthropic-{}", std::process::id()));
+    let path = dir.join("learned-capabilities.json");
+    let _ = std::fs::remove_file(&path);
+    let learned = std::sync::Arc::new(strata_provider::LearnedCapabilities::open(&path).unwrap());
+    let adapter = s.adapter.clone().with_learned(learned);
+    let options = StreamOptions {
+        session_id: Some("first-session".into()),
+        ..s.options()
+    };
+    let events: Vec<Event> = adapter
+        .stream(&s.model, &long_request("one"), &options)
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    let (stop, message, _) = done(&events);
+    assert_eq!(
+        (*stop, message.text()),
+        (StopReason::EndTurn, "The answer.".to_owned())
+    );
+    let records = s.server.requests();
+    let statuses: Vec<u16> = records.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [400, 200]);
+    assert!(records[0].error.as_deref().unwrap().contains("diagnostics"));
+    assert!(
+        records[1]
+            .body
+            .as_ref()
+            .unwrap()
+            .get("diagnostics")
+            .is_none()
+    );
+
+    let saved = strata_provider::LearnedCapabilities::open(&path).unwrap();
+    let lessons = saved.lessons();
+    assert_eq!(lessons.len(), 1);
+    let lesson = &lessons[0];
+    assert_eq!(
+        (
+            lesson.provider.as_str(),
+            lesson.model.as_str(),
+            lesson.feature
+        ),
+        (
+            "anthropic",
+            MODEL,
+            strata_provider::Learnable::CacheDiagnostics
+        )
+    );
+    assert!(
+        lesson.error.contains("Extra inputs are not permitted"),
+        "{}",
+        lesson.error
+    );
+    assert!(lesson.learned_at.ends_with("GMT"), "{}", lesson.learned_at);
+
+    // The next session starts on what was learned.
+    let next = s.adapter.clone().with_learned(std::sync::Arc::new(saved));
+    let options = StreamOptions {
+        session_id: Some("second-session".into()),
+        ..s.options()
+    };
+    let events: Vec<Event> = next
+        .stream(&s.model, &long_request("two"), &options)
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    // A new conversation: the script's first turn again.
+    assert_eq!(done(&events).1.text(), "The answer.");
+    let records = s.server.requests();
+    assert_eq!(records.len(), 3, "no second refusal");
+    assert_eq!(records[2].status, 200);
+    assert!(
+        records[2]
+            .body
+            .as_ref()
+            .unwrap()
+            .get("diagnostics")
+            .is_none()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -291,6 +291,15 @@ impl State {
         record.cache_key = parsed.cache_key.clone();
         let profile = self.config.profile(W::PROTOCOL, &parsed.model);
         record.cache_style = Some(profile.cache.style);
+        // A feature the model refuses, refused before the script is consulted (no turn taken).
+        if let Some((_, error)) = parsed
+            .features
+            .iter()
+            .find(|(name, _)| profile.rejects.iter().any(|r| r == name))
+        {
+            let error = error.clone();
+            return self.refuse::<W>(record, ErrorKind::BadRequest(error));
+        }
 
         parsed.conversation.key = key;
         parsed.conversation.transcript = transcript;

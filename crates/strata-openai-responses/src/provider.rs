@@ -9,8 +9,8 @@ use strata_provider::transport::{
     join_url, missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
-    AuthScheme, EffortChanges, EventStream, LastResponses, Model, Protocol, Provider,
-    ProviderError, ProviderRow, ReasoningStyle, Request, StreamOptions,
+    AuthScheme, EffortChanges, EventStream, LastResponses, Learnable, LearnedCapabilities, Model,
+    Protocol, Provider, ProviderError, ProviderRow, ReasoningStyle, Request, StreamOptions,
 };
 use tracing::Instrument;
 
@@ -83,6 +83,8 @@ pub struct ResponsesProvider {
     /// Each session's effort changes, said in `configuration_update` items where the row
     /// allows it.
     effort: EffortChanges,
+    /// Features the provider refused for a model, left out from then on.
+    learned: Arc<LearnedCapabilities>,
 }
 
 impl std::fmt::Debug for ResponsesProvider {
@@ -109,7 +111,15 @@ impl ResponsesProvider {
             env: process_env_lookup(),
             last: LastResponses::new(),
             effort: EffortChanges::new(),
+            learned: Arc::new(LearnedCapabilities::in_memory()),
         }
+    }
+
+    /// Reads and records learned capabilities in `learned` (a file in the user's state, shared
+    /// by every adapter of a run) instead of this adapter's memory alone.
+    pub fn with_learned(mut self, learned: Arc<LearnedCapabilities>) -> Self {
+        self.learned = learned;
+        self
     }
 
     /// Values for the `{VAR}` placeholders of the row's base URLs (resolved by the caller).
@@ -158,8 +168,20 @@ impl ResponsesProvider {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<HttpRequest, ProviderError> {
+        self.build(model, request, options).map(|(http, _)| http)
+    }
+
+    /// The HTTP request and the learnable features it relies on.
+    fn build(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<(HttpRequest, Vec<Learnable>), ProviderError> {
         let endpoint = endpoint_speaking(&self.row, &model.id, Protocol::OpenaiResponses)?;
-        let caps = self.row.capabilities(&model.id);
+        let caps = self
+            .learned
+            .apply(&self.row.id, &model.id, &self.row.capabilities(&model.id));
         let config = self.config(model);
         let base = base_url(options.base_url.as_deref(), &endpoint, |k| self.var(k))?;
         let cache_key = options
@@ -205,6 +227,28 @@ impl ResponsesProvider {
                 options.insert("comparison_response_id".into(), previous.into());
             }
         }
+        let mut used = Vec::new();
+        let options_field = |name: &str| {
+            built
+                .body
+                .get("prompt_cache_options")
+                .and_then(|o| o.get(name))
+                .is_some()
+        };
+        if options_field("comparison_response_id") {
+            used.push(Learnable::CacheDiagnostics);
+        }
+        if options_field("prewarm") {
+            used.push(Learnable::Prewarm);
+        }
+        if built
+            .body
+            .get("input")
+            .and_then(|i| i.as_array())
+            .is_some_and(|i| i.iter().any(|item| item["type"] == "configuration_update"))
+        {
+            used.push(Learnable::MidConversationEffort);
+        }
         let mut http = HttpRequest::json_of(join_url(&base, &config.path), &built.body)?
             .header("accept", "text/event-stream");
         http.max_retries = Some(options.max_retries);
@@ -240,7 +284,7 @@ impl ResponsesProvider {
         for (name, value) in &options.headers {
             http = http.header(name, value);
         }
-        Ok(http)
+        Ok((http, used))
     }
 }
 
@@ -265,17 +309,41 @@ impl Provider for ResponsesProvider {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError> {
-        let http = self.http_request(model, request, options)?;
         let span =
             tracing::debug_span!("provider_request", provider = %self.row.id, model = %model.id);
         let cancel = options.cancel.clone();
         let driver: Driver =
             Arc::new(move |response| drive(response, ResponsesParser::new(), cancel.clone()));
-        let stream = self
-            .client
-            .stream_events(http, &options.cancel, driver)
-            .instrument(span)
-            .await?;
-        Ok(self.last.track(options.session_id.as_deref(), stream))
+        // A 400 naming a feature the row claims: learn it, send the turn again without it.
+        let mut left = 3;
+        loop {
+            let (http, used) = self.build(model, request, options)?;
+            let sent = self
+                .client
+                .stream_events(http, &options.cancel, driver.clone())
+                .instrument(span.clone())
+                .await;
+            match sent {
+                Ok(stream) => return Ok(self.last.track(options.session_id.as_deref(), stream)),
+                Err(ProviderError::InvalidRequest {
+                    status: 400,
+                    ref body,
+                    ..
+                }) if left > 0
+                    && let Some(feature) = Learnable::named_in(body, &used) =>
+                {
+                    left -= 1;
+                    let table = self.row.capabilities(&model.id);
+                    tracing::warn!(provider = %self.row.id, model = %model.id, feature = feature.as_str(), "the provider refused a feature the row claims; sending without it");
+                    if let Err(e) =
+                        self.learned
+                            .learn(&self.row.id, &model.id, &table, feature, body)
+                    {
+                        tracing::warn!("could not save what was learned: {e}");
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 }

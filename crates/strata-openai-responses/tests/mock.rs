@@ -637,3 +637,57 @@ async fn an_effort_change_reads_the_previous_prompt_where_the_row_allows_it() {
         }
     }
 }
+
+/// The mock's GPT-6 refuses `configuration_update` items although the row claims them: the
+/// turn completes at the request level (the fallback), the lesson is kept, and the adapter
+/// does not send the item again.
+#[tokio::test]
+async fn a_refused_effort_item_is_learned_and_the_turn_completes_without_it() {
+    let profile = strata_mock::ModelProfile {
+        rejects: vec!["configuration-update".into()],
+        ..MockConfig::new().profile(strata_mock::Protocol::Responses, "gpt-6")
+    };
+    let server = MockServer::start(MockConfig::new().with_model(strata_mock::ModelRule {
+        protocol: Some(strata_mock::Protocol::Responses),
+        pattern: "gpt-6".into(),
+        profile,
+    }))
+    .await
+    .unwrap();
+    let (provider, mut model) = openai(0);
+    model.id = "gpt-6".into();
+    let learned = std::sync::Arc::new(strata_provider::LearnedCapabilities::in_memory());
+    let provider = provider.with_learned(learned.clone());
+    let options = strata_provider::StreamOptions {
+        session_id: Some("refused".into()),
+        ..options(&server.base_url())
+    };
+    let mut first = request(50);
+    first.model = "gpt-6".into();
+    first.thinking = ThinkingLevel::High;
+    collect(provider.stream(&model, &first, &options).await.unwrap()).await;
+    let mut second = first.clone();
+    second.messages.push(Message::assistant_text("Read both."));
+    second.messages.push(Message::user_text("Now briefly."));
+    second.thinking = ThinkingLevel::Low;
+    let events = collect(provider.stream(&model, &second, &options).await.unwrap()).await;
+    assert!(
+        matches!(events.last(), Some(Event::Done { .. })),
+        "{events:?}"
+    );
+    let records = server.requests();
+    let statuses: Vec<u16> = records.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [200, 400, 200]);
+    let retried = records[2].body.clone().unwrap();
+    assert_eq!(retried["reasoning"]["effort"], "low");
+    let lessons = learned.lessons();
+    assert_eq!(
+        lessons.iter().map(|l| l.feature).collect::<Vec<_>>(),
+        [strata_provider::Learnable::MidConversationEffort]
+    );
+    assert!(
+        lessons[0].error.contains("configuration_update"),
+        "{}",
+        lessons[0].error
+    );
+}

@@ -14,6 +14,7 @@ pub mod discovery;
 pub mod effort;
 pub mod error;
 pub mod event;
+pub mod learned;
 pub mod model;
 pub mod pi;
 pub mod provider;
@@ -37,6 +38,7 @@ pub use diagnosis::{CacheDiagnosis, DiagnosedChange, LastResponses};
 pub use effort::{EffortChanges, EffortPlan};
 pub use error::{ApiKey, ProviderError};
 pub use event::{Event, EventStream, MessageAssembler, StopReason};
+pub use learned::{Learnable, LearnedCapabilities, LearnedError, Lesson};
 pub use model::{Modality, Model};
 pub use provider::{Completion, Provider, StreamOptions};
 pub use request::{

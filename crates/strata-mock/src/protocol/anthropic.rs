@@ -164,6 +164,13 @@ impl Wire for Anthropic {
         let mut conversation = Conversation::default();
         let mut deferred_tools = DeferredTools::default();
         let mut search_tool: Option<String> = None;
+        let mut features: Vec<(&'static str, String)> = Vec::new();
+        if max_tokens == 0 {
+            features.push((
+                "max-tokens-zero",
+                "max_tokens: Input should be greater than or equal to 1".into(),
+            ));
+        }
         if let Some(tools) = body.get("tools") {
             let tools = tools
                 .as_array()
@@ -259,6 +266,10 @@ impl Wire for Anthropic {
                     &config.to_string(),
                     None,
                 );
+                features.push((
+                    "system-output-config",
+                    format!("messages.{i}.output_config: Extra inputs are not permitted"),
+                ));
             }
             match message.get("content") {
                 None if output_config.is_some() => {}
@@ -329,12 +340,19 @@ impl Wire for Anthropic {
             },
             Some(_) => return Err("diagnostics: Input should be a valid dictionary".into()),
         };
+        if diagnose.is_some() {
+            features.push((
+                "diagnostics",
+                "diagnostics: Extra inputs are not permitted".into(),
+            ));
+        }
         Ok(Parsed {
             model,
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             prompt,
             conversation,
             diagnose,
+            features,
             params: message_params(body),
             max_output_tokens: Some(max_tokens),
             tool_search,

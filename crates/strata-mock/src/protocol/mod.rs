@@ -57,6 +57,9 @@ pub struct Parsed {
     /// effort); 0 when there are none. Anthropic: part of the messages chapter; Responses:
     /// of the whole prompt.
     pub params: u64,
+    /// The optional features the request uses, by the name a profile's `rejects` lists, each
+    /// with the error the provider sends when it refuses it.
+    pub features: Vec<(&'static str, String)>,
 }
 
 /// Everything a renderer needs about the reply.

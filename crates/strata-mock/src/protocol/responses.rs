@@ -347,7 +347,32 @@ impl Wire for Responses {
             .collect::<Vec<_>>()
             .join("\n");
         let tool_search = hosted_search(&declared, &items);
+        let mut features: Vec<(&'static str, String)> = Vec::new();
+        if body
+            .pointer("/prompt_cache_options/comparison_response_id")
+            .is_some_and(|v| !v.is_null())
+        {
+            features.push((
+                "comparison-response-id",
+                "Unknown parameter: 'prompt_cache_options.comparison_response_id'.".into(),
+            ));
+        }
+        if body.pointer("/prompt_cache_options/prewarm").is_some() {
+            features.push((
+                "prewarm",
+                "Unknown parameter: 'prompt_cache_options.prewarm'.".into(),
+            ));
+        }
+        if let Some(i) = items.iter().position(|item| {
+            item.get("type").and_then(Value::as_str) == Some("configuration_update")
+        }) {
+            features.push((
+                "configuration-update",
+                format!("Invalid value: 'configuration_update'. 'input[{i}].type' does not accept it for this model."),
+            ));
+        }
         Ok(Parsed {
+            features,
             model,
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             prompt: builder.finish(),
