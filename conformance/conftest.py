@@ -142,10 +142,12 @@ class Recorder(http.server.BaseHTTPRequestHandler):
     """Records each POST body and answers 400, so the SDK raises instead of parsing."""
 
     bodies = []
+    headers = []
 
     def do_POST(self):
         length = int(self.headers.get("content-length", 0))
         Recorder.bodies.append((self.path, self.rfile.read(length)))
+        Recorder.headers.append(dict(self.headers.items()))
         self.send_response(400)
         self.send_header("content-type", "application/json")
         body = b'{"error": {"type": "invalid_request_error", "message": "recorded"}}'
@@ -160,6 +162,7 @@ class Recorder(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def recorder():
     Recorder.bodies = []
+    Recorder.headers = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -144,3 +144,74 @@ def test_slow_hang_and_stall_faults(mock):
             with c.messages.stream(**body()) as stream:
                 stream.get_final_message()
         assert "Timeout" in type(raised.value).__name__, repr(raised.value)
+
+
+def test_cache_diagnosis_and_pre_warm_validate_as_beta_messages(mock):
+    """The beta shapes strata-mock answers (cache diagnosis, `max_tokens: 0`), sent through the
+    SDK's beta client with the beta header the body needs, validated as `BetaMessage` and
+    `BetaRawMessageStreamEvent`."""
+    from anthropic.types.beta import BetaMessage, BetaRawMessageStreamEvent
+
+    mock.scenario('[[turn]]\ntext = "First."\n[[turn]]\ntext = "Second."\n')
+    beta = client(mock.url).beta.messages
+    first = beta.with_raw_response.create(
+        **body(diagnostics={"previous_message_id": None}), betas=["cache-diagnosis-2026-04-07"]
+    )
+    first = validate(BetaMessage, first.http_response.json())
+    assert first.diagnostics is None  # nothing to compare on the first turn
+    changed_system = [{**SYSTEM[0], "text": "You are a terse agent. " * 400}]
+    second = beta.with_raw_response.create(
+        **body(system=changed_system, diagnostics={"previous_message_id": first.id}),
+        betas=["cache-diagnosis-2026-04-07"],
+    )
+    second = validate(BetaMessage, second.http_response.json())
+    reason = second.diagnostics.cache_miss_reason
+    assert reason.type == "system_changed", reason
+    assert reason.cache_missed_input_tokens > 0
+    unknown = beta.create(
+        **body(diagnostics={"previous_message_id": "msg_unknown"}), betas=["cache-diagnosis-2026-04-07"]
+    )
+    assert unknown.diagnostics.cache_miss_reason.type == "previous_message_not_found"
+
+    # Streamed: the diagnosis rides on message_start's message.
+    raw = post_raw(
+        mock.url + "/v1/messages",
+        body(stream=True, system=changed_system, diagnostics={"previous_message_id": first.id}),
+        {"x-api-key": "k", "anthropic-version": "2023-06-01", "anthropic-beta": "cache-diagnosis-2026-04-07"},
+    )
+    for name, data in sse_events(raw):
+        if name != "ping":
+            validate(BetaRawMessageStreamEvent, data)
+    start = next(data for name, data in sse_events(raw) if name == "message_start")
+    assert start["message"]["diagnostics"]["cache_miss_reason"]["type"] == "system_changed"
+
+    # A pre-warm: max_tokens 0 generates nothing.
+    warm = validate(BetaMessage, beta.with_raw_response.create(**body(max_tokens=0, thinking={"type": "disabled"})).http_response.json())
+    assert warm.content == [] and warm.usage.output_tokens == 0
+    assert warm.usage.cache_read_input_tokens > 0
+
+
+def test_a_system_message_carrying_only_an_effort_validates(mock):
+    """`role: "system"` with `output_config` alone (beta `mid-conversation-output-config-2026-07-01`),
+    as strata says an effort change: the SDK's beta types accept the request and the mock's
+    answer validates as a `BetaMessage`."""
+    from anthropic.types.beta import BetaMessage
+    from anthropic.types.beta.message_create_params import MessageCreateParamsNonStreaming
+    from test_request_bodies import strict_typed_dict
+
+    mock.scenario('[[turn]]\ntext = "Briefly."\n')
+    request = body(
+        thinking={"type": "adaptive"},
+        output_config={"effort": "high"},
+        messages=[
+            {"role": "user", "content": "Look at a.txt"},
+            {"role": "assistant", "content": "Looked."},
+            {"role": "user", "content": "Now briefly."},
+            {"role": "system", "output_config": {"effort": "low"}},
+        ],
+    )
+    strict_typed_dict(MessageCreateParamsNonStreaming, request)
+    raw = client(mock.url).beta.messages.with_raw_response.create(
+        **request, betas=["mid-conversation-output-config-2026-07-01"]
+    )
+    validate(BetaMessage, raw.http_response.json())

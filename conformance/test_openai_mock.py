@@ -165,3 +165,65 @@ def test_cut_and_slow_streams(mock):
     with pytest.raises(Exception):
         with client(mock.url).responses.stream(**responses_body()) as stream:
             stream.get_final_response()
+
+
+def test_prompt_cache_diagnosis_and_pre_warm_validate_as_responses(mock):
+    """`prompt_cache_options.comparison_response_id` → `Response.prompt_cache_diagnostics`, and
+    `prompt_cache_options.prewarm` (openai-python `PromptCacheOptions`), answered by strata-mock
+    and validated strictly as `Response` / `ResponseStreamEvent`."""
+    from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
+    from test_request_bodies import strict_typed_dict
+
+    mock.scenario('[[turn]]\ntext = "First."\n[[turn]]\ntext = "Second."\n')
+    c = client(mock.url)
+    base = responses_body(model="gpt-6", reasoning=None, include=None)
+    warm = {**base, "prompt_cache_options": {"prewarm": True}}
+    strict_typed_dict(ResponseCreateParamsNonStreaming, warm)
+    warmed = validate(Response, c.responses.with_raw_response.create(**warm).http_response.json())
+    assert warmed.output == [] and warmed.usage.output_tokens == 0
+    first = validate(Response, c.responses.with_raw_response.create(**base).http_response.json())
+    assert first.output_text == "First.", "the pre-warm took no turn"
+    assert first.usage.input_tokens_details.cached_tokens > 0, "the pre-warm filled the cache"
+    changed = {
+        **base,
+        "instructions": "You are a terse agent. " * 400,
+        "prompt_cache_options": {"comparison_response_id": first.id},
+    }
+    strict_typed_dict(ResponseCreateParamsNonStreaming, changed)
+    second = validate(Response, c.responses.with_raw_response.create(**changed).http_response.json())
+    diagnosis = second.prompt_cache_diagnostics
+    assert diagnosis.type == "cache_miss" and diagnosis.reason == "input_changed", diagnosis
+    assert diagnosis.cache_missed_tokens > 0
+    text = post_raw(mock.url + "/v1/responses", {**changed, "stream": True})
+    events = sse_events(text)
+    for name, data in events:
+        assert validate(ResponseStreamEvent, data).type == name
+    completed = events[-1][1]["response"]
+    assert completed["prompt_cache_diagnostics"]["reason"] == "input_changed"
+    gone = c.responses.create(**{**base, "prompt_cache_options": {"comparison_response_id": "resp_gone"}})
+    assert gone.prompt_cache_diagnostics.type == "comparison_response_not_found"
+
+
+def test_a_configuration_update_item_validates_as_a_beta_input(mock):
+    """An effort change as a `configuration_update` input item (openai-python beta
+    `BetaResponseConfigurationUpdateItemParam`): the beta request type accepts strata's shape,
+    the beta client sends it, and strata-mock's answer validates."""
+    from openai.types.beta.response_create_params import ResponseCreateParamsNonStreaming as Beta
+    from test_request_bodies import strict_typed_dict
+
+    mock.scenario('[[turn]]\ntext = "Looked."\n[[turn]]\ntext = "Briefly."\n')
+    body = responses_body(model="gpt-6", include=None, reasoning={"effort": "high"})
+    body["input"] = body["input"] + [
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Looked.", "annotations": []}],
+            "status": "completed",
+            "id": "msg_1",
+        },
+        {"role": "user", "content": [{"type": "input_text", "text": "Now briefly."}]},
+        {"type": "configuration_update", "reasoning": {"effort": "low"}},
+    ]
+    strict_typed_dict(Beta, body)
+    raw = client(mock.url).beta.responses.with_raw_response.create(**body)
+    assert raw.http_response.json()["output"][0]["content"][0]["text"] == "Briefly."

@@ -115,6 +115,15 @@ def test_anthropic_bodies(provider, model, retention, tmp_path, recorder):
     from anthropic.types.beta.message_create_params import MessageCreateParamsStreaming
 
     strict_typed_dict(MessageCreateParamsStreaming, body)
+    # Every beta the body needs is in the header strata sends with it.
+    sent_betas = {
+        beta
+        for name, value in wire["headers"]
+        if name.lower() == "anthropic-beta"
+        for beta in value.split(",")
+    }
+    missing = anthropic_betas_needed(body) - sent_betas
+    assert not missing, f"the body needs {missing}; strata sends {sent_betas}"
     ttls = {b["cache_control"].get("ttl", "5m") for b in body["system"] if "cache_control" in b}
     assert ttls == ({"1h"} if retention == "long" else {"5m"}), ttls
     url, bodies = recorder
@@ -293,3 +302,72 @@ def test_gemini_bodies(provider, model, tmp_path, recorder):
     assert proto_json_names(body) == body, "strata sends the REST reference's lowerCamelCase names"
     assert proto_json_names(sent_json(bodies)) == body
     assert path.endswith(f"/models/{model}:streamGenerateContent?alt=sse"), path
+
+
+# The beta header each Anthropic body shape needs (anthropic-python `AnthropicBetaParam`).
+def anthropic_betas_needed(body):
+    needed = set()
+    if "diagnostics" in body:
+        needed.add("cache-diagnosis-2026-04-07")
+    if "context_management" in body:
+        needed.add("context-management-2025-06-27")
+    for message in body["messages"]:
+        if message["role"] != "system":
+            continue
+        if "output_config" in message:
+            needed.add("mid-conversation-output-config-2026-07-01")
+        if message.get("clear_at") not in (None, "never"):
+            needed.add("mid-conversation-system-clear-at-2026-08-21")
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") in ("tool_addition", "tool_removal"):
+                needed.add("mid-conversation-tool-changes-2026-07-01")
+                if block["tool"].get("type") == "tool_definition":
+                    needed.add("inline-tools-2026-09-15")
+    return needed
+
+
+def fixture_entries(name):
+    return json.loads((ROOT / "conformance/fixtures" / name).read_text())
+
+
+@pytest.mark.parametrize("entry", fixture_entries("anthropic-beta-bodies.json"), ids=lambda e: e["name"])
+def test_anthropic_beta_bodies_carry_their_headers(entry, recorder):
+    """The adapter's newest shapes (kept current by strata-anthropic's `conformance_bodies`
+    test): valid beta request bodies, every beta they need in the header strata sends, and the
+    SDK's beta client sends the same JSON and header."""
+    from anthropic.types.anthropic_beta_param import AnthropicBetaParam
+    from anthropic.types.beta.message_create_params import MessageCreateParamsStreaming
+
+    body, betas = entry["body"], entry["anthropic_beta"]
+    strict_typed_dict(MessageCreateParamsStreaming, body)
+    known = set(typing.get_args(typing.get_args(AnthropicBetaParam)[1]))
+    assert set(betas) <= known, set(betas) - known
+    missing = anthropic_betas_needed(body) - set(betas)
+    assert not missing, f"{entry['name']}: the body needs {missing}"
+    url, bodies = recorder
+    client = anthropic.Anthropic(base_url=url, api_key="k", max_retries=0)
+    with pytest.raises(anthropic.BadRequestError):
+        client.beta.messages.create(**body, betas=betas)
+    assert sent_json(bodies) == body
+    import conftest
+
+    assert conftest.Recorder.headers[-1].get("anthropic-beta", "") == ",".join(betas)
+
+
+@pytest.mark.parametrize("entry", fixture_entries("responses-beta-bodies.json"), ids=lambda e: e["name"])
+def test_responses_beta_bodies(entry, recorder):
+    """The Responses adapter's newest shapes: `configuration_update` items are in
+    openai-python's beta types (sent by `client.beta.responses`, `POST /responses?beta=true`),
+    `prompt_cache_options.comparison_response_id` / `prewarm` in the GA ones."""
+    from openai.types.beta.response_create_params import ResponseCreateParamsStreaming as Beta
+    from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
+
+    body = entry["body"]
+    beta = any(item.get("type") == "configuration_update" for item in body["input"])
+    strict_typed_dict(Beta if beta else ResponseCreateParamsStreaming, body)
+    url, bodies = recorder
+    client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
+    with pytest.raises(openai.BadRequestError):
+        (client.beta.responses if beta else client.responses).create(**body)
+    assert sent_json(bodies) == body

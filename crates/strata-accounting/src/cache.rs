@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 
 use serde::Serialize;
-use strata_provider::Catalog;
+use strata_provider::{CacheDiagnosis, Catalog, DiagnosedChange};
 use strata_session::{AgentMessage, Entry, EntryKind, Role, Tree};
 
 use crate::record::{RequestKind, RequestRecord};
@@ -176,6 +176,65 @@ pub struct CacheBreak {
     pub cache_read: u64,
     /// Why.
     pub cause: BreakCause,
+    /// What the provider itself said about this request, where the row asked it.
+    pub provider: Option<CacheDiagnosis>,
+}
+
+/// A request where the provider's own cache diagnosis and strata's classification disagree:
+/// one of them has a bug.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Disagreement {
+    /// 1-based request number.
+    pub request: usize,
+    /// Its label.
+    pub id: String,
+    /// What strata concluded (a break's cause, or that the request read the prefix).
+    pub strata: String,
+    /// What the provider reported.
+    pub provider: String,
+}
+
+impl Disagreement {
+    /// One sentence for `strata stats`.
+    pub fn describe(&self) -> String {
+        format!(
+            "request {} ({}): strata says {}, the provider says {}",
+            self.request, self.id, self.strata, self.provider
+        )
+    }
+}
+
+/// Whether the provider's diagnosis `provider` can describe the same break as `cause`.
+fn agrees(cause: &BreakCause, provider: &CacheDiagnosis) -> bool {
+    use DiagnosedChange as D;
+    let change = provider.change();
+    let in_prompt = matches!(
+        change,
+        Some(D::Tools | D::System | D::Messages | D::SystemOrMessages)
+    );
+    match cause {
+        BreakCause::ModelSwitch { .. } => change == Some(D::Model),
+        // A tool change that broke the cache was folded into the first two chapters.
+        BreakCause::ToolChange { .. } => {
+            matches!(change, Some(D::Tools | D::System | D::SystemOrMessages))
+        }
+        BreakCause::Compaction { .. } => in_prompt,
+        BreakCause::BranchSummary { .. }
+        | BreakCause::BranchSwitch { .. }
+        | BreakCause::ContextEdit { .. } => {
+            matches!(change, Some(D::Messages | D::SystemOrMessages))
+        }
+        // The prefix was the same; it had expired. A provider that compared it says so by
+        // naming no change.
+        BreakCause::TtlExpiry { .. } => change.is_none(),
+        BreakCause::ChangedPrefix { chapter, .. } => match (chapter.as_deref(), change) {
+            (Some("tools"), Some(D::Tools)) => true,
+            (Some("system"), Some(D::System | D::SystemOrMessages)) => true,
+            (Some("messages"), Some(D::Messages | D::SystemOrMessages)) => true,
+            (None, _) => in_prompt,
+            _ => false,
+        },
+    }
 }
 
 /// A request whose prompt was under its model's cache minimum: nothing could be cached, so
@@ -201,6 +260,8 @@ pub struct CacheReport {
     pub below_minimum: Vec<BelowMinimum>,
     /// 1-based numbers of aborted or failed requests, which are not judged.
     pub aborted: Vec<usize>,
+    /// Requests where the provider's diagnosis contradicts strata's classification.
+    pub disagreements: Vec<Disagreement>,
 }
 
 impl CacheReport {
@@ -277,12 +338,38 @@ pub fn cache_report(
                 } else {
                     FIVE_MINUTES_MS
                 };
+                let cause = cause(tree, before, before_model, record, &qualified, ttl);
+                if let Some(provider) = &record.provider_diagnosis
+                    && !agrees(&cause, provider)
+                {
+                    report.disagreements.push(Disagreement {
+                        request: number,
+                        id: record.label(),
+                        strata: cause.describe(),
+                        provider: provider.describe(),
+                    });
+                }
                 report.breaks.push(CacheBreak {
                     request: number,
                     id: record.label(),
                     previous_prompt,
                     cache_read: record.usage.cache_read,
-                    cause: cause(tree, before, before_model, record, &qualified, ttl),
+                    cause,
+                    provider: record.provider_diagnosis.clone(),
+                });
+            } else if let Some(provider) = &record.provider_diagnosis
+                && provider.change().is_some()
+                && provider.missed_tokens.unwrap_or(0) * 2 > previous_prompt
+            {
+                // The provider says most of the prefix was missed, yet it was read.
+                report.disagreements.push(Disagreement {
+                    request: number,
+                    id: record.label(),
+                    strata: format!(
+                        "the request read {} of the {previous_prompt} tokens the previous prompt held",
+                        record.usage.cache_read
+                    ),
+                    provider: provider.describe(),
                 });
             }
         }

@@ -1,12 +1,28 @@
 //! Between the provider's usage (writes split by lifetime) and the session's (one bucket).
 
 use serde_json::Value;
-use strata_provider::{Cost, Usage};
+use strata_provider::{CacheDiagnosis, Cost, Usage};
 use strata_session::Extra;
 
 /// Field of a session usage holding the tokens written for an hour (Pi has one `cacheWrite`
 /// bucket and ignores it).
 pub const CACHE_WRITE_1H_FIELD: &str = "cacheWrite1h";
+
+/// Field of a session usage holding the provider's cache diagnosis of the request
+/// (`{reason, missedTokens}`; Pi ignores it).
+pub const CACHE_DIAGNOSIS_FIELD: &str = "cacheDiagnosis";
+
+/// Keeps the provider's cache diagnosis with the usage it explains.
+pub fn record_diagnosis(usage: &mut strata_session::Usage, diagnosis: &CacheDiagnosis) {
+    if let Ok(value) = serde_json::to_value(diagnosis) {
+        usage.extra.insert(CACHE_DIAGNOSIS_FIELD.into(), value);
+    }
+}
+
+/// The provider's cache diagnosis a session usage recorded, if any.
+pub fn stored_diagnosis(stored: &strata_session::Usage) -> Option<CacheDiagnosis> {
+    serde_json::from_value(stored.extra.get(CACHE_DIAGNOSIS_FIELD)?.clone()).ok()
+}
 
 /// The usage in Pi's session shape (`input`, `output`, `cacheRead`, `cacheWrite`,
 /// `totalTokens`, `cost`); the 1-hour share of the writes is kept in `cacheWrite1h`.
@@ -82,6 +98,21 @@ mod tests {
         assert_eq!(json["cacheWrite1h"], 5000);
         let read: strata_session::Usage = serde_json::from_value(json).unwrap();
         assert_eq!(provider_usage(&read), usage);
+    }
+
+    #[test]
+    fn a_provider_diagnosis_is_kept_beside_the_usage() {
+        let mut stored = session_usage(&Usage::default(), &Cost::default());
+        assert_eq!(stored_diagnosis(&stored), None);
+        let diagnosis = CacheDiagnosis {
+            reason: "system_changed".into(),
+            missed_tokens: Some(4200),
+        };
+        record_diagnosis(&mut stored, &diagnosis);
+        let json = serde_json::to_value(&stored).unwrap();
+        assert_eq!(json["cacheDiagnosis"]["reason"], "system_changed");
+        let read: strata_session::Usage = serde_json::from_value(json).unwrap();
+        assert_eq!(stored_diagnosis(&read), Some(diagnosis));
     }
 
     #[test]

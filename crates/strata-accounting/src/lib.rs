@@ -21,9 +21,13 @@ mod record;
 mod totals;
 
 pub use cache::{
-    BelowMinimum, BreakCause, CacheBreak, CacheReport, MIN_CACHEABLE, cache_minimum, cache_report,
+    BelowMinimum, BreakCause, CacheBreak, CacheReport, Disagreement, MIN_CACHEABLE, cache_minimum,
+    cache_report,
 };
-pub use convert::{CACHE_WRITE_1H_FIELD, provider_usage, session_usage};
+pub use convert::{
+    CACHE_DIAGNOSIS_FIELD, CACHE_WRITE_1H_FIELD, provider_usage, record_diagnosis, session_usage,
+    stored_diagnosis,
+};
 pub use record::{
     KEEP_WARM_CUSTOM_TYPE, RequestKind, RequestRecord, USAGE_CUSTOM_TYPE, USAGE_FIELD, record_of,
     records,

@@ -2,10 +2,10 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use strata_provider::{Prices, Usage};
+use strata_provider::{CacheDiagnosis, Prices, Usage};
 use strata_session::{AgentMessage, Entry, EntryKind, Role, StopReason, Tree};
 
-use crate::convert::provider_usage;
+use crate::convert::{provider_usage, stored_diagnosis};
 
 /// `customType` of the `custom` entry recording one keep-warm request: `data` is
 /// `{usage, provider, model}` with `usage` in Pi's shape (cost included).
@@ -67,6 +67,8 @@ pub struct RequestRecord {
     /// The request was stopped by the user or failed (`aborted` / `error` stop): what it read
     /// or wrote says nothing about the cache.
     pub aborted: bool,
+    /// The provider's own diagnosis of the request's cache reuse, where the row asked for it.
+    pub provider_diagnosis: Option<CacheDiagnosis>,
 }
 
 impl RequestRecord {
@@ -126,6 +128,7 @@ pub fn record_of(entry: &Entry) -> Option<RequestRecord> {
             cost: stored.cost.total,
             timestamp_ms: None,
             aborted: false,
+            provider_diagnosis: stored_diagnosis(stored),
         };
     match entry {
         Entry::Message(message) => match &*message.message {

@@ -43,6 +43,16 @@ impl File {
         self
     }
 
+    /// The last line's usage gets the provider's cache diagnosis, as the agent stores it.
+    fn diagnosed(&mut self, reason: &str, missed: u64) -> &mut Self {
+        let last = self.0.pop().unwrap();
+        let mut value: serde_json::Value = serde_json::from_str(&last).unwrap();
+        value["message"]["usage"]["cacheDiagnosis"] =
+            serde_json::json!({"reason": reason, "missedTokens": missed});
+        self.0.push(value.to_string());
+        self
+    }
+
     fn line(&mut self, line: &str) -> &mut Self {
         self.0.push(line.to_owned());
         self
@@ -200,4 +210,51 @@ fn a_prompt_under_the_rows_minimum_is_said_as_such_and_breaks_nothing() {
     assert_eq!(report.below_minimum.len(), 1);
     let small = &report.below_minimum[0];
     assert_eq!((small.request, small.prompt, small.minimum), (1, 900, 1024));
+}
+
+#[test]
+fn the_providers_reason_stands_beside_strata_and_a_contradiction_is_flagged() {
+    // A system section changed under unchanged messages: strata sees a changed prefix, the
+    // provider says the system changed. They agree.
+    let mut file = warm();
+    file.answer("a2", "u2", 1, SONNET, (10, 0, 5_100), "stop")
+        .diagnosed("system_changed", 4_900);
+    let report = file.report();
+    let only = &report.breaks[0];
+    let provider = only.provider.as_ref().unwrap();
+    assert_eq!(provider.reason, "system_changed");
+    assert_eq!(provider.missed_tokens, Some(4_900));
+    assert_eq!(report.disagreements, []);
+
+    // strata blames the idle gap; the provider says the tools changed: one of them is wrong.
+    let mut file = warm();
+    file.user("u3", Some("a1"), 20);
+    let mut file = File(
+        file.0
+            .into_iter()
+            .filter(|l| !l.contains("\"u2\""))
+            .collect(),
+    );
+    file.answer("a3", "u3", 20, SONNET, (10, 0, 5_100), "stop")
+        .diagnosed("tools_changed", 5_000);
+    let report = file.report();
+    assert!(
+        matches!(report.breaks[0].cause, BreakCause::TtlExpiry { .. }),
+        "{report:?}"
+    );
+    assert_eq!(report.disagreements.len(), 1);
+    let said = report.disagreements[0].describe();
+    assert!(
+        said.contains("idle") && said.contains("tools changed"),
+        "{said}"
+    );
+
+    // The provider says nearly everything was missed, yet the request read the prefix.
+    let mut file = warm();
+    file.answer("a2", "u2", 1, SONNET, (10, 5_000, 100), "stop")
+        .diagnosed("messages_changed", 5_000);
+    let report = file.report();
+    assert_eq!(report.breaks, []);
+    assert_eq!(report.disagreements.len(), 1);
+    assert!(report.disagreements[0].strata.contains("read 5000"));
 }

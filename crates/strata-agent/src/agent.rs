@@ -834,6 +834,13 @@ impl Agent {
         let thinking_on = last.thinking != strata_provider::ThinkingLevel::Off;
         keep_warm::plan(&self.config.capabilities, &self.config.cache, thinking_on)
             .filter(|plan| self.pings_since_request < plan.max_pings)
+            .map(|mut plan| {
+                // The Responses adapter raises a cap below the API's minimum of 16.
+                if plan.output_tokens > 0 && self.config.api == "openai-responses" {
+                    plan.output_tokens = plan.output_tokens.max(16);
+                }
+                plan
+            })
     }
 
     /// Resolves when the next keep-warm ping is due: [`Self::keep_warm_plan`]'s interval after
@@ -866,7 +873,8 @@ impl Agent {
         let Some(mut request) = self.last_sent.clone() else {
             return Ok(None);
         };
-        request.max_tokens = Some(keep_warm::KEEP_WARM_MAX_TOKENS);
+        // The cheapest ping the row allows: no output where it warms without any.
+        request.max_tokens = Some(self.config.capabilities.warm_up_max_tokens());
         let mut options = self.config.stream.clone();
         options.session_id = Some(self.session.header().id.clone());
         // Counted before it is sent: a ping that keeps failing must not be retried forever.
@@ -1305,6 +1313,8 @@ impl Agent {
         options.session_id = Some(self.session.header().id.clone());
 
         let mut assembler = MessageAssembler::new();
+        // The provider's own word on this request's cache reuse, kept with its usage.
+        let mut diagnosis = None;
         let stream = tokio::select! {
             biased;
             () = cancel.cancelled() => Err(ProviderError::Cancelled),
@@ -1347,6 +1357,7 @@ impl Agent {
                     self.emit(AgentEvent::ToolCallDelta { index, arguments });
                 }
                 Event::Start { .. } | Event::ToolCallEnd { .. } | Event::Usage(_) => {}
+                Event::CacheDiagnosis(d) => diagnosis = Some(d),
                 Event::Done {
                     stop_reason,
                     message,
@@ -1364,6 +1375,9 @@ impl Agent {
                         strata_session::now_unix_millis(),
                     );
                     stored.thinking_level = self.requested_thinking_level();
+                    if let Some(d) = &diagnosis {
+                        strata_accounting::record_diagnosis(&mut stored.usage, d);
+                    }
                     let message = AgentMessage::Assistant(stored);
                     self.append(message.clone())?;
                     return Ok((message, stop));

@@ -25,7 +25,9 @@ use strata_provider::{
 /// session's accounting, which reads it).
 pub use strata_accounting::KEEP_WARM_CUSTOM_TYPE;
 
-/// Output cap of a keep-warm request: only its prompt matters.
+/// Output cap of a keep-warm request on a row without an output-free warm-up: only its prompt
+/// matters. Rows with one (`Capabilities::prewarm`) ask for none
+/// (`Capabilities::warm_up_max_tokens`).
 pub const KEEP_WARM_MAX_TOKENS: u32 = 1;
 
 /// `[cache]`: how long prefixes should live and whether to keep them warm while idle.
@@ -60,6 +62,18 @@ pub struct KeepWarmPlan {
     pub interval: Duration,
     /// Pings per idle period.
     pub max_pings: u32,
+    /// Output tokens a ping asks for: 0 where the row warms without output (Anthropic
+    /// `max_tokens: 0`, OpenAI `prompt_cache_options.prewarm`), else the fewest the API takes.
+    pub output_tokens: u32,
+}
+
+impl KeepWarmPlan {
+    /// What one ping of a `prompt_tokens` prompt costs at `prices`, in dollars: the prompt
+    /// read from the cache plus the output it asks for (at most that: a model may stop sooner).
+    pub fn ping_cost(&self, prompt_tokens: u64, prices: &strata_provider::Prices) -> f64 {
+        (prompt_tokens as f64 * prices.cache_read + f64::from(self.output_tokens) * prices.output)
+            / 1_000_000.0
+    }
 }
 
 /// The keep-warm plan for a row under `settings`, or `None` when pinging cannot pay: keep-warm
@@ -106,6 +120,7 @@ pub fn plan(
     (max_pings > 0 && !interval.is_zero()).then_some(KeepWarmPlan {
         interval,
         max_pings,
+        output_tokens: capabilities.warm_up_max_tokens(),
     })
 }
 
@@ -167,6 +182,30 @@ mod tests {
         let plan = plan_for(&row("openai", "gpt-5.4"), &short);
         assert_eq!(plan.max_pings, 9);
         assert_eq!(plan.interval, Duration::from_secs(270));
+    }
+
+    #[test]
+    fn pings_ask_for_no_output_where_the_row_warms_without_any_and_say_their_price() {
+        let settings = CacheSettings::default();
+        let opus = plan_for(&row("anthropic", "claude-opus-4-8"), &settings);
+        assert_eq!(opus.output_tokens, 0);
+        let prices = strata_provider::Prices {
+            input: 5.0,
+            output: 25.0,
+            cache_read: 0.5,
+            cache_write_5m: 6.25,
+            cache_write_1h: 10.0,
+        };
+        // 100k tokens read at $0.50/MTok, nothing generated.
+        assert!((opus.ping_cost(100_000, &prices) - 0.05).abs() < 1e-12);
+        // A row documenting no output-free warm-up asks for one token.
+        let without = Capabilities {
+            prewarm: strata_provider::Prewarm::None,
+            ..row("anthropic", "claude-opus-4-8")
+        };
+        let plan = plan_for(&without, &settings);
+        assert_eq!(plan.output_tokens, 1);
+        assert!((plan.ping_cost(100_000, &prices) - 0.050025).abs() < 1e-12);
     }
 
     #[test]

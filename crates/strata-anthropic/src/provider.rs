@@ -7,12 +7,13 @@ use strata_provider::transport::{
     join_url, missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
-    ApiKey, AuthScheme, EventStream, Feature, Model, ParamLocation, Protocol, Provider,
-    ProviderError, ProviderRow, Request, StreamOptions,
+    ApiKey, AuthScheme, Capabilities, EffortChanges, EventStream, Feature, LastResponses,
+    Learnable, LearnedCapabilities, Model, ParamLocation, Protocol, Provider, ProviderError,
+    ProviderRow, ReasoningStyle, Request, StreamOptions,
 };
 use tracing::Instrument;
 
-use crate::request::{ANTHROPIC_VERSION, build_body, uses_tool_changes};
+use crate::request::{ANTHROPIC_VERSION, adaptive_effort, build_body, uses_tool_changes};
 use crate::stream::AnthropicParser;
 
 /// The Messages adapter for one provider row (Anthropic, MiniMax, Kimi, gateways, …).
@@ -21,6 +22,12 @@ pub struct AnthropicProvider {
     row: ProviderRow,
     client: HttpClient,
     env: EnvLookup,
+    /// Each session's last response id, named in the next request's `diagnostics`.
+    last: LastResponses,
+    /// Each session's effort changes, said in system messages where the row allows it.
+    effort: EffortChanges,
+    /// Features the provider refused for a model, left out from then on.
+    learned: Arc<LearnedCapabilities>,
 }
 
 impl std::fmt::Debug for AnthropicProvider {
@@ -38,7 +45,17 @@ impl AnthropicProvider {
             row: row.clone(),
             client,
             env: process_env_lookup(),
+            last: LastResponses::new(),
+            effort: EffortChanges::new(),
+            learned: Arc::new(LearnedCapabilities::in_memory()),
         }
+    }
+
+    /// Reads and records learned capabilities in `learned` (a file in the user's state, shared
+    /// by every adapter of a run) instead of this adapter's memory alone.
+    pub fn with_learned(mut self, learned: Arc<LearnedCapabilities>) -> Self {
+        self.learned = learned;
+        self
     }
 
     /// Reads keys and URL variables through `env` instead of the process environment.
@@ -59,8 +76,20 @@ impl AnthropicProvider {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<HttpRequest, ProviderError> {
+        self.build(model, request, options).map(|(http, _)| http)
+    }
+
+    /// The HTTP request and the learnable features it relies on.
+    fn build(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<(HttpRequest, Vec<Learnable>), ProviderError> {
         let endpoint = endpoint_speaking(&self.row, &model.id, Protocol::AnthropicMessages)?;
-        let caps = self.row.capabilities(&model.id);
+        let caps = self
+            .learned
+            .apply(&self.row.id, &model.id, &self.row.capabilities(&model.id));
         let env = |name: &str| (self.env)(name);
         let base = base_url(options.base_url.as_deref(), &endpoint, env)?;
         let base = base.trim_end_matches('/');
@@ -74,7 +103,19 @@ impl AnthropicProvider {
         if let Some(key) = options.cache_key.clone() {
             request.cache_key = Some(key);
         }
-        let body = build_body(&request, model, &caps);
+        let mut body = build_body(&request, model, &caps);
+        let effort_said = self.say_effort_changes(&mut body, &request, model, &caps, options);
+        if caps.cache_diagnostics
+            && let Some(fields) = body.as_object_mut()
+        {
+            // `null` on a session's first request opts in with nothing to compare
+            // (anthropic-python 2.17.0 `BetaDiagnosticsParam.previous_message_id`).
+            let previous = self.last.get(options.session_id.as_deref());
+            fields.insert(
+                "diagnostics".into(),
+                serde_json::json!({ "previous_message_id": previous }),
+            );
+        }
         let mut http = HttpRequest::json_of(url, &body)?
             .header("accept", "text/event-stream")
             .header("anthropic-version", ANTHROPIC_VERSION);
@@ -107,6 +148,12 @@ impl AnthropicProvider {
         if body.get("thinking").is_some() && !request.tools.is_empty() {
             wanted.push(Feature::InterleavedThinking);
         }
+        if body.get("diagnostics").is_some() {
+            wanted.push(Feature::CacheDiagnostics);
+        }
+        if effort_said {
+            wanted.push(Feature::MidConversationEffort);
+        }
         for feature in wanted {
             for h in caps.headers_for(feature) {
                 if h.header.eq_ignore_ascii_case("anthropic-beta") {
@@ -129,7 +176,61 @@ impl AnthropicProvider {
         }
         http.secrets = key.into_iter().collect::<Vec<ApiKey>>();
         http.max_retries = Some(options.max_retries);
-        Ok(http)
+        let mut used = Vec::new();
+        if body.get("diagnostics").is_some() {
+            used.push(Learnable::CacheDiagnostics);
+        }
+        if effort_said {
+            used.push(Learnable::MidConversationEffort);
+        }
+        if body.get("max_tokens").and_then(serde_json::Value::as_u64) == Some(0) {
+            used.push(Learnable::Prewarm);
+        }
+        Ok((http, used))
+    }
+}
+
+impl AnthropicProvider {
+    /// On rows with per-message effort: keeps the session's first effort at the request level
+    /// and says each change in a `role: "system"` message carrying only `output_config`
+    /// (anthropic-python 2.17.0 `BetaSystemMessageParam`), where it happened. Returns whether
+    /// the body holds such a message (the beta header is needed then).
+    fn say_effort_changes(
+        &self,
+        body: &mut serde_json::Value,
+        request: &Request,
+        model: &Model,
+        caps: &Capabilities,
+        options: &StreamOptions,
+    ) -> bool {
+        if !(caps.mid_conversation_effort
+            && caps.reasoning == ReasoningStyle::AnthropicAdaptive
+            && model.reasoning)
+        {
+            return false;
+        }
+        let Some(messages) = body.get("messages").and_then(|m| m.as_array()) else {
+            return false;
+        };
+        let plan = self
+            .effort
+            .plan(options.session_id.as_deref(), messages, request.thinking);
+        if plan.base != request.thinking {
+            let mut at_base = request.clone();
+            at_base.thinking = plan.base;
+            let rebuilt = build_body(&at_base, model, caps);
+            *body = rebuilt;
+        }
+        let Some(messages) = body.get_mut("messages").and_then(|m| m.as_array_mut()) else {
+            return false;
+        };
+        plan.insert(messages, |level| {
+            serde_json::json!({
+                "role": "system",
+                "output_config": {"effort": adaptive_effort(level)},
+            })
+        });
+        !plan.changes.is_empty()
     }
 }
 
@@ -154,14 +255,40 @@ impl Provider for AnthropicProvider {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError> {
-        let http = self.http_request(model, request, options)?;
         let span = tracing::debug_span!("anthropic", provider = %self.row.id, model = %model.id);
         let cancel = options.cancel.clone();
         let driver: Driver =
             Arc::new(move |response| drive(response, AnthropicParser::new(), cancel.clone()));
-        self.client
-            .stream_events(http, &options.cancel, driver)
-            .instrument(span)
-            .await
+        // A 400 naming a feature the row claims: learn it, send the turn again without it.
+        let mut left = 3;
+        loop {
+            let (http, used) = self.build(model, request, options)?;
+            let sent = self
+                .client
+                .stream_events(http, &options.cancel, driver.clone())
+                .instrument(span.clone())
+                .await;
+            match sent {
+                Ok(stream) => return Ok(self.last.track(options.session_id.as_deref(), stream)),
+                Err(ProviderError::InvalidRequest {
+                    status: 400,
+                    ref body,
+                    ..
+                }) if left > 0
+                    && let Some(feature) = Learnable::named_in(body, &used) =>
+                {
+                    left -= 1;
+                    let table = self.row.capabilities(&model.id);
+                    tracing::warn!(provider = %self.row.id, model = %model.id, feature = feature.as_str(), "the provider refused a feature the row claims; sending without it");
+                    if let Err(e) =
+                        self.learned
+                            .learn(&self.row.id, &model.id, &table, feature, body)
+                    {
+                        tracing::warn!("could not save what was learned: {e}");
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 }

@@ -6,8 +6,8 @@
 
 use serde_json::{Map, Value, json};
 use strata_provider::{
-    Breakpoint, BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Message, Model, Protocol,
-    ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition, ToolResultContent,
+    Breakpoint, BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Message, Model, Prewarm,
+    Protocol, ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition, ToolResultContent,
 };
 
 /// The `anthropic-version` header value.
@@ -23,6 +23,13 @@ pub fn build_body(request: &Request, model: &Model, caps: &Capabilities) -> Valu
     body.insert("model".into(), Value::String(request.model.clone()));
 
     let (max_tokens, thinking, effort) = thinking_params(request, model, caps);
+    // `max_tokens: 0` warms the cache without output (anthropic-python 2.17.0), where the row
+    // documents it; elsewhere the fewest tokens the API takes.
+    let max_tokens = if max_tokens == 0 && caps.prewarm != Prewarm::ZeroMaxTokens {
+        1
+    } else {
+        max_tokens
+    };
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), Value::Bool(true));
 
@@ -106,6 +113,17 @@ fn tool_json(tool: &ToolDefinition, caps: &Capabilities) -> Value {
     v
 }
 
+/// The adaptive `effort` for a thinking level (`output_config.effort`, at the request level or
+/// on a mid-conversation system message).
+pub fn adaptive_effort(level: ThinkingLevel) -> &'static str {
+    match level {
+        ThinkingLevel::Off | ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
+        ThinkingLevel::Medium => "medium",
+        ThinkingLevel::High => "high",
+        ThinkingLevel::Xhigh => "max",
+    }
+}
+
 /// `max_tokens`, the `thinking` object and the adaptive `effort`, per the row's reasoning style.
 fn thinking_params(
     request: &Request,
@@ -126,15 +144,11 @@ fn thinking_params(
         return (base, None, None);
     }
     match caps.reasoning {
-        ReasoningStyle::AnthropicAdaptive => {
-            let effort = match level {
-                ThinkingLevel::Off | ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
-                ThinkingLevel::Medium => "medium",
-                ThinkingLevel::High => "high",
-                ThinkingLevel::Xhigh => "max",
-            };
-            (base, Some(json!({"type": "adaptive"})), Some(effort))
-        }
+        ReasoningStyle::AnthropicAdaptive => (
+            base,
+            Some(json!({"type": "adaptive"})),
+            Some(adaptive_effort(level)),
+        ),
         ReasoningStyle::AnthropicBudget => {
             let Some(budget) = level.default_budget_tokens().map(u64::from) else {
                 return (base, None, None);
@@ -518,6 +532,18 @@ mod tests {
         assert_eq!(body["output_config"], json!({"effort": "medium"}));
         r.thinking = ThinkingLevel::Off;
         assert_eq!(build_body(&r, &model(true), &caps()).get("thinking"), None);
+    }
+
+    #[test]
+    fn a_zero_cap_warms_without_output_only_where_the_row_says_so() {
+        let mut r = Request::new("m");
+        r.max_tokens = Some(0);
+        let warming = Capabilities {
+            prewarm: Prewarm::ZeroMaxTokens,
+            ..caps()
+        };
+        assert_eq!(build_body(&r, &model(false), &warming)["max_tokens"], 0);
+        assert_eq!(build_body(&r, &model(false), &caps())["max_tokens"], 1);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use strata_provider::transport::{
     Frame, FrameOutcome, MessageBuilder, ParseError, StreamParser, classify_stream_error,
 };
-use strata_provider::{Event, Message, Protocol, StopReason, Usage};
+use strata_provider::{CacheDiagnosis, Event, Message, Protocol, StopReason, Usage};
 
 /// Parses one Messages stream into [`Event`]s and the assembled message.
 #[derive(Debug, Default)]
@@ -117,6 +117,24 @@ struct StartMessage<'a> {
     model: Option<Cow<'a, str>>,
     #[serde(default)]
     usage: WireUsage,
+    #[serde(default)]
+    diagnostics: Option<WireDiagnostics>,
+}
+
+/// `message.diagnostics` (anthropic-python 2.17.0 `BetaDiagnostics`): `cache_miss_reason` is
+/// null while the comparison is pending, and the whole object null when nothing diverged.
+#[derive(Deserialize)]
+struct WireDiagnostics {
+    #[serde(default)]
+    cache_miss_reason: Option<WireMissReason>,
+}
+
+#[derive(Deserialize)]
+struct WireMissReason {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    cache_missed_input_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -272,6 +290,12 @@ impl AnthropicParser {
                     });
                 }
                 out.push(Event::Usage(self.usage));
+                if let Some(reason) = m.message.diagnostics.and_then(|d| d.cache_miss_reason) {
+                    out.push(Event::CacheDiagnosis(CacheDiagnosis {
+                        reason: reason.kind,
+                        missed_tokens: reason.cache_missed_input_tokens,
+                    }));
+                }
                 Ok(FrameOutcome::Known)
             }
             "content_block_start" => {

@@ -6,6 +6,7 @@
     reason = "test helpers fail loudly on unexpected data"
 )]
 
+mod conformance_bodies;
 mod mock;
 mod rows;
 mod stream_fixtures;

@@ -656,3 +656,293 @@ async fn a_stalled_stream_times_out_and_is_resent_only_while_nothing_was_shown()
     }
     assert_eq!(s.server.requests().len(), 3);
 }
+
+fn diagnosis(events: &[Event]) -> Option<&strata_provider::CacheDiagnosis> {
+    events.iter().find_map(|e| match e {
+        Event::CacheDiagnosis(d) => Some(d),
+        _ => None,
+    })
+}
+
+/// A forced break (a changed system section) is reported with the provider's own reason: the
+/// row asks for the diagnosis (`diagnostics.previous_message_id` naming the session's previous
+/// response, beta `cache-diagnosis-2026-04-07`) and strata-mock answers from its own prefix
+/// cache.
+#[tokio::test]
+async fn a_changed_system_section_is_reported_with_the_providers_miss_reason() {
+    let s = setup(MockConfig::new()).await;
+    let options = StreamOptions {
+        session_id: Some("session-a".into()),
+        ..s.options()
+    };
+    let first = s.collect(&long_request("first question"), &options).await;
+    done(&first);
+    // The first request opts in with nothing to compare, and nothing diverged.
+    assert_eq!(diagnosis(&first), None);
+    let records = s.server.requests();
+    let first_id = match &first[0] {
+        Event::Start { response_id, .. } => response_id.clone().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        records[0].body.as_ref().unwrap()["diagnostics"],
+        json!({"previous_message_id": null})
+    );
+
+    // The same conversation extended: the provider finds no divergence.
+    let mut extended = long_request("first question");
+    extended.messages.push(Message::assistant_text("an answer"));
+    extended
+        .messages
+        .push(Message::user_text("and a follow-up"));
+    let events = s.collect(&extended, &options).await;
+    assert_eq!(diagnosis(&events), None, "{events:?}");
+    let second_id = match &events[0] {
+        Event::Start { response_id, .. } => response_id.clone().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        s.server.requests()[1].body.as_ref().unwrap()["diagnostics"]["previous_message_id"],
+        json!(first_id)
+    );
+
+    // One system section rewritten in place: the cache breaks from the system chapter on.
+    let mut changed = extended.clone();
+    changed.system = vec![SystemBlock::text(
+        "You are strata, a terse coding agent. ".repeat(200),
+    )];
+    let http = s
+        .adapter
+        .http_request(&s.model, &changed, &options)
+        .unwrap();
+    let betas: Vec<&str> = http
+        .headers
+        .iter()
+        .filter(|(name, _)| name == "anthropic-beta")
+        .flat_map(|(_, value)| value.split(','))
+        .collect();
+    assert!(betas.contains(&"cache-diagnosis-2026-04-07"), "{betas:?}");
+    let events = s.collect(&changed, &options).await;
+    let (_, _, usage) = done(&events);
+    let found = diagnosis(&events).expect("a diagnosis");
+    assert_eq!(found.reason, "system_changed");
+    let records = s.server.requests();
+    assert_eq!(
+        records[2].body.as_ref().unwrap()["diagnostics"]["previous_message_id"],
+        json!(second_id)
+    );
+    // What the previous request held from the system chapter on is what was missed.
+    let before = records[1].cache.unwrap();
+    let held = |c: strata_mock::Split| c.read + c.written + c.uncached;
+    assert_eq!(
+        found.missed_tokens,
+        Some(held(before.system) + held(before.messages))
+    );
+    // The break is real: the previous request read its whole prefix, this one at most the
+    // tools chapter (here under the model's cache minimum, so nothing).
+    assert!(before.cache_read > held(before.tools), "{before:?}");
+    assert!(usage.cache_read <= held(before.tools), "{usage:?}");
+}
+
+/// An effort change mid-conversation: on a row with per-message effort (Opus 4.8) the request
+/// keeps the session's first effort and says the change in a system message after the last
+/// message, so the next request reads at least 99% of the previous prompt; on a row without
+/// (Opus 4.7) the request-level effort changes and the mock drops the cached messages, as
+/// Anthropic documents for thinking parameters.
+#[tokio::test]
+async fn an_effort_change_reads_the_previous_prompt_where_the_row_allows_it() {
+    for (model_id, keeps) in [("claude-opus-4-8", true), ("claude-opus-4-7", false)] {
+        let mut s = setup(MockConfig::new()).await;
+        s.model = Catalog::builtin()
+            .unwrap()
+            .model("anthropic", model_id)
+            .unwrap();
+        let options = StreamOptions {
+            session_id: Some("effort".into()),
+            ..s.options()
+        };
+        let question = "Walk through the parser and name each odd corner case. ".repeat(250);
+        let mut first = long_request(&question);
+        first.model = model_id.into();
+        first.thinking = ThinkingLevel::High;
+        done(&s.collect(&first, &options).await);
+
+        let mut second = first.clone();
+        second
+            .messages
+            .push(Message::assistant_text("Three corner cases."));
+        second
+            .messages
+            .push(Message::user_text("Now briefly: which matters most?"));
+        second.thinking = ThinkingLevel::Low;
+        second.breakpoints[2].position = BreakpointPosition::Message { index: 2 };
+        let http = s.adapter.http_request(&s.model, &second, &options).unwrap();
+        let betas = http
+            .header_value("anthropic-beta")
+            .unwrap_or_default()
+            .to_owned();
+        done(&s.collect(&second, &options).await);
+
+        let records = s.server.requests();
+        let previous = records[0].cache.unwrap().input_tokens;
+        let read = records[1].cache.unwrap().cache_read;
+        let body = records[1].body.clone().unwrap();
+        eprintln!(
+            "{model_id}: effort high -> low, read {read} of the previous {previous} tokens ({:.1}%)",
+            100.0 * read as f64 / previous as f64
+        );
+        if keeps {
+            assert!(
+                read as f64 >= 0.99 * previous as f64,
+                "{model_id}: read {read} of {previous}"
+            );
+            assert_eq!(
+                body["output_config"]["effort"], "high",
+                "the session's first"
+            );
+            assert_eq!(
+                body["messages"][3],
+                json!({"role": "system", "output_config": {"effort": "low"}})
+            );
+            assert!(
+                betas.contains("mid-conversation-output-config-2026-07-01"),
+                "{betas}"
+            );
+            // The next turn keeps the change where it was said and reads this prompt.
+            let mut third = second.clone();
+            third.messages.push(Message::assistant_text("The second."));
+            third.messages.push(Message::user_text("Thanks."));
+            third.breakpoints[2].position = BreakpointPosition::Message { index: 4 };
+            done(&s.collect(&third, &options).await);
+            let records = s.server.requests();
+            let body = records[2].body.clone().unwrap();
+            assert_eq!(body["messages"][3]["output_config"]["effort"], "low");
+            assert_eq!(body["messages"].as_array().unwrap().len(), 6);
+            let read = records[2].cache.unwrap().cache_read;
+            let previous = records[1].cache.unwrap().input_tokens;
+            assert!(
+                read as f64 >= 0.99 * previous as f64,
+                "read {read} of {previous}"
+            );
+        } else {
+            assert!(
+                (read as f64) < 0.5 * previous as f64,
+                "{model_id}: read {read} of {previous}"
+            );
+            assert_eq!(
+                body["output_config"]["effort"],
+                "low",
+                "{}",
+                body.to_string().chars().take(300).collect::<String>()
+            );
+            assert!(!betas.contains("mid-conversation-output-config"), "{betas}");
+        }
+    }
+}
+
+/// The mock's model refuses the provider cache diagnosis the row claims (a 400 naming
+/// `diagnostics`): the turn completes through the fallback (the same request without it, the
+/// scripted answer intact), the lesson is saved with its date and error, and the next session
+/// — a new adapter reading the same file — starts without the feature: no second 400.
+#[tokio::test]
+async fn a_refused_feature_is_learned_and_the_turn_completes_without_it() {
+    let profile = strata_mock::ModelProfile {
+        rejects: vec!["diagnostics".into()],
+        ..MockConfig::new().profile(strata_mock::Protocol::Anthropic, MODEL)
+    };
+    let config = MockConfig::new().with_model(strata_mock::ModelRule {
+        protocol: Some(strata_mock::Protocol::Anthropic),
+        pattern: MODEL.into(),
+        profile,
+    });
+    let s = setup(config).await;
+    s.server.load_scenario(
+        Scenario::from_toml(
+            "[[turn]]\ntext = \"The answer.\"\n[[turn]]\ntext = \"Again.\"\n",
+            "t",
+        )
+        .unwrap(),
+    );
+    let dir = std::env::temp_dir().join(format!("strata-learned-anthropic-{}", std::process::id()));
+    let path = dir.join("learned-capabilities.json");
+    let _ = std::fs::remove_file(&path);
+    let learned = std::sync::Arc::new(strata_provider::LearnedCapabilities::open(&path).unwrap());
+    let adapter = s.adapter.clone().with_learned(learned);
+    let options = StreamOptions {
+        session_id: Some("first-session".into()),
+        ..s.options()
+    };
+    let events: Vec<Event> = adapter
+        .stream(&s.model, &long_request("one"), &options)
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    let (stop, message, _) = done(&events);
+    assert_eq!(
+        (*stop, message.text()),
+        (StopReason::EndTurn, "The answer.".to_owned())
+    );
+    let records = s.server.requests();
+    let statuses: Vec<u16> = records.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [400, 200]);
+    assert!(records[0].error.as_deref().unwrap().contains("diagnostics"));
+    assert!(
+        records[1]
+            .body
+            .as_ref()
+            .unwrap()
+            .get("diagnostics")
+            .is_none()
+    );
+
+    let saved = strata_provider::LearnedCapabilities::open(&path).unwrap();
+    let lessons = saved.lessons();
+    assert_eq!(lessons.len(), 1);
+    let lesson = &lessons[0];
+    assert_eq!(
+        (
+            lesson.provider.as_str(),
+            lesson.model.as_str(),
+            lesson.feature
+        ),
+        (
+            "anthropic",
+            MODEL,
+            strata_provider::Learnable::CacheDiagnostics
+        )
+    );
+    assert!(
+        lesson.error.contains("Extra inputs are not permitted"),
+        "{}",
+        lesson.error
+    );
+    assert!(lesson.learned_at.ends_with("GMT"), "{}", lesson.learned_at);
+
+    // The next session starts on what was learned.
+    let next = s.adapter.clone().with_learned(std::sync::Arc::new(saved));
+    let options = StreamOptions {
+        session_id: Some("second-session".into()),
+        ..s.options()
+    };
+    let events: Vec<Event> = next
+        .stream(&s.model, &long_request("two"), &options)
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    // A new conversation: the script's first turn again.
+    assert_eq!(done(&events).1.text(), "The answer.");
+    let records = s.server.requests();
+    assert_eq!(records.len(), 3, "no second refusal");
+    assert_eq!(records[2].status, 200);
+    assert!(
+        records[2]
+            .body
+            .as_ref()
+            .unwrap()
+            .get("diagnostics")
+            .is_none()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -151,9 +151,10 @@ fn tool_changes_send_the_rows_beta_header() {
     let http = adapter
         .build_http_request(&model, &request, &StreamOptions::default())
         .unwrap();
+    // The row also asks every request for the provider's cache diagnosis ([A-DG]).
     assert_eq!(
         http.header_value("anthropic-beta"),
-        Some("mid-conversation-tool-changes-2026-07-01")
+        Some("mid-conversation-tool-changes-2026-07-01,cache-diagnosis-2026-04-07")
     );
     let plain = adapter
         .build_http_request(
@@ -162,7 +163,23 @@ fn tool_changes_send_the_rows_beta_header() {
             &StreamOptions::default(),
         )
         .unwrap();
-    assert_eq!(plain.header_value("anthropic-beta"), None);
+    assert_eq!(
+        plain.header_value("anthropic-beta"),
+        Some("cache-diagnosis-2026-04-07")
+    );
+    // A row without diagnostics sends neither the field nor the header.
+    let minimax = catalog.provider("minimax").unwrap();
+    let adapter = AnthropicProvider::for_row(minimax, client()).with_env(Arc::new(fake_env));
+    let http = adapter
+        .build_http_request(
+            &model,
+            &Request::new(model.id.clone()),
+            &StreamOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(http.header_value("anthropic-beta"), None);
+    let body: serde_json::Value = serde_json::from_slice(&http.body).unwrap();
+    assert!(body.get("diagnostics").is_none());
 }
 
 fn client() -> HttpClient {

@@ -32,7 +32,35 @@ pub fn provider_for(
         ),
         _ => None,
     };
+    use_learned_capabilities();
     Ok(strata_runtime::adapter_for(row, protocol, client, aws)?)
+}
+
+/// The file of capabilities learned from providers' refusals: `learned-capabilities.json` in
+/// the user's state (`$XDG_STATE_HOME/strata`, else `~/.local/state/strata`).
+pub fn learned_capabilities_file() -> Option<std::path::PathBuf> {
+    let dir = match process_env("XDG_STATE_HOME") {
+        Some(state) => std::path::PathBuf::from(state),
+        None => std::path::PathBuf::from(process_env("HOME")?).join(".local/state"),
+    };
+    Some(dir.join("strata").join("learned-capabilities.json"))
+}
+
+/// Opens the learned-capabilities file once per process for every adapter; an unreadable
+/// file is reported and learning stays in memory.
+fn use_learned_capabilities() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Some(path) = learned_capabilities_file() else {
+            return;
+        };
+        match strata_provider::LearnedCapabilities::open(&path) {
+            Ok(learned) => {
+                strata_runtime::use_learned_capabilities(Arc::new(learned));
+            }
+            Err(e) => eprintln!("strata: warning: learned capabilities not used: {e}"),
+        }
+    });
 }
 
 /// The key from `--api-key`, else from the first of the row's environment variables that is

@@ -251,6 +251,11 @@ pub struct ModelProfile {
     /// off follows the Anthropic convention pi assumes).
     #[serde(default)]
     pub input_includes_cache: bool,
+    /// Request features this model refuses with a 400, as a provider that withdrew one (or
+    /// never had it) does: `diagnostics`, `system-output-config`, `max-tokens-zero`
+    /// (Anthropic); `comparison-response-id`, `configuration-update`, `prewarm` (Responses).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rejects: Vec<String>,
 }
 
 impl From<strata_provider::Protocol> for Protocol {
@@ -475,6 +480,7 @@ pub fn builtin_profile(protocol: Protocol, model: &str) -> ModelProfile {
         context_window: DEFAULT_CONTEXT_WINDOW,
         dialect,
         input_includes_cache: false,
+        rejects: Vec::new(),
     }
 }
 

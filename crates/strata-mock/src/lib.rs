@@ -13,6 +13,7 @@ pub mod cache;
 pub mod clock;
 pub mod config;
 pub mod deferred;
+pub mod diagnosis;
 pub mod fault;
 pub mod output;
 pub mod playback;

@@ -77,6 +77,23 @@ impl Prompt {
         }
     }
 
+    /// Makes `params` part of the identity of the messages chapter: every prefix reaching into
+    /// it changes with them (0 changes nothing).
+    pub fn key_messages_on(&mut self, params: u64) {
+        if params == 0 {
+            return;
+        }
+        if let Some(block) = self
+            .blocks
+            .iter_mut()
+            .find(|b| b.chapter == Chapter::Messages)
+        {
+            let mut hasher = DefaultHasher::new();
+            (block.hash, params).hash(&mut hasher);
+            block.hash = hasher.finish();
+        }
+    }
+
     /// Sets a breakpoint on the block pushed last (Bedrock's `cachePoint` follows its block).
     pub fn mark_previous(&mut self, ttl: Ttl) -> bool {
         match self.blocks.last_mut() {

@@ -22,6 +22,7 @@ use crate::MockError;
 use crate::cache::CacheSimulator;
 use crate::clock::VirtualClock;
 use crate::config::{MockConfig, Protocol};
+use crate::diagnosis::{Diagnosis, Fingerprint, Fingerprints, diagnose};
 use crate::fault::{Fault, FaultKind};
 use crate::output;
 use crate::playback::{Pick, Player, conversation_key};
@@ -59,6 +60,8 @@ pub(crate) struct State {
     stored_responses: Mutex<HashMap<String, Vec<Value>>>,
     /// The block hashes of the last request in each cache namespace, to name what changed.
     last_blocks: Mutex<HashMap<String, Vec<(Chapter, u64)>>>,
+    /// What each response's request looked like, for the cache diagnoses of later requests.
+    fingerprints: Mutex<Fingerprints>,
     seq: AtomicU64,
     record_file: Option<Mutex<std::fs::File>>,
 }
@@ -108,6 +111,7 @@ impl State {
             player: Mutex::new(Player::new()),
             stored_responses: Mutex::new(HashMap::new()),
             last_blocks: Mutex::new(HashMap::new()),
+            fingerprints: Mutex::new(Fingerprints::default()),
             seq: AtomicU64::new(0),
             record_file: record_file.map(Mutex::new),
         }
@@ -137,6 +141,7 @@ impl State {
         *lock(&self.player) = Player::new();
         lock(&self.stored_responses).clear();
         lock(&self.last_blocks).clear();
+        lock(&self.fingerprints).clear();
     }
 
     /// The first block of `prompt` that differs from the previous request in `namespace`.
@@ -286,6 +291,15 @@ impl State {
         record.cache_key = parsed.cache_key.clone();
         let profile = self.config.profile(W::PROTOCOL, &parsed.model);
         record.cache_style = Some(profile.cache.style);
+        // A feature the model refuses, refused before the script is consulted (no turn taken).
+        if let Some((_, error)) = parsed
+            .features
+            .iter()
+            .find(|(name, _)| profile.rejects.iter().any(|r| r == name))
+        {
+            let error = error.clone();
+            return self.refuse::<W>(record, ErrorKind::BadRequest(error));
+        }
 
         parsed.conversation.key = key;
         parsed.conversation.transcript = transcript;
@@ -311,13 +325,16 @@ impl State {
         // its turn (or summary entry), so the player goes back to where it was and the next
         // request gets the same turn — a keep-warm ping with `max_tokens: 1` leaves the
         // script as it found it.
-        let (pick, reply) = {
+        // A pre-warm generates nothing: a reply cut at zero tokens, which keeps its turn.
+        let cap = if parsed.prewarm {
+            Some(0)
+        } else {
+            parsed.max_output_tokens
+        };
+        let (pick, mut reply) = {
             let mut player = lock(&self.player);
             let scripted = scenario.is_some() && !side;
-            let before = parsed
-                .max_output_tokens
-                .filter(|_| scripted)
-                .map(|_| player.clone());
+            let before = cap.filter(|_| scripted).map(|_| player.clone());
             let pick = match scenario.as_deref() {
                 Some(s) if !side => player.pick(s, &parsed.conversation),
                 _ => Pick::Echo,
@@ -328,9 +345,7 @@ impl State {
                 _ if side => scenario::summary_reply(scenario::SIDE_REPLY),
                 _ => scenario::reply(pick.turn(), &parsed.conversation),
             };
-            let cut = parsed
-                .max_output_tokens
-                .and_then(|cap| output::cut(&full, cap, &self.tokenizer));
+            let cut = cap.and_then(|cap| output::cut(&full, cap, &self.tokenizer));
             match cut {
                 Some(cut) => {
                     if let Some(before) = before {
@@ -342,6 +357,10 @@ impl State {
             }
         };
         let cut = reply.stop == scenario::Stop::MaxTokens;
+        if parsed.prewarm {
+            // The response completes: nothing was asked of the model.
+            reply.stop = scenario::Stop::EndTurn;
+        }
         let turn = pick.turn();
         let fault = self.take_fault(W::PROTOCOL).or_else(|| {
             // A cut reply leaves the turn's fault for the request that plays the turn.
@@ -371,9 +390,14 @@ impl State {
         }
 
         let namespace = format!(
-            "{}|{}|{}",
+            "{}|{}|{}|{}",
             W::PROTOCOL.name(),
             parsed.model,
+            if W::PROTOCOL == Protocol::Responses {
+                parsed.params
+            } else {
+                0
+            },
             if profile.cache.keyed_by_cache_key {
                 parsed.cache_key.as_deref().unwrap_or("")
             } else {
@@ -387,6 +411,17 @@ impl State {
             }
             _ => std::borrow::Cow::Borrowed(&profile.cache),
         };
+        let fingerprint = Fingerprint::of(
+            &parsed.model,
+            parsed.cache_key.as_deref(),
+            parsed.params,
+            &parsed.prompt,
+        );
+        // Request-level parameters the cache keys on (thinking, effort): Anthropic's only
+        // invalidate the messages, OpenAI's effort the whole prompt (its namespace, below).
+        if W::PROTOCOL == Protocol::Anthropic {
+            parsed.prompt.key_messages_on(parsed.params);
+        }
         // What a provider tool search in the reply brings in is input of this response.
         record.search_loaded_tokens =
             crate::tool_search::bill(&mut parsed, &reply, &self.tokenizer);
@@ -403,7 +438,21 @@ impl State {
             total: output_tokens,
             reasoning: reasoning_tokens,
         } = output::count(&reply, &self.tokenizer);
+        let diagnosis = parsed.diagnose.as_ref().map(|against| match against {
+            Some(id) => diagnose(lock(&self.fingerprints).get(id), &fingerprint),
+            // Anthropic's `previous_message_id: null` opts in with nothing to compare.
+            None => Diagnosis::NoDivergence,
+        });
+        let response_id = match W::PROTOCOL {
+            Protocol::Anthropic => Some(format!("msg_mock{seq:020}")),
+            Protocol::Responses => Some(format!("resp_mock{seq:020}")),
+            _ => None,
+        };
+        if let Some(id) = response_id {
+            lock(&self.fingerprints).insert(id, fingerprint);
+        }
         let outcome = Outcome {
+            diagnosis,
             reply: &reply,
             cache: &cache,
             output_tokens,

@@ -292,6 +292,7 @@ async fn a_prompt_over_the_window_gets_the_context_length_error() {
         context_window: 500,
         dialect: UsageDialect::Openai,
         input_includes_cache: false,
+        rejects: Vec::new(),
     };
     let h = start_with(MockConfig::new().with_model(ModelRule {
         protocol: Some(Protocol::Anthropic),

@@ -9,8 +9,8 @@ use strata_provider::transport::{
     join_url, missing_key, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
-    AuthScheme, EventStream, Model, Protocol, Provider, ProviderError, ProviderRow, Request,
-    StreamOptions,
+    AuthScheme, EffortChanges, EventStream, LastResponses, Learnable, LearnedCapabilities, Model,
+    Protocol, Provider, ProviderError, ProviderRow, ReasoningStyle, Request, StreamOptions,
 };
 use tracing::Instrument;
 
@@ -78,6 +78,13 @@ pub struct ResponsesProvider {
     config: Option<ResponsesConfig>,
     url_vars: BTreeMap<String, String>,
     env: EnvLookup,
+    /// Each session's last response id, the next request's `comparison_response_id`.
+    last: LastResponses,
+    /// Each session's effort changes, said in `configuration_update` items where the row
+    /// allows it.
+    effort: EffortChanges,
+    /// Features the provider refused for a model, left out from then on.
+    learned: Arc<LearnedCapabilities>,
 }
 
 impl std::fmt::Debug for ResponsesProvider {
@@ -102,7 +109,17 @@ impl ResponsesProvider {
             config: None,
             url_vars: BTreeMap::new(),
             env: process_env_lookup(),
+            last: LastResponses::new(),
+            effort: EffortChanges::new(),
+            learned: Arc::new(LearnedCapabilities::in_memory()),
         }
+    }
+
+    /// Reads and records learned capabilities in `learned` (a file in the user's state, shared
+    /// by every adapter of a run) instead of this adapter's memory alone.
+    pub fn with_learned(mut self, learned: Arc<LearnedCapabilities>) -> Self {
+        self.learned = learned;
+        self
     }
 
     /// Values for the `{VAR}` placeholders of the row's base URLs (resolved by the caller).
@@ -151,15 +168,87 @@ impl ResponsesProvider {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<HttpRequest, ProviderError> {
+        self.build(model, request, options).map(|(http, _)| http)
+    }
+
+    /// The HTTP request and the learnable features it relies on.
+    fn build(
+        &self,
+        model: &Model,
+        request: &Request,
+        options: &StreamOptions,
+    ) -> Result<(HttpRequest, Vec<Learnable>), ProviderError> {
         let endpoint = endpoint_speaking(&self.row, &model.id, Protocol::OpenaiResponses)?;
-        let caps = self.row.capabilities(&model.id);
+        let caps = self
+            .learned
+            .apply(&self.row.id, &model.id, &self.row.capabilities(&model.id));
         let config = self.config(model);
         let base = base_url(options.base_url.as_deref(), &endpoint, |k| self.var(k))?;
         let cache_key = options
             .cache_key
             .as_deref()
             .or(request.cache_key.as_deref());
-        let built = build_request(model, request, &caps, config.system_placement, cache_key);
+        let mut built = build_request(model, request, &caps, config.system_placement, cache_key);
+        if caps.mid_conversation_effort
+            && caps.reasoning == ReasoningStyle::OpenaiEffort
+            && model.reasoning
+            && let Some(input) = built.body.get("input").and_then(|i| i.as_array())
+        {
+            // The session's first effort stays at the request level; each change is a
+            // `configuration_update` item where it happened (openai-python 3.63.0 beta
+            // `BetaResponseConfigurationUpdateItemParam`: "for subsequent responses").
+            let plan = self
+                .effort
+                .plan(options.session_id.as_deref(), input, request.thinking);
+            if plan.base != request.thinking {
+                let mut at_base = request.clone();
+                at_base.thinking = plan.base;
+                built = build_request(model, &at_base, &caps, config.system_placement, cache_key);
+            }
+            if let Some(input) = built.body.get_mut("input").and_then(|i| i.as_array_mut()) {
+                plan.insert(input, |level| {
+                    serde_json::json!({
+                        "type": "configuration_update",
+                        "reasoning": {"effort": level.as_str()},
+                    })
+                });
+            }
+        }
+        if caps.cache_diagnostics
+            && let Some(previous) = self.last.get(options.session_id.as_deref())
+            && let Some(body) = built.body.as_object_mut()
+        {
+            // openai-python 3.63.0 `PromptCacheOptions.comparison_response_id`: "requests
+            // prompt cache diagnostics"; the first request has nothing to compare.
+            let options = body
+                .entry("prompt_cache_options")
+                .or_insert_with(|| serde_json::json!({}));
+            if let Some(options) = options.as_object_mut() {
+                options.insert("comparison_response_id".into(), previous.into());
+            }
+        }
+        let mut used = Vec::new();
+        let options_field = |name: &str| {
+            built
+                .body
+                .get("prompt_cache_options")
+                .and_then(|o| o.get(name))
+                .is_some()
+        };
+        if options_field("comparison_response_id") {
+            used.push(Learnable::CacheDiagnostics);
+        }
+        if options_field("prewarm") {
+            used.push(Learnable::Prewarm);
+        }
+        if built
+            .body
+            .get("input")
+            .and_then(|i| i.as_array())
+            .is_some_and(|i| i.iter().any(|item| item["type"] == "configuration_update"))
+        {
+            used.push(Learnable::MidConversationEffort);
+        }
         let mut http = HttpRequest::json_of(join_url(&base, &config.path), &built.body)?
             .header("accept", "text/event-stream");
         http.max_retries = Some(options.max_retries);
@@ -195,7 +284,7 @@ impl ResponsesProvider {
         for (name, value) in &options.headers {
             http = http.header(name, value);
         }
-        Ok(http)
+        Ok((http, used))
     }
 }
 
@@ -220,15 +309,41 @@ impl Provider for ResponsesProvider {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<EventStream, ProviderError> {
-        let http = self.http_request(model, request, options)?;
         let span =
             tracing::debug_span!("provider_request", provider = %self.row.id, model = %model.id);
         let cancel = options.cancel.clone();
         let driver: Driver =
             Arc::new(move |response| drive(response, ResponsesParser::new(), cancel.clone()));
-        self.client
-            .stream_events(http, &options.cancel, driver)
-            .instrument(span)
-            .await
+        // A 400 naming a feature the row claims: learn it, send the turn again without it.
+        let mut left = 3;
+        loop {
+            let (http, used) = self.build(model, request, options)?;
+            let sent = self
+                .client
+                .stream_events(http, &options.cancel, driver.clone())
+                .instrument(span.clone())
+                .await;
+            match sent {
+                Ok(stream) => return Ok(self.last.track(options.session_id.as_deref(), stream)),
+                Err(ProviderError::InvalidRequest {
+                    status: 400,
+                    ref body,
+                    ..
+                }) if left > 0
+                    && let Some(feature) = Learnable::named_in(body, &used) =>
+                {
+                    left -= 1;
+                    let table = self.row.capabilities(&model.id);
+                    tracing::warn!(provider = %self.row.id, model = %model.id, feature = feature.as_str(), "the provider refused a feature the row claims; sending without it");
+                    if let Err(e) =
+                        self.learned
+                            .learn(&self.row.id, &model.id, &table, feature, body)
+                    {
+                        tracing::warn!("could not save what was learned: {e}");
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 }

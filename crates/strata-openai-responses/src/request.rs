@@ -3,7 +3,8 @@
 use serde_json::{Map, Value, json};
 use strata_provider::{
     BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Message, Model, ParamLocation,
-    Protocol, ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition, ToolResultContent,
+    Prewarm, Protocol, ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition,
+    ToolResultContent,
 };
 
 /// Where the system chapter goes.
@@ -137,7 +138,12 @@ pub fn build_request(
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
     }
 
-    if let Some(max) = request
+    // A zero cap is a warm-up: `prompt_cache_options.prewarm` "prepares the prompt cache
+    // without generating output" (openai-python 3.63.0) where the row has it.
+    let prewarm = request.max_tokens == Some(0) && caps.prewarm == Prewarm::PromptCacheOptions;
+    if prewarm {
+        // No output to cap.
+    } else if let Some(max) = request
         .max_tokens
         .map(u64::from)
         .or((model.max_output > 0).then_some(model.max_output))
@@ -171,6 +177,14 @@ pub fn build_request(
     }
     if explicit && caps.supports_ttl(CacheTtl::ThirtyMinutes) && !request.breakpoints.is_empty() {
         body.insert("prompt_cache_options".into(), json!({"ttl": "30m"}));
+    }
+    if prewarm {
+        let options = body
+            .entry("prompt_cache_options")
+            .or_insert_with(|| json!({}));
+        if let Some(options) = options.as_object_mut() {
+            options.insert("prewarm".into(), json!(true));
+        }
     }
     if caps.wire.supports_store {
         body.insert("store".into(), json!(false));

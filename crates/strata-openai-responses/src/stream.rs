@@ -14,7 +14,8 @@ use strata_provider::transport::{
     self, Frame, FrameOutcome, ParseError, StreamParser, parse_arguments,
 };
 use strata_provider::{
-    ContentBlock, Event, Message, MessageAssembler, Protocol, ProviderError, StopReason, Usage,
+    CacheDiagnosis, ContentBlock, Event, Message, MessageAssembler, Protocol, ProviderError,
+    StopReason, Usage,
 };
 
 use crate::usage::normalize_usage;
@@ -362,6 +363,9 @@ impl ResponsesParser {
                     self.usage = normalize_usage(usage);
                     self.emit(out, Event::Usage(self.usage));
                 }
+                if let Some(diagnosis) = diagnosis(response.get("prompt_cache_diagnostics")) {
+                    self.emit(out, Event::CacheDiagnosis(diagnosis));
+                }
                 let stop_reason = if kind == "response.incomplete" {
                     match response
                         .get("incomplete_details")
@@ -425,6 +429,22 @@ impl StreamParser for ResponsesParser {
     fn partial_message(&self) -> Message {
         self.assembler.message()
     }
+}
+
+/// `Response.prompt_cache_diagnostics` (openai-python 3.63.0): a miss carries its `reason` and
+/// `cache_missed_tokens`; `cache_hit`, `comparison_response_not_found` and `unavailable` are
+/// reported by their type.
+fn diagnosis(value: Option<&Value>) -> Option<CacheDiagnosis> {
+    let value = value?;
+    let kind = value.get("type").and_then(Value::as_str)?;
+    let reason = match kind {
+        "cache_miss" => value.get("reason").and_then(Value::as_str).unwrap_or(kind),
+        other => other,
+    };
+    Some(CacheDiagnosis {
+        reason: reason.to_owned(),
+        missed_tokens: value.get("cache_missed_tokens").and_then(Value::as_u64),
+    })
 }
 
 /// Maps an in-stream error object (`{code, message}`) to the error the caller must act on.

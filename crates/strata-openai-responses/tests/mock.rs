@@ -446,3 +446,248 @@ async fn encrypted_reasoning_is_replayed_on_the_next_turn() {
         json!(strata_mock::encrypted_reasoning("Read it first."))
     );
 }
+
+fn diagnosis(events: &[Event]) -> Option<&strata_provider::CacheDiagnosis> {
+    events.iter().find_map(|e| match e {
+        Event::CacheDiagnosis(d) => Some(d),
+        _ => None,
+    })
+}
+
+/// On a row with cache diagnostics (GPT-5.6 and later), each request names the session's
+/// previous response in `prompt_cache_options.comparison_response_id`, and a changed
+/// instruction comes back as the provider's `input_changed` miss with the tokens missed.
+#[tokio::test]
+async fn a_changed_system_prompt_is_reported_with_the_providers_miss_reason() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    let (provider, mut model) = openai(0);
+    model.id = "gpt-6".into();
+    let options = strata_provider::StreamOptions {
+        session_id: Some("session-b".into()),
+        ..options(&server.base_url())
+    };
+    let mut first = request(400);
+    first.model = "gpt-6".into();
+    let events = collect(provider.stream(&model, &first, &options).await.unwrap()).await;
+    assert_eq!(diagnosis(&events), None);
+    let Event::Start {
+        response_id: Some(first_id),
+        ..
+    } = &events[0]
+    else {
+        panic!("{events:?}")
+    };
+    let body = server.requests()[0].body.clone().unwrap();
+    assert!(
+        body.pointer("/prompt_cache_options/comparison_response_id")
+            .is_none(),
+        "{body}"
+    );
+
+    let mut extended = first.clone();
+    extended.messages.push(Message::assistant_text("Done."));
+    extended.messages.push(Message::user_text("Now the third."));
+    let events = collect(provider.stream(&model, &extended, &options).await.unwrap()).await;
+    assert_eq!(
+        diagnosis(&events).map(|d| d.reason.as_str()),
+        Some("cache_hit")
+    );
+    let body = server.requests()[1].body.clone().unwrap();
+    assert_eq!(
+        body["prompt_cache_options"]["comparison_response_id"],
+        json!(first_id)
+    );
+
+    let mut changed = extended.clone();
+    changed.system = vec![SystemBlock::text(
+        "You are a terse coding agent. ".repeat(400),
+    )];
+    let events = collect(provider.stream(&model, &changed, &options).await.unwrap()).await;
+    let found = diagnosis(&events).expect("a diagnosis");
+    assert_eq!(found.reason, "input_changed");
+    let before = server.requests()[1].cache.unwrap();
+    let held = |c: strata_mock::Split| c.read + c.written + c.uncached;
+    assert_eq!(
+        found.missed_tokens,
+        Some(held(before.system) + held(before.messages))
+    );
+    // A row without diagnostics (gpt-5.2) sends no comparison.
+    let (plain, plain_model) = openai(0);
+    let http = plain
+        .http_request(&plain_model, &request(5), &options)
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&http.body).unwrap();
+    assert!(
+        body.pointer("/prompt_cache_options/comparison_response_id")
+            .is_none()
+    );
+}
+
+/// A zero output cap is a pre-warm: on GPT-5.6+ rows `prompt_cache_options.prewarm` fills the
+/// cache and generates nothing (no output tokens, the script's turn kept); older rows send the
+/// API's minimum cap instead.
+#[tokio::test]
+async fn a_pre_warm_fills_the_cache_and_generates_nothing() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(scenario("[[turn]]\ntext = \"The answer.\"\n"));
+    let (provider, mut model) = openai(0);
+    model.id = "gpt-6".into();
+    let mut warm = request(400);
+    warm.model = "gpt-6".into();
+    warm.max_tokens = Some(0);
+    let events = collect(
+        provider
+            .stream(&model, &warm, &options(&server.base_url()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let Some(Event::Done {
+        stop_reason,
+        message,
+        usage,
+    }) = events.last()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(*stop_reason, StopReason::EndTurn);
+    assert!(message.content.is_empty(), "{message:?}");
+    assert_eq!(usage.output, 0);
+    let records = server.requests();
+    let body = records[0].body.clone().unwrap();
+    assert_eq!(body["prompt_cache_options"]["prewarm"], json!(true));
+    assert!(body.get("max_output_tokens").is_none(), "{body}");
+    assert_eq!(records[0].output_tokens, 0);
+
+    // The real request reads what the pre-warm stored and gets the scripted turn.
+    let mut real = warm.clone();
+    real.max_tokens = None;
+    let events = collect(
+        provider
+            .stream(&model, &real, &options(&server.base_url()))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let Some(Event::Done { message, usage, .. }) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(message.text(), "The answer.");
+    assert!(usage.cache_read > 1024, "{usage:?}");
+
+    // gpt-5.2 has no pre-warm: the cap is raised to the API's minimum.
+    let (plain, plain_model) = openai(0);
+    let mut capped = request(5);
+    capped.max_tokens = Some(0);
+    let http = plain
+        .http_request(&plain_model, &capped, &options(&server.base_url()))
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&http.body).unwrap();
+    assert_eq!(body["max_output_tokens"], json!(16));
+    assert!(body.get("prompt_cache_options").is_none(), "{body}");
+}
+
+/// An effort change mid-conversation on GPT-6 (a `configuration_update` item where the change
+/// happened, the request keeping the session's first effort) reads at least 99% of the
+/// previous prompt; on gpt-5.4, which has no such item, the request-level effort changes and
+/// the mock, for which effort is part of the cache's identity, reads nothing.
+#[tokio::test]
+async fn an_effort_change_reads_the_previous_prompt_where_the_row_allows_it() {
+    for (model_id, keeps) in [("gpt-6", true), ("gpt-5.4", false)] {
+        let server = MockServer::start(MockConfig::new()).await.unwrap();
+        let (provider, mut model) = openai(0);
+        model.id = model_id.into();
+        let options = strata_provider::StreamOptions {
+            session_id: Some("effort".into()),
+            ..options(&server.base_url())
+        };
+        // Long enough that the 128-token rounding of the automatic cache stays under 1%.
+        let mut first = request(2000);
+        first.model = model_id.into();
+        first.thinking = ThinkingLevel::High;
+        collect(provider.stream(&model, &first, &options).await.unwrap()).await;
+        let mut second = first.clone();
+        second.messages.push(Message::assistant_text("Read both."));
+        second.messages.push(Message::user_text("Now briefly."));
+        second.thinking = ThinkingLevel::Low;
+        collect(provider.stream(&model, &second, &options).await.unwrap()).await;
+        let records = server.requests();
+        let previous = records[0].cache.unwrap().input_tokens;
+        let read = records[1].cache.unwrap().cache_read;
+        eprintln!(
+            "{model_id}: effort high -> low, read {read} of the previous {previous} tokens ({:.1}%)",
+            100.0 * read as f64 / previous as f64
+        );
+        let body = records[1].body.clone().unwrap();
+        let input = body["input"].as_array().unwrap();
+        if keeps {
+            assert!(
+                read as f64 >= 0.99 * previous as f64,
+                "read {read} of {previous}"
+            );
+            assert_eq!(body["reasoning"]["effort"], "high");
+            assert_eq!(
+                input.last().unwrap(),
+                &json!({"type": "configuration_update", "reasoning": {"effort": "low"}})
+            );
+        } else {
+            assert_eq!(read, 0, "{model_id}");
+            assert_eq!(body["reasoning"]["effort"], "low");
+            assert!(!input.iter().any(|i| i["type"] == "configuration_update"));
+        }
+    }
+}
+
+/// The mock's GPT-6 refuses `configuration_update` items although the row claims them: the
+/// turn completes at the request level (the fallback), the lesson is kept, and the adapter
+/// does not send the item again.
+#[tokio::test]
+async fn a_refused_effort_item_is_learned_and_the_turn_completes_without_it() {
+    let profile = strata_mock::ModelProfile {
+        rejects: vec!["configuration-update".into()],
+        ..MockConfig::new().profile(strata_mock::Protocol::Responses, "gpt-6")
+    };
+    let server = MockServer::start(MockConfig::new().with_model(strata_mock::ModelRule {
+        protocol: Some(strata_mock::Protocol::Responses),
+        pattern: "gpt-6".into(),
+        profile,
+    }))
+    .await
+    .unwrap();
+    let (provider, mut model) = openai(0);
+    model.id = "gpt-6".into();
+    let learned = std::sync::Arc::new(strata_provider::LearnedCapabilities::in_memory());
+    let provider = provider.with_learned(learned.clone());
+    let options = strata_provider::StreamOptions {
+        session_id: Some("refused".into()),
+        ..options(&server.base_url())
+    };
+    let mut first = request(50);
+    first.model = "gpt-6".into();
+    first.thinking = ThinkingLevel::High;
+    collect(provider.stream(&model, &first, &options).await.unwrap()).await;
+    let mut second = first.clone();
+    second.messages.push(Message::assistant_text("Read both."));
+    second.messages.push(Message::user_text("Now briefly."));
+    second.thinking = ThinkingLevel::Low;
+    let events = collect(provider.stream(&model, &second, &options).await.unwrap()).await;
+    assert!(
+        matches!(events.last(), Some(Event::Done { .. })),
+        "{events:?}"
+    );
+    let records = server.requests();
+    let statuses: Vec<u16> = records.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [200, 400, 200]);
+    let retried = records[2].body.clone().unwrap();
+    assert_eq!(retried["reasoning"]["effort"], "low");
+    let lessons = learned.lessons();
+    assert_eq!(
+        lessons.iter().map(|l| l.feature).collect::<Vec<_>>(),
+        [strata_provider::Learnable::MidConversationEffort]
+    );
+    assert!(
+        lessons[0].error.contains("configuration_update"),
+        "{}",
+        lessons[0].error
+    );
+}

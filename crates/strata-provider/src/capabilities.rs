@@ -178,6 +178,10 @@ pub enum Feature {
     DeferredTools,
     /// Interleaved thinking between tool calls.
     InterleavedThinking,
+    /// The provider's cache diagnosis (Anthropic `diagnostics`).
+    CacheDiagnostics,
+    /// Effort changed by a mid-conversation message (Anthropic per-message `output_config`).
+    MidConversationEffort,
 }
 
 /// A header to send when a feature is used.
@@ -332,6 +336,16 @@ pub struct Capabilities {
     /// Time-of-day prices, when the provider bills peak hours differently.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_pricing: Option<PeakPricing>,
+    /// The provider says why a request missed the cache when the request names the previous
+    /// response (Anthropic `diagnostics.previous_message_id`, OpenAI
+    /// `prompt_cache_options.comparison_response_id`).
+    #[serde(default)]
+    pub cache_diagnostics: bool,
+    /// Reasoning effort can change mid-conversation without touching the prefix (Anthropic
+    /// per-message `output_config.effort` on a system message, OpenAI `configuration_update`
+    /// input item).
+    #[serde(default)]
+    pub mid_conversation_effort: bool,
 }
 
 impl Default for Capabilities {
@@ -356,6 +370,8 @@ impl Default for Capabilities {
             wire: WireQuirks::default(),
             prewarm: Prewarm::None,
             peak_pricing: None,
+            cache_diagnostics: false,
+            mid_conversation_effort: false,
         }
     }
 }

@@ -5,6 +5,7 @@ use std::pin::Pin;
 use futures::Stream;
 use serde::Serialize;
 
+use crate::diagnosis::CacheDiagnosis;
 use crate::error::ProviderError;
 use crate::request::{ContentBlock, Message, Role};
 use crate::transport::parse_partial;
@@ -89,6 +90,9 @@ pub enum Event {
     },
     /// Token counts so far (cumulative; the last one wins).
     Usage(Usage),
+    /// The provider's own diagnosis of this request's cache reuse, where the row asks for it
+    /// (`Capabilities::cache_diagnostics`); at most one per stream, before `Done`.
+    CacheDiagnosis(CacheDiagnosis),
     /// The response is complete.
     Done {
         /// Why the model stopped.
@@ -204,7 +208,11 @@ impl MessageAssembler {
                     arguments: arguments.clone(),
                 });
             }
-            Event::Start { .. } | Event::Usage(_) | Event::Done { .. } | Event::Error { .. } => {}
+            Event::Start { .. }
+            | Event::Usage(_)
+            | Event::CacheDiagnosis(_)
+            | Event::Done { .. }
+            | Event::Error { .. } => {}
         }
     }
 

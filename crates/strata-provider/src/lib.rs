@@ -9,9 +9,12 @@
 
 pub mod capabilities;
 pub mod catalog;
+pub mod diagnosis;
 pub mod discovery;
+pub mod effort;
 pub mod error;
 pub mod event;
+pub mod learned;
 pub mod model;
 pub mod pi;
 pub mod provider;
@@ -31,8 +34,11 @@ pub use catalog::{
     Catalog, CatalogError, ConfigFormat, GuessedModel, ModelsFile, ProviderSummary, Support,
     UserConfig, UserProvider,
 };
+pub use diagnosis::{CacheDiagnosis, DiagnosedChange, LastResponses};
+pub use effort::{EffortChanges, EffortPlan};
 pub use error::{ApiKey, ProviderError};
 pub use event::{Event, EventStream, MessageAssembler, StopReason};
+pub use learned::{Learnable, LearnedCapabilities, LearnedError, Lesson};
 pub use model::{Modality, Model};
 pub use provider::{Completion, Provider, StreamOptions};
 pub use request::{

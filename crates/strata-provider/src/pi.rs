@@ -660,6 +660,9 @@ impl Reader<'_> {
                     f.1 = Some(b);
                     f.2 = Some(b);
                 }),
+                // Pi 1.x: effort changes sent in the conversation (`configuration_update`
+                // items, Anthropic per-message effort) keep the cache.
+                ("supportsMidConvoEffort", Some(b), _) => target.mid_conversation_effort(b),
                 ("supportsLongCacheRetention", Some(false), _) => {
                     target.ttl(vec![CacheTtl::FiveMinutes])
                 }
@@ -738,6 +741,14 @@ impl RowCompat<'_> {
                 o.tool_addition = flags.1.or(o.tool_addition);
                 o.tool_removal = flags.2.or(o.tool_removal);
             }
+        }
+        true
+    }
+
+    fn mid_conversation_effort(&mut self, on: bool) -> bool {
+        match self {
+            Self::Row(row) => row.features.mid_conversation_effort = on,
+            Self::Override(o, _) => o.mid_conversation_effort = Some(on),
         }
         true
     }

@@ -124,6 +124,7 @@ pub trait Provider: Send + Sync {
                 Event::ToolCallDelta { .. } => last_event = "tool call delta",
                 Event::ToolCallEnd { .. } => last_event = "tool call end",
                 Event::Usage(_) => last_event = "usage",
+                Event::CacheDiagnosis(_) => last_event = "cache diagnosis",
             }
         }
         Err(ProviderError::Truncated {

@@ -150,6 +150,10 @@ pub struct FeatureSpec {
     /// Claude Code tells its model of context changes (`<system-reminder>` blocks in user
     /// turns), every chat model reads user messages, and a fold rewrites the whole prefix.
     pub system_reminders: bool,
+    /// The provider diagnoses cache misses against a named earlier response.
+    pub cache_diagnostics: bool,
+    /// Effort changes mid-conversation keep the prefix.
+    pub mid_conversation_effort: bool,
 }
 
 impl Default for FeatureSpec {
@@ -162,6 +166,8 @@ impl Default for FeatureSpec {
             deferred_tool_placeholder: false,
             context_editing: false,
             system_reminders: true,
+            cache_diagnostics: false,
+            mid_conversation_effort: false,
         }
     }
 }
@@ -342,6 +348,12 @@ pub struct ModelOverride {
     /// Reminders instead of the fold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_reminders: Option<bool>,
+    /// Provider cache diagnostics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_diagnostics: Option<bool>,
+    /// Effort changes that keep the prefix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mid_conversation_effort: Option<bool>,
     /// Reasoning style.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningStyle>,
@@ -446,6 +458,8 @@ impl ProviderRow {
             wire: self.wire.clone(),
             prewarm: self.cache.prewarm,
             peak_pricing: self.cache.peak.clone(),
+            cache_diagnostics: self.features.cache_diagnostics,
+            mid_conversation_effort: self.features.mid_conversation_effort,
         }
     }
 
@@ -549,6 +563,8 @@ pub(crate) fn apply_override(caps: &mut Capabilities, o: &ModelOverride) {
         ),
         (o.context_editing, &mut caps.context_editing),
         (o.system_reminders, &mut caps.system_reminders),
+        (o.cache_diagnostics, &mut caps.cache_diagnostics),
+        (o.mid_conversation_effort, &mut caps.mid_conversation_effort),
     ];
     for (value, slot) in flags {
         if let Some(v) = value {

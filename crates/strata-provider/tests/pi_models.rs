@@ -167,3 +167,17 @@ fn a_new_anthropic_protocol_provider_caches_as_pi_does() {
         strata_provider::CacheStyle::ExplicitBreakpoints
     );
 }
+
+#[test]
+fn pi_s_mid_conversation_effort_flag_maps_to_the_rows() {
+    let builtin = Catalog::builtin().unwrap();
+    let text = r#"{"providers": {"gw": {
+        "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-responses", "apiKey": "k",
+        "compat": {"supportsMidConvoEffort": true},
+        "models": [{"id": "big"}, {"id": "small", "compat": {"supportsMidConvoEffort": false}}]
+    }}}"#;
+    let pi = parse_pi_models(text, "models.json", &builtin).unwrap();
+    let catalog = builtin.merge_user_config(pi.config, "models.json").unwrap();
+    assert!(catalog.capabilities("gw", "big").mid_conversation_effort);
+    assert!(!catalog.capabilities("gw", "small").mid_conversation_effort);
+}

@@ -1,10 +1,22 @@
 //! The one place a provider row and protocol become an adapter.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use strata_bedrock::credentials::ResolvedAws;
 use strata_provider::transport::{EnvLookup, HttpClient};
-use strata_provider::{Protocol, Provider, ProviderRow};
+use strata_provider::{LearnedCapabilities, Protocol, Provider, ProviderRow};
+
+/// The learned capabilities every adapter of this process reads and records
+/// ([`use_learned_capabilities`]).
+static LEARNED: OnceLock<Arc<LearnedCapabilities>> = OnceLock::new();
+
+/// Makes every adapter built from now on read and record learned capabilities in `learned`
+/// (the host opens a file in the user's state): a feature a provider refused for a model is
+/// left out from the next session on. Returns `false` when it was already set. Without it each
+/// adapter learns for its own lifetime only.
+pub fn use_learned_capabilities(learned: Arc<LearnedCapabilities>) -> bool {
+    LEARNED.set(learned).is_ok()
+}
 
 /// Why no adapter could be built.
 #[derive(Debug, thiserror::Error)]
@@ -64,7 +76,10 @@ pub fn adapter_with(
     let AdapterOptions { bedrock, env } = options;
     Ok(match protocol {
         Protocol::AnthropicMessages => {
-            let adapter = strata_anthropic::AnthropicProvider::for_row(row, client);
+            let mut adapter = strata_anthropic::AnthropicProvider::for_row(row, client);
+            if let Some(learned) = LEARNED.get() {
+                adapter = adapter.with_learned(learned.clone());
+            }
             Arc::new(match env {
                 Some(env) => adapter.with_env(env),
                 None => adapter,
@@ -78,7 +93,10 @@ pub fn adapter_with(
             })
         }
         Protocol::OpenaiResponses => {
-            let adapter = strata_openai_responses::ResponsesProvider::new(row.clone(), client);
+            let mut adapter = strata_openai_responses::ResponsesProvider::new(row.clone(), client);
+            if let Some(learned) = LEARNED.get() {
+                adapter = adapter.with_learned(learned.clone());
+            }
             Arc::new(match env {
                 Some(env) => adapter.with_env(env),
                 None => adapter,

@@ -35,7 +35,9 @@ mod route;
 mod runtime;
 pub mod sessions;
 
-pub use adapter::{AdapterError, AdapterOptions, BedrockAuth, adapter_for, adapter_with};
+pub use adapter::{
+    AdapterError, AdapterOptions, BedrockAuth, adapter_for, adapter_with, use_learned_capabilities,
+};
 pub use error::RuntimeError;
 pub use event::{Disposition, RunEnd, RuntimeEvent};
 pub use op::{AgentTask, Op, SessionRouter, UserInput};

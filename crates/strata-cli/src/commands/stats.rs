@@ -203,6 +203,16 @@ fn write_cache(out: &mut impl std::io::Write, cache: &CacheReport) -> anyhow::Re
             b.previous_prompt,
             b.cause.describe()
         )?;
+        if let Some(provider) = &b.provider {
+            writeln!(out, "    provider reports: {}", provider.describe())?;
+        }
+    }
+    for d in &cache.disagreements {
+        writeln!(
+            out,
+            "  WARNING: provider and strata disagree on {} — a bug in one of them",
+            d.describe()
+        )?;
     }
     for small in &cache.below_minimum {
         writeln!(
@@ -403,6 +413,7 @@ fn claude_code_request(line: &Value, catalog: &Catalog) -> Option<RequestRecord>
             .as_str()
             .and_then(strata_session::parse_iso_millis),
         aborted: false,
+        provider_diagnosis: None,
     };
     if let Some(model) = catalog.model("anthropic", model) {
         record.price_if_missing(&model.prices);
@@ -436,5 +447,45 @@ mod tests {
         // A million read at $0.50, a million written for an hour at $10, one output token at $25
         // per million: the hour's rate, not the 5-minute $6.25.
         assert!((request.cost - 10.500025).abs() < 1e-9, "{}", request.cost);
+    }
+
+    #[test]
+    fn the_providers_reason_is_printed_beside_strata_and_a_disagreement_warned() {
+        let cause = strata_accounting::BreakCause::TtlExpiry {
+            idle_secs: 1200,
+            ttl_secs: 300,
+        };
+        let provider = strata_provider::CacheDiagnosis {
+            reason: "tools_changed".into(),
+            missed_tokens: Some(5000),
+        };
+        let report = CacheReport {
+            breaks: vec![strata_accounting::CacheBreak {
+                request: 2,
+                id: "a2".into(),
+                previous_prompt: 5010,
+                cache_read: 0,
+                cause: cause.clone(),
+                provider: Some(provider.clone()),
+            }],
+            disagreements: vec![strata_accounting::Disagreement {
+                request: 2,
+                id: "a2".into(),
+                strata: cause.describe(),
+                provider: provider.describe(),
+            }],
+            ..CacheReport::default()
+        };
+        let mut out = Vec::new();
+        write_cache(&mut out, &report).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("provider reports: tools changed (5000 tokens missed)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("WARNING: provider and strata disagree on request 2 (a2)"),
+            "{text}"
+        );
     }
 }

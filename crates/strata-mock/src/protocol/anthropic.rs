@@ -27,6 +27,24 @@ fn ttl_of(value: &Value) -> Option<Ttl> {
 /// 2.15.0, `BetaSystemMessageParam.content`).
 const SYSTEM_MESSAGE_BLOCKS: [&str; 3] = ["text", "tool_addition", "tool_removal"];
 
+/// The efforts `output_config.effort` takes (anthropic-python 2.17.0 `BetaOutputConfigParam`).
+const EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
+
+/// Hash of the request-level parameters that are part of the messages' cache identity:
+/// "changing thinking parameters invalidates only the message blocks" (Anthropic
+/// prompt-caching docs, PROVIDERS.md §1.2), and Claude Code's docs name effort as part of the
+/// cache key. 0 when the request sets neither.
+fn message_params(body: &Value) -> u64 {
+    let thinking = body.get("thinking").filter(|v| !v.is_null());
+    let effort = body
+        .pointer("/output_config/effort")
+        .filter(|v| !v.is_null());
+    if thinking.is_none() && effort.is_none() {
+        return 0;
+    }
+    crate::tokens::hash_str(&json!([thinking, effort]).to_string())
+}
+
 fn check_block(block: &Value) -> Result<&str, String> {
     let kind = block
         .get("type")
@@ -146,6 +164,13 @@ impl Wire for Anthropic {
         let mut conversation = Conversation::default();
         let mut deferred_tools = DeferredTools::default();
         let mut search_tool: Option<String> = None;
+        let mut features: Vec<(&'static str, String)> = Vec::new();
+        if max_tokens == 0 {
+            features.push((
+                "max-tokens-zero",
+                "max_tokens: Input should be greater than or equal to 1".into(),
+            ));
+        }
         if let Some(tools) = body.get("tools") {
             let tools = tools
                 .as_array()
@@ -215,7 +240,39 @@ impl Wire for Anthropic {
             if role == "assistant" {
                 conversation.assistant_turns += 1;
             }
+            // Per-message output configuration (anthropic-python 2.17.0
+            // `BetaSystemMessageOutputConfigParam`, beta
+            // `mid-conversation-output-config-2026-07-01`): only on system messages; the
+            // effort applies from here on, and the message is part of the cached prefix.
+            let output_config = message.get("output_config").filter(|v| !v.is_null());
+            if let Some(config) = output_config {
+                if role != "system" {
+                    return Err(format!(
+                        "messages.{i}.output_config: only permitted on role \"system\" messages"
+                    ));
+                }
+                match config.get("effort") {
+                    None | Some(Value::Null) => {}
+                    Some(Value::String(e)) if EFFORTS.contains(&e.as_str()) => {}
+                    Some(other) => {
+                        return Err(format!(
+                            "messages.{i}.output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max', got {other}"
+                        ));
+                    }
+                }
+                builder.push(
+                    Chapter::Messages,
+                    "output_config",
+                    &config.to_string(),
+                    None,
+                );
+                features.push((
+                    "system-output-config",
+                    format!("messages.{i}.output_config: Extra inputs are not permitted"),
+                ));
+            }
             match message.get("content") {
+                None if output_config.is_some() => {}
                 Some(Value::String(text)) => builder.push(Chapter::Messages, role, text, None),
                 Some(Value::Array(blocks)) => {
                     for (j, block) in blocks.iter().enumerate() {
@@ -268,11 +325,35 @@ impl Wire for Anthropic {
                 })
                 .collect(),
         });
+        // anthropic-python 2.17.0 `BetaDiagnosticsParam`: an object whose
+        // `previous_message_id` is a message id or null.
+        let diagnose = match body.get("diagnostics") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(d)) => match d.get("previous_message_id") {
+                None | Some(Value::Null) => Some(None),
+                Some(Value::String(id)) => Some(Some(id.clone())),
+                Some(_) => {
+                    return Err(
+                        "diagnostics.previous_message_id: Input should be a valid string".into(),
+                    );
+                }
+            },
+            Some(_) => return Err("diagnostics: Input should be a valid dictionary".into()),
+        };
+        if diagnose.is_some() {
+            features.push((
+                "diagnostics",
+                "diagnostics: Extra inputs are not permitted".into(),
+            ));
+        }
         Ok(Parsed {
             model,
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             prompt,
             conversation,
+            diagnose,
+            features,
+            params: message_params(body),
             max_output_tokens: Some(max_tokens),
             tool_search,
             ..Parsed::default()
@@ -298,7 +379,7 @@ impl Wire for Anthropic {
             }
             content.push(json!({"type": "tool_use", "id": tool_id(&call.id), "name": call.name, "input": call.arguments}));
         }
-        json!({
+        let mut message = json!({
             "id": format!("msg_{}", outcome.id),
             "type": "message",
             "role": "assistant",
@@ -307,7 +388,11 @@ impl Wire for Anthropic {
             "stop_reason": stop_reason(reply.stop),
             "stop_sequence": null,
             "usage": usage(outcome),
-        })
+        });
+        if let Some(diagnosis) = &outcome.diagnosis {
+            message["diagnostics"] = diagnosis.anthropic();
+        }
+        message
     }
 
     fn stream(parsed: &Parsed, outcome: &Outcome<'_>) -> Vec<Bytes> {
@@ -315,14 +400,19 @@ impl Wire for Anthropic {
         let mut events = Vec::new();
         let mut start_usage = usage(outcome);
         start_usage["output_tokens"] = json!(1);
-        events.push(sse_event("message_start", &json!({
+        let mut start = json!({
             "type": "message_start",
             "message": {
                 "id": format!("msg_{}", outcome.id), "type": "message", "role": "assistant",
                 "model": parsed.model, "content": [], "stop_reason": null, "stop_sequence": null,
                 "usage": start_usage,
             }
-        })));
+        });
+        // The diagnosis rides on the message object (`BetaMessage.diagnostics`).
+        if let Some(diagnosis) = &outcome.diagnosis {
+            start["message"]["diagnostics"] = diagnosis.anthropic();
+        }
+        events.push(sse_event("message_start", &start));
         events.push(sse_event("ping", &json!({"type": "ping"})));
         let mut index = 0usize;
         let delta = |index: usize, delta: Value| {

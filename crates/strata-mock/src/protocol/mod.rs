@@ -47,6 +47,19 @@ pub struct Parsed {
     pub encrypted_reasoning: bool,
     /// The provider's own tool search, when the request declares it (crate::tool_search).
     pub tool_search: Option<crate::tool_search::ToolSearch>,
+    /// The response a cache diagnosis is asked against (Anthropic `diagnostics.
+    /// previous_message_id`, which may be null; OpenAI `prompt_cache_options.
+    /// comparison_response_id`); `None` when no diagnosis is asked for.
+    pub diagnose: Option<Option<String>>,
+    /// OpenAI `prompt_cache_options.prewarm`: fill the cache, generate nothing.
+    pub prewarm: bool,
+    /// Hash of the request-level parameters the cache keys on besides the blocks (thinking,
+    /// effort); 0 when there are none. Anthropic: part of the messages chapter; Responses:
+    /// of the whole prompt.
+    pub params: u64,
+    /// The optional features the request uses, by the name a profile's `rejects` lists, each
+    /// with the error the provider sends when it refuses it.
+    pub features: Vec<(&'static str, String)>,
 }
 
 /// Everything a renderer needs about the reply.
@@ -68,6 +81,8 @@ pub struct Outcome<'a> {
     pub profile: &'a ModelProfile,
     /// Characters per streamed delta.
     pub delta_chars: usize,
+    /// The cache diagnosis, when the request asked for one.
+    pub diagnosis: Option<crate::diagnosis::Diagnosis>,
 }
 
 /// A refusal, rendered in each provider's own error shape.

@@ -189,7 +189,7 @@ fn response(
     } else {
         Value::Null
     };
-    json!({
+    let mut response = json!({
         "id": format!("resp_{}", outcome.id),
         "object": "response",
         "created_at": outcome.created,
@@ -207,7 +207,32 @@ fn response(
         "truncation": "disabled",
         "usage": usage,
         "metadata": {},
-    })
+    });
+    if let Some(diagnosis) = &outcome.diagnosis {
+        response["prompt_cache_diagnostics"] = diagnosis.openai();
+    }
+    response
+}
+
+/// `prompt_cache_options.comparison_response_id` (openai-python 3.63.0 `PromptCacheOptions`).
+fn comparison(body: &Value) -> Result<Option<String>, String> {
+    let Some(options) = body.get("prompt_cache_options").filter(|o| !o.is_null()) else {
+        return Ok(None);
+    };
+    if !options.is_object() {
+        return Err(format!(
+            "Invalid type for 'prompt_cache_options': expected an object, but got {} instead.",
+            super::json_type(options)
+        ));
+    }
+    match options.get("comparison_response_id") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(id)) => Ok(Some(id.clone())),
+        Some(other) => Err(format!(
+            "Invalid type for 'prompt_cache_options.comparison_response_id': expected a string, but got {} instead.",
+            super::json_type(other)
+        )),
+    }
 }
 
 impl Wire for Responses {
@@ -322,7 +347,32 @@ impl Wire for Responses {
             .collect::<Vec<_>>()
             .join("\n");
         let tool_search = hosted_search(&declared, &items);
+        let mut features: Vec<(&'static str, String)> = Vec::new();
+        if body
+            .pointer("/prompt_cache_options/comparison_response_id")
+            .is_some_and(|v| !v.is_null())
+        {
+            features.push((
+                "comparison-response-id",
+                "Unknown parameter: 'prompt_cache_options.comparison_response_id'.".into(),
+            ));
+        }
+        if body.pointer("/prompt_cache_options/prewarm").is_some() {
+            features.push((
+                "prewarm",
+                "Unknown parameter: 'prompt_cache_options.prewarm'.".into(),
+            ));
+        }
+        if let Some(i) = items.iter().position(|item| {
+            item.get("type").and_then(Value::as_str) == Some("configuration_update")
+        }) {
+            features.push((
+                "configuration-update",
+                format!("Invalid value: 'configuration_update'. 'input[{i}].type' does not accept it for this model."),
+            ));
+        }
         Ok(Parsed {
+            features,
             model,
             stream: body.get("stream").and_then(Value::as_bool).unwrap_or(false),
             prompt: builder.finish(),
@@ -347,6 +397,18 @@ impl Wire for Responses {
                 "max_output_tokens",
             )?,
             retention: super::retention(body)?,
+            diagnose: comparison(body)?.map(Some),
+            // `reasoning_effort_changed` is one of OpenAI's cache-miss reasons
+            // (openai-python 3.63.0 `PromptCacheDiagnosticsCacheMiss`): the effort is part of
+            // the cache's identity.
+            params: body
+                .pointer("/reasoning/effort")
+                .and_then(Value::as_str)
+                .map_or(0, crate::tokens::hash_str),
+            prewarm: body
+                .pointer("/prompt_cache_options/prewarm")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
             ..Parsed::default()
         })
     }

@@ -27,7 +27,10 @@ pub type Driver = Arc<dyn Fn(StreamingResponse) -> EventStream + Send + Sync>;
 
 /// Whether `event` shows the user something of the reply (so a re-send would be visible).
 fn shows_reply(event: &Event) -> bool {
-    !matches!(event, Event::Start { .. } | Event::Usage(_))
+    !matches!(
+        event,
+        Event::Start { .. } | Event::Usage(_) | Event::CacheDiagnosis(_)
+    )
 }
 
 /// Whether a failure before anything was shown is worth a re-send: the retryable kinds, and
