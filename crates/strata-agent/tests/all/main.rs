@@ -12,6 +12,7 @@ mod hooks;
 mod loop_;
 mod masking;
 mod mock;
+mod rules;
 mod scripted;
 mod system;
 mod tool_share;
