@@ -18,6 +18,7 @@ mod json_mode;
 mod listing;
 mod mcp;
 mod mcp_login;
+mod permissions;
 mod pi_session;
 mod rpc;
 mod run;

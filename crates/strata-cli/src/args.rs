@@ -65,6 +65,15 @@ pub struct RunArgs {
     /// for this run, as `strata trust` does for good.
     #[arg(long)]
     pub trust: bool,
+    /// Permission mode: plan (read-only), ask (calls the rules do not allow are put to you),
+    /// edits (file edits in the project run, commands are asked) or auto (everything runs
+    /// unless a rule denies it).
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<strata_permissions::Mode>,
+    /// Where nobody can be asked (-p, json mode), run the calls the rules would ask about;
+    /// deny rules and plan mode still refuse.
+    #[arg(long, visible_alias = "allow-all")]
+    pub yes: bool,
 }
 
 impl RunArgs {
@@ -72,6 +81,8 @@ impl RunArgs {
     /// the commands that run tools.
     pub fn overrides(&self) -> strata_host::Overrides {
         use std::io::IsTerminal as _;
+        let interactive =
+            self.mode == Mode::Text && self.print.is_none() && std::io::stdin().is_terminal();
         strata_host::Overrides {
             model: self.model.clone(),
             provider: self.provider.clone(),
@@ -84,10 +95,11 @@ impl RunArgs {
             system_prompt: self.system_prompt.clone(),
             append_system_prompt: self.append_system_prompt.clone(),
             trust: self.trust,
-            interactive: self.mode == Mode::Text
-                && self.print.is_none()
-                && std::io::stdin().is_terminal(),
+            interactive,
             temp_dir: None,
+            permission_mode: self.permission_mode,
+            asks: crate::permissions::asks(self, interactive),
+            sandbox_helper: crate::permissions::helper(),
         }
     }
 }

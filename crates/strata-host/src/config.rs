@@ -53,6 +53,9 @@ pub struct Config {
     pub pi_models: bool,
     /// MCP tool servers (`[mcp.servers.NAME]`) and how long the first request waits for them.
     pub mcp: McpSettings,
+    /// The rules layer (`[permissions]`: `mode`, `allow`/`deny`/`ask` in Claude Code's rule
+    /// syntax, `read_claude_settings`, `[permissions.sandbox]` `enabled`/`network`).
+    pub permissions: strata_permissions::PermissionsConfig,
 }
 
 /// `[mcp]`.
@@ -109,6 +112,7 @@ impl Default for Config {
             mcp: McpSettings::default(),
             trusted_projects: Vec::new(),
             pi_models: true,
+            permissions: strata_permissions::PermissionsConfig::default(),
         }
     }
 }
@@ -185,6 +189,7 @@ const CONFIG_KEYS: &[&str] = &[
     "trusted_projects",
     "pi_models",
     "mcp",
+    "permissions",
 ];
 
 /// Project settings that apply only once the user trusts the project: they change where a
@@ -206,6 +211,8 @@ pub const TRUST_GATED: &[&str] = &[
     "sessions_dir",
     "mcp",
     "mcp_servers",
+    // An untrusted project's rules could allow what the user's rules ask about.
+    "permissions",
 ];
 
 /// Settings a project can never set: they decide trust and what else is read, or which

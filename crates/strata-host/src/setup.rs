@@ -38,8 +38,12 @@ pub struct Setup {
     /// Whether the project's `.strata/` settings apply (MCP servers and other project
     /// resources ask this too).
     pub trust: ProjectTrust,
-    /// What to tell the user at start (settings an untrusted project was denied).
+    /// What to tell the user at start (settings an untrusted project was denied, bash
+    /// running without the OS sandbox).
     pub notices: Vec<String>,
+    /// The permission gate, bash sandbox and checkpoints every agent of the run gets (one
+    /// gate: answers given for the session hold for all of them).
+    pub rules: strata_agent::ToolRules,
 }
 
 /// An agent ready to run, with what it was built from.
@@ -79,6 +83,8 @@ impl Setup {
         notices.extend(
             strata_agent::resources::context_files_noting(sources.global_dir.as_deref(), &cwd).1,
         );
+        let rules = crate::rules::build(&layers, &config, &sources, &cwd, run)?;
+        notices.extend(rules.notices);
         for warning in notices.iter().chain(&rows.warnings) {
             warn(warning);
         }
@@ -92,6 +98,7 @@ impl Setup {
             keys: rows.keys,
             trust: layers.trust,
             notices,
+            rules: rules.rules,
         })
     }
 
@@ -132,6 +139,8 @@ impl Setup {
             keys: KeyPolicy::default(),
             trust: ProjectTrust::untrusted(cwd),
             notices: Vec::new(),
+            // The demo's figures must not depend on the user's rules or this kernel.
+            rules: strata_agent::ToolRules::default(),
         }
     }
 
@@ -292,6 +301,7 @@ impl Setup {
         mcp.set_searchable(searchable);
         mcp.set_prices(prices);
         agent.set_tool_source(Some(std::sync::Arc::new(mcp)));
+        agent.set_tool_rules(self.rules.clone());
         agent.set_project_skills(self.trust.trusted);
         record_model(&mut agent, choice.thinking.as_deref())?;
         // Entries the context left out (a field of the wrong type): said once, here.

@@ -81,6 +81,8 @@ struct GateState {
     asker: Option<mpsc::UnboundedSender<PendingAsk>>,
     /// Nobody can be asked (print mode): what to tell the model instead.
     unattended: Option<String>,
+    /// Nobody can be asked and the user said yes beforehand (`--yes`): asked calls run.
+    yes_to_asks: bool,
     next_id: u64,
 }
 
@@ -94,6 +96,7 @@ impl Gate {
                 places,
                 asker: None,
                 unattended: None,
+                yes_to_asks: false,
                 next_id: 0,
             })),
         }
@@ -125,6 +128,12 @@ impl Gate {
         self.state().unattended = Some(hint.to_owned());
     }
 
+    /// Nobody will answer, and the user allowed beforehand every call that would be asked
+    /// (print mode with `--yes`): those calls run. Deny rules and plan's refusals still hold.
+    pub fn set_yes_to_asks(&self) {
+        self.state().yes_to_asks = true;
+    }
+
     /// The rules and mode, one line each.
     pub fn describe(&self) -> Vec<String> {
         self.state().policy.describe()
@@ -149,6 +158,9 @@ impl Gate {
     }
 
     async fn ask(&self, call_id: &str, call: &CallView<'_>, decision: &Decision) -> Passage {
+        if self.state().yes_to_asks {
+            return Passage::Run;
+        }
         let suggested_rules = suggest_rules(call);
         let (tx, rx) = oneshot::channel();
         let sent = {

@@ -41,7 +41,7 @@ pub const DEFAULT_HIDDEN: &[&str] = &[
 ];
 
 /// `[permissions.sandbox]` in strata's config.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxConfig {
     /// Run bash in the sandbox (default true where the platform has one).

@@ -34,6 +34,10 @@ use ratatui::crossterm::event::{
 use ratatui::crossterm::execute;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
+/// Whether the terminal UI puts the permission gate's questions to the user (otherwise such
+/// calls are refused with how to allow them: crate::permissions::asks).
+pub const ANSWERS_PERMISSIONS: bool = false;
+
 use app::{App, Effect};
 use strata_host::Setup;
 use worker::{UiEvent, Worker};
