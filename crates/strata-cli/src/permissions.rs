@@ -35,20 +35,20 @@ pub fn helper() -> Option<SandboxHelper> {
     })
 }
 
-/// What a call the rules ask about meets: the terminal UI asks the user; a run with nobody
-/// to ask (`-p`, json mode, piped stdin, rpc clients) refuses it with how to allow it, or runs
-/// it with `--yes`.
+/// What a call the rules ask about meets: an rpc client is asked (Pi's
+/// `extension_ui_request`), the terminal UI asks the user; a run with nobody to ask (`-p`,
+/// json mode, piped stdin) refuses it with how to allow it, or runs it with `--yes`.
 pub fn asks(run: &RunArgs, interactive: bool) -> AskPolicy {
     if run.yes {
         return AskPolicy::Yes;
     }
-    if interactive && crate::tui::ANSWERS_PERMISSIONS {
+    if run.mode == Mode::Rpc || (interactive && crate::tui::ANSWERS_PERMISSIONS) {
         return AskPolicy::FrontEnd;
     }
-    let how = match run.mode {
-        Mode::Rpc => "this rpc session cannot put questions to the user",
-        _ if interactive => "the terminal UI cannot put questions to the user yet",
-        _ => "nobody is there to answer in a non-interactive run",
+    let how = if interactive {
+        "the terminal UI cannot put questions to the user yet"
+    } else {
+        "nobody is there to answer in a non-interactive run"
     };
     AskPolicy::Refuse(format!(
         "{how}; the user can rerun with --yes, add a rule to permissions.allow, or choose \

@@ -196,7 +196,6 @@ fn find_helper() -> Option<SandboxHelper> {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "tests")]
 
     use std::path::Path;
 
