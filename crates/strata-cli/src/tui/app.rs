@@ -18,6 +18,7 @@ use super::worker::{Command, ForkAt, Reply, Status, TreeRow};
 use strata_host::model::THINKING_LEVELS;
 
 mod mcp;
+mod permissions;
 
 pub use mcp::McpHandle;
 
@@ -107,6 +108,13 @@ pub enum Effect {
     Steer(String),
     /// Abort the running turn.
     Abort,
+    /// Answer the permission gate's question (`Op::AnswerPermission`).
+    AnswerPermission {
+        /// The question's id.
+        id: String,
+        /// The answer.
+        answer: strata_permissions::Answer,
+    },
 }
 
 /// The whole UI state.
@@ -162,6 +170,8 @@ pub struct App {
     open_thinking: Option<usize>,
     /// The session's MCP servers, for `/mcp`.
     mcp: Option<mcp::McpHandle>,
+    /// The permission gate and its questions (app/permissions.rs).
+    permissions: permissions::Permissions,
 }
 
 impl App {
@@ -194,6 +204,7 @@ impl App {
             open_text: None,
             open_thinking: None,
             mcp: None,
+            permissions: permissions::Permissions::default(),
         };
         app.offer_next();
         app
@@ -309,6 +320,7 @@ impl App {
             KeyCode::Down => self.editor.down(),
             KeyCode::PageUp => self.scroll += PAGE,
             KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(PAGE),
+            KeyCode::BackTab => self.cycle_mode(),
             KeyCode::Tab if self.editor.is_command() => {
                 let text = self.editor.text();
                 if !text.contains(' ')
@@ -334,7 +346,8 @@ impl App {
             self.request_quit();
             return;
         }
-        if self.picker.take().is_some() {
+        if self.picker.is_some() {
+            self.close_picker();
             return;
         }
         if self.busy.is_some() {
@@ -387,6 +400,10 @@ impl App {
     }
 
     fn submit(&mut self) {
+        // A refusal waiting for its reason takes the editor's text, even none.
+        if self.take_refusal_reason() {
+            return;
+        }
         let text = self.editor.text();
         if text.trim().is_empty() {
             return;
@@ -433,7 +450,7 @@ impl App {
     fn slash(&mut self, slash: Slash) {
         let allowed_while_busy = matches!(
             slash,
-            Slash::Quit | Slash::Help | Slash::Context | Slash::Mcp(None)
+            Slash::Quit | Slash::Help | Slash::Context | Slash::Mcp(None) | Slash::Mode(_)
         );
         if self.busy.is_some() && !allowed_while_busy {
             self.notice(
@@ -444,6 +461,7 @@ impl App {
         }
         match slash {
             Slash::Quit => self.request_quit(),
+            Slash::Mode(arg) => self.mode_command(arg),
             Slash::Help => self.items.push(Item::Block {
                 title: "commands and keys".into(),
                 lines: help_lines(),
@@ -668,7 +686,7 @@ impl App {
             return;
         };
         match key.code {
-            KeyCode::Esc => self.picker = None,
+            KeyCode::Esc => self.close_picker(),
             KeyCode::Up => picker.step(-1),
             KeyCode::Down => picker.step(1),
             KeyCode::PageUp => picker.step(-(PAGE as isize)),
@@ -687,6 +705,18 @@ impl App {
         }
     }
 
+    /// Closes the picker; a permission question closed unanswered is refused (the tool call
+    /// waits for an answer).
+    fn close_picker(&mut self) {
+        if let Some(Picker {
+            kind: PickerKind::Permission { request },
+            ..
+        }) = self.picker.take()
+        {
+            self.permission_dismissed(request);
+        }
+    }
+
     fn choose(&mut self, picker: Picker) {
         if picker.kind == PickerKind::Tools {
             self.picker = Some(picker);
@@ -701,6 +731,7 @@ impl App {
             return;
         };
         match picker.kind {
+            PickerKind::Permission { request } => self.permission_chosen(request, &item.key),
             PickerKind::Resume => self.send(Command::Resume(resume_path(&item))),
             PickerKind::Model => self.send(Command::Model(item.key)),
             PickerKind::Thinking => self.send(Command::Thinking(item.key)),
@@ -1157,6 +1188,7 @@ fn help_lines() -> Vec<String> {
             "Shift+Enter, Ctrl+J, or \\ then Enter: new line",
             "Up / Down    move in the text; at its edge, earlier prompts",
             "Esc          abort the running turn",
+            "Shift+Tab    next permission mode (auto, edits, ask, plan)",
             "Ctrl+C       abort the running turn (or clear the editor); twice quits",
             "Ctrl+O       expand / collapse tool output",
             "Ctrl+T       expand / collapse thinking",

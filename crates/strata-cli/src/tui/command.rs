@@ -46,6 +46,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/export", "write the session as HTML: /export [file]"),
     (
+        "/mode",
+        "permission mode: /mode plan|ask|edits|auto (Shift+Tab cycles); alone, the rules",
+    ),
+    (
         "/trust",
         "trust this project's .strata/ settings (provider rows, prompts, tools) from the next start",
     ),
@@ -84,6 +88,8 @@ pub enum Slash {
     Export(Option<String>),
     /// `/trust`.
     Trust,
+    /// `/mode [plan|ask|edits|auto]`.
+    Mode(Option<String>),
     /// `/help`.
     Help,
     /// `/quit`.
@@ -120,6 +126,7 @@ pub fn parse(text: &str) -> Result<Slash, String> {
         "/context" => Slash::Context,
         "/export" => Slash::Export(arg),
         "/trust" => Slash::Trust,
+        "/mode" => Slash::Mode(arg),
         "/help" | "/hotkeys" => Slash::Help,
         "/quit" | "/exit" => Slash::Quit,
         _ => return Err(format!("unknown command {name} (try /help)")),
@@ -210,7 +217,9 @@ mod tests {
 
     #[test]
     fn completion_extends_to_the_common_prefix() {
-        assert_eq!(complete("/mo").as_deref(), Some("/model "));
+        // `/mode` and `/model` share their first letters.
+        assert_eq!(complete("/mo").as_deref(), Some("/mode"));
+        assert_eq!(complete("/model").as_deref(), Some("/model "));
         assert_eq!(complete("/t").as_deref(), Some("/t"));
         assert_eq!(complete("/th").as_deref(), Some("/thinking "));
         assert_eq!(complete("/zz"), None);

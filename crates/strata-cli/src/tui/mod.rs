@@ -36,7 +36,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 /// Whether the terminal UI puts the permission gate's questions to the user (otherwise such
 /// calls are refused with how to allow them: crate::permissions::asks).
-pub const ANSWERS_PERMISSIONS: bool = false;
+pub const ANSWERS_PERMISSIONS: bool = true;
 
 use app::{App, Effect};
 use strata_host::Setup;
@@ -80,10 +80,12 @@ pub fn run_with(
         sign_ins: Default::default(),
     };
     let notices = setup.notices.clone();
+    let gate = setup.rules.gate.clone();
     let resumable = !setup.run.no_session;
     let worker = Worker::new(setup, built, ui_tx);
     let task = runtime.spawn(worker.serve(command_rx));
     let mut app = App::new(options.banner, options.queued_prompts);
+    app.set_permissions(gate);
     let mcp_manager = mcp.manager.clone();
     app.set_mcp(mcp);
     for notice in notices {
@@ -160,6 +162,8 @@ fn event_loop(
     commands: &tokio::sync::mpsc::UnboundedSender<worker::Command>,
 ) -> anyhow::Result<()> {
     let mut tick: usize = 0;
+    // The runtime that asked the last permission question, where its answer goes.
+    let mut asking: Option<strata_runtime::RuntimeHandle> = None;
     let mut last_tick = Instant::now();
     let mut dirty = true;
     loop {
@@ -192,6 +196,10 @@ fn event_loop(
             match ui_rx.try_recv() {
                 Ok(UiEvent::Agent(event)) => app.on_agent(event),
                 Ok(UiEvent::Reply(reply)) => app.on_reply(reply),
+                Ok(UiEvent::Permission(request, runtime)) => {
+                    asking = Some(runtime);
+                    app.permission_requested(request);
+                }
                 Err(tokio::sync::mpsc::error::TryRecvError::Empty) => break,
                 Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => {
                     anyhow::bail!("the agent task stopped unexpectedly");
@@ -214,6 +222,11 @@ fn event_loop(
                 Effect::Abort => {
                     if let Some(control) = &app.control {
                         control.abort();
+                    }
+                }
+                Effect::AnswerPermission { id, answer } => {
+                    if let Some(runtime) = &asking {
+                        let _ = runtime.send(strata_runtime::Op::AnswerPermission { id, answer });
                     }
                 }
             }

@@ -28,6 +28,12 @@ pub enum PickerKind {
     Thinking,
     /// Toggle tools (items are checkboxes); Enter applies.
     Tools,
+    /// Answer the gate's question (the item's key: `once`, `session`, `project`, `deny`);
+    /// Esc refuses it.
+    Permission {
+        /// The question.
+        request: strata_permissions::PermissionRequest,
+    },
 }
 
 /// One row.

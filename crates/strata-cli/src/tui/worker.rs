@@ -88,6 +88,8 @@ pub enum UiEvent {
     Agent(AgentEvent),
     /// A reply to a command.
     Reply(Reply),
+    /// The permission gate asks; answer through the runtime that sent it.
+    Permission(strata_permissions::PermissionRequest, RuntimeHandle),
 }
 
 /// A reply to a command.
@@ -248,6 +250,12 @@ impl Live {
             }
             RuntimeEvent::Labelled { target, label } => {
                 self.labelled = Some((target, label));
+                None
+            }
+            RuntimeEvent::PermissionRequested { request } => {
+                let _ = self
+                    .ui
+                    .send(UiEvent::Permission(request, self.handle.clone()));
                 None
             }
             RuntimeEvent::Failed { op, error } => Some(match op {
