@@ -88,6 +88,24 @@ fn results(agent: &Agent) -> Vec<(String, bool)> {
         .collect()
 }
 
+/// Each tool result's `strataPermission` details on the path, in call order.
+fn judgements(agent: &Agent) -> Vec<Value> {
+    let session = agent.session();
+    let tree = session.tree();
+    tree.path_from_root(session.leaf().unwrap())
+        .into_iter()
+        .filter_map(|id| match tree.entry(id).unwrap() {
+            strata_session::Entry::Message(m) => match m.message.into_message() {
+                AgentMessage::ToolResult(r) => Some(r.details.as_ref().map_or(Value::Null, |d| {
+                    d[strata_agent::PERMISSION_DETAILS_KEY].clone()
+                })),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
 /// Runs [`BATCH`] in a fresh project with `gate` (answered by `answer`, if any); returns the
 /// results, the questions asked, the project and the mock.
 async fn run_batch(
@@ -98,6 +116,7 @@ async fn run_batch(
     Vec<PermissionRequest>,
     tempfile::TempDir,
     MockServer,
+    Vec<Value>,
 ) {
     let server = mock(BATCH).await;
     let dir = project();
@@ -114,7 +133,7 @@ async fn run_batch(
     let asked = seen
         .map(|seen| seen.lock().unwrap().clone())
         .unwrap_or_default();
-    (results(&agent), asked, dir, server)
+    (results(&agent), asked, dir, server, judgements(&agent))
 }
 
 /// The text of the request that carried the batch's results back to the model.
@@ -126,7 +145,12 @@ fn second_body(server: &MockServer) -> String {
 
 #[tokio::test]
 async fn auto_runs_every_call() {
-    let (results, asked, dir, _) = run_batch(Mode::Auto, None).await;
+    let (results, asked, dir, _, judged) = run_batch(Mode::Auto, None).await;
+    assert_eq!(
+        judged,
+        [Value::Null, Value::Null, Value::Null],
+        "nothing recorded"
+    );
     assert!(asked.is_empty());
     assert!(results.iter().all(|(_, error)| !error), "{results:?}");
     assert!(results[0].0.contains("the notes"));
@@ -139,7 +163,15 @@ async fn auto_runs_every_call() {
 
 #[tokio::test]
 async fn plan_refuses_the_write_and_the_command_and_the_model_reads_why() {
-    let (results, asked, dir, server) = run_batch(Mode::Plan, None).await;
+    let (results, asked, dir, server, judged) = run_batch(Mode::Plan, None).await;
+    assert_eq!(judged[0], Value::Null);
+    for record in &judged[1..] {
+        assert_eq!(record["verdict"], "deny", "{record}");
+        assert_eq!(record["ran"], false);
+        assert_eq!(record["source"], "permission mode plan");
+    }
+    // Kept in the session for the export; never sent to the model.
+    assert!(!second_body(&server).contains(strata_agent::PERMISSION_DETAILS_KEY));
     assert!(asked.is_empty(), "plan refuses without asking: {asked:?}");
     assert!(!results[0].1 && results[0].0.contains("the notes"));
     for (text, error) in &results[1..] {
@@ -162,7 +194,7 @@ async fn plan_refuses_the_write_and_the_command_and_the_model_reads_why() {
 
 #[tokio::test]
 async fn edits_runs_the_write_and_asks_for_the_command() {
-    let (results, asked, dir, server) = run_batch(
+    let (results, asked, dir, server, _) = run_batch(
         Mode::Edits,
         Some(|_| Answer::Deny {
             reason: Some("not before review".into()),
@@ -187,7 +219,7 @@ async fn edits_runs_the_write_and_asks_for_the_command() {
 #[tokio::test]
 async fn ask_puts_the_write_and_the_command_to_the_user() {
     // The write is allowed once; the command refused.
-    let (results, asked, dir, server) = run_batch(
+    let (results, asked, dir, server, judged) = run_batch(
         Mode::Ask,
         Some(|request| match request.tool.as_str() {
             "write" => Answer::AllowOnce,
@@ -197,6 +229,12 @@ async fn ask_puts_the_write_and_the_command_to_the_user() {
     .await;
     let tools: Vec<&str> = asked.iter().map(|r| r.tool.as_str()).collect();
     assert_eq!(tools, ["write", "bash"], "the read runs unasked");
+    assert_eq!(judged[0], Value::Null);
+    assert_eq!(judged[1]["verdict"], "ask");
+    assert_eq!(judged[1]["ran"], true);
+    assert_eq!(judged[1]["answer"]["answer"], "allow_once");
+    assert_eq!(judged[2]["ran"], false);
+    assert_eq!(judged[2]["answer"]["answer"], "deny");
     assert!(!results[0].1 && !results[1].1, "{results:?}");
     assert!(dir.path().join("new.txt").exists());
     assert!(results[2].1);
