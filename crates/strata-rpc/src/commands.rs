@@ -192,6 +192,12 @@ pub enum Command {
         /// The question was dismissed.
         cancelled: Option<bool>,
     },
+    /// strata's: puts the files strata's tools changed back as they were at `entryId` (the
+    /// current entry when absent); the restore is appended to the session.
+    RewindFiles {
+        /// The entry whose file state is wanted.
+        entry_id: Option<String>,
+    },
     /// strata's: switches the permission mode (`plan`, `ask`, `edits`, `auto`).
     SetPermissionMode {
         /// The mode.

@@ -21,7 +21,8 @@
 //! get_session_stats, export_html, switch_session, fork, clone, get_fork_messages,
 //! get_last_assistant_text, set_session_name, get_commands (skills), strata's MCP commands.
 //! Refused with an error: abort_retry (retries live in the transport; `abort` stops them
-//! with the run). strata's own: `set_permission_mode {mode}`; a permission question is Pi's
+//! with the run). strata's own: `set_permission_mode {mode}`, `rewind_files {entryId?}`
+//! (answered after a `strata_files_restored` record); a permission question is Pi's
 //! `extension_ui_request` (`select`, then `input` for a refusal's reason) answered by
 //! `extension_ui_response` (server/permissions.rs).
 
@@ -674,6 +675,12 @@ impl<H: Host> Server<H> {
                 cancelled,
             } => {
                 return self.permission_response(id, value, cancelled.unwrap_or(false));
+            }
+            Command::RewindFiles { entry_id } => {
+                let op = Op::RewindFiles {
+                    target: entry_id.map(EntryId::new),
+                };
+                return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
             }
             Command::SetPermissionMode { mode } => {
                 return self.set_permission_mode(id, &kind, &mode, busy);

@@ -391,7 +391,8 @@ async fn a_permission_question_is_an_extension_ui_select_and_its_answer_goes_bac
     );
     agent.set_tool_rules(strata_agent::ToolRules {
         gate: Some(gate),
-        ..strata_agent::ToolRules::default()
+        sandbox: None,
+        checkpoints: true,
     });
     let options = ServeOptions {
         cwd: dir.path().to_path_buf(),
@@ -501,6 +502,33 @@ async fn a_permission_question_is_an_extension_ui_select_and_its_answer_goes_bac
         std::fs::read_to_string(dir.path().join("ran.txt")).unwrap(),
         "ran\n"
     );
+
+    // Back to the first prompt: outside a git repository the command's change cannot be
+    // seen, and the restore says so.
+    let first_user = std::fs::read_to_string(dir.path().join("first.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|entry| entry["message"]["role"] == "user")
+        .unwrap()["id"]
+        .clone();
+    send(json!({"id": 9, "type": "rewind_files", "entryId": first_user})).await;
+    let mut answered = vec![next().await];
+    while answered.last().unwrap()["type"] != "response" {
+        answered.push(next().await);
+    }
+    let restored = answered
+        .iter()
+        .find(|e| e["type"] == "strata_files_restored")
+        .unwrap_or_else(|| panic!("{answered:?}"));
+    assert!(
+        restored["notRestorable"][0]
+            .as_str()
+            .unwrap()
+            .contains("not a git repository"),
+        "{restored}"
+    );
+    assert_eq!(answered.last().unwrap()["success"], true);
     drop(commands);
     serving.await.unwrap().unwrap();
 }

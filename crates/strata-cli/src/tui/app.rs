@@ -462,6 +462,7 @@ impl App {
         match slash {
             Slash::Quit => self.request_quit(),
             Slash::Mode(arg) => self.mode_command(arg),
+            Slash::Rewind => self.send(Command::RewindFiles),
             Slash::Help => self.items.push(Item::Block {
                 title: "commands and keys".into(),
                 lines: help_lines(),

@@ -46,6 +46,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/export", "write the session as HTML: /export [file]"),
     (
+        "/rewind",
+        "put the files strata changed back as they were at this entry (move there with /tree)",
+    ),
+    (
         "/mode",
         "permission mode: /mode plan|ask|edits|auto (Shift+Tab cycles); alone, the rules",
     ),
@@ -90,6 +94,8 @@ pub enum Slash {
     Trust,
     /// `/mode [plan|ask|edits|auto]`.
     Mode(Option<String>),
+    /// `/rewind`.
+    Rewind,
     /// `/help`.
     Help,
     /// `/quit`.
@@ -127,6 +133,7 @@ pub fn parse(text: &str) -> Result<Slash, String> {
         "/export" => Slash::Export(arg),
         "/trust" => Slash::Trust,
         "/mode" => Slash::Mode(arg),
+        "/rewind" => Slash::Rewind,
         "/help" | "/hotkeys" => Slash::Help,
         "/quit" | "/exit" => Slash::Quit,
         _ => return Err(format!("unknown command {name} (try /help)")),
@@ -212,6 +219,8 @@ mod tests {
             ]))
         );
         assert!(parse("/tools grep").is_err());
+        assert_eq!(parse("/rewind"), Ok(Slash::Rewind));
+        assert_eq!(parse("/mode plan"), Ok(Slash::Mode(Some("plan".into()))));
         assert!(parse("/nope").is_err());
     }
 

@@ -70,6 +70,8 @@ pub enum Command {
     Context,
     /// Write the session as HTML.
     Export(Option<PathBuf>),
+    /// Put the files strata's tools changed back as they were at the current entry.
+    RewindFiles,
 }
 
 /// Where `/fork` cuts the branch.
@@ -226,6 +228,31 @@ struct Live {
     labelled: Option<(EntryId, Option<String>)>,
 }
 
+/// What a restore did, one line each (a restore that changed nothing says so).
+fn restored_lines(report: &strata_permissions::checkpoint::RestoreReport) -> Vec<String> {
+    let mut lines: Vec<String> = report
+        .restored
+        .iter()
+        .map(|path| format!("restored {}", path.display()))
+        .chain(
+            report
+                .removed
+                .iter()
+                .map(|path| format!("removed {}", path.display())),
+        )
+        .chain(
+            report
+                .not_restorable
+                .iter()
+                .map(|what| format!("not restorable: {what}")),
+        )
+        .collect();
+    if lines.is_empty() {
+        lines.push("nothing to restore: the files are as they were at this entry".into());
+    }
+    lines
+}
+
 impl Live {
     fn reply(&self, reply: Reply) {
         let _ = self.ui.send(UiEvent::Reply(reply));
@@ -250,6 +277,13 @@ impl Live {
             }
             RuntimeEvent::Labelled { target, label } => {
                 self.labelled = Some((target, label));
+                None
+            }
+            RuntimeEvent::FilesRestored { report } => {
+                self.reply(Reply::Block {
+                    title: "files restored to this entry".into(),
+                    lines: restored_lines(&report),
+                });
                 None
             }
             RuntimeEvent::PermissionRequested { request } => {
@@ -416,6 +450,10 @@ impl Worker {
         match command {
             Command::Prompt(text) => {
                 live.call(vec![Op::Prompt(UserInput::text(text))], |_| ())
+                    .await?;
+            }
+            Command::RewindFiles => {
+                live.call(vec![Op::RewindFiles { target: None }], |_| ())
                     .await?;
             }
             Command::Compact(focus) => {
