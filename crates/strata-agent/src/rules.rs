@@ -1,8 +1,8 @@
 //! The rules layer in the tool loop (strata-permissions): the permission gate a call passes
 //! before it runs, the OS sandbox bash runs in, and the file checkpoints behind rewind.
 //!
-//! `run_tools` makes one call here before the batch ([`ToolRules::screen`]) and one after
-//! ([`Screened::finish`]); the mode reaches the model as the `permissions` system section,
+//! `run_tools` makes one call here before the batch (`ToolRules::screen`) and one after
+//! (`Screened::finish`); the mode reaches the model as the `permissions` system section,
 //! stored as a patch at the end of the conversation, never as a change of the tools array.
 
 use std::collections::HashSet;
