@@ -111,7 +111,9 @@ fn plan_mode_refuses_the_command_and_a_deny_rule_holds_against_yes() {
 
 #[test]
 fn bash_runs_in_the_sandbox_through_the_strata_binary() {
-    if strata_permissions::sandbox::probe() == strata_permissions::sandbox::Availability::None {
+    if strata_runtime::permissions::sandbox::probe()
+        == strata_runtime::permissions::sandbox::Availability::None
+    {
         println!("skipped: this kernel has no Landlock; strata says so at start instead");
         return;
     }

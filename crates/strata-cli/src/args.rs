@@ -69,7 +69,7 @@ pub struct RunArgs {
     /// edits (file edits in the project run, commands are asked) or auto (everything runs
     /// unless a rule denies it).
     #[arg(long, value_name = "MODE")]
-    pub permission_mode: Option<strata_permissions::Mode>,
+    pub permission_mode: Option<strata_runtime::permissions::Mode>,
     /// Where nobody can be asked (-p, json mode), run the calls the rules would ask about;
     /// deny rules and plan mode still refuse.
     #[arg(long, visible_alias = "allow-all")]

@@ -21,7 +21,7 @@ pub fn sandbox_entry() -> Option<ExitCode> {
         return None;
     }
     let rest: Vec<OsString> = args.collect();
-    let message = strata_permissions::sandbox::helper_main(&rest);
+    let message = strata_runtime::permissions::sandbox::helper_main(&rest);
     eprintln!("{message}");
     Some(ExitCode::from(126))
 }

@@ -385,8 +385,11 @@ async fn a_permission_question_is_an_extension_ui_select_and_its_answer_goes_bac
         .unwrap();
     let mut agent = agent(&sonnet, dir.path());
     let root = std::fs::canonicalize(dir.path()).unwrap();
-    let gate = strata_permissions::Gate::new(
-        strata_permissions::Policy::new(strata_permissions::Mode::Ask, vec![root]),
+    let gate = strata_runtime::permissions::Gate::new(
+        strata_runtime::permissions::Policy::new(
+            strata_runtime::permissions::Mode::Ask,
+            vec![root],
+        ),
         None,
     );
     agent.set_tool_rules(strata_agent::ToolRules {

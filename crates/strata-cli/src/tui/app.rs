@@ -113,7 +113,7 @@ pub enum Effect {
         /// The question's id.
         id: String,
         /// The answer.
-        answer: strata_permissions::Answer,
+        answer: strata_runtime::permissions::Answer,
     },
 }
 

@@ -32,7 +32,7 @@ pub enum PickerKind {
     /// Esc refuses it.
     Permission {
         /// The question.
-        request: strata_permissions::PermissionRequest,
+        request: strata_runtime::permissions::PermissionRequest,
     },
 }
 

@@ -91,7 +91,10 @@ pub enum UiEvent {
     /// A reply to a command.
     Reply(Reply),
     /// The permission gate asks; answer through the runtime that sent it.
-    Permission(strata_permissions::PermissionRequest, RuntimeHandle),
+    Permission(
+        strata_runtime::permissions::PermissionRequest,
+        RuntimeHandle,
+    ),
 }
 
 /// A reply to a command.
@@ -229,7 +232,7 @@ struct Live {
 }
 
 /// What a restore did, one line each (a restore that changed nothing says so).
-fn restored_lines(report: &strata_permissions::checkpoint::RestoreReport) -> Vec<String> {
+fn restored_lines(report: &strata_runtime::permissions::checkpoint::RestoreReport) -> Vec<String> {
     let mut lines: Vec<String> = report
         .restored
         .iter()

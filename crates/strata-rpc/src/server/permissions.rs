@@ -5,8 +5,8 @@
 //! {mode}` switches the mode; mode changes and file restores are `strata_*` records.
 
 use serde_json::{Value, json};
-use strata_permissions::{Answer, Mode, PermissionRequest};
 use strata_runtime::Op;
+use strata_runtime::permissions::{Answer, Mode, PermissionRequest};
 
 use super::{Finish, Host, Server};
 use crate::protocol::{Id, failure};

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use strata_permissions::{Answer, Gate, Mode, PermissionRequest};
+use strata_runtime::permissions::{Answer, Gate, Mode, PermissionRequest};
 
 use super::{App, Effect, Item, Level};
 use crate::tui::picker::{Picker, PickerItem, PickerKind};
@@ -178,7 +178,7 @@ mod tests {
     use std::time::Instant;
 
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    use strata_permissions::{Answer, Gate, Mode, PermissionRequest, Policy};
+    use strata_runtime::permissions::{Answer, Gate, Mode, PermissionRequest, Policy};
 
     use super::super::{App, Effect};
 
