@@ -599,12 +599,17 @@ impl Worker {
             }
             Command::Context => {
                 let divergence = live.last_divergence.clone();
-                let lines = live
+                let mut lines = live
                     .call(Vec::new(), move |agent| {
                         context_report(agent, divergence.as_ref()).map_err(|e| format!("{e:#}"))
                     })
                     .await?
                     .map_err(anyhow::Error::msg)?;
+                // The rules each tool call passes, with the file each came from.
+                if let Some(gate) = &self.setup.rules.gate {
+                    lines.push(String::new());
+                    lines.extend(gate.describe());
+                }
                 live.reply(Reply::Block {
                     title: "context: the next request".into(),
                     lines,

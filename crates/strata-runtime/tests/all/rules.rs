@@ -307,3 +307,68 @@ async fn rewinding_files_back_and_forth_restores_every_byte_and_only_appends_to_
         assert!(text.contains(target.as_str()), "{text}");
     }
 }
+
+const ONE_EDIT: &str = r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "edit"
+args = { path = "a.txt", edits = [{ oldText = "alpha", newText = "ALPHA" }] }
+[[turn]]
+text = "Done."
+"#;
+
+#[tokio::test]
+async fn a_fork_carries_the_checkpoints_it_needs_to_rewind() {
+    let mut project = PathBuf::new();
+    let mut first = PathBuf::new();
+    let mut run = start_agent(ONE_EDIT, |route, dir| {
+        project = dir.join("project");
+        first = dir.join("first.jsonl");
+        std::fs::create_dir(&project).unwrap();
+        std::fs::write(project.join("a.txt"), "alpha\n").unwrap();
+        let mut agent = agent_in(route, dir, &project, CacheSettings::default());
+        agent.set_tool_rules(ToolRules {
+            gate: None,
+            sandbox: None,
+            checkpoints: true,
+        });
+        agent
+    })
+    .await;
+    run.send(Op::Prompt("edit it".into()));
+    run.settled().await;
+    assert_eq!(
+        std::fs::read_to_string(project.join("a.txt")).unwrap(),
+        "ALPHA\n"
+    );
+    let leaf = entries(&first).last().unwrap().0.clone();
+    run.send(Op::Fork {
+        leaf: Some(EntryId::new(&leaf)),
+    });
+    let (fork, _) = run.session_changed().await;
+    let user = entries(&fork)
+        .into_iter()
+        .find(|(_, role)| role == "user")
+        .unwrap()
+        .0;
+    run.send(Op::RewindFiles {
+        target: Some(EntryId::new(&user)),
+    });
+    let seen = run
+        .until(|e| {
+            matches!(
+                e,
+                RuntimeEvent::FilesRestored { .. } | RuntimeEvent::Failed { .. }
+            )
+        })
+        .await;
+    let Some(RuntimeEvent::FilesRestored { report }) = seen.last() else {
+        panic!("{seen:?}")
+    };
+    assert_eq!(report.restored.len(), 1, "{report:?}");
+    assert_eq!(
+        std::fs::read_to_string(project.join("a.txt")).unwrap(),
+        "alpha\n",
+        "rewound in the fork, from the checkpoints it carried"
+    );
+}
