@@ -136,6 +136,51 @@ impl ToolRules {
     }
 }
 
+impl ToolRules {
+    /// Offers to run once outside the sandbox each command that failed inside it (where a
+    /// user can be asked): an allowed rerun's result replaces the sandboxed one, marked so.
+    pub(crate) async fn retry_outside_sandbox(
+        &self,
+        tools: &ToolSet,
+        calls: &[strata_tools::ToolCall],
+        ctx: &ToolContext,
+        mut outputs: Vec<ToolOutput>,
+    ) -> Vec<ToolOutput> {
+        let (Some(gate), Some(_)) = (&self.gate, &ctx.sandbox) else {
+            return outputs;
+        };
+        if !gate.can_ask() {
+            return outputs;
+        }
+        for (call, output) in calls.iter().zip(outputs.iter_mut()) {
+            let refused = output.is_error
+                && output.content.iter().any(|block| {
+                    block
+                        .as_text()
+                        .is_some_and(|t| t.contains(strata_tools::SANDBOX_NOTE))
+                });
+            if !refused {
+                continue;
+            }
+            let view = view(tools, call, ctx);
+            if view.kind != CallKind::Command || !gate.ask_outside_sandbox(&call.id, &view).await {
+                continue;
+            }
+            let mut open = ctx.clone();
+            open.sandbox = None;
+            let Some(mut rerun) = tools.run_batch(vec![call.clone()], &open).await.pop() else {
+                continue;
+            };
+            rerun.content.push(strata_tools::ToolContent::text(
+                "\n\n[The OS sandbox refused this command; the user allowed it to run once \
+                 outside the sandbox, and this is that run's result.]",
+            ));
+            *output = rerun;
+        }
+        outputs
+    }
+}
+
 impl Screened {
     /// The calls that run, with their positions in the batch.
     pub(crate) fn to_run(

@@ -278,6 +278,41 @@ impl Gate {
         (passage, Some(answer))
     }
 
+    /// Whether a user can be asked now (a front end serves the questions; not print mode).
+    pub fn can_ask(&self) -> bool {
+        let state = self.state();
+        state.unattended.is_none() && !state.yes_to_asks && state.asker.is_some()
+    }
+
+    /// Asks whether `call`, which failed inside the OS sandbox, may run once outside it; any
+    /// allowing answer allows this one run (no rule is kept). `false` when nobody can be asked.
+    pub async fn ask_outside_sandbox(&self, call_id: &str, call: &CallView<'_>) -> bool {
+        let (tx, rx) = oneshot::channel();
+        let sent = {
+            let mut state = self.state();
+            state.next_id += 1;
+            let request = PermissionRequest {
+                id: format!("perm-{}", state.next_id),
+                call_id: call_id.to_owned(),
+                tool: call.tool.to_owned(),
+                summary: call.summary(),
+                reason: "the OS sandbox refused something it tried; run it once outside the \
+                         sandbox, with your full rights"
+                    .to_owned(),
+                suggested_rules: Vec::new(),
+                mode: state.policy.mode(),
+            };
+            match (&state.unattended, state.yes_to_asks, &state.asker) {
+                (None, false, Some(asker)) => asker.send(PendingAsk { request, reply: tx }).is_ok(),
+                _ => false,
+            }
+        };
+        sent && matches!(
+            rx.await,
+            Ok(Answer::AllowOnce | Answer::AllowSession | Answer::AllowProject)
+        )
+    }
+
     /// Adds `rule` to the allow list for the session and, with `project`, to the project's
     /// answers file.
     fn remember(&self, texts: &[String], project: bool) {

@@ -372,3 +372,107 @@ async fn a_fork_carries_the_checkpoints_it_needs_to_rewind() {
         "rewound in the fork, from the checkpoints it carried"
     );
 }
+
+/// A command that fails inside the (stand-in) sandbox and works outside it, twice.
+const SANDBOXED: &str = r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "if [ -n \"$IN_SANDBOX\" ]; then echo 'out.txt: Permission denied' >&2; exit 1; fi; echo outside >> out.txt" }
+[[turn]]
+text = "First."
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "if [ -n \"$IN_SANDBOX\" ]; then echo 'out.txt: Permission denied' >&2; exit 1; fi; echo outside >> out.txt" }
+[[turn]]
+text = "Second."
+"#;
+
+/// The tool results on the session's path, text and error flag.
+fn tool_results(session: &Path) -> Vec<(String, bool)> {
+    std::fs::read_to_string(session)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|entry| entry["message"]["role"] == "toolResult")
+        .map(|entry| {
+            (
+                entry["message"]["content"].to_string(),
+                entry["message"]["isError"] == true,
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_command_the_sandbox_refused_runs_once_outside_it_when_the_user_allows() {
+    let mut project = PathBuf::new();
+    let mut first = PathBuf::new();
+    let mut run = start_agent(SANDBOXED, |route, dir| {
+        project = dir.join("project");
+        first = dir.join("first.jsonl");
+        std::fs::create_dir(&project).unwrap();
+        let mut agent = agent_in(route, dir, &project, CacheSettings::default());
+        // A stand-in for the Landlock helper: it marks the shell as sandboxed, and the
+        // command refuses itself there, as a write outside the sandbox's reach fails.
+        let sandbox = strata_tools::Sandbox {
+            program: "/usr/bin/env".into(),
+            args: vec!["IN_SANDBOX=1".into()],
+            limits: "a stand-in".into(),
+        };
+        agent.set_tool_rules(ToolRules {
+            gate: Some(gate(&project, Mode::Auto)),
+            sandbox: Some(sandbox),
+            checkpoints: false,
+        });
+        agent
+    })
+    .await;
+    run.send(Op::Prompt("write it".into()));
+    let seen = run
+        .until(|e| matches!(e, RuntimeEvent::PermissionRequested { .. }))
+        .await;
+    let request = asked(&seen).remove(0);
+    assert!(
+        request.reason.contains("outside the sandbox"),
+        "{request:?}"
+    );
+    assert!(request.suggested_rules.is_empty());
+    assert!(!project.join("out.txt").exists());
+    run.send(Op::AnswerPermission {
+        id: request.id,
+        answer: Answer::AllowOnce,
+    });
+    run.settled().await;
+    assert_eq!(
+        std::fs::read_to_string(project.join("out.txt")).unwrap(),
+        "outside\n"
+    );
+    let results = tool_results(&first);
+    assert!(
+        !results[0].1,
+        "the rerun's result replaced the refusal: {results:?}"
+    );
+    assert!(results[0].0.contains("run once"), "{results:?}");
+
+    // Refused: the sandboxed failure stays, with the sandbox's note.
+    run.send(Op::Prompt("again".into()));
+    let seen = run
+        .until(|e| matches!(e, RuntimeEvent::PermissionRequested { .. }))
+        .await;
+    let request = asked(&seen).remove(0);
+    run.send(Op::AnswerPermission {
+        id: request.id,
+        answer: Answer::Deny { reason: None },
+    });
+    run.settled().await;
+    assert_eq!(
+        std::fs::read_to_string(project.join("out.txt")).unwrap(),
+        "outside\n"
+    );
+    let results = tool_results(&first);
+    assert!(results[1].1, "{results:?}");
+    assert!(results[1].0.contains("OS sandbox"), "{results:?}");
+}
