@@ -487,6 +487,16 @@ impl Worker {
                     "moved in the tree"
                 };
                 live.reply(Reply::Notice(note.into()));
+                // The conversation moved; the files did not. Offer to move them too.
+                let file = live.call(Vec::new(), session_path).await?;
+                let store = strata_runtime::permissions::checkpoint::Checkpoints::beside(&file);
+                if store.dir().join("index.jsonl").exists() {
+                    live.reply(Reply::Notice(
+                        "the files are as the last tool calls left them: /rewind puts them \
+                         back as they were at this entry"
+                            .into(),
+                    ));
+                }
             }
             Command::Model(name) => self.switch_model(live, &name).await?,
             Command::Thinking(level) => {
