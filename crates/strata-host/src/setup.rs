@@ -318,7 +318,13 @@ impl Setup {
         self.mcp
             .get_or_init(|| {
                 let filter = credential_filter(&self.catalog, &self.config);
-                crate::mcp::manager(&self.sources, &self.config, self.trust.trusted, &filter)
+                crate::mcp::manager(
+                    &self.sources,
+                    &self.config,
+                    self.trust.trusted,
+                    &filter,
+                    self.rules.sandbox.as_ref(),
+                )
             })
             .clone()
     }

@@ -56,6 +56,16 @@ pub struct SandboxConfig {
     /// More hidden directories (`~/` for home).
     #[serde(default)]
     pub hidden: Vec<String>,
+    /// MCP stdio servers that run in the sandbox too, by name (`*`: every one).
+    #[serde(default)]
+    pub mcp_servers: Vec<String>,
+}
+
+impl SandboxConfig {
+    /// Whether the MCP server `name` runs in the sandbox.
+    pub fn sandboxes_mcp(&self, name: &str) -> bool {
+        self.mcp_servers.iter().any(|n| n == "*" || n == name)
+    }
 }
 
 /// What a sandboxed command may do.
