@@ -90,6 +90,7 @@ fn build_in(
     let mode: Option<Mode> = run.permission_mode.or(config.permissions.mode);
     let policy = strata_permissions::settings::load(&places, &refs, mode)
         .map_err(|e| anyhow::anyhow!("permission rules: {e}"))?;
+    let mut notices: Vec<String> = policy.notes().to_vec();
     // "Always for this project" is kept in the project only where its files are read back.
     let gate = Gate::new(policy, layers.trust.trusted.then(|| places.clone()));
     match &run.asks {
@@ -108,7 +109,10 @@ fn build_in(
             sandbox,
             checkpoints: true,
         },
-        notices: notice.into_iter().collect(),
+        notices: {
+            notices.extend(notice);
+            notices
+        },
     })
 }
 

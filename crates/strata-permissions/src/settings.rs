@@ -187,12 +187,15 @@ pub fn load(
                 policy.push(rule, list, source(path.clone()));
             }
         }
+        // A mode Claude Code added later is not a reason to refuse to start: said, and left.
         if let Some(name) = &perms.default_mode {
-            claude_mode = Some(Mode::parse(name).ok_or_else(|| {
-                SettingsError::Mode(format!(
-                    "{label}: permissions.defaultMode: unknown mode `{name}`"
-                ))
-            })?);
+            match Mode::parse(name) {
+                Some(mode) => claude_mode = Some(mode),
+                None => policy.note(format!(
+                    "{label}: permissions.defaultMode `{name}` is not a mode strata knows \
+                     (plan, default, acceptEdits, bypassPermissions, dontAsk, auto); it is ignored"
+                )),
+            }
         }
         for dir in &perms.additional_directories {
             let dir = match dir.strip_prefix("~/") {

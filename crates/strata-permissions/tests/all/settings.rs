@@ -99,6 +99,27 @@ fn claude_code_settings_files_are_read_unchanged_with_their_sources() {
 }
 
 #[test]
+fn an_unknown_claude_code_mode_is_noted_and_left_not_fatal() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::write(
+        home.path().join(".claude/settings.json"),
+        r#"{"permissions":{"defaultMode":"delegate","deny":["Bash(rm:*)"]}}"#,
+    )
+    .unwrap();
+    let p = load(&places(home.path(), project.path(), false), &[], None).unwrap();
+    assert_eq!(p.mode(), Mode::Auto);
+    assert_eq!(p.notes().len(), 1, "{:?}", p.notes());
+    assert!(p.notes()[0].contains("`delegate`"), "{:?}", p.notes());
+    assert_eq!(
+        p.decide(&CallView::command("bash", "rm x")).verdict,
+        Verdict::Deny,
+        "the file's rules still apply"
+    );
+}
+
+#[test]
 fn a_bad_rule_names_the_file_and_field() {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
