@@ -1101,6 +1101,8 @@ impl App {
             AgentEvent::AgentEnd { reason } => {
                 self.prompt_running = false;
                 self.reset_stream();
+                // An aborted run leaves no call waiting for an answer.
+                self.drop_questions();
                 if reason == "aborted" {
                     self.notice(Level::Warning, "aborted");
                 }

@@ -164,6 +164,21 @@ impl App {
         true
     }
 
+    /// Forgets the questions of a run that ended (an abort refused what waited).
+    pub(super) fn drop_questions(&mut self) {
+        self.permissions.waiting.clear();
+        if self.permissions.reason_for.take().is_some() {
+            self.hint = None;
+        }
+        if self
+            .picker
+            .as_ref()
+            .is_some_and(|p| matches!(p.kind, PickerKind::Permission { .. }))
+        {
+            self.picker = None;
+        }
+    }
+
     fn answer(&mut self, request: PermissionRequest, answer: Answer) {
         self.effects.push(Effect::AnswerPermission {
             id: request.id,
@@ -281,6 +296,19 @@ mod tests {
             )]
         );
         assert!(app.editor.is_empty(), "the reason is not sent as a prompt");
+    }
+
+    #[test]
+    fn a_run_that_ends_takes_its_questions_with_it() {
+        let (mut app, _) = app_with_gate();
+        app.permission_requested(request("perm-1"));
+        app.permission_requested(request("perm-2"));
+        app.on_agent(strata_agent::AgentEvent::AgentEnd {
+            reason: "aborted".into(),
+        });
+        assert!(app.picker.is_none());
+        key(&mut app, KeyCode::Esc, KeyModifiers::NONE);
+        assert!(answers(&mut app).is_empty(), "nothing left to answer");
     }
 
     #[test]
