@@ -185,7 +185,7 @@ const WITH_AGENT_USERS: &[&str] = &[
 /// 7,000 (CLI) and 2,000 (rpc).
 const BUDGETS: &[(&str, usize)] = &[
     ("crates/strata-cli/src", 10_534),
-    ("crates/strata-rpc/src", 4_053),
+    ("crates/strata-rpc/src", 4_055),
 ];
 
 /// Runs every rule under `root`; the error lists every breach.

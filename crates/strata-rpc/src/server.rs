@@ -452,6 +452,8 @@ impl<H: Host> Server<H> {
                     .mapper
                     .finish_run(error.as_deref(), end == RunEnd::Aborted);
                 self.view.streaming = false;
+                // The run's unanswered questions were refused with it (an abort).
+                self.permission_asks.clear();
                 self.out.send_all(&records);
                 for reply in std::mem::take(&mut self.abort_replies) {
                     self.out.send(&reply);
