@@ -39,7 +39,11 @@ pub struct SandboxHelper {
 /// What [`build`] made: the rules every agent of the run gets, and what to tell the user.
 pub(crate) struct RunRules {
     pub rules: ToolRules,
+    /// Everything to say at start: what reading the rules left aside, then the sandbox's
+    /// notice.
     pub notices: Vec<String>,
+    /// Why bash runs with less than the full sandbox, if it does.
+    pub sandbox_notice: Option<String>,
 }
 
 /// The gate, sandbox and checkpoints of a run in `cwd`.
@@ -110,9 +114,10 @@ fn build_in(
             checkpoints: true,
         },
         notices: {
-            notices.extend(notice);
+            notices.extend(notice.clone());
             notices
         },
+        sandbox_notice: notice,
     })
 }
 
@@ -132,11 +137,18 @@ pub fn describe(
         .as_ref()
         .map(Gate::describe)
         .unwrap_or_default();
-    match (&built.rules.sandbox, built.notices.first()) {
+    match (&built.rules.sandbox, &built.sandbox_notice) {
         (Some(sandbox), None) => lines.push(format!("bash sandbox: {}", sandbox.limits)),
         (_, Some(notice)) => lines.push(format!("bash sandbox: {notice}")),
         (None, None) => {}
     }
+    lines.extend(
+        built
+            .notices
+            .iter()
+            .filter(|n| Some(*n) != built.sandbox_notice.as_ref())
+            .map(|n| format!("note: {n}")),
+    );
     Ok(lines)
 }
 
