@@ -19,6 +19,7 @@ mod json_mode;
 mod listing;
 mod mcp;
 mod mcp_login;
+mod permissions;
 mod pi_session;
 mod readme;
 mod rpc;

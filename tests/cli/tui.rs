@@ -449,3 +449,62 @@ fn an_idle_terminal_session_pings_its_cache_and_counts_the_ping() {
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(server.requests().len(), 3, "one ping, the configured limit");
 }
+
+/// A bash call the ask mode puts to the user, then an answer.
+const ASKED: &str = r#"
+name = "tui-permission"
+
+[[turn]]
+text = "Running it."
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "echo ran > ran.txt" }
+
+[[turn]]
+text = "Ran it."
+"#;
+
+#[test]
+fn the_ask_mode_puts_the_call_to_the_user_and_alt_m_changes_the_mode() {
+    if !tmux_available() {
+        return;
+    }
+    let server = MockServer::start_in_thread(MockConfig::new()).expect("mock starts");
+    server.load_scenario(Scenario::from_toml(ASKED, "tui.toml").expect("scenario parses"));
+    let dir = project();
+    let tmux = Tmux::new();
+    let command = strata_command(dir.path(), &server.base_url())
+        .replace(" --api-key k ", " --api-key k --permission-mode ask ");
+    tmux.start(dir.path(), &command);
+    tmux.wait_for_all(
+        "the footer with the mode",
+        Duration::from_secs(20),
+        &["prompt (/ for commands)", "⏵ ask mode"],
+    );
+    type_line(&tmux, "run it");
+    tmux.wait_for_all(
+        "the question",
+        Duration::from_secs(30),
+        &[
+            "Allow bash",
+            "Allow once",
+            "Always allow in this session",
+            "Always allow in this project",
+            "Deny, and say why",
+        ],
+    );
+    assert!(
+        !dir.path().join("ran.txt").exists(),
+        "nothing ran before the answer"
+    );
+    tmux.ok(&["send-keys", "-t", "strata", "Enter"]);
+    tmux.wait_for_all(
+        "the answer",
+        Duration::from_secs(30),
+        &["allowed once", "Ran it."],
+    );
+    assert!(dir.path().join("ran.txt").exists());
+    // Alt+M: ask → plan, shown in the footer at once.
+    tmux.ok(&["send-keys", "-t", "strata", "M-m"]);
+    tmux.wait_for_all("plan mode", Duration::from_secs(10), &["⏵ plan mode"]);
+}

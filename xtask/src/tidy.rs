@@ -106,6 +106,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-compaction",
             "strata-context",
             "strata-mcp",
+            "strata-permissions",
             "strata-provider",
             "strata-runtime",
             "strata-session",

@@ -29,5 +29,5 @@ pub use agent::{Agent, AgentConfig, Control, ModelSwitch, RetryEvents, RunSummar
 pub use error::AgentError;
 pub use event::AgentEvent;
 pub use keep_warm::{CacheSettings, KEEP_WARM_CUSTOM_TYPE, KeepWarmPlan};
-pub use rules::{FILES_RESTORED_CUSTOM_TYPE, ToolRules};
+pub use rules::{FILES_RESTORED_CUSTOM_TYPE, PERMISSION_DETAILS_KEY, ToolRules};
 pub use tool_share::{DEFAULT_TOOL_SHARE, RefusedTool};

@@ -1,8 +1,8 @@
 //! The rules layer in the tool loop (strata-permissions): the permission gate a call passes
 //! before it runs, the OS sandbox bash runs in, and the file checkpoints behind rewind.
 //!
-//! `run_tools` makes one call here before the batch ([`ToolRules::screen`]) and one after
-//! ([`Screened::finish`]); the mode reaches the model as the `permissions` system section,
+//! `run_tools` makes one call here before the batch (`ToolRules::screen`) and one after
+//! (`Screened::finish`); the mode reaches the model as the `permissions` system section,
 //! stored as a patch at the end of the conversation, never as a change of the tools array.
 
 use std::collections::HashSet;
@@ -19,6 +19,11 @@ use crate::error::AgentError;
 
 /// The `customType` of the entry a file restore appends.
 pub const FILES_RESTORED_CUSTOM_TYPE: &str = "strata.files_restored";
+
+/// The key of a tool result's details under which the gate's judgement is kept when the rules
+/// did not simply allow the call (refused, or asked): the export marks such calls. Details
+/// never reach the model.
+pub const PERMISSION_DETAILS_KEY: &str = "strataPermission";
 
 /// The name of the system section that states the mode.
 pub const PERMISSIONS_SECTION: &str = "permissions";
@@ -41,6 +46,8 @@ pub(crate) struct Screened {
     refused: Vec<Option<ToolOutput>>,
     /// Per call: what its checkpoint needs from before.
     before: Vec<Before>,
+    /// Per call: the gate's judgement, where the rules did not simply allow it.
+    judged: Vec<Option<serde_json::Value>>,
     store: Option<Checkpoints>,
 }
 
@@ -84,23 +91,31 @@ impl ToolRules {
         let store = self.checkpoints.then(|| Checkpoints::beside(session_file));
         let mut refused = Vec::with_capacity(calls.len());
         let mut before = Vec::with_capacity(calls.len());
+        let mut judged = Vec::with_capacity(calls.len());
         for call in calls {
             let view = view(tools, call, ctx);
             // A call of a tool that does not exist fails on its own; nothing to judge.
-            let passage = match (&self.gate, tools.get(&call.name)) {
+            let (passage, record) = match (&self.gate, tools.get(&call.name)) {
                 (Some(gate), Some(_)) => tokio::select! {
                     biased;
-                    () = ctx.cancel.cancelled() => Passage::Refused(
-                        strata_tools::ABORTED_MESSAGE.to_owned()),
-                    passage = gate.check(&call.id, &view) => passage,
+                    () = ctx.cancel.cancelled() => (Passage::Refused(
+                        strata_tools::ABORTED_MESSAGE.to_owned()), None),
+                    judged = gate.judge(&call.id, &view) => {
+                        let record = judged.record();
+                        (judged.passage, record)
+                    }
                 },
-                _ => Passage::Run,
+                _ => (Passage::Run, None),
             };
             if let Passage::Refused(text) = passage {
-                refused.push(Some(ToolOutput::error(text)));
+                let mut output = ToolOutput::error(text);
+                note(&mut output, record);
+                refused.push(Some(output));
                 before.push(Before::Nothing);
+                judged.push(None);
                 continue;
             }
+            judged.push(record);
             refused.push(None);
             let snap = match (&store, view.kind) {
                 (Some(store), CallKind::Edit) => store.before_files(&view.paths).map(Before::Files),
@@ -115,8 +130,54 @@ impl ToolRules {
         Screened {
             refused,
             before,
+            judged,
             store,
         }
+    }
+}
+
+impl ToolRules {
+    /// Offers to run once outside the sandbox each command that failed inside it (where a
+    /// user can be asked): an allowed rerun's result replaces the sandboxed one, marked so.
+    pub(crate) async fn retry_outside_sandbox(
+        &self,
+        tools: &ToolSet,
+        calls: &[strata_tools::ToolCall],
+        ctx: &ToolContext,
+        mut outputs: Vec<ToolOutput>,
+    ) -> Vec<ToolOutput> {
+        let (Some(gate), Some(_)) = (&self.gate, &ctx.sandbox) else {
+            return outputs;
+        };
+        if !gate.can_ask() {
+            return outputs;
+        }
+        for (call, output) in calls.iter().zip(outputs.iter_mut()) {
+            let refused = output.is_error
+                && output.content.iter().any(|block| {
+                    block
+                        .as_text()
+                        .is_some_and(|t| t.contains(strata_tools::SANDBOX_NOTE))
+                });
+            if !refused {
+                continue;
+            }
+            let view = view(tools, call, ctx);
+            if view.kind != CallKind::Command || !gate.ask_outside_sandbox(&call.id, &view).await {
+                continue;
+            }
+            let mut open = ctx.clone();
+            open.sandbox = None;
+            let Some(mut rerun) = tools.run_batch(vec![call.clone()], &open).await.pop() else {
+                continue;
+            };
+            rerun.content.push(strata_tools::ToolContent::text(
+                "\n\n[The OS sandbox refused this command; the user allowed it to run once \
+                 outside the sandbox, and this is that run's result.]",
+            ));
+            *output = rerun;
+        }
+        outputs
     }
 }
 
@@ -143,7 +204,8 @@ impl Screened {
     ) -> Vec<ToolOutput> {
         let mut ran = ran.into_iter();
         let mut outputs = Vec::with_capacity(self.refused.len());
-        for ((refusal, before), call) in self.refused.into_iter().zip(self.before).zip(calls) {
+        let steps = self.refused.into_iter().zip(self.before).zip(self.judged);
+        for (((refusal, before), judged), call) in steps.zip(calls) {
             if let Some(refusal) = refusal {
                 outputs.push(refusal);
                 continue;
@@ -158,12 +220,28 @@ impl Screened {
                     tracing::warn!("cannot record the changes of {}: {error}", call.id);
                 }
             }
-            outputs.push(
-                ran.next()
-                    .unwrap_or_else(|| ToolOutput::error("the tool returned no result")),
-            );
+            let mut output = ran
+                .next()
+                .unwrap_or_else(|| ToolOutput::error("the tool returned no result"));
+            note(&mut output, judged);
+            outputs.push(output);
         }
         outputs
+    }
+}
+
+/// Keeps the gate's judgement in the result's details (beside what the tool put there).
+fn note(output: &mut ToolOutput, record: Option<serde_json::Value>) {
+    let Some(record) = record else { return };
+    match &mut output.details {
+        serde_json::Value::Null => {
+            output.details = json!({ PERMISSION_DETAILS_KEY: record });
+        }
+        serde_json::Value::Object(map) => {
+            map.insert(PERMISSION_DETAILS_KEY.to_owned(), record);
+        }
+        // A tool's own details of another shape stay as they are.
+        _ => {}
     }
 }
 

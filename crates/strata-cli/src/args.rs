@@ -80,6 +80,15 @@ pub struct RunArgs {
     /// prompt that starts with `-`.
     #[arg(value_name = "MESSAGE")]
     pub messages: Vec<String>,
+    /// Permission mode: plan (read-only), ask (calls the rules do not allow are put to you),
+    /// edits (file edits in the project run, commands are asked) or auto (everything runs
+    /// unless a rule denies it).
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<strata_runtime::permissions::Mode>,
+    /// Where nobody can be asked (-p, json mode), run the calls the rules would ask about;
+    /// deny rules and plan mode still refuse.
+    #[arg(long, visible_alias = "allow-all")]
+    pub yes: bool,
 }
 
 impl RunArgs {
@@ -87,6 +96,11 @@ impl RunArgs {
     /// the commands that run tools.
     pub fn overrides(&self) -> strata_host::Overrides {
         use std::io::IsTerminal as _;
+        // Prompt words with stdout redirected run as `-p` does: nobody is there to ask.
+        let interactive = self.mode == Mode::Text
+            && self.print.is_none()
+            && std::io::stdin().is_terminal()
+            && (self.messages.is_empty() || std::io::stdout().is_terminal());
         strata_host::Overrides {
             model: self.model.clone(),
             provider: self.provider.clone(),
@@ -100,10 +114,11 @@ impl RunArgs {
             append_system_prompt: self.append_system_prompt.clone(),
             trust: self.trust,
             thinking: self.thinking.clone(),
-            interactive: self.mode == Mode::Text
-                && self.print.is_none()
-                && std::io::stdin().is_terminal(),
+            interactive,
             temp_dir: None,
+            permission_mode: self.permission_mode,
+            asks: crate::permissions::asks(self, interactive),
+            sandbox_helper: crate::permissions::helper(),
         }
     }
 }

@@ -6,6 +6,7 @@ mod error_text;
 mod exit;
 mod export;
 mod output_file;
+mod permissions;
 mod run;
 mod tui;
 
@@ -15,6 +16,10 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Before anything else: as the sandbox helper, strata only restricts itself and execs.
+    if let Some(code) = permissions::sandbox_entry() {
+        return code;
+    }
     let cli = args::Cli::parse();
     // Tool processes and the run's temp dir go however main is left (signals: exit.rs).
     let _cleanup = exit::CleanupOnDrop;

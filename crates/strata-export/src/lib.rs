@@ -19,6 +19,7 @@ mod chart;
 mod highlight;
 mod html;
 mod markdown;
+mod permissions;
 mod render;
 mod tools;
 

@@ -573,7 +573,13 @@ fn message(message: &Value) -> String {
         "user" => content(&message["content"]),
         "assistant" => assistant(message),
         "toolResult" => {
-            let name = message["toolName"].as_str().unwrap_or("?");
+            let tool = message["toolName"].as_str().unwrap_or("?");
+            // A call the permission rules refused or put to the user says so in its title.
+            let name = match crate::permissions::mark(&message["details"]) {
+                Some(mark) => format!("{tool} — {mark}"),
+                None => tool.to_owned(),
+            };
+            let name = name.as_str();
             let error = message["isError"] == true;
             let output = plain_text(&message["content"]);
             let mut body = output_blocks(&message["content"]);

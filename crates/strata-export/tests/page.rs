@@ -197,3 +197,34 @@ fn in_chromium_the_search_filters_the_sidebar_and_the_page_renders() {
     assert!(shown[0].contains("entry-a0000002"), "{shown:?}");
     assert!(dom.contains("1 of 9 entries match"), "the count is said");
 }
+
+#[test]
+fn calls_the_permission_rules_refused_or_asked_about_are_marked() {
+    let header = r#"{"type":"session","version":3,"id":"019b0000-0000-7000-8000-00000000beef","timestamp":"2026-11-20T09:00:00.000Z","cwd":"/home/dev/p"}"#;
+    let user = r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-11-20T09:00:01.000Z","message":{"role":"user","content":"clean up","timestamp":0}}"#;
+    let assistant = r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-20T09:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"t1","name":"bash","arguments":{"command":"rm -rf build"}},{"type":"toolCall","id":"t2","name":"write","arguments":{"path":"a.txt","content":"x"}},{"type":"toolCall","id":"t3","name":"bash","arguments":{"command":"ls"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":0}}"#;
+    let denied = r#"{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-11-20T09:00:03.000Z","message":{"role":"toolResult","toolCallId":"t1","toolName":"bash","content":[{"type":"text","text":"Permission denied: bash was not run"}],"isError":true,"details":{"strataPermission":{"verdict":"deny","ran":false,"rule":"Bash(rm:*)","source":"/home/dev/.claude/settings.json"}},"timestamp":0}}"#;
+    let asked = r#"{"type":"message","id":"r2","parentId":"r1","timestamp":"2026-11-20T09:00:04.000Z","message":{"role":"toolResult","toolCallId":"t2","toolName":"write","content":[{"type":"text","text":"Wrote a.txt"}],"isError":false,"details":{"strataPermission":{"verdict":"ask","ran":true,"source":"permission mode ask","answer":{"answer":"allow_session"}}},"timestamp":0}}"#;
+    let plain = r#"{"type":"message","id":"r3","parentId":"r2","timestamp":"2026-11-20T09:00:05.000Z","message":{"role":"toolResult","toolCallId":"t3","toolName":"bash","content":[{"type":"text","text":"a.txt"}],"isError":false,"timestamp":0}}"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(
+        &path,
+        [header, user, assistant, denied, asked, plain].join("\n") + "\n",
+    )
+    .unwrap();
+    let opened = Session::open(&path).unwrap();
+    assert!(opened.diagnostics.is_empty(), "{:?}", opened.diagnostics);
+    let page = strata_export::page(&opened.session, &opened.diagnostics);
+    assert!(
+        page.contains(
+            "Result of bash — refused by `Bash(rm:*)` (/home/dev/.claude/settings.json) (error)"
+        ),
+        "the refusal is marked"
+    );
+    assert!(page.contains("Result of write — asked the user: allowed for the session</span>"));
+    assert!(
+        page.contains("Result of bash</span>"),
+        "a plain call is not marked"
+    );
+}

@@ -57,6 +57,9 @@ pub struct Config {
     pub theme: Option<String>,
     /// The thinking level a new session starts at when the model names none (`/settings`).
     pub thinking: Option<String>,
+    /// The rules layer (`[permissions]`: `mode`, `allow`/`deny`/`ask` in Claude Code's rule
+    /// syntax, `read_claude_settings`, `[permissions.sandbox]` `enabled`/`network`).
+    pub permissions: strata_permissions::PermissionsConfig,
 }
 
 /// `[mcp]`.
@@ -115,6 +118,7 @@ impl Default for Config {
             pi_models: true,
             theme: None,
             thinking: None,
+            permissions: strata_permissions::PermissionsConfig::default(),
         }
     }
 }
@@ -193,6 +197,7 @@ const CONFIG_KEYS: &[&str] = &[
     "mcp",
     "theme",
     "thinking",
+    "permissions",
 ];
 
 /// Project settings that apply only once the user trusts the project: they change where a
@@ -215,6 +220,8 @@ pub const TRUST_GATED: &[&str] = &[
     "sessions_dir",
     "mcp",
     "mcp_servers",
+    // An untrusted project's rules could allow what the user's rules ask about.
+    "permissions",
 ];
 
 /// Settings a project can never set: they decide trust and what else is read, or which

@@ -8,6 +8,7 @@
 //! - [`rows`]: provider rows (built-in, Pi's `models.json`, configured) and the key policy:
 //!   which hosts may receive each provider's key.
 //! - [`mcp`]: which MCP servers a run starts, and editing `[mcp.servers]`.
+//! - [`rules`]: the permission gate, the bash sandbox and file checkpoints of a run.
 //! - [`model`], [`setup`]: model choice and routing; [`Setup`] builds the agent, its tools and
 //!   its routes. The CLI, the rpc server and any embedding program start sessions through it,
 //!   so trust and the key policy hold for every one of them.
@@ -32,6 +33,7 @@ pub mod factory;
 pub mod mcp;
 pub mod model;
 pub mod rows;
+pub mod rules;
 pub mod setup;
 pub mod trust;
 
@@ -39,6 +41,7 @@ use std::path::PathBuf;
 
 pub use config::{Config, Layers, Sources};
 pub use model::ModelChoice;
+pub use rules::{AskPolicy, SandboxHelper};
 pub use setup::{Built, Setup};
 pub use trust::ProjectTrust;
 
@@ -77,4 +80,11 @@ pub struct Overrides {
     /// The run's temporary directory (tool output spills, `no_session` files), removed by the
     /// program when it ends.
     pub temp_dir: Option<PathBuf>,
+    /// The permission mode asked for (`--permission-mode`), over the configuration's.
+    pub permission_mode: Option<strata_permissions::Mode>,
+    /// Who answers the calls the rules ask about.
+    pub asks: AskPolicy,
+    /// The program that applies the bash sandbox (`None`: `strata-sandbox` beside this
+    /// program or on `PATH`).
+    pub sandbox_helper: Option<SandboxHelper>,
 }

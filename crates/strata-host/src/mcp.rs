@@ -88,8 +88,16 @@ pub fn manager(
     config: &Config,
     trusted: bool,
     credentials: &ToolEnvironment,
+    sandbox: Option<&strata_tools::Sandbox>,
 ) -> McpManager {
     let mut discovered = discover(sources, trusted);
+    for note in sandbox_servers(
+        &mut discovered.servers,
+        &config.permissions.sandbox,
+        sandbox,
+    ) {
+        eprintln!("strata: MCP configuration: {note}");
+    }
     for error in &discovered.errors {
         eprintln!("strata: MCP configuration: {error}");
     }
@@ -102,6 +110,41 @@ pub fn manager(
         strata_mcp::DEFAULT_STARTUP_WAIT
     };
     McpManager::new(discovered.servers, wait)
+}
+
+/// Starts the stdio servers `permissions.sandbox.mcp_servers` names inside bash's sandbox
+/// (their command becomes the sandbox helper's, theirs after `--`). Returns a note per named
+/// server left unsandboxed (no sandbox here).
+pub fn sandbox_servers(
+    servers: &mut [ServerConfig],
+    wanted: &strata_permissions::sandbox::SandboxConfig,
+    sandbox: Option<&strata_tools::Sandbox>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for server in servers.iter_mut() {
+        if !wanted.sandboxes_mcp(&server.name) {
+            continue;
+        }
+        match (sandbox, &mut server.transport) {
+            (Some(sandbox), Transport::Stdio { command, args, .. }) => {
+                let mut wrapped: Vec<String> = sandbox
+                    .args
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect();
+                wrapped.push(std::mem::take(command));
+                wrapped.append(args);
+                *command = sandbox.program.display().to_string();
+                *args = wrapped;
+            }
+            (None, Transport::Stdio { .. }) => notes.push(format!(
+                "the MCP server {} runs unsandboxed: no OS sandbox here",
+                server.name
+            )),
+            _ => {}
+        }
+    }
+    notes
 }
 
 /// Keeps credentials from MCP servers unless the user's own configuration hands one over:
@@ -262,6 +305,68 @@ fn toml_value(value: &serde_json::Value) -> Option<toml_edit::Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn named_stdio_servers_start_inside_the_sandbox_helper() {
+        let spec = |command: &str| ServerSpec {
+            command: Some(command.to_owned()),
+            args: vec!["--stdio".to_owned()],
+            ..ServerSpec::default()
+        };
+        let source = strata_mcp::config::Source {
+            kind: strata_mcp::config::SourceKind::StrataUser,
+            path: Some(PathBuf::from("/home/u/.config/strata/config.toml")),
+        };
+        let mut servers: Vec<ServerConfig> = [("files", "files-server"), ("web", "web-server")]
+            .iter()
+            .map(|(name, command)| {
+                strata_mcp::config::resolve(name, &spec(command), source.clone(), Path::new("/"))
+                    .unwrap()
+            })
+            .collect();
+        let wanted = strata_permissions::sandbox::SandboxConfig {
+            mcp_servers: vec!["files".to_owned()],
+            ..Default::default()
+        };
+        let sandbox = strata_tools::Sandbox {
+            program: PathBuf::from("/usr/bin/strata"),
+            args: vec![
+                "__sandbox".into(),
+                "--write".into(),
+                "/p".into(),
+                "--".into(),
+            ],
+            limits: String::new(),
+        };
+        assert!(sandbox_servers(&mut servers, &wanted, Some(&sandbox)).is_empty());
+        let Transport::Stdio { command, args, .. } = &servers[0].transport else {
+            panic!("stdio")
+        };
+        assert_eq!(command, "/usr/bin/strata");
+        assert_eq!(
+            args,
+            &[
+                "__sandbox",
+                "--write",
+                "/p",
+                "--",
+                "files-server",
+                "--stdio"
+            ]
+        );
+        let Transport::Stdio { command, .. } = &servers[1].transport else {
+            panic!("stdio")
+        };
+        assert_eq!(command, "web-server", "not named: not sandboxed");
+        // Without a sandbox, the named server is said to run unsandboxed.
+        let every = strata_permissions::sandbox::SandboxConfig {
+            mcp_servers: vec!["*".to_owned()],
+            ..Default::default()
+        };
+        let notes = sandbox_servers(&mut servers[1..], &every, None);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("web runs unsandboxed"), "{notes:?}");
+    }
 
     #[test]
     fn add_then_remove_keeps_the_rest_of_the_file() {

@@ -38,11 +38,15 @@ pub struct Setup {
     /// Whether the project's `.strata/` settings apply (MCP servers and other project
     /// resources ask this too).
     pub trust: ProjectTrust,
-    /// What to tell the user at start (settings an untrusted project was denied).
+    /// What to tell the user at start (settings an untrusted project was denied, bash
+    /// running without the OS sandbox).
     pub notices: Vec<String>,
     /// The provider of the run's first model, once an agent was built: the flags' key and
     /// base URL are for it.
     pub first_provider: std::sync::Arc<std::sync::OnceLock<String>>,
+    /// The permission gate, bash sandbox and checkpoints every agent of the run gets (one
+    /// gate: answers given for the session hold for all of them).
+    pub rules: strata_agent::ToolRules,
 }
 
 /// An agent ready to run, with what it was built from.
@@ -100,6 +104,8 @@ impl Setup {
         notices.extend(
             strata_agent::resources::context_files_noting(sources.global_dir.as_deref(), &cwd).1,
         );
+        let rules = crate::rules::build(&layers, &config, &sources, &cwd, run)?;
+        notices.extend(rules.notices);
         let setup = Self {
             catalog: rows.catalog,
             config,
@@ -111,6 +117,7 @@ impl Setup {
             trust: layers.trust,
             notices,
             first_provider: Default::default(),
+            rules: rules.rules,
         };
         Ok((setup, rows.warnings))
     }
@@ -153,6 +160,8 @@ impl Setup {
             trust: ProjectTrust::untrusted(cwd),
             notices: Vec::new(),
             first_provider: Default::default(),
+            // The demo's figures must not depend on the user's rules or this kernel.
+            rules: strata_agent::ToolRules::default(),
         }
     }
 
@@ -372,6 +381,7 @@ impl Setup {
         mcp.set_searchable(searchable);
         mcp.set_prices(prices);
         agent.set_tool_source(Some(std::sync::Arc::new(mcp)));
+        agent.set_tool_rules(self.rules.clone());
         agent.set_project_skills(self.trust.trusted);
         // Asking for a prompt of one's own is asking for strata's prompt on a Pi session too.
         agent.set_adopt_foreign_prompt(
@@ -396,7 +406,13 @@ impl Setup {
         self.mcp
             .get_or_init(|| {
                 let filter = credential_filter(&self.catalog, &self.config);
-                crate::mcp::manager(&self.sources, &self.config, self.trust.trusted, &filter)
+                crate::mcp::manager(
+                    &self.sources,
+                    &self.config,
+                    self.trust.trusted,
+                    &filter,
+                    self.rules.sandbox.as_ref(),
+                )
             })
             .clone()
     }

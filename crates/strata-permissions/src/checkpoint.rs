@@ -93,6 +93,33 @@ impl Checkpoints {
         &self.dir
     }
 
+    /// Gives `fork` (the store beside a session forked from this one) every record and blob,
+    /// so rewinding in the fork finds the files it needs. Blobs are hard-linked where the
+    /// file system allows (they never change), copied otherwise. Nothing recorded: nothing
+    /// to carry.
+    pub fn carry_to(&self, fork: &Checkpoints) -> std::io::Result<()> {
+        let index = self.dir.join("index.jsonl");
+        if !index.exists() {
+            return Ok(());
+        }
+        let blobs = fork.dir.join("blobs");
+        std::fs::create_dir_all(&blobs)?;
+        if let Ok(entries) = std::fs::read_dir(self.dir.join("blobs")) {
+            for entry in entries {
+                let entry = entry?;
+                let target = blobs.join(entry.file_name());
+                if target.exists() {
+                    continue;
+                }
+                if std::fs::hard_link(entry.path(), &target).is_err() {
+                    std::fs::copy(entry.path(), &target)?;
+                }
+            }
+        }
+        std::fs::copy(index, fork.dir.join("index.jsonl"))?;
+        Ok(())
+    }
+
     fn store(&self, bytes: &[u8]) -> std::io::Result<String> {
         let hash = format!("{:x}", Sha256::digest(bytes));
         let blobs = self.dir.join("blobs");

@@ -67,6 +67,49 @@ pub enum Passage {
     Refused(String),
 }
 
+/// What the gate did with a call, and how: for the session's record and the export.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judgement {
+    /// Whether it runs.
+    pub passage: Passage,
+    /// What the rules said (`Ask` when the user was asked, or would have been).
+    pub verdict: Verdict,
+    /// The rule behind the verdict, if one matched.
+    pub rule: Option<String>,
+    /// Where the rule (or the mode) came from, in words.
+    pub source: String,
+    /// The user's answer, when asked.
+    pub answer: Option<Answer>,
+}
+
+impl Judgement {
+    /// The record kept with the call's result (`strataPermission` in its details): `None`
+    /// for a call the rules simply allowed, so sessions without rules stay as they were.
+    pub fn record(&self) -> Option<serde_json::Value> {
+        if self.verdict == Verdict::Allow {
+            return None;
+        }
+        let verdict = match self.verdict {
+            Verdict::Deny => "deny",
+            _ => "ask",
+        };
+        let mut record = serde_json::json!({
+            "verdict": verdict,
+            "ran": self.passage == Passage::Run,
+            "source": self.source,
+        });
+        if let Some(rule) = &self.rule {
+            record["rule"] = rule.clone().into();
+        }
+        if let Some(answer) = &self.answer
+            && let Ok(value) = serde_json::to_value(answer)
+        {
+            record["answer"] = value;
+        }
+        Some(record)
+    }
+}
+
 /// The policy, its mode and the way to ask, shared by the agent (which checks calls) and
 /// the runtime (which switches the mode and serves the questions).
 #[derive(Debug, Clone)]
@@ -81,6 +124,8 @@ struct GateState {
     asker: Option<mpsc::UnboundedSender<PendingAsk>>,
     /// Nobody can be asked (print mode): what to tell the model instead.
     unattended: Option<String>,
+    /// Nobody can be asked and the user said yes beforehand (`--yes`): asked calls run.
+    yes_to_asks: bool,
     next_id: u64,
 }
 
@@ -94,6 +139,7 @@ impl Gate {
                 places,
                 asker: None,
                 unattended: None,
+                yes_to_asks: false,
                 next_id: 0,
             })),
         }
@@ -125,6 +171,12 @@ impl Gate {
         self.state().unattended = Some(hint.to_owned());
     }
 
+    /// Nobody will answer, and the user allowed beforehand every call that would be asked
+    /// (print mode with `--yes`): those calls run. Deny rules and plan's refusals still hold.
+    pub fn set_yes_to_asks(&self) {
+        self.state().yes_to_asks = true;
+    }
+
     /// The rules and mode, one line each.
     pub fn describe(&self) -> Vec<String> {
         self.state().policy.describe()
@@ -137,18 +189,41 @@ impl Gate {
 
     /// Judges `call` (the tool call `call_id`), asking the user where the policy says so.
     pub async fn check(&self, call_id: &str, call: &CallView<'_>) -> Passage {
+        self.judge(call_id, call).await.passage
+    }
+
+    /// [`Gate::check`], with how the call was judged.
+    pub async fn judge(&self, call_id: &str, call: &CallView<'_>) -> Judgement {
         let decision = self.decide(call);
-        match decision.verdict {
-            Verdict::Allow => Passage::Run,
-            Verdict::Deny => Passage::Refused(format!(
-                "Permission denied: {} was not run — {}.",
-                call.tool, decision.reason
-            )),
+        let (passage, answer) = match decision.verdict {
+            Verdict::Allow => (Passage::Run, None),
+            Verdict::Deny => (
+                Passage::Refused(format!(
+                    "Permission denied: {} was not run — {}.",
+                    call.tool, decision.reason
+                )),
+                None,
+            ),
             Verdict::Ask => self.ask(call_id, call, &decision).await,
+        };
+        Judgement {
+            passage,
+            verdict: decision.verdict,
+            rule: decision.rule,
+            source: decision.source.to_string(),
+            answer,
         }
     }
 
-    async fn ask(&self, call_id: &str, call: &CallView<'_>, decision: &Decision) -> Passage {
+    async fn ask(
+        &self,
+        call_id: &str,
+        call: &CallView<'_>,
+        decision: &Decision,
+    ) -> (Passage, Option<Answer>) {
+        if self.state().yes_to_asks {
+            return (Passage::Run, None);
+        }
         let suggested_rules = suggest_rules(call);
         let (tx, rx) = oneshot::channel();
         let sent = {
@@ -172,15 +247,18 @@ impl Gate {
             }
         };
         if let Err(hint) = sent {
-            return Passage::Refused(format!(
-                "Permission needed: {} was not run — {}, and the user cannot be asked: {hint}.",
-                call.tool, decision.reason
-            ));
+            return (
+                Passage::Refused(format!(
+                    "Permission needed: {} was not run — {}, and the user cannot be asked: {hint}.",
+                    call.tool, decision.reason
+                )),
+                None,
+            );
         }
         let answer = rx.await.unwrap_or(Answer::Deny {
             reason: Some("the question was dropped without an answer".to_owned()),
         });
-        match answer {
+        let passage = match answer.clone() {
             Answer::AllowOnce => Passage::Run,
             Answer::AllowSession => {
                 self.remember(&suggested_rules, false);
@@ -196,7 +274,43 @@ impl Gate {
                 }
                 _ => format!("The user refused this call ({}).", call.summary()),
             }),
-        }
+        };
+        (passage, Some(answer))
+    }
+
+    /// Whether a user can be asked now (a front end serves the questions; not print mode).
+    pub fn can_ask(&self) -> bool {
+        let state = self.state();
+        state.unattended.is_none() && !state.yes_to_asks && state.asker.is_some()
+    }
+
+    /// Asks whether `call`, which failed inside the OS sandbox, may run once outside it; any
+    /// allowing answer allows this one run (no rule is kept). `false` when nobody can be asked.
+    pub async fn ask_outside_sandbox(&self, call_id: &str, call: &CallView<'_>) -> bool {
+        let (tx, rx) = oneshot::channel();
+        let sent = {
+            let mut state = self.state();
+            state.next_id += 1;
+            let request = PermissionRequest {
+                id: format!("perm-{}", state.next_id),
+                call_id: call_id.to_owned(),
+                tool: call.tool.to_owned(),
+                summary: call.summary(),
+                reason: "the OS sandbox refused something it tried; run it once outside the \
+                         sandbox, with your full rights"
+                    .to_owned(),
+                suggested_rules: Vec::new(),
+                mode: state.policy.mode(),
+            };
+            match (&state.unattended, state.yes_to_asks, &state.asker) {
+                (None, false, Some(asker)) => asker.send(PendingAsk { request, reply: tx }).is_ok(),
+                _ => false,
+            }
+        };
+        sent && matches!(
+            rx.await,
+            Ok(Answer::AllowOnce | Answer::AllowSession | Answer::AllowProject)
+        )
     }
 
     /// Adds `rule` to the allow list for the session and, with `project`, to the project's

@@ -23,7 +23,7 @@ pub mod settings;
 
 pub use call::{CallKind, CallView};
 pub use error::{RuleError, SettingsError};
-pub use gate::{Answer, Gate, Passage, PendingAsk, PermissionRequest};
+pub use gate::{Answer, Gate, Judgement, Passage, PendingAsk, PermissionRequest};
 pub use mode::Mode;
 pub use policy::{Decision, List, Policy, Source, Verdict};
 pub use rule::{Bases, Rule};

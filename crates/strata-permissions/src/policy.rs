@@ -110,6 +110,8 @@ pub struct Policy {
     /// Directories edits mode lets file tools change without asking (the project and
     /// `additionalDirectories`).
     roots: Vec<PathBuf>,
+    /// What reading the sources left aside, for the start-up notice.
+    notes: Vec<String>,
 }
 
 impl Policy {
@@ -119,6 +121,7 @@ impl Policy {
             mode,
             rules: Vec::new(),
             roots,
+            notes: Vec::new(),
         }
     }
 
@@ -142,6 +145,16 @@ impl Policy {
         if !self.roots.contains(&root) {
             self.roots.push(root);
         }
+    }
+
+    /// Records something reading the sources left aside (said at start).
+    pub fn note(&mut self, text: String) {
+        self.notes.push(text);
+    }
+
+    /// What reading the sources left aside.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// Every rule, in the order read.

@@ -41,7 +41,7 @@ pub const DEFAULT_HIDDEN: &[&str] = &[
 ];
 
 /// `[permissions.sandbox]` in strata's config.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxConfig {
     /// Run bash in the sandbox (default true where the platform has one).
@@ -56,6 +56,16 @@ pub struct SandboxConfig {
     /// More hidden directories (`~/` for home).
     #[serde(default)]
     pub hidden: Vec<String>,
+    /// MCP stdio servers that run in the sandbox too, by name (`*`: every one).
+    #[serde(default)]
+    pub mcp_servers: Vec<String>,
+}
+
+impl SandboxConfig {
+    /// Whether the MCP server `name` runs in the sandbox.
+    pub fn sandboxes_mcp(&self, name: &str) -> bool {
+        self.mcp_servers.iter().any(|n| n == "*" || n == name)
+    }
 }
 
 /// What a sandboxed command may do.

@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::SettingsError;
@@ -52,7 +52,7 @@ struct ClaudeSettingsFile {
 /// strata's own `[permissions]` section (TOML in `config.toml`; the host deserializes it and
 /// passes it to [`load`]). Rules use the same strings as Claude Code, with strata's tool
 /// names accepted too (`bash(git diff:*)`, `read(./src/**)`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionsConfig {
     /// `plan`, `ask`, `edits` or `auto`.
@@ -131,15 +131,20 @@ pub fn read_claude_settings(path: &Path) -> Result<Option<ClaudePermissions>, Se
 type SourceOf = fn(PathBuf) -> Source;
 
 /// Builds the policy from every source; `flag_mode` (the command line) wins over the rest.
+/// `strata` holds strata's `[permissions]` sections, lowest layer first, each with the file
+/// it came from: every layer's rules apply (as Claude Code's levels do), the last layer that
+/// sets `mode` or `read_claude_settings` decides it.
 pub fn load(
     places: &Places,
-    strata: Option<(&PermissionsConfig, &str)>,
+    strata: &[(&PermissionsConfig, &str)],
     flag_mode: Option<Mode>,
 ) -> Result<Policy, SettingsError> {
     let mut policy = Policy::new(Mode::Auto, vec![places.project.clone()]);
     let mut claude_mode = None;
     let read_claude = strata
-        .and_then(|(config, _)| config.read_claude_settings)
+        .iter()
+        .rev()
+        .find_map(|(config, _)| config.read_claude_settings)
         .unwrap_or(true);
     let mut files: Vec<(PathBuf, SourceOf)> = Vec::new();
     if read_claude && let Some(home) = &places.home {
@@ -182,12 +187,15 @@ pub fn load(
                 policy.push(rule, list, source(path.clone()));
             }
         }
+        // A mode Claude Code added later is not a reason to refuse to start: said, and left.
         if let Some(name) = &perms.default_mode {
-            claude_mode = Some(Mode::parse(name).ok_or_else(|| {
-                SettingsError::Mode(format!(
-                    "{label}: permissions.defaultMode: unknown mode `{name}`"
-                ))
-            })?);
+            match Mode::parse(name) {
+                Some(mode) => claude_mode = Some(mode),
+                None => policy.note(format!(
+                    "{label}: permissions.defaultMode `{name}` is not a mode strata knows \
+                     (plan, default, acceptEdits, bypassPermissions, dontAsk, auto); it is ignored"
+                )),
+            }
         }
         for dir in &perms.additional_directories {
             let dir = match dir.strip_prefix("~/") {
@@ -198,7 +206,7 @@ pub fn load(
         }
     }
     let mut config_mode = None;
-    if let Some((config, file)) = strata {
+    for (config, file) in strata {
         for (list, rules) in [
             (List::Allow, &config.allow),
             (List::Ask, &config.ask),
@@ -206,14 +214,14 @@ pub fn load(
         ] {
             for (i, text) in rules.iter().enumerate() {
                 let rule = Rule::parse(text, &bases).map_err(|error| SettingsError::Rule {
-                    path: file.to_owned(),
+                    path: (*file).to_owned(),
                     field: format!("permissions.{}[{i}]", list.as_str()),
                     error,
                 })?;
-                policy.push(rule, list, Source::StrataConfig(file.to_owned()));
+                policy.push(rule, list, Source::StrataConfig((*file).to_owned()));
             }
         }
-        config_mode = config.mode;
+        config_mode = config.mode.or(config_mode);
     }
     policy.set_mode(
         flag_mode

@@ -183,8 +183,26 @@ pub enum Command {
         /// The name.
         name: String,
     },
-    /// An answer to an extension's question: strata has no extensions that ask.
-    ExtensionUiResponse,
+    /// An answer to an `extension_ui_request` (strata asks permission questions so).
+    ExtensionUiResponse {
+        /// The request's id.
+        id: Option<String>,
+        /// The option chosen (`select`) or the text typed (`input`).
+        value: Option<String>,
+        /// The question was dismissed.
+        cancelled: Option<bool>,
+    },
+    /// strata's: puts the files strata's tools changed back as they were at `entryId` (the
+    /// current entry when absent); the restore is appended to the session.
+    RewindFiles {
+        /// The entry whose file state is wanted.
+        entry_id: Option<String>,
+    },
+    /// strata's: switches the permission mode (`plan`, `ask`, `edits`, `auto`).
+    SetPermissionMode {
+        /// The mode.
+        mode: String,
+    },
     /// A `type` no variant names.
     #[serde(other)]
     Unknown,

@@ -100,10 +100,13 @@ impl JsonStream {
             | RuntimeEvent::Compacted { .. }
             | RuntimeEvent::Navigated { .. }
             | RuntimeEvent::Labelled { .. }
-            | RuntimeEvent::PermissionRequested { .. }
-            | RuntimeEvent::PermissionModeChanged { .. }
-            | RuntimeEvent::FilesRestored { .. }
             | RuntimeEvent::Failed { .. } => Vec::new(),
+            // strata's own records: the rules layer has no shape in Pi's stream.
+            RuntimeEvent::PermissionRequested { .. }
+            | RuntimeEvent::PermissionModeChanged { .. }
+            | RuntimeEvent::FilesRestored { .. } => {
+                crate::server::rules_record(&event).into_iter().collect()
+            }
         }
     }
 }

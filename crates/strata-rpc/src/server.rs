@@ -21,10 +21,15 @@
 //! get_session_stats, export_html, switch_session, fork, clone, get_fork_messages,
 //! get_last_assistant_text, set_session_name, get_commands (skills), strata's MCP commands.
 //! Refused with an error: abort_retry (retries live in the transport; `abort` stops them
-//! with the run). `extension_ui_response` is accepted and ignored: strata has no extensions
-//! that ask.
+//! with the run). strata's own: `set_permission_mode {mode}`, `rewind_files {entryId?}`
+//! (answered after a `strata_files_restored` record); a permission question is Pi's
+//! `extension_ui_request` (`select`, then `input` for a refusal's reason) answered by
+//! `extension_ui_response` (server/permissions.rs).
 
 mod mcp;
+mod permissions;
+
+pub use permissions::rules_record;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -288,6 +293,8 @@ struct Server<H> {
     max_retries: u32,
     /// The limit in effect (what `auto_retry_*` events count against).
     current_retries: u32,
+    /// Permission questions sent as `extension_ui_request`s, waiting for their answers.
+    permission_asks: std::collections::HashMap<String, permissions::Pending>,
 }
 
 impl<H: Host> Server<H> {
@@ -317,6 +324,7 @@ impl<H: Host> Server<H> {
             bash_cancel: None,
             max_retries,
             current_retries: max_retries,
+            permission_asks: std::collections::HashMap::new(),
         }
     }
 
@@ -423,11 +431,12 @@ impl<H: Host> Server<H> {
                 self.out.send_all(&self.mapper.handle(event));
             }
             RuntimeEvent::Accepted { .. } | RuntimeEvent::Settled => {}
-            // The rules layer's events have no rpc messages yet (front-end work, issue 39):
-            // a gate on an rpc session is unattended, so nothing waits for an answer.
-            RuntimeEvent::PermissionRequested { .. }
-            | RuntimeEvent::PermissionModeChanged { .. }
-            | RuntimeEvent::FilesRestored { .. } => {}
+            RuntimeEvent::PermissionRequested { request } => self.ask_permission(&request),
+            RuntimeEvent::PermissionModeChanged { .. } | RuntimeEvent::FilesRestored { .. } => {
+                if let Some(record) = rules_record(&event) {
+                    self.out.send(&record);
+                }
+            }
             RuntimeEvent::RunEnded {
                 end,
                 error,
@@ -443,6 +452,8 @@ impl<H: Host> Server<H> {
                     .mapper
                     .finish_run(error.as_deref(), end == RunEnd::Aborted);
                 self.view.streaming = false;
+                // The run's unanswered questions were refused with it (an abort).
+                self.permission_asks.clear();
                 self.out.send_all(&records);
                 for reply in std::mem::take(&mut self.abort_replies) {
                     self.out.send(&reply);
@@ -659,8 +670,23 @@ impl<H: Host> Server<H> {
                     return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
                 }
             }
-            // strata has no extensions asking questions; a stray answer has nobody to reach.
-            Command::ExtensionUiResponse => return,
+            // Only permission questions are asked; a stray answer has nobody to reach.
+            Command::ExtensionUiResponse {
+                id,
+                value,
+                cancelled,
+            } => {
+                return self.permission_response(id, value, cancelled.unwrap_or(false));
+            }
+            Command::RewindFiles { entry_id } => {
+                let op = Op::RewindFiles {
+                    target: entry_id.map(EntryId::new),
+                };
+                return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
+            }
+            Command::SetPermissionMode { mode } => {
+                return self.set_permission_mode(id, &kind, &mode, busy);
+            }
             // Pi 1.6's answer, under the name the client sent.
             Command::Unknown => Err(format!("Unknown command: {kind}")),
         };

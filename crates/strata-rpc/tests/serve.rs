@@ -352,3 +352,186 @@ async fn switching_to_something_that_is_not_a_file_says_so() {
     drop(commands);
     serving.await.unwrap().unwrap();
 }
+
+/// One bash call asked about, twice: the first refused with a reason, the second allowed.
+const ASKED: &str = r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "echo ran >> ran.txt" }
+[[turn]]
+text = "Refused."
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "echo ran >> ran.txt" }
+[[turn]]
+text = "Ran."
+"#;
+
+#[tokio::test]
+async fn a_permission_question_is_an_extension_ui_select_and_its_answer_goes_back() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(Scenario::from_toml(ASKED, "t").unwrap());
+    let host = EndpointHost::new(
+        Catalog::builtin().unwrap(),
+        "anthropic",
+        server.base_url(),
+        "test-key",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let sonnet = host
+        .route_to("anthropic", "claude-sonnet-4-5", None)
+        .unwrap();
+    let mut agent = agent(&sonnet, dir.path());
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let gate = strata_runtime::permissions::Gate::new(
+        strata_runtime::permissions::Policy::new(
+            strata_runtime::permissions::Mode::Ask,
+            vec![root],
+        ),
+        None,
+    );
+    agent.set_tool_rules(strata_agent::ToolRules {
+        gate: Some(gate),
+        sandbox: None,
+        checkpoints: true,
+    });
+    let options = ServeOptions {
+        cwd: dir.path().to_path_buf(),
+        ..ServeOptions::default()
+    };
+    let (mut commands, server_input) = tokio::io::duplex(1 << 16);
+    let (server_output, client_output) = tokio::io::duplex(1 << 16);
+    let serving = tokio::spawn(serve(
+        server_input,
+        server_output,
+        agent,
+        RetryEvents::default(),
+        host,
+        options,
+    ));
+    let mut lines = BufReader::new(client_output).lines();
+    let mut next = async || -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("a line within ten seconds")
+            .unwrap()
+            .expect("the server still writing");
+        serde_json::from_str(&line).unwrap()
+    };
+    let mut send = async |command: Value| {
+        let line = format!("{command}\n");
+        commands.write_all(line.as_bytes()).await.unwrap();
+    };
+
+    send(json!({"type": "prompt", "message": "run it"})).await;
+    let mut request = next().await;
+    while request["type"] != "extension_ui_request" {
+        request = next().await;
+    }
+    assert_eq!(request["method"], "select");
+    assert!(
+        request["title"]
+            .as_str()
+            .unwrap()
+            .contains("echo ran >> ran.txt"),
+        "{request}"
+    );
+    assert_eq!(
+        request["options"],
+        json!([
+            "Allow once",
+            "Always allow in this session",
+            "Always allow in this project",
+            "Deny"
+        ])
+    );
+    assert!(!dir.path().join("ran.txt").exists());
+    send(json!({"type": "extension_ui_response", "id": request["id"], "value": "Deny"})).await;
+    let reason = next().await;
+    assert_eq!(reason["type"], "extension_ui_request");
+    assert_eq!(reason["method"], "input");
+    send(json!({"type": "extension_ui_response", "id": reason["id"], "value": "not on main"}))
+        .await;
+    let mut seen = vec![next().await];
+    while seen.last().unwrap()["type"] != "agent_end" {
+        seen.push(next().await);
+    }
+    let result = seen
+        .iter()
+        .find(|e| e["type"] == "tool_execution_end")
+        .unwrap();
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(result.to_string().contains("not on main"), "{result}");
+    assert!(!dir.path().join("ran.txt").exists());
+
+    // strata's command: the mode, answered and announced.
+    send(json!({"id": 7, "type": "set_permission_mode", "mode": "bogus"})).await;
+    let mut refused = next().await;
+    while refused["type"] != "response" {
+        refused = next().await;
+    }
+    assert_eq!(refused["success"], false);
+    assert!(refused["error"].as_str().unwrap().contains("bogus"));
+    send(json!({"id": 8, "type": "set_permission_mode", "mode": "edits"})).await;
+    let mut answered = vec![next().await];
+    while answered.last().unwrap()["type"] != "response" {
+        answered.push(next().await);
+    }
+    assert!(
+        answered
+            .iter()
+            .any(|e| *e == json!({"type": "strata_permission_mode_changed", "mode": "edits"})),
+        "{answered:?}"
+    );
+    let response = answered.last().unwrap();
+    assert_eq!(response["id"], 8);
+    assert_eq!(response["data"]["mode"], "edits");
+
+    // Commands are still asked in edits; allowed once this time.
+    send(json!({"type": "prompt", "message": "again"})).await;
+    let mut request = next().await;
+    while request["type"] != "extension_ui_request" {
+        request = next().await;
+    }
+    send(json!({"type": "extension_ui_response", "id": request["id"], "value": "Allow once"}))
+        .await;
+    let mut seen = vec![next().await];
+    while seen.last().unwrap()["type"] != "agent_end" {
+        seen.push(next().await);
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ran.txt")).unwrap(),
+        "ran\n"
+    );
+
+    // Back to the first prompt: outside a git repository the command's change cannot be
+    // seen, and the restore says so.
+    let first_user = std::fs::read_to_string(dir.path().join("first.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|entry| entry["message"]["role"] == "user")
+        .unwrap()["id"]
+        .clone();
+    send(json!({"id": 9, "type": "rewind_files", "entryId": first_user})).await;
+    let mut answered = vec![next().await];
+    while answered.last().unwrap()["type"] != "response" {
+        answered.push(next().await);
+    }
+    let restored = answered
+        .iter()
+        .find(|e| e["type"] == "strata_files_restored")
+        .unwrap_or_else(|| panic!("{answered:?}"));
+    assert!(
+        restored["notRestorable"][0]
+            .as_str()
+            .unwrap()
+            .contains("not a git repository"),
+        "{restored}"
+    );
+    assert_eq!(answered.last().unwrap()["success"], true);
+    drop(commands);
+    serving.await.unwrap().unwrap();
+}

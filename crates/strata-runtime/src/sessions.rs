@@ -43,6 +43,16 @@ pub fn fork(session: &Session, leaf: Option<&EntryId>) -> Result<Session, Runtim
         path: path.clone(),
         source,
     })?;
+    // The fork carries the file checkpoints its entries need for a rewind.
+    let checkpoints = strata_permissions::checkpoint::Checkpoints::beside(session.path());
+    if let Err(error) =
+        checkpoints.carry_to(&strata_permissions::checkpoint::Checkpoints::beside(&path))
+    {
+        tracing::warn!(
+            "the fork {} carries no file checkpoints: {error}",
+            path.display()
+        );
+    }
     open(&path)
 }
 

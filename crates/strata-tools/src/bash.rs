@@ -248,7 +248,7 @@ async fn run(
         && looks_refused(&output.text_content())
     {
         output.content.push(ToolContent::text(format!(
-            "\n\n[This command ran in strata's OS sandbox ({}). A \"Permission denied\" or \
+            "\n\n{SANDBOX_NOTE} ({}). A \"Permission denied\" or \
              \"Operation not permitted\" above may be the sandbox refusing it; if the \
              command needs more, ask the user to allow it.]",
             sandbox.limits
@@ -363,6 +363,10 @@ async fn collect(
     sink.finish();
     Ok((sink, ending))
 }
+
+/// How the note on a failed sandboxed command begins: the rules layer finds such results by it
+/// (to offer running the command once outside the sandbox).
+pub const SANDBOX_NOTE: &str = "[This command ran in strata's OS sandbox";
 
 /// Words in a failed command's output that suggest the sandbox refused something.
 fn looks_refused(output: &str) -> bool {

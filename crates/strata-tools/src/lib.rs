@@ -42,7 +42,7 @@ mod walk;
 mod write;
 
 pub use access::{Access, canonical_path};
-pub use bash::{BashTool, CommandRun};
+pub use bash::{BashTool, CommandRun, SANDBOX_NOTE};
 pub use diff::unified_diff;
 pub use edit::EditTool;
 pub use environment::ToolEnvironment;

@@ -81,8 +81,14 @@ impl Agent {
                 }
             }
         };
+        let ran_calls = run_calls.clone();
         let run = tools.run_batch_with_updates(run_calls, &ctx, Some(updates));
         let (outputs, ()) = tokio::join!(run, forward);
+        // A command the sandbox refused may run once outside it, if the user says so.
+        let outputs = self
+            .rules
+            .retry_outside_sandbox(&tools, &ran_calls, &ctx, outputs)
+            .await;
         // Rules refusals take their call's place, then hook refusals theirs.
         let mut ran = screened.finish(&wire_calls, outputs).into_iter();
         let mut results = Vec::with_capacity(calls.len());

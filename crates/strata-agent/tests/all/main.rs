@@ -13,6 +13,7 @@ mod loop_;
 mod masking;
 mod mock;
 mod provider_cache;
+mod rules;
 mod scripted;
 mod system;
 mod tool_share;

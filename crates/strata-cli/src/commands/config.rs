@@ -9,10 +9,14 @@ use strata_host::rows::Rows;
 
 pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
     let sources = Sources::from_environment();
-    let layers = Layers::read(&sources, &run.overrides())?;
+    let overrides = run.overrides();
+    let layers = Layers::read(&sources, &overrides)?;
     let merged = layers.config()?;
     let figment = layers.figment();
     let rows = Rows::load(&layers, &merged)?;
+    // The mode, every permission rule with the file it came from, and the bash sandbox.
+    let permissions =
+        strata_host::rules::describe(&layers, &merged, &sources, &sources.project_dir, &overrides)?;
     let mut out = std::io::stdout().lock();
     if args.json {
         let mut value = serde_json::to_value(&merged)?;
@@ -49,6 +53,7 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
                 )
             })
             .collect();
+        value["_permissions"] = serde_json::json!(permissions);
         value["_trust"] = serde_json::json!({"decision": layers.trust, "ignored": layers.ignored});
         value["_provider_rows"] = serde_json::Value::Object(changed);
         value["_pi_models"] = serde_json::json!({
@@ -132,6 +137,9 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
     }
     for error in &discovered.errors {
         writeln!(out, "# invalid MCP entry: {error}")?;
+    }
+    for line in &permissions {
+        writeln!(out, "# {line}")?;
     }
     for path in &discovered.untrusted_skipped {
         writeln!(out, "# not read (project not trusted): {}", path.display())?;

@@ -22,6 +22,7 @@ mod cycle;
 mod habits;
 mod leave;
 mod mcp;
+mod permissions;
 mod settings;
 
 pub use mcp::McpHandle;
@@ -114,6 +115,13 @@ pub enum Effect {
     Abort,
     /// Put text on the terminal's clipboard (OSC 52).
     Clipboard(String),
+    /// Answer the permission gate's question (`Op::AnswerPermission`).
+    AnswerPermission {
+        /// The question's id.
+        id: String,
+        /// The answer.
+        answer: strata_runtime::permissions::Answer,
+    },
 }
 
 /// The whole UI state.
@@ -177,6 +185,8 @@ pub struct App {
     pub config_file: Option<PathBuf>,
     /// What the footer says before a session is open (none can be yet).
     pub setup_note: Option<String>,
+    /// The permission gate and its questions (app/permissions.rs).
+    permissions: permissions::Permissions,
 }
 
 impl App {
@@ -213,6 +223,7 @@ impl App {
             theme: "dark",
             config_file: None,
             setup_note: None,
+            permissions: permissions::Permissions::default(),
         };
         app.offer_next();
         app
@@ -331,6 +342,8 @@ impl App {
             KeyCode::Down => self.editor.down(),
             KeyCode::PageUp => self.scroll += PAGE,
             KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(PAGE),
+            // Shift+Tab is Pi's thinking key (app/habits.rs); modes cycle on Alt+M.
+            KeyCode::Char('m') if alt => self.cycle_mode(),
             KeyCode::Tab if self.editor.is_command() => {
                 let text = self.editor.text();
                 if !text.contains(' ')
@@ -356,7 +369,8 @@ impl App {
             self.request_quit();
             return;
         }
-        if self.picker.take().is_some() {
+        if self.picker.is_some() {
+            self.close_picker();
             return;
         }
         if self.busy.is_some() {
@@ -384,6 +398,10 @@ impl App {
     }
 
     fn submit(&mut self) {
+        // A refusal waiting for its reason takes the editor's text, even none.
+        if self.take_refusal_reason() {
+            return;
+        }
         let text = self.editor.text();
         if text.trim().is_empty() {
             return;
@@ -448,6 +466,7 @@ impl App {
                 | Slash::Copy
                 | Slash::Context
                 | Slash::Mcp(None)
+                | Slash::Mode(_)
         );
         if self.busy.is_some() && !allowed_while_busy {
             self.notice(
@@ -458,6 +477,8 @@ impl App {
         }
         match slash {
             Slash::Quit => self.request_quit(),
+            Slash::Mode(arg) => self.mode_command(arg),
+            Slash::Rewind => self.send(Command::RewindFiles),
             Slash::Help => self.items.push(Item::Block {
                 title: "commands and keys".into(),
                 lines: command::help_lines(),
@@ -688,7 +709,7 @@ impl App {
             return;
         };
         match key.code {
-            KeyCode::Esc => self.picker = None,
+            KeyCode::Esc => self.close_picker(),
             KeyCode::Up => picker.step(-1),
             KeyCode::Down => picker.step(1),
             KeyCode::PageUp => picker.step(-(PAGE as isize)),
@@ -707,6 +728,18 @@ impl App {
         }
     }
 
+    /// Closes the picker; a permission question closed unanswered is refused (the tool call
+    /// waits for an answer).
+    fn close_picker(&mut self) {
+        if let Some(Picker {
+            kind: PickerKind::Permission { request },
+            ..
+        }) = self.picker.take()
+        {
+            self.permission_dismissed(request);
+        }
+    }
+
     fn choose(&mut self, picker: Picker) {
         if picker.kind == PickerKind::Tools {
             self.picker = Some(picker);
@@ -721,6 +754,7 @@ impl App {
             return;
         };
         match picker.kind {
+            PickerKind::Permission { request } => self.permission_chosen(request, &item.key),
             PickerKind::Resume => self.send(Command::Resume(resume_path(&item))),
             PickerKind::Model => self.model_chosen(item.key),
             PickerKind::Thinking => self.send(Command::Thinking(item.key)),
@@ -1091,6 +1125,8 @@ impl App {
             AgentEvent::AgentEnd { reason } => {
                 self.prompt_running = false;
                 self.reset_stream();
+                // An aborted run leaves no call waiting for an answer.
+                self.drop_questions();
                 if reason == "aborted" {
                     self.notice(Level::Warning, "aborted");
                 }

@@ -67,6 +67,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/hotkeys", "list the keys"),
     (
+        "/rewind",
+        "put the files strata changed back as they were at this entry (move there with /tree)",
+    ),
+    (
+        "/mode",
+        "permission mode: /mode plan|ask|edits|auto (Alt+M cycles); alone, the rules",
+    ),
+    (
         "/trust",
         "trust this project's .strata/ settings (provider rows, prompts, tools) from the next start",
     ),
@@ -117,6 +125,10 @@ pub enum Slash {
     Login(Option<String>),
     /// `/hotkeys`.
     Hotkeys,
+    /// `/mode [plan|ask|edits|auto]`.
+    Mode(Option<String>),
+    /// `/rewind`.
+    Rewind,
     /// `/help`.
     Help,
     /// `/quit`.
@@ -159,6 +171,8 @@ pub fn parse(text: &str) -> Result<Slash, String> {
         "/settings" => Slash::Settings,
         "/login" => Slash::Login(arg),
         "/hotkeys" => Slash::Hotkeys,
+        "/mode" => Slash::Mode(arg),
+        "/rewind" => Slash::Rewind,
         "/help" => Slash::Help,
         "/quit" | "/exit" => Slash::Quit,
         _ => return Err(format!("unknown command {name} (try /help)")),
@@ -198,6 +212,7 @@ pub const KEYS: &[&str] = &[
     "Ctrl+D       quit (editor empty)",
     "Ctrl+P       next model with credentials (Shift+Ctrl+P: previous, where the terminal tells)",
     "Shift+Tab    next thinking level (off … xhigh; off only for a model that does not reason)",
+    "Alt+M        next permission mode (auto, edits, ask, plan)",
     "Ctrl+L       choose a model from the list (as /model)",
     "Ctrl+X       copy the last answer (as /copy)",
     "Tab          complete a /command or an @file",
@@ -276,12 +291,16 @@ mod tests {
             ]))
         );
         assert!(parse("/tools grep").is_err());
+        assert_eq!(parse("/rewind"), Ok(Slash::Rewind));
+        assert_eq!(parse("/mode plan"), Ok(Slash::Mode(Some("plan".into()))));
         assert!(parse("/nope").is_err());
     }
 
     #[test]
     fn completion_extends_to_the_common_prefix() {
-        assert_eq!(complete("/mo").as_deref(), Some("/model "));
+        // `/mode` and `/model` share their first letters.
+        assert_eq!(complete("/mo").as_deref(), Some("/mode"));
+        assert_eq!(complete("/model").as_deref(), Some("/model "));
         assert_eq!(complete("/t").as_deref(), Some("/t"));
         assert_eq!(complete("/th").as_deref(), Some("/thinking "));
         assert_eq!(complete("/zz"), None);

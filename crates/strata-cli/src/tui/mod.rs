@@ -40,6 +40,10 @@ use ratatui::crossterm::event::{
 use ratatui::crossterm::execute;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
+/// Whether the terminal UI puts the permission gate's questions to the user (otherwise such
+/// calls are refused with how to allow them: crate::permissions::asks).
+pub const ANSWERS_PERMISSIONS: bool = true;
+
 use app::{App, Effect};
 use strata_host::Setup;
 use worker::{UiEvent, Worker};
@@ -99,6 +103,7 @@ pub fn run_with(
         .cloned()
         .chain(built.why.clone())
         .collect();
+    let gate = setup.rules.gate.clone();
     let resumable = !setup.run.no_session;
     let theme = setup.config.theme.clone();
     let config_file = login::config_file(&setup);
@@ -118,6 +123,7 @@ pub fn run_with(
         Some(Err(error)) => app.warn_at_start(format!("config.toml: {error}")),
         None => {}
     }
+    app.set_permissions(gate);
     let mcp_manager = mcp.manager.clone();
     app.set_mcp(mcp);
     for notice in notices {
@@ -202,6 +208,8 @@ fn event_loop(
     shell: &shell::ShellCancel,
 ) -> anyhow::Result<()> {
     let mut tick: usize = 0;
+    // The runtime that asked the last permission question, where its answer goes.
+    let mut asking: Option<strata_runtime::RuntimeHandle> = None;
     let mut last_tick = Instant::now();
     let mut dirty = true;
     loop {
@@ -234,6 +242,10 @@ fn event_loop(
             match ui_rx.try_recv() {
                 Ok(UiEvent::Agent(event)) => app.on_agent(event),
                 Ok(UiEvent::Reply(reply)) => app.on_reply(reply),
+                Ok(UiEvent::Permission(request, runtime)) => {
+                    asking = Some(runtime);
+                    app.permission_requested(request);
+                }
                 Err(tokio::sync::mpsc::error::TryRecvError::Empty) => break,
                 Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => {
                     anyhow::bail!("the agent task stopped unexpectedly");
@@ -264,6 +276,11 @@ fn event_loop(
                     let mut stdout = std::io::stdout();
                     let _ = stdout.write_all(info::osc52(&text).as_bytes());
                     let _ = stdout.flush();
+                }
+                Effect::AnswerPermission { id, answer } => {
+                    if let Some(runtime) = &asking {
+                        let _ = runtime.send(strata_runtime::Op::AnswerPermission { id, answer });
+                    }
                 }
             }
         }

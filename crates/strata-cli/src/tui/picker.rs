@@ -30,6 +30,12 @@ pub enum PickerKind {
     Tools,
     /// Change the setting in the item's key (`/settings`).
     Settings,
+    /// Answer the gate's question (the item's key: `once`, `session`, `project`, `deny`);
+    /// Esc refuses it.
+    Permission {
+        /// The question.
+        request: strata_runtime::permissions::PermissionRequest,
+    },
 }
 
 /// One row.

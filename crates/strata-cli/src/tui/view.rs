@@ -497,6 +497,12 @@ pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     if let Some(name) = &status.session_name {
         model.push(Span::styled(format!(" · “{name}”"), MUTED));
     }
+    if let Some(mode) = app.shown_mode() {
+        model.push(Span::styled(
+            format!(" · ⏵ {mode} mode (Alt+M)"),
+            Style::new().fg(Color::Magenta),
+        ));
+    }
     let request = match &stats.last {
         Some(usage) => vec![Span::raw(format!(
             "last: {} in · {} cache read · {} cache write · {} out · {}",

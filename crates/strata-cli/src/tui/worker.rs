@@ -91,6 +91,8 @@ pub enum Command {
         /// The key.
         key: String,
     },
+    /// Put the files strata's tools changed back as they were at the current entry.
+    RewindFiles,
 }
 
 /// Where `/fork` cuts the branch.
@@ -109,6 +111,11 @@ pub enum UiEvent {
     Agent(AgentEvent),
     /// A reply to a command.
     Reply(Reply),
+    /// The permission gate asks; answer through the runtime that sent it.
+    Permission(
+        strata_runtime::permissions::PermissionRequest,
+        RuntimeHandle,
+    ),
 }
 
 /// A reply to a command.
@@ -270,6 +277,31 @@ struct Live {
     labelled: Option<(EntryId, Option<String>)>,
 }
 
+/// What a restore did, one line each (a restore that changed nothing says so).
+fn restored_lines(report: &strata_runtime::permissions::checkpoint::RestoreReport) -> Vec<String> {
+    let mut lines: Vec<String> = report
+        .restored
+        .iter()
+        .map(|path| format!("restored {}", path.display()))
+        .chain(
+            report
+                .removed
+                .iter()
+                .map(|path| format!("removed {}", path.display())),
+        )
+        .chain(
+            report
+                .not_restorable
+                .iter()
+                .map(|what| format!("not restorable: {what}")),
+        )
+        .collect();
+    if lines.is_empty() {
+        lines.push("nothing to restore: the files are as they were at this entry".into());
+    }
+    lines
+}
+
 impl Live {
     fn reply(&self, reply: Reply) {
         let _ = self.ui.send(UiEvent::Reply(reply));
@@ -294,6 +326,19 @@ impl Live {
             }
             RuntimeEvent::Labelled { target, label } => {
                 self.labelled = Some((target, label));
+                None
+            }
+            RuntimeEvent::FilesRestored { report } => {
+                self.reply(Reply::Block {
+                    title: "files restored to this entry".into(),
+                    lines: restored_lines(&report),
+                });
+                None
+            }
+            RuntimeEvent::PermissionRequested { request } => {
+                let _ = self
+                    .ui
+                    .send(UiEvent::Permission(request, self.handle.clone()));
                 None
             }
             RuntimeEvent::Failed { op, error } => Some(match op {
@@ -442,6 +487,10 @@ impl Worker {
                 live.call(vec![Op::Prompt(UserInput::text(text))], |_| ())
                     .await?;
             }
+            Command::RewindFiles => {
+                live.call(vec![Op::RewindFiles { target: None }], |_| ())
+                    .await?;
+            }
             Command::Compact(focus) => {
                 live.compacted = None;
                 live.call(vec![Op::Compact { focus }], |_| ()).await?;
@@ -470,6 +519,16 @@ impl Worker {
                     "moved in the tree"
                 };
                 live.reply(Reply::Notice(note.into()));
+                // The conversation moved; the files did not. Offer to move them too.
+                let file = live.call(Vec::new(), session_path).await?;
+                let store = strata_runtime::permissions::checkpoint::Checkpoints::beside(&file);
+                if store.dir().join("index.jsonl").exists() {
+                    live.reply(Reply::Notice(
+                        "the files are as the last tool calls left them: /rewind puts them \
+                         back as they were at this entry"
+                            .into(),
+                    ));
+                }
             }
             Command::Model(name) => self.switch_model(live, &name).await?,
             Command::Thinking(level) => {
@@ -582,12 +641,17 @@ impl Worker {
             }
             Command::Context => {
                 let divergence = live.last_divergence.clone();
-                let lines = live
+                let mut lines = live
                     .call(Vec::new(), move |agent| {
                         context_report(agent, divergence.as_ref()).map_err(|e| format!("{e:#}"))
                     })
                     .await?
                     .map_err(anyhow::Error::msg)?;
+                // The rules each tool call passes, with the file each came from.
+                if let Some(gate) = &self.setup.rules.gate {
+                    lines.push(String::new());
+                    lines.extend(gate.describe());
+                }
                 live.reply(Reply::Block {
                     title: "context: the next request".into(),
                     lines,

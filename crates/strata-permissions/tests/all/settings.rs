@@ -29,7 +29,7 @@ fn claude_code_settings_files_are_read_unchanged_with_their_sources() {
         r#"{"permissions":{"deny":["Bash(git diff --stat)"],"ask":["mcp__github"]}}"#,
     )
     .unwrap();
-    let trusted = load(&places(home.path(), project.path(), true), None, None).unwrap();
+    let trusted = load(&places(home.path(), project.path(), true), &[], None).unwrap();
     assert_eq!(trusted.mode(), Mode::Edits, "defaultMode acceptEdits");
     let d = trusted.decide(&CallView::command("bash", "git diff --stat"));
     assert_eq!(d.verdict, Verdict::Deny);
@@ -47,7 +47,7 @@ fn claude_code_settings_files_are_read_unchanged_with_their_sources() {
     let read = CallView::files("read", strata_permissions::CallKind::Read, vec![ssh]);
     assert_eq!(trusted.decide(&read).verdict, Verdict::Deny);
     // An untrusted project's files set nothing.
-    let untrusted = load(&places(home.path(), project.path(), false), None, None).unwrap();
+    let untrusted = load(&places(home.path(), project.path(), false), &[], None).unwrap();
     assert_eq!(
         untrusted
             .decide(&CallView::command("bash", "git diff --stat"))
@@ -59,7 +59,7 @@ fn claude_code_settings_files_are_read_unchanged_with_their_sources() {
         toml::from_str("mode = \"plan\"\ndeny = [\"bash(curl:*)\"]\n").unwrap();
     let p = load(
         &places(home.path(), project.path(), true),
-        Some((&config, "/cfg/config.toml")),
+        &[(&config, "/cfg/config.toml")],
         None,
     )
     .unwrap();
@@ -68,12 +68,55 @@ fn claude_code_settings_files_are_read_unchanged_with_their_sources() {
     assert_eq!(d.source, Source::StrataConfig("/cfg/config.toml".into()));
     let p = load(
         &places(home.path(), project.path(), true),
-        Some((&config, "/cfg/config.toml")),
+        &[(&config, "/cfg/config.toml")],
         Some(Mode::Auto),
     )
     .unwrap();
     assert_eq!(p.mode(), Mode::Auto);
     assert!(p.describe().iter().any(|l| l.contains("mcp__github")));
+    // Two layers (the user's file, then the project's): both sets of rules apply, each
+    // naming its file; the later layer's mode wins.
+    let project_config: PermissionsConfig =
+        toml::from_str("mode = \"ask\"\nallow = [\"Bash(cargo test:*)\"]\n").unwrap();
+    let p = load(
+        &places(home.path(), project.path(), true),
+        &[
+            (&config, "/cfg/config.toml"),
+            (&project_config, "/proj/.strata/config.toml"),
+        ],
+        None,
+    )
+    .unwrap();
+    assert_eq!(p.mode(), Mode::Ask);
+    let d = p.decide(&CallView::command("bash", "curl x"));
+    assert_eq!(d.source, Source::StrataConfig("/cfg/config.toml".into()));
+    let d = p.decide(&CallView::command("bash", "cargo test -p x"));
+    assert_eq!(d.verdict, Verdict::Allow);
+    assert_eq!(
+        d.source,
+        Source::StrataConfig("/proj/.strata/config.toml".into())
+    );
+}
+
+#[test]
+fn an_unknown_claude_code_mode_is_noted_and_left_not_fatal() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::write(
+        home.path().join(".claude/settings.json"),
+        r#"{"permissions":{"defaultMode":"delegate","deny":["Bash(rm:*)"]}}"#,
+    )
+    .unwrap();
+    let p = load(&places(home.path(), project.path(), false), &[], None).unwrap();
+    assert_eq!(p.mode(), Mode::Auto);
+    assert_eq!(p.notes().len(), 1, "{:?}", p.notes());
+    assert!(p.notes()[0].contains("`delegate`"), "{:?}", p.notes());
+    assert_eq!(
+        p.decide(&CallView::command("bash", "rm x")).verdict,
+        Verdict::Deny,
+        "the file's rules still apply"
+    );
 }
 
 #[test]
@@ -86,7 +129,7 @@ fn a_bad_rule_names_the_file_and_field() {
         r#"{"permissions":{"allow":["Bash(ok)","Bash(broken"]}}"#,
     )
     .unwrap();
-    let error = load(&places(home.path(), project.path(), true), None, None)
+    let error = load(&places(home.path(), project.path(), true), &[], None)
         .unwrap_err()
         .to_string();
     assert!(error.contains("settings.json"), "{error}");
@@ -96,7 +139,7 @@ fn a_bad_rule_names_the_file_and_field() {
         "{\"permissions\": 3}",
     )
     .unwrap();
-    let error = load(&places(home.path(), project.path(), true), None, None)
+    let error = load(&places(home.path(), project.path(), true), &[], None)
         .unwrap_err()
         .to_string();
     assert!(error.contains("permissions"), "{error}");
@@ -118,7 +161,7 @@ fn project_answers_are_kept_in_claude_codes_shape() {
         doc["permissions"]["allow"],
         serde_json::json!(["Bash(make)"])
     );
-    let p = load(&places, None, Some(Mode::Ask)).unwrap();
+    let p = load(&places, &[], Some(Mode::Ask)).unwrap();
     let d = p.decide(&CallView::command("bash", "make"));
     assert_eq!(d.verdict, Verdict::Allow);
     assert_eq!(d.source, Source::StrataProject(places.project_answers()));

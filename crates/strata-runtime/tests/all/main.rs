@@ -11,3 +11,4 @@
 mod support;
 
 mod behaviour;
+mod rules;

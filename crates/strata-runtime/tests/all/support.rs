@@ -31,11 +31,19 @@ pub async fn start(scenario: &str) -> Running {
 }
 
 pub async fn start_with(scenario: &str, cache: CacheSettings) -> Running {
+    start_agent(scenario, |sonnet, dir| agent(sonnet, dir, cache)).await
+}
+
+/// A runtime on the agent `make` builds for the route and the temporary directory.
+pub async fn start_agent(
+    scenario: &str,
+    make: impl FnOnce(&ModelRoute, &Path) -> Agent,
+) -> Running {
     let server = MockServer::start(MockConfig::new()).await.unwrap();
     server.load_scenario(Scenario::from_toml(scenario, "test").unwrap());
     let dir = tempfile::tempdir().unwrap();
     let sonnet = route(&server, "claude-sonnet-4-5");
-    let (handle, events, task) = spawn(agent(&sonnet, dir.path(), cache));
+    let (handle, events, task) = spawn(make(&sonnet, dir.path()));
     Running {
         server,
         _dir: dir,
@@ -125,6 +133,16 @@ pub fn session(dir: &Path) -> Session {
 
 /// An agent on `route` with the default tools in `dir`.
 pub fn agent(route: &ModelRoute, dir: &Path, cache: CacheSettings) -> Agent {
+    agent_in(route, dir, dir, cache)
+}
+
+/// [`agent`] working in `project`, its session kept in `sessions`.
+pub fn agent_in(
+    route: &ModelRoute,
+    sessions: &Path,
+    project: &Path,
+    cache: CacheSettings,
+) -> Agent {
     let config = AgentConfig {
         max_tokens: Some(4096),
         compaction: strata_compaction::CompactionSettings {
@@ -132,10 +150,10 @@ pub fn agent(route: &ModelRoute, dir: &Path, cache: CacheSettings) -> Agent {
             ..strata_compaction::CompactionSettings::default()
         },
         cache,
-        ..route.agent_config(dir)
+        ..route.agent_config(project)
     };
     Agent::new(
-        session(dir),
+        session(sessions),
         route.provider.clone(),
         ToolSet::default_set(),
         config,
