@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::HookError;
@@ -24,7 +24,7 @@ pub enum Scope {
 }
 
 /// The `[hooks]` section of strata's config.toml.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HooksSettings {
     /// Runs no hook at all when false (Claude Code's `disableAllHooks`, for every file).

@@ -53,6 +53,10 @@ pub struct Config {
     pub pi_models: bool,
     /// MCP tool servers (`[mcp.servers.NAME]`) and how long the first request waits for them.
     pub mcp: McpSettings,
+    /// Which hook files are read (`[hooks]`, docs/hooks.md).
+    pub hooks: strata_hooks::HooksSettings,
+    /// Extension processes by name (`[extensions.NAME]`, docs/extensions.md).
+    pub extensions: BTreeMap<String, crate::extensions::ExtensionConfig>,
 }
 
 /// `[mcp]`.
@@ -109,6 +113,8 @@ impl Default for Config {
             mcp: McpSettings::default(),
             trusted_projects: Vec::new(),
             pi_models: true,
+            hooks: strata_hooks::HooksSettings::default(),
+            extensions: BTreeMap::new(),
         }
     }
 }
@@ -185,6 +191,8 @@ const CONFIG_KEYS: &[&str] = &[
     "trusted_projects",
     "pi_models",
     "mcp",
+    "hooks",
+    "extensions",
 ];
 
 /// Project settings that apply only once the user trusts the project: they change where a
@@ -206,6 +214,8 @@ pub const TRUST_GATED: &[&str] = &[
     "sessions_dir",
     "mcp",
     "mcp_servers",
+    "hooks",
+    "extensions",
 ];
 
 /// Settings a project can never set: they decide trust and what else is read, or which

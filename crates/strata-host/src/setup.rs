@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use strata_agent::{Agent, AgentConfig, ModelSwitch, RetryEvents, SummaryModel};
+use strata_extensions::ExtensionSet;
 use strata_provider::transport::RetryObserver;
 use strata_provider::{Catalog, Model, ProviderRow, StreamOptions};
 use strata_session::{Session, SessionStore, WriteOptions};
@@ -40,6 +41,9 @@ pub struct Setup {
     pub trust: ProjectTrust,
     /// What to tell the user at start (settings an untrusted project was denied).
     pub notices: Vec<String>,
+    /// The run's extensions, shared by every agent built from this setup (made on first
+    /// use, started when the first prompt settles the tools; `None`: none configured).
+    pub extensions: std::sync::Arc<std::sync::OnceLock<Option<std::sync::Arc<ExtensionSet>>>>,
 }
 
 /// An agent ready to run, with what it was built from.
@@ -92,6 +96,7 @@ impl Setup {
             keys: rows.keys,
             trust: layers.trust,
             notices,
+            extensions: Default::default(),
         })
     }
 
@@ -132,6 +137,7 @@ impl Setup {
             keys: KeyPolicy::default(),
             trust: ProjectTrust::untrusted(cwd),
             notices: Vec::new(),
+            extensions: Default::default(),
         }
     }
 
@@ -291,7 +297,8 @@ impl Setup {
         mcp.set_native_deferral(native_deferral);
         mcp.set_searchable(searchable);
         mcp.set_prices(prices);
-        agent.set_tool_source(Some(std::sync::Arc::new(mcp)));
+        let mcp: std::sync::Arc<dyn strata_tools::ToolSource> = std::sync::Arc::new(mcp);
+        self.add_hooks_and_extensions(&mut agent, mcp);
         agent.set_project_skills(self.trust.trusted);
         record_model(&mut agent, choice.thinking.as_deref())?;
         // Entries the context left out (a field of the wrong type): said once, here.
@@ -301,6 +308,60 @@ impl Setup {
             }
         }
         Ok(agent)
+    }
+
+    /// The run's extensions (`[extensions]`; a project's only when it is trusted, as the
+    /// configuration layers already decided), created once.
+    pub fn extension_set(&self) -> Option<std::sync::Arc<ExtensionSet>> {
+        self.extensions
+            .get_or_init(|| {
+                let specs = crate::extensions::extension_specs(&self.config.extensions, &self.cwd);
+                (!specs.is_empty()).then(|| std::sync::Arc::new(ExtensionSet::new(specs, None)))
+            })
+            .clone()
+    }
+
+    /// The run's command hooks: strata's `hooks.json`, Claude Code's `settings.json` and
+    /// Codex's `hooks.json` of the user, and the project's only when it is trusted.
+    pub fn hook_set(&self) -> strata_hooks::HookSet {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        crate::extensions::hook_set(
+            &self.config.hooks,
+            home.as_deref(),
+            self.sources.global_dir.as_deref(),
+            &self.trust.project_dir,
+            self.trust.trusted,
+        )
+    }
+
+    /// Gives `agent` the run's hooks, the extensions' tools after `mcp`'s, their hook
+    /// answers and the memory slots they claim.
+    fn add_hooks_and_extensions(
+        &self,
+        agent: &mut Agent,
+        mcp: std::sync::Arc<dyn strata_tools::ToolSource>,
+    ) {
+        let hooks = self.hook_set();
+        if !self.interactive() {
+            for problem in hooks.problems() {
+                warn(problem);
+            }
+        }
+        let extensions = self.extension_set();
+        agent.set_hooks(crate::extensions::hook_runner(
+            hooks,
+            &self.cwd,
+            extensions.as_ref(),
+        ));
+        match extensions {
+            Some(set) => {
+                agent.set_tool_source(Some(std::sync::Arc::new(set.tool_source(Some(mcp)))));
+                agent.set_memory_plays(Some(std::sync::Arc::new(
+                    crate::extensions::ExtensionMemory(set),
+                )));
+            }
+            None => agent.set_tool_source(Some(mcp)),
+        }
     }
 
     /// The MCP servers of this run (connected when the first prompt starts).
