@@ -169,3 +169,133 @@ args = ["{ext}", "claim:ingress_filter", "second"]
     assert!(built.agent.take_memory_notices().is_empty());
     setup.extension_set().unwrap().shutdown().await;
 }
+
+/// A project with `notes.txt`, a user config with `extensions`, a mock playing `scenario`.
+async fn with_extensions(
+    extensions: &str,
+    scenario: &str,
+) -> (Project, MockServer, strata_host::Setup) {
+    let p = project(extensions, "");
+    std::fs::write(p.project.join("notes.txt"), "NOTES-CONTENT ".repeat(50)).unwrap();
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(Scenario::from_toml(scenario, "memory").unwrap());
+    let setup = setup(&p, &server, false);
+    (p, server, setup)
+}
+
+fn py_extension(name: &str, mode: &str, timeout: f64) -> String {
+    format!(
+        "[extensions.{name}]\ncommand = \"python3\"\nargs = [{:?}, {mode:?}, {name:?}]\ntimeout = {timeout}\n",
+        ext_py().display().to_string()
+    )
+}
+
+const READ_NOTES: &str = r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "read"
+args = { path = "notes.txt" }
+[[turn]]
+text = "Read them."
+[[turn]]
+text = "Second."
+"#;
+
+#[tokio::test]
+async fn the_ingress_filter_rewrites_a_result_before_the_model_reads_it_and_the_file_keeps_it() {
+    let (_p, server, setup) =
+        with_extensions(&py_extension("shortener", "filter", 20.0), READ_NOTES).await;
+    let mut built = setup.build_agent().unwrap();
+    built.agent.prompt("read the notes").await.unwrap();
+    let second = server.requests()[1].body.clone().unwrap().to_string();
+    assert!(
+        second.contains("filtered: 700 characters of read"),
+        "{second}"
+    );
+    assert!(!second.contains("NOTES-CONTENT"), "{second}");
+    // The tool's own result is in the file, then the edit that replaced it.
+    let file = std::fs::read_to_string(built.agent.session().path()).unwrap();
+    assert!(file.contains("NOTES-CONTENT"));
+    assert!(file.contains(r#""type":"context_edit""#), "{file}");
+    let records = customs(&built.agent, strata_agent::MEMORY_CUSTOM_TYPE);
+    assert_eq!(records[0]["slot"], "ingress_filter");
+    assert_eq!(records[0]["owner"], "shortener");
+    setup.extension_set().unwrap().shutdown().await;
+}
+
+#[tokio::test]
+async fn the_forgetting_owner_masks_finished_results_only() {
+    let (_p, server, setup) =
+        with_extensions(&py_extension("forgetful", "forget", 20.0), READ_NOTES).await;
+    let mut built = setup.build_agent().unwrap();
+    built.agent.prompt("read the notes").await.unwrap();
+    // Within the task that read them, the notes stay.
+    let second = server.requests()[1].body.clone().unwrap().to_string();
+    assert!(second.contains("NOTES-CONTENT"), "{second}");
+    built.agent.prompt("and now?").await.unwrap();
+    let third = server.requests()[2].body.clone().unwrap().to_string();
+    assert!(third.contains("[forgotten: read "), "{third}");
+    assert!(!third.contains("NOTES-CONTENT"), "{third}");
+    let file = std::fs::read_to_string(built.agent.session().path()).unwrap();
+    assert!(
+        file.contains("NOTES-CONTENT"),
+        "the full output stays in the file"
+    );
+    let records = customs(&built.agent, strata_agent::MEMORY_CUSTOM_TYPE);
+    assert_eq!(records.last().unwrap()["slot"], "forgetting");
+    setup.extension_set().unwrap().shutdown().await;
+}
+
+#[tokio::test]
+async fn a_crashing_hanging_garbage_writing_or_huge_extension_never_stops_the_run() {
+    let extensions: String = [
+        ("crasher", "crash", 20.0),
+        ("hanger", "hang", 2.0),
+        ("garbler", "garbage", 20.0),
+        ("huge", "huge", 60.0),
+    ]
+    .iter()
+    .map(|(name, mode, timeout)| py_extension(name, mode, *timeout))
+    .collect();
+    let scenario = r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "echo made > made.txt" }
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "echo again >> made.txt" }
+[[turn]]
+text = "Done despite them."
+"#;
+    let (p, _server, setup) = with_extensions(&extensions, scenario).await;
+    let mut built = setup.build_agent().unwrap();
+    let summary = built.agent.prompt("make the file").await.unwrap();
+    assert_eq!(summary.final_text, "Done despite them.");
+    assert_eq!(
+        std::fs::read_to_string(p.project.join("made.txt")).unwrap(),
+        "made\nagain\n"
+    );
+    // Nothing lost: the file reopens with both results and the answer.
+    let path = built.agent.session().path().to_path_buf();
+    let reopened = strata_session::Session::open(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        reopened.diagnostics.is_empty(),
+        "{:?}",
+        reopened.diagnostics
+    );
+    assert_eq!(text.matches(r#""role":"toolResult""#).count(), 2, "{text}");
+    assert!(text.contains("Done despite them."));
+    // Each reported once, by name.
+    let reports = setup.extension_set().unwrap().take_reports();
+    let mut names: Vec<&str> = reports.iter().map(|r| r.extension.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        vec!["crasher", "garbler", "hanger", "huge"],
+        "{reports:?}"
+    );
+    setup.extension_set().unwrap().shutdown().await;
+}
