@@ -283,8 +283,21 @@ async fn the_sticky_note_stays_at_the_end_and_is_the_summary_at_a_compaction() {
     std::fs::create_dir_all(r.project.join("src")).unwrap();
     r.agent.prompt("Fix the parser").await.unwrap();
     r.agent.prompt("Now the docs").await.unwrap();
-    // The second prompt's request ends with the updated note, after the prompt.
+    // The second prompt's request ends with the updated note, after the prompt; everything
+    // before it is the previous request's messages, unchanged (cache markers aside).
     let body = r.server.requests()[3].body.clone().unwrap();
+    let previous = r.server.requests()[2].body.clone().unwrap();
+    let messages = |body: &serde_json::Value| -> Vec<serde_json::Value> {
+        let text = body["messages"].to_string().replace(
+            r#","cache_control":{"type":"ephemeral","ttl":"5m"}"#,
+            "",
+        );
+        serde_json::from_str(&text).unwrap()
+    };
+    let (now, before) = (messages(&body), messages(&previous));
+    assert_eq!(now[..before.len()], before[..], "the prefix moved");
+    assert_eq!(body["system"], previous["system"]);
+    assert_eq!(body["tools"], previous["tools"]);
     let last = body["messages"]
         .as_array()
         .unwrap()
