@@ -182,6 +182,8 @@ async fn play(
         tool_set(&builtins, &bench_tools),
         config.clone(),
     );
+    let play = crate::bench::plays::for_strategy(strategy, cwd.path())?;
+    crate::bench::plays::attach(&mut agent, play.as_ref(), cwd.path());
     let mut events = agent.subscribe();
     let mut restarts = Vec::new();
 
@@ -234,6 +236,7 @@ async fn play(
                     tool_set(&builtins, &bench_tools),
                     config.clone(),
                 );
+                crate::bench::plays::attach(&mut agent, play.as_ref(), cwd.path());
                 events = agent.subscribe();
                 restarts.push(collector.rows.len() + 1);
             }
