@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-/// Characters kept of the goal and of the current request.
+/// Characters kept of the goal.
 const REQUEST_CHARS: usize = 600;
 
 /// Open items kept (the oldest drop off first).
@@ -18,8 +18,6 @@ const MAX_OPEN: usize = 12;
 pub struct Note {
     /// The session's first request.
     pub goal: Option<String>,
-    /// The latest request, when it is not the goal.
-    pub current: Option<String>,
     /// Files written or edited.
     pub changed: BTreeSet<String>,
     /// What failed and has not succeeded since (a command, a tool call).
@@ -27,17 +25,12 @@ pub struct Note {
 }
 
 impl Note {
-    /// A `UserPromptSubmit` input: the first prompt is the goal, the latest the current
-    /// request.
+    /// A `UserPromptSubmit` input: the first prompt is the goal. (The latest prompt is not
+    /// copied: the model reads it right above the note.)
     pub fn prompt(&mut self, prompt: &str) {
         let prompt = shorten(prompt.trim());
-        if prompt.is_empty() {
-            return;
-        }
-        if self.goal.is_none() {
+        if self.goal.is_none() && !prompt.is_empty() {
             self.goal = Some(prompt);
-        } else if self.goal.as_deref() != Some(prompt.as_str()) {
-            self.current = Some(prompt);
         }
     }
 
@@ -87,9 +80,6 @@ impl Note {
             "Goal: {}",
             self.goal.as_deref().unwrap_or("(not stated yet)")
         );
-        if let Some(current) = &self.current {
-            let _ = writeln!(out, "Current request: {current}");
-        }
         let changed: Vec<&str> = self.changed.iter().map(String::as_str).collect();
         let _ = writeln!(
             out,

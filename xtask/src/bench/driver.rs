@@ -271,6 +271,8 @@ async fn play(
         }
         drain(&mut events, &mut reported, &mut compactions);
         collector.take(&server, &mut ideal, None)?;
+        // The user reads the answer and types the next prompt: the time a play prepares in.
+        crate::bench::plays::user_pause(&agent, play.as_ref()).await;
         if task.idle_after > 0 {
             idle(
                 &mut agent,

@@ -87,6 +87,11 @@ impl Agent {
             .is_some()
     }
 
+    /// The owner of `slot` now (`None`: strata's built-in policy, or no plays).
+    pub fn memory_owner_of(&self, slot: &str) -> Option<String> {
+        self.memory.as_ref()?.owner(slot)
+    }
+
     /// The claims, once per agent and plays.
     pub(super) fn claim_memory_slots(&mut self) {
         if self.memory_claimed {
