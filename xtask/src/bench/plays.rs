@@ -70,21 +70,16 @@ pub fn attach(agent: &mut Agent, set: Option<&Arc<ExtensionSet>>, cwd: &Path) {
 }
 
 /// Between two prompts, with a play that prepares while the agent is idle: waits (real time,
-/// at most a few seconds) for it to be ready, as a user reading the answer and typing the next
+/// at most a few seconds) for it to finish, as a user reading the answer and typing the next
 /// prompt gives it the time to. The mock's clock does not move meanwhile.
 pub async fn user_pause(agent: &Agent, set: Option<&Arc<ExtensionSet>>) {
     if set.is_none() {
         return;
     }
-    for _ in 0..200 {
-        if agent.precomputed_summary_ready() || !agent_precomputes(agent) {
+    for _ in 0..500 {
+        if !agent.precompute_pending() {
             return;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-}
-
-/// Whether an extension holds the agent's precompute slot.
-fn agent_precomputes(agent: &Agent) -> bool {
-    agent.memory_owner_of(strata_agent::PRECOMPUTE).is_some()
 }

@@ -63,8 +63,15 @@ pub(super) struct Precomputed {
     owner: String,
 }
 
-/// What the precompute task leaves for the next compaction.
-pub(super) type PrecomputeCell = Arc<Mutex<Option<Precomputed>>>;
+/// What the precompute task leaves for the next compaction, and whether it is still at work.
+#[derive(Debug, Default)]
+pub(super) struct Precompute {
+    pending: bool,
+    ready: Option<Precomputed>,
+}
+
+/// The agent's [`Precompute`], shared with the background task.
+pub(super) type PrecomputeCell = Arc<Mutex<Precompute>>;
 
 impl Agent {
     /// Lets `plays` fill the memory slots they claim (`None`: the built-ins fill all).
@@ -84,7 +91,16 @@ impl Agent {
         self.precomputed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .ready
             .is_some()
+    }
+
+    /// Whether the precompute slot's owner is still preparing a summary.
+    pub fn precompute_pending(&self) -> bool {
+        self.precomputed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pending
     }
 
     /// The owner of `slot` now (`None`: strata's built-in policy, or no plays).
@@ -248,6 +264,7 @@ impl Agent {
             .precomputed
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .ready
             .take();
         if let Some(ready) = ready
             && ready.base == preparation.previous_summary
@@ -362,21 +379,24 @@ impl Agent {
         }
         let params = compaction_params(&preparation);
         let cell = Arc::clone(&self.precomputed);
-        *cell.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *cell.lock().unwrap_or_else(PoisonError::into_inner) = Precompute {
+            pending: true,
+            ready: None,
+        };
         tokio::spawn(async move {
             let summary = memory
                 .ask(PRECOMPUTE, params)
                 .await
                 .and_then(|answer| answer.get("summary")?.as_str().map(str::to_owned))
                 .filter(|s| !s.trim().is_empty());
-            if let Some(summary) = summary {
-                *cell.lock().unwrap_or_else(PoisonError::into_inner) = Some(Precomputed {
-                    first_kept: preparation.first_kept_entry_id,
-                    base: preparation.previous_summary,
-                    summary: summary.trim().to_owned(),
-                    owner,
-                });
-            }
+            let mut state = cell.lock().unwrap_or_else(PoisonError::into_inner);
+            state.pending = false;
+            state.ready = summary.map(|summary| Precomputed {
+                first_kept: preparation.first_kept_entry_id,
+                base: preparation.previous_summary,
+                summary: summary.trim().to_owned(),
+                owner,
+            });
         });
     }
 }
