@@ -105,6 +105,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-bedrock",
             "strata-compaction",
             "strata-context",
+            "strata-extensions",
+            "strata-hooks",
             "strata-mcp",
             "strata-permissions",
             "strata-provider",

@@ -1,6 +1,7 @@
 //! The loop: user message → context → request → stream → tools → results → repeat.
 
 pub(crate) mod hooks;
+pub(crate) mod memory;
 mod tool_batch;
 
 use std::collections::VecDeque;
@@ -285,6 +286,12 @@ pub struct Agent {
     pending_hook_context: Vec<String>,
     /// A hook's `continue: false`, ending the run at the next step.
     hook_stop: Option<String>,
+    /// Extensions filling memory slots, whether their claims were made, refused claims for
+    /// the user, a summary prepared while idle (agent::memory).
+    memory: Option<Arc<dyn memory::MemoryPlays>>,
+    memory_claimed: bool,
+    memory_notices: Vec<String>,
+    precomputed: memory::PrecomputeCell,
 }
 
 impl Agent {
@@ -323,6 +330,10 @@ impl Agent {
             hook_notices: Vec::new(),
             pending_hook_context: Vec::new(),
             hook_stop: None,
+            memory: None,
+            memory_claimed: false,
+            memory_notices: Vec::new(),
+            precomputed: Default::default(),
         }
     }
 
@@ -695,6 +706,7 @@ impl Agent {
         if let Some(source) = self.tool_source.clone() {
             source.settle().await;
         }
+        self.claim_memory_slots();
         self.sync_system()?;
         let text = text.into();
         let context = match self.hooks_before_prompt(&text).await {
@@ -723,7 +735,7 @@ impl Agent {
             }
             // Masking first: where stubs pay, the context shrinks without a summary, and the
             // compaction check then sees the smaller context.
-            if let Err(error) = self.mask_if_due(false) {
+            if let Err(error) = self.forget_if_due(false).await {
                 self.emit(AgentEvent::AgentEnd {
                     reason: "error".into(),
                 });
@@ -733,7 +745,7 @@ impl Agent {
                 // The messages are written again after a compaction: stubs in the kept tail
                 // cost no rewrite now.
                 Ok(Some(_)) => {
-                    if let Err(error) = self.mask_if_due(true) {
+                    if let Err(error) = self.forget_if_due(true).await {
                         self.emit(AgentEvent::AgentEnd {
                             reason: "error".into(),
                         });
@@ -816,6 +828,7 @@ impl Agent {
                 break "stop".to_owned();
             }
         };
+        self.precompute_while_idle();
         self.emit(AgentEvent::AgentEnd {
             reason: reason.clone(),
         });
@@ -1150,6 +1163,9 @@ impl Agent {
         self.emit(AgentEvent::CompactionStart {
             reason: reason_name(reason).to_owned(),
         });
+        if let Some(id) = self.compact_by_owner(&preparation).await? {
+            return Ok(Some(id));
+        }
         let main_request = self.request()?;
         let (provider, model, mut options) = self.summarizer();
         options.session_id = Some(self.session.header().id.clone());

@@ -25,6 +25,9 @@ pub mod system_sync;
 pub mod tool_share;
 
 pub use agent::hooks::{HOOK_CUSTOM_TYPE, HookNotice, MAX_STOP_CONTINUATIONS};
+pub use agent::memory::{
+    COMPACTION, FORGETTING, INGRESS_FILTER, MEMORY_CUSTOM_TYPE, MemoryPlays, PRECOMPUTE,
+};
 pub use agent::{Agent, AgentConfig, Control, ModelSwitch, RetryEvents, RunSummary, SummaryModel};
 pub use error::AgentError;
 pub use event::AgentEvent;

@@ -60,6 +60,14 @@ pub trait Handler {
         format!("unknown command {name}")
     }
 
+    /// A request for a memory slot it claimed in [`Manifest::slots`] (`slot`: `ingress_filter`,
+    /// `compaction`, `precompute` or `forgetting`; params and answers in
+    /// `docs/extensions.md`). `{}` leaves the decision to strata's built-in policy.
+    fn memory(&mut self, slot: &str, params: &Value, ui: &mut Ui<'_>) -> Value {
+        let _ = (slot, params, ui);
+        json!({})
+    }
+
     /// A call of a tool it declared.
     fn tool(&mut self, name: &str, arguments: &Value, ui: &mut Ui<'_>) -> ToolResult {
         let _ = (arguments, ui);
@@ -230,6 +238,10 @@ pub fn run_on(
                 let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
                 let result = handler.tool(&text("name"), &arguments, &mut Ui { io: &mut io });
                 Some(serde_json::to_value(result).unwrap_or(Value::Null))
+            }
+            memory if memory.starts_with("memory/") => {
+                let slot = memory.trim_start_matches("memory/");
+                Some(handler.memory(slot, &params, &mut Ui { io: &mut io }))
             }
             "shutdown" => {
                 if let Some(id) = message.id {

@@ -8,13 +8,17 @@
 //! - UI requests it sends arrive as [`UiCall`]s on a channel a front end answers.
 //! - [`ExtensionTools`] declares extensions' tools to the agent like an MCP server's.
 //! - [`MemorySlots`] gives each memory decision one owner.
+//! - [`ExtensionSet`] is a run's extensions: started together, hook responders, tools,
+//!   slot claims and the `memory/<slot>` requests, reports.
 
 mod host;
+mod set;
 mod slots;
 mod tools;
 
 pub use host::{
     Extension, ExtensionError, ExtensionReport, ExtensionSpec, MAX_MESSAGE_BYTES, UiCall, UiRequest,
 };
+pub use set::{ExtensionSet, SetTools};
 pub use slots::{BUILT_IN_OWNER, MemorySlots, SLOT_CUSTOM_TYPE, Slot, SlotError};
 pub use tools::ExtensionTools;

@@ -1,5 +1,7 @@
 """A strata extension in Python (standard library only), whose behaviour the first argument
-chooses: good, crash, hang, garbage, flood, huge, or a slot name to claim with `claim:NAME`."""
+chooses: good, crash, hang, garbage, flood, huge, a slot name to claim with `claim:NAME`, or a
+memory slot owner: `filter` (ingress_filter: results become a short note), `forget`
+(forgetting: every offered result is masked)."""
 import json
 import sys
 
@@ -31,7 +33,9 @@ manifest = {
     "hooks": ["PreToolUse"],
     "commands": [{"name": "events", "description": "events seen"}],
     "tools": [{"name": "shout", "description": "upper-cases", "parameters": {"type": "object"}}],
-    "slots": [mode[len("claim:"):]] if mode.startswith("claim:") else [],
+    "slots": [mode[len("claim:"):]] if mode.startswith("claim:")
+    else ["ingress_filter"] if mode == "filter"
+    else ["forgetting"] if mode == "forget" else [],
 }
 
 for line in sys.stdin:
@@ -73,6 +77,14 @@ for line in sys.stdin:
                 answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                                  "permissionDecisionReason": "the user said no to: " + command}}
         send({"jsonrpc": "2.0", "id": mid, "result": answer})
+        continue
+    if method == "memory/ingress_filter":
+        output = params["output"]
+        send({"jsonrpc": "2.0", "id": mid, "result": {"output": "filtered: %d characters of %s" % (len(output), params["toolName"])}})
+        continue
+    if method == "memory/forgetting":
+        mask = [{"id": c["id"], "stub": "[forgotten: " + c["call"] + "]"} for c in params["candidates"]]
+        send({"jsonrpc": "2.0", "id": mid, "result": {"mask": mask}})
         continue
     if method == "command":
         send({"jsonrpc": "2.0", "id": mid, "result": {"text": ",".join(events)}})

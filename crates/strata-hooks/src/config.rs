@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::HookError;
@@ -24,7 +24,7 @@ pub enum Scope {
 }
 
 /// The `[hooks]` section of strata's config.toml.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HooksSettings {
     /// Runs no hook at all when false (Claude Code's `disableAllHooks`, for every file).
@@ -322,7 +322,15 @@ impl HookSet {
                 Err(error) => set.problems.push(error.to_string()),
             }
         }
-        if !trusted && files.project.iter().any(|p| p.exists()) {
+        // Said only when the files hold hooks: a `settings.json` with permissions alone is
+        // no news.
+        let holds_hooks = |path: &PathBuf| {
+            std::fs::read_to_string(path)
+                .ok()
+                .and_then(|text| HookSet::parse(&text, path, Scope::Project, timeout).ok())
+                .is_some_and(|set| !set.is_empty())
+        };
+        if !trusted && files.project.iter().any(holds_hooks) {
             set.problems.push(
                 "project hooks not loaded: the project is not trusted (`strata trust`)".into(),
             );

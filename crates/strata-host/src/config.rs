@@ -60,6 +60,10 @@ pub struct Config {
     /// The rules layer (`[permissions]`: `mode`, `allow`/`deny`/`ask` in Claude Code's rule
     /// syntax, `read_claude_settings`, `[permissions.sandbox]` `enabled`/`network`).
     pub permissions: strata_permissions::PermissionsConfig,
+    /// Which hook files are read (`[hooks]`, docs/hooks.md).
+    pub hooks: strata_hooks::HooksSettings,
+    /// Extension processes by name (`[extensions.NAME]`, docs/extensions.md).
+    pub extensions: BTreeMap<String, crate::extensions::ExtensionConfig>,
 }
 
 /// `[mcp]`.
@@ -119,6 +123,8 @@ impl Default for Config {
             theme: None,
             thinking: None,
             permissions: strata_permissions::PermissionsConfig::default(),
+            hooks: strata_hooks::HooksSettings::default(),
+            extensions: BTreeMap::new(),
         }
     }
 }
@@ -198,6 +204,8 @@ const CONFIG_KEYS: &[&str] = &[
     "theme",
     "thinking",
     "permissions",
+    "hooks",
+    "extensions",
 ];
 
 /// Project settings that apply only once the user trusts the project: they change where a
@@ -222,6 +230,8 @@ pub const TRUST_GATED: &[&str] = &[
     "mcp_servers",
     // An untrusted project's rules could allow what the user's rules ask about.
     "permissions",
+    "hooks",
+    "extensions",
 ];
 
 /// Settings a project can never set: they decide trust and what else is read, or which

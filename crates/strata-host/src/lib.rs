@@ -9,6 +9,8 @@
 //!   which hosts may receive each provider's key.
 //! - [`mcp`]: which MCP servers a run starts, and editing `[mcp.servers]`.
 //! - [`rules`]: the permission gate, the bash sandbox and file checkpoints of a run.
+//! - [`extensions`]: the run's command hooks and extensions (trust-gated like MCP servers)
+//!   and the memory slots extensions fill.
 //! - [`model`], [`setup`]: model choice and routing; [`Setup`] builds the agent, its tools and
 //!   its routes. The CLI, the rpc server and any embedding program start sessions through it,
 //!   so trust and the key policy hold for every one of them.
@@ -29,6 +31,7 @@ pub mod config;
 pub mod config_edit;
 #[cfg(test)]
 mod config_props;
+pub mod extensions;
 pub mod factory;
 pub mod mcp;
 pub mod model;

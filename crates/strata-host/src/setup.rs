@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use strata_agent::{Agent, AgentConfig, ModelSwitch, RetryEvents, SummaryModel};
+use strata_extensions::ExtensionSet;
 use strata_provider::transport::RetryObserver;
 use strata_provider::{Catalog, Model, ProviderRow, StreamOptions};
 use strata_session::{Session, SessionStore, WriteOptions};
@@ -47,6 +48,9 @@ pub struct Setup {
     /// The permission gate, bash sandbox and checkpoints every agent of the run gets (one
     /// gate: answers given for the session hold for all of them).
     pub rules: strata_agent::ToolRules,
+    /// The run's extensions, shared by every agent built from this setup (made on first
+    /// use, started when the first prompt settles the tools; `None`: none configured).
+    pub extensions: std::sync::Arc<std::sync::OnceLock<Option<std::sync::Arc<ExtensionSet>>>>,
 }
 
 /// An agent ready to run, with what it was built from.
@@ -118,6 +122,7 @@ impl Setup {
             notices,
             first_provider: Default::default(),
             rules: rules.rules,
+            extensions: Default::default(),
         };
         Ok((setup, rows.warnings))
     }
@@ -162,6 +167,7 @@ impl Setup {
             first_provider: Default::default(),
             // The demo's figures must not depend on the user's rules or this kernel.
             rules: strata_agent::ToolRules::default(),
+            extensions: Default::default(),
         }
     }
 
@@ -380,7 +386,8 @@ impl Setup {
         mcp.set_native_deferral(native_deferral);
         mcp.set_searchable(searchable);
         mcp.set_prices(prices);
-        agent.set_tool_source(Some(std::sync::Arc::new(mcp)));
+        let mcp: std::sync::Arc<dyn strata_tools::ToolSource> = std::sync::Arc::new(mcp);
+        self.add_hooks_and_extensions(&mut agent, mcp);
         agent.set_tool_rules(self.rules.clone());
         agent.set_project_skills(self.trust.trusted);
         // Asking for a prompt of one's own is asking for strata's prompt on a Pi session too.
@@ -399,6 +406,60 @@ impl Setup {
             }
         }
         Ok(agent)
+    }
+
+    /// The run's extensions (`[extensions]`; a project's only when it is trusted, as the
+    /// configuration layers already decided), created once.
+    pub fn extension_set(&self) -> Option<std::sync::Arc<ExtensionSet>> {
+        self.extensions
+            .get_or_init(|| {
+                let specs = crate::extensions::extension_specs(&self.config.extensions, &self.cwd);
+                (!specs.is_empty()).then(|| std::sync::Arc::new(ExtensionSet::new(specs, None)))
+            })
+            .clone()
+    }
+
+    /// The run's command hooks: strata's `hooks.json`, Claude Code's `settings.json` and
+    /// Codex's `hooks.json` of the user, and the project's only when it is trusted.
+    pub fn hook_set(&self) -> strata_hooks::HookSet {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        crate::extensions::hook_set(
+            &self.config.hooks,
+            home.as_deref(),
+            self.sources.global_dir.as_deref(),
+            &self.trust.project_dir,
+            self.trust.trusted,
+        )
+    }
+
+    /// Gives `agent` the run's hooks, the extensions' tools after `mcp`'s, their hook
+    /// answers and the memory slots they claim.
+    fn add_hooks_and_extensions(
+        &self,
+        agent: &mut Agent,
+        mcp: std::sync::Arc<dyn strata_tools::ToolSource>,
+    ) {
+        let hooks = self.hook_set();
+        if !self.interactive() {
+            for problem in hooks.problems() {
+                warn(problem);
+            }
+        }
+        let extensions = self.extension_set();
+        agent.set_hooks(crate::extensions::hook_runner(
+            hooks,
+            &self.cwd,
+            extensions.as_ref(),
+        ));
+        match extensions {
+            Some(set) => {
+                agent.set_tool_source(Some(std::sync::Arc::new(set.tool_source(Some(mcp)))));
+                agent.set_memory_plays(Some(std::sync::Arc::new(
+                    crate::extensions::ExtensionMemory(set),
+                )));
+            }
+            None => agent.set_tool_source(Some(mcp)),
+        }
     }
 
     /// The MCP servers of this run (connected when the first prompt starts).

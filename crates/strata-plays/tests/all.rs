@@ -2,6 +2,9 @@
 
 #![expect(clippy::unwrap_used, reason = "tests")]
 
+#[path = "all/memory.rs"]
+mod memory;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;

@@ -182,6 +182,8 @@ async fn play(
         tool_set(&builtins, &bench_tools),
         config.clone(),
     );
+    let play = crate::bench::plays::for_strategy(strategy, cwd.path())?;
+    crate::bench::plays::attach(&mut agent, play.as_ref(), cwd.path());
     let mut events = agent.subscribe();
     let mut restarts = Vec::new();
 
@@ -234,6 +236,7 @@ async fn play(
                     tool_set(&builtins, &bench_tools),
                     config.clone(),
                 );
+                crate::bench::plays::attach(&mut agent, play.as_ref(), cwd.path());
                 events = agent.subscribe();
                 restarts.push(collector.rows.len() + 1);
             }
@@ -268,6 +271,8 @@ async fn play(
         }
         drain(&mut events, &mut reported, &mut compactions);
         collector.take(&server, &mut ideal, None)?;
+        // The user reads the answer and types the next prompt: the time a play prepares in.
+        crate::bench::plays::user_pause(&agent, play.as_ref()).await;
         if task.idle_after > 0 {
             idle(
                 &mut agent,

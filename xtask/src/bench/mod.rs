@@ -18,6 +18,7 @@ pub mod ideal;
 pub mod mcp_churn;
 pub mod model;
 pub mod peers;
+pub mod plays;
 pub mod report;
 pub mod run;
 pub mod speed;
@@ -175,6 +176,14 @@ pub fn strategies_for(workload: &str) -> Vec<Strategy> {
         // the window trigger alone (the earlier defaults), so the choice stays measured.
         strategies.push(Strategy::CostTrigger);
         strategies.push(Strategy::WindowTrigger);
+    }
+    if workload == "long" || workload.starts_with("recall") {
+        // Each memory play beside the defaults it changes one slot of.
+        strategies.extend([
+            Strategy::LosslessPlay,
+            Strategy::PrecomputePlay,
+            Strategy::StickyNotePlay,
+        ]);
     }
     if workload != "short" {
         // The defaults beside the defaults before task folding: what folding gains, the

@@ -31,6 +31,14 @@ pub enum Strategy {
     /// strata's defaults without task folding (`MaskingSettings::fold_tasks` off): the
     /// defaults before folding, what folding gains.
     NoFold,
+    /// strata's defaults with `strata-play-lossless` owning the compaction slot (a digest,
+    /// no summary request).
+    LosslessPlay,
+    /// strata's defaults with `strata-play-precompute` owning the precompute slot.
+    PrecomputePlay,
+    /// strata's defaults with `strata-play-sticky-note` owning the compaction slot and its
+    /// note at the end.
+    StickyNotePlay,
 }
 
 impl Strategy {
@@ -46,6 +54,19 @@ impl Strategy {
             Self::CostTrigger => "cost-trigger",
             Self::WindowTrigger => "window-trigger",
             Self::NoFold => "no-fold",
+            Self::LosslessPlay => "lossless-play",
+            Self::PrecomputePlay => "precompute-play",
+            Self::StickyNotePlay => "sticky-note-play",
+        }
+    }
+
+    /// The memory play (a `strata-plays` binary) the strategy runs as an extension.
+    pub fn play(self) -> Option<&'static str> {
+        match self {
+            Self::LosslessPlay => Some("strata-play-lossless"),
+            Self::PrecomputePlay => Some("strata-play-precompute"),
+            Self::StickyNotePlay => Some("strata-play-sticky-note"),
+            _ => None,
         }
     }
 
@@ -58,6 +79,9 @@ impl Strategy {
             Self::CostTrigger,
             Self::WindowTrigger,
             Self::NoFold,
+            Self::LosslessPlay,
+            Self::PrecomputePlay,
+            Self::StickyNotePlay,
         ]
         .into_iter()
         .find(|strategy| strategy.name() == name)
@@ -66,9 +90,13 @@ impl Strategy {
     /// The render policy.
     pub fn render_policy(self) -> RenderPolicy {
         match self {
-            Self::Strata | Self::CostTrigger | Self::WindowTrigger | Self::NoFold => {
-                RenderPolicy::Strata
-            }
+            Self::Strata
+            | Self::CostTrigger
+            | Self::WindowTrigger
+            | Self::NoFold
+            | Self::LosslessPlay
+            | Self::PrecomputePlay
+            | Self::StickyNotePlay => RenderPolicy::Strata,
             Self::Naive => RenderPolicy::Naive,
             Self::DynamicTools => RenderPolicy::DynamicTools,
         }
@@ -83,10 +111,7 @@ impl Strategy {
                 CacheModel::AnthropicOneHour => CacheRetention::Long,
                 _ => CacheRetention::Auto,
             },
-            keep_warm: matches!(
-                self,
-                Self::Strata | Self::CostTrigger | Self::WindowTrigger | Self::NoFold
-            ),
+            keep_warm: self.render_policy() == RenderPolicy::Strata,
             ..CacheSettings::default()
         }
     }
@@ -95,7 +120,8 @@ impl Strategy {
     pub fn compaction(self, base: &CompactionSettings) -> CompactionSettings {
         let mut settings = base.clone();
         match self {
-            Self::Strata => {}
+            // A play changes one memory slot; the rest stays strata's defaults.
+            Self::Strata | Self::LosslessPlay | Self::PrecomputePlay | Self::StickyNotePlay => {}
             // The baselines compact the way a harness without these policies does: at the
             // window limit, nothing masked (they must not inherit strata's defaults).
             Self::DynamicTools => {

@@ -102,17 +102,24 @@ impl Agent {
                 hooks::ToolGate::Refuse(refusal) => (None, refusal),
             });
         }
-        for (call, (_, output)) in calls.iter().zip(&results) {
+        for (call, (arguments, output)) in calls.iter().zip(&results) {
             self.emit(AgentEvent::ToolEnd {
                 id: call.id.clone(),
                 name: call.name.clone(),
                 is_error: output.is_error,
             });
-            self.append(convert::tool_result(
+            let id = self.append(convert::tool_result(
                 call,
                 output,
                 strata_session::now_unix_millis(),
             ))?;
+            // The ingress filter: the full result stays in the file, its rewrite enters the
+            // context (before any request reads it).
+            if let Some(arguments) = arguments
+                && let Some((text, owner)) = self.filter_result(call, arguments, output).await
+            {
+                self.record_filtered(id, text, &owner)?;
+            }
         }
         let ran: Vec<(&ToolCall, &Value, &ToolOutput)> = calls
             .iter()
