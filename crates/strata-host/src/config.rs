@@ -468,9 +468,15 @@ pub fn load(sources: &Sources, run: &Overrides) -> anyhow::Result<Config> {
 
 /// Extracts a [`Config`] from `figment`, describing errors without their values.
 pub fn extract(figment: &Figment) -> anyhow::Result<Config> {
-    figment
+    let config: Config = figment
         .extract()
-        .map_err(|error| anyhow::anyhow!(describe(&error)))
+        .map_err(|error| anyhow::anyhow!(describe(&error)))?;
+    // Ranges the types do not hold (a percentage, a share of the window).
+    config
+        .compaction
+        .validate()
+        .map_err(|error| anyhow::anyhow!("invalid configuration: {error}"))?;
+    Ok(config)
 }
 
 fn describe(error: &figment::Error) -> String {
@@ -744,5 +750,29 @@ mod tests {
         .to_string();
         assert!(error.contains("compaction.reserve_tokens"), "{error}");
         assert!(error.contains(".strata/config.toml"), "{error}");
+    }
+
+    #[test]
+    fn max_tool_share_is_read_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let sources = sources(dir.path());
+        let trusted = Overrides {
+            trust: true,
+            ..Overrides::default()
+        };
+        std::fs::create_dir_all(sources.project_dir.join(".strata")).unwrap();
+        let file = sources.project_dir.join(".strata/config.toml");
+        assert_eq!(
+            load(&sources, &trusted).unwrap().compaction.max_tool_share,
+            strata_compaction::DEFAULT_MAX_TOOL_SHARE
+        );
+        std::fs::write(&file, "[compaction]\nmax_tool_share = 0.5\n").unwrap();
+        assert_eq!(
+            load(&sources, &trusted).unwrap().compaction.max_tool_share,
+            0.5
+        );
+        std::fs::write(&file, "[compaction]\nmax_tool_share = 2.0\n").unwrap();
+        let error = load(&sources, &trusted).unwrap_err().to_string();
+        assert!(error.contains("compaction.max_tool_share"), "{error}");
     }
 }
