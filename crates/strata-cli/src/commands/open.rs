@@ -8,7 +8,8 @@ use strata_session::{EntryId, Session};
 /// Opens `path` read-only; lines skipped while reading are reported on stderr, each naming
 /// the file and line, and do not stop the command.
 pub fn open_session(path: &Path) -> anyhow::Result<Session> {
-    let opened = Session::open(path).with_context(|| format!("opening {}", path.display()))?;
+    // The session's errors name the file already: said once.
+    let opened = Session::open(path).context("opening the session")?;
     for diagnostic in &opened.diagnostics {
         eprintln!("strata: warning: {diagnostic}");
     }
