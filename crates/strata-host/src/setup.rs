@@ -588,26 +588,6 @@ fn open_or_create_with(
     }
 }
 
-#[cfg(test)]
-mod path_once_tests {
-    use super::*;
-
-    #[test]
-    fn a_session_that_cannot_be_opened_names_its_path_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let not_a_file = dir.path().join("a-directory.jsonl");
-        std::fs::create_dir(&not_a_file).unwrap();
-        for path in [not_a_file] {
-            let error = format!(
-                "{:#}",
-                open_or_create_with(&path, "/x", |_| {}).unwrap_err()
-            );
-            let shown = path.display().to_string();
-            assert_eq!(error.matches(&shown).count(), 1, "{error}");
-        }
-    }
-}
-
 fn home() -> anyhow::Result<PathBuf> {
     std::env::var_os("HOME")
         .map(PathBuf::from)
@@ -648,5 +628,23 @@ pub fn mcp_searchable(api: &str) -> strata_mcp::Searchable {
         strata_mcp::Searchable::Nothing
     } else {
         strata_mcp::Searchable::NameAndDescription
+    }
+}
+
+#[cfg(test)]
+mod path_once_tests {
+    use super::*;
+
+    #[test]
+    fn a_session_that_cannot_be_opened_names_its_path_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let not_a_file = dir.path().join("a-directory.jsonl");
+        std::fs::create_dir(&not_a_file).unwrap();
+        let error = format!(
+            "{:#}",
+            open_or_create_with(&not_a_file, "/x", |_| {}).unwrap_err()
+        );
+        let shown = not_a_file.display().to_string();
+        assert_eq!(error.matches(&shown).count(), 1, "{error}");
     }
 }
