@@ -10,10 +10,15 @@ use strata_session::{EntryId, Session};
 pub fn open_session(path: &Path) -> anyhow::Result<Session> {
     // The session's errors name the file already: said once.
     let opened = Session::open(path).context("opening the session")?;
-    for diagnostic in &opened.diagnostics {
+    report_skipped(&opened.diagnostics);
+    Ok(opened.session)
+}
+
+/// Says on stderr each line skipped while reading a session (file and line named).
+pub fn report_skipped(diagnostics: &[strata_session::Diagnostic]) {
+    for diagnostic in diagnostics {
         eprintln!("strata: warning: {diagnostic}");
     }
-    Ok(opened.session)
 }
 
 /// Resolves `--leaf ID` against the tree: a full id, or a unique prefix of one.
