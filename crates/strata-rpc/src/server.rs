@@ -108,6 +108,9 @@ pub struct ServeOptions {
     pub temp_dir: Option<PathBuf>,
     /// The MCP servers strata's MCP commands act on (none when `None`).
     pub mcp: Option<strata_mcp::McpManager>,
+    /// What `bash` commands may read of strata's environment: the tools' policy (no
+    /// credentials unless allowed).
+    pub environment: strata_tools::ToolEnvironment,
 }
 
 /// Why the server stopped other than by its input ending.
@@ -877,6 +880,7 @@ impl<H: Host> Server<H> {
         }
         let cwd = self.options.cwd.clone();
         let temp_dir = self.options.temp_dir.clone();
+        let environment = self.options.environment.clone();
         let inputs = self.inputs.clone();
         let out = self.out.clone();
         let update_id = id.clone();
@@ -889,8 +893,15 @@ impl<H: Host> Server<H> {
             out.send(&update);
         });
         tokio::spawn(async move {
-            let mut message =
-                bash::run_streaming(&line, &cwd, temp_dir.as_deref(), cancel, Some(sink)).await;
+            let mut message = bash::run_streaming(
+                &line,
+                &cwd,
+                temp_dir.as_deref(),
+                &environment,
+                cancel,
+                Some(sink),
+            )
+            .await;
             message.exclude_from_context = exclude.then_some(true);
             let _ = inputs.send(Input::BashDone {
                 id,
