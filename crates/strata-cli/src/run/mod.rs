@@ -83,6 +83,14 @@ async fn run_prompt(setup: &Setup, mode: Mode, prompt: String) -> anyhow::Result
     } else {
         None
     };
+    // A server still starting when the first request stops waiting for it is said at once.
+    let starting = setup.mcp_manager();
+    let said_starting = tokio::spawn(async move {
+        starting.wait_ready().await;
+        for line in strata_host::mcp::still_starting_lines(&starting) {
+            eprintln!("strata: {line}");
+        }
+    });
     let (handle, events, task) = strata_runtime::spawn(built.agent);
     handle.send(Op::Prompt(UserInput::text(prompt)))?;
     // Queued behind the prompt: the runtime ends once the run has.
@@ -90,6 +98,7 @@ async fn run_prompt(setup: &Setup, mode: Mode, prompt: String) -> anyhow::Result
     drop(handle);
     let ended = output::print_events(events, json).await?;
     let agent = task.await.context("the session runtime failed")?;
+    said_starting.abort();
     drop(agent);
     let mcp = setup.mcp_manager();
     for line in strata_host::mcp::failure_lines(&mcp) {
