@@ -273,6 +273,30 @@ fn the_default_output_is_the_session_name_in_the_current_directory() {
 }
 
 #[test]
+fn a_damaged_session_is_exported_and_what_was_skipped_is_said_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("damaged.jsonl");
+    let mut text = std::fs::read_to_string(fixture("pi/branches.jsonl")).unwrap();
+    text.push_str("{\"type\":\"message\",\"id\":\"torn\n");
+    std::fs::write(&session, &text).unwrap();
+    let page = dir.path().join("page.html");
+    let output = strata(&[
+        "export",
+        session.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(page.is_file());
+    let line = text.lines().count();
+    assert!(
+        stderr.contains(&format!("{}:{line}", session.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_missing_file_is_a_clear_error() {
     let output = strata(&["export", "/nonexistent/session.jsonl"]);
     assert!(!output.status.success());

@@ -155,3 +155,30 @@ fn a_python_sdk_server_s_tools_reach_the_request() {
         "after the built-ins, in the server's order: {names:?}"
     );
 }
+
+#[test]
+fn strata_config_masks_mcp_credentials_and_header_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let config_dir = dir.path().join(".config/strata");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("config.toml"),
+        "[providers.anthropic]\nheaders = { x-team = \"hdr-secret\" }\n\
+         [mcp.servers.gh]\ncommand = \"gh-server\"\n\
+         args = [\"--token\", \"arg-secret\", \"--api-key=eq-secret\", \"--verbose\"]\n\
+         env = { GITHUB_TOKEN = \"env-secret\" }\n",
+    )
+    .unwrap();
+    for args in [&["config"][..], &["config", "--json"][..]] {
+        let out = strata_in(dir.path(), args);
+        let shown = text(&out.stdout);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        for secret in ["hdr-secret", "arg-secret", "eq-secret", "env-secret"] {
+            assert!(!shown.contains(secret), "{args:?} shows {secret}: {shown}");
+        }
+        assert!(
+            shown.contains("gh-server --token *** --api-key=*** --verbose"),
+            "{shown}"
+        );
+    }
+}

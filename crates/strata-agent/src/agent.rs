@@ -267,8 +267,6 @@ pub struct Agent {
     /// The thinking level last asked for (`None`: the session's). A model without reasoning
     /// runs `off`; switching back to one that reasons restores this.
     wanted_thinking: Option<String>,
-    /// The share of the window one tool definition may take ([`crate::DEFAULT_TOOL_SHARE`]).
-    tool_share: f64,
     /// The cache-routing key requests carry instead of the session id: a forked child sends
     /// its parent's, so a cache keyed by it finds the prefix the parent wrote.
     shared_cache_key: Option<String>,
@@ -320,7 +318,6 @@ impl Agent {
             pings_since_request: 0,
             cache_used_at: None,
             wanted_thinking: None,
-            tool_share: crate::tool_share::DEFAULT_TOOL_SHARE,
             shared_cache_key: None,
             rules: crate::rules::ToolRules::default(),
             adopt_foreign_prompt: true,
@@ -349,8 +346,9 @@ impl Agent {
     /// Sets the share of the context window one tool definition may take (0 < share ≤ 1;
     /// anything else declares every tool). A larger definition is not declared, and one
     /// already declared is withdrawn at the next sync: the session's history is kept.
+    /// It starts as the config's `compaction.max_tool_share`.
     pub fn set_tool_share(&mut self, share: f64) {
-        self.tool_share = share;
+        self.config.compaction.max_tool_share = share;
     }
 
     /// The live tools whose definitions are too large to declare, each naming its server.

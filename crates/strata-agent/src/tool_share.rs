@@ -6,8 +6,9 @@ use std::fmt;
 
 use strata_session::ToolDefinition;
 
-/// The share of the context window one tool definition may take by default.
-pub const DEFAULT_TOOL_SHARE: f64 = 0.25;
+/// The share of the context window one tool definition may take by default
+/// (`compaction.max_tool_share`).
+pub const DEFAULT_TOOL_SHARE: f64 = strata_compaction::DEFAULT_MAX_TOOL_SHARE;
 
 /// A tool kept out of the ledger, with why.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,7 +34,21 @@ impl fmt::Display for RefusedTool {
             " not declared: its definition is about {} tokens, over the {} one tool may take \
              (compaction.max_tool_share of the window)",
             self.tokens, self.limit
-        )
+        )?;
+        // The server's own name for the tool, for the one setting that stops offering it.
+        let tool = self.server.as_ref().and_then(|server| {
+            self.name
+                .strip_prefix("mcp__")?
+                .strip_prefix(server.as_str())?
+                .strip_prefix("__")
+        });
+        match (&self.server, tool) {
+            (Some(server), Some(tool)) => write!(
+                f,
+                "; to stop offering it, add \"{tool}\" to deny_tools in [mcp.servers.{server}]"
+            ),
+            _ => Ok(()),
+        }
     }
 }
 

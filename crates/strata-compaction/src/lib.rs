@@ -89,8 +89,8 @@ pub use request::{
 pub use serialize::{TOOL_RESULT_MAX_CHARS, serialize_conversation, truncate_for_summary};
 pub use settings::{
     CompactionOverride, CompactionReason, CompactionSettings, DEFAULT_KEEP_RECENT_TOKENS,
-    DEFAULT_RESERVE_TOKENS, OverflowRecovery, SummaryMode, is_context_overflow,
-    resolve_summary_mode, should_compact,
+    DEFAULT_MAX_TOOL_SHARE, DEFAULT_RESERVE_TOKENS, OverflowRecovery, SummaryMode,
+    is_context_overflow, resolve_summary_mode, should_compact,
 };
 /// Provider usage in the session's shape: one conversion, in strata-accounting.
 pub use strata_accounting::session_usage;

@@ -13,6 +13,9 @@ use crate::error::CompactionError;
 pub const DEFAULT_RESERVE_TOKENS: u64 = 16384;
 /// Pi's default size of the recent tail kept verbatim.
 pub const DEFAULT_KEEP_RECENT_TOKENS: u64 = 20000;
+/// The share of the context window one tool definition may take by default: one bad MCP
+/// server cannot fill every later request.
+pub const DEFAULT_MAX_TOOL_SHARE: f64 = 0.25;
 
 /// How the summary request is built.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -77,6 +80,10 @@ pub struct CompactionSettings {
     pub expected_remaining_requests: Option<u64>,
     /// Cache-aware observation masking (`[compaction.masking]`, see [`crate::plan_masking`]).
     pub masking: crate::mask::MaskingSettings,
+    /// The share of the window one tool definition may take (`0 < share <= 1`; `0` sets no
+    /// limit). A larger one is not declared, and one already declared leaves the request at
+    /// the next compaction.
+    pub max_tool_share: f64,
 }
 
 impl Default for CompactionSettings {
@@ -92,6 +99,7 @@ impl Default for CompactionSettings {
             trigger: CompactionTrigger::Cost,
             expected_remaining_requests: None,
             masking: crate::mask::MaskingSettings::default(),
+            max_tool_share: DEFAULT_MAX_TOOL_SHARE,
         }
     }
 }
@@ -145,6 +153,15 @@ impl CompactionSettings {
             _ => Ok(()),
         };
         check_percent("compaction.trigger_percent".into(), self.trigger_percent)?;
+        if !(0.0..=1.0).contains(&self.max_tool_share) {
+            return Err(CompactionError::InvalidSetting {
+                field: "compaction.max_tool_share".into(),
+                reason: format!(
+                    "{} is not a share of the window in [0, 1] (0 sets no limit)",
+                    self.max_tool_share
+                ),
+            });
+        }
         for (model, patch) in &self.models {
             check_percent(
                 format!("compaction.models.\"{model}\".trigger_percent"),

@@ -494,9 +494,15 @@ pub fn load(sources: &Sources, run: &Overrides) -> anyhow::Result<Config> {
 
 /// Extracts a [`Config`] from `figment`, describing errors without their values.
 pub fn extract(figment: &Figment) -> anyhow::Result<Config> {
-    figment
+    let config: Config = figment
         .extract()
-        .map_err(|error| anyhow::anyhow!(describe(&error)))
+        .map_err(|error| anyhow::anyhow!(describe(&error)))?;
+    // Ranges the types do not hold (a percentage, a share of the window).
+    config
+        .compaction
+        .validate()
+        .map_err(|error| anyhow::anyhow!("invalid configuration: {error}"))?;
+    Ok(config)
 }
 
 fn describe(error: &figment::Error) -> String {
@@ -551,13 +557,9 @@ fn kind_without_value(kind: &figment::error::Kind) -> String {
 /// Every set value as `key = value` with the layer it came from.
 pub fn explain(figment: &Figment, config: &Config) -> Vec<(String, serde_json::Value, String)> {
     let mut out = Vec::new();
-    let value = serde_json::to_value(config).unwrap_or(serde_json::Value::Null);
+    let mut value = serde_json::to_value(config).unwrap_or(serde_json::Value::Null);
+    mask_secrets(&mut value);
     walk("", &value, &mut |key, value| {
-        let value = if key.ends_with(".api_key") {
-            &serde_json::Value::String("***".into())
-        } else {
-            value
-        };
         let source = figment
             .find_metadata(key)
             .map(|m| match &m.source {
@@ -568,6 +570,91 @@ pub fn explain(figment: &Figment, config: &Config) -> Vec<(String, serde_json::V
         out.push((key.to_owned(), value.clone(), source));
     });
     out
+}
+
+/// What stands for a secret in shown configuration.
+const MASK: &str = "***";
+
+/// Replaces the secrets in a configuration (as JSON) before it is shown: `api_key`s, every
+/// header value, every MCP server's `env` value, and the argument after (or the value in)
+/// an MCP argument named like a credential (`--token X`, `--api-key=X`).
+pub fn mask_secrets(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    let Value::Object(map) = value else {
+        if let Value::Array(items) = value {
+            items.iter_mut().for_each(mask_secrets);
+        }
+        return;
+    };
+    for (key, child) in map.iter_mut() {
+        match key.as_str() {
+            "api_key" if !child.is_null() => *child = Value::String(MASK.into()),
+            "headers" | "env" => {
+                if let Value::Object(entries) = child {
+                    for entry in entries.values_mut() {
+                        *entry = Value::String(MASK.into());
+                    }
+                }
+            }
+            "args" => {
+                if let Value::Array(args) = child {
+                    mask_credential_args(args);
+                }
+            }
+            _ => mask_secrets(child),
+        }
+    }
+}
+
+/// An MCP server's target (command and arguments, or URL) as shown: credential arguments
+/// masked as [`mask_secrets`] masks them.
+pub fn shown_target(server: &strata_mcp::ServerConfig) -> String {
+    match &server.transport {
+        strata_mcp::Transport::Stdio { command, args, .. } => {
+            let mut shown: Vec<serde_json::Value> = args
+                .iter()
+                .cloned()
+                .map(serde_json::Value::String)
+                .collect();
+            mask_credential_args(&mut shown);
+            std::iter::once(command.clone())
+                .chain(shown.iter().filter_map(|a| a.as_str().map(str::to_owned)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        strata_mcp::Transport::Http { .. } => server.target(),
+    }
+}
+
+fn mask_credential_args(args: &mut [serde_json::Value]) {
+    let names_credential = |flag: &str| {
+        let flag = flag.trim_start_matches('-').to_ascii_lowercase();
+        flag.starts_with(|c: char| c.is_ascii_alphabetic())
+            && ["token", "key", "secret", "password", "auth", "credential"]
+                .iter()
+                .any(|word| flag.contains(word))
+    };
+    let mut mask_next = false;
+    for arg in args.iter_mut() {
+        let Some(text) = arg.as_str().map(str::to_owned) else {
+            continue;
+        };
+        if mask_next {
+            *arg = serde_json::Value::String(MASK.into());
+            mask_next = false;
+            continue;
+        }
+        if !text.starts_with('-') {
+            continue;
+        }
+        match text.split_once('=') {
+            Some((flag, _)) if names_credential(flag) => {
+                *arg = serde_json::Value::String(format!("{flag}={MASK}"));
+            }
+            Some(_) => {}
+            None => mask_next = names_credential(&text),
+        }
+    }
 }
 
 fn walk(prefix: &str, value: &serde_json::Value, visit: &mut dyn FnMut(&str, &serde_json::Value)) {
@@ -770,5 +857,65 @@ mod tests {
         .to_string();
         assert!(error.contains("compaction.reserve_tokens"), "{error}");
         assert!(error.contains(".strata/config.toml"), "{error}");
+    }
+
+    #[test]
+    fn shown_configuration_masks_keys_headers_and_mcp_secrets() {
+        let mut value = serde_json::json!({
+            "providers": {"p": {"api_key": "sk-1", "headers": {"x-auth": "hdr-secret"}}},
+            "mcp": {"servers": {"s": {
+                "command": "server",
+                "args": ["--token", "arg-secret", "--api-key=eq-secret", "--port", "8080", "plain"],
+                "env": {"GITHUB_TOKEN": "env-secret"},
+                "headers": {"Authorization": "Bearer http-secret"},
+            }}},
+        });
+        mask_secrets(&mut value);
+        let shown = value.to_string();
+        for secret in [
+            "sk-1",
+            "hdr-secret",
+            "arg-secret",
+            "eq-secret",
+            "env-secret",
+            "http-secret",
+        ] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        // What is not a secret is still shown.
+        for kept in [
+            "GITHUB_TOKEN",
+            "x-auth",
+            "--api-key=***",
+            "8080",
+            "plain",
+            "--port",
+        ] {
+            assert!(shown.contains(kept), "{kept} not in {shown}");
+        }
+    }
+
+    #[test]
+    fn max_tool_share_is_read_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let sources = sources(dir.path());
+        let trusted = Overrides {
+            trust: true,
+            ..Overrides::default()
+        };
+        std::fs::create_dir_all(sources.project_dir.join(".strata")).unwrap();
+        let file = sources.project_dir.join(".strata/config.toml");
+        assert_eq!(
+            load(&sources, &trusted).unwrap().compaction.max_tool_share,
+            strata_compaction::DEFAULT_MAX_TOOL_SHARE
+        );
+        std::fs::write(&file, "[compaction]\nmax_tool_share = 0.5\n").unwrap();
+        assert_eq!(
+            load(&sources, &trusted).unwrap().compaction.max_tool_share,
+            0.5
+        );
+        std::fs::write(&file, "[compaction]\nmax_tool_share = 2.0\n").unwrap();
+        let error = load(&sources, &trusted).unwrap_err().to_string();
+        assert!(error.contains("compaction.max_tool_share"), "{error}");
     }
 }

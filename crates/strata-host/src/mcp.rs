@@ -222,6 +222,22 @@ pub fn failure_lines(manager: &McpManager) -> Vec<String> {
         .collect()
 }
 
+/// One line for each enabled server still starting (say it once the startup wait is over: the
+/// prompt went on without its tools).
+pub fn still_starting_lines(manager: &McpManager) -> Vec<String> {
+    manager
+        .status()
+        .into_iter()
+        .filter(|server| server.state == strata_mcp::ServerState::Connecting)
+        .map(|server| {
+            format!(
+                "MCP server \"{}\" is still starting ({}): the prompt went on without its tools; they are added when it connects",
+                server.name, server.source
+            )
+        })
+        .collect()
+}
+
 /// Adds (or replaces) `[mcp.servers.NAME]` in `path`, keeping the rest of the file.
 pub fn add_server(path: &Path, name: &str, spec: &ServerSpec) -> anyhow::Result<()> {
     let mut document = read_document(path)?;
@@ -305,6 +321,42 @@ fn toml_value(value: &serde_json::Value) -> Option<toml_edit::Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_server_still_starting_after_the_startup_wait_is_named() {
+        // A process that never answers the handshake stays `Connecting` for its connect
+        // timeout (at least 30 s), far past a 50 ms startup wait.
+        let server = strata_mcp::ServerConfig {
+            name: "slowpoke".into(),
+            transport: strata_mcp::Transport::Stdio {
+                command: "sleep".into(),
+                args: vec!["600".into()],
+                env: Default::default(),
+                cwd: None,
+            },
+            enabled: true,
+            timeout: std::time::Duration::from_secs(30),
+            allow_tools: Vec::new(),
+            deny_tools: Vec::new(),
+            exposure: strata_mcp::config::Exposure::Direct,
+            description: None,
+            source: strata_mcp::Source {
+                kind: strata_mcp::SourceKind::Session,
+                path: None,
+            },
+            spec: strata_mcp::ServerSpec::default(),
+            token_dir: None,
+        };
+        let manager = McpManager::new(vec![server], std::time::Duration::from_millis(50));
+        manager.wait_ready().await;
+        let lines = still_starting_lines(&manager);
+        manager.shutdown().await;
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("MCP server \"slowpoke\" is still starting"),
+            "{lines:?}"
+        );
+    }
 
     #[test]
     fn named_stdio_servers_start_inside_the_sandbox_helper() {

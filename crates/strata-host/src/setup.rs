@@ -742,13 +742,14 @@ fn open_or_create_with(
     let options = WriteOptions::default();
     if path.exists() {
         let opened = Session::open_writable(path, options)
-            .with_context(|| format!("opening {}", path.display()))?;
+            // The session's errors name the file already: said once.
+            .context("opening the session")?;
         for diagnostic in &opened.diagnostics {
             report(diagnostic);
         }
         Ok(opened.session)
     } else {
-        Session::create(path, cwd, options).with_context(|| format!("creating {}", path.display()))
+        Session::create(path, cwd, options).context("creating the session")
     }
 }
 
@@ -846,5 +847,23 @@ mod tests {
             error.contains("thinking = `lots` is not a level"),
             "{error}"
         );
+    }
+}
+
+#[cfg(test)]
+mod path_once_tests {
+    use super::*;
+
+    #[test]
+    fn a_session_that_cannot_be_opened_names_its_path_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let not_a_file = dir.path().join("a-directory.jsonl");
+        std::fs::create_dir(&not_a_file).unwrap();
+        let error = format!(
+            "{:#}",
+            open_or_create_with(&not_a_file, "/x", |_| {}).unwrap_err()
+        );
+        let shown = not_a_file.display().to_string();
+        assert_eq!(error.matches(&shown).count(), 1, "{error}");
     }
 }

@@ -2,14 +2,13 @@
 //! and hear `notifications/tools/list_changed`.
 
 use std::collections::VecDeque;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::io::AsyncBufReadExt;
@@ -17,6 +16,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::catalog::ListedTool;
 use crate::config::{ServerConfig, Transport};
+use crate::stdio::ChildTransport;
 
 /// The least time a server gets to start and answer the handshake (npx and Python servers
 /// take seconds to load), whatever its per-request timeout.
@@ -114,10 +114,10 @@ impl Connection {
                 let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
                 #[cfg(unix)]
                 wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
-                let (transport, stderr) = TokioChildProcess::builder(wrapped)
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .map_err(|error| {
+                // strata's own transport, so an answer over the line limit fails its call
+                // at once (`stdio`).
+                let (transport, stderr) =
+                    ChildTransport::spawn(wrapped, &config.name).map_err(|error| {
                         ConnectError::Failed(format!("cannot start {command}: {error}"))
                     })?;
                 if let Some(stderr) = stderr {
@@ -268,10 +268,15 @@ fn service_error(server: &str, error: &rmcp::ServiceError) -> ConnectError {
         };
     }
     match error {
-        rmcp::ServiceError::McpError(data) => ConnectError::Failed(format!(
-            "the server answered with error {}: {}",
-            data.code.0, data.message
-        )),
+        rmcp::ServiceError::McpError(data) => {
+            ConnectError::Failed(match crate::stdio::oversized(data) {
+                Some(message) => message,
+                None => format!(
+                    "the server answered with error {}: {}",
+                    data.code.0, data.message
+                ),
+            })
+        }
         other => {
             let text = other.to_string();
             ConnectError::Failed(crate::auth::client_rejection(server, &text).unwrap_or(text))

@@ -19,6 +19,7 @@ pub mod exposure;
 pub mod manager;
 pub mod naming;
 pub mod search;
+pub mod stdio;
 pub mod tool;
 
 pub use catalog::{Catalog, Diff, ListedTool};

@@ -29,10 +29,11 @@ pub async fn run_streaming(
     command: &str,
     cwd: &Path,
     temp_dir: Option<&Path>,
+    environment: &strata_tools::ToolEnvironment,
     cancel: CancellationToken,
     sink: Option<OutputSink>,
 ) -> BashExecutionMessage {
-    let outcome = execute(command, cwd, &cancel, sink).await;
+    let outcome = execute(command, cwd, environment, &cancel, sink).await;
     let (output, exit_code, cancelled) = match outcome {
         Ok(done) => done,
         Err(error) => (
@@ -76,11 +77,15 @@ pub fn result_json(message: &BashExecutionMessage) -> Value {
 async fn execute(
     command: &str,
     cwd: &Path,
+    environment: &strata_tools::ToolEnvironment,
     cancel: &CancellationToken,
     stream: Option<OutputSink>,
 ) -> std::io::Result<(Vec<u8>, Option<i64>, bool)> {
     let (mut reader, writer) = std::io::pipe()?;
-    let mut child = tokio::process::Command::new(shell())
+    let mut command_line = tokio::process::Command::new(shell());
+    // The same policy as the bash tool's: no credentials unless the user allowed them.
+    environment.apply(&mut command_line);
+    let mut child = command_line
         .arg("-c")
         .arg(command)
         .current_dir(cwd)
@@ -172,6 +177,7 @@ mod tests {
             "echo out; echo err >&2; exit 3",
             dir.path(),
             None,
+            &strata_tools::ToolEnvironment::default(),
             CancellationToken::new(),
             None,
         )
@@ -180,6 +186,27 @@ mod tests {
         assert_eq!(message.exit_code, Some(Some(3)));
         assert!(!message.cancelled && !message.truncated);
         assert_eq!(result_json(&message)["exitCode"], 3);
+    }
+
+    /// The tools' environment policy applies: a variable it drops is not seen by the
+    /// command (HOME stands for a credential: tests cannot set variables).
+    #[tokio::test]
+    async fn the_command_gets_the_tools_environment_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(
+            std::env::var_os("HOME").is_some(),
+            "the test needs HOME set"
+        );
+        let message = run_streaming(
+            "echo \"[$HOME]\"",
+            dir.path(),
+            None,
+            &strata_tools::ToolEnvironment::default().drop_names(["HOME"]),
+            CancellationToken::new(),
+            None,
+        )
+        .await;
+        assert_eq!(message.output, "[]");
     }
 
     #[tokio::test]
@@ -192,7 +219,15 @@ mod tests {
             trigger.cancel();
         });
         let started = std::time::Instant::now();
-        let message = run_streaming("echo begun; sleep 30", dir.path(), None, cancel, None).await;
+        let message = run_streaming(
+            "echo begun; sleep 30",
+            dir.path(),
+            None,
+            &strata_tools::ToolEnvironment::default(),
+            cancel,
+            None,
+        )
+        .await;
         assert!(started.elapsed() < Duration::from_secs(10));
         assert!(message.cancelled);
         assert_eq!(message.exit_code, Some(None));
@@ -208,6 +243,7 @@ mod tests {
             "seq 1 3000",
             dir.path(),
             Some(saved.path()),
+            &strata_tools::ToolEnvironment::default(),
             CancellationToken::new(),
             None,
         )

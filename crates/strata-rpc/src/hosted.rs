@@ -38,6 +38,7 @@ where
         project_trusted: setup.trust.trusted,
         max_retries: setup.config.max_retries,
         temp_dir: setup.run.temp_dir.clone(),
+        environment: setup.tool_settings().environment,
         mcp: Some(mcp.clone()),
     };
     let host = SetupHost { setup, export };

@@ -113,6 +113,9 @@ pub struct ServeOptions {
     pub temp_dir: Option<PathBuf>,
     /// The MCP servers strata's MCP commands act on (none when `None`).
     pub mcp: Option<strata_mcp::McpManager>,
+    /// What `bash` commands may read of strata's environment: the tools' policy (no
+    /// credentials unless allowed).
+    pub environment: strata_tools::ToolEnvironment,
 }
 
 /// Why the server stopped other than by its input ending.
@@ -167,6 +170,13 @@ where
             }
             input = received.recv() => match input {
                 Some(Input::Line(line)) => server.handle_line(&line),
+                Some(Input::TooLong(bytes)) => server.out.send(&failure(
+                    &None,
+                    "parse",
+                    format!(
+                        "the command line is {bytes} bytes, over the {MAX_LINE_BYTES} an rpc line may hold; it was skipped"
+                    ),
+                )),
                 Some(Input::BashDone { id, message }) => server.bash_done(&id, *message),
                 Some(Input::Closed) | None => break,
             },
@@ -189,6 +199,8 @@ where
 enum Input {
     /// One command line (LF-framed, a trailing CR removed).
     Line(String),
+    /// A line over [`MAX_LINE_BYTES`] was skipped; its length.
+    TooLong(usize),
     /// The input reached its end.
     Closed,
     /// A `bash` command finished.
@@ -200,15 +212,80 @@ enum Input {
     },
 }
 
+/// The longest command line read (a prompt with several large images fits); a longer one is
+/// answered with an error and never held in memory whole.
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// One record read with at most `limit` bytes kept.
+enum Record {
+    /// A line (its newline included), or the last bytes before the end.
+    Line,
+    /// A line longer than the limit was skipped; its length.
+    TooLong(usize),
+    /// The input ended.
+    End,
+}
+
+/// Reads the next LF-terminated record into `buffer`, keeping at most `limit` bytes.
+async fn read_record<R: AsyncRead + Unpin>(
+    input: &mut BufReader<R>,
+    buffer: &mut Vec<u8>,
+    limit: usize,
+) -> Record {
+    let mut skipped = 0usize;
+    loop {
+        let available = match input.fill_buf().await {
+            Ok(available) => available,
+            Err(_) => return Record::End,
+        };
+        if available.is_empty() {
+            return match (skipped, buffer.is_empty()) {
+                (0, true) => Record::End,
+                (0, false) => Record::Line,
+                (n, _) => Record::TooLong(n),
+            };
+        }
+        let newline = available.iter().position(|&b| b == b'\n');
+        let take = newline.map_or(available.len(), |at| at + 1);
+        if skipped > 0 || buffer.len() + take > limit {
+            skipped += buffer.len() + take;
+            buffer.clear();
+        } else {
+            buffer.extend_from_slice(&available[..take]);
+        }
+        input.consume(take);
+        if newline.is_some() {
+            return if skipped > 0 {
+                Record::TooLong(skipped)
+            } else {
+                Record::Line
+            };
+        }
+    }
+}
+
 /// Reads LF-terminated records; U+2028 and U+2029 stay inside records, as the protocol says.
 async fn read_input<R: AsyncRead + Unpin>(input: R, inputs: UnboundedSender<Input>) {
+    read_input_bounded(input, inputs, MAX_LINE_BYTES).await;
+}
+
+async fn read_input_bounded<R: AsyncRead + Unpin>(
+    input: R,
+    inputs: UnboundedSender<Input>,
+    limit: usize,
+) {
     let mut input = BufReader::new(input);
     let mut buffer = Vec::new();
     loop {
         buffer.clear();
-        match input.read_until(b'\n', &mut buffer).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
+        match read_record(&mut input, &mut buffer, limit).await {
+            Record::End => break,
+            Record::TooLong(bytes) => {
+                if inputs.send(Input::TooLong(bytes)).is_err() {
+                    return;
+                }
+            }
+            Record::Line => {
                 let mut line = String::from_utf8_lossy(&buffer).into_owned();
                 if line.ends_with('\n') {
                     line.pop();
@@ -829,6 +906,7 @@ impl<H: Host> Server<H> {
         }
         let cwd = self.options.cwd.clone();
         let temp_dir = self.options.temp_dir.clone();
+        let environment = self.options.environment.clone();
         let inputs = self.inputs.clone();
         let out = self.out.clone();
         let update_id = id.clone();
@@ -841,8 +919,15 @@ impl<H: Host> Server<H> {
             out.send(&update);
         });
         tokio::spawn(async move {
-            let mut message =
-                bash::run_streaming(&line, &cwd, temp_dir.as_deref(), cancel, Some(sink)).await;
+            let mut message = bash::run_streaming(
+                &line,
+                &cwd,
+                temp_dir.as_deref(),
+                &environment,
+                cancel,
+                Some(sink),
+            )
+            .await;
             message.exclude_from_context = exclude.then_some(true);
             let _ = inputs.send(Input::BashDone {
                 id,
@@ -1056,4 +1141,45 @@ fn parse_images(images: Option<&Value>) -> Result<Vec<ImageContent>, String> {
                 .map_err(|e| format!("images[{i}]: {e}"))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod line_limit_tests {
+    use super::*;
+
+    async fn records(input: &[u8], limit: usize) -> Vec<Result<String, usize>> {
+        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
+        read_input_bounded(input, sender, limit).await;
+        let mut out = Vec::new();
+        while let Ok(input) = receiver.try_recv() {
+            match input {
+                Input::Line(line) => out.push(Ok(line)),
+                Input::TooLong(bytes) => out.push(Err(bytes)),
+                Input::Closed | Input::BashDone { .. } => {}
+            }
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_is_skipped_and_counted_and_the_next_is_read() {
+        let long = "x".repeat(100);
+        let input = format!("{{\"type\":\"a\"}}\n{long}\n{{\"type\":\"b\"}}\r\n{long}");
+        let got = records(input.as_bytes(), 50).await;
+        assert_eq!(
+            got,
+            [
+                Ok("{\"type\":\"a\"}".to_owned()),
+                Err(101),
+                Ok("{\"type\":\"b\"}".to_owned()),
+                Err(100),
+            ]
+        );
+        // Within the limit, nothing changes.
+        let got = records(b"{}\n{\"type\":\"c\"}", 50).await;
+        assert_eq!(
+            got,
+            [Ok("{}".to_owned()), Ok("{\"type\":\"c\"}".to_owned())]
+        );
+    }
 }

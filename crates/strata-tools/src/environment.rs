@@ -79,7 +79,7 @@ impl ToolEnvironment {
     }
 
     /// Removes the dropped variables of this process's environment from `command`'s.
-    pub(crate) fn apply(&self, command: &mut tokio::process::Command) {
+    pub fn apply(&self, command: &mut tokio::process::Command) {
         for (name, _) in std::env::vars_os() {
             if let Some(text) = name.to_str()
                 && self.drops(text)

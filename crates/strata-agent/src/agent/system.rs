@@ -60,8 +60,11 @@ impl Agent {
             })
             .collect();
         // A definition too large for the window is never declared (and withdrawn if it was).
-        let (tools, refused) =
-            crate::tool_share::split(tools, self.config.model.context_window, self.tool_share);
+        let (tools, refused) = crate::tool_share::split(
+            tools,
+            self.config.model.context_window,
+            self.config.compaction.max_tool_share,
+        );
         let inputs = PromptInputs {
             cwd: self.config.cwd.clone(),
             // The source's tools stay out of the prompt's list: their definitions are in the

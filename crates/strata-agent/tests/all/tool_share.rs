@@ -14,8 +14,8 @@ use strata_compaction::CompactionSettings;
 
 use crate::scripted::{Scripted, Turn, agent, agent_with, json_of, model};
 
-/// An MCP server's tool with a description of 1 MB (about 250k tokens: more than the
-/// 200k window of the test model).
+/// An MCP server's tool with a large description (1 MB by default: about 250k tokens, more
+/// than the 200k window of the test model).
 struct Huge {
     description: String,
 }
@@ -80,6 +80,51 @@ async fn a_tool_too_large_for_the_window_is_not_declared_and_its_server_is_named
     }
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(said[0].contains("MCP server \"bloated\""), "{said:?}");
+    assert!(
+        said[0].contains("add \"huge\" to deny_tools in [mcp.servers.bloated]"),
+        "{said:?}"
+    );
+}
+
+/// `[compaction] max_tool_share` from the config sets the share: a definition of about 60k
+/// tokens (0.3 of the window) is refused at the default 0.25 and declared at 0.5.
+#[tokio::test(start_paused = true)]
+async fn the_share_comes_from_compaction_max_tool_share() {
+    let sizable = || -> Arc<dyn Tool> {
+        Arc::new(Huge {
+            description: "bloat ".repeat(40_000),
+        })
+    };
+    let mut declared = Vec::new();
+    for share in [None, Some(0.5)] {
+        let dir = tempfile::tempdir().unwrap();
+        let session =
+            Session::create(dir.path().join("s.jsonl"), "/x", WriteOptions::default()).unwrap();
+        let provider = Scripted::new(vec![Turn::Text("done")]);
+        let mut settings = CompactionSettings::default();
+        if let Some(share) = share {
+            settings.max_tool_share = share;
+        }
+        let mut agent = agent_with(
+            session,
+            provider.clone(),
+            dir.path(),
+            None,
+            model(),
+            settings,
+        );
+        let mut tools = ToolSet::default_set();
+        tools.insert(sizable());
+        agent.set_tools(tools);
+        assert_eq!(agent.prompt("hi").await.unwrap().reason, "stop");
+        let request = &provider.requests()[0];
+        declared.push(request.tools.iter().any(|t| t.name == "mcp__bloated__huge"));
+        assert_eq!(
+            agent.refused_tools().is_empty(),
+            declared[declared.len() - 1]
+        );
+    }
+    assert_eq!(declared, [false, true]);
 }
 
 #[tokio::test(start_paused = true)]

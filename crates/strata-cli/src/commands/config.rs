@@ -20,14 +20,8 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.json {
         let mut value = serde_json::to_value(&merged)?;
-        // Keys never leave the process in output.
-        if let Some(providers) = value.get_mut("providers").and_then(|p| p.as_object_mut()) {
-            for settings in providers.values_mut() {
-                if let Some(key) = settings.get_mut("api_key").filter(|k| !k.is_null()) {
-                    *key = serde_json::Value::String("***".into());
-                }
-            }
-        }
+        // Keys, header values and MCP credentials never leave the process in output.
+        config::mask_secrets(&mut value);
         let discovered = strata_host::mcp::discover(&sources, layers.trust.trusted);
         value["mcpServers"] = discovered
             .servers
@@ -35,7 +29,7 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
             .map(|server| {
                 serde_json::json!({
                     "name": server.name,
-                    "target": server.target(),
+                    "target": config::shown_target(server),
                     "enabled": server.enabled,
                     "source": server.source.to_string(),
                     "sourceKind": server.source.kind,
@@ -122,7 +116,7 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
             out,
             "mcp server {} = {}{enabled}  # {}",
             server.name,
-            server.target(),
+            config::shown_target(server),
             server.source
         )?;
     }

@@ -8,7 +8,7 @@ mod export;
 mod fork;
 pub mod mcp;
 mod models;
-mod open;
+pub(crate) mod open;
 mod providers;
 mod request;
 mod sessions;

@@ -8,11 +8,17 @@ use strata_session::{EntryId, Session};
 /// Opens `path` read-only; lines skipped while reading are reported on stderr, each naming
 /// the file and line, and do not stop the command.
 pub fn open_session(path: &Path) -> anyhow::Result<Session> {
-    let opened = Session::open(path).with_context(|| format!("opening {}", path.display()))?;
-    for diagnostic in &opened.diagnostics {
+    // The session's errors name the file already: said once.
+    let opened = Session::open(path).context("opening the session")?;
+    report_skipped(&opened.diagnostics);
+    Ok(opened.session)
+}
+
+/// Says on stderr each line skipped while reading a session (file and line named).
+pub fn report_skipped(diagnostics: &[strata_session::Diagnostic]) {
+    for diagnostic in diagnostics {
         eprintln!("strata: warning: {diagnostic}");
     }
-    Ok(opened.session)
 }
 
 /// Resolves `--leaf ID` against the tree: a full id, or a unique prefix of one.

@@ -242,7 +242,18 @@ fn collect(path: &Path, named: bool, files: &mut Vec<(PathBuf, bool)>) -> std::i
     let meta = std::fs::metadata(path)?;
     if meta.is_dir() {
         for entry in std::fs::read_dir(path)? {
-            collect(&entry?.path(), false, files)?;
+            // One unreadable entry (a dangling symlink, a denied folder) is said and skipped:
+            // it does not hide the rest of the directory.
+            let entry = match entry {
+                Ok(entry) => entry.path(),
+                Err(error) => {
+                    eprintln!("strata: warning: {}: {error} (skipped)", path.display());
+                    continue;
+                }
+            };
+            if let Err(error) = collect(&entry, false, files) {
+                eprintln!("strata: warning: {}: {error} (skipped)", entry.display());
+            }
         }
     } else if named || path.extension().is_some_and(|e| e == "jsonl") {
         files.push((path.to_path_buf(), named));
@@ -423,6 +434,18 @@ fn claude_code_request(line: &Value, catalog: &Catalog) -> Option<RequestRecord>
 
 #[cfg(test)]
 mod tests {
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_symlink_does_not_hide_the_rest_of_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.jsonl"), "{}\n").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("gone"), dir.path().join("b.jsonl")).unwrap();
+        let mut files = Vec::new();
+        collect(dir.path(), true, &mut files).unwrap();
+        assert_eq!(files, [(dir.path().join("a.jsonl"), false)]);
+    }
+
     use super::*;
 
     #[test]

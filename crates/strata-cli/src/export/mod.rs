@@ -21,8 +21,9 @@ pub fn export_html(
     output: Option<&Path>,
     overwrite: Overwrite,
 ) -> anyhow::Result<PathBuf> {
-    let opened = Session::open(session_file)
-        .with_context(|| format!("reading {}", session_file.display()))?;
+    // The session's errors name the file already.
+    let opened = Session::open(session_file).context("reading the session")?;
+    crate::commands::open::report_skipped(&opened.diagnostics);
     let page = strata_export::page(&opened.session, &opened.diagnostics);
     let path = match output {
         Some(path) => path.to_path_buf(),

@@ -119,6 +119,14 @@ async fn run_prompt(setup: &Setup, mode: Mode, prompts: Vec<UserInput>) -> anyho
     } else {
         None
     };
+    // A server still starting when the first request stops waiting for it is said at once.
+    let starting = setup.mcp_manager();
+    let said_starting = tokio::spawn(async move {
+        starting.wait_ready().await;
+        for line in strata_host::mcp::still_starting_lines(&starting) {
+            eprintln!("strata: {line}");
+        }
+    });
     let (handle, events, task) = strata_runtime::spawn(built.agent);
     // Later prompts wait for the one before, as Pi sends them (a prompt while a run goes on
     // is its follow-up).
@@ -130,6 +138,7 @@ async fn run_prompt(setup: &Setup, mode: Mode, prompts: Vec<UserInput>) -> anyho
     drop(handle);
     let ended = output::print_events(events, json).await?;
     let agent = task.await.context("the session runtime failed")?;
+    said_starting.abort();
     drop(agent);
     let mcp = setup.mcp_manager();
     for line in strata_host::mcp::failure_lines(&mcp) {

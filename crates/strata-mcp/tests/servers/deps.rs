@@ -142,3 +142,19 @@ pub async fn canned_http_endpoint(response: &'static [u8]) -> u16 {
 pub async fn changed(generation: &mut tokio::sync::watch::Receiver<u64>) {
     let _ = tokio::time::timeout(Duration::from_secs(20), generation.changed()).await;
 }
+
+/// `python3` on PATH (the standard library only), or `None` after printing why the test skips.
+pub fn system_python() -> Option<PathBuf> {
+    let found = which("python3");
+    if found.is_none() {
+        eprintln!("SKIPPED: no python3 on PATH");
+    }
+    found
+}
+
+/// A fixture script's path.
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}

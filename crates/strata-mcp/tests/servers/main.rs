@@ -12,4 +12,5 @@ mod agent;
 mod deps;
 mod everything;
 mod oauth;
+mod oversize;
 mod python;

@@ -23,6 +23,10 @@ pub struct TransportConfig {
     pub retry: RetryPolicy,
     /// Time allowed to open a connection.
     pub connect_timeout: Duration,
+    /// Time allowed from sending the request to the response headers. Streaming APIs send
+    /// them at once, before any thinking; a server that never does is silent, and with the
+    /// default retries it fails within [`TransportConfig::silent_server_bound`].
+    pub header_timeout: Duration,
     /// Time allowed from sending the request to the first body byte (a server that accepts
     /// and never answers); the attempt then fails as a retryable transport error.
     pub first_byte_timeout: Duration,
@@ -38,12 +42,34 @@ impl Default for TransportConfig {
         Self {
             retry: RetryPolicy::default(),
             // A silent server costs at most (retries + 1) × these, each retry announced to
-            // the retry observer; long enough for a reasoning model's first token.
+            // the retry observer: under a minute with the headers' limit. The first body
+            // byte may wait for a reasoning model's first token.
             connect_timeout: Duration::from_secs(10),
+            header_timeout: Duration::from_secs(10),
             first_byte_timeout: Duration::from_secs(120),
             read_timeout: Duration::from_secs(120),
             user_agent: concat!("strata/", env!("CARGO_PKG_VERSION")).to_owned(),
         }
+    }
+}
+
+impl TransportConfig {
+    /// The longest a server that accepts the connection and never answers can hold a request
+    /// before it fails: every attempt waits for headers, with the backoff between them.
+    pub fn silent_server_bound(&self) -> Duration {
+        // The longest backoff (jitter at its top), as `RetryPolicy::delay` computes it.
+        let waits: Duration = (0..self.retry.max_retries)
+            .map(|attempt| {
+                self.retry
+                    .base_delay
+                    .saturating_mul(2u32.saturating_pow(attempt.min(30)))
+                    .min(self.retry.max_delay)
+            })
+            .sum();
+        self.header_timeout
+            .min(self.first_byte_timeout)
+            .saturating_mul(self.retry.max_retries.saturating_add(1))
+            + waits
     }
 }
 
@@ -148,6 +174,7 @@ pub struct HttpClient {
     retry: RetryPolicy,
     on_retry: Option<RetryObserver>,
     first_byte_timeout: Duration,
+    header_timeout: Duration,
     read_timeout: Duration,
 }
 
@@ -176,6 +203,7 @@ impl HttpClient {
             retry: config.retry,
             on_retry: None,
             first_byte_timeout: config.first_byte_timeout,
+            header_timeout: config.header_timeout,
             read_timeout: config.read_timeout,
         })
     }
@@ -189,6 +217,7 @@ impl HttpClient {
             retry,
             on_retry: None,
             first_byte_timeout: defaults.first_byte_timeout,
+            header_timeout: defaults.header_timeout,
             read_timeout: defaults.read_timeout,
         }
     }
@@ -290,18 +319,25 @@ impl HttpClient {
         for (name, value) in &request.headers {
             builder = builder.header(name, value);
         }
-        let response = builder
-            .body(request.body.clone())
-            .send()
-            .await
-            .map_err(|e| {
-                if e.is_timeout() && !e.is_connect() {
-                    self.first_byte_timed_out()
-                } else {
-                    let what = format!("request to {} failed", url_for_errors(&request.url));
-                    transport_error(&what, &e, secrets)
-                }
-            })?;
+        let sent = tokio::time::timeout(
+            self.header_timeout,
+            builder.body(request.body.clone()).send(),
+        )
+        .await
+        .map_err(|_| ProviderError::Transport {
+            message: format!(
+                "no response headers within {}s of sending the request (the server is silent)",
+                self.header_timeout.as_secs_f64()
+            ),
+        })?;
+        let response = sent.map_err(|e| {
+            if e.is_timeout() && !e.is_connect() {
+                self.first_byte_timed_out()
+            } else {
+                let what = format!("request to {} failed", url_for_errors(&request.url));
+                transport_error(&what, &e, secrets)
+            }
+        })?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         if !response.status().is_success() {
@@ -461,6 +497,57 @@ mod tests {
     }
 
     const OK: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 12\r\nconnection: close\r\n\r\ndata: hi\n\n\n\n";
+
+    #[test]
+    fn a_silent_server_is_given_up_on_within_a_minute_by_default() {
+        let bound = TransportConfig::default().silent_server_bound();
+        assert!(bound < Duration::from_secs(60), "{bound:?}");
+    }
+
+    #[tokio::test]
+    async fn a_server_that_sends_no_headers_fails_each_attempt_on_the_header_timeout() {
+        // Accepts every connection and reads the request, then says nothing.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1/x", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut buf = vec![0u8; 64 * 1024];
+                let _ = socket.read(&mut buf).await;
+                held.push(socket);
+            }
+        });
+        let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = Arc::clone(&heard);
+        let quick = HttpClient::new(&TransportConfig {
+            retry: RetryPolicy {
+                max_retries: 2,
+                base_delay: Duration::from_millis(5),
+                max_delay: Duration::from_secs(2),
+            },
+            header_timeout: Duration::from_millis(200),
+            ..TransportConfig::default()
+        })
+        .unwrap();
+        let observed = quick.with_retry_observer(Arc::new(move |notice: &RetryNotice| {
+            sink.lock().unwrap().push(notice.error.clone());
+        }));
+        let err = observed
+            .post_json(&HttpRequest::json(url, "{}"), &CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("no response headers within 0.2s"),
+            "{err}"
+        );
+        // Each retry was announced (a front end shows it) with the same reason.
+        let heard = heard.lock().unwrap();
+        assert_eq!(heard.len(), 2, "{heard:?}");
+        assert!(
+            heard.iter().all(|e| e.contains("the server is silent")),
+            "{heard:?}"
+        );
+    }
 
     #[tokio::test]
     async fn a_connection_dropped_before_the_first_byte_is_retried() {
