@@ -9,7 +9,7 @@ use crate::setup::Setup;
 
 /// Providers tried for a default model, in order; rows not listed follow alphabetically.
 /// Bedrock comes last: AWS credentials are often present for other reasons.
-const DEFAULT_ORDER: &[&str] = &[
+pub const DEFAULT_ORDER: &[&str] = &[
     "anthropic",
     "openai",
     "google",
