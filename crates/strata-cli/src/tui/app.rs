@@ -331,6 +331,8 @@ impl App {
             KeyCode::Char('k') if ctrl => self.editor.delete_to_end(),
             KeyCode::Char('w') if ctrl => self.editor.delete_word(),
             KeyCode::Backspace if alt || ctrl => self.editor.delete_word(),
+            // Shift+Tab is Pi's thinking key (app/habits.rs); modes cycle on Alt+M.
+            KeyCode::Char('m') if alt => self.cycle_mode(),
             KeyCode::Char(ch) if !ctrl => self.editor.insert_char(ch),
             KeyCode::Backspace => self.editor.backspace(),
             KeyCode::Delete => self.editor.delete(),
@@ -342,8 +344,6 @@ impl App {
             KeyCode::Down => self.editor.down(),
             KeyCode::PageUp => self.scroll += PAGE,
             KeyCode::PageDown => self.scroll = self.scroll.saturating_sub(PAGE),
-            // Shift+Tab is Pi's thinking key (app/habits.rs); modes cycle on Alt+M.
-            KeyCode::Char('m') if alt => self.cycle_mode(),
             KeyCode::Tab if self.editor.is_command() => {
                 let text = self.editor.text();
                 if !text.contains(' ')
