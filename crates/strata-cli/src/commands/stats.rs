@@ -74,7 +74,9 @@ pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
     for path in &args.paths {
         // A folder that does not exist holds no logs: `strata stats ~/.strata/sessions
         // ~/.pi/agent/sessions ~/.claude/projects` works for someone who has only one tool.
-        if !path.exists() {
+        // A named log file that is missing is still an error.
+        let named_log = path.extension().is_some_and(|e| e == "jsonl");
+        if !path.exists() && !named_log {
             eprintln!("strata: {}: not found, skipped", path.display());
             missing += 1;
             continue;
