@@ -16,6 +16,7 @@ mod export;
 mod first_run;
 mod fork;
 mod json_mode;
+mod key;
 mod listing;
 mod mcp;
 mod mcp_login;

@@ -34,9 +34,18 @@ pub struct RunArgs {
     /// Provider, when --model gives only an id.
     #[arg(long)]
     pub provider: Option<String>,
-    /// API key for the provider (otherwise its environment variables are read).
+    /// API key for the provider (otherwise its environment variables are read). A value here
+    /// is in the command line `ps` shows until strata hands it to itself over a pipe, a
+    /// moment after start: --api-key-file keeps it out of the command line.
     #[arg(long, env = "STRATA_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
+    /// Read the provider's API key from the first line of this file (`-`: stdin); wins over
+    /// --api-key and STRATA_API_KEY.
+    #[arg(long, value_name = "PATH")]
+    pub api_key_file: Option<PathBuf>,
+    /// The key's pipe after strata handed a command-line `--api-key` to itself (`key.rs`).
+    #[arg(long, hide = true, value_name = "FD")]
+    pub api_key_fd: Option<i32>,
     /// Base URL overriding the provider's (a proxy, or strata-mock).
     #[arg(long)]
     pub base_url: Option<String>,

@@ -5,6 +5,7 @@ mod commands;
 mod error_text;
 mod exit;
 mod export;
+mod key;
 mod output_file;
 mod permissions;
 mod run;
@@ -20,7 +21,17 @@ fn main() -> ExitCode {
     if let Some(code) = permissions::sandbox_entry() {
         return code;
     }
-    let cli = args::Cli::parse();
+    // Before threads or tools: tools must not read this process's environment or memory,
+    // and a command-line key leaves the command line.
+    key::protect_process();
+    if let Some(warning) = key::hand_over_command_line_key() {
+        eprintln!("strata: {warning}");
+    }
+    let mut cli = args::Cli::parse();
+    if let Err(err) = key::read_key_sources(&mut cli.run) {
+        eprintln!("strata: {}", error_text::chain_text(&err));
+        return ExitCode::FAILURE;
+    }
     // Tool processes and the run's temp dir go however main is left (signals: exit.rs).
     let _cleanup = exit::CleanupOnDrop;
     match commands::run(cli) {
