@@ -267,3 +267,36 @@ fn resuming_a_damaged_session_warns_in_print_and_json_modes() {
         );
     }
 }
+
+#[test]
+fn a_session_that_cannot_be_opened_is_named_once() {
+    let dir = project();
+    let missing = dir.path().join("missing.jsonl");
+    let folder = dir.path().join("folder.jsonl");
+    std::fs::create_dir(&folder).unwrap();
+    let said = |args: &[&str]| {
+        let out = strata_in(dir.path(), args);
+        assert!(!out.status.success(), "{args:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let missing_text = missing.to_str().unwrap();
+    let folder_text = folder.to_str().unwrap();
+    for command in ["context", "tree"] {
+        assert_eq!(
+            said(&[command, missing_text]),
+            format!(
+                "strata: opening the session: {missing_text}: No such file or directory (os error 2)\n"
+            )
+        );
+        assert_eq!(
+            said(&[command, folder_text]),
+            format!("strata: opening the session: {folder_text}: not a regular file\n")
+        );
+    }
+    assert_eq!(
+        said(&["--export", missing_text]),
+        format!(
+            "strata: reading the session: {missing_text}: No such file or directory (os error 2)\n"
+        )
+    );
+}

@@ -5,12 +5,12 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use strata_session::{Session, Tree};
+use strata_session::Tree;
 
 /// Every entry (the header excluded) in append order, or only those after `since`; with the
 /// leaf's id. An unknown `since` is an error, as in Pi.
 pub fn entries(file: &Path, since: Option<&str>) -> Result<Value, String> {
-    let session = read(file)?;
+    let session = crate::sessions::read(file)?;
     let tree = session.tree();
     let mut all = tree.iter();
     if let Some(since) = since {
@@ -27,7 +27,7 @@ pub fn entries(file: &Path, since: Option<&str>) -> Result<Value, String> {
 /// The entries as Pi's tree nodes `{entry, children, label?}`: roots are entries without a
 /// parent or whose parent is missing; children in append order.
 pub fn tree(file: &Path) -> Result<Value, String> {
-    let session = read(file)?;
+    let session = crate::sessions::read(file)?;
     let tree = session.tree();
     let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
     let mut roots = Vec::new();
@@ -70,12 +70,6 @@ fn node(tree: &Tree, root: usize, children: &HashMap<usize, Vec<usize>>) -> Opti
         built.insert(at, value);
     }
     built.remove(&root)
-}
-
-fn read(file: &Path) -> Result<Session, String> {
-    Session::open(file)
-        .map(|opened| opened.session)
-        .map_err(|e| format!("reading {}: {e}", file.display()))
 }
 
 /// One entry as Pi persists it.

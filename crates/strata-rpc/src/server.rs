@@ -1098,9 +1098,7 @@ impl<H: Host> Server<H> {
 
     fn read_session(&self) -> Result<Session, String> {
         let file = self.session_file()?;
-        Session::open(&file)
-            .map(|opened| opened.session)
-            .map_err(|e| format!("reading {}: {e}", file.display()))
+        sessions::read(&file)
     }
 
     fn fork_point(&self, entry_id: &str) -> Result<(Option<EntryId>, String), String> {
