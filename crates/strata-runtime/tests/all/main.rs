@@ -11,4 +11,5 @@
 mod support;
 
 mod behaviour;
+mod fold_cuts;
 mod rules;
