@@ -101,54 +101,46 @@ impl Checkpoints {
     }
 
     /// Gives `fork` (the store beside a session forked from this one, whose path holds the
-    /// tool calls `calls`) what rewinding there needs: every record of a file one of `calls`
-    /// changed (earlier records too, so the file's original content stays known), the notes
-    /// of `calls` that could not be restored, and the blobs those records name. Blobs are
-    /// hard-linked where the file system allows (they never change), copied otherwise.
-    /// Records of other branches stay behind. Nothing to carry: nothing written.
+    /// tool calls `calls`) what rewinding there needs. Every record is carried: the disk is
+    /// as all of them left it, so a rewind in the fork must know each file strata changed,
+    /// on any branch. Only the blobs a rewind there can restore are carried: each file's
+    /// content before strata first changed it, and what the calls on the fork's path left.
+    /// Blobs are hard-linked where the file system allows (they never change), copied
+    /// otherwise. Nothing recorded: nothing written.
     pub fn carry_to(&self, fork: &Checkpoints, calls: &HashSet<String>) -> std::io::Result<()> {
         let lines = self.index()?;
-        let touched: HashSet<&Path> = lines
-            .iter()
-            .filter_map(|line| match line {
-                IndexLine::Change(change) if calls.contains(&change.call) => {
-                    Some(change.path.as_path())
-                }
-                _ => None,
-            })
-            .collect();
-        let carried: Vec<&IndexLine> = lines
-            .iter()
-            .filter(|line| match line {
-                IndexLine::Change(change) => touched.contains(change.path.as_path()),
-                IndexLine::Unrestorable { call, .. } => calls.contains(call),
-            })
-            .collect();
-        if carried.is_empty() {
+        if lines.is_empty() {
             return Ok(());
+        }
+        let mut seen: HashSet<&Path> = HashSet::new();
+        let mut wanted: BTreeSet<&String> = BTreeSet::new();
+        for line in &lines {
+            if let IndexLine::Change(change) = line {
+                if seen.insert(change.path.as_path())
+                    && let Some(before) = &change.before
+                {
+                    wanted.insert(before);
+                }
+                if calls.contains(&change.call)
+                    && let Some(after) = &change.after
+                {
+                    wanted.insert(after);
+                }
+            }
         }
         let blobs = fork.dir.join("blobs");
         std::fs::create_dir_all(&blobs)?;
-        let named: BTreeSet<&String> = carried
-            .iter()
-            .filter_map(|line| match line {
-                IndexLine::Change(change) => Some([&change.before, &change.after]),
-                IndexLine::Unrestorable { .. } => None,
-            })
-            .flatten()
-            .flatten()
-            .collect();
-        for hash in named {
+        for hash in wanted {
             let source = self.dir.join("blobs").join(hash);
             let target = blobs.join(hash);
-            if target.exists() {
+            if target.exists() || !source.exists() {
+                // A store carried before holds only what its own path could restore.
                 continue;
             }
             if std::fs::hard_link(&source, &target).is_err() {
                 std::fs::copy(&source, &target)?;
             }
         }
-        let lines: Vec<IndexLine> = carried.into_iter().cloned().collect();
         fork.append(&lines)
     }
 

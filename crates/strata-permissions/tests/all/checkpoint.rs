@@ -76,7 +76,7 @@ fn a_preview_lists_what_a_restore_would_do_and_writes_nothing() {
 }
 
 #[test]
-fn a_fork_carries_the_records_and_blobs_of_its_path_only() {
+fn a_fork_carries_every_record_and_only_the_blobs_it_can_restore() {
     let dir = tempfile::tempdir().unwrap();
     let store = Checkpoints::beside(&dir.path().join("s.jsonl"));
     let shared = dir.path().join("shared.txt");
@@ -102,26 +102,38 @@ fn a_fork_carries_the_records_and_blobs_of_its_path_only() {
     let fork = Checkpoints::beside(&dir.path().join("fork.jsonl"));
     let calls: HashSet<String> = ["mine".to_owned()].into();
     store.carry_to(&fork, &calls).unwrap();
-    let index = std::fs::read_to_string(fork.dir().join("index.jsonl")).unwrap();
-    assert!(!index.contains("theirs.txt"), "{index}");
-    assert!(!index.contains("other-bash"), "{index}");
-    let blobs = std::fs::read_dir(fork.dir().join("blobs")).unwrap().count();
-    // original, by the other branch (shared.txt's two records), by my branch, mine.
-    assert_eq!(blobs, 4);
+    let blobs: HashSet<Vec<u8>> = std::fs::read_dir(fork.dir().join("blobs"))
+        .unwrap()
+        .map(|entry| std::fs::read(entry.unwrap().path()).unwrap())
+        .collect();
+    let want: HashSet<Vec<u8>> = ["original", "theirs before", "by my branch", "mine"]
+        .iter()
+        .map(|text| text.as_bytes().to_vec())
+        .collect();
+    assert_eq!(blobs, want, "what the other branch left is not carried");
 
-    // Rewinding in the fork to before its call: shared.txt is as it was before strata
-    // changed it, mine.txt goes, theirs.txt is not the fork's business.
+    // Rewinding in the fork to before its call: every file as it was then, the other
+    // branch's unseen bash change said.
     let report = fork.restore(&HashSet::new()).unwrap();
-    assert!(report.not_restorable.is_empty(), "{report:?}");
+    assert_eq!(report.not_restorable.len(), 1, "{report:?}");
     assert_eq!(std::fs::read(&shared).unwrap(), b"original");
+    assert_eq!(std::fs::read(&theirs).unwrap(), b"theirs before");
     assert!(!mine.exists());
-    assert_eq!(std::fs::read(&theirs).unwrap(), b"theirs after");
     fork.restore(&calls).unwrap();
     assert_eq!(std::fs::read(&shared).unwrap(), b"by my branch");
     assert_eq!(std::fs::read(&mine).unwrap(), b"mine");
 
-    // Nothing on the path changed a file: nothing is carried.
+    // A fork of the fork carries from what the fork holds.
+    let again = Checkpoints::beside(&dir.path().join("again.jsonl"));
+    fork.carry_to(&again, &HashSet::new()).unwrap();
+    std::fs::write(&shared, "later").unwrap();
+    again.restore(&HashSet::new()).unwrap();
+    assert_eq!(std::fs::read(&shared).unwrap(), b"original");
+
+    // Nothing recorded: nothing is carried.
     let empty = Checkpoints::beside(&dir.path().join("empty.jsonl"));
-    store.carry_to(&empty, &HashSet::new()).unwrap();
+    Checkpoints::beside(&dir.path().join("none.jsonl"))
+        .carry_to(&empty, &HashSet::new())
+        .unwrap();
     assert!(!empty.dir().exists());
 }
