@@ -149,7 +149,7 @@ fn strata_fork_carries_the_checkpoints_of_its_path() {
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter_map(|entry| entry["id"].as_str().map(str::to_owned))
-        .last()
+        .next_back()
         .unwrap();
     let fork = dir.path().join("fork.jsonl");
     let forked = Command::new(env!("CARGO_BIN_EXE_strata"))
