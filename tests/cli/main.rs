@@ -31,3 +31,4 @@ mod tools;
 mod tree;
 mod tui;
 mod tui_habits;
+mod tui_rewind;

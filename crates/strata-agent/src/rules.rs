@@ -282,25 +282,23 @@ impl Agent {
         }
     }
 
+    /// What [`Agent::rewind_files`] would do for `target` (`None`: the leaf), nothing written
+    /// or recorded: the front ends offer the restore after a move when it lists a file.
+    pub fn preview_rewind(&self, target: Option<&EntryId>) -> Result<RestoreReport, AgentError> {
+        let session = self.session();
+        let on_path = tool_calls_to(session, target.or(session.leaf()));
+        Checkpoints::beside(session.path())
+            .preview(&on_path)
+            .map_err(|e| AgentError::Rules(format!("reading the file checkpoints: {e}")))
+    }
+
     /// Puts the files strata changed back as they were at `target` (`None`: the leaf), from
     /// the checkpoints beside the session file, and records the restore as a `custom` entry
     /// (`strata.files_restored`). Changes that cannot be undone are listed in the report.
     pub fn rewind_files(&mut self, target: Option<&EntryId>) -> Result<RestoreReport, AgentError> {
         let session = self.session();
         let target = target.or(session.leaf()).cloned();
-        let mut on_path = HashSet::new();
-        if let Some(target) = &target {
-            for entry in session.tree().walk_to_root(target.as_str()) {
-                if entry.kind() != EntryKind::Message(Role::ToolResult) {
-                    continue;
-                }
-                if let Ok(strata_session::Entry::Message(message)) = entry.entry()
-                    && let AgentMessage::ToolResult(result) = message.message.get()
-                {
-                    on_path.insert(result.tool_call_id.clone());
-                }
-            }
-        }
+        let on_path = tool_calls_to(session, target.as_ref());
         let store = Checkpoints::beside(session.path());
         let report = store
             .restore(&on_path)
@@ -319,4 +317,27 @@ impl Agent {
         )?;
         Ok(report)
     }
+}
+
+/// The ids of the tool calls whose results lie on the path from the root to `target` (`None`:
+/// before the first entry, so none): the calls whose file changes hold at that point.
+pub fn tool_calls_to(
+    session: &strata_session::Session,
+    target: Option<&EntryId>,
+) -> HashSet<String> {
+    let mut calls = HashSet::new();
+    let Some(target) = target else {
+        return calls;
+    };
+    for entry in session.tree().walk_to_root(target.as_str()) {
+        if entry.kind() != EntryKind::Message(Role::ToolResult) {
+            continue;
+        }
+        if let Ok(strata_session::Entry::Message(message)) = entry.entry()
+            && let AgentMessage::ToolResult(result) = message.message.get()
+        {
+            calls.insert(result.tool_call_id.clone());
+        }
+    }
+    calls
 }

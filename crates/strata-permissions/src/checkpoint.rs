@@ -60,7 +60,7 @@ pub enum BashSnap {
     Blind(String),
 }
 
-/// What a restore did.
+/// What a restore did (or, from [`Checkpoints::preview`], would do).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RestoreReport {
@@ -70,6 +70,13 @@ pub struct RestoreReport {
     pub removed: Vec<PathBuf>,
     /// Changes that could not be undone, in words (bash outside a git project, …).
     pub not_restorable: Vec<String>,
+}
+
+impl RestoreReport {
+    /// Whether any file is (or would be) written or removed.
+    pub fn changes_files(&self) -> bool {
+        !self.restored.is_empty() || !self.removed.is_empty()
+    }
 }
 
 /// The store beside one session file.
@@ -93,31 +100,48 @@ impl Checkpoints {
         &self.dir
     }
 
-    /// Gives `fork` (the store beside a session forked from this one) every record and blob,
-    /// so rewinding in the fork finds the files it needs. Blobs are hard-linked where the
-    /// file system allows (they never change), copied otherwise. Nothing recorded: nothing
-    /// to carry.
-    pub fn carry_to(&self, fork: &Checkpoints) -> std::io::Result<()> {
-        let index = self.dir.join("index.jsonl");
-        if !index.exists() {
+    /// Gives `fork` (the store beside a session forked from this one, whose path holds the
+    /// tool calls `calls`) what rewinding there needs. Every record is carried: the disk is
+    /// as all of them left it, so a rewind in the fork must know each file strata changed,
+    /// on any branch. Only the blobs a rewind there can restore are carried: each file's
+    /// content before strata first changed it, and what the calls on the fork's path left.
+    /// Blobs are hard-linked where the file system allows (they never change), copied
+    /// otherwise. Nothing recorded: nothing written.
+    pub fn carry_to(&self, fork: &Checkpoints, calls: &HashSet<String>) -> std::io::Result<()> {
+        let lines = self.index()?;
+        if lines.is_empty() {
             return Ok(());
         }
-        let blobs = fork.dir.join("blobs");
-        std::fs::create_dir_all(&blobs)?;
-        if let Ok(entries) = std::fs::read_dir(self.dir.join("blobs")) {
-            for entry in entries {
-                let entry = entry?;
-                let target = blobs.join(entry.file_name());
-                if target.exists() {
-                    continue;
+        let mut seen: HashSet<&Path> = HashSet::new();
+        let mut wanted: BTreeSet<&String> = BTreeSet::new();
+        for line in &lines {
+            if let IndexLine::Change(change) = line {
+                if seen.insert(change.path.as_path())
+                    && let Some(before) = &change.before
+                {
+                    wanted.insert(before);
                 }
-                if std::fs::hard_link(entry.path(), &target).is_err() {
-                    std::fs::copy(entry.path(), &target)?;
+                if calls.contains(&change.call)
+                    && let Some(after) = &change.after
+                {
+                    wanted.insert(after);
                 }
             }
         }
-        std::fs::copy(index, fork.dir.join("index.jsonl"))?;
-        Ok(())
+        let blobs = fork.dir.join("blobs");
+        std::fs::create_dir_all(&blobs)?;
+        for hash in wanted {
+            let source = self.dir.join("blobs").join(hash);
+            let target = blobs.join(hash);
+            if target.exists() || !source.exists() {
+                // A store carried before holds only what its own path could restore.
+                continue;
+            }
+            if std::fs::hard_link(&source, &target).is_err() {
+                std::fs::copy(&source, &target)?;
+            }
+        }
+        fork.append(&lines)
     }
 
     fn store(&self, bytes: &[u8]) -> std::io::Result<String> {
@@ -268,6 +292,18 @@ impl Checkpoints {
     /// Puts every recorded file back as it was after the calls `on_path` (the tool calls on
     /// the path from the root to the target entry, any order).
     pub fn restore(&self, on_path: &HashSet<String>) -> std::io::Result<RestoreReport> {
+        self.walk(on_path, true)
+    }
+
+    /// What [`Checkpoints::restore`] would do for `on_path`, nothing written: a front end
+    /// offers the restore when this lists a file (the files differ from that point).
+    pub fn preview(&self, on_path: &HashSet<String>) -> std::io::Result<RestoreReport> {
+        self.walk(on_path, false)
+    }
+
+    /// The state of every recorded file after the calls `on_path`, compared with the disk;
+    /// `write`: made so.
+    fn walk(&self, on_path: &HashSet<String>, write: bool) -> std::io::Result<RestoreReport> {
         let mut first_before: BTreeMap<PathBuf, Option<String>> = BTreeMap::new();
         let mut state_at: BTreeMap<PathBuf, Option<String>> = BTreeMap::new();
         let mut report = RestoreReport::default();
@@ -299,15 +335,19 @@ impl Checkpoints {
             }
             match wanted {
                 Some(hash) => {
-                    let bytes = self.blob(&hash)?;
-                    if let Some(parent) = path.parent() {
-                        std::fs::create_dir_all(parent)?;
+                    if write {
+                        let bytes = self.blob(&hash)?;
+                        if let Some(parent) = path.parent() {
+                            std::fs::create_dir_all(parent)?;
+                        }
+                        std::fs::write(&path, bytes)?;
                     }
-                    std::fs::write(&path, bytes)?;
                     report.restored.push(path);
                 }
                 None => {
-                    std::fs::remove_file(&path)?;
+                    if write {
+                        std::fs::remove_file(&path)?;
+                    }
                     report.removed.push(path);
                 }
             }

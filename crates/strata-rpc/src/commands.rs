@@ -145,10 +145,14 @@ pub enum Command {
         /// The file.
         session_path: String,
     },
-    /// A new file holding the path before a user message.
+    /// A new file holding the path before a user message. When the files strata's tools
+    /// changed differ from that point, the response's `filesDiffer` lists them (strata's
+    /// offer to restore them: `rewind_files`, or `restoreFiles` here).
     Fork {
         /// The user message.
         entry_id: String,
+        /// strata's: also restore the files to the fork point.
+        restore_files: Option<bool>,
     },
     /// A new file holding the whole current path.
     Clone,
@@ -197,6 +201,8 @@ pub enum Command {
     RewindFiles {
         /// The entry whose file state is wanted.
         entry_id: Option<String>,
+        /// Only say what would be restored (the response's data); nothing written or recorded.
+        dry_run: Option<bool>,
     },
     /// strata's: switches the permission mode (`plan`, `ask`, `edits`, `auto`).
     SetPermissionMode {

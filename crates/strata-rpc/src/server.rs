@@ -21,7 +21,7 @@
 //! get_session_stats, export_html, switch_session, fork, clone, get_fork_messages,
 //! get_last_assistant_text, set_session_name, get_commands (skills), strata's MCP commands.
 //! Refused with an error: abort_retry (retries live in the transport; `abort` stops them
-//! with the run). strata's own: `set_permission_mode {mode}`, `rewind_files {entryId?}`
+//! with the run). strata's own: `set_permission_mode {mode}`, `rewind_files {entryId?, dryRun?}`
 //! (answered after a `strata_files_restored` record); a permission question is Pi's
 //! `extension_ui_request` (`select`, then `input` for a refusal's reason) answered by
 //! `extension_ui_response` (server/permissions.rs).
@@ -706,10 +706,25 @@ impl<H: Host> Server<H> {
                     return self.moved(id, &kind, op, json!({"cancelled": false}));
                 }
             }
-            Command::Fork { entry_id } => match self.fork_point(&entry_id) {
+            Command::Fork {
+                entry_id,
+                restore_files,
+            } => match self.fork_point(&entry_id) {
                 Ok((leaf, text)) => {
-                    let data = json!({"text": text, "cancelled": false});
-                    return self.moved(id, &kind, Op::Fork { leaf }, data);
+                    let mut ops = vec![Op::Fork { leaf }];
+                    if restore_files == Some(true) {
+                        ops.push(Op::RewindFiles { target: None });
+                    }
+                    return self.request(id, &kind, ops, Finish::Data, move |agent| {
+                        let mut data = json!({"text": text, "cancelled": false});
+                        // The offer: the files differ from the fork point.
+                        if let Ok(preview) = agent.preview_rewind(None)
+                            && preview.changes_files()
+                        {
+                            data["filesDiffer"] = json!(preview);
+                        }
+                        Ok(Some(data))
+                    });
                 }
                 Err(error) => Err(error),
             },
@@ -755,7 +770,19 @@ impl<H: Host> Server<H> {
             } => {
                 return self.permission_response(id, value, cancelled.unwrap_or(false));
             }
-            Command::RewindFiles { entry_id } => {
+            Command::RewindFiles {
+                entry_id,
+                dry_run: Some(true),
+            } => {
+                let target = entry_id.map(EntryId::new);
+                return self.request(id, &kind, Vec::new(), Finish::Data, move |agent| {
+                    let preview = agent
+                        .preview_rewind(target.as_ref())
+                        .map_err(|e| e.to_string())?;
+                    Ok(Some(json!(preview)))
+                });
+            }
+            Command::RewindFiles { entry_id, .. } => {
                 let op = Op::RewindFiles {
                     target: entry_id.map(EntryId::new),
                 };

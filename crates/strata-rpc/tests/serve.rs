@@ -535,3 +535,143 @@ async fn a_permission_question_is_an_extension_ui_select_and_its_answer_goes_bac
     drop(commands);
     serving.await.unwrap().unwrap();
 }
+
+/// One edit of a.txt.
+const EDITED: &str = r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "edit"
+args = { path = "a.txt", edits = [{ oldText = "alpha", newText = "ALPHA" }] }
+[[turn]]
+text = "Edited."
+"#;
+
+#[tokio::test]
+async fn a_fork_to_before_an_edit_offers_the_files_and_restores_them_when_asked() {
+    let server = MockServer::start(MockConfig::new()).await.unwrap();
+    server.load_scenario(Scenario::from_toml(EDITED, "t").unwrap());
+    let host = EndpointHost::new(
+        Catalog::builtin().unwrap(),
+        "anthropic",
+        server.base_url(),
+        "test-key",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.txt");
+    std::fs::write(&file, "alpha\n").unwrap();
+    let sonnet = host
+        .route_to("anthropic", "claude-sonnet-4-5", None)
+        .unwrap();
+    let mut agent = agent(&sonnet, dir.path());
+    agent.set_tool_rules(strata_agent::ToolRules {
+        gate: None,
+        sandbox: None,
+        checkpoints: true,
+    });
+    let options = ServeOptions {
+        cwd: dir.path().to_path_buf(),
+        ..ServeOptions::default()
+    };
+    let (mut commands, server_input) = tokio::io::duplex(1 << 16);
+    let (server_output, client_output) = tokio::io::duplex(1 << 16);
+    let serving = tokio::spawn(serve(
+        server_input,
+        server_output,
+        agent,
+        RetryEvents::default(),
+        host,
+        options,
+    ));
+    let mut lines = BufReader::new(client_output).lines();
+    // Every line up to and including the response to the command sent.
+    let mut answer = async |command: Value| -> Vec<Value> {
+        let line = format!("{command}\n");
+        commands.write_all(line.as_bytes()).await.unwrap();
+        let mut seen = Vec::new();
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+                .await
+                .expect("a line within ten seconds")
+                .unwrap()
+                .expect("the server still writing");
+            let value: Value = serde_json::from_str(&line).unwrap();
+            let done = value["type"] == "response" && value["id"] == command["id"];
+            seen.push(value);
+            if done {
+                return seen;
+            }
+        }
+    };
+    let run = answer(json!({"id": 1, "type": "prompt", "message": "edit it"})).await;
+    assert_eq!(run.last().unwrap()["success"], true, "{run:?}");
+    // The prompt is answered before its run: wait for the edit to be recorded.
+    let session = dir.path().join("first.jsonl");
+    let first_user = loop {
+        let state = answer(json!({"id": 2, "type": "get_state"})).await;
+        if state.last().unwrap()["data"]["isStreaming"] == false {
+            break std::fs::read_to_string(&session)
+                .unwrap()
+                .lines()
+                .map(|line| serde_json::from_str::<Value>(line).unwrap())
+                .find(|entry| entry["message"]["role"] == "user")
+                .unwrap()["id"]
+                .clone();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "ALPHA\n");
+    let path = std::fs::canonicalize(&file).unwrap();
+
+    // A dry run says what a restore would do; nothing written, nothing recorded.
+    let before = std::fs::read(&session).unwrap();
+    let dry =
+        answer(json!({"id": 3, "type": "rewind_files", "entryId": first_user, "dryRun": true}))
+            .await;
+    let response = dry.last().unwrap();
+    assert_eq!(response["success"], true, "{response}");
+    let restored = response["data"]["restored"].as_array().unwrap();
+    assert_eq!(restored.len(), 1, "{response}");
+    assert_eq!(
+        std::fs::canonicalize(restored[0].as_str().unwrap()).unwrap(),
+        path
+    );
+    assert!(!dry.iter().any(|v| v["type"] == "strata_files_restored"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "ALPHA\n");
+    assert_eq!(std::fs::read(&session).unwrap(), before, "nothing recorded");
+
+    // Forking to before the edit offers the files: listed, not restored.
+    let forked = answer(json!({"id": 4, "type": "fork", "entryId": first_user})).await;
+    let response = forked.last().unwrap();
+    assert_eq!(response["data"]["text"], "edit it", "{response}");
+    assert_eq!(
+        response["data"]["filesDiffer"]["restored"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "{response}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "ALPHA\n");
+
+    // Back in the first file, the same fork with restoreFiles restores them.
+    let back = answer(json!({"id": 5, "type": "switch_session", "sessionPath": session})).await;
+    assert_eq!(back.last().unwrap()["success"], true, "{back:?}");
+    let forked = answer(json!({
+        "id": 6, "type": "fork", "entryId": first_user, "restoreFiles": true
+    }))
+    .await;
+    let response = forked.last().unwrap();
+    assert_eq!(response["success"], true, "{response}");
+    assert!(
+        response["data"].get("filesDiffer").is_none(),
+        "restored: nothing differs any more: {response}"
+    );
+    let record = forked
+        .iter()
+        .find(|v| v["type"] == "strata_files_restored")
+        .unwrap_or_else(|| panic!("{forked:?}"));
+    assert_eq!(record["restored"].as_array().unwrap().len(), 1, "{record}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "alpha\n");
+    drop(commands);
+    serving.await.unwrap().unwrap();
+}

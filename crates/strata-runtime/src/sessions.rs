@@ -43,17 +43,25 @@ pub fn fork(session: &Session, leaf: Option<&EntryId>) -> Result<Session, Runtim
         path: path.clone(),
         source,
     })?;
-    // The fork carries the file checkpoints its entries need for a rewind.
-    let checkpoints = strata_permissions::checkpoint::Checkpoints::beside(session.path());
+    let fork = open(&path)?;
+    carry_checkpoints(session.path(), &fork);
+    Ok(fork)
+}
+
+/// Gives the fork `fork` (of the session file `from`) the file checkpoints its path needs for
+/// a rewind (`Checkpoints::carry_to`). A failure is logged, not fatal: the fork itself is
+/// written, only its rewinds lack those files.
+pub fn carry_checkpoints(from: &Path, fork: &Session) {
+    use strata_permissions::checkpoint::Checkpoints;
+    let calls = strata_agent::rules::tool_calls_to(fork, fork.leaf());
     if let Err(error) =
-        checkpoints.carry_to(&strata_permissions::checkpoint::Checkpoints::beside(&path))
+        Checkpoints::beside(from).carry_to(&Checkpoints::beside(fork.path()), &calls)
     {
         tracing::warn!(
             "the fork {} carries no file checkpoints: {error}",
-            path.display()
+            fork.path().display()
         );
     }
-    open(&path)
 }
 
 /// Opens `path` for appending.

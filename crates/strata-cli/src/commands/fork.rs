@@ -23,6 +23,10 @@ pub fn run(args: &ForkArgs) -> anyhow::Result<()> {
     let written = session
         .fork(Some(&leaf), &output)
         .with_context(|| format!("forking {} at {leaf}", args.file.display()))?;
+    // The fork carries the file checkpoints its path needs, so /rewind works there too.
+    let fork = strata_session::Session::open(&written)
+        .with_context(|| format!("reading the fork {}", written.display()))?;
+    strata_runtime::sessions::carry_checkpoints(&args.file, &fork.session);
     println!("{}", written.display());
     Ok(())
 }

@@ -23,6 +23,7 @@ mod habits;
 mod leave;
 mod mcp;
 mod permissions;
+mod rewind;
 mod settings;
 
 pub use mcp::McpHandle;
@@ -793,6 +794,7 @@ impl App {
                 });
             }
             PickerKind::Settings => self.setting_chosen(&item.key),
+            PickerKind::RestoreFiles => self.restore_chosen(&item.key),
             PickerKind::Tools => {}
         }
     }
@@ -902,6 +904,7 @@ impl App {
                 ));
             }
             Reply::Block { title, lines } => self.items.push(Item::Block { title, lines }),
+            Reply::OfferRestore(lines) => self.offer_restore(lines),
             Reply::Item(item) => self.items.push(item),
         }
     }

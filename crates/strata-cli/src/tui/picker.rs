@@ -30,6 +30,8 @@ pub enum PickerKind {
     Tools,
     /// Change the setting in the item's key (`/settings`).
     Settings,
+    /// After a move: restore the files to the entry now current (key `restore`) or keep them.
+    RestoreFiles,
     /// Answer the gate's question (the item's key: `once`, `session`, `project`, `deny`);
     /// Esc refuses it.
     Permission {

@@ -141,6 +141,9 @@ pub enum Reply {
     ForkPoints(Vec<TreeRow>),
     /// An item for the transcript (a shell command's output).
     Item(Item),
+    /// After a move the files differ from the entry now current: how (one line a file),
+    /// for the offer to restore them.
+    OfferRestore(Vec<String>),
     /// A titled block of lines.
     Block {
         /// Title.
@@ -277,6 +280,27 @@ struct Live {
     labelled: Option<(EntryId, Option<String>)>,
 }
 
+/// What a restore would do, one line each.
+fn preview_lines(report: &strata_runtime::permissions::checkpoint::RestoreReport) -> Vec<String> {
+    report
+        .restored
+        .iter()
+        .map(|path| format!("{}: changed since", path.display()))
+        .chain(
+            report
+                .removed
+                .iter()
+                .map(|path| format!("{}: did not exist here", path.display())),
+        )
+        .chain(
+            report
+                .not_restorable
+                .iter()
+                .map(|what| format!("not restorable: {what}")),
+        )
+        .collect()
+}
+
 /// What a restore did, one line each (a restore that changed nothing says so).
 fn restored_lines(report: &strata_runtime::permissions::checkpoint::RestoreReport) -> Vec<String> {
     let mut lines: Vec<String> = report
@@ -305,6 +329,19 @@ fn restored_lines(report: &strata_runtime::permissions::checkpoint::RestoreRepor
 impl Live {
     fn reply(&self, reply: Reply) {
         let _ = self.ui.send(UiEvent::Reply(reply));
+    }
+
+    /// After a move: when the files strata's tools changed are not as they were at the entry
+    /// now current, offers to restore them (the UI's picker; `/rewind` does it later too).
+    async fn offer_restore(&mut self) -> anyhow::Result<()> {
+        let preview = self
+            .call(Vec::new(), |agent| agent.preview_rewind(None))
+            .await?
+            .context("reading the file checkpoints")?;
+        if preview.changes_files() {
+            self.reply(Reply::OfferRestore(preview_lines(&preview)));
+        }
+        Ok(())
     }
 
     /// Passes an event on; returns what failed, when it says something did.
@@ -520,15 +557,7 @@ impl Worker {
                 };
                 live.reply(Reply::Notice(note.into()));
                 // The conversation moved; the files did not. Offer to move them too.
-                let file = live.call(Vec::new(), session_path).await?;
-                let store = strata_runtime::permissions::checkpoint::Checkpoints::beside(&file);
-                if store.dir().join("index.jsonl").exists() {
-                    live.reply(Reply::Notice(
-                        "the files are as the last tool calls left them: /rewind puts them \
-                         back as they were at this entry"
-                            .into(),
-                    ));
-                }
+                live.offer_restore().await?;
             }
             Command::Model(name) => self.switch_model(live, &name).await?,
             Command::Thinking(level) => {
@@ -589,6 +618,7 @@ impl Worker {
                     .context("forking the session")?;
                 live.attach().await?;
                 live.reply(Reply::Notice(format!("forked into {}", written.display())));
+                live.offer_restore().await?;
             }
             Command::New => {
                 live.call(vec![Op::NewSession { parent: None }], |_| ())
