@@ -175,7 +175,7 @@ fn waits_note(sorted_ms: &[u64]) -> String {
         return String::new();
     };
     let mid = sorted_ms.len() / 2;
-    let median = if sorted_ms.len() % 2 == 0 {
+    let median = if sorted_ms.len().is_multiple_of(2) {
         (sorted_ms[mid - 1] + sorted_ms[mid]) as f64 / 2.0
     } else {
         sorted_ms[mid] as f64
