@@ -610,7 +610,7 @@ impl Agent {
                         return Err(error);
                     }
                 }
-                Ok(None) => {}
+                Ok(None) => self.precompute_during_run(),
                 Err(error) => {
                     self.emit(AgentEvent::AgentEnd {
                         reason: "error".into(),
@@ -1014,7 +1014,8 @@ impl Agent {
         // A trigger sees the whole context; what the cut would summarize may be mostly folded
         // or masked already, too little for a summary to shrink.
         if reason == CompactionReason::Threshold
-            && preparation.replaced_tokens() <= self.threshold_floor_tokens
+            && (preparation.replaced_tokens() <= self.threshold_floor_tokens
+                || self.defer_to_precompute(&preparation))
         {
             return Ok(None);
         }
@@ -1067,6 +1068,8 @@ impl Agent {
         };
         let entry = strata_compaction::compaction_entry(&result, self.context()?);
         let id = self.session.append_compaction(entry)?;
+        // A prepared summary built on the previous one is stale now.
+        self.discard_precomputed();
         // The next request rewrites the messages chapter: the last one is not worth keeping.
         self.last_sent = None;
         self.requests_since_compaction = 0;
@@ -1097,7 +1100,11 @@ impl Agent {
         self.last_sent = None;
         let old_leaf = self.session.leaf().cloned();
         let Some(old_leaf) = old_leaf.filter(|_| summarize) else {
-            return Ok(self.session.move_leaf(target)?);
+            let id = self.session.move_leaf(target)?;
+            // A new path: what was prepared for the old one does not fit; the user is now
+            // reading the tree and typing, time to prepare for this one.
+            self.precompute_while_idle();
+            return Ok(id);
         };
         let budget = self
             .config
@@ -1140,6 +1147,7 @@ impl Agent {
             None,
             usage,
         )?;
+        self.precompute_while_idle();
         Ok(id)
     }
 

@@ -199,13 +199,14 @@ async fn play(
     let mut leaves: Vec<Option<EntryId>> = Vec::new();
     let mut completed = 0;
     let mut compactions = 0;
+    let mut prepared = 0;
     let mut reported = AgentUsage::default();
     for task in &workload.tasks {
         for event in &task.events {
             if event.idle_seconds > 0 {
                 let pause = Duration::from_secs(event.idle_seconds);
                 idle(&mut agent, &server, pause, step).await?;
-                drain(&mut events, &mut reported, &mut compactions);
+                drain(&mut events, &mut reported, &mut compactions, &mut prepared);
                 collector.take(&server, &mut ideal, Some(RequestKind::KeepWarm))?;
             }
             if !event.tools_remove.is_empty() || !event.tools_add.is_empty() {
@@ -255,6 +256,8 @@ async fn play(
                     .await
                     .with_context(|| format!("branching before task {}", task.index + 1))?;
                 collector.take(&server, &mut ideal, Some(RequestKind::BranchSummary))?;
+                // The user reads the tree's summary and types the prompt.
+                crate::bench::plays::user_pause(&agent, play.as_ref()).await;
             }
         }
         leaves.push(agent.session().leaf().cloned());
@@ -269,7 +272,7 @@ async fn play(
         if let Some(why) = note {
             eprintln!("{}: task {}: {why}", workload.spec.name, task.index + 1);
         }
-        drain(&mut events, &mut reported, &mut compactions);
+        drain(&mut events, &mut reported, &mut compactions, &mut prepared);
         collector.take(&server, &mut ideal, None)?;
         // The user reads the answer and types the next prompt: the time a play prepares in.
         crate::bench::plays::user_pause(&agent, play.as_ref()).await;
@@ -281,7 +284,7 @@ async fn play(
                 step,
             )
             .await?;
-            drain(&mut events, &mut reported, &mut compactions);
+            drain(&mut events, &mut reported, &mut compactions, &mut prepared);
             collector.take(&server, &mut ideal, Some(RequestKind::KeepWarm))?;
         }
     }
@@ -295,6 +298,7 @@ async fn play(
         tasks_total: workload.tasks.len(),
         compactions,
         restarts,
+        prepared_compactions: prepared,
     };
     Ok((run, reported))
 }
@@ -304,6 +308,7 @@ fn drain(
     events: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
     reported: &mut AgentUsage,
     compactions: &mut usize,
+    prepared: &mut usize,
 ) {
     while let Ok(event) = events.try_recv() {
         match event {
@@ -315,6 +320,10 @@ fn drain(
             } => {
                 if entry_id.is_some() {
                     *compactions += 1;
+                    // No usage: no summary request, the summary was a play's.
+                    if usage.is_none() {
+                        *prepared += 1;
+                    }
                 }
                 if let Some(usage) = usage {
                     reported.add(&usage);

@@ -351,6 +351,7 @@ mod tests {
             tasks_total: 1,
             compactions: 1,
             restarts: Vec::new(),
+            prepared_compactions: 0,
         };
         let floor = oracle_floor(&run).unwrap();
         assert_eq!(floor.requests, 3);

@@ -567,6 +567,7 @@ async fn play_strata(
         tasks_total: played.tasks.len(),
         compactions,
         restarts: Vec::new(),
+        prepared_compactions: 0,
     };
     Ok((run, searches))
 }
@@ -791,6 +792,7 @@ pub fn run_pi(
         tasks_total: workload.tasks.len(),
         compactions,
         restarts: Vec::new(),
+        prepared_compactions: 0,
     })
 }
 

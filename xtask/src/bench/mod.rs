@@ -168,6 +168,26 @@ impl Options {
     }
 }
 
+/// `" (wait at a compaction: median M s, worst W s over N attempts)"`, or nothing without
+/// one.
+fn waits_note(sorted_ms: &[u64]) -> String {
+    let Some(&worst) = sorted_ms.last() else {
+        return String::new();
+    };
+    let mid = sorted_ms.len() / 2;
+    let median = if sorted_ms.len().is_multiple_of(2) {
+        (sorted_ms[mid - 1] + sorted_ms[mid]) as f64 / 2.0
+    } else {
+        sorted_ms[mid] as f64
+    };
+    format!(
+        " (wait at a compaction: median {:.1} s, worst {:.1} s over {} attempts)",
+        median / 1000.0,
+        worst as f64 / 1000.0,
+        sorted_ms.len()
+    )
+}
+
 /// The strategies run on `workload`.
 pub fn strategies_for(workload: &str) -> Vec<Strategy> {
     let mut strategies = Strategy::COMPARED.to_vec();
@@ -256,7 +276,7 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
                 })?;
                 let totals = run.totals();
                 eprintln!(
-                    "{}: {} requests, ${:.4}, hit {:.2}% (ideal {:.2}%), {}/{} tasks, {} compactions, {:.1}s",
+                    "{}: {} requests, ${:.4}, hit {:.2}% (ideal {:.2}%), {}/{} tasks, {} compactions{}, {:.1}s",
                     run.label(),
                     totals.requests,
                     totals.cost,
@@ -265,6 +285,7 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
                     run.tasks_completed,
                     run.tasks_total,
                     run.compactions,
+                    waits_note(&run.compaction_waits_ms()),
                     run_started.elapsed().as_secs_f64()
                 );
                 runs.push(run);

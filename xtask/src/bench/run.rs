@@ -240,6 +240,10 @@ pub struct Run {
     /// The `seq` of the first request after each restart of the harness.
     #[serde(default)]
     pub restarts: Vec<usize>,
+    /// Compactions written from a summary a memory play had ready (or made without a model
+    /// request): the agent waited for no summary request at them.
+    #[serde(default)]
+    pub prepared_compactions: usize,
 }
 
 /// Sums over a run's requests.
@@ -325,6 +329,28 @@ impl Run {
     /// Sums over every request.
     pub fn totals(&self) -> Totals {
         Totals::of(&self.requests)
+    }
+
+    /// What the agent waited at each compaction attempt, milliseconds of the mock's clock,
+    /// sorted: for summary requests in a row (one attempt), the time from the first of them
+    /// to the next request (the model writing the summary while the task stands still); for a
+    /// compaction made without a request ([`Self::prepared_compactions`]), nothing.
+    pub fn compaction_waits_ms(&self) -> Vec<u64> {
+        let mut waits = vec![0; self.prepared_compactions];
+        let mut first_summary: Option<u64> = None;
+        for row in &self.requests {
+            match (row.kind, first_summary) {
+                (RequestKind::Summary, None) => first_summary = Some(row.at_ms),
+                (RequestKind::Summary, Some(_)) => {}
+                (_, Some(at)) => {
+                    waits.push(row.at_ms.saturating_sub(at));
+                    first_summary = None;
+                }
+                (_, None) => {}
+            }
+        }
+        waits.sort_unstable();
+        waits
     }
 
     /// Whether every task ended as scripted.

@@ -156,6 +156,7 @@ mod tests {
             tasks_total: 1,
             compactions: 0,
             restarts: Vec::new(),
+            prepared_compactions: 0,
         }
     }
 

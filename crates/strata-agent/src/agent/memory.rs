@@ -61,6 +61,16 @@ pub(super) struct Precomputed {
     base: Option<String>,
     summary: String,
     owner: String,
+    /// Estimated tokens of what it replaces (the summarised messages and `base`).
+    replaced_tokens: u64,
+}
+
+impl Precomputed {
+    /// Whether the summary is smaller than what it replaces (a compaction must shrink the
+    /// context, as the built-in one's `NotSmaller` rule says).
+    fn worth_taking(&self) -> bool {
+        estimate_text_tokens(&self.summary) < self.replaced_tokens
+    }
 }
 
 /// What the precompute task leaves for the next compaction, and whether it is still at work.
@@ -68,6 +78,8 @@ pub(super) struct Precomputed {
 pub(super) struct Precompute {
     pending: bool,
     ready: Option<Precomputed>,
+    /// Counts the preparations started: only the latest one's answer is kept.
+    generation: u64,
 }
 
 /// The agent's [`Precompute`], shared with the background task.
@@ -265,13 +277,17 @@ impl Agent {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .ready
-            .take();
+            .clone();
         if let Some(ready) = ready
             && ready.base == preparation.previous_summary
             && self.cut_is_usable(&ready.first_kept, &preparation.first_kept_entry_id)
+            && ready.worth_taking()
         {
+            self.discard_precomputed();
             return Some((ready.summary, ready.first_kept, ready.owner, PRECOMPUTE));
         }
+        // One that does not fit this compaction stays: a threshold compaction that writes
+        // nothing (its summary would not be smaller) leaves the next one free to take it.
         let (memory, owner) = self.memory_owner(COMPACTION)?;
         let answer = memory
             .ask(COMPACTION, compaction_params(preparation))
@@ -285,6 +301,13 @@ impl Agent {
                 COMPACTION,
             )
         })
+    }
+
+    /// Whether `id` is on the path to the leaf.
+    fn on_path(&self, id: &EntryId) -> bool {
+        self.session
+            .leaf()
+            .is_some_and(|leaf| self.session.tree().path_from_root(leaf).contains(&id))
     }
 
     /// Whether a pre-computed cut at `cut` can stand for one at `wanted`: both on the path to
@@ -358,13 +381,29 @@ impl Agent {
         }
     }
 
-    /// After a run: when an extension owns pre-computation, it prepares the summary the next
-    /// compaction would write, in the background (the agent is free meanwhile; a compaction
-    /// that comes before it is ready does not wait for it).
+    /// When the agent is idle (a run ended, the session moved to another branch): when an
+    /// extension owns pre-computation, it prepares, in the background, the summary a
+    /// compaction would write now, replacing what it prepared before (the agent is free
+    /// meanwhile; a compaction that comes before it is ready does not wait for it).
     pub(super) fn precompute_while_idle(&mut self) {
+        self.precompute(true);
+    }
+
+    /// Before a request of a run: when nothing is prepared for the next compaction (or being
+    /// prepared), the owner prepares it while the model answers. Its cut is the one a
+    /// compaction would make now; the compaction that comes later cuts at or after it, so it
+    /// fits, keeping the messages in between as well.
+    pub(super) fn precompute_during_run(&mut self) {
+        self.precompute(false);
+    }
+
+    fn precompute(&mut self, refresh: bool) {
         let Some((memory, owner)) = self.memory_owner(PRECOMPUTE) else {
             return;
         };
+        if !refresh && self.precompute_pending() {
+            return;
+        }
         let Some(leaf) = self.session.leaf().cloned() else {
             return;
         };
@@ -377,11 +416,29 @@ impl Agent {
         if preparation.messages_to_summarize.is_empty() {
             return;
         }
+        let ready = self
+            .precomputed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .ready
+            .clone();
+        // Not again for the same messages (the same answer would come); during a run, not
+        // while the one at hand is of use (on this path, smaller than what it replaces).
+        if let Some(ready) = ready
+            && self.on_path(&ready.first_kept)
+            && ((ready.first_kept == preparation.first_kept_entry_id
+                && ready.base == preparation.previous_summary)
+                || (!refresh && ready.worth_taking()))
+        {
+            return;
+        }
         let params = compaction_params(&preparation);
         let cell = Arc::clone(&self.precomputed);
-        *cell.lock().unwrap_or_else(PoisonError::into_inner) = Precompute {
-            pending: true,
-            ready: None,
+        let generation = {
+            let mut state = cell.lock().unwrap_or_else(PoisonError::into_inner);
+            state.generation += 1;
+            state.pending = true;
+            state.generation
         };
         tokio::spawn(async move {
             let summary = memory
@@ -390,15 +447,74 @@ impl Agent {
                 .and_then(|answer| answer.get("summary")?.as_str().map(str::to_owned))
                 .filter(|s| !s.trim().is_empty());
             let mut state = cell.lock().unwrap_or_else(PoisonError::into_inner);
+            // A later preparation (the path moved on meanwhile) owns the cell.
+            if state.generation != generation {
+                return;
+            }
             state.pending = false;
-            state.ready = summary.map(|summary| Precomputed {
-                first_kept: preparation.first_kept_entry_id,
-                base: preparation.previous_summary,
-                summary: summary.trim().to_owned(),
-                owner,
-            });
+            if let Some(summary) = summary {
+                state.ready = Some(Precomputed {
+                    first_kept: preparation.first_kept_entry_id.clone(),
+                    base: preparation.previous_summary.clone(),
+                    summary: summary.trim().to_owned(),
+                    owner,
+                    replaced_tokens: preparation.replaced_tokens(),
+                });
+            }
         });
     }
+
+    /// At a threshold compaction with nothing usable prepared: when an extension owns
+    /// pre-computation and the context still fits below the window limit, the compaction
+    /// waits for no model — the owner starts preparing it now, while the next request goes
+    /// out with the context as it is, and a later check takes the prepared summary. `true`:
+    /// deferred. Past the window limit the compaction is made now, as without the slot.
+    pub(super) fn defer_to_precompute(
+        &mut self,
+        preparation: &strata_compaction::Preparation,
+    ) -> bool {
+        if self.memory_owner(PRECOMPUTE).is_none() {
+            return false;
+        }
+        // The window limit (window − reserve), whatever trigger the settings choose.
+        let limit = self
+            .config
+            .model
+            .context_window
+            .saturating_sub(self.compaction_settings().reserve_tokens);
+        if preparation.tokens_before > limit {
+            return false;
+        }
+        let usable = self
+            .precomputed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .ready
+            .clone()
+            .is_some_and(|ready| {
+                ready.base == preparation.previous_summary
+                    && ready.worth_taking()
+                    && self.cut_is_usable(&ready.first_kept, &preparation.first_kept_entry_id)
+            });
+        if usable {
+            return false;
+        }
+        self.precompute(false);
+        true
+    }
+
+    /// Forgets a prepared summary: it was taken, or a compaction changed what it builds on.
+    pub(super) fn discard_precomputed(&self) {
+        self.precomputed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .ready = None;
+    }
+}
+
+/// Tokens of `text` as the compaction estimates them (characters / 4).
+fn estimate_text_tokens(text: &str) -> u64 {
+    (text.encode_utf16().count() as u64).div_ceil(4)
 }
 
 /// `memory/compaction` and `memory/precompute` params: the messages the summary covers (Pi's

@@ -179,10 +179,23 @@ async fn lossless_compaction_keeps_the_actions_drops_the_prose_and_calls_no_mode
     r.setup.extension_set().unwrap().shutdown().await;
 }
 
+/// [`WORK`] with a long answer: long enough that a digest (which leaves the model's prose
+/// out) is smaller than the messages it replaces; a summary that is not smaller is never
+/// taken.
+fn wordy_work() -> String {
+    WORK.replace(
+        "so I wrote out.txt instead.",
+        &format!(
+            "so I wrote out.txt instead. {}",
+            "More prose about the notes. ".repeat(60)
+        ),
+    )
+}
+
 /// Waits for the idle pre-computation (a background task of the agent) to land.
 async fn ready(agent: &strata_agent::Agent) -> bool {
     for _ in 0..400 {
-        if agent.precomputed_summary_ready() {
+        if agent.precomputed_summary_ready() && !agent.precompute_pending() {
             return true;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -194,7 +207,7 @@ async fn ready(agent: &strata_agent::Agent) -> bool {
 async fn a_summary_precomputed_while_idle_makes_the_compaction_wait_for_no_model() {
     let mut with = run(
         &extension("precompute", env!("CARGO_BIN_EXE_strata-play-precompute")),
-        WORK,
+        &wordy_work(),
     )
     .await;
     with.agent
@@ -228,7 +241,7 @@ async fn a_summary_precomputed_while_idle_makes_the_compaction_wait_for_no_model
     // Without it, the built-in compaction asks the model at that moment.
     let mut without = run(
         "",
-        &format!("{WORK}\n[[turn]]\ntext = \"## Goal\\nsummary\"\n"),
+        &format!("{}\n[[turn]]\ntext = \"## Goal\\nsummary\"\n", wordy_work()),
     )
     .await;
     without

@@ -450,6 +450,7 @@ pub fn play(
             tasks_total: workload.tasks.len(),
             compactions,
             restarts: Vec::new(),
+            prepared_compactions: 0,
         },
         left: rows.left,
         failures,
