@@ -31,8 +31,8 @@ mod tools;
 use std::collections::HashSet;
 
 use strata_provider::{
-    Breakpoint, BreakpointPosition, CacheTtl, Capabilities, Message, Request, ThinkingLevel,
-    ToolDefinition,
+    Breakpoint, BreakpointPosition, CacheTtl, Capabilities, Dialect, Message, Request,
+    ThinkingLevel, ToolDefinition,
 };
 
 use crate::flatten::Context;
@@ -86,6 +86,10 @@ pub struct RenderOptions {
     pub max_tokens: Option<u32>,
     /// Lifetime asked for at each breakpoint.
     pub ttl: CacheTtl,
+    /// Whose shapes the request takes: [`Dialect::Pi`] for a session whose prompt Pi wrote,
+    /// so the prefix Pi cached is read (the system chapter then goes as one block, as Pi
+    /// joins it, and the adapter writes Pi's wire forms).
+    pub dialect: Dialect,
 }
 
 impl RenderOptions {
@@ -115,6 +119,12 @@ impl RenderOptions {
     /// Sets the policy.
     pub fn policy(mut self, policy: RenderPolicy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// Sets the dialect.
+    pub fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
         self
     }
 }
@@ -222,6 +232,10 @@ impl<'a> Frame<'a> {
         } else {
             system_chapter(&context.system.snapshot)
         };
+        let system = match options.dialect {
+            Dialect::Strata => system,
+            Dialect::Pi => pi_system(system),
+        };
         let plan = plan::plan(context, !fold);
         let deferred: HashSet<&str> = context
             .tools
@@ -257,6 +271,7 @@ impl<'a> Frame<'a> {
         request.system = self.system.clone();
         request.cache_key = options.cache_key.clone();
         request.max_tokens = options.max_tokens;
+        request.dialect = options.dialect;
         request.thinking = context
             .thinking_level
             .parse::<ThinkingLevel>()
@@ -290,6 +305,16 @@ impl<'a> Frame<'a> {
             Item::MissingResult { call_id, .. } => convert::missing_result(call_id),
         }
     }
+}
+
+/// The system chapter as Pi sends it: one block, the sections joined by a blank line (Pi
+/// 1.6 `getSystemMessageText`), none when there is no text.
+fn pi_system(blocks: Vec<strata_provider::SystemBlock>) -> Vec<strata_provider::SystemBlock> {
+    if blocks.len() < 2 {
+        return blocks;
+    }
+    let text: Vec<&str> = blocks.iter().map(|block| block.text.as_str()).collect();
+    vec![strata_provider::SystemBlock::text(text.join("\n\n"))]
 }
 
 /// Chapter 1's prefix lines and the deferred definitions.
