@@ -22,6 +22,7 @@
 
 mod convert;
 mod digest;
+mod floor;
 mod plan;
 mod prompt;
 mod renderer;
@@ -42,6 +43,7 @@ pub use convert::{
     COMPACTION_SUMMARY_SUFFIX, NO_RESULT_PROVIDED, bash_execution_text,
 };
 pub use digest::{Chapter, ChapterDigest, Divergence, Fnv1a, RequestBytes};
+pub use floor::{CACHE_FLOOR_SECTION, EXPECTED_REQUESTS};
 pub use renderer::Renderer;
 pub use report::{RenderNote, RenderReport};
 pub use tools::{
@@ -232,10 +234,20 @@ impl<'a> Frame<'a> {
         } else {
             system_chapter(&context.system.snapshot)
         };
-        let system = match options.dialect {
+        let mut system = match options.dialect {
             Dialect::Strata => system,
             Dialect::Pi => pi_system(system),
         };
+        // Another harness's prefix keeps its bytes; the comparison policies do what others do.
+        let floor = if options.policy == RenderPolicy::Strata && options.dialect == Dialect::Strata
+        {
+            floor::plan(&tools, &system, capabilities, options.ttl)
+        } else {
+            floor::Floor::Reached
+        };
+        if let floor::Floor::Padded { tokens, .. } = floor {
+            system.push(floor::block(tokens));
+        }
         let plan = plan::plan(context, !fold);
         let deferred: HashSet<&str> = context
             .tools
@@ -248,7 +260,22 @@ impl<'a> Frame<'a> {
             })
             .map(|tool| tool.name.as_str())
             .collect();
-        let notes = notes(context, fold, &plan, &deferred);
+        let mut notes = notes(context, fold, &plan, &deferred);
+        match floor {
+            floor::Floor::Reached => {}
+            floor::Floor::Below { prefix, minimum } => {
+                notes.push(RenderNote::BelowCacheMinimum { prefix, minimum });
+            }
+            floor::Floor::Padded {
+                prefix,
+                tokens,
+                minimum,
+            } => notes.push(RenderNote::CacheFloor {
+                prefix,
+                filler: tokens,
+                minimum,
+            }),
+        }
         let declarations = Declarations::new(context, deferred);
         Self {
             tools,
