@@ -23,6 +23,7 @@ mod mcp_login;
 mod permissions;
 mod pi_session;
 mod readme;
+mod readme_cost;
 mod rpc;
 mod run;
 mod sent;

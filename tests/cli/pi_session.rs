@@ -246,15 +246,20 @@ fn a_keep_warm_ping_and_summary_usage_are_pi_usage_that_stays_out_of_context() {
     );
 }
 
-/// Continuing a session Pi 1.6 wrote: strata keeps Pi's prompt and tool definitions, the
-/// session's model and thinking level, and writes no patch of its own, so what it sends
-/// starts as Pi's requests started.
-#[test]
-fn a_pi_16_session_continued_in_strata_keeps_pis_prompt_model_and_tools() {
-    let Some(pi) = crate::support::Pi16::find() else {
-        println!("{}", crate::support::Pi16::skip_message());
-        return;
-    };
+/// A session Pi 1.6 wrote on a strata-mock, continued by strata with one prompt.
+struct Continued {
+    server: strata_mock::MockServer,
+    /// Requests Pi sent (strata's follow).
+    pi_requests: usize,
+    file: PathBuf,
+    /// The session file as Pi left it.
+    before: Vec<u8>,
+    _dir: tempfile::TempDir,
+}
+
+/// Pi 1.6 fixes the greeting on the demo's scripted mock (`-p`, its session in the project),
+/// then strata continues that session with "and now?" on the same mock, without `--model`.
+fn pi_then_strata(pi: &crate::support::Pi16) -> Continued {
     let server = crate::support::demo_mock();
     let dir = crate::support::project();
     let sessions = dir.path().join("pi-sessions");
@@ -289,6 +294,31 @@ fn a_pi_16_session_continued_in_strata_keeps_pis_prompt_model_and_tools() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    Continued {
+        server,
+        pi_requests,
+        file,
+        before,
+        _dir: dir,
+    }
+}
+
+/// Continuing a session Pi 1.6 wrote: strata keeps Pi's prompt and tool definitions, the
+/// session's model and thinking level, and writes no patch of its own, so what it sends
+/// starts as Pi's requests started.
+#[test]
+fn a_pi_16_session_continued_in_strata_keeps_pis_prompt_model_and_tools() {
+    let Some(pi) = crate::support::Pi16::find() else {
+        println!("{}", crate::support::Pi16::skip_message());
+        return;
+    };
+    let Continued {
+        server,
+        pi_requests,
+        file,
+        before,
+        _dir,
+    } = pi_then_strata(&pi);
     let after = std::fs::read(&file).unwrap();
     assert!(
         after.starts_with(&before),
@@ -341,4 +371,64 @@ fn a_pi_16_session_continued_in_strata_keeps_pis_prompt_model_and_tools() {
             .collect()
     };
     assert_eq!(names(strata_first), names(pi_last), "Pi's tool definitions");
+}
+
+/// Continuing a session Pi 1.6 wrote reads the prefix Pi cached: strata's first request
+/// repeats Pi's bytes (one system block, Pi's tool and tool-result shapes), so the mock's
+/// cache serves at least 90% of Pi's last prompt from what Pi wrote.
+#[test]
+fn a_pi_16_session_continued_in_strata_reads_the_prefix_pi_cached() {
+    let Some(pi) = crate::support::Pi16::find() else {
+        println!("{}", crate::support::Pi16::skip_message());
+        return;
+    };
+    let continued = pi_then_strata(&pi);
+    let requests = continued.server.requests();
+    let at = continued.pi_requests;
+    let (pi_last, strata_first) = (&requests[at - 1], &requests[at]);
+    let pi_prompt = pi_last.cache.as_ref().expect("accounted").input_tokens;
+    let cache = strata_first.cache.as_ref().expect("accounted");
+    println!(
+        "Pi 1.6's last prompt: {pi_prompt} tokens; strata's first request read {} of its {} \
+         from the cache (wrote {}, uncached {})",
+        cache.cache_read, cache.input_tokens, cache.cache_write, cache.uncached
+    );
+    assert!(
+        cache.cache_read * 10 >= pi_prompt * 9,
+        "read {} of Pi's {pi_prompt}-token prompt (changed: {:?})",
+        cache.cache_read,
+        strata_first.changed
+    );
+    // Every block of Pi's last request is repeated as Pi sent it, key order included.
+    let body = |r: &strata_mock::RequestRecord| r.body.clone().unwrap();
+    let (pi_body, strata_body) = (body(pi_last), body(strata_first));
+    let text = |mut v: Value| {
+        strip_cache_control(&mut v);
+        v.to_string()
+    };
+    for chapter in ["tools", "system"] {
+        assert_eq!(
+            text(strata_body[chapter].clone()),
+            text(pi_body[chapter].clone()),
+            "{chapter}"
+        );
+    }
+    let pi_messages = pi_body["messages"].as_array().unwrap().clone();
+    let strata_messages = strata_body["messages"].as_array().unwrap();
+    assert_eq!(
+        text(Value::Array(strata_messages[..pi_messages.len()].to_vec())),
+        text(Value::Array(pi_messages))
+    );
+}
+
+/// Removes every `cache_control` marker (where breakpoints sit is not content).
+fn strip_cache_control(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("cache_control");
+            map.values_mut().for_each(strip_cache_control);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_cache_control),
+        _ => {}
+    }
 }

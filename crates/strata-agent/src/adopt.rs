@@ -37,6 +37,17 @@ pub fn is_foreign(context: &Context) -> bool {
         .any(|(name, text)| !text.is_empty() && !STRATA_SECTIONS.contains(&name.as_str()))
 }
 
+/// Whose shapes requests take for this context: Pi's when the prompt kept is Pi's (`adopting`
+/// and [`is_foreign`]: only Pi 1.x writes prompt sections strata does not), so the bytes of
+/// the prefix Pi wrote repeat and its cache is read; strata's otherwise.
+pub fn dialect(context: &Context, adopting: bool) -> strata_provider::Dialect {
+    if adopting && is_foreign(context) {
+        strata_provider::Dialect::Pi
+    } else {
+        strata_provider::Dialect::Strata
+    }
+}
+
 /// The sections to keep for an adopted prompt: the session's as they are, plus strata's
 /// rule-carrying sections from `own`.
 pub fn kept_sections(context: &Context, own: &SectionTexts) -> SectionTexts {

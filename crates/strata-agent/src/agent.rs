@@ -94,6 +94,8 @@ fn renderer_for(config: &AgentConfig, session: &Session, cache_key: Option<&str>
         cache_key: Some(cache_key.map_or_else(|| session.header().id.clone(), str::to_owned)),
         max_tokens: config.max_tokens,
         ttl: config.capabilities.cache_ttl(config.cache.retention),
+        // Set before each render from the session's prompt (Agent::render).
+        dialect: strata_provider::Dialect::Strata,
     };
     Renderer::new(config.capabilities.clone(), options)
 }
@@ -410,6 +412,13 @@ impl Agent {
     /// (the default: its cached prefix stays valid) or takes strata's (crate::adopt).
     pub fn set_adopt_foreign_prompt(&mut self, adopt: bool) {
         self.adopt_foreign_prompt = adopt;
+    }
+
+    /// Whose shapes the next request takes: Pi's while a session Pi started keeps Pi's prompt
+    /// (its cached prefix is then read), strata's otherwise (crate::adopt).
+    pub fn dialect(&mut self) -> Result<strata_provider::Dialect, AgentError> {
+        let adopting = self.adopt_foreign_prompt;
+        Ok(crate::adopt::dialect(self.context()?, adopting))
     }
 
     /// Adds tools that come and go beside the set (MCP servers). Before each prompt the agent
@@ -779,6 +788,8 @@ impl Agent {
     fn render(&mut self) -> Result<(Request, RenderReport), AgentError> {
         let leaf = self.session.leaf().cloned();
         let (context, _) = self.assembler.context(self.session.tree(), leaf.as_ref())?;
+        self.renderer
+            .set_dialect(crate::adopt::dialect(context, self.adopt_foreign_prompt));
         let (rendered, report) = self.renderer.render(context);
         let mut request = rendered.request.clone();
         if request.model.is_empty() {

@@ -3,11 +3,18 @@
 //! Chapter order is kept (tools → system → messages) so the provider's prefix cache sees the
 //! same bytes turn after turn. Breakpoints become `cache_control` markers on the last tool,
 //! the last system block and the last cacheable block of a message.
+//!
+//! In [`Dialect::Pi`] (a session Pi 1.x started) the blocks take Pi 1.6's shapes
+//! (`pi-ai` `anthropic-messages`): each tool with `eager_input_streaming` and its schema
+//! rebuilt as `type`, `properties`, `required`; a tool result's text as one string with
+//! `is_error` always said; blank text left out; thinking with `display`. The cached prefix Pi
+//! wrote is then read.
 
 use serde_json::{Map, Value, json};
 use strata_provider::{
-    Breakpoint, BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Message, Model, Prewarm,
-    Protocol, ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition, ToolResultContent,
+    Breakpoint, BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Dialect, Message, Model,
+    Prewarm, Protocol, ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition,
+    ToolResultContent,
 };
 
 /// The `anthropic-version` header value.
@@ -22,7 +29,21 @@ pub fn build_body(request: &Request, model: &Model, caps: &Capabilities) -> Valu
     let mut body = Map::new();
     body.insert("model".into(), Value::String(request.model.clone()));
 
-    let (max_tokens, thinking, effort) = thinking_params(request, model, caps);
+    let dialect = request.dialect;
+    let (max_tokens, mut thinking, effort) = thinking_params(request, model, caps);
+    // The thinking object is part of the messages' cache identity: Pi asks for summarized
+    // thinking, and says "disabled" when a reasoning model's thinking is off.
+    if dialect == Dialect::Pi {
+        match thinking.as_mut() {
+            Some(Value::Object(thinking)) => {
+                thinking.insert("display".into(), json!("summarized"));
+            }
+            _ if model.reasoning && request.thinking == ThinkingLevel::Off => {
+                thinking = Some(json!({"type": "disabled"}));
+            }
+            _ => {}
+        }
+    }
     // `max_tokens: 0` warms the cache without output (anthropic-python 2.17.0), where the row
     // documents it; elsewhere the fewest tokens the API takes.
     let max_tokens = if max_tokens == 0 && caps.prewarm != Prewarm::ZeroMaxTokens {
@@ -40,7 +61,7 @@ pub fn build_body(request: &Request, model: &Model, caps: &Capabilities) -> Valu
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                let mut tool = tool_json(t, caps);
+                let mut tool = tool_json(t, caps, dialect);
                 if i == last {
                     markers.attach(&mut tool, Slot::Tools);
                 }
@@ -69,7 +90,7 @@ pub fn build_body(request: &Request, model: &Model, caps: &Capabilities) -> Valu
 
     body.insert(
         "messages".into(),
-        Value::Array(messages_json(&request.messages, caps, &markers)),
+        Value::Array(messages_json(&request.messages, caps, &markers, dialect)),
     );
     if let Some(thinking) = thinking {
         body.insert("thinking".into(), thinking);
@@ -97,20 +118,49 @@ pub fn uses_tool_changes(request: &Request, caps: &Capabilities) -> bool {
     })
 }
 
-fn tool_json(tool: &ToolDefinition, caps: &Capabilities) -> Value {
+fn tool_json(tool: &ToolDefinition, caps: &Capabilities, dialect: Dialect) -> Value {
     if tool.is_tool_search() {
         // The server-side search over the deferred tools (the renderer places it).
         return json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"});
     }
-    let mut v = json!({
-        "name": tool.name,
-        "description": tool.description,
-        "input_schema": tool.parameters,
-    });
+    let mut v = match dialect {
+        Dialect::Strata => json!({
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": tool.parameters,
+        }),
+        Dialect::Pi => json!({
+            "name": tool.name,
+            "description": tool.description,
+            "eager_input_streaming": true,
+            "input_schema": pi_input_schema(&tool.parameters),
+        }),
+    };
     if tool.defer_loading && caps.deferred_tools {
         v["defer_loading"] = Value::Bool(true);
     }
     v
+}
+
+/// A tool's schema as Pi 1.6 sends it: an object schema rebuilt from its `properties` and
+/// `required`, keeping only `additionalProperties` and the shared definitions of the rest.
+fn pi_input_schema(parameters: &Value) -> Value {
+    let mut schema = Map::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert(
+        "properties".into(),
+        parameters.get("properties").cloned().unwrap_or(json!({})),
+    );
+    schema.insert(
+        "required".into(),
+        parameters.get("required").cloned().unwrap_or(json!([])),
+    );
+    for kept in ["additionalProperties", "$defs", "definitions"] {
+        if let Some(value) = parameters.get(kept) {
+            schema.insert(kept.into(), value.clone());
+        }
+    }
+    Value::Object(schema)
 }
 
 /// The adaptive `effort` for a thinking level (`output_config.effort`, at the request level or
@@ -249,7 +299,12 @@ fn api_role(role: Role, caps: &Capabilities) -> &'static str {
     }
 }
 
-fn messages_json(messages: &[Message], caps: &Capabilities, markers: &Markers) -> Vec<Value> {
+fn messages_json(
+    messages: &[Message],
+    caps: &Capabilities,
+    markers: &Markers,
+    dialect: Dialect,
+) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     for (index, message) in messages.iter().enumerate() {
         let role = api_role(message.role, caps);
@@ -259,7 +314,7 @@ fn messages_json(messages: &[Message], caps: &Capabilities, markers: &Markers) -
             message
                 .content
                 .iter()
-                .filter_map(|b| block_json(b, message.role))
+                .filter_map(|b| block_json(b, message.role, dialect))
                 .collect()
         };
         if blocks.is_empty() {
@@ -325,9 +380,11 @@ fn image_json(media_type: &str, data: &str) -> Value {
     json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
 }
 
-fn block_json(block: &ContentBlock, role: Role) -> Option<Value> {
+fn block_json(block: &ContentBlock, role: Role, dialect: Dialect) -> Option<Value> {
     match block {
         ContentBlock::Text { text } if text.is_empty() => None,
+        // Pi leaves out text that is only whitespace.
+        ContentBlock::Text { text } if dialect == Dialect::Pi && text.trim().is_empty() => None,
         ContentBlock::Text { text } => Some(json!({"type": "text", "text": text})),
         ContentBlock::Image { media_type, data } => Some(image_json(media_type, data)),
         ContentBlock::Thinking {
@@ -365,6 +422,16 @@ fn block_json(block: &ContentBlock, role: Role) -> Option<Value> {
             tool_call_id,
             content,
             is_error,
+        } if dialect == Dialect::Pi => Some(json!({
+            "type": "tool_result",
+            "tool_use_id": tool_call_id,
+            "content": pi_tool_result_content(content),
+            "is_error": is_error,
+        })),
+        ContentBlock::ToolResult {
+            tool_call_id,
+            content,
+            is_error,
         } => {
             let parts: Vec<Value> = content
                 .iter()
@@ -382,6 +449,38 @@ fn block_json(block: &ContentBlock, role: Role) -> Option<Value> {
         }
         _ => None,
     }
+}
+
+/// A tool result's content as Pi 1.6 sends it: text alone as one string (parts joined by a
+/// line break); with images, the blocks, led by a placeholder text when there is no text.
+fn pi_tool_result_content(content: &[ToolResultContent]) -> Value {
+    let has_image = content
+        .iter()
+        .any(|part| matches!(part, ToolResultContent::Image { .. }));
+    if !has_image {
+        let texts: Vec<&str> = content
+            .iter()
+            .filter_map(|part| match part {
+                ToolResultContent::Text { text } => Some(text.as_str()),
+                ToolResultContent::Image { .. } => None,
+            })
+            .collect();
+        return Value::String(texts.join("\n"));
+    }
+    let mut blocks: Vec<Value> = content
+        .iter()
+        .map(|part| match part {
+            ToolResultContent::Text { text } => json!({"type": "text", "text": text}),
+            ToolResultContent::Image { media_type, data } => image_json(media_type, data),
+        })
+        .collect();
+    if !content
+        .iter()
+        .any(|part| matches!(part, ToolResultContent::Text { .. }))
+    {
+        blocks.insert(0, json!({"type": "text", "text": "(see attached image)"}));
+    }
+    Value::Array(blocks)
 }
 
 #[cfg(test)]
@@ -462,6 +561,88 @@ mod tests {
             json!({"type": "ephemeral", "ttl": "5m"})
         );
         assert_eq!(body["messages"][0]["content"][0].get("cache_control"), None);
+    }
+
+    /// Pi 1.6's shapes (pi-ai `anthropic-messages`, recorded from Pi 1.6 on strata-mock):
+    /// `eager_input_streaming`, the schema as type/properties/required, a text tool result as
+    /// one string with `is_error`, no blank text, summarized thinking.
+    #[test]
+    fn the_pi_dialect_writes_pis_shapes() {
+        let mut r = Request::new("claude-test");
+        r.dialect = Dialect::Pi;
+        r.tools = vec![ToolDefinition {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object", "required": ["path"],
+                "properties": {"path": {"type": "string"}}, "title": "dropped"}),
+            defer_loading: false,
+        }];
+        r.messages = vec![
+            Message::user_text("go"),
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::text("  "),
+                    ContentBlock::ToolCall {
+                        id: "c1".into(),
+                        name: "read".into(),
+                        arguments: json!({"path": "a"}),
+                    },
+                ],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_call_id: "c1".into(),
+                    content: vec![
+                        ToolResultContent::Text { text: "one".into() },
+                        ToolResultContent::Text { text: "two".into() },
+                    ],
+                    is_error: false,
+                }],
+            },
+        ];
+        let body = build_body(&r, &model(false), &caps());
+        assert_eq!(
+            body["tools"][0].to_string(),
+            json!({"name": "read", "description": "Read a file", "eager_input_streaming": true,
+                "input_schema": {"type": "object", "properties": {"path": {"type": "string"}},
+                    "required": ["path"]}})
+            .to_string()
+        );
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([{"type": "tool_use", "id": "c1", "name": "read", "input": {"path": "a"}}])
+        );
+        assert_eq!(
+            body["messages"][2]["content"][0].to_string(),
+            json!({"type": "tool_result", "tool_use_id": "c1", "content": "one\ntwo",
+                "is_error": false})
+            .to_string()
+        );
+        let image = ContentBlock::ToolResult {
+            tool_call_id: "c1".into(),
+            content: vec![ToolResultContent::Image {
+                media_type: "image/png".into(),
+                data: "AAA=".into(),
+            }],
+            is_error: true,
+        };
+        assert_eq!(
+            block_json(&image, Role::User, Dialect::Pi).unwrap()["content"][0],
+            json!({"type": "text", "text": "(see attached image)"})
+        );
+        r.thinking = ThinkingLevel::Medium;
+        let body = build_body(&r, &model(true), &caps());
+        assert_eq!(body["thinking"]["display"], json!("summarized"));
+        r.thinking = ThinkingLevel::Off;
+        let body = build_body(&r, &model(true), &caps());
+        assert_eq!(body["thinking"], json!({"type": "disabled"}));
+        // strata's own dialect is unchanged.
+        r.dialect = Dialect::Strata;
+        let body = build_body(&r, &model(true), &caps());
+        assert_eq!(body.get("thinking"), None);
+        assert_eq!(body["tools"][0].get("eager_input_streaming"), None);
     }
 
     #[test]

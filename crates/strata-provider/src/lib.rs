@@ -42,8 +42,8 @@ pub use learned::{Learnable, LearnedCapabilities, LearnedError, Lesson};
 pub use model::{Modality, Model};
 pub use provider::{Completion, Provider, StreamOptions};
 pub use request::{
-    Breakpoint, BreakpointPosition, CacheTtl, ContentBlock, Message, PROVIDER_ITEM_TYPE, Request,
-    Role, SystemBlock, TOOL_SEARCH_TOOL, ThinkingLevel, ToolDefinition, ToolResultContent,
+    Breakpoint, BreakpointPosition, CacheTtl, ContentBlock, Dialect, Message, PROVIDER_ITEM_TYPE,
+    Request, Role, SystemBlock, TOOL_SEARCH_TOOL, ThinkingLevel, ToolDefinition, ToolResultContent,
 };
 pub use table::{
     AuthScheme, CacheSpec, CatalogSource, Endpoint, FeatureSpec, ModelEntry, ModelOverride,

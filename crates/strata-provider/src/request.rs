@@ -29,6 +29,30 @@ pub struct Request {
     /// Output token cap; `None` lets the adapter use the model's maximum.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// Whose wire shape the adapter writes: strata's, or the harness's that wrote the session.
+    #[serde(default, skip_serializing_if = "Dialect::is_strata")]
+    pub dialect: Dialect,
+}
+
+/// Whose bytes a request is rendered in. A prefix cache is keyed by bytes, so a session
+/// another harness wrote is read from the cache only if the request repeats that harness's
+/// shapes for the same content (how the system prompt is split, the key order of a tool's
+/// schema, a tool result's form); strata's own sessions keep strata's shapes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    /// strata's own shapes.
+    #[default]
+    Strata,
+    /// Pi 1.x's: the system prompt as one block, and each adapter's own Pi wire forms.
+    Pi,
+}
+
+impl Dialect {
+    /// Whether this is strata's own dialect (the default, left out of serialized requests).
+    pub fn is_strata(&self) -> bool {
+        *self == Self::Strata
+    }
 }
 
 impl Request {
@@ -43,6 +67,7 @@ impl Request {
             model: model.into(),
             thinking: ThinkingLevel::Off,
             max_tokens: None,
+            dialect: Dialect::Strata,
         }
     }
 

@@ -29,21 +29,24 @@ impl NextRequest {
 }
 
 /// The render options the agent's own requests use (policy, the session id as cache key,
-/// the output limit, the cache lifetime its retention asks for).
-pub fn render_options(agent: &Agent) -> RenderOptions {
+/// the output limit, the cache lifetime its retention asks for, the dialect of the session's
+/// prompt).
+pub fn render_options(agent: &mut Agent) -> Result<RenderOptions, RuntimeError> {
+    let dialect = agent.dialect()?;
     let config = agent.config();
-    RenderOptions {
+    Ok(RenderOptions {
         policy: config.render_policy,
         cache_key: Some(agent.session().header().id.clone()),
         max_tokens: config.max_tokens,
         ttl: config.capabilities.cache_ttl(config.cache.retention),
-    }
+        dialect,
+    })
 }
 
 /// Renders the request the agent would send next from the session as it stands.
 pub fn next_request(agent: &mut Agent) -> Result<NextRequest, RuntimeError> {
     let capabilities = agent.config().capabilities.clone();
-    let options = render_options(agent);
+    let options = render_options(agent)?;
     let model = &agent.config().model;
     let settings = agent
         .config()

@@ -47,9 +47,12 @@ pub fn print(
     let capabilities = row.capabilities(&model_id);
     // As a run renders (strata-agent's renderer): the configured output cap and the
     // breakpoint lifetime the `[cache] retention` setting picks for this row.
+    // A run keeps a Pi session's prompt, in Pi's shapes, unless a prompt of one's own is asked.
+    let adopting = config.system_prompt.is_none() && config.append_system_prompt.is_none();
     let options = RenderOptions {
         max_tokens: config.max_tokens,
         ttl: capabilities.cache_ttl(config.cache.retention),
+        dialect: strata_agent::adopted_dialect(context, adopting),
         ..RenderOptions::new().cache_key(session.header().id.clone())
     };
     // Rendered as if the session had switched to this model: the request names it, and

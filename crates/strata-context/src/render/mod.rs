@@ -22,6 +22,7 @@
 
 mod convert;
 mod digest;
+mod floor;
 mod plan;
 mod prompt;
 mod renderer;
@@ -31,8 +32,8 @@ mod tools;
 use std::collections::HashSet;
 
 use strata_provider::{
-    Breakpoint, BreakpointPosition, CacheTtl, Capabilities, Message, Request, ThinkingLevel,
-    ToolDefinition,
+    Breakpoint, BreakpointPosition, CacheTtl, Capabilities, Dialect, Message, Request,
+    ThinkingLevel, ToolDefinition,
 };
 
 use crate::flatten::Context;
@@ -42,6 +43,7 @@ pub use convert::{
     COMPACTION_SUMMARY_SUFFIX, NO_RESULT_PROVIDED, bash_execution_text,
 };
 pub use digest::{Chapter, ChapterDigest, Divergence, Fnv1a, RequestBytes};
+pub use floor::{CACHE_FLOOR_SECTION, EXPECTED_REQUESTS};
 pub use renderer::Renderer;
 pub use report::{RenderNote, RenderReport};
 pub use tools::{
@@ -86,6 +88,10 @@ pub struct RenderOptions {
     pub max_tokens: Option<u32>,
     /// Lifetime asked for at each breakpoint.
     pub ttl: CacheTtl,
+    /// Whose shapes the request takes: [`Dialect::Pi`] for a session whose prompt Pi wrote,
+    /// so the prefix Pi cached is read (the system chapter then goes as one block, as Pi
+    /// joins it, and the adapter writes Pi's wire forms).
+    pub dialect: Dialect,
 }
 
 impl RenderOptions {
@@ -115,6 +121,12 @@ impl RenderOptions {
     /// Sets the policy.
     pub fn policy(mut self, policy: RenderPolicy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// Sets the dialect.
+    pub fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
         self
     }
 }
@@ -222,6 +234,20 @@ impl<'a> Frame<'a> {
         } else {
             system_chapter(&context.system.snapshot)
         };
+        let mut system = match options.dialect {
+            Dialect::Strata => system,
+            Dialect::Pi => pi_system(system),
+        };
+        // Another harness's prefix keeps its bytes; the comparison policies do what others do.
+        let floor = if options.policy == RenderPolicy::Strata && options.dialect == Dialect::Strata
+        {
+            floor::plan(&tools, &system, capabilities, options.ttl)
+        } else {
+            floor::Floor::Reached
+        };
+        if let floor::Floor::Padded { tokens, .. } = floor {
+            system.push(floor::block(tokens));
+        }
         let plan = plan::plan(context, !fold);
         let deferred: HashSet<&str> = context
             .tools
@@ -234,7 +260,22 @@ impl<'a> Frame<'a> {
             })
             .map(|tool| tool.name.as_str())
             .collect();
-        let notes = notes(context, fold, &plan, &deferred);
+        let mut notes = notes(context, fold, &plan, &deferred);
+        match floor {
+            floor::Floor::Reached => {}
+            floor::Floor::Below { prefix, minimum } => {
+                notes.push(RenderNote::BelowCacheMinimum { prefix, minimum });
+            }
+            floor::Floor::Padded {
+                prefix,
+                tokens,
+                minimum,
+            } => notes.push(RenderNote::CacheFloor {
+                prefix,
+                filler: tokens,
+                minimum,
+            }),
+        }
         let declarations = Declarations::new(context, deferred);
         Self {
             tools,
@@ -257,6 +298,7 @@ impl<'a> Frame<'a> {
         request.system = self.system.clone();
         request.cache_key = options.cache_key.clone();
         request.max_tokens = options.max_tokens;
+        request.dialect = options.dialect;
         request.thinking = context
             .thinking_level
             .parse::<ThinkingLevel>()
@@ -290,6 +332,16 @@ impl<'a> Frame<'a> {
             Item::MissingResult { call_id, .. } => convert::missing_result(call_id),
         }
     }
+}
+
+/// The system chapter as Pi sends it: one block, the sections joined by a blank line (Pi
+/// 1.6 `getSystemMessageText`), none when there is no text.
+fn pi_system(blocks: Vec<strata_provider::SystemBlock>) -> Vec<strata_provider::SystemBlock> {
+    if blocks.len() < 2 {
+        return blocks;
+    }
+    let text: Vec<&str> = blocks.iter().map(|block| block.text.as_str()).collect();
+    vec![strata_provider::SystemBlock::text(text.join("\n\n"))]
 }
 
 /// Chapter 1's prefix lines and the deferred definitions.

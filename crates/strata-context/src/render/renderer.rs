@@ -97,6 +97,13 @@ impl Renderer {
         self.state.as_ref().map(|state| &state.rendered)
     }
 
+    /// Sets whose shapes the next requests take ([`RenderOptions::dialect`]). The messages
+    /// already rendered stay valid: the dialect changes the system chapter and the adapter's
+    /// wire forms, not the converted conversation.
+    pub fn set_dialect(&mut self, dialect: strata_provider::Dialect) {
+        self.options.dialect = dialect;
+    }
+
     /// Forgets the previous request: the next render starts from nothing.
     pub fn reset(&mut self) {
         self.state = None;

@@ -38,6 +38,26 @@ pub enum RenderNote {
         /// The patch that changed it.
         by: EntryId,
     },
+    /// The prefix (tools and system chapters) is under the row's cache minimum and stays so:
+    /// nothing is cached until the conversation grows past the minimum, because filling it
+    /// to the minimum would cost more than it saves (`render::floor`).
+    BelowCacheMinimum {
+        /// The prefix's estimated tokens.
+        prefix: u64,
+        /// The row's minimum.
+        minimum: u64,
+    },
+    /// The prefix was under the row's cache minimum: a filler block at the end of the system
+    /// chapter brings it past, since writing the minimum once and reading it after costs less
+    /// than sending the prefix uncached (`render::floor`).
+    CacheFloor {
+        /// The prefix's estimated tokens before the filler.
+        prefix: u64,
+        /// The filler's estimated tokens.
+        filler: u64,
+        /// The row's minimum.
+        minimum: u64,
+    },
     /// Against the previous request, the tools chapter changed starting at this line.
     ToolsRewritten {
         /// The tool at the first changed line (`None`: the deferred-tools line or past the end).

@@ -5,8 +5,8 @@ use serde_json::json;
 use strata_context::render::{DEFERRED_PLACEHOLDER, NO_RESULT_PROVIDED};
 use strata_context::{RenderOptions, render, render_with};
 use strata_provider::{
-    Breakpoint, BreakpointPosition, CacheTtl, ContentBlock, Message, Request, Role, ThinkingLevel,
-    ToolResultContent,
+    Breakpoint, BreakpointPosition, CacheTtl, ContentBlock, Dialect, Message, Request, Role,
+    ThinkingLevel, ToolResultContent,
 };
 
 use super::support::{Script, full, no_mid, sections, tool, tools};
@@ -120,6 +120,32 @@ fn aborted_turns_are_dropped_and_open_calls_get_an_error_result() {
         missing("c3"),
         "open calls at the end get one too"
     );
+}
+
+/// In Pi's dialect the system chapter is one block, the sections joined as Pi joins them
+/// (a blank line between), and the request says its dialect to the adapter.
+#[test]
+fn the_pi_dialect_sends_the_system_prompt_as_one_block() {
+    let mut script = Script::new();
+    script.system(
+        json!({"preamble": "P", "tools": "T", "docs": "", "cwd": "C"}),
+        &tools(&["read"]),
+        &[],
+    );
+    script.user("hi");
+    let options = RenderOptions::new().dialect(Dialect::Pi);
+    let request = render_with(&script.context(), &full(), &options).request;
+    let blocks: Vec<&str> = request.system.iter().map(|b| b.text.as_str()).collect();
+    assert_eq!(blocks, ["P\n\nT\n\nC"]);
+    assert_eq!(request.dialect, Dialect::Pi);
+    assert_eq!(
+        request.breakpoints[1].position,
+        BreakpointPosition::System,
+        "the breakpoint follows the one block"
+    );
+    let own = render(&script.context(), &full());
+    assert_eq!(own.system.len(), 3);
+    assert_eq!(own.dialect, Dialect::Strata);
 }
 
 #[test]
