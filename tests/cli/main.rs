@@ -25,6 +25,7 @@ mod readme;
 mod rpc;
 mod run;
 mod sent;
+mod subagents;
 mod support;
 mod tools;
 mod tree;
