@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::support::{mock_with, project, text};
+use crate::support::{mock_with, project, strata_ok, text};
 
 /// The parent delegates; the child runs `echo ran > ran.txt` and answers; the parent ends.
 fn delegation_scenario() -> strata_mock::Scenario {
@@ -139,6 +139,61 @@ fn a_child_is_held_to_the_runs_permission_mode_and_its_answer_is_the_result() {
         "{header}"
     );
     assert_eq!(header["spawnedBy"]["depth"], 1, "{header}");
+    assert_eq!(
+        header["spawnedBy"]["description"], "make a file",
+        "{header}"
+    );
+
+    // `strata stats` counts the child under its parent, with what the fork read of the
+    // parent's prefix.
+    let session_arg = session.display().to_string();
+    let stats = strata_ok(&["stats", &session_arg]);
+    assert!(
+        stats.contains("delegated: 2 requests in child sessions"),
+        "{stats}"
+    );
+    assert!(stats.contains("└ child (fork): make a file"), "{stats}");
+    let json: Value = serde_json::from_str(&strata_ok(&["stats", "--json", &session_arg])).unwrap();
+    let child = &json[0]["children"][0];
+    assert_eq!(child["start"], "fork", "{json}");
+    assert!(
+        child["read_from_parent"].as_u64().unwrap_or(0) > 0,
+        "a fork's first request reads the parent's prefix: {child}"
+    );
+    assert_eq!(
+        child["requests"].as_array().map(Vec::len),
+        Some(2),
+        "{child}"
+    );
+}
+
+#[test]
+fn strata_sessions_lists_a_child_under_its_parent() {
+    let dir = project();
+    let server = mock_with(delegation_scenario());
+    let root = dir.path().join("store");
+    let cwd = dir.path().display().to_string();
+    let session = root
+        .join(strata_session::dir_name_for_cwd(&cwd))
+        .join("parent.jsonl");
+    std::fs::create_dir_all(session.parent().unwrap()).unwrap();
+    let out = run(dir.path(), &server.base_url(), &session, &["--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let root_arg = root.display().to_string();
+    let listing = strata_ok(&["sessions", "--root", &root_arg, "--cwd", &cwd]);
+    let lines: Vec<&str> = listing.lines().collect();
+    assert_eq!(lines.len(), 2, "the parent, then its child: {listing}");
+    assert!(lines[0].ends_with("parent.jsonl"), "{listing}");
+    assert!(
+        lines[1].contains("└ child (fork): make a file") && lines[1].contains("parent.subagents"),
+        "{listing}"
+    );
+    let json = strata_ok(&["sessions", "--root", &root_arg, "--cwd", &cwd, "--json"]);
+    let parent: Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        parent["children"][0]["spawnedBy"]["start"], "fork",
+        "{parent}"
+    );
 }
 
 #[test]

@@ -22,7 +22,7 @@ use crate::tool::{Budget, ParentSetup, Subagents, TOOL_NAME};
 
 /// The header field of a child's file naming where it was spawned (Pi keeps unknown header
 /// fields and reads none of them).
-pub const SPAWNED_BY_FIELD: &str = "spawnedBy";
+pub const SPAWNED_BY_FIELD: &str = strata_session::SPAWNED_BY_FIELD;
 
 /// The result a forked child reads for its own delegation call, before its task.
 pub const FORK_RESULT: &str = "Running in a child agent: your task follows.";
@@ -204,6 +204,10 @@ async fn run_child(
         Value::String(decision.start.as_str().into()),
     );
     spawned_by.insert("depth".into(), json!(depth + 1));
+    spawned_by.insert(
+        "description".into(),
+        Value::String(args.description.clone()),
+    );
     let mut fields = Map::new();
     fields.insert(SPAWNED_BY_FIELD.into(), Value::Object(spawned_by));
 
@@ -425,17 +429,7 @@ fn parent_point(
 /// the temp dir.
 fn child_path(caller: Option<&CallerSession>, call_id: &str) -> PathBuf {
     let dir = match caller {
-        Some(caller) => {
-            let stem = caller
-                .path
-                .file_stem()
-                .map_or_else(|| "session".into(), |s| s.to_string_lossy().into_owned());
-            caller
-                .path
-                .parent()
-                .unwrap_or(Path::new("."))
-                .join(format!("{stem}.subagents"))
-        }
+        Some(caller) => strata_session::children_dir(&caller.path),
         None => std::env::temp_dir().join("strata-subagents"),
     };
     let id: String = call_id
