@@ -27,6 +27,7 @@ mod readme_cost;
 mod rpc;
 mod run;
 mod sent;
+mod subagents;
 mod support;
 mod tools;
 mod tree;

@@ -112,6 +112,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-provider",
             "strata-runtime",
             "strata-session",
+            "strata-subagents",
             "strata-tools",
         ],
     ),

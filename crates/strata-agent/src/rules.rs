@@ -69,6 +69,13 @@ fn view<'a>(tools: &ToolSet, call: &'a strata_tools::ToolCall, ctx: &ToolContext
             command: call.arguments.get("command").and_then(|c| c.as_str()),
             ..CallView::new(&call.name, CallKind::Command)
         },
+        Access::Delegate => CallView {
+            // Claude Code's models name the agent `subagent_type`.
+            agent: ["agent", "subagent_type"]
+                .iter()
+                .find_map(|key| call.arguments.get(*key).and_then(|a| a.as_str())),
+            ..CallView::new(&call.name, CallKind::Delegate)
+        },
         Access::None | Access::Exclusive => CallView {
             url: call.arguments.get("url").and_then(|u| u.as_str()),
             ..CallView::new(&call.name, CallKind::Other)

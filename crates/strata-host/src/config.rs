@@ -64,6 +64,9 @@ pub struct Config {
     pub hooks: strata_hooks::HooksSettings,
     /// Extension processes by name (`[extensions.NAME]`, docs/extensions.md).
     pub extensions: BTreeMap<String, crate::extensions::ExtensionConfig>,
+    /// Delegation (`[subagents]`: `mode`, `max_parallel`, `max_depth`, budgets), offered when
+    /// `tools` names `task` (docs/subagents.md).
+    pub subagents: crate::subagents::SubagentsConfig,
 }
 
 /// `[mcp]`.
@@ -125,6 +128,7 @@ impl Default for Config {
             permissions: strata_permissions::PermissionsConfig::default(),
             hooks: strata_hooks::HooksSettings::default(),
             extensions: BTreeMap::new(),
+            subagents: crate::subagents::SubagentsConfig::default(),
         }
     }
 }
@@ -206,6 +210,7 @@ const CONFIG_KEYS: &[&str] = &[
     "permissions",
     "hooks",
     "extensions",
+    "subagents",
 ];
 
 /// Project settings that apply only once the user trusts the project: they change where a
@@ -232,6 +237,8 @@ pub const TRUST_GATED: &[&str] = &[
     "permissions",
     "hooks",
     "extensions",
+    // What children may cost and how many run.
+    "subagents",
 ];
 
 /// Settings a project can never set: they decide trust and what else is read, or which

@@ -38,6 +38,7 @@ pub mod model;
 pub mod rows;
 pub mod rules;
 pub mod setup;
+pub mod subagents;
 pub mod trust;
 
 use std::path::PathBuf;

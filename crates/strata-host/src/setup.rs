@@ -303,7 +303,14 @@ impl Setup {
 
     /// The tools named in configuration, checked against the built-in set.
     pub fn tools(&self) -> anyhow::Result<ToolSet> {
-        let names: Vec<&str> = self.config.tools.iter().map(String::as_str).collect();
+        // `task` (delegation) is built with the agent: its children need the agent's setup.
+        let names: Vec<&str> = self
+            .config
+            .tools
+            .iter()
+            .map(String::as_str)
+            .filter(|name| *name != crate::subagents::TASK_TOOL)
+            .collect();
         check_tool_names(&names)?;
         Ok(ToolSet::builtins(&names))
     }
@@ -378,8 +385,19 @@ impl Setup {
             cache: self.config.cache,
             tool_settings: self.tool_settings(),
         };
-        let mut agent = Agent::new(session, switch.provider, self.tools()?, agent_config)
-            .with_retry_events(retries);
+        let mut tools = self.tools()?;
+        // Children inherit the tools as they are before `task` joins them, last.
+        if crate::subagents::wanted(self) {
+            let delegation = crate::subagents::delegation(
+                self,
+                std::sync::Arc::clone(&switch.provider),
+                &agent_config,
+                &tools,
+            )?;
+            tools.insert(delegation.tool());
+        }
+        let mut agent =
+            Agent::new(session, switch.provider, tools, agent_config).with_retry_events(retries);
         let mcp = self.mcp_manager();
         // A deferred server's tools go out with `defer_loading` where the row searches tools
         // itself, behind `mcp_tool_search` where it does not.
@@ -533,7 +551,7 @@ impl Setup {
     }
 
     /// Whether the terminal UI is about to take the screen (it shows damage itself).
-    fn interactive(&self) -> bool {
+    pub(crate) fn interactive(&self) -> bool {
         self.run.interactive
     }
 

@@ -11,6 +11,9 @@ pub enum CallKind {
     Edit,
     /// Runs a shell command (bash).
     Command,
+    /// Hands work to a child agent (`task`): the child's own calls meet the same gate, so
+    /// the delegation itself is allowed in every mode unless a rule names it.
+    Delegate,
     /// Anything else (MCP and extension tools): its effects are unknown.
     Other,
 }
@@ -35,6 +38,8 @@ pub struct CallView<'a> {
     pub paths: Vec<PathBuf>,
     /// The URL of a web fetch.
     pub url: Option<&'a str>,
+    /// The agent definition a delegation names (`task`'s `agent`).
+    pub agent: Option<&'a str>,
 }
 
 impl<'a> CallView<'a> {
@@ -46,6 +51,7 @@ impl<'a> CallView<'a> {
             command: None,
             paths: Vec::new(),
             url: None,
+            agent: None,
         }
     }
 

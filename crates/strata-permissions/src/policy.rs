@@ -223,7 +223,7 @@ impl Policy {
 
     fn default_for(&self, call: &CallView<'_>) -> Decision {
         let verdict = match (self.mode, call.kind) {
-            (Mode::Auto, _) | (_, CallKind::Read) => Verdict::Allow,
+            (Mode::Auto, _) | (_, CallKind::Read | CallKind::Delegate) => Verdict::Allow,
             (Mode::Edits, CallKind::Edit) if self.inside_roots(&call.paths) => Verdict::Allow,
             _ => Verdict::Ask,
         };

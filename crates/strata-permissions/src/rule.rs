@@ -44,6 +44,8 @@ enum Target {
     Domain(String),
     /// `mcp__server`, `mcp__server__*`, `mcp__server__tool`: a glob on the tool name.
     Mcp(GlobMatcher),
+    /// `Task` (every delegation) or `Task(agent)` (delegations to that agent definition).
+    Delegation(Option<String>),
     /// Any other tool, by exact name.
     Named(String),
     /// A specifier strata cannot evaluate for that tool: the rule never matches.
@@ -146,6 +148,9 @@ impl Rule {
                 ));
             }
             Target::Mcp(glob(&pattern, false).map_err(|e| invalid(&e))?)
+        } else if matches!(tool, "Task" | "task" | "Agent") {
+            // Claude Code's delegation tool (`Task`, `Agent` in newer versions) is strata's `task`.
+            Target::Delegation(specifier.map(|s| s.trim().to_owned()))
         } else if let Some(family) = ToolFamily::parse(tool) {
             match (family, specifier) {
                 (family, None) => Target::AnyOf(family),
@@ -237,6 +242,10 @@ impl Rule {
                     })
             }
             Target::Mcp(glob) => glob.is_match(call.tool),
+            Target::Delegation(agent) => {
+                call.kind == CallKind::Delegate
+                    && agent.as_deref().is_none_or(|name| call.agent == Some(name))
+            }
             Target::Named(name) => call.tool == name,
             Target::Unsupported(_) => false,
         }

@@ -54,6 +54,9 @@ pub use message::{
     ToolReference, ToolResultMessage, Usage, UserMessage, join_text,
 };
 pub use session::{Opened, Session, WriteOptions, new_header};
-pub use store::{INDEX_FILE_NAME, SessionStore, SessionSummary, dir_name_for_cwd};
+pub use store::{
+    INDEX_FILE_NAME, SPAWNED_BY_FIELD, SessionStore, SessionSummary, children_dir,
+    dir_name_for_cwd, spawned_by,
+};
 pub use time::{format_iso_millis, now_iso, now_unix_millis, parse_iso_millis};
 pub use tree::{EntryRef, Tree, sidecar_path};

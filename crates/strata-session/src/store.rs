@@ -206,6 +206,46 @@ fn read_header(path: &Path) -> Option<(SessionHeader, String)> {
     }
 }
 
+/// The header field of a delegated session naming where it was spawned: the parent session,
+/// the spawning entry and call, the task's description, the agent, `fork` or `fresh`, the
+/// depth. Pi keeps unknown header fields and reads none of them.
+pub const SPAWNED_BY_FIELD: &str = "spawnedBy";
+
+/// Where the sessions delegated from `parent` live: `<parent dir>/<parent stem>.subagents/`.
+/// A folder beside the file, not in the store's directory, so that a child is never listed,
+/// continued or resumed as a session of its own working directory (by strata or Pi).
+pub fn children_dir(parent: &Path) -> PathBuf {
+    let stem = parent
+        .file_stem()
+        .map_or_else(|| "session".into(), |s| s.to_string_lossy().into_owned());
+    parent
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(format!("{stem}.subagents"))
+}
+
+impl SessionStore {
+    /// The sessions delegated from `parent` (see [`children_dir`]), oldest first; none when
+    /// it never delegated.
+    pub fn children_of(parent: &Path) -> Result<Vec<SessionSummary>, SessionError> {
+        let mut children = list_dir(&children_dir(parent))?;
+        children.sort_by(|a, b| a.created.cmp(&b.created).then(a.path.cmp(&b.path)));
+        Ok(children)
+    }
+}
+
+/// The [`SPAWNED_BY_FIELD`] of a session's header (its first line only is read); `None` for
+/// a session nobody delegated, or a file that cannot be read.
+pub fn spawned_by(path: &Path) -> Option<serde_json::Value> {
+    use std::io::BufRead as _;
+    let mut line = String::new();
+    std::io::BufReader::new(std::fs::File::open(path).ok()?)
+        .read_line(&mut line)
+        .ok()?;
+    let mut header: serde_json::Value = serde_json::from_str(&line).ok()?;
+    Some(header.get_mut(SPAWNED_BY_FIELD)?.take())
+}
+
 fn list_dir(dir: &Path) -> Result<Vec<SessionSummary>, SessionError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,

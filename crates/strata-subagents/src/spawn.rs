@@ -11,7 +11,7 @@ use strata_agent::{Agent, AgentEvent, convert};
 use strata_context::{RenderOptions, Renderer};
 use strata_runtime::ModelRoute;
 use strata_session::{AgentMessage, Entry, EntryId, Session, WriteOptions};
-use strata_tools::{CallerSession, ToolContext, ToolOutput, ToolSet};
+use strata_tools::{CallerSession, ToolContext, ToolOutput, ToolSet, UpdateSender};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
@@ -22,7 +22,7 @@ use crate::tool::{Budget, ParentSetup, Subagents, TOOL_NAME};
 
 /// The header field of a child's file naming where it was spawned (Pi keeps unknown header
 /// fields and reads none of them).
-pub const SPAWNED_BY_FIELD: &str = "spawnedBy";
+pub const SPAWNED_BY_FIELD: &str = strata_session::SPAWNED_BY_FIELD;
 
 /// The result a forked child reads for its own delegation call, before its task.
 pub const FORK_RESULT: &str = "Running in a child agent: your task follows.";
@@ -53,8 +53,9 @@ pub(crate) async fn run(
     depth: u32,
     call: strata_tools::ToolCall,
     ctx: &ToolContext,
+    updates: Option<UpdateSender>,
 ) -> ToolOutput {
-    match run_child(subagents, depth, &call, ctx).await {
+    match run_child(subagents, depth, &call, ctx, updates).await {
         Ok(output) => output,
         Err(message) => ToolOutput::error(message),
     }
@@ -75,6 +76,7 @@ async fn run_child(
     depth: u32,
     call: &strata_tools::ToolCall,
     ctx: &ToolContext,
+    updates: Option<UpdateSender>,
 ) -> Result<ToolOutput, String> {
     let args: TaskArgs = serde_json::from_value(call.arguments.clone())
         .map_err(|error| format!("invalid arguments for `{TOOL_NAME}`: {error}"))?;
@@ -105,6 +107,17 @@ async fn run_child(
         .lock()
         .map_err(|_| "delegation state poisoned".to_owned())?
         .clone();
+    // The parent switched model since delegation was set up: its children follow (a fork
+    // must run on the model whose cache it reads).
+    let setup = match (ctx.caller.as_ref(), subagents.router.as_ref()) {
+        (Some(caller), Some(router)) if caller.model != setup.config.model.qualified_id() => {
+            match router.route(&caller.model) {
+                Ok(route) => setup.on_route(&route),
+                Err(_) => setup,
+            }
+        }
+        _ => setup,
+    };
 
     // Another model never shares the parent's cache: such a child starts fresh.
     let other_model = match definition.as_ref().and_then(|d| d.model.as_deref()) {
@@ -191,6 +204,10 @@ async fn run_child(
         Value::String(decision.start.as_str().into()),
     );
     spawned_by.insert("depth".into(), json!(depth + 1));
+    spawned_by.insert(
+        "description".into(),
+        Value::String(args.description.clone()),
+    );
     let mut fields = Map::new();
     fields.insert(SPAWNED_BY_FIELD.into(), Value::Object(spawned_by));
 
@@ -229,6 +246,13 @@ async fn run_child(
         ..settings.budget
     };
     let events = agent.subscribe();
+    let progress = Progress {
+        sender: updates,
+        start: decision.start.as_str(),
+        description: args.description.clone(),
+        session: path.clone(),
+    };
+    progress.send("started", 0, 0.0);
     subagents.emit(ChildEvent {
         child: call.id.clone(),
         session: path.clone(),
@@ -251,6 +275,7 @@ async fn run_child(
             session: path.clone(),
             depth: depth + 1,
         },
+        progress,
     ));
     let result = agent.prompt(task).await;
     // The loop's event channel closes with the agent: the watcher ends.
@@ -404,17 +429,7 @@ fn parent_point(
 /// the temp dir.
 fn child_path(caller: Option<&CallerSession>, call_id: &str) -> PathBuf {
     let dir = match caller {
-        Some(caller) => {
-            let stem = caller
-                .path
-                .file_stem()
-                .map_or_else(|| "session".into(), |s| s.to_string_lossy().into_owned());
-            caller
-                .path
-                .parent()
-                .unwrap_or(Path::new("."))
-                .join(format!("{stem}.subagents"))
-        }
+        Some(caller) => strata_session::children_dir(&caller.path),
         None => std::env::temp_dir().join("strata-subagents"),
     };
     let id: String = call_id
@@ -474,16 +489,12 @@ fn build_agent(
     definition: Option<&AgentDefinition>,
     forked: bool,
 ) -> Agent {
+    let setup = match other_model {
+        Some(route) => setup.clone().on_route(route),
+        None => setup.clone(),
+    };
     let mut config = setup.config.clone();
-    let mut provider = Arc::clone(&setup.provider);
-    if let Some(route) = other_model {
-        let switch = route.switch();
-        provider = switch.provider;
-        config.model = switch.model;
-        config.capabilities = switch.capabilities;
-        config.api = switch.api;
-        config.stream = switch.stream;
-    }
+    let provider = Arc::clone(&setup.provider);
     // A fresh child's system prompt opens with the agent's own instructions; a fork's system
     // chapter is the parent's, so they go into its task instead.
     if !forked && let Some(definition) = definition.filter(|d| !d.prompt.is_empty()) {
@@ -505,6 +516,9 @@ fn build_agent(
     }
     let mut agent = Agent::new(session, provider, tools, config);
     agent.set_project_skills(setup.project_skills);
+    // The parent's gate: the mode, the rules and the answers given for the session hold for
+    // its children (a child can do nothing its parent could not).
+    agent.set_tool_rules(setup.rules.clone());
     agent
 }
 
@@ -563,6 +577,7 @@ async fn watch(
     cancel: CancellationToken,
     budget: Budget,
     tag: Tag,
+    progress: Progress,
 ) -> Watched {
     let mut watched = Watched::default();
     // An abort before the run starts would be lost: the run takes a fresh switch.
@@ -607,7 +622,13 @@ async fn watch(
                             exceeded = Some(format!("${max}"));
                         }
                     }
+                    AgentEvent::ToolStart { name, .. } => {
+                        progress.send(&format!("turn {} · {name}", watched.turns), watched.turns, watched.cost);
+                    }
                     _ => {}
+                }
+                if let AgentEvent::TurnStart { turn } = &event {
+                    progress.send(&format!("turn {turn}"), *turn, watched.cost);
                 }
                 if let Some(limit) = exceeded
                     && watched.stop.is_none()
@@ -625,4 +646,34 @@ async fn watch(
         }
     }
     watched
+}
+
+/// The child's progress as the delegation call's partial output: one line a front end shows
+/// while the call runs (Pi's `tool_execution_update`), tagged by the call like any tool's.
+struct Progress {
+    sender: Option<UpdateSender>,
+    start: &'static str,
+    description: String,
+    session: PathBuf,
+}
+
+impl Progress {
+    fn send(&self, activity: &str, turns: usize, cost: f64) {
+        let Some(sender) = &self.sender else { return };
+        let line = format!(
+            "child ({}) {}: {activity} · ${cost:.4} · {}",
+            self.start,
+            self.description,
+            self.session.display()
+        );
+        let _ = sender.send(ToolOutput::text(line).with_details(json!({
+            "subagent": {
+                "session": self.session.display().to_string(),
+                "start": self.start,
+                "activity": activity,
+                "turns": turns,
+                "cost": cost,
+            }
+        })));
+    }
 }

@@ -74,6 +74,9 @@ pub struct ParentSetup {
     pub tools: ToolSet,
     /// Whether the project's skills are offered (the parent's setting).
     pub project_skills: bool,
+    /// The run's rules layer (permission gate, bash sandbox, checkpoints): a child is held to
+    /// the same gate as its parent, so an answer given for the session holds for it too.
+    pub rules: strata_agent::ToolRules,
 }
 
 impl std::fmt::Debug for ParentSetup {
@@ -82,6 +85,20 @@ impl std::fmt::Debug for ParentSetup {
             .field("config", &self.config)
             .field("tools", &self.tools)
             .finish_non_exhaustive()
+    }
+}
+
+impl ParentSetup {
+    /// The same setup on `route`'s model: what a child on another model, or the children of
+    /// a parent that switched model, run with.
+    pub fn on_route(mut self, route: &ModelRoute) -> Self {
+        let switch = route.switch();
+        self.provider = switch.provider;
+        self.config.model = switch.model;
+        self.config.capabilities = switch.capabilities;
+        self.config.api = switch.api;
+        self.config.stream = switch.stream;
+        self
     }
 }
 
@@ -279,16 +296,17 @@ impl Tool for TaskTool {
     }
 
     fn access(&self, _arguments: &Value, _ctx: &ToolContext) -> Access {
-        // Children run side by side (their own tools order their file access).
-        Access::None
+        // Children run side by side (their own tools order their file access), and each of
+        // their calls meets the parent's gate.
+        Access::Delegate
     }
 
     async fn execute(
         &self,
         call: strata_tools::ToolCall,
         ctx: &ToolContext,
-        _updates: Option<UpdateSender>,
+        updates: Option<UpdateSender>,
     ) -> ToolOutput {
-        crate::spawn::run(&self.subagents, self.depth, call, ctx).await
+        crate::spawn::run(&self.subagents, self.depth, call, ctx, updates).await
     }
 }

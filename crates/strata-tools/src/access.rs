@@ -16,14 +16,17 @@ pub enum Access {
     Shell,
     /// Must run alone (unknown tools).
     Exclusive,
+    /// Hands the work to a child agent whose own calls are scheduled and judged one by one:
+    /// conflicts with nothing, and the permission rules see it as a delegation.
+    Delegate,
 }
 
 impl Access {
     /// Whether two calls must run one after the other.
     pub fn conflicts_with(&self, other: &Access) -> bool {
-        use Access::{Exclusive, None, Read, Shell, Write};
+        use Access::{Delegate, Exclusive, None, Read, Shell, Write};
         match (self, other) {
-            (None, _) | (_, None) => false,
+            (None | Delegate, _) | (_, None | Delegate) => false,
             (Exclusive, _) | (_, Exclusive) => true,
             (Shell, Shell) | (Shell, Write(_)) | (Write(_), Shell) => true,
             (Shell, Read(_)) | (Read(_), Shell) | (Read(_), Read(_)) => false,

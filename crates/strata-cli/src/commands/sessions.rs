@@ -44,6 +44,20 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<()> {
             let mut value = serde_json::to_value(summary)?;
             if let Some(object) = value.as_object_mut() {
                 object.insert("path".into(), summary.path.display().to_string().into());
+                let children: Vec<serde_json::Value> = children(&summary.path)
+                    .iter()
+                    .map(|child| {
+                        serde_json::json!({
+                            "path": child.summary.path.display().to_string(),
+                            "id": child.summary.id,
+                            "messageCount": child.summary.message_count,
+                            "spawnedBy": child.spawned_by,
+                        })
+                    })
+                    .collect();
+                if !children.is_empty() {
+                    object.insert("children".into(), children.into());
+                }
             }
             writeln!(out, "{value}")?;
         }
@@ -55,8 +69,53 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<()> {
     }
     for summary in &sessions {
         writeln!(out, "{}", line(summary, args.all))?;
+        for child in children(&summary.path) {
+            writeln!(out, "{}", child.line())?;
+        }
     }
     Ok(())
+}
+
+/// A session delegated from a listed one.
+struct Child {
+    summary: SessionSummary,
+    /// The header's `spawnedBy` (task description, agent, fork or fresh, depth).
+    spawned_by: serde_json::Value,
+}
+
+impl Child {
+    /// `  └ <start> [agent]: description  msgs  path`, indented by depth.
+    fn line(&self) -> String {
+        let field = |key: &str| self.spawned_by[key].as_str().unwrap_or("").to_owned();
+        let depth = self.spawned_by["depth"].as_u64().unwrap_or(1) as usize;
+        let agent = match field("agent") {
+            agent if agent.is_empty() => String::new(),
+            agent => format!(" {agent}"),
+        };
+        format!(
+            "{}└ child ({}{agent}): {}  {} msgs  {}",
+            "  ".repeat(depth),
+            field("start"),
+            field("description"),
+            self.summary.message_count,
+            self.summary.path.display()
+        )
+    }
+}
+
+/// The sessions delegated from `parent`, depth first (a child's own children after it).
+fn children(parent: &std::path::Path) -> Vec<Child> {
+    let mut found = Vec::new();
+    for summary in SessionStore::children_of(parent).unwrap_or_default() {
+        let spawned_by = strata_session::spawned_by(&summary.path).unwrap_or_default();
+        let path = summary.path.clone();
+        found.push(Child {
+            summary,
+            spawned_by,
+        });
+        found.extend(children(&path));
+    }
+    found
 }
 
 /// `modified  messages  size  title  [cwd]  path` on one line.

@@ -62,6 +62,41 @@ pub struct LogStats {
     /// Every cache break classified, requests below the cache minimum, aborted requests.
     #[serde(flatten)]
     pub cache: CacheReport,
+    /// The sessions it delegated to (its `task` calls' children), each with its own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildStats>,
+}
+
+/// A delegated session's stats, with how it started.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChildStats {
+    /// `fork` or `fresh`.
+    pub start: String,
+    /// The task's short description.
+    pub description: String,
+    /// Tokens its first request read from the cache the parent wrote (a fork's prefix).
+    pub read_from_parent: u64,
+    /// Its own stats.
+    #[serde(flatten)]
+    pub log: LogStats,
+}
+
+impl LogStats {
+    /// Every record of its children, theirs included.
+    fn child_records(&self) -> Vec<&RequestRecord> {
+        self.children
+            .iter()
+            .flat_map(|child| child.log.records.iter().chain(child.log.child_records()))
+            .collect()
+    }
+
+    /// Tokens forked children (at any depth) read from their parent's prefix.
+    fn read_from_parents(&self) -> u64 {
+        self.children
+            .iter()
+            .map(|child| child.read_from_parent + child.log.read_from_parents())
+            .sum()
+    }
 }
 
 pub fn run(args: &StatsArgs) -> anyhow::Result<()> {
@@ -121,7 +156,10 @@ fn print_logs(args: &StatsArgs, logs: &[LogStats]) -> anyhow::Result<()> {
         write_log(&mut out, log, args.requests)?;
     }
     if logs.len() > 1 {
-        let total = Totals::of(logs.iter().flat_map(|log| &log.records));
+        let total = Totals::of(
+            logs.iter()
+                .flat_map(|log| log.records.iter().chain(log.child_records())),
+        );
         let unexpected: usize = logs.iter().map(|log| log.cache.unexpected().count()).sum();
         writeln!(
             out,
@@ -178,6 +216,55 @@ fn write_log(
         }
     }
     write_cache(out, &log.cache)?;
+    write_children(out, log, total.cost)?;
+    Ok(())
+}
+
+/// The delegated sessions: their totals, what forks read from the parent's prefix, the
+/// parent's bill with them, and one line per child.
+fn write_children(
+    out: &mut impl std::io::Write,
+    log: &LogStats,
+    own_cost: f64,
+) -> anyhow::Result<()> {
+    if log.children.is_empty() {
+        return Ok(());
+    }
+    let records = log.child_records();
+    let total = Totals::of(records.iter().copied());
+    writeln!(
+        out,
+        "  delegated: {} requests in child sessions  cache read {} ({} of it from this session's prefix, read by forked children)  cache write {}  cost ${:.4}; with children ${:.4}",
+        total.requests,
+        total.usage.cache_read,
+        log.read_from_parents(),
+        total.usage.cache_write(),
+        total.cost,
+        own_cost + total.cost
+    )?;
+    write_child_lines(out, log, 1)
+}
+
+fn write_child_lines(
+    out: &mut impl std::io::Write,
+    log: &LogStats,
+    depth: usize,
+) -> anyhow::Result<()> {
+    for child in &log.children {
+        let own = Totals::of(&child.log.records);
+        writeln!(
+            out,
+            "  {}└ child ({}): {}  {} requests  hit rate {:.1}%  cost ${:.4}  {}",
+            "  ".repeat(depth),
+            child.start,
+            child.description,
+            own.requests,
+            own.hit_rate().unwrap_or(0.0) * 100.0,
+            own.cost,
+            child.log.path.display()
+        )?;
+        write_child_lines(out, &child.log, depth + 1)?;
+    }
     Ok(())
 }
 
@@ -243,6 +330,14 @@ fn write_cache(out: &mut impl std::io::Write, cache: &CacheReport) -> anyhow::Re
 fn collect(path: &Path, named: bool, files: &mut Vec<(PathBuf, bool)>) -> std::io::Result<()> {
     let meta = std::fs::metadata(path)?;
     if meta.is_dir() {
+        // Delegated sessions are reported under the session that delegated them.
+        if !named
+            && path
+                .file_name()
+                .is_some_and(|name| name.to_string_lossy().ends_with(".subagents"))
+        {
+            return Ok(());
+        }
         for entry in std::fs::read_dir(path)? {
             // One unreadable entry (a dangling symlink, a denied folder) is said and skipped:
             // it does not hide the rest of the directory.
@@ -278,16 +373,16 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<LogStats> {
         .find(|line| !line.trim().is_empty())
         .and_then(|line| serde_json::from_str::<Value>(line).ok());
     let is_session = first.is_some_and(|value| value["type"] == "session");
-    let (kind, records, cache) = if is_session {
+    let (kind, records, cache, children) = if is_session {
         let opened = open_session(path)?;
         let tree = opened.session.tree();
         let (kind, records) = session_records(tree, catalog);
         let cache = cache_report(Some(tree), &records, catalog);
-        (kind, records, cache)
+        (kind, records, cache, read_children(path, catalog))
     } else {
         let records = claude_code_records(path, &text, catalog)?;
         let cache = cache_report(None, &records, catalog);
-        ("claude-code", records, cache)
+        ("claude-code", records, cache, Vec::new())
     };
     Ok(LogStats {
         path: path.to_path_buf(),
@@ -295,7 +390,59 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<LogStats> {
         requests: records.iter().map(RequestUsage::of).collect(),
         records,
         cache,
+        children,
     })
+}
+
+/// The sessions `parent` delegated to, read like any session (a child that cannot be read
+/// is said and left out).
+fn read_children(parent: &Path, catalog: &Catalog) -> Vec<ChildStats> {
+    let summaries = match strata_session::SessionStore::children_of(parent) {
+        Ok(summaries) => summaries,
+        Err(error) => {
+            eprintln!(
+                "strata: warning: the children of {}: {error}",
+                parent.display()
+            );
+            return Vec::new();
+        }
+    };
+    let mut children = Vec::new();
+    for summary in summaries {
+        let mut log = match read_log(&summary.path, catalog) {
+            Ok(log) => log,
+            Err(error) => {
+                eprintln!(
+                    "strata: warning: {}: {error:#}, skipped",
+                    summary.path.display()
+                );
+                continue;
+            }
+        };
+        let spawned_by = strata_session::spawned_by(&summary.path).unwrap_or_default();
+        let field = |key: &str| spawned_by[key].as_str().unwrap_or("").to_owned();
+        // A fork holds a copy of the parent's path up to the spawning entry: those requests
+        // are the parent's, already counted there.
+        let spawning = field("entryId");
+        if let Some(at) = log.records.iter().position(|r| r.id == spawning) {
+            log.records.drain(..=at);
+            log.requests.drain(..=at);
+        }
+        let start = field("start");
+        // A fork's first request re-reads the parent's prefix: what it read came from the
+        // parent's writes (a fresh child's first request reads nothing of the parent's).
+        let read_from_parent = match (start.as_str(), log.records.first()) {
+            ("fork", Some(first)) => first.usage.cache_read,
+            _ => 0,
+        };
+        children.push(ChildStats {
+            start,
+            description: field("description"),
+            read_from_parent,
+            log,
+        });
+    }
+    children
 }
 
 /// The file as text, each line that is not UTF-8 reported by number and read with

@@ -567,14 +567,22 @@ impl Worker {
                 live.refresh_status().await?;
             }
             Command::Tools { enable, disable } => {
-                let live_names = live
+                // Tools built with the agent (delegation's `task`) are kept as they are.
+                let (live_names, built_with_agent) = live
                     .call(Vec::new(), |agent| {
-                        agent
+                        let names: Vec<String> = agent
                             .tools()
                             .names()
                             .into_iter()
                             .map(str::to_owned)
-                            .collect::<Vec<String>>()
+                            .collect();
+                        let kept: Vec<std::sync::Arc<dyn strata_tools::Tool>> = agent
+                            .tools()
+                            .iter()
+                            .filter(|tool| strata_tools::builtin(tool.name()).is_none())
+                            .cloned()
+                            .collect();
+                        (names, kept)
                     })
                     .await?;
                 let mut names: Vec<String> = live_names
@@ -587,9 +595,19 @@ impl Worker {
                     }
                 }
                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                check_tool_names(&names)?;
-                live.call(vec![Op::SetTools(ToolSet::builtins(&names))], |_| ())
-                    .await?;
+                let builtins: Vec<&str> = names
+                    .iter()
+                    .copied()
+                    .filter(|name| !built_with_agent.iter().any(|tool| tool.name() == *name))
+                    .collect();
+                check_tool_names(&builtins)?;
+                let mut tools = ToolSet::builtins(&builtins);
+                for tool in built_with_agent {
+                    if names.contains(&tool.name()) {
+                        tools.insert(tool);
+                    }
+                }
+                live.call(vec![Op::SetTools(tools)], |_| ()).await?;
                 live.reply(Reply::Notice(format!(
                     "tools now: {} (stored as a system patch with the next request)",
                     names.join(", ")

@@ -441,10 +441,39 @@ fn each_mode_treats_unruled_calls_as_specified() {
 fn malformed_rules_are_errors_and_unknown_specifiers_never_match() {
     assert!(Rule::parse("Bash(npm", &bases()).is_err());
     assert!(Rule::parse("", &bases()).is_err());
-    let odd = rule("Task(researcher)");
+    let odd = rule("my_tool(researcher)");
     assert!(odd.unsupported().is_some());
-    assert!(!odd.matches(&CallView::new("Task", CallKind::Other)));
+    assert!(!odd.matches(&CallView::new("my_tool", CallKind::Other)));
     assert!(rule("my_tool").matches(&CallView::new("my_tool", CallKind::Other)));
     // strata's own tool names read as Claude Code's.
     assert!(rule("bash(cargo test:*)").matches(&bash("cargo test -p x")));
+}
+
+#[test]
+fn task_rules_name_delegations_and_their_agents() {
+    let delegation = |agent: Option<&'static str>| CallView {
+        agent,
+        ..CallView::new("task", CallKind::Delegate)
+    };
+    assert!(rule("Task").matches(&delegation(None)));
+    assert!(rule("Task").matches(&delegation(Some("researcher"))));
+    assert!(rule("Task(researcher)").matches(&delegation(Some("researcher"))));
+    assert!(!rule("Task(researcher)").matches(&delegation(Some("editor"))));
+    assert!(!rule("Task(researcher)").matches(&delegation(None)));
+    // Another tool called `Task` by an MCP server is not a delegation.
+    assert!(!rule("Task").matches(&CallView::new("Task", CallKind::Other)));
+}
+
+#[test]
+fn a_delegation_is_allowed_in_every_mode_unless_a_rule_names_it() {
+    let call = CallView::new("task", CallKind::Delegate);
+    for mode in [Mode::Plan, Mode::Ask, Mode::Edits, Mode::Auto] {
+        assert_eq!(
+            policy(mode, &[]).decide(&call).verdict,
+            Verdict::Allow,
+            "{mode}"
+        );
+    }
+    let policy = policy(Mode::Auto, &[(List::Deny, "Task")]);
+    assert_eq!(policy.decide(&call).verdict, Verdict::Deny);
 }

@@ -83,6 +83,7 @@ async fn harness_with(scenario: &str, settings: SubagentSettings, agents: Loaded
             config: config.clone(),
             tools: tools.clone(),
             project_skills: true,
+            rules: Default::default(),
         },
         agents,
         settings,

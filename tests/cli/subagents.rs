@@ -1,0 +1,238 @@
+//! Delegation from the `strata` binary: `task` offered when `tools` names it, a child held to
+//! the run's permission mode, its answer back as the call's result, its file linked to the
+//! parent, and its progress in `--mode json` as the call's updates.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::support::{mock_with, project, strata_ok, text};
+
+/// The parent delegates; the child runs `echo ran > ran.txt` and answers; the parent ends.
+fn delegation_scenario() -> strata_mock::Scenario {
+    let toml = r#"name = "delegate"
+playback = "sequence"
+[[turn]]
+[[turn.tool_call]]
+tool = "task"
+args = { description = "make a file", prompt = "Run `echo ran > ran.txt` and say what happened." }
+
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "echo ran > ran.txt" }
+
+[[turn]]
+text = "the child's answer: the command was refused"
+
+[[turn]]
+text = "done"
+"#;
+    strata_mock::Scenario::from_toml(toml, "test").unwrap()
+}
+
+/// `strata -p go` in `dir` (also its HOME) with delegation on, writing `session`.
+fn run(dir: &Path, url: &str, session: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .current_dir(dir)
+        .args([
+            "-p",
+            "go",
+            "--model",
+            "anthropic/claude-sonnet-4-5",
+            "--base-url",
+            url,
+            "--tools",
+            "read,bash,edit,write,task",
+            "--session",
+        ])
+        .arg(session)
+        .args(extra)
+        .env("HOME", dir)
+        .env("ANTHROPIC_API_KEY", "sk-ant-test")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("STRATA_MODEL")
+        .env_remove("STRATA_API_KEY")
+        .output()
+        .expect("strata runs")
+}
+
+/// The text of every `tool_result` block in a request body, in order.
+fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| block["content"].to_string())
+        .collect()
+}
+
+#[test]
+fn a_child_is_held_to_the_runs_permission_mode_and_its_answer_is_the_result() {
+    let dir = project();
+    let server = mock_with(delegation_scenario());
+    let session = dir.path().join("parent.jsonl");
+    let out = run(
+        dir.path(),
+        &server.base_url(),
+        &session,
+        &["--permission-mode", "plan"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).trim(),
+        "done",
+        "{}\n{}",
+        text(&out.stderr),
+        std::fs::read_to_string(&session).unwrap_or_default()
+    );
+    // The child's bash call met the parent's gate.
+    assert!(!dir.path().join("ran.txt").exists());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "parent, child twice, parent");
+    // The parent's first request offered `task`, after the built-in tools.
+    let first = requests[0].body.clone().unwrap();
+    let names: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    let position = |name: &str| names.iter().position(|n| *n == name);
+    assert!(position("task") > position("write"), "{names:?}");
+    // The child read the refusal; the parent read only the child's answer.
+    let child = requests[2].body.clone().unwrap();
+    assert!(
+        tool_results(&child)
+            .iter()
+            .any(|r| r.contains("Permission denied")),
+        "{:?}",
+        tool_results(&child)
+    );
+    let parent = requests[3].body.clone().unwrap();
+    let results = tool_results(&parent);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].contains("the child's answer: the command was refused"),
+        "{results:?}"
+    );
+    // The child's file sits beside the parent's and names it.
+    let children: Vec<_> = std::fs::read_dir(dir.path().join("parent.subagents"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(children.len(), 1, "{children:?}");
+    let header: Value = serde_json::from_str(
+        std::fs::read_to_string(&children[0])
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        header["parentSession"].as_str(),
+        Some(session.display().to_string().as_str()),
+        "{header}"
+    );
+    assert_eq!(header["spawnedBy"]["depth"], 1, "{header}");
+    assert_eq!(
+        header["spawnedBy"]["description"], "make a file",
+        "{header}"
+    );
+
+    // `strata stats` counts the child under its parent, with what the fork read of the
+    // parent's prefix.
+    let session_arg = session.display().to_string();
+    let stats = strata_ok(&["stats", &session_arg]);
+    assert!(
+        stats.contains("delegated: 2 requests in child sessions"),
+        "{stats}"
+    );
+    assert!(stats.contains("└ child (fork): make a file"), "{stats}");
+    let json: Value = serde_json::from_str(&strata_ok(&["stats", "--json", &session_arg])).unwrap();
+    let child = &json[0]["children"][0];
+    assert_eq!(child["start"], "fork", "{json}");
+    assert!(
+        child["read_from_parent"].as_u64().unwrap_or(0) > 0,
+        "a fork's first request reads the parent's prefix: {child}"
+    );
+    assert_eq!(
+        child["requests"].as_array().map(Vec::len),
+        Some(2),
+        "{child}"
+    );
+}
+
+#[test]
+fn strata_sessions_lists_a_child_under_its_parent() {
+    let dir = project();
+    let server = mock_with(delegation_scenario());
+    let root = dir.path().join("store");
+    let cwd = dir.path().display().to_string();
+    let session = root
+        .join(strata_session::dir_name_for_cwd(&cwd))
+        .join("parent.jsonl");
+    std::fs::create_dir_all(session.parent().unwrap()).unwrap();
+    let out = run(dir.path(), &server.base_url(), &session, &["--yes"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let root_arg = root.display().to_string();
+    let listing = strata_ok(&["sessions", "--root", &root_arg, "--cwd", &cwd]);
+    let lines: Vec<&str> = listing.lines().collect();
+    assert_eq!(lines.len(), 2, "the parent, then its child: {listing}");
+    assert!(lines[0].ends_with("parent.jsonl"), "{listing}");
+    assert!(
+        lines[1].contains("└ child (fork): make a file") && lines[1].contains("parent.subagents"),
+        "{listing}"
+    );
+    let json = strata_ok(&["sessions", "--root", &root_arg, "--cwd", &cwd, "--json"]);
+    let parent: Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        parent["children"][0]["spawnedBy"]["start"], "fork",
+        "{parent}"
+    );
+}
+
+#[test]
+fn json_mode_carries_the_childs_progress_as_the_calls_updates() {
+    let dir = project();
+    let server = mock_with(delegation_scenario());
+    let session = dir.path().join("parent.jsonl");
+    let out = run(
+        dir.path(),
+        &server.base_url(),
+        &session,
+        &["--mode", "json", "--yes"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Without a gate the child's command ran.
+    assert!(dir.path().join("ran.txt").exists());
+    let lines: Vec<Value> = text(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let call_id = lines
+        .iter()
+        .find(|l| l["type"] == "tool_execution_start" && l["toolName"] == "task")
+        .map(|l| l["toolCallId"].clone())
+        .expect("the task call started");
+    let updates: Vec<String> = lines
+        .iter()
+        .filter(|l| l["type"] == "tool_execution_update" && l["toolCallId"] == call_id)
+        .map(|l| l["partialResult"].to_string())
+        .collect();
+    assert!(
+        updates
+            .iter()
+            .any(|u| u.contains("child (") && u.contains("bash")),
+        "{updates:?}"
+    );
+    let end = lines
+        .iter()
+        .find(|l| l["type"] == "tool_execution_end" && l["toolCallId"] == call_id)
+        .expect("the task call ended");
+    assert_eq!(end["isError"], false, "{end}");
+}
