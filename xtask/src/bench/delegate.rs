@@ -1,0 +1,860 @@
+//! `cargo xtask bench --only delegate`: delegation priced by the cache. A parent must register
+//! four handlers of a generated project in `src/registry.rs`: for each it has to find, inside
+//! a module of large files, where the handler is defined and the value of its ID constant —
+//! exploration whose file reads the parent does not need in full — and then edit the registry.
+//!
+//! strata plays it through the real agent loop and strata-subagents' `task` tool against
+//! strata-mock, in four modes: `none` (the parent explores itself, no delegation tool),
+//! `fresh` and `fork` (every child starts that way) and `auto` (strata-subagents' choice by
+//! price). The model is a script (strata-mock's sequence playback; one child at a time, so the
+//! order of requests is fixed); what each request reads and writes comes from the mock's cache
+//! simulation. The task is right when `src/registry.rs` ends as it should: every ID came from
+//! what the parent's context held when it edited (strata-mock's recall turns fill them from the
+//! request, and re-read the defining file when the request lacks them).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value, json};
+use strata_agent::{Agent, AgentEvent};
+use strata_mock::scenario::{RecallSpec, ToolCallSpec};
+use strata_mock::{MockConfig, MockServer, Playback, Scenario, TurnSpec};
+use strata_session::{Session, WriteOptions};
+use strata_subagents::{
+    ChildEventKind, Loaded, ParentSetup, SpawnMode, SubagentSettings, Subagents,
+};
+
+use crate::bench::ideal::IdealCache;
+use crate::bench::model::{CacheModel, endpoint};
+use crate::bench::peers::rows::Rows;
+use crate::bench::peers::wire;
+use crate::bench::run::Run;
+use crate::bench::strategy::Strategy;
+use crate::bench::tools::tool_set;
+use crate::bench::workload::{BUILTIN_TOOLS, FileSpec, Workload, WorkloadSpec};
+
+/// The workload's name (`--only delegate`).
+pub const NAME: &str = "delegate";
+
+/// Usage of `cargo xtask bench --only delegate`.
+pub const USAGE: &str = "  bench --only delegate [--cache MODEL]... [--out FILE]
+      The delegate workload: a parent registers four handlers after finding each one's
+      definition in a module of large files; strata without delegation, with fresh children,
+      forked children and `auto` (strata-subagents), against strata-mock. Writes
+      docs/bench-delegate.md (default caches: anthropic-5m, openai, deepseek).";
+
+/// Whether the arguments select this workload.
+pub fn selected(args: &[String]) -> bool {
+    args.windows(2)
+        .any(|pair| pair[0] == "--only" && pair[1] == NAME)
+}
+
+/// The modules, one handler each.
+const MODULES: [&str; 4] = ["storage", "network", "render", "billing"];
+/// Files per module.
+const FILES_PER_MODULE: usize = 6;
+/// Lines per module file.
+const LINES_PER_FILE: usize = 220;
+/// Lines of the architecture notes the parent reads before it starts.
+const NOTES_LINES: usize = 160;
+/// Virtual seconds between two requests.
+const SECONDS_BETWEEN_REQUESTS: u64 = 5;
+/// The model's window: large enough that nothing is compacted.
+const CONTEXT_WINDOW: u64 = 400_000;
+/// The registry the parent edits.
+const REGISTRY: &str = "src/registry.rs";
+/// The notes the parent reads first.
+const NOTES: &str = "docs/architecture.md";
+
+/// How strata runs the parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// No delegation tool: the parent explores itself.
+    None,
+    /// Every child starts fresh.
+    Fresh,
+    /// Every child is forked from the parent.
+    Fork,
+    /// strata-subagents chooses by price.
+    Auto,
+}
+
+impl Mode {
+    /// Every mode, in table order.
+    pub const ALL: [Self; 4] = [Self::None, Self::Fresh, Self::Fork, Self::Auto];
+
+    /// Its name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Fresh => "fresh",
+            Self::Fork => "fork",
+            Self::Auto => "auto",
+        }
+    }
+
+    fn spawn_mode(self) -> Option<SpawnMode> {
+        match self {
+            Self::None => None,
+            Self::Fresh => Some(SpawnMode::Fresh),
+            Self::Fork => Some(SpawnMode::Fork),
+            Self::Auto => Some(SpawnMode::Auto),
+        }
+    }
+}
+
+/// One handler to find: its module, the file that defines it, its ID.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handler {
+    /// The module under `src/`.
+    pub module: &'static str,
+    /// The file (0-based) of the module that defines it.
+    pub defined_in: usize,
+    /// Another file of the module that calls it.
+    pub used_in: usize,
+    /// The value of its ID constant.
+    pub id: String,
+}
+
+impl Handler {
+    /// `handle_<module>`.
+    pub fn function(&self) -> String {
+        format!("handle_{}", self.module)
+    }
+
+    /// `<MODULE>_ID`.
+    pub fn constant(&self) -> String {
+        format!("{}_ID", self.module.to_ascii_uppercase())
+    }
+
+    /// The text right before the ID's value wherever the constant is quoted.
+    pub fn marker(&self) -> String {
+        format!("{}: &str = \"", self.constant())
+    }
+
+    /// The file defining it.
+    pub fn definition_file(&self) -> String {
+        module_file(self.module, self.defined_in)
+    }
+
+    /// The registry's line for it before the edit.
+    pub fn todo_line(&self) -> String {
+        format!("    // TODO: register {}", self.function())
+    }
+
+    /// The registry's line for it with `id`.
+    pub fn registered_line(&self, id: &str) -> String {
+        format!("    (\"{}\", \"{id}\"),", self.function())
+    }
+}
+
+fn module_file(module: &str, file: usize) -> String {
+    format!("src/{module}/file_{file}.rs")
+}
+
+/// splitmix64, for fixed well-spread choices.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The four handlers.
+pub fn handlers() -> Vec<Handler> {
+    MODULES
+        .iter()
+        .enumerate()
+        .map(|(k, module)| {
+            let defined_in = (mix(k as u64) % FILES_PER_MODULE as u64) as usize;
+            Handler {
+                module,
+                defined_in,
+                used_in: (defined_in + 1 + k) % FILES_PER_MODULE,
+                id: format!("{:08x}", mix(k as u64 ^ 0xde1e) as u32),
+            }
+        })
+        .collect()
+}
+
+/// The user's prompt.
+pub fn prompt() -> String {
+    let names: Vec<String> = handlers().iter().map(Handler::function).collect();
+    format!(
+        "Register the handlers {} in {REGISTRY}: each one's TODO line becomes \
+         `(\"<handler>\", \"<its ID constant's value>\"),`. Each handler is defined somewhere \
+         in its module under src/<module>/, next to its `<MODULE>_ID` constant. Read {NOTES} \
+         first.",
+        names.join(", ")
+    )
+}
+
+/// The registry as it must end.
+pub fn expected_registry() -> String {
+    registry_text(|handler| handler.registered_line(&handler.id))
+}
+
+fn registry_text(line: impl Fn(&Handler) -> String) -> String {
+    let mut text = String::from(
+        "//! Every handler the dispatcher knows, by name, with its ID.\n\npub const HANDLERS: &[(&str, &str)] = &[\n",
+    );
+    for handler in handlers() {
+        text.push_str(&line(&handler));
+        text.push('\n');
+    }
+    text.push_str("];\n");
+    text
+}
+
+/// Writes the project: the modules' files, the registry, the notes.
+pub fn seed(cwd: &Path) -> Result<()> {
+    let handlers = handlers();
+    for (k, handler) in handlers.iter().enumerate() {
+        let dir = cwd.join("src").join(handler.module);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        for file in 0..FILES_PER_MODULE {
+            let mut text = format!("//! {} module, part {file}.\n\n", handler.module);
+            for line in 0..LINES_PER_FILE {
+                if file == handler.defined_in && line == LINES_PER_FILE / 2 {
+                    let _ = writeln!(
+                        text,
+                        "pub const {}: &str = \"{}\";\n/// Entry point of the {} module.\npub fn {}(request: &[u8]) -> usize {{ request.len() ^ {k} }}",
+                        handler.constant(),
+                        handler.id,
+                        handler.module,
+                        handler.function()
+                    );
+                }
+                if file == handler.used_in && line == LINES_PER_FILE / 3 {
+                    let _ = writeln!(
+                        text,
+                        "pub fn route_{file}(request: &[u8]) -> usize {{ super::file_{}::{}(request) }}",
+                        handler.defined_in,
+                        handler.function()
+                    );
+                }
+                let _ = writeln!(
+                    text,
+                    "pub fn {}_{file}_{line}(input: u32) -> u32 {{ input.wrapping_mul({}) ^ {line} }}",
+                    handler.module,
+                    mix((k * 10_000 + file * 1_000 + line) as u64) % 9_973
+                );
+            }
+            let path = dir.join(format!("file_{file}.rs"));
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    let registry = cwd.join(REGISTRY);
+    std::fs::write(&registry, registry_text(Handler::todo_line))
+        .with_context(|| format!("writing {}", registry.display()))?;
+    let docs = cwd.join("docs");
+    std::fs::create_dir_all(&docs).with_context(|| format!("creating {}", docs.display()))?;
+    let mut notes = String::from("# Architecture\n\n");
+    for line in 0..NOTES_LINES {
+        let module = MODULES[line % MODULES.len()];
+        let _ = writeln!(
+            notes,
+            "- {module}: stage {line} hands its buffer to the next stage after at most {} ms and keeps {} entries in flight.",
+            mix(line as u64) % 900 + 10,
+            mix(line as u64 ^ 7) % 90 + 2
+        );
+    }
+    let path = cwd.join(NOTES);
+    std::fs::write(&path, notes).with_context(|| format!("writing {}", path.display()))?;
+    std::fs::write(
+        cwd.join("AGENTS.md"),
+        crate::bench::workload::INITIAL_AGENTS_MD,
+    )
+    .context("writing AGENTS.md")?;
+    Ok(())
+}
+
+fn call(tool: &str, args: Value) -> ToolCallSpec {
+    ToolCallSpec {
+        tool: tool.to_owned(),
+        args: match args {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        },
+    }
+}
+
+fn turn(text: String, calls: Vec<ToolCallSpec>) -> TurnSpec {
+    TurnSpec {
+        text: Some(text),
+        tool_calls: calls,
+        ..TurnSpec::default()
+    }
+}
+
+/// The exploration of one handler: a search over the project, then the defining file and a
+/// calling file read whole.
+pub fn exploration(handler: &Handler) -> Vec<ToolCallSpec> {
+    vec![
+        call(
+            "grep",
+            json!({ "pattern": format!("{}|{}", handler.function(), handler.constant()), "path": "src" }),
+        ),
+        call("read", json!({ "path": handler.definition_file() })),
+        call(
+            "read",
+            json!({ "path": module_file(handler.module, handler.used_in) }),
+        ),
+    ]
+}
+
+/// A child's answer: what the parent needs, not the files.
+pub fn child_answer(handler: &Handler) -> String {
+    format!(
+        "`{}` is defined in {} next to `pub const {}\"{}\";` and is called from {} (route_{}).",
+        handler.function(),
+        handler.definition_file(),
+        handler.marker(),
+        handler.id,
+        module_file(handler.module, handler.used_in),
+        handler.used_in
+    )
+}
+
+/// The delegation call for one handler.
+pub fn delegation(handler: &Handler) -> ToolCallSpec {
+    call(
+        "task",
+        json!({
+            "description": format!("Find {}", handler.function()),
+            "prompt": format!(
+                "In this Rust project, find where `{}` is defined under src/{}/ and the value of \
+                 its `{}` constant, and which file calls it. Answer with the defining file, the \
+                 constant's line verbatim and the caller; nothing else.",
+                handler.function(),
+                handler.module,
+                handler.constant()
+            ),
+        }),
+    )
+}
+
+/// The registry edit for one handler: `{recall}` is the ID as the request holds it.
+pub fn registry_edit(handler: &Handler) -> TurnSpec {
+    TurnSpec {
+        text: Some(format!("Registering {}.", handler.function())),
+        tool_calls: vec![call(
+            "edit",
+            json!({
+                "path": REGISTRY,
+                "oldText": handler.todo_line(),
+                "newText": handler.registered_line("{recall}"),
+            }),
+        )],
+        recall: Some(RecallSpec {
+            marker: handler.marker(),
+            fetch: vec![call("read", json!({ "path": handler.definition_file() }))],
+            fetch_text: Some(format!("Reading {} again.", handler.definition_file())),
+        }),
+        ..TurnSpec::default()
+    }
+}
+
+/// The parent's closing answer.
+pub const FINAL_TEXT: &str = "All four handlers are registered.";
+
+/// The script: the parent reads the notes and the registry, then explores each handler itself
+/// (`delegates = false`) or hands each to a child (whose turns follow its delegation call), then
+/// edits the registry once per handler and closes.
+pub fn scenario(delegates: bool) -> Scenario {
+    let handlers = handlers();
+    let mut turns = vec![TurnSpec {
+        user: Some(prompt()),
+        ..turn(
+            "Reading the notes and the registry first.".to_owned(),
+            vec![
+                call("read", json!({ "path": NOTES })),
+                call("read", json!({ "path": REGISTRY })),
+            ],
+        )
+    }];
+    for handler in &handlers {
+        if delegates {
+            turns.push(turn(
+                format!("Handing the search for {} to a child.", handler.function()),
+                vec![delegation(handler)],
+            ));
+            for step in exploration(handler) {
+                turns.push(turn(format!("Checking with {}.", step.tool), vec![step]));
+            }
+            turns.push(turn(child_answer(handler), Vec::new()));
+        } else {
+            for step in exploration(handler) {
+                turns.push(turn(format!("Checking with {}.", step.tool), vec![step]));
+            }
+        }
+    }
+    turns.extend(handlers.iter().map(registry_edit));
+    turns.push(turn(FINAL_TEXT.to_owned(), Vec::new()));
+    Scenario {
+        name: format!("bench-{NAME}"),
+        playback: Playback::Sequence,
+        turns,
+        ..Scenario::default()
+    }
+}
+
+/// A strata run, with what its children did.
+#[derive(Debug, Clone)]
+pub struct StrataRun {
+    /// The rows.
+    pub run: Run,
+    /// Requests the children made.
+    pub child_requests: usize,
+    /// How each child started (`fork`, `fresh`), in order.
+    pub starts: Vec<String>,
+    /// Why `auto` chose as it did, per child.
+    pub reasons: Vec<String>,
+    /// Why the task is not right, if it is not.
+    pub failure: Option<String>,
+}
+
+/// The workload as the bench's agent settings want it (strata's defaults on its window).
+fn workload_settings() -> Result<Workload> {
+    Workload::from_spec(
+        WorkloadSpec {
+            name: NAME.to_owned(),
+            description: "delegation".to_owned(),
+            context_window: CONTEXT_WINDOW,
+            reserve_tokens: strata_compaction::DEFAULT_RESERVE_TOKENS,
+            keep_recent_tokens: strata_compaction::DEFAULT_KEEP_RECENT_TOKENS,
+            seconds_between_requests: SECONDS_BETWEEN_REQUESTS,
+            files: FileSpec { count: 1, lines: 1 },
+            start_tools: Vec::new(),
+            phases: vec![crate::bench::workload::Phase {
+                tasks: 1,
+                requests_per_task: 1,
+                tools: vec!["read".to_owned()],
+                prompt: prompt(),
+                idle_seconds_after_task: 0,
+            }],
+            events: Vec::new(),
+            recall: None,
+        },
+        PathBuf::from(format!("xtask/src/bench/{NAME}.rs")),
+    )
+}
+
+/// Plays the workload with strata in `mode` on `cache_model`.
+pub fn run_strata(mode: Mode, cache_model: CacheModel) -> Result<StrataRun> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    runtime.block_on(play_strata(mode, cache_model))
+}
+
+async fn play_strata(mode: Mode, cache_model: CacheModel) -> Result<StrataRun> {
+    let workload = workload_settings()?;
+    let server = Arc::new(
+        MockServer::start(MockConfig::new().with_scenario(scenario(mode != Mode::None)))
+            .await
+            .context("starting strata-mock")?,
+    );
+    let step = Duration::from_secs(SECONDS_BETWEEN_REQUESTS);
+    let clock_server = Arc::clone(&server);
+    let clock = Arc::new(move || {
+        clock_server.advance_clock(step);
+    });
+    let endpoint = endpoint(cache_model, CONTEXT_WINDOW, clock)?;
+    let (increment, min_tokens) = cache_model.granularity(&endpoint.capabilities);
+    let ideal = IdealCache::new(wire(cache_model).1, increment, min_tokens);
+    let mut rows = Rows::new(&endpoint.model.id, endpoint.model.prices, ideal);
+
+    let cwd = tempfile::tempdir().context("creating the working directory")?;
+    let home = tempfile::tempdir().context("creating the session directory")?;
+    seed(cwd.path())?;
+    let session = Session::create(
+        home.path().join("session.jsonl"),
+        &cwd.path().display().to_string(),
+        WriteOptions::default(),
+    )
+    .context("creating the session")?;
+    let config = crate::bench::driver::agent_config(
+        &workload,
+        Strategy::Strata,
+        cache_model,
+        &endpoint,
+        &server,
+        cwd.path(),
+    );
+    let tools = tool_set(&BUILTIN_TOOLS, &[]);
+    let mut parent_tools = tools.clone();
+    let mut children = None;
+    if let Some(spawn_mode) = mode.spawn_mode() {
+        let subagents = Subagents::new(
+            ParentSetup {
+                provider: endpoint.provider.clone(),
+                config: config.clone(),
+                tools,
+                project_skills: true,
+            },
+            Loaded::default(),
+            SubagentSettings {
+                mode: spawn_mode,
+                // One child at a time: the script's order of requests is then fixed.
+                max_parallel: 1,
+                ..SubagentSettings::default()
+            },
+        );
+        parent_tools.insert(subagents.tool());
+        children = Some(subagents.subscribe());
+    }
+    let mut agent = Agent::new(session, endpoint.provider.clone(), parent_tools, config);
+    let summary = agent
+        .prompt(prompt())
+        .await
+        .with_context(|| format!("{NAME} / {} / {}", cache_model.name(), mode.name()))?;
+    rows.take(server.requests())?;
+    if !rows.left.refused.is_empty() {
+        bail!("requests were refused: {:?}", rows.left.refused);
+    }
+
+    let mut child_requests = 0;
+    let mut starts = Vec::new();
+    let mut reasons = Vec::new();
+    if let Some(mut events) = children {
+        while let Ok(event) = events.try_recv() {
+            match event.kind {
+                ChildEventKind::Started { start, reason, .. } => {
+                    starts.push(start.to_owned());
+                    reasons.push(reason);
+                }
+                ChildEventKind::Agent(AgentEvent::Usage { .. }) => child_requests += 1,
+                _ => {}
+            }
+        }
+    }
+    let failure = task_failure(cwd.path(), &summary.reason, &summary.final_text);
+    let run = Run {
+        harness: "strata".to_owned(),
+        strategy: mode.name().to_owned(),
+        workload: NAME.to_owned(),
+        cache_model: cache_model.name().to_owned(),
+        requests: rows.rows,
+        tasks_completed: usize::from(failure.is_none()),
+        tasks_total: 1,
+        compactions: 0,
+        restarts: Vec::new(),
+    };
+    Ok(StrataRun {
+        run,
+        child_requests,
+        starts,
+        reasons,
+        failure,
+    })
+}
+
+/// Why the run did not do the task, if it did not: it must end with the closing answer and
+/// the registry as [`expected_registry`].
+pub fn task_failure(cwd: &Path, reason: &str, final_text: &str) -> Option<String> {
+    if reason != "stop" || final_text != FINAL_TEXT {
+        return Some(format!("ended with `{reason}`: {final_text:?}"));
+    }
+    let path = cwd.join(REGISTRY);
+    match std::fs::read_to_string(&path) {
+        Ok(text) if text == expected_registry() => None,
+        Ok(text) => Some(format!("{REGISTRY} is {text:?}")),
+        Err(error) => Some(format!("{REGISTRY} unreadable: {error}")),
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Cache models.
+    pub cache_models: Vec<CacheModel>,
+    /// Where the document goes, relative to the workspace.
+    pub out: PathBuf,
+    /// The command line.
+    pub command: String,
+}
+
+impl Options {
+    /// Parses the arguments after `bench`.
+    pub fn parse(args: &[String]) -> Result<Self> {
+        let mut cache_models = Vec::new();
+        let mut out = PathBuf::from("docs/bench-delegate.md");
+        let mut iter = args.iter();
+        while let Some(arg) = iter.next() {
+            match arg.as_str() {
+                "--only" => {
+                    let name = iter.next().context("--only needs a workload")?;
+                    if name != NAME {
+                        bail!("`--only {NAME}` runs alone (not with `{name}`)");
+                    }
+                }
+                "--cache" => {
+                    let name = iter.next().context("--cache needs a cache model")?;
+                    cache_models.push(
+                        CacheModel::parse(name)
+                            .with_context(|| format!("unknown cache model `{name}`"))?,
+                    );
+                }
+                "--out" => out = PathBuf::from(iter.next().context("--out needs a file")?),
+                "--debug" | "--no-speed" | "--no-peers" => {}
+                other => bail!("unknown option `{other}` for `--only {NAME}`\n\n{USAGE}"),
+            }
+        }
+        if cache_models.is_empty() {
+            cache_models = vec![
+                CacheModel::AnthropicFiveMinutes,
+                CacheModel::OpenAiAutomatic,
+                CacheModel::DeepSeekDisk,
+            ];
+        }
+        let command = std::iter::once("cargo xtask bench".to_owned())
+            .chain(args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        Ok(Self {
+            cache_models,
+            out,
+            command,
+        })
+    }
+}
+
+/// Runs every mode on every cache model and writes the document.
+pub fn main(root: &Path, args: &[String]) -> Result<()> {
+    let options = Options::parse(args)?;
+    let started = Instant::now();
+    let mut runs = Vec::new();
+    for cache_model in &options.cache_models {
+        for mode in Mode::ALL {
+            let run_started = Instant::now();
+            let run = run_strata(mode, *cache_model)
+                .with_context(|| format!("{NAME} / {} / {}", cache_model.name(), mode.name()))?;
+            let totals = run.run.totals();
+            eprintln!(
+                "{}: {} requests ({} by children, starts {:?}), ${:.4}, task {}, {:.1}s",
+                run.run.label(),
+                totals.requests,
+                run.child_requests,
+                run.starts,
+                totals.cost,
+                run.failure.as_deref().unwrap_or("right"),
+                run_started.elapsed().as_secs_f64()
+            );
+            runs.push(run);
+        }
+    }
+    let document = document(&options, &runs, started.elapsed().as_secs_f64());
+    let out = root.join(&options.out);
+    std::fs::write(&out, document).with_context(|| format!("writing {}", out.display()))?;
+    println!("wrote {}", options.out.display());
+    Ok(())
+}
+
+/// The cost of `mode` on `cache_model`, if it ran.
+fn cost_of(runs: &[StrataRun], cache_model: &str, mode: Mode) -> Option<f64> {
+    runs.iter()
+        .find(|r| r.run.cache_model == cache_model && r.run.strategy == mode.name())
+        .map(|r| r.run.totals().cost)
+}
+
+/// The table: one row per run.
+pub fn table(runs: &[StrataRun]) -> String {
+    let mut out = String::from(
+        "| cache | harness / mode | cost (USD) | × auto | output (USD) | requests | by children | children started | hit rate | written | task right |\n\
+         |---|---|---:|---:|---:|---:|---:|---|---:|---:|---|\n",
+    );
+    for run in runs {
+        let totals = run.run.totals();
+        let auto = cost_of(runs, &run.run.cache_model, Mode::Auto);
+        let ratio = auto.filter(|cost| *cost > 0.0).map_or_else(
+            || "–".to_owned(),
+            |cost| format!("{:.2}x", totals.cost / cost),
+        );
+        let started = if run.starts.is_empty() {
+            "–".to_owned()
+        } else {
+            summarize_starts(&run.starts)
+        };
+        let _ = writeln!(
+            out,
+            "| {} | strata {} | {:.4} | {} | {:.4} | {} | {} | {} | {} | {} | {} |",
+            run.run.cache_model,
+            run.run.strategy,
+            totals.cost,
+            ratio,
+            totals.bill.output,
+            totals.requests,
+            run.child_requests,
+            started,
+            crate::bench::table::percent(totals.hit_rate()),
+            crate::bench::table::thousands(totals.cache_write),
+            if run.failure.is_none() { "yes" } else { "no" },
+        );
+    }
+    out
+}
+
+/// `["fork", "fork", "fresh"]` → `2 fork, 1 fresh`.
+fn summarize_starts(starts: &[String]) -> String {
+    let forks = starts.iter().filter(|s| *s == "fork").count();
+    let fresh = starts.len() - forks;
+    match (forks, fresh) {
+        (0, n) => format!("{n} fresh"),
+        (n, 0) => format!("{n} fork"),
+        (f, n) => format!("{f} fork, {n} fresh"),
+    }
+}
+
+/// Per cache model: whether `auto` is the cheapest of strata's modes.
+pub fn verdicts(runs: &[StrataRun]) -> Vec<(String, bool, String)> {
+    let mut caches: Vec<String> = runs.iter().map(|r| r.run.cache_model.clone()).collect();
+    caches.dedup();
+    caches
+        .into_iter()
+        .filter_map(|cache| {
+            let auto = cost_of(runs, &cache, Mode::Auto)?;
+            let others: Vec<(Mode, f64)> = Mode::ALL
+                .into_iter()
+                .filter(|mode| *mode != Mode::Auto)
+                .filter_map(|mode| cost_of(runs, &cache, mode).map(|cost| (mode, cost)))
+                .collect();
+            let (best_mode, best) = others
+                .iter()
+                .copied()
+                .min_by(|a, b| a.1.total_cmp(&b.1))?;
+            // Equal to the cent's hundredth counts as a tie: auto chose that same start.
+            let cheapest = auto <= best + 1e-6;
+            let text = if cheapest {
+                format!(
+                    "{cache}: auto ${auto:.4} is the cheapest (next: {} ${best:.4}, {:.2}x)",
+                    best_mode.name(),
+                    best / auto
+                )
+            } else {
+                format!(
+                    "{cache}: auto ${auto:.4} is NOT the cheapest: {} costs ${best:.4} ({:.2}x of auto)",
+                    best_mode.name(),
+                    best / auto
+                )
+            };
+            Some((cache, cheapest, text))
+        })
+        .collect()
+}
+
+fn document(options: &Options, runs: &[StrataRun], seconds: f64) -> String {
+    let mut out = String::from("# Benchmark: delegation (`delegate`)\n\n");
+    let _ = writeln!(
+        out,
+        "Generated by `{}` ({seconds:.0} s). Every figure is strata-mock's cache simulation of the \
+         requests the harness really sent, priced at the capability table's row for the model \
+         (see docs/benchmarks.md for the cache models); costs include the output.\n",
+        options.command
+    );
+    out.push_str(
+        "## The work\n\n\
+         A generated Rust project has four modules (`storage`, `network`, `render`, `billing`) \
+         of six files of 220 lines each. The user asks the parent to register the four \
+         handlers `handle_<module>` in `src/registry.rs`, each with the value of its \
+         `<MODULE>_ID` constant, which sits next to the handler in one file of its module. The \
+         parent reads `docs/architecture.md` and the registry, then, per handler, searches the \
+         project and reads the defining file and a calling file whole (about 7k tokens each) — \
+         itself (`none`), or in a child through the `task` tool, which answers in one line with \
+         the defining file, the constant's line and the caller. Then it edits the registry once \
+         per handler and closes. The model is a script (strata-mock's sequence playback), the \
+         same calls in every mode; children run one at a time so the order of requests is fixed.\n\n\
+         **Task right** means the run ended with the scripted answer and `src/registry.rs` holds \
+         every handler with its right ID. Each edit is a recall turn: strata-mock fills the ID \
+         from what the parent's request holds (the file it read, or the child's answer) and \
+         re-reads the defining file first when the request no longer holds it — such a re-read \
+         shows as extra requests.\n\n\
+         Modes: `none` has no delegation tool; `fresh` and `fork` force every child's start; \
+         `auto` is strata-subagents' default, choosing per child by the estimate in \
+         `crates/strata-subagents/src/pricing.rs` (default settings: 6 expected requests per \
+         child; these children make 4).\n\n",
+    );
+    out.push_str("## Results\n\n");
+    out.push_str(&table(runs));
+    out.push('\n');
+    out.push_str("## Goal: `auto` is the cheapest of strata's modes on every cache\n\n");
+    for (_, _, text) in verdicts(runs) {
+        let _ = writeln!(out, "- {text}");
+    }
+    out.push('\n');
+    out.push_str("### Why `auto` chose what it did\n\n");
+    for run in runs.iter().filter(|r| r.run.strategy == Mode::Auto.name()) {
+        if let Some(reason) = run.reasons.first() {
+            let _ = writeln!(out, "- {} (first child): {reason}", run.run.cache_model);
+        }
+    }
+    out.push('\n');
+    for run in runs.iter().filter(|r| r.failure.is_some()) {
+        let _ = writeln!(
+            out,
+            "- {} / {}: task not right: {}",
+            run.run.cache_model,
+            run.run.strategy,
+            run.failure.as_deref().unwrap_or_default()
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_project_holds_each_handler_where_the_script_looks() {
+        let dir = tempfile::tempdir().unwrap();
+        seed(dir.path()).unwrap();
+        for handler in handlers() {
+            let text = std::fs::read_to_string(dir.path().join(handler.definition_file())).unwrap();
+            assert!(text.contains(&format!("{}{}\"", handler.marker(), handler.id)));
+            assert!(text.contains(&format!("pub fn {}(", handler.function())));
+            let registry = std::fs::read_to_string(dir.path().join(REGISTRY)).unwrap();
+            assert!(registry.contains(&handler.todo_line()));
+            // The child's answer carries the marker and the value the edit needs.
+            let marker = RecallSpec {
+                marker: handler.marker(),
+                fetch: Vec::new(),
+                fetch_text: None,
+            };
+            assert_eq!(
+                marker.find(&child_answer(&handler)),
+                Some(handler.id.clone())
+            );
+            assert_eq!(marker.find(&text), Some(handler.id.clone()));
+        }
+        assert_ne!(
+            std::fs::read_to_string(dir.path().join(REGISTRY)).unwrap(),
+            expected_registry()
+        );
+    }
+
+    #[test]
+    fn both_scripts_make_the_same_edits() {
+        let alone = scenario(false);
+        let delegating = scenario(true);
+        let edits = |s: &Scenario| -> Vec<TurnSpec> {
+            s.turns
+                .iter()
+                .filter(|t| t.recall.is_some())
+                .cloned()
+                .collect()
+        };
+        assert_eq!(edits(&alone), edits(&delegating));
+        assert_eq!(edits(&alone).len(), MODULES.len());
+        // The delegating script adds one call and one answer per handler.
+        assert_eq!(
+            delegating.turns.len(),
+            alone.turns.len() + 2 * MODULES.len()
+        );
+    }
+}
