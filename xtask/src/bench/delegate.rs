@@ -69,6 +69,29 @@ const REGISTRY: &str = "src/registry.rs";
 /// The notes the parent reads first.
 const NOTES: &str = "docs/architecture.md";
 
+/// How much the parent does after the exploration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// One registry edit per handler, then the closing answer.
+    Lean,
+    /// Per handler, the registry edit, a note on the handler's definition and a check that
+    /// both landed: the parent works on after the exploration, as a coding task does.
+    FollowUp,
+}
+
+impl Shape {
+    /// Both, in table order.
+    pub const ALL: [Self; 2] = [Self::FollowUp, Self::Lean];
+
+    /// Its name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Lean => "delegate-lean",
+            Self::FollowUp => "delegate",
+        }
+    }
+}
+
 /// How strata runs the parent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -138,6 +161,26 @@ impl Handler {
     /// The file defining it.
     pub fn definition_file(&self) -> String {
         module_file(self.module, self.defined_in)
+    }
+
+    /// The doc line above the handler before the follow-up edit.
+    pub fn doc_line(&self) -> String {
+        format!("/// Entry point of the {} module.", self.module)
+    }
+
+    /// The doc line the follow-up edit leaves.
+    pub fn registered_doc_line(&self) -> String {
+        format!(
+            "/// Entry point of the {} module; registered in {REGISTRY}.",
+            self.module
+        )
+    }
+
+    /// A module file that neither defines nor calls it: where an exploration looks first.
+    pub fn dead_end(&self) -> usize {
+        (0..FILES_PER_MODULE)
+            .find(|file| *file != self.defined_in && *file != self.used_in)
+            .unwrap_or(0)
     }
 
     /// The registry's line for it before the edit.
@@ -221,10 +264,10 @@ pub fn seed(cwd: &Path) -> Result<()> {
                 if file == handler.defined_in && line == LINES_PER_FILE / 2 {
                     let _ = writeln!(
                         text,
-                        "pub const {}: &str = \"{}\";\n/// Entry point of the {} module.\npub fn {}(request: &[u8]) -> usize {{ request.len() ^ {k} }}",
+                        "pub const {}: &str = \"{}\";\n{}\npub fn {}(request: &[u8]) -> usize {{ request.len() ^ {k} }}",
                         handler.constant(),
                         handler.id,
-                        handler.module,
+                        handler.doc_line(),
                         handler.function()
                     );
                 }
@@ -290,10 +333,14 @@ fn turn(text: String, calls: Vec<ToolCallSpec>) -> TurnSpec {
     }
 }
 
-/// The exploration of one handler: a search over the project, then the defining file and a
-/// calling file read whole.
+/// The exploration of one handler: a look at a file of its module that turns out a dead end,
+/// a search over the project, then the defining file and a calling file read whole.
 pub fn exploration(handler: &Handler) -> Vec<ToolCallSpec> {
     vec![
+        call(
+            "read",
+            json!({ "path": module_file(handler.module, handler.dead_end()) }),
+        ),
         call(
             "grep",
             json!({ "pattern": format!("{}|{}", handler.function(), handler.constant()), "path": "src" }),
@@ -358,13 +405,42 @@ pub fn registry_edit(handler: &Handler) -> TurnSpec {
     }
 }
 
+/// The follow-up for one handler: its definition says where it is registered, and a check
+/// that the registry and the note both hold.
+pub fn follow_up(handler: &Handler) -> Vec<TurnSpec> {
+    vec![
+        turn(
+            format!("Noting the registration next to {}.", handler.function()),
+            vec![call(
+                "edit",
+                json!({
+                    "path": handler.definition_file(),
+                    "oldText": handler.doc_line(),
+                    "newText": handler.registered_doc_line(),
+                }),
+            )],
+        ),
+        turn(
+            format!("Checking {}.", handler.function()),
+            vec![call(
+                "bash",
+                json!({ "command": format!(
+                    "grep -n '{}' {REGISTRY} && grep -n 'registered in' {}",
+                    handler.function(),
+                    handler.definition_file()
+                ) }),
+            )],
+        ),
+    ]
+}
+
 /// The parent's closing answer.
 pub const FINAL_TEXT: &str = "All four handlers are registered.";
 
 /// The script: the parent reads the notes and the registry, then explores each handler itself
 /// (`delegates = false`) or hands each to a child (whose turns follow its delegation call), then
-/// edits the registry once per handler and closes.
-pub fn scenario(delegates: bool) -> Scenario {
+/// edits the registry once per handler (with the follow-up of `shape`) and closes.
+pub fn scenario(delegates: bool, shape: Shape) -> Scenario {
     let handlers = handlers();
     let mut turns = vec![TurnSpec {
         user: Some(prompt()),
@@ -392,7 +468,12 @@ pub fn scenario(delegates: bool) -> Scenario {
             }
         }
     }
-    turns.extend(handlers.iter().map(registry_edit));
+    for handler in &handlers {
+        turns.push(registry_edit(handler));
+        if shape == Shape::FollowUp {
+            turns.extend(follow_up(handler));
+        }
+    }
     turns.push(turn(FINAL_TEXT.to_owned(), Vec::new()));
     Scenario {
         name: format!("bench-{NAME}"),
@@ -444,19 +525,19 @@ fn workload_settings() -> Result<Workload> {
 }
 
 /// Plays the workload with strata in `mode` on `cache_model`.
-pub fn run_strata(mode: Mode, cache_model: CacheModel) -> Result<StrataRun> {
+pub fn run_strata(shape: Shape, mode: Mode, cache_model: CacheModel) -> Result<StrataRun> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("starting the runtime")?;
-    runtime.block_on(play_strata(mode, cache_model))
+    runtime.block_on(play_strata(shape, mode, cache_model))
 }
 
-async fn play_strata(mode: Mode, cache_model: CacheModel) -> Result<StrataRun> {
+async fn play_strata(shape: Shape, mode: Mode, cache_model: CacheModel) -> Result<StrataRun> {
     let workload = workload_settings()?;
     let server = Arc::new(
-        MockServer::start(MockConfig::new().with_scenario(scenario(mode != Mode::None)))
+        MockServer::start(MockConfig::new().with_scenario(scenario(mode != Mode::None, shape)))
             .await
             .context("starting strata-mock")?,
     );
@@ -510,10 +591,14 @@ async fn play_strata(mode: Mode, cache_model: CacheModel) -> Result<StrataRun> {
         children = Some(subagents.subscribe());
     }
     let mut agent = Agent::new(session, endpoint.provider.clone(), parent_tools, config);
-    let summary = agent
-        .prompt(prompt())
-        .await
-        .with_context(|| format!("{NAME} / {} / {}", cache_model.name(), mode.name()))?;
+    let summary = agent.prompt(prompt()).await.with_context(|| {
+        format!(
+            "{} / {} / {}",
+            shape.name(),
+            cache_model.name(),
+            mode.name()
+        )
+    })?;
     rows.take(server.requests())?;
     if !rows.left.refused.is_empty() {
         bail!("requests were refused: {:?}", rows.left.refused);
@@ -534,11 +619,11 @@ async fn play_strata(mode: Mode, cache_model: CacheModel) -> Result<StrataRun> {
             }
         }
     }
-    let failure = task_failure(cwd.path(), &summary.reason, &summary.final_text);
+    let failure = task_failure(cwd.path(), shape, &summary.reason, &summary.final_text);
     let run = Run {
         harness: "strata".to_owned(),
         strategy: mode.name().to_owned(),
-        workload: NAME.to_owned(),
+        workload: shape.name().to_owned(),
         cache_model: cache_model.name().to_owned(),
         requests: rows.rows,
         tasks_completed: usize::from(failure.is_none()),
@@ -556,17 +641,28 @@ async fn play_strata(mode: Mode, cache_model: CacheModel) -> Result<StrataRun> {
 }
 
 /// Why the run did not do the task, if it did not: it must end with the closing answer and
-/// the registry as [`expected_registry`].
-pub fn task_failure(cwd: &Path, reason: &str, final_text: &str) -> Option<String> {
+/// the registry as [`expected_registry`] (and, with the follow-up, every definition noted).
+pub fn task_failure(cwd: &Path, shape: Shape, reason: &str, final_text: &str) -> Option<String> {
     if reason != "stop" || final_text != FINAL_TEXT {
         return Some(format!("ended with `{reason}`: {final_text:?}"));
     }
     let path = cwd.join(REGISTRY);
     match std::fs::read_to_string(&path) {
-        Ok(text) if text == expected_registry() => None,
-        Ok(text) => Some(format!("{REGISTRY} is {text:?}")),
-        Err(error) => Some(format!("{REGISTRY} unreadable: {error}")),
+        Ok(text) if text == expected_registry() => {}
+        Ok(text) => return Some(format!("{REGISTRY} is {text:?}")),
+        Err(error) => return Some(format!("{REGISTRY} unreadable: {error}")),
     }
+    if shape == Shape::FollowUp {
+        for handler in handlers() {
+            let file = handler.definition_file();
+            match std::fs::read_to_string(cwd.join(&file)) {
+                Ok(text) if text.contains(&handler.registered_doc_line()) => {}
+                Ok(_) => return Some(format!("{file} lacks the registration note")),
+                Err(error) => return Some(format!("{file} unreadable: {error}")),
+            }
+        }
+    }
+    None
 }
 
 /// What to run.
@@ -630,11 +726,22 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
     let options = Options::parse(args)?;
     let started = Instant::now();
     let mut runs = Vec::new();
-    for cache_model in &options.cache_models {
+    for (shape, cache_model) in Shape::ALL.into_iter().flat_map(|shape| {
+        options
+            .cache_models
+            .iter()
+            .map(move |model| (shape, *model))
+    }) {
         for mode in Mode::ALL {
             let run_started = Instant::now();
-            let run = run_strata(mode, *cache_model)
-                .with_context(|| format!("{NAME} / {} / {}", cache_model.name(), mode.name()))?;
+            let run = run_strata(shape, mode, cache_model).with_context(|| {
+                format!(
+                    "{} / {} / {}",
+                    shape.name(),
+                    cache_model.name(),
+                    mode.name()
+                )
+            })?;
             let totals = run.run.totals();
             eprintln!(
                 "{}: {} requests ({} by children, starts {:?}), ${:.4}, task {}, {:.1}s",
@@ -656,22 +763,26 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The cost of `mode` on `cache_model`, if it ran.
-fn cost_of(runs: &[StrataRun], cache_model: &str, mode: Mode) -> Option<f64> {
+/// The cost of `mode` on `workload` and `cache_model`, if it ran.
+fn cost_of(runs: &[StrataRun], workload: &str, cache_model: &str, mode: Mode) -> Option<f64> {
     runs.iter()
-        .find(|r| r.run.cache_model == cache_model && r.run.strategy == mode.name())
+        .find(|r| {
+            r.run.workload == workload
+                && r.run.cache_model == cache_model
+                && r.run.strategy == mode.name()
+        })
         .map(|r| r.run.totals().cost)
 }
 
 /// The table: one row per run.
 pub fn table(runs: &[StrataRun]) -> String {
     let mut out = String::from(
-        "| cache | harness / mode | cost (USD) | × auto | output (USD) | requests | by children | children started | hit rate | written | task right |\n\
-         |---|---|---:|---:|---:|---:|---:|---|---:|---:|---|\n",
+        "| workload | cache | harness / mode | cost (USD) | × auto | output (USD) | requests | by children | children started | hit rate | written | task right |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|\n",
     );
     for run in runs {
         let totals = run.run.totals();
-        let auto = cost_of(runs, &run.run.cache_model, Mode::Auto);
+        let auto = cost_of(runs, &run.run.workload, &run.run.cache_model, Mode::Auto);
         let ratio = auto.filter(|cost| *cost > 0.0).map_or_else(
             || "–".to_owned(),
             |cost| format!("{:.2}x", totals.cost / cost),
@@ -683,7 +794,8 @@ pub fn table(runs: &[StrataRun]) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | strata {} | {:.4} | {} | {:.4} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | strata {} | {:.4} | {} | {:.4} | {} | {} | {} | {} | {} | {} |",
+            run.run.workload,
             run.run.cache_model,
             run.run.strategy,
             totals.cost,
@@ -711,39 +823,64 @@ fn summarize_starts(starts: &[String]) -> String {
     }
 }
 
-/// Per cache model: whether `auto` is the cheapest of strata's modes.
-pub fn verdicts(runs: &[StrataRun]) -> Vec<(String, bool, String)> {
-    let mut caches: Vec<String> = runs.iter().map(|r| r.run.cache_model.clone()).collect();
-    caches.dedup();
-    caches
-        .into_iter()
-        .filter_map(|cache| {
-            let auto = cost_of(runs, &cache, Mode::Auto)?;
-            let others: Vec<(Mode, f64)> = Mode::ALL
+/// Within this share of the cheapest, `auto` counts as tied with it: runs that send the same
+/// bytes differ by a few tokens of identifiers (session ids, timestamps).
+pub const TIE: f64 = 0.001;
+
+/// A verdict on one workload and cache model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The workload.
+    pub workload: String,
+    /// The cache model.
+    pub cache_model: String,
+    /// Whether `auto` costs no more than `fresh` and `fork` (within [`TIE`]).
+    pub cheapest_start: bool,
+    /// Whether `auto` costs no more than every mode, `none` included (within [`TIE`]).
+    pub cheapest: bool,
+    /// One line for the document.
+    pub text: String,
+}
+
+/// Per workload and cache model: whether `auto` is the cheapest of strata's modes.
+pub fn verdicts(runs: &[StrataRun]) -> Vec<Verdict> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for run in runs {
+        let key = (run.run.workload.clone(), run.run.cache_model.clone());
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys.into_iter()
+        .filter_map(|(workload, cache)| {
+            let auto = cost_of(runs, &workload, &cache, Mode::Auto)?;
+            let cost = |mode| cost_of(runs, &workload, &cache, mode);
+            let within = |other: Option<f64>| other.is_none_or(|o| auto <= o * (1.0 + TIE));
+            let cheapest_start = within(cost(Mode::Fresh)) && within(cost(Mode::Fork));
+            let cheapest = cheapest_start && within(cost(Mode::None));
+            let others: Vec<String> = [Mode::None, Mode::Fresh, Mode::Fork]
                 .into_iter()
-                .filter(|mode| *mode != Mode::Auto)
-                .filter_map(|mode| cost_of(runs, &cache, mode).map(|cost| (mode, cost)))
+                .filter_map(|mode| {
+                    cost(mode).map(|c| format!("{} ${c:.4} ({:.2}x)", mode.name(), c / auto))
+                })
                 .collect();
-            let (best_mode, best) = others
-                .iter()
-                .copied()
-                .min_by(|a, b| a.1.total_cmp(&b.1))?;
-            // Equal to the cent's hundredth counts as a tie: auto chose that same start.
-            let cheapest = auto <= best + 1e-6;
-            let text = if cheapest {
-                format!(
-                    "{cache}: auto ${auto:.4} is the cheapest (next: {} ${best:.4}, {:.2}x)",
-                    best_mode.name(),
-                    best / auto
-                )
-            } else {
-                format!(
-                    "{cache}: auto ${auto:.4} is NOT the cheapest: {} costs ${best:.4} ({:.2}x of auto)",
-                    best_mode.name(),
-                    best / auto
-                )
-            };
-            Some((cache, cheapest, text))
+            let text = format!(
+                "{workload} / {cache}: auto ${auto:.4} {} — {}",
+                match (cheapest_start, cheapest) {
+                    (true, true) => "is the cheapest of strata's modes".to_owned(),
+                    (true, false) =>
+                        "is the cheapest way to delegate, but not delegating is cheaper".to_owned(),
+                    _ => "is NOT the cheapest way to delegate".to_owned(),
+                },
+                others.join(", ")
+            );
+            Some(Verdict {
+                workload,
+                cache_model: cache,
+                cheapest_start,
+                cheapest,
+                text,
+            })
         })
         .collect()
 }
@@ -783,21 +920,26 @@ fn document(options: &Options, runs: &[StrataRun], seconds: f64) -> String {
     out.push_str(&table(runs));
     out.push('\n');
     out.push_str("## Goal: `auto` is the cheapest of strata's modes on every cache\n\n");
-    for (_, _, text) in verdicts(runs) {
-        let _ = writeln!(out, "- {text}");
+    for verdict in verdicts(runs) {
+        let _ = writeln!(out, "- {}", verdict.text);
     }
     out.push('\n');
     out.push_str("### Why `auto` chose what it did\n\n");
     for run in runs.iter().filter(|r| r.run.strategy == Mode::Auto.name()) {
         if let Some(reason) = run.reasons.first() {
-            let _ = writeln!(out, "- {} (first child): {reason}", run.run.cache_model);
+            let _ = writeln!(
+                out,
+                "- {} / {} (first child): {reason}",
+                run.run.workload, run.run.cache_model
+            );
         }
     }
     out.push('\n');
     for run in runs.iter().filter(|r| r.failure.is_some()) {
         let _ = writeln!(
             out,
-            "- {} / {}: task not right: {}",
+            "- {} / {} / {}: task not right: {}",
+            run.run.workload,
             run.run.cache_model,
             run.run.strategy,
             run.failure.as_deref().unwrap_or_default()
@@ -840,8 +982,8 @@ mod tests {
 
     #[test]
     fn both_scripts_make_the_same_edits() {
-        let alone = scenario(false);
-        let delegating = scenario(true);
+        let alone = scenario(false, Shape::FollowUp);
+        let delegating = scenario(true, Shape::FollowUp);
         let edits = |s: &Scenario| -> Vec<TurnSpec> {
             s.turns
                 .iter()
