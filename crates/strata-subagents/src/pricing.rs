@@ -249,7 +249,8 @@ fn explain(start: Start, inputs: &SpawnInputs, cache: &CacheModel) -> String {
         ),
     };
     let shared = inputs.fresh_shared_tokens.min(inputs.fresh_prefix_tokens);
-    let written = if shared >= cache.min_cacheable_tokens && warm(inputs, cache) {
+    let head_read = shared >= cache.min_cacheable_tokens && warm(inputs, cache);
+    let written = if head_read {
         format!(
             "writing {} new tokens of a {f}-token prefix (its {} tools and system tokens read from the parent's cache)",
             group(inputs.fresh_prefix_tokens - shared),
@@ -258,13 +259,21 @@ fn explain(start: Start, inputs: &SpawnInputs, cache: &CacheModel) -> String {
     } else {
         format!("writing a {f}-token prefix")
     };
+    let own = if head_read {
+        format!(
+            "a {f}-token prefix of its own, {} of it read from the parent's cache,",
+            group(shared)
+        )
+    } else {
+        format!("a {f}-token prefix of its own")
+    };
     match start {
         Start::Fork => format!(
             "re-reading the parent's {p}-token prefix ({state}) at ${:.3}/Mtok costs less than {written} at ${:.3}/Mtok",
             cache.prices.read, cache.prices.write
         ),
         Start::Fresh => format!(
-            "a {f}-token prefix of its own costs less than re-reading the parent's {p}-token prefix ({state}) on every request"
+            "{own} costs less than re-reading the parent's {p}-token prefix ({state}) on every request"
         ),
     }
 }
@@ -385,6 +394,13 @@ mod tests {
         );
         let decision = choose(SpawnMode::Auto, &shared, &deepseek);
         assert_eq!(decision.start, Start::Fresh, "{}", decision.reason);
+        assert!(
+            decision
+                .reason
+                .contains("1,700 of it read from the parent's cache"),
+            "{}",
+            decision.reason
+        );
         let expected = (1_700.0 * deepseek.prices.read
             + 120.0 * deepseek.prices.write
             + 5.0 * 1_820.0 * deepseek.prices.read)

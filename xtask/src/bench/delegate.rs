@@ -434,6 +434,13 @@ pub fn follow_up(handler: &Handler) -> Vec<TurnSpec> {
     ]
 }
 
+/// What the document says of Claude Code's runs.
+const CLAUDE: &str = "Claude Code 2.1.332 (the pinned install, `cargo xtask bench-peers --install`) plays \
+     the same script through its own `Task` tool (a `general-purpose` subagent on the same \
+     model; `grep` as the shell command, since it declares no grep tool), against the same \
+     mock, on the Anthropic cache only (it speaks no other protocol). Its subagents always \
+     start fresh, from Claude Code's own prompt.\n\n";
+
 /// What the document says of the peers.
 const PEERS: &str = "## Peers: Claude Code's subagents, Pi 1.6 with pi-subagents\n\n\
      Not run. The goal's second half (`auto` at most 0.6x the fresh-child peers) is not \
@@ -683,6 +690,155 @@ pub fn task_failure(cwd: &Path, shape: Shape, reason: &str, final_text: &str) ->
     None
 }
 
+/// Claude Code's delegation tool (2.1.332; `Task` in earlier versions).
+pub const CLAUDE_TASK_TOOL: &str = "Agent";
+
+/// How Claude Code's subagents start: its `subagent_type`.
+pub const CLAUDE_STARTS: [(&str, &str); 2] = [("fresh", "general-purpose"), ("fork", "fork")];
+
+/// The script as Claude Code plays it: its delegation tool (`Agent` with `subagent_type`
+/// `agent_type`, run in the foreground: its subagents run in the background by default, which
+/// would interleave the parent's and the child's requests), `grep` as the shell command giving
+/// the same answer (Claude Code 2.1 declares no grep tool), the other calls as roles strata-mock
+/// resolves against its declared tools; requests for another model (its side requests) get
+/// the mock's fixed reply.
+pub fn claude_scenario(shape: Shape, model: &str, agent_type: &str) -> Scenario {
+    let mut script = scenario(true, shape);
+    let convert = |call: &mut ToolCallSpec| {
+        if call.tool == "task" {
+            call.tool = CLAUDE_TASK_TOOL.to_owned();
+            call.args.insert(
+                "subagent_type".to_owned(),
+                Value::String(agent_type.to_owned()),
+            );
+            call.args
+                .insert("run_in_background".to_owned(), Value::Bool(false));
+        } else if call.tool == "grep" {
+            let scripted = crate::bench::workload::ScriptedCall {
+                tool: call.tool.clone(),
+                args: call.args.clone(),
+            };
+            let peer = crate::bench::peers::script::peer_call(&scripted, false);
+            call.tool = peer.tool;
+            call.args = peer.args;
+        }
+    };
+    for turn in &mut script.turns {
+        turn.tool_calls.iter_mut().for_each(convert);
+    }
+    script.model = Some(model.to_owned());
+    script
+}
+
+/// Plays the workload with Claude Code's own subagents on `cache_model` (Anthropic only):
+/// the install of `cargo xtask bench-peers --install` (`$STRATA_PEERS_DIR`).
+pub fn run_claude(
+    shape: Shape,
+    cache_model: CacheModel,
+    start: &str,
+    agent_type: &str,
+) -> Result<(Run, Option<String>)> {
+    use crate::bench::peers::{Install, Launch, Peer, PeerSession, claude};
+    let install = Install::locate()?;
+    install.check(Peer::ClaudeCode)?;
+    let (_, model_id) = cache_model.qualified_model();
+    let (protocol, body_shape, api, path) = wire(cache_model);
+    if protocol != strata_mock::Protocol::Anthropic {
+        bail!("Claude Code speaks only the Anthropic protocol");
+    }
+    let script = claude_scenario(shape, model_id, agent_type);
+    let scripted_turns = script.turns.len();
+    let mut profile = strata_mock::config::builtin_profile(protocol, model_id);
+    profile.context_window = CONTEXT_WINDOW;
+    let config = MockConfig::new()
+        .with_scenario(script)
+        .with_model(strata_mock::ModelRule {
+            protocol: Some(protocol),
+            pattern: model_id.to_owned(),
+            profile,
+        });
+    let server = Arc::new(MockServer::start_in_thread(config).context("starting strata-mock")?);
+    let endpoint = endpoint(cache_model, CONTEXT_WINDOW, Arc::new(|| {}))?;
+    let (increment, min_tokens) = cache_model.granularity(&endpoint.capabilities);
+    let mut rows = Rows::new(
+        model_id,
+        endpoint.model.prices,
+        IdealCache::new(body_shape, increment, min_tokens),
+    );
+    rows.scripted_turns = Some(scripted_turns);
+    let cwd = tempfile::tempdir().context("creating the working directory")?;
+    let home = tempfile::tempdir().context("creating the harness home")?;
+    seed(cwd.path())?;
+    let launch = Launch {
+        install: &install,
+        cwd: cwd.path(),
+        home: home.path(),
+        base_url: server.base_url(),
+        api_base_url: format!("{}{path}", server.base_url()),
+        api,
+        model: model_id,
+        window: CONTEXT_WINDOW,
+        max_tokens: 4096,
+        reserve_tokens: strata_compaction::DEFAULT_RESERVE_TOKENS,
+        keep_recent_tokens: strata_compaction::DEFAULT_KEEP_RECENT_TOKENS,
+        seconds_between_requests: SECONDS_BETWEEN_REQUESTS,
+        start_tools: &[],
+        one_hour_cache: false,
+    };
+    let mut session: Box<dyn PeerSession> = Box::new(claude::start(&launch)?);
+    let outcome = session.prompt(&prompt(), Instant::now() + Duration::from_secs(600));
+    if let Some(dir) = std::env::var_os("B38_DUMP") {
+        for record in server.requests() {
+            eprintln!(
+                "  rec {} {} {} turn {:?} {:?}",
+                record.seq,
+                record.model,
+                record.status,
+                record.turn,
+                record
+                    .cache
+                    .map(|c| (c.input_tokens, c.cache_read, c.cache_write))
+            );
+            if let Some(body) = &record.body {
+                let _ = std::fs::write(
+                    Path::new(&dir).join(format!("cc-{}.json", record.seq)),
+                    body.to_string(),
+                );
+            }
+        }
+    }
+    rows.take(server.requests())?;
+    let _ = session.finish();
+    let outcome = outcome.context("Claude Code on the delegate workload")?;
+    let failure = outcome
+        .errors
+        .first()
+        .or(outcome.provider_error.as_ref())
+        .cloned()
+        .or_else(|| task_failure(cwd.path(), shape, "stop", &outcome.final_text));
+    let run = Run {
+        harness: "claude-code".to_owned(),
+        strategy: start.to_owned(),
+        workload: shape.name().to_owned(),
+        cache_model: cache_model.name().to_owned(),
+        requests: rows.rows,
+        tasks_completed: usize::from(failure.is_none()),
+        tasks_total: 1,
+        compactions: outcome.compactions,
+        restarts: Vec::new(),
+    };
+    Ok((run, failure))
+}
+
+/// A peer's run and why its task is not right, if it is not.
+#[derive(Debug, Clone)]
+pub struct PeerRow {
+    /// The rows.
+    pub run: Run,
+    /// Why the task is not right.
+    pub failure: Option<String>,
+}
+
 /// What to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -692,6 +848,8 @@ pub struct Options {
     pub out: PathBuf,
     /// The command line.
     pub command: String,
+    /// Run the peers.
+    pub peers: bool,
 }
 
 impl Options {
@@ -699,6 +857,7 @@ impl Options {
     pub fn parse(args: &[String]) -> Result<Self> {
         let mut cache_models = Vec::new();
         let mut out = PathBuf::from("docs/bench-delegate.md");
+        let mut peers = true;
         let mut iter = args.iter();
         while let Some(arg) = iter.next() {
             match arg.as_str() {
@@ -716,7 +875,8 @@ impl Options {
                     );
                 }
                 "--out" => out = PathBuf::from(iter.next().context("--out needs a file")?),
-                "--debug" | "--no-speed" | "--no-peers" => {}
+                "--no-peers" => peers = false,
+                "--debug" | "--no-speed" => {}
                 other => bail!("unknown option `{other}` for `--only {NAME}`\n\n{USAGE}"),
             }
         }
@@ -735,6 +895,7 @@ impl Options {
             cache_models,
             out,
             command,
+            peers,
         })
     }
 }
@@ -774,7 +935,38 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
             runs.push(run);
         }
     }
-    let document = document(&options, &runs, started.elapsed().as_secs_f64());
+    let mut peers = Vec::new();
+    if options.peers {
+        for (shape, cache_model) in Shape::ALL.into_iter().flat_map(|shape| {
+            options
+                .cache_models
+                .iter()
+                .filter(|model| wire(**model).0 == strata_mock::Protocol::Anthropic)
+                .map(move |model| (shape, *model))
+        }) {
+            for (start, agent_type) in CLAUDE_STARTS {
+                let run_started = Instant::now();
+                match run_claude(shape, cache_model, start, agent_type) {
+                    Ok((run, failure)) => {
+                        let totals = run.totals();
+                        eprintln!(
+                            "{}: {} requests, ${:.4}, task {}, {:.1}s",
+                            run.label(),
+                            totals.requests,
+                            totals.cost,
+                            failure.as_deref().unwrap_or("right"),
+                            run_started.elapsed().as_secs_f64()
+                        );
+                        peers.push(PeerRow { run, failure });
+                    }
+                    Err(error) => {
+                        eprintln!("{} / claude-code did not run: {error:#}", shape.name());
+                    }
+                }
+            }
+        }
+    }
+    let document = document(&options, &runs, &peers, started.elapsed().as_secs_f64());
     let out = root.join(&options.out);
     std::fs::write(&out, document).with_context(|| format!("writing {}", out.display()))?;
     println!("wrote {}", options.out.display());
@@ -905,7 +1097,42 @@ pub fn verdicts(runs: &[StrataRun]) -> Vec<Verdict> {
         .collect()
 }
 
-fn document(options: &Options, runs: &[StrataRun], seconds: f64) -> String {
+/// The peers' rows, against strata's `auto` on the same workload and cache.
+pub fn peer_table(runs: &[StrataRun], peers: &[PeerRow]) -> String {
+    let mut out = String::from(
+        "| workload | cache | harness | cost (USD) | strata auto ÷ it | output (USD) | requests | re-reads | hit rate | written | task right |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    );
+    for peer in peers {
+        let totals = peer.run.totals();
+        let auto = cost_of(runs, &peer.run.workload, &peer.run.cache_model, Mode::Auto);
+        let ratio = auto.filter(|_| totals.cost > 0.0).map_or_else(
+            || "–".to_owned(),
+            |auto| format!("{:.2}x", auto / totals.cost),
+        );
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.4} | {} | {:.4} | {} | {} | {} | {} | {} |",
+            peer.run.workload,
+            peer.run.cache_model,
+            format!("{} {}", peer.run.harness, peer.run.strategy),
+            totals.cost,
+            ratio,
+            totals.bill.output,
+            totals.requests,
+            totals.refetches,
+            crate::bench::table::percent(totals.hit_rate()),
+            crate::bench::table::thousands(totals.cache_write),
+            match &peer.failure {
+                None => "yes".to_owned(),
+                Some(why) => format!("no: {}", why.replace('|', "/")),
+            },
+        );
+    }
+    out
+}
+
+fn document(options: &Options, runs: &[StrataRun], peers: &[PeerRow], seconds: f64) -> String {
     let mut out = String::from("# Benchmark: delegation (`delegate`)\n\n");
     let _ = writeln!(
         out,
@@ -954,6 +1181,12 @@ fn document(options: &Options, runs: &[StrataRun], seconds: f64) -> String {
          cache at about 2% of a miss, so carrying the explorations in the parent costs little, \
          and the children's own writes and extra requests outweigh it).\n\n",
     );
+    if !peers.is_empty() {
+        out.push_str("## Claude Code's own subagents\n\n");
+        out.push_str(CLAUDE);
+        out.push_str(&peer_table(runs, peers));
+        out.push('\n');
+    }
     out.push_str(PEERS);
     out.push('\n');
     out.push_str("### Why `auto` chose what it did\n\n");
