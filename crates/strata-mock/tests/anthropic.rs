@@ -86,6 +86,29 @@ async fn the_same_request_twice_reads_everything_up_to_its_last_breakpoint() {
 }
 
 #[tokio::test]
+async fn a_message_sent_as_a_string_reads_what_its_block_form_wrote() {
+    // A harness marks its last message as a block, and sends that message as a plain string
+    // once the marker has moved on: the same text, so the same cache entry.
+    let h = start().await;
+    let text = filler("context", 300);
+    let mut body = request(tools(), &filler("system", 300), "what now?");
+    body["messages"] = json!([
+        {"role": "user", "content": [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]},
+    ]);
+    let (_, written, _) = usage(&h.post("/v1/messages", &body).await.json());
+    body["messages"] = json!([
+        {"role": "user", "content": text},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        {"role": "user", "content": [{"type": "text", "text": "and then?", "cache_control": {"type": "ephemeral"}}]},
+    ]);
+    let (read, _, _) = usage(&h.post("/v1/messages", &body).await.json());
+    assert_eq!(
+        read, written,
+        "the string form read the block form's whole prefix"
+    );
+}
+
+#[tokio::test]
 async fn a_changed_system_chapter_still_reads_the_tools_and_writes_the_rest() {
     let h = start().await;
     h.post(

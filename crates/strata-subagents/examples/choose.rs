@@ -26,6 +26,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 parent_prefix_tokens: parent,
                 parent_prefix_age: Duration::from_secs(20),
                 fresh_prefix_tokens: 4_000,
+                // Its tools and system chapters are the parent's.
+                fresh_shared_tokens: 3_000,
                 expected_requests: 6,
                 fork_blocked: None,
             };

@@ -114,6 +114,10 @@ pub struct SpawnInputs {
     pub parent_prefix_age: Duration,
     /// A fresh child's own prefix (its tools, system prompt and task), in tokens.
     pub fresh_prefix_tokens: u64,
+    /// The head of that prefix byte-identical to the parent's (its tools and system chapters,
+    /// when the child runs the parent's tools and prompt and shares its cache route), in
+    /// tokens: a prefix cache serves it from what the parent wrote, so only the rest is new.
+    pub fresh_shared_tokens: u64,
     /// Requests the child is expected to make.
     pub expected_requests: u64,
     /// Why the child cannot fork (another model, no parent file, …); `None`: it can.
@@ -143,10 +147,7 @@ pub fn fork_cost(inputs: &SpawnInputs, cache: &CacheModel) -> f64 {
     if !cache.caches || inputs.parent_prefix_tokens < cache.min_cacheable_tokens {
         return n * p * cache.prices.input * PER_TOKEN;
     }
-    let warm = cache
-        .lifetime
-        .is_none_or(|lifetime| inputs.parent_prefix_age < lifetime);
-    let first = if warm {
+    let first = if warm(inputs, cache) {
         cache.prices.read
     } else {
         cache.prices.write
@@ -154,15 +155,34 @@ pub fn fork_cost(inputs: &SpawnInputs, cache: &CacheModel) -> f64 {
     (p * first + (n - 1.0) * p * cache.prices.read) * PER_TOKEN
 }
 
-/// A fresh child's prefix cost: written once, read by every later request (all input where
-/// the prefix is too short to cache or nothing is cached).
+/// A fresh child's prefix cost: its first request reads the head it shares with the parent
+/// (writes it when the parent's prefix has expired) and writes the rest; every later request
+/// reads the whole prefix (all input where the prefix is too short to cache or nothing is
+/// cached).
 pub fn fresh_cost(inputs: &SpawnInputs, cache: &CacheModel) -> f64 {
     let f = inputs.fresh_prefix_tokens as f64;
     let n = inputs.expected_requests.max(1) as f64;
     if !cache.caches || inputs.fresh_prefix_tokens < cache.min_cacheable_tokens {
         return n * f * cache.prices.input * PER_TOKEN;
     }
-    (f * cache.prices.write + (n - 1.0) * f * cache.prices.read) * PER_TOKEN
+    let shared = inputs.fresh_shared_tokens.min(inputs.fresh_prefix_tokens);
+    let shared_read = shared >= cache.min_cacheable_tokens && warm(inputs, cache);
+    let (read_first, written_first) = if shared_read {
+        (shared as f64, f - shared as f64)
+    } else {
+        (0.0, f)
+    };
+    (read_first * cache.prices.read
+        + written_first * cache.prices.write
+        + (n - 1.0) * f * cache.prices.read)
+        * PER_TOKEN
+}
+
+/// Whether the parent's prefix is still in the cache.
+fn warm(inputs: &SpawnInputs, cache: &CacheModel) -> bool {
+    cache
+        .lifetime
+        .is_none_or(|lifetime| inputs.parent_prefix_age < lifetime)
 }
 
 /// Chooses how the child starts. A forced mode is honoured unless a fork is impossible; `auto`
@@ -216,10 +236,7 @@ fn explain(start: Start, inputs: &SpawnInputs, cache: &CacheModel) -> String {
             "no prompt cache on this row: the {f}-token fresh prefix is smaller than the parent's {p}"
         );
     }
-    let warm = cache
-        .lifetime
-        .is_none_or(|lifetime| inputs.parent_prefix_age < lifetime);
-    let state = match (warm, cache.lifetime) {
+    let state = match (warm(inputs, cache), cache.lifetime) {
         (true, Some(lifetime)) => format!(
             "warm ({}s old of {}s)",
             inputs.parent_prefix_age.as_secs(),
@@ -231,13 +248,32 @@ fn explain(start: Start, inputs: &SpawnInputs, cache: &CacheModel) -> String {
             inputs.parent_prefix_age.as_secs()
         ),
     };
+    let shared = inputs.fresh_shared_tokens.min(inputs.fresh_prefix_tokens);
+    let head_read = shared >= cache.min_cacheable_tokens && warm(inputs, cache);
+    let written = if head_read {
+        format!(
+            "writing {} new tokens of a {f}-token prefix (its {} tools and system tokens read from the parent's cache)",
+            group(inputs.fresh_prefix_tokens - shared),
+            group(shared)
+        )
+    } else {
+        format!("writing a {f}-token prefix")
+    };
+    let own = if head_read {
+        format!(
+            "a {f}-token prefix of its own, {} of it read from the parent's cache,",
+            group(shared)
+        )
+    } else {
+        format!("a {f}-token prefix of its own")
+    };
     match start {
         Start::Fork => format!(
-            "re-reading the parent's {p}-token prefix ({state}) at ${:.3}/Mtok costs less than writing a {f}-token prefix at ${:.3}/Mtok",
+            "re-reading the parent's {p}-token prefix ({state}) at ${:.3}/Mtok costs less than {written} at ${:.3}/Mtok",
             cache.prices.read, cache.prices.write
         ),
         Start::Fresh => format!(
-            "a {f}-token prefix of its own costs less than re-reading the parent's {p}-token prefix ({state}) on every request"
+            "{own} costs less than re-reading the parent's {p}-token prefix ({state}) on every request"
         ),
     }
 }
@@ -272,6 +308,7 @@ mod tests {
             parent_prefix_tokens: parent,
             parent_prefix_age: Duration::from_secs(age_secs),
             fresh_prefix_tokens: fresh,
+            fresh_shared_tokens: 0,
             expected_requests: requests,
             fork_blocked: None,
         }
@@ -338,6 +375,56 @@ mod tests {
         // Reads at about 1% of a miss: only a very long parent under a long child tips it.
         let long = choose(SpawnMode::Auto, &inputs(200_000, 10, 4_000, 10), &cache);
         assert_eq!(long.start, Start::Fresh, "{}", long.reason);
+    }
+
+    #[test]
+    fn a_fresh_child_reads_the_head_it_shares_with_the_parent() {
+        // DeepSeek's reads cost about 2% of a miss: priced as all written, a 2k fresh prefix
+        // looks dearer than re-reading a 6k parent six times, but its tools and system
+        // chapters are the parent's and read from the parent's cache, so only its task is new.
+        let deepseek = cache("deepseek", "deepseek-v4-flash", CacheRetention::Short);
+        let unshared = inputs(6_400, 10, 1_820, 6);
+        let shared = SpawnInputs {
+            fresh_shared_tokens: 1_700,
+            ..unshared.clone()
+        };
+        assert_eq!(
+            choose(SpawnMode::Auto, &unshared, &deepseek).start,
+            Start::Fork
+        );
+        let decision = choose(SpawnMode::Auto, &shared, &deepseek);
+        assert_eq!(decision.start, Start::Fresh, "{}", decision.reason);
+        assert!(
+            decision
+                .reason
+                .contains("1,700 of it read from the parent's cache"),
+            "{}",
+            decision.reason
+        );
+        let expected = (1_700.0 * deepseek.prices.read
+            + 120.0 * deepseek.prices.write
+            + 5.0 * 1_820.0 * deepseek.prices.read)
+            * PER_TOKEN;
+        assert!((fresh_cost(&shared, &deepseek) - expected).abs() < 1e-12);
+        // An expired parent prefix serves nothing: the shared head is written again.
+        let anthropic = cache("anthropic", "claude-sonnet-4-5", CacheRetention::Short);
+        let cold = SpawnInputs {
+            parent_prefix_age: Duration::from_secs(600),
+            ..shared.clone()
+        };
+        assert!(
+            (fresh_cost(&cold, &anthropic)
+                - fresh_cost(
+                    &SpawnInputs {
+                        fresh_shared_tokens: 0,
+                        ..cold.clone()
+                    },
+                    &anthropic
+                ))
+            .abs()
+                < 1e-12
+        );
+        assert!(fresh_cost(&shared, &anthropic) < fresh_cost(&unshared, &anthropic));
     }
 
     #[test]

@@ -145,7 +145,16 @@ async fn run_child(
         Ok(point) => point.fixed_tokens,
         Err(_) => tool_tokens(&setup.tools) + FALLBACK_SYSTEM_TOKENS,
     };
+    // A fresh child on the parent's model, tools and system prompt sends the parent's tools and
+    // system chapters byte for byte: with the parent's cache route it reads them from the cache
+    // the parent wrote.
+    let shares_head = other_model.is_none()
+        && point.is_ok()
+        && definition
+            .as_ref()
+            .is_none_or(|d| d.prompt.is_empty() && d.tools.is_none());
     let inputs = SpawnInputs {
+        fresh_shared_tokens: if shares_head { fixed_tokens } else { 0 },
         parent_prefix_tokens: point.as_ref().map_or(0, |p| p.prefix_tokens),
         parent_prefix_age: point.as_ref().map_or(Duration::ZERO, |p| p.age),
         fresh_prefix_tokens: fixed_tokens + task_tokens + body_tokens,
@@ -234,7 +243,9 @@ async fn run_child(
         definition.as_ref(),
         forked,
     );
-    if forked && let Some(caller) = &ctx.caller {
+    if (forked || shares_head)
+        && let Some(caller) = &ctx.caller
+    {
         agent.share_cache_key(caller.id.clone());
     }
     let task = task_text(&args, definition.as_ref(), forked);

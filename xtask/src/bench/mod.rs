@@ -12,6 +12,7 @@
 
 pub mod binary;
 pub mod chart;
+pub mod delegate;
 pub mod driver;
 pub mod forgetting;
 pub mod ideal;
@@ -62,6 +63,8 @@ pub const USAGE: &str =
       --no-peers   skip the peer harnesses (Pi)
       --no-speed   skip the speed section (the document keeps the earlier figures)
       --out FILE   write the document to FILE instead of docs/benchmarks.md
+      `--only delegate` instead runs the delegation workload (its own document,
+                   docs/bench-delegate.md)
       --json FILE  also write every run, request by request, as JSON
       --debug      run in the debug build (by default the command re-runs itself in release)";
 
@@ -227,6 +230,10 @@ const RELEASE_ENV: &str = "STRATA_BENCH_RELEASE";
 pub fn main(root: &Path, args: &[String]) -> Result<()> {
     if binary::selected(args) {
         return binary::main(root, args);
+    }
+    if delegate::selected(args) {
+        // Small enough for the debug build: no release re-run.
+        return delegate::main(root, args);
     }
     if cfg!(debug_assertions)
         && std::env::var_os(RELEASE_ENV).is_none()

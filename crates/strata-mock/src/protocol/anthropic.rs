@@ -273,7 +273,15 @@ impl Wire for Anthropic {
             }
             match message.get("content") {
                 None if output_config.is_some() => {}
-                Some(Value::String(text)) => builder.push(Chapter::Messages, role, text, None),
+                // A string is shorthand for one text block, and the API caches it as one: a
+                // harness that puts its marker on the last message sends it as a block, and
+                // as a string once the marker has moved on (Claude Code 2.1).
+                Some(Value::String(text)) => builder.push(
+                    Chapter::Messages,
+                    role,
+                    &canonical_without(&json!({ "type": "text", "text": text }), "cache_control"),
+                    None,
+                ),
                 Some(Value::Array(blocks)) => {
                     for (j, block) in blocks.iter().enumerate() {
                         let kind = check_block(block)

@@ -1,0 +1,1267 @@
+//! `cargo xtask bench --only delegate`: delegation priced by the cache. A parent must register
+//! four handlers of a generated project in `src/registry.rs`: for each it has to find, inside
+//! a module of large files, where the handler is defined and the value of its ID constant —
+//! exploration whose file reads the parent does not need in full — and then edit the registry.
+//!
+//! strata plays it through the real agent loop and strata-subagents' `task` tool against
+//! strata-mock, in four modes: `none` (the parent explores itself, no delegation tool),
+//! `fresh` and `fork` (every child starts that way) and `auto` (strata-subagents' choice by
+//! price). The model is a script (strata-mock's sequence playback; one child at a time, so the
+//! order of requests is fixed); what each request reads and writes comes from the mock's cache
+//! simulation. The task is right when `src/registry.rs` ends as it should: every ID came from
+//! what the parent's context held when it edited (strata-mock's recall turns fill them from the
+//! request, and re-read the defining file when the request lacks them).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value, json};
+use strata_agent::{Agent, AgentEvent};
+use strata_mock::scenario::{RecallSpec, ToolCallSpec};
+use strata_mock::{MockConfig, MockServer, Playback, Scenario, TurnSpec};
+use strata_session::{Session, WriteOptions};
+use strata_subagents::{
+    ChildEventKind, Loaded, ParentSetup, SpawnMode, SubagentSettings, Subagents,
+};
+
+use crate::bench::ideal::IdealCache;
+use crate::bench::model::{CacheModel, endpoint};
+use crate::bench::peers::rows::Rows;
+use crate::bench::peers::wire;
+use crate::bench::run::Run;
+use crate::bench::strategy::Strategy;
+use crate::bench::tools::tool_set;
+use crate::bench::workload::{BUILTIN_TOOLS, FileSpec, Workload, WorkloadSpec};
+
+/// The workload's name (`--only delegate`).
+pub const NAME: &str = "delegate";
+
+/// Usage of `cargo xtask bench --only delegate`.
+pub const USAGE: &str = "  bench --only delegate [--cache MODEL]... [--out FILE]
+      The delegate workload: a parent registers four handlers after finding each one's
+      definition in a module of large files; strata without delegation, with fresh children,
+      forked children and `auto` (strata-subagents), against strata-mock. Writes
+      docs/bench-delegate.md (default caches: anthropic-5m, openai, deepseek).";
+
+/// Whether the arguments select this workload.
+pub fn selected(args: &[String]) -> bool {
+    args.windows(2)
+        .any(|pair| pair[0] == "--only" && pair[1] == NAME)
+}
+
+/// The modules, one handler each.
+const MODULES: [&str; 4] = ["storage", "network", "render", "billing"];
+/// Files per module.
+const FILES_PER_MODULE: usize = 6;
+/// Lines per module file.
+const LINES_PER_FILE: usize = 220;
+/// Lines of the architecture notes the parent reads before it starts.
+const NOTES_LINES: usize = 160;
+/// Virtual seconds between two requests.
+const SECONDS_BETWEEN_REQUESTS: u64 = 5;
+/// The model's window: large enough that nothing is compacted.
+const CONTEXT_WINDOW: u64 = 400_000;
+/// The registry the parent edits.
+const REGISTRY: &str = "src/registry.rs";
+/// The notes the parent reads first.
+const NOTES: &str = "docs/architecture.md";
+
+/// How much the parent does after the exploration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// One registry edit per handler, then the closing answer.
+    Lean,
+    /// Per handler, the registry edit, a note on the handler's definition and a check that
+    /// both landed: the parent works on after the exploration, as a coding task does.
+    FollowUp,
+}
+
+impl Shape {
+    /// Both, in table order.
+    pub const ALL: [Self; 2] = [Self::FollowUp, Self::Lean];
+
+    /// Its name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Lean => "delegate-lean",
+            Self::FollowUp => "delegate",
+        }
+    }
+}
+
+/// How strata runs the parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// No delegation tool: the parent explores itself.
+    None,
+    /// Every child starts fresh.
+    Fresh,
+    /// Every child is forked from the parent.
+    Fork,
+    /// strata-subagents chooses by price.
+    Auto,
+}
+
+impl Mode {
+    /// Every mode, in table order.
+    pub const ALL: [Self; 4] = [Self::None, Self::Fresh, Self::Fork, Self::Auto];
+
+    /// Its name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Fresh => "fresh",
+            Self::Fork => "fork",
+            Self::Auto => "auto",
+        }
+    }
+
+    fn spawn_mode(self) -> Option<SpawnMode> {
+        match self {
+            Self::None => None,
+            Self::Fresh => Some(SpawnMode::Fresh),
+            Self::Fork => Some(SpawnMode::Fork),
+            Self::Auto => Some(SpawnMode::Auto),
+        }
+    }
+}
+
+/// One handler to find: its module, the file that defines it, its ID.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handler {
+    /// The module under `src/`.
+    pub module: &'static str,
+    /// The file (0-based) of the module that defines it.
+    pub defined_in: usize,
+    /// Another file of the module that calls it.
+    pub used_in: usize,
+    /// The value of its ID constant.
+    pub id: String,
+}
+
+impl Handler {
+    /// `handle_<module>`.
+    pub fn function(&self) -> String {
+        format!("handle_{}", self.module)
+    }
+
+    /// `<MODULE>_ID`.
+    pub fn constant(&self) -> String {
+        format!("{}_ID", self.module.to_ascii_uppercase())
+    }
+
+    /// The text right before the ID's value wherever the constant is quoted.
+    pub fn marker(&self) -> String {
+        format!("{}: &str = \"", self.constant())
+    }
+
+    /// The file defining it.
+    pub fn definition_file(&self) -> String {
+        module_file(self.module, self.defined_in)
+    }
+
+    /// The doc line above the handler before the follow-up edit.
+    pub fn doc_line(&self) -> String {
+        format!("/// Entry point of the {} module.", self.module)
+    }
+
+    /// The doc line the follow-up edit leaves.
+    pub fn registered_doc_line(&self) -> String {
+        format!(
+            "/// Entry point of the {} module; registered in {REGISTRY}.",
+            self.module
+        )
+    }
+
+    /// A module file that neither defines nor calls it: where an exploration looks first.
+    pub fn dead_end(&self) -> usize {
+        (0..FILES_PER_MODULE)
+            .find(|file| *file != self.defined_in && *file != self.used_in)
+            .unwrap_or(0)
+    }
+
+    /// The registry's line for it before the edit.
+    pub fn todo_line(&self) -> String {
+        format!("    // TODO: register {}", self.function())
+    }
+
+    /// The registry's line for it with `id`.
+    pub fn registered_line(&self, id: &str) -> String {
+        format!("    (\"{}\", \"{id}\"),", self.function())
+    }
+}
+
+fn module_file(module: &str, file: usize) -> String {
+    format!("src/{module}/file_{file}.rs")
+}
+
+/// splitmix64, for fixed well-spread choices.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The four handlers.
+pub fn handlers() -> Vec<Handler> {
+    MODULES
+        .iter()
+        .enumerate()
+        .map(|(k, module)| {
+            let defined_in = (mix(k as u64) % FILES_PER_MODULE as u64) as usize;
+            Handler {
+                module,
+                defined_in,
+                used_in: (defined_in + 1 + k) % FILES_PER_MODULE,
+                id: format!("{:08x}", mix(k as u64 ^ 0xde1e) as u32),
+            }
+        })
+        .collect()
+}
+
+/// The user's prompt.
+pub fn prompt() -> String {
+    let names: Vec<String> = handlers().iter().map(Handler::function).collect();
+    format!(
+        "Register the handlers {} in {REGISTRY}: each one's TODO line becomes \
+         `(\"<handler>\", \"<its ID constant's value>\"),`. Each handler is defined somewhere \
+         in its module under src/<module>/, next to its `<MODULE>_ID` constant. Read {NOTES} \
+         first.",
+        names.join(", ")
+    )
+}
+
+/// The registry as it must end.
+pub fn expected_registry() -> String {
+    registry_text(|handler| handler.registered_line(&handler.id))
+}
+
+fn registry_text(line: impl Fn(&Handler) -> String) -> String {
+    let mut text = String::from(
+        "//! Every handler the dispatcher knows, by name, with its ID.\n\npub const HANDLERS: &[(&str, &str)] = &[\n",
+    );
+    for handler in handlers() {
+        text.push_str(&line(&handler));
+        text.push('\n');
+    }
+    text.push_str("];\n");
+    text
+}
+
+/// Writes the project: the modules' files, the registry, the notes.
+pub fn seed(cwd: &Path) -> Result<()> {
+    let handlers = handlers();
+    for (k, handler) in handlers.iter().enumerate() {
+        let dir = cwd.join("src").join(handler.module);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        for file in 0..FILES_PER_MODULE {
+            let mut text = format!("//! {} module, part {file}.\n\n", handler.module);
+            for line in 0..LINES_PER_FILE {
+                if file == handler.defined_in && line == LINES_PER_FILE / 2 {
+                    let _ = writeln!(
+                        text,
+                        "pub const {}: &str = \"{}\";\n{}\npub fn {}(request: &[u8]) -> usize {{ request.len() ^ {k} }}",
+                        handler.constant(),
+                        handler.id,
+                        handler.doc_line(),
+                        handler.function()
+                    );
+                }
+                if file == handler.used_in && line == LINES_PER_FILE / 3 {
+                    let _ = writeln!(
+                        text,
+                        "pub fn route_{file}(request: &[u8]) -> usize {{ super::file_{}::{}(request) }}",
+                        handler.defined_in,
+                        handler.function()
+                    );
+                }
+                let _ = writeln!(
+                    text,
+                    "pub fn {}_{file}_{line}(input: u32) -> u32 {{ input.wrapping_mul({}) ^ {line} }}",
+                    handler.module,
+                    mix((k * 10_000 + file * 1_000 + line) as u64) % 9_973
+                );
+            }
+            let path = dir.join(format!("file_{file}.rs"));
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    let registry = cwd.join(REGISTRY);
+    std::fs::write(&registry, registry_text(Handler::todo_line))
+        .with_context(|| format!("writing {}", registry.display()))?;
+    let docs = cwd.join("docs");
+    std::fs::create_dir_all(&docs).with_context(|| format!("creating {}", docs.display()))?;
+    let mut notes = String::from("# Architecture\n\n");
+    for line in 0..NOTES_LINES {
+        let module = MODULES[line % MODULES.len()];
+        let _ = writeln!(
+            notes,
+            "- {module}: stage {line} hands its buffer to the next stage after at most {} ms and keeps {} entries in flight.",
+            mix(line as u64) % 900 + 10,
+            mix(line as u64 ^ 7) % 90 + 2
+        );
+    }
+    let path = cwd.join(NOTES);
+    std::fs::write(&path, notes).with_context(|| format!("writing {}", path.display()))?;
+    std::fs::write(
+        cwd.join("AGENTS.md"),
+        crate::bench::workload::INITIAL_AGENTS_MD,
+    )
+    .context("writing AGENTS.md")?;
+    Ok(())
+}
+
+fn call(tool: &str, args: Value) -> ToolCallSpec {
+    ToolCallSpec {
+        tool: tool.to_owned(),
+        args: match args {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        },
+    }
+}
+
+fn turn(text: String, calls: Vec<ToolCallSpec>) -> TurnSpec {
+    TurnSpec {
+        text: Some(text),
+        tool_calls: calls,
+        ..TurnSpec::default()
+    }
+}
+
+/// The exploration of one handler: a look at a file of its module that turns out a dead end,
+/// a search over the project, then the defining file and a calling file read whole.
+pub fn exploration(handler: &Handler) -> Vec<ToolCallSpec> {
+    vec![
+        call(
+            "read",
+            json!({ "path": module_file(handler.module, handler.dead_end()) }),
+        ),
+        call(
+            "grep",
+            json!({ "pattern": format!("{}|{}", handler.function(), handler.constant()), "path": "src" }),
+        ),
+        call("read", json!({ "path": handler.definition_file() })),
+        call(
+            "read",
+            json!({ "path": module_file(handler.module, handler.used_in) }),
+        ),
+    ]
+}
+
+/// A child's answer: what the parent needs, not the files.
+pub fn child_answer(handler: &Handler) -> String {
+    format!(
+        "`{}` is defined in {} next to `pub const {}{}\";` and is called from {} (route_{}).",
+        handler.function(),
+        handler.definition_file(),
+        handler.marker(),
+        handler.id,
+        module_file(handler.module, handler.used_in),
+        handler.used_in
+    )
+}
+
+/// The delegation call for one handler.
+pub fn delegation(handler: &Handler) -> ToolCallSpec {
+    call(
+        "task",
+        json!({
+            "description": format!("Find {}", handler.function()),
+            "prompt": format!(
+                "In this Rust project, find where `{}` is defined under src/{}/ and the value of \
+                 its `{}` constant, and which file calls it. Answer with the defining file, the \
+                 constant's line verbatim and the caller; nothing else.",
+                handler.function(),
+                handler.module,
+                handler.constant()
+            ),
+        }),
+    )
+}
+
+/// The registry edit for one handler: `{recall}` is the ID as the request holds it.
+pub fn registry_edit(handler: &Handler) -> TurnSpec {
+    TurnSpec {
+        text: Some(format!("Registering {}.", handler.function())),
+        tool_calls: vec![call(
+            "edit",
+            json!({
+                "path": REGISTRY,
+                "oldText": handler.todo_line(),
+                "newText": handler.registered_line("{recall}"),
+            }),
+        )],
+        recall: Some(RecallSpec {
+            marker: handler.marker(),
+            fetch: vec![call("read", json!({ "path": handler.definition_file() }))],
+            fetch_text: Some(format!("Reading {} again.", handler.definition_file())),
+        }),
+        ..TurnSpec::default()
+    }
+}
+
+/// The follow-up for one handler: its definition says where it is registered, and a check
+/// that the registry and the note both hold.
+pub fn follow_up(handler: &Handler) -> Vec<TurnSpec> {
+    vec![
+        turn(
+            format!("Noting the registration next to {}.", handler.function()),
+            vec![call(
+                "edit",
+                json!({
+                    "path": handler.definition_file(),
+                    "oldText": handler.doc_line(),
+                    "newText": handler.registered_doc_line(),
+                }),
+            )],
+        ),
+        turn(
+            format!("Checking {}.", handler.function()),
+            vec![call(
+                "bash",
+                json!({ "command": format!(
+                    "grep -n '{}' {REGISTRY} && grep -n 'registered in' {}",
+                    handler.function(),
+                    handler.definition_file()
+                ) }),
+            )],
+        ),
+    ]
+}
+
+/// What the document says of Claude Code's runs.
+const CLAUDE: &str = "Claude Code 2.1.332 (the pinned install, `cargo xtask bench-peers --install`) plays \
+     the same script through its own `Task` tool (a `general-purpose` subagent on the same \
+     model; `grep` as the shell command, since it declares no grep tool), against the same \
+     mock, on the Anthropic cache only (it speaks no other protocol). Its subagents always \
+     start fresh, from Claude Code's own prompt.\n\n";
+
+/// What the document says of the peers.
+const PEERS: &str = "## Peers: Claude Code's subagents, Pi 1.6 with pi-subagents\n\n\
+     Not run. The goal's second half (`auto` at most 0.6x the fresh-child peers) is not \
+     measured here. Where it stops:\n\n\
+     - Claude Code (2.1.332, pinned in `xtask/peers/package.json`) is driven against strata-mock \
+     by `xtask/src/bench/peers/claude.rs` for the other workloads, but this workload's runner \
+     does not drive it yet: its `Task` tool would have to be answered by the same script (the \
+     child's turns after the `Task` call, in sequence playback), and its subagent's own system \
+     prompt and tools differ from the parent's, which the script does not depend on. Not \
+     installed on the machine these figures were made on.\n\
+     - Pi 1.6 runs here (`xtask/src/bench/peers/pi.rs`), but `pi-subagents` 0.67.0 is not in the \
+     pinned install; it runs each child as another `pi` process \
+     (`src/runs/shared/pi-spawn.ts`), which would have to reach the same mock with the bench's \
+     model file and clock extension. Not wired.\n";
+
+/// The parent's closing answer.
+pub const FINAL_TEXT: &str = "All four handlers are registered.";
+
+/// The script: the parent reads the notes and the registry, then explores each handler itself
+/// (`delegates = false`) or hands each to a child (whose turns follow its delegation call), then
+/// edits the registry once per handler (with the follow-up of `shape`) and closes.
+pub fn scenario(delegates: bool, shape: Shape) -> Scenario {
+    let handlers = handlers();
+    let mut turns = vec![TurnSpec {
+        user: Some(prompt()),
+        ..turn(
+            "Reading the notes and the registry first.".to_owned(),
+            vec![
+                call("read", json!({ "path": NOTES })),
+                call("read", json!({ "path": REGISTRY })),
+            ],
+        )
+    }];
+    for handler in &handlers {
+        if delegates {
+            turns.push(turn(
+                format!("Handing the search for {} to a child.", handler.function()),
+                vec![delegation(handler)],
+            ));
+            for step in exploration(handler) {
+                turns.push(turn(format!("Checking with {}.", step.tool), vec![step]));
+            }
+            turns.push(turn(child_answer(handler), Vec::new()));
+        } else {
+            for step in exploration(handler) {
+                turns.push(turn(format!("Checking with {}.", step.tool), vec![step]));
+            }
+        }
+    }
+    for handler in &handlers {
+        turns.push(registry_edit(handler));
+        if shape == Shape::FollowUp {
+            turns.extend(follow_up(handler));
+        }
+    }
+    turns.push(turn(FINAL_TEXT.to_owned(), Vec::new()));
+    Scenario {
+        name: format!("bench-{NAME}"),
+        playback: Playback::Sequence,
+        turns,
+        ..Scenario::default()
+    }
+}
+
+/// A strata run, with what its children did.
+#[derive(Debug, Clone)]
+pub struct StrataRun {
+    /// The rows.
+    pub run: Run,
+    /// Requests the children made.
+    pub child_requests: usize,
+    /// How each child started (`fork`, `fresh`), in order.
+    pub starts: Vec<String>,
+    /// Why `auto` chose as it did, per child.
+    pub reasons: Vec<String>,
+    /// Why the task is not right, if it is not.
+    pub failure: Option<String>,
+}
+
+/// The workload as the bench's agent settings want it (strata's defaults on its window).
+fn workload_settings() -> Result<Workload> {
+    Workload::from_spec(
+        WorkloadSpec {
+            name: NAME.to_owned(),
+            description: "delegation".to_owned(),
+            context_window: CONTEXT_WINDOW,
+            reserve_tokens: strata_compaction::DEFAULT_RESERVE_TOKENS,
+            keep_recent_tokens: strata_compaction::DEFAULT_KEEP_RECENT_TOKENS,
+            seconds_between_requests: SECONDS_BETWEEN_REQUESTS,
+            files: FileSpec { count: 1, lines: 1 },
+            start_tools: Vec::new(),
+            phases: vec![crate::bench::workload::Phase {
+                tasks: 1,
+                requests_per_task: 1,
+                tools: vec!["read".to_owned()],
+                prompt: prompt(),
+                idle_seconds_after_task: 0,
+            }],
+            events: Vec::new(),
+            recall: None,
+        },
+        PathBuf::from(format!("xtask/src/bench/{NAME}.rs")),
+    )
+}
+
+/// Plays the workload with strata in `mode` on `cache_model`.
+pub fn run_strata(shape: Shape, mode: Mode, cache_model: CacheModel) -> Result<StrataRun> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    runtime.block_on(play_strata(shape, mode, cache_model))
+}
+
+async fn play_strata(shape: Shape, mode: Mode, cache_model: CacheModel) -> Result<StrataRun> {
+    let workload = workload_settings()?;
+    let script = scenario(mode != Mode::None, shape);
+    let scripted_turns = script.turns.len();
+    let server = Arc::new(
+        MockServer::start(MockConfig::new().with_scenario(script))
+            .await
+            .context("starting strata-mock")?,
+    );
+    let step = Duration::from_secs(SECONDS_BETWEEN_REQUESTS);
+    let clock_server = Arc::clone(&server);
+    let clock = Arc::new(move || {
+        clock_server.advance_clock(step);
+    });
+    let endpoint = endpoint(cache_model, CONTEXT_WINDOW, clock)?;
+    let (increment, min_tokens) = cache_model.granularity(&endpoint.capabilities);
+    let ideal = IdealCache::new(wire(cache_model).1, increment, min_tokens);
+    let mut rows = Rows::new(&endpoint.model.id, endpoint.model.prices, ideal);
+    rows.scripted_turns = Some(scripted_turns);
+
+    let cwd = tempfile::tempdir().context("creating the working directory")?;
+    let home = tempfile::tempdir().context("creating the session directory")?;
+    seed(cwd.path())?;
+    let session = Session::create(
+        home.path().join("session.jsonl"),
+        &cwd.path().display().to_string(),
+        WriteOptions::default(),
+    )
+    .context("creating the session")?;
+    let config = crate::bench::driver::agent_config(
+        &workload,
+        Strategy::Strata,
+        cache_model,
+        &endpoint,
+        &server,
+        cwd.path(),
+    );
+    let tools = tool_set(&BUILTIN_TOOLS, &[]);
+    let mut parent_tools = tools.clone();
+    let mut children = None;
+    if let Some(spawn_mode) = mode.spawn_mode() {
+        let subagents = Subagents::new(
+            ParentSetup {
+                provider: endpoint.provider.clone(),
+                config: config.clone(),
+                tools,
+                project_skills: true,
+            },
+            Loaded::default(),
+            SubagentSettings {
+                mode: spawn_mode,
+                // One child at a time: the script's order of requests is then fixed.
+                max_parallel: 1,
+                ..SubagentSettings::default()
+            },
+        );
+        parent_tools.insert(subagents.tool());
+        children = Some(subagents.subscribe());
+    }
+    let mut agent = Agent::new(session, endpoint.provider.clone(), parent_tools, config);
+    let summary = agent.prompt(prompt()).await.with_context(|| {
+        format!(
+            "{} / {} / {}",
+            shape.name(),
+            cache_model.name(),
+            mode.name()
+        )
+    })?;
+    rows.take(server.requests())?;
+    if !rows.left.refused.is_empty() {
+        bail!("requests were refused: {:?}", rows.left.refused);
+    }
+
+    let mut child_requests = 0;
+    let mut starts = Vec::new();
+    let mut reasons = Vec::new();
+    if let Some(mut events) = children {
+        while let Ok(event) = events.try_recv() {
+            match event.kind {
+                ChildEventKind::Started { start, reason, .. } => {
+                    starts.push(start.to_owned());
+                    reasons.push(reason);
+                }
+                ChildEventKind::Agent(AgentEvent::Usage { .. }) => child_requests += 1,
+                _ => {}
+            }
+        }
+    }
+    let failure = task_failure(cwd.path(), shape, &summary.reason, &summary.final_text);
+    let run = Run {
+        harness: "strata".to_owned(),
+        strategy: mode.name().to_owned(),
+        workload: shape.name().to_owned(),
+        cache_model: cache_model.name().to_owned(),
+        requests: rows.rows,
+        tasks_completed: usize::from(failure.is_none()),
+        tasks_total: 1,
+        compactions: 0,
+        restarts: Vec::new(),
+    };
+    Ok(StrataRun {
+        run,
+        child_requests,
+        starts,
+        reasons,
+        failure,
+    })
+}
+
+/// Why the run did not do the task, if it did not: it must end with the closing answer and
+/// the registry as [`expected_registry`] (and, with the follow-up, every definition noted).
+pub fn task_failure(cwd: &Path, shape: Shape, reason: &str, final_text: &str) -> Option<String> {
+    if reason != "stop" || final_text != FINAL_TEXT {
+        return Some(format!("ended with `{reason}`: {final_text:?}"));
+    }
+    let path = cwd.join(REGISTRY);
+    match std::fs::read_to_string(&path) {
+        Ok(text) if text == expected_registry() => {}
+        Ok(text) => return Some(format!("{REGISTRY} is {text:?}")),
+        Err(error) => return Some(format!("{REGISTRY} unreadable: {error}")),
+    }
+    if shape == Shape::FollowUp {
+        for handler in handlers() {
+            let file = handler.definition_file();
+            match std::fs::read_to_string(cwd.join(&file)) {
+                Ok(text) if text.contains(&handler.registered_doc_line()) => {}
+                Ok(_) => return Some(format!("{file} lacks the registration note")),
+                Err(error) => return Some(format!("{file} unreadable: {error}")),
+            }
+        }
+    }
+    None
+}
+
+/// Claude Code's delegation tool (2.1.332; `Task` in earlier versions).
+pub const CLAUDE_TASK_TOOL: &str = "Agent";
+
+/// How Claude Code's subagents start: its `subagent_type`.
+pub const CLAUDE_STARTS: [(&str, &str); 2] = [("fresh", "general-purpose"), ("fork", "fork")];
+
+/// The script as Claude Code plays it: its delegation tool (`Agent` with `subagent_type`
+/// `agent_type`, run in the foreground: its subagents run in the background by default, which
+/// would interleave the parent's and the child's requests), `grep` as the shell command giving
+/// the same answer (Claude Code 2.1 declares no grep tool), the other calls as roles strata-mock
+/// resolves against its declared tools; requests for another model (its side requests) get
+/// the mock's fixed reply.
+pub fn claude_scenario(shape: Shape, model: &str, agent_type: &str) -> Scenario {
+    let mut script = scenario(true, shape);
+    let convert = |call: &mut ToolCallSpec| {
+        if call.tool == "task" {
+            call.tool = CLAUDE_TASK_TOOL.to_owned();
+            call.args.insert(
+                "subagent_type".to_owned(),
+                Value::String(agent_type.to_owned()),
+            );
+            call.args
+                .insert("run_in_background".to_owned(), Value::Bool(false));
+        } else if call.tool == "grep" {
+            let scripted = crate::bench::workload::ScriptedCall {
+                tool: call.tool.clone(),
+                args: call.args.clone(),
+            };
+            let peer = crate::bench::peers::script::peer_call(&scripted, false);
+            call.tool = peer.tool;
+            call.args = peer.args;
+        }
+    };
+    for turn in &mut script.turns {
+        turn.tool_calls.iter_mut().for_each(convert);
+    }
+    script.model = Some(model.to_owned());
+    script
+}
+
+/// Plays the workload with Claude Code's own subagents on `cache_model` (Anthropic only):
+/// the install of `cargo xtask bench-peers --install` (`$STRATA_PEERS_DIR`).
+pub fn run_claude(
+    shape: Shape,
+    cache_model: CacheModel,
+    start: &str,
+    agent_type: &str,
+) -> Result<(Run, Option<String>)> {
+    use crate::bench::peers::{Install, Launch, Peer, PeerSession, claude};
+    let install = Install::locate()?;
+    install.check(Peer::ClaudeCode)?;
+    let (_, model_id) = cache_model.qualified_model();
+    let (protocol, body_shape, api, path) = wire(cache_model);
+    if protocol != strata_mock::Protocol::Anthropic {
+        bail!("Claude Code speaks only the Anthropic protocol");
+    }
+    let script = claude_scenario(shape, model_id, agent_type);
+    let scripted_turns = script.turns.len();
+    let mut profile = strata_mock::config::builtin_profile(protocol, model_id);
+    profile.context_window = CONTEXT_WINDOW;
+    let config = MockConfig::new()
+        .with_scenario(script)
+        .with_model(strata_mock::ModelRule {
+            protocol: Some(protocol),
+            pattern: model_id.to_owned(),
+            profile,
+        });
+    let server = Arc::new(MockServer::start_in_thread(config).context("starting strata-mock")?);
+    let endpoint = endpoint(cache_model, CONTEXT_WINDOW, Arc::new(|| {}))?;
+    let (increment, min_tokens) = cache_model.granularity(&endpoint.capabilities);
+    let mut rows = Rows::new(
+        model_id,
+        endpoint.model.prices,
+        IdealCache::new(body_shape, increment, min_tokens),
+    );
+    rows.scripted_turns = Some(scripted_turns);
+    let cwd = tempfile::tempdir().context("creating the working directory")?;
+    let home = tempfile::tempdir().context("creating the harness home")?;
+    seed(cwd.path())?;
+    let launch = Launch {
+        install: &install,
+        cwd: cwd.path(),
+        home: home.path(),
+        base_url: server.base_url(),
+        api_base_url: format!("{}{path}", server.base_url()),
+        api,
+        model: model_id,
+        window: CONTEXT_WINDOW,
+        max_tokens: 4096,
+        reserve_tokens: strata_compaction::DEFAULT_RESERVE_TOKENS,
+        keep_recent_tokens: strata_compaction::DEFAULT_KEEP_RECENT_TOKENS,
+        seconds_between_requests: SECONDS_BETWEEN_REQUESTS,
+        start_tools: &[],
+        one_hour_cache: false,
+    };
+    let mut session: Box<dyn PeerSession> = Box::new(claude::start(&launch)?);
+    let outcome = session.prompt(&prompt(), Instant::now() + Duration::from_secs(600));
+    if let Some(dir) = std::env::var_os("B38_DUMP") {
+        for record in server.requests() {
+            eprintln!(
+                "  rec {} {} {} turn {:?} {:?}",
+                record.seq,
+                record.model,
+                record.status,
+                record.turn,
+                record
+                    .cache
+                    .map(|c| (c.input_tokens, c.cache_read, c.cache_write))
+            );
+            if let Some(body) = &record.body {
+                let _ = std::fs::write(
+                    Path::new(&dir).join(format!("cc-{}.json", record.seq)),
+                    body.to_string(),
+                );
+            }
+        }
+    }
+    rows.take(server.requests())?;
+    let _ = session.finish();
+    let outcome = outcome.context("Claude Code on the delegate workload")?;
+    let failure = outcome
+        .errors
+        .first()
+        .or(outcome.provider_error.as_ref())
+        .cloned()
+        .or_else(|| task_failure(cwd.path(), shape, "stop", &outcome.final_text));
+    let run = Run {
+        harness: "claude-code".to_owned(),
+        strategy: start.to_owned(),
+        workload: shape.name().to_owned(),
+        cache_model: cache_model.name().to_owned(),
+        requests: rows.rows,
+        tasks_completed: usize::from(failure.is_none()),
+        tasks_total: 1,
+        compactions: outcome.compactions,
+        restarts: Vec::new(),
+    };
+    Ok((run, failure))
+}
+
+/// A peer's run and why its task is not right, if it is not.
+#[derive(Debug, Clone)]
+pub struct PeerRow {
+    /// The rows.
+    pub run: Run,
+    /// Why the task is not right.
+    pub failure: Option<String>,
+}
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Cache models.
+    pub cache_models: Vec<CacheModel>,
+    /// Where the document goes, relative to the workspace.
+    pub out: PathBuf,
+    /// The command line.
+    pub command: String,
+    /// Run the peers.
+    pub peers: bool,
+}
+
+impl Options {
+    /// Parses the arguments after `bench`.
+    pub fn parse(args: &[String]) -> Result<Self> {
+        let mut cache_models = Vec::new();
+        let mut out = PathBuf::from("docs/bench-delegate.md");
+        let mut peers = true;
+        let mut iter = args.iter();
+        while let Some(arg) = iter.next() {
+            match arg.as_str() {
+                "--only" => {
+                    let name = iter.next().context("--only needs a workload")?;
+                    if name != NAME {
+                        bail!("`--only {NAME}` runs alone (not with `{name}`)");
+                    }
+                }
+                "--cache" => {
+                    let name = iter.next().context("--cache needs a cache model")?;
+                    cache_models.push(
+                        CacheModel::parse(name)
+                            .with_context(|| format!("unknown cache model `{name}`"))?,
+                    );
+                }
+                "--out" => out = PathBuf::from(iter.next().context("--out needs a file")?),
+                "--no-peers" => peers = false,
+                "--debug" | "--no-speed" => {}
+                other => bail!("unknown option `{other}` for `--only {NAME}`\n\n{USAGE}"),
+            }
+        }
+        if cache_models.is_empty() {
+            cache_models = vec![
+                CacheModel::AnthropicFiveMinutes,
+                CacheModel::OpenAiAutomatic,
+                CacheModel::DeepSeekDisk,
+            ];
+        }
+        let command = std::iter::once("cargo xtask bench".to_owned())
+            .chain(args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        Ok(Self {
+            cache_models,
+            out,
+            command,
+            peers,
+        })
+    }
+}
+
+/// Runs every mode on every cache model and writes the document.
+pub fn main(root: &Path, args: &[String]) -> Result<()> {
+    let options = Options::parse(args)?;
+    let started = Instant::now();
+    let mut runs = Vec::new();
+    for (shape, cache_model) in Shape::ALL.into_iter().flat_map(|shape| {
+        options
+            .cache_models
+            .iter()
+            .map(move |model| (shape, *model))
+    }) {
+        for mode in Mode::ALL {
+            let run_started = Instant::now();
+            let run = run_strata(shape, mode, cache_model).with_context(|| {
+                format!(
+                    "{} / {} / {}",
+                    shape.name(),
+                    cache_model.name(),
+                    mode.name()
+                )
+            })?;
+            let totals = run.run.totals();
+            eprintln!(
+                "{}: {} requests ({} by children, starts {:?}), ${:.4}, task {}, {:.1}s",
+                run.run.label(),
+                totals.requests,
+                run.child_requests,
+                run.starts,
+                totals.cost,
+                run.failure.as_deref().unwrap_or("right"),
+                run_started.elapsed().as_secs_f64()
+            );
+            runs.push(run);
+        }
+    }
+    let mut peers = Vec::new();
+    if options.peers {
+        for (shape, cache_model) in Shape::ALL.into_iter().flat_map(|shape| {
+            options
+                .cache_models
+                .iter()
+                .filter(|model| wire(**model).0 == strata_mock::Protocol::Anthropic)
+                .map(move |model| (shape, *model))
+        }) {
+            for (start, agent_type) in CLAUDE_STARTS {
+                let run_started = Instant::now();
+                match run_claude(shape, cache_model, start, agent_type) {
+                    Ok((run, failure)) => {
+                        let totals = run.totals();
+                        eprintln!(
+                            "{}: {} requests, ${:.4}, task {}, {:.1}s",
+                            run.label(),
+                            totals.requests,
+                            totals.cost,
+                            failure.as_deref().unwrap_or("right"),
+                            run_started.elapsed().as_secs_f64()
+                        );
+                        peers.push(PeerRow { run, failure });
+                    }
+                    Err(error) => {
+                        eprintln!("{} / claude-code did not run: {error:#}", shape.name());
+                    }
+                }
+            }
+        }
+    }
+    let document = document(&options, &runs, &peers, started.elapsed().as_secs_f64());
+    let out = root.join(&options.out);
+    std::fs::write(&out, document).with_context(|| format!("writing {}", out.display()))?;
+    println!("wrote {}", options.out.display());
+    Ok(())
+}
+
+/// The cost of `mode` on `workload` and `cache_model`, if it ran.
+fn cost_of(runs: &[StrataRun], workload: &str, cache_model: &str, mode: Mode) -> Option<f64> {
+    runs.iter()
+        .find(|r| {
+            r.run.workload == workload
+                && r.run.cache_model == cache_model
+                && r.run.strategy == mode.name()
+        })
+        .map(|r| r.run.totals().cost)
+}
+
+/// The table: one row per run.
+pub fn table(runs: &[StrataRun]) -> String {
+    let mut out = String::from(
+        "| workload | cache | harness / mode | cost (USD) | × auto | output (USD) | requests | by children | re-reads | children started | hit rate | written | task right |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---|\n",
+    );
+    for run in runs {
+        let totals = run.run.totals();
+        let auto = cost_of(runs, &run.run.workload, &run.run.cache_model, Mode::Auto);
+        let ratio = auto.filter(|cost| *cost > 0.0).map_or_else(
+            || "–".to_owned(),
+            |cost| format!("{:.2}x", totals.cost / cost),
+        );
+        let started = if run.starts.is_empty() {
+            "–".to_owned()
+        } else {
+            summarize_starts(&run.starts)
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | strata {} | {:.4} | {} | {:.4} | {} | {} | {} | {} | {} | {} | {} |",
+            run.run.workload,
+            run.run.cache_model,
+            run.run.strategy,
+            totals.cost,
+            ratio,
+            totals.bill.output,
+            totals.requests,
+            run.child_requests,
+            totals.refetches,
+            started,
+            crate::bench::table::percent(totals.hit_rate()),
+            crate::bench::table::thousands(totals.cache_write),
+            if run.failure.is_none() { "yes" } else { "no" },
+        );
+    }
+    out
+}
+
+/// `["fork", "fork", "fresh"]` → `2 fork, 1 fresh`.
+fn summarize_starts(starts: &[String]) -> String {
+    let forks = starts.iter().filter(|s| *s == "fork").count();
+    let fresh = starts.len() - forks;
+    match (forks, fresh) {
+        (0, n) => format!("{n} fresh"),
+        (n, 0) => format!("{n} fork"),
+        (f, n) => format!("{f} fork, {n} fresh"),
+    }
+}
+
+/// Within this share of the cheapest, `auto` counts as tied with it: two runs making the same
+/// starts differ from run to run by the identifiers they carry (session and call ids), which
+/// can move a cache block boundary (DeepSeek's 64 tokens: ±0.5% of its small totals here).
+pub const TIE: f64 = 0.01;
+
+/// A verdict on one workload and cache model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The workload.
+    pub workload: String,
+    /// The cache model.
+    pub cache_model: String,
+    /// Whether `auto` costs no more than `fresh` and `fork` (within [`TIE`]).
+    pub cheapest_start: bool,
+    /// Whether `auto` costs no more than every mode, `none` included (within [`TIE`]).
+    pub cheapest: bool,
+    /// One line for the document.
+    pub text: String,
+}
+
+/// Per workload and cache model: whether `auto` is the cheapest of strata's modes.
+pub fn verdicts(runs: &[StrataRun]) -> Vec<Verdict> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for run in runs {
+        let key = (run.run.workload.clone(), run.run.cache_model.clone());
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys.into_iter()
+        .filter_map(|(workload, cache)| {
+            let auto = cost_of(runs, &workload, &cache, Mode::Auto)?;
+            let cost = |mode| cost_of(runs, &workload, &cache, mode);
+            let within = |other: Option<f64>| other.is_none_or(|o| auto <= o * (1.0 + TIE));
+            let cheapest_start = within(cost(Mode::Fresh)) && within(cost(Mode::Fork));
+            let cheapest = cheapest_start && within(cost(Mode::None));
+            let others: Vec<String> = [Mode::None, Mode::Fresh, Mode::Fork]
+                .into_iter()
+                .filter_map(|mode| {
+                    cost(mode).map(|c| format!("{} ${c:.4} ({:.2}x)", mode.name(), c / auto))
+                })
+                .collect();
+            let text = format!(
+                "{workload} / {cache}: auto ${auto:.4} {} — {}",
+                match (cheapest_start, cheapest) {
+                    (true, true) => "is the cheapest of strata's modes".to_owned(),
+                    (true, false) =>
+                        "is the cheapest way to delegate, but not delegating is cheaper".to_owned(),
+                    _ => "is NOT the cheapest way to delegate".to_owned(),
+                },
+                others.join(", ")
+            );
+            Some(Verdict {
+                workload,
+                cache_model: cache,
+                cheapest_start,
+                cheapest,
+                text,
+            })
+        })
+        .collect()
+}
+
+/// The peers' rows, against strata's `auto` on the same workload and cache.
+pub fn peer_table(runs: &[StrataRun], peers: &[PeerRow]) -> String {
+    let mut out = String::from(
+        "| workload | cache | harness | cost (USD) | strata auto ÷ it | output (USD) | requests | re-reads | hit rate | written | task right |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+    );
+    for peer in peers {
+        let totals = peer.run.totals();
+        let auto = cost_of(runs, &peer.run.workload, &peer.run.cache_model, Mode::Auto);
+        let ratio = auto.filter(|_| totals.cost > 0.0).map_or_else(
+            || "–".to_owned(),
+            |auto| format!("{:.2}x", auto / totals.cost),
+        );
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.4} | {} | {:.4} | {} | {} | {} | {} | {} |",
+            peer.run.workload,
+            peer.run.cache_model,
+            format!("{} {}", peer.run.harness, peer.run.strategy),
+            totals.cost,
+            ratio,
+            totals.bill.output,
+            totals.requests,
+            totals.refetches,
+            crate::bench::table::percent(totals.hit_rate()),
+            crate::bench::table::thousands(totals.cache_write),
+            match &peer.failure {
+                None => "yes".to_owned(),
+                Some(why) => format!("no: {}", why.replace('|', "/")),
+            },
+        );
+    }
+    out
+}
+
+fn document(options: &Options, runs: &[StrataRun], peers: &[PeerRow], seconds: f64) -> String {
+    let mut out = String::from("# Benchmark: delegation (`delegate`)\n\n");
+    let _ = writeln!(
+        out,
+        "Generated by `{}` ({seconds:.0} s). Every figure is strata-mock's cache simulation of the \
+         requests the harness really sent, priced at the capability table's row for the model \
+         (see docs/benchmarks.md for the cache models); costs include the output.\n",
+        options.command
+    );
+    out.push_str(
+        "## The work\n\n\
+         A generated Rust project has four modules (`storage`, `network`, `render`, `billing`) \
+         of six files of 220 lines each (about 7k tokens a file). The user asks the parent to \
+         register the four handlers `handle_<module>` in `src/registry.rs`, each with the value \
+         of its `<MODULE>_ID` constant, which sits next to the handler in one file of its \
+         module. The parent reads `docs/architecture.md` and the registry, then, per handler, \
+         explores: reads a file of the module that turns out a dead end, searches the project, \
+         and reads the defining file and a calling file whole — itself (`none`), or in a child \
+         through the `task` tool, which answers in one line with the defining file, the \
+         constant's line and the caller. Then the parent edits the registry once per handler; \
+         in `delegate` it also notes the registration above each handler's definition and \
+         checks both edits with `grep` (the parent works on after the exploration, as a coding \
+         task does), in `delegate-lean` it closes right after the registry edits. The model is \
+         a script (strata-mock's sequence playback), the same calls in every mode; children run \
+         one at a time so the order of requests is fixed.\n\n\
+         **Task right** means the run ended with the scripted answer, `src/registry.rs` holds \
+         every handler with its right ID and (in `delegate`) every definition carries its note. \
+         Each registry edit is a recall turn: strata-mock fills the ID from what the parent's \
+         request holds (the file it read, or the child's answer) and re-reads the defining \
+         file first when the request no longer holds it (strata's masking of old tool outputs \
+         drops them in `none`) — such re-reads are counted in `re-reads`.\n\n\
+         Modes: `none` has no delegation tool; `fresh` and `fork` force every child's start; \
+         `auto` is strata-subagents' default, choosing per child by the estimate in \
+         `crates/strata-subagents/src/pricing.rs` (default settings: 6 expected requests per \
+         child; these children make 5). Requests counts include the children's.\n\n",
+    );
+    out.push_str("## Results\n\n");
+    out.push_str(&table(runs));
+    out.push('\n');
+    out.push_str("## Goal: `auto` is the cheapest of strata's modes on every cache\n\n");
+    for verdict in verdicts(runs) {
+        let _ = writeln!(out, "- {}", verdict.text);
+    }
+    out.push_str(
+        "\n`auto` chooses how a child starts, not whether the model delegates: where `none` is \
+         cheaper, delegating at all was the dearer choice for that cache (DeepSeek reads its \
+         cache at about 2% of a miss, so carrying the explorations in the parent costs little, \
+         and the children's own writes and extra requests outweigh it).\n\n",
+    );
+    if !peers.is_empty() {
+        out.push_str("## Claude Code's own subagents\n\n");
+        out.push_str(CLAUDE);
+        out.push_str(&peer_table(runs, peers));
+        out.push('\n');
+    }
+    out.push_str(PEERS);
+    out.push('\n');
+    out.push_str("### Why `auto` chose what it did\n\n");
+    for run in runs.iter().filter(|r| r.run.strategy == Mode::Auto.name()) {
+        if let Some(reason) = run.reasons.first() {
+            let _ = writeln!(
+                out,
+                "- {} / {} (first child): {reason}",
+                run.run.workload, run.run.cache_model
+            );
+        }
+    }
+    out.push('\n');
+    for run in runs.iter().filter(|r| r.failure.is_some()) {
+        let _ = writeln!(
+            out,
+            "- {} / {} / {}: task not right: {}",
+            run.run.workload,
+            run.run.cache_model,
+            run.run.strategy,
+            run.failure.as_deref().unwrap_or_default()
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_project_holds_each_handler_where_the_script_looks() {
+        let dir = tempfile::tempdir().unwrap();
+        seed(dir.path()).unwrap();
+        for handler in handlers() {
+            let text = std::fs::read_to_string(dir.path().join(handler.definition_file())).unwrap();
+            assert!(text.contains(&format!("{}{}\"", handler.marker(), handler.id)));
+            assert!(text.contains(&format!("pub fn {}(", handler.function())));
+            let registry = std::fs::read_to_string(dir.path().join(REGISTRY)).unwrap();
+            assert!(registry.contains(&handler.todo_line()));
+            // The child's answer carries the marker and the value the edit needs.
+            let marker = RecallSpec {
+                marker: handler.marker(),
+                fetch: Vec::new(),
+                fetch_text: None,
+            };
+            assert_eq!(
+                marker.find(&child_answer(&handler)),
+                Some(handler.id.clone())
+            );
+            assert_eq!(marker.find(&text), Some(handler.id.clone()));
+        }
+        assert_ne!(
+            std::fs::read_to_string(dir.path().join(REGISTRY)).unwrap(),
+            expected_registry()
+        );
+    }
+
+    #[test]
+    fn both_scripts_make_the_same_edits() {
+        let alone = scenario(false, Shape::FollowUp);
+        let delegating = scenario(true, Shape::FollowUp);
+        let edits = |s: &Scenario| -> Vec<TurnSpec> {
+            s.turns
+                .iter()
+                .filter(|t| t.recall.is_some())
+                .cloned()
+                .collect()
+        };
+        assert_eq!(edits(&alone), edits(&delegating));
+        assert_eq!(edits(&alone).len(), MODULES.len());
+        // The delegating script adds one call and one answer per handler.
+        assert_eq!(
+            delegating.turns.len(),
+            alone.turns.len() + 2 * MODULES.len()
+        );
+    }
+}
