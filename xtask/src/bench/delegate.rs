@@ -603,6 +603,8 @@ async fn play_strata(shape: Shape, mode: Mode, cache_model: CacheModel) -> Resul
                 config: config.clone(),
                 tools,
                 project_skills: true,
+                // The bench's parent runs without a permission gate: so do its children.
+                rules: Default::default(),
             },
             Loaded::default(),
             SubagentSettings {
@@ -646,6 +648,8 @@ async fn play_strata(shape: Shape, mode: Mode, cache_model: CacheModel) -> Resul
     }
     let failure = task_failure(cwd.path(), shape, &summary.reason, &summary.final_text);
     let run = Run {
+        // The workload never nears a compaction.
+        prepared_compactions: 0,
         harness: "strata".to_owned(),
         strategy: mode.name().to_owned(),
         workload: shape.name().to_owned(),
@@ -817,6 +821,8 @@ pub fn run_claude(
         .cloned()
         .or_else(|| task_failure(cwd.path(), shape, "stop", &outcome.final_text));
     let run = Run {
+        // The workload never nears a compaction.
+        prepared_compactions: 0,
         harness: "claude-code".to_owned(),
         strategy: start.to_owned(),
         workload: shape.name().to_owned(),
