@@ -202,3 +202,64 @@ fn strata_config_lists_each_rule_with_the_file_it_came_from() {
     );
     assert!(listed.contains("# bash sandbox: "), "{listed}");
 }
+
+#[test]
+fn an_mcp_server_named_in_the_sandbox_config_cannot_write_outside_the_project() {
+    if strata_runtime::permissions::sandbox::probe()
+        == strata_runtime::permissions::sandbox::Availability::None
+    {
+        println!("skipped: this kernel has no Landlock; strata says so at start instead");
+        return;
+    }
+    let Some(python) = crate::support::mcp_python() else {
+        return;
+    };
+    let dir = project();
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let escape = outside.path().join("escape.txt");
+    let server_script = crate::support::fixture("mcp/write_server.py");
+    let added = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .current_dir(dir.path())
+        .args(["mcp", "add", "files", "--"])
+        .args([&python, &server_script])
+        .env("HOME", dir.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let scenario = |escape: &Path| {
+        let toml = format!(
+            "name = \"mcp-write\"\n[[turn]]\n\
+             [[turn.tool_call]]\ntool = \"mcp__files__write\"\nargs = {{ path = \"inside.txt\", text = \"in\" }}\n\
+             [[turn.tool_call]]\ntool = \"mcp__files__write\"\nargs = {{ path = {:?}, text = \"out\" }}\n\n\
+             [[turn]]\ntext = \"done\"\n",
+            escape.display().to_string()
+        );
+        strata_mock::Scenario::from_toml(&toml, "test").unwrap()
+    };
+    let config = dir.path().join(".config/strata/config.toml");
+    let user_config = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{user_config}\n[permissions.sandbox]\nmcp_servers = [\"files\"]\n"),
+    )
+    .unwrap();
+
+    let server = mock_with(scenario(&escape));
+    let out = run(dir.path(), &server.base_url(), &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let result = tool_result(&server);
+    assert!(
+        dir.path().join("inside.txt").exists(),
+        "the project stays writable: {result}"
+    );
+    assert!(!escape.exists(), "the write outside was refused: {result}");
+    assert!(result.contains("refused"), "{result}");
+
+    // The same server not named: it writes where it likes, which is what the sandbox stopped.
+    std::fs::write(&config, &user_config).unwrap();
+    let server = mock_with(scenario(&escape));
+    let out = run(dir.path(), &server.base_url(), &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(escape.exists(), "{}", tool_result(&server));
+}

@@ -223,6 +223,10 @@ fn completion_session_copy_settings_and_share_in_a_real_terminal() {
     tmux.ok(&["send-keys", "-t", "strata", "Enter"]);
     tmux.wait_for_all("the new theme", LIMIT, &["theme: light"]);
     tmux.ok(&["send-keys", "-t", "strata", "Escape"]);
+    // Typing before the panel has closed would reach the terminal as Esc+/ (Alt+/).
+    tmux.wait_for("the settings closed", LIMIT, |screen| {
+        !screen.contains("Settings (Enter")
+    });
     let config = dir.path().join(".config/strata/config.toml");
     let saved: toml::Table = std::fs::read_to_string(&config).unwrap().parse().unwrap();
     assert_eq!(saved["theme"].as_str(), Some("light"));
