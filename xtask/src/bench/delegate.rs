@@ -1118,10 +1118,11 @@ pub fn peer_table(runs: &[StrataRun], peers: &[PeerRow]) -> String {
         );
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {:.4} | {} | {:.4} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} {} | {:.4} | {} | {:.4} | {} | {} | {} | {} | {} |",
             peer.run.workload,
             peer.run.cache_model,
-            format!("{} {}", peer.run.harness, peer.run.strategy),
+            peer.run.harness,
+            peer.run.strategy,
             totals.cost,
             ratio,
             totals.bill.output,
