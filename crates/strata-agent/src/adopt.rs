@@ -38,7 +38,7 @@ pub fn is_foreign(context: &Context) -> bool {
 }
 
 /// Whose shapes requests take for this context: Pi's when the prompt kept is Pi's (`adopting`
-/// and [`is_foreign`]: only Pi 1.x writes prompt sections strata does not), so the bytes of
+/// and `is_foreign`: only Pi 1.x writes prompt sections strata does not), so the bytes of
 /// the prefix Pi wrote repeat and its cache is read; strata's otherwise.
 pub fn dialect(context: &Context, adopting: bool) -> strata_provider::Dialect {
     if adopting && is_foreign(context) {
