@@ -40,10 +40,13 @@ use crate::bench::workload::{BUILTIN_TOOLS, FileSpec, Workload, WorkloadSpec};
 pub const NAME: &str = "delegate";
 
 /// Usage of `cargo xtask bench --only delegate`.
-pub const USAGE: &str = "  bench --only delegate [--cache MODEL]... [--out FILE]
+pub const USAGE: &str =
+    "  bench --only delegate [--cache MODEL]... [--out FILE] [--no-peers] [--peer NAME]...
       The delegate workload: a parent registers four handlers after finding each one's
       definition in a module of large files; strata without delegation, with fresh children,
-      forked children and `auto` (strata-subagents), against strata-mock. Writes
+      forked children and `auto` (strata-subagents), against strata-mock; then the peers'
+      own subagents (Claude Code, Pi with pi-subagents; installed by `cargo xtask bench-peers
+      --install`) unless --no-peers, or only those named by --peer claude-code|pi. Writes
       docs/bench-delegate.md (default caches: anthropic-5m, openai, deepseek).";
 
 /// Whether the arguments select this workload.
@@ -694,29 +697,92 @@ pub fn task_failure(cwd: &Path, shape: Shape, reason: &str, final_text: &str) ->
     None
 }
 
-/// Claude Code's delegation tool (2.1.332; `Task` in earlier versions).
+/// Claude Code's delegation tool in 2.1.332 (the tool list of its requests; `Task` in earlier
+/// versions).
 pub const CLAUDE_TASK_TOOL: &str = "Agent";
 
-/// How Claude Code's subagents start: its `subagent_type`.
-pub const CLAUDE_STARTS: [(&str, &str); 2] = [("fresh", "general-purpose"), ("fork", "fork")];
+/// pi-subagents' delegation tool.
+pub const PI_TASK_TOOL: &str = "subagent";
 
-/// The script as Claude Code plays it: its delegation tool (`Agent` with `subagent_type`
-/// `agent_type`, run in the foreground: its subagents run in the background by default, which
-/// would interleave the parent's and the child's requests), `grep` as the shell command giving
-/// the same answer (Claude Code 2.1 declares no grep tool), the other calls as roles strata-mock
-/// resolves against its declared tools; requests for another model (its side requests) get
-/// the mock's fixed reply.
-pub fn claude_scenario(shape: Shape, model: &str, agent_type: &str) -> Scenario {
+/// pi-subagents' builtin agent that "inherits the parent model with no default reads": the
+/// closest to a general-purpose child, as Claude Code's `general-purpose`.
+pub const PI_AGENT: &str = "delegate";
+
+/// A peer harness with its own subagents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerHarness {
+    /// Claude Code 2.1.332 and its `Agent` tool.
+    ClaudeCode,
+    /// Pi 1.6 with pi-subagents 0.67.0 and its `subagent` tool.
+    PiSubagents,
+}
+
+impl PeerHarness {
+    /// Both, in table order.
+    pub const ALL: [Self; 2] = [Self::ClaudeCode, Self::PiSubagents];
+
+    /// Its name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ClaudeCode => "claude-code",
+            Self::PiSubagents => "pi + pi-subagents",
+        }
+    }
+
+    /// How its children can start, by the bench's names: both have a fresh child and a fork.
+    pub fn starts(self) -> [&'static str; 2] {
+        ["fresh", "fork"]
+    }
+
+    /// Whether it can be measured on `cache_model`: Claude Code speaks only Anthropic
+    /// Messages; Pi also OpenAI Responses and Chat Completions.
+    pub fn speaks(self, cache_model: CacheModel) -> bool {
+        match self {
+            Self::ClaudeCode => wire(cache_model).0 == strata_mock::Protocol::Anthropic,
+            Self::PiSubagents => true,
+        }
+    }
+
+    /// The delegation call of `handler` as this harness's tool takes it, starting the child
+    /// `start` (`fresh` or `fork`), in the foreground: both run children in the background by
+    /// default, which would interleave the parent's and the child's requests.
+    fn delegation(self, call: &mut ToolCallSpec, start: &str) {
+        let prompt = call.args.get("prompt").cloned().unwrap_or_default();
+        match self {
+            Self::ClaudeCode => {
+                call.tool = CLAUDE_TASK_TOOL.to_owned();
+                let agent_type = if start == "fork" {
+                    "fork"
+                } else {
+                    "general-purpose"
+                };
+                call.args
+                    .insert("subagent_type".to_owned(), Value::String(agent_type.into()));
+                call.args
+                    .insert("run_in_background".to_owned(), Value::Bool(false));
+            }
+            Self::PiSubagents => {
+                call.tool = PI_TASK_TOOL.to_owned();
+                call.args = Map::from_iter([
+                    ("agent".to_owned(), Value::String(PI_AGENT.to_owned())),
+                    ("task".to_owned(), prompt),
+                    ("context".to_owned(), Value::String(start.to_owned())),
+                    ("async".to_owned(), Value::Bool(false)),
+                ]);
+            }
+        }
+    }
+}
+
+/// The script as a peer plays it: its delegation tool (see [`PeerHarness::delegation`]),
+/// `grep` as the shell command giving the same answer (neither parent has a grep tool on), the
+/// other calls as roles strata-mock resolves against its declared tools; requests for another
+/// model (side requests) get the mock's fixed reply.
+pub fn peer_scenario(harness: PeerHarness, shape: Shape, model: &str, start: &str) -> Scenario {
     let mut script = scenario(true, shape);
     let convert = |call: &mut ToolCallSpec| {
         if call.tool == "task" {
-            call.tool = CLAUDE_TASK_TOOL.to_owned();
-            call.args.insert(
-                "subagent_type".to_owned(),
-                Value::String(agent_type.to_owned()),
-            );
-            call.args
-                .insert("run_in_background".to_owned(), Value::Bool(false));
+            harness.delegation(call, start);
         } else if call.tool == "grep" {
             let scripted = crate::bench::workload::ScriptedCall {
                 tool: call.tool.clone(),
@@ -734,23 +800,38 @@ pub fn claude_scenario(shape: Shape, model: &str, agent_type: &str) -> Scenario 
     script
 }
 
-/// Plays the workload with Claude Code's own subagents on `cache_model` (Anthropic only):
-/// the install of `cargo xtask bench-peers --install` (`$STRATA_PEERS_DIR`).
-pub fn run_claude(
+/// Where pi-subagents' extension is in the install.
+fn pi_subagents_extension(install: &crate::bench::peers::Install) -> Result<PathBuf> {
+    let path = install
+        .dir
+        .join("node_modules")
+        .join("pi-subagents")
+        .join("index.ts");
+    if !path.exists() {
+        bail!(
+            "pi-subagents is not installed in {} (run `cargo xtask bench-peers --install`)",
+            install.dir.display()
+        );
+    }
+    Ok(path)
+}
+
+/// Plays the workload with `harness`'s own subagents starting `start` on `cache_model`: the
+/// install of `cargo xtask bench-peers --install` (`$STRATA_PEERS_DIR`).
+pub fn run_peer(
+    harness: PeerHarness,
     shape: Shape,
     cache_model: CacheModel,
     start: &str,
-    agent_type: &str,
 ) -> Result<(Run, Option<String>)> {
-    use crate::bench::peers::{Install, Launch, Peer, PeerSession, claude};
+    use crate::bench::peers::{Install, Launch, Peer, PeerSession, claude, pi};
     let install = Install::locate()?;
-    install.check(Peer::ClaudeCode)?;
     let (_, model_id) = cache_model.qualified_model();
     let (protocol, body_shape, api, path) = wire(cache_model);
-    if protocol != strata_mock::Protocol::Anthropic {
-        bail!("Claude Code speaks only the Anthropic protocol");
+    if !harness.speaks(cache_model) {
+        bail!("{} does not speak {protocol:?}", harness.name());
     }
-    let script = claude_scenario(shape, model_id, agent_type);
+    let script = peer_scenario(harness, shape, model_id, start);
     let scripted_turns = script.turns.len();
     let mut profile = strata_mock::config::builtin_profile(protocol, model_id);
     profile.context_window = CONTEXT_WINDOW;
@@ -789,12 +870,25 @@ pub fn run_claude(
         start_tools: &[],
         one_hour_cache: false,
     };
-    let mut session: Box<dyn PeerSession> = Box::new(claude::start(&launch)?);
+    let mut session: Box<dyn PeerSession> = match harness {
+        PeerHarness::ClaudeCode => {
+            install.check(Peer::ClaudeCode)?;
+            Box::new(claude::start(&launch)?)
+        }
+        PeerHarness::PiSubagents => {
+            install.check(Peer::Pi)?;
+            Box::new(pi::start_with(
+                &launch,
+                &[pi_subagents_extension(&install)?],
+            )?)
+        }
+    };
     let outcome = session.prompt(&prompt(), Instant::now() + Duration::from_secs(600));
-    if let Some(dir) = std::env::var_os("B38_DUMP") {
+    if let Some(dir) = std::env::var_os("STRATA_BENCH_DUMP") {
+        // To see what the harness sent: every request's body and cache figures.
         for record in server.requests() {
             eprintln!(
-                "  rec {} {} {} turn {:?} {:?}",
+                "  request {} {} {} turn {:?} {:?}",
                 record.seq,
                 record.model,
                 record.status,
@@ -805,7 +899,7 @@ pub fn run_claude(
             );
             if let Some(body) = &record.body {
                 let _ = std::fs::write(
-                    Path::new(&dir).join(format!("cc-{}.json", record.seq)),
+                    Path::new(&dir).join(format!("{}-{}.json", start, record.seq)),
                     body.to_string(),
                 );
             }
@@ -813,17 +907,22 @@ pub fn run_claude(
     }
     rows.take(server.requests())?;
     let _ = session.finish();
-    let outcome = outcome.context("Claude Code on the delegate workload")?;
+    if std::env::var_os("STRATA_BENCH_KEEP_PEER_HOME").is_some() {
+        // To read what the peer stored (its sessions, its stderr) after the run.
+        eprintln!("the peer's home is kept in {}", home.keep().display());
+    }
+    let outcome =
+        outcome.with_context(|| format!("{} on the delegate workload", harness.name()))?;
     let failure = outcome
         .errors
         .first()
         .or(outcome.provider_error.as_ref())
         .cloned()
-        .or_else(|| task_failure(cwd.path(), shape, "stop", &outcome.final_text));
+        .or_else(|| task_failure(cwd.path(), shape, &outcome.stop_reason, &outcome.final_text));
     let run = Run {
         // The workload never nears a compaction.
         prepared_compactions: 0,
-        harness: "claude-code".to_owned(),
+        harness: harness.name().to_owned(),
         strategy: start.to_owned(),
         workload: shape.name().to_owned(),
         cache_model: cache_model.name().to_owned(),
@@ -856,6 +955,8 @@ pub struct Options {
     pub command: String,
     /// Run the peers.
     pub peers: bool,
+    /// Only these peers (`--peer NAME`); every one when empty.
+    pub only_peers: Vec<PeerHarness>,
 }
 
 impl Options {
@@ -864,6 +965,7 @@ impl Options {
         let mut cache_models = Vec::new();
         let mut out = PathBuf::from("docs/bench-delegate.md");
         let mut peers = true;
+        let mut only_peers = Vec::new();
         let mut iter = args.iter();
         while let Some(arg) = iter.next() {
             match arg.as_str() {
@@ -882,6 +984,17 @@ impl Options {
                 }
                 "--out" => out = PathBuf::from(iter.next().context("--out needs a file")?),
                 "--no-peers" => peers = false,
+                "--peer" => {
+                    let name = iter.next().context("--peer needs a harness")?;
+                    only_peers.push(
+                        PeerHarness::ALL
+                            .into_iter()
+                            .find(|harness| harness.name().starts_with(name.as_str()))
+                            .with_context(|| {
+                                format!("unknown peer `{name}` (known: claude-code, pi)")
+                            })?,
+                    );
+                }
                 "--debug" | "--no-speed" => {}
                 other => bail!("unknown option `{other}` for `--only {NAME}`\n\n{USAGE}"),
             }
@@ -902,6 +1015,7 @@ impl Options {
             out,
             command,
             peers,
+            only_peers,
         })
     }
 }
@@ -943,30 +1057,40 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
     }
     let mut peers = Vec::new();
     if options.peers {
-        for (shape, cache_model) in Shape::ALL.into_iter().flat_map(|shape| {
-            options
-                .cache_models
-                .iter()
-                .filter(|model| wire(**model).0 == strata_mock::Protocol::Anthropic)
-                .map(move |model| (shape, *model))
-        }) {
-            for (start, agent_type) in CLAUDE_STARTS {
-                let run_started = Instant::now();
-                match run_claude(shape, cache_model, start, agent_type) {
-                    Ok((run, failure)) => {
-                        let totals = run.totals();
-                        eprintln!(
-                            "{}: {} requests, ${:.4}, task {}, {:.1}s",
-                            run.label(),
-                            totals.requests,
-                            totals.cost,
-                            failure.as_deref().unwrap_or("right"),
-                            run_started.elapsed().as_secs_f64()
-                        );
-                        peers.push(PeerRow { run, failure });
-                    }
-                    Err(error) => {
-                        eprintln!("{} / claude-code did not run: {error:#}", shape.name());
+        for harness in PeerHarness::ALL
+            .into_iter()
+            .filter(|harness| options.only_peers.is_empty() || options.only_peers.contains(harness))
+        {
+            for (shape, cache_model) in Shape::ALL.into_iter().flat_map(|shape| {
+                options
+                    .cache_models
+                    .iter()
+                    .filter(|model| harness.speaks(**model))
+                    .map(move |model| (shape, *model))
+            }) {
+                for start in harness.starts() {
+                    let run_started = Instant::now();
+                    match run_peer(harness, shape, cache_model, start) {
+                        Ok((run, failure)) => {
+                            let totals = run.totals();
+                            eprintln!(
+                                "{}: {} requests, ${:.4}, task {}, {:.1}s",
+                                run.label(),
+                                totals.requests,
+                                totals.cost,
+                                failure.as_deref().unwrap_or("right"),
+                                run_started.elapsed().as_secs_f64()
+                            );
+                            peers.push(PeerRow { run, failure });
+                        }
+                        Err(error) => {
+                            eprintln!(
+                                "{} / {} / {} {start} did not run: {error:#}",
+                                shape.name(),
+                                cache_model.name(),
+                                harness.name()
+                            );
+                        }
                     }
                 }
             }
