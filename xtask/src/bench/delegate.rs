@@ -458,14 +458,25 @@ const PEERS_DRIVEN: &str = "Each peer plays the same script against the same moc
      Responses and Chat Completions).\n\n\
      What differs from strata's runs, as the harnesses are: each parent's own system prompt \
      and tools (the first request's size, below the table), each child's prompt, and how each \
-     marks its cache. Two things the figures rest on: \
-     Claude Code's first system block is a billing line that its children send with \
-     `cc_is_subagent=true` added, so to strata-mock (which caches bytes) a Claude Code child, \
-     fork included, shares no cached prefix with its parent — whether Anthropic's servers \
-     leave that line out of the cache key is not known here; and pi-subagents' foreground \
-     children do not load the parent's extensions, so the bench's clock extension does not \
-     move the mock's clock before a Pi child's requests — the whole run stays under five \
-     virtual minutes, so no cache entry expires either way.\n\n";
+     marks its cache. What the figures rest on:\n\n\
+     - Claude Code's first system block is a billing line \
+     (`x-anthropic-billing-header: cc_version=…; cc_entrypoint=sdk-cli;`) that its children \
+     send with `cc_is_subagent=true;` added. A Claude Code fork's request is otherwise the \
+     parent's (same tools, same other system blocks, the parent's messages), but to \
+     strata-mock, which caches bytes, that line makes every child, fork included, share no \
+     cached prefix with its parent: each fork writes the parent's whole history again. \
+     Whether Anthropic's servers leave that line out of the cache key is not known here; if \
+     they do, Claude Code's fork rows are too dear here, while its fresh rows change by no \
+     more than the first child's reading the tools and first system blocks it shares with the \
+     parent (less than the 5.3k tokens its later children read from a sibling).\n\
+     - pi-subagents' fork sends the parent's history under the child's own system prompt (a \
+     child-subagent preamble in place of Pi's) and the `delegate` agent's tool list (`grep`, \
+     `find`, `ls`, `contact_supervisor` in place of the parent's `subagent` tools), and on \
+     OpenAI its own `prompt_cache_key`: as the harness is, its fork shares no cached prefix \
+     with the parent either, and costs more than its fresh child on every cache.\n\
+     - pi-subagents' foreground children do not load the parent's extensions, so the bench's \
+     clock extension does not move the mock's clock before a Pi child's requests; the whole \
+     run stays under five virtual minutes, so no cache entry expires either way.\n\n";
 
 /// How to read the goal's second half against these figures.
 const PEER_GOAL_READING: &str = "The script is the same for every harness (same calls, same \
