@@ -53,8 +53,16 @@ pub struct PiSession {
     process: JsonLines,
 }
 
-/// Starts Pi in RPC mode on `launch`.
+/// Starts Pi in RPC mode on `launch`, with the clock and the bench's tools.
 pub fn start(launch: &Launch<'_>) -> Result<PiSession> {
+    start_with(launch, &[launch.install.script("pi-bench-tools.ts")])
+}
+
+/// Starts Pi in RPC mode on `launch` with the clock extension and `extensions` (the bench's
+/// tools extension makes exactly Pi's built-ins and the bench's tools active, which would turn
+/// off another extension's tool such as pi-subagents' `subagent`, so a run that needs one
+/// leaves the bench's tools out).
+pub fn start_with(launch: &Launch<'_>, extensions: &[std::path::PathBuf]) -> Result<PiSession> {
     let agent_dir = launch.home.join("pi-agent");
     std::fs::create_dir_all(&agent_dir)
         .with_context(|| format!("creating {}", agent_dir.display()))?;
@@ -78,9 +86,11 @@ pub fn start(launch: &Launch<'_>) -> Result<PiSession> {
         .arg("--session-dir")
         .arg(launch.home.join("pi-sessions"))
         .arg("--extension")
-        .arg(launch.install.script("pi-clock.ts"))
-        .arg("--extension")
-        .arg(launch.install.script("pi-bench-tools.ts"))
+        .arg(launch.install.script("pi-clock.ts"));
+    for extension in extensions {
+        command.arg("--extension").arg(extension);
+    }
+    command
         .current_dir(launch.cwd)
         .env("PATH", launch.install.path_env())
         .env("HOME", launch.home)
