@@ -294,10 +294,7 @@ async fn run_child(
     let result = agent.prompt(task).await;
     // The loop's event channel closes with the agent: the watcher ends.
     drop(agent);
-    let (watched, progress) = match watcher.await {
-        Ok(done) => done,
-        Err(_) => (Watched::default(), None),
-    };
+    let (watched, progress) = watcher.await.unwrap_or_default();
 
     let (output, outcome) = match (result, &watched.stop) {
         (_, Some(Stop::Budget(limit))) => (
