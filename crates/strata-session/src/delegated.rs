@@ -68,13 +68,15 @@ impl Delegated {
 
     /// `child (fork scout): description`.
     pub fn title(&self) -> String {
-        let agent = self
-            .agent
-            .as_deref()
-            .map(|agent| format!(" {agent}"))
-            .unwrap_or_default();
-        format!("child ({}{agent}): {}", self.start, self.description)
+        child_title(&self.start, self.agent.as_deref(), &self.description)
     }
+}
+
+/// `child (fork scout): description` from a child header's
+/// [`SPAWNED_BY_FIELD`](crate::SPAWNED_BY_FIELD) fields: how every view names a child.
+pub fn child_title(start: &str, agent: Option<&str>, description: &str) -> String {
+    let agent = agent.map(|agent| format!(" {agent}")).unwrap_or_default();
+    format!("child ({start}{agent}): {description}")
 }
 
 /// The sessions `parent` delegated to (its direct children), oldest first; a file that

@@ -38,7 +38,7 @@ mod time;
 mod tree;
 
 pub use delegated::{
-    Delegated, SpawnDecision, delegated_by_entry, delegated_from, delegation_results,
+    Delegated, SpawnDecision, child_title, delegated_by_entry, delegated_from, delegation_results,
     spawn_decisions,
 };
 pub use entry::{

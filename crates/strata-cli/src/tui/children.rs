@@ -69,7 +69,11 @@ pub fn open(path: &Path) -> Result<ChildView, String> {
     let session = opened.session;
     let header = strata_session::spawned_by(path).unwrap_or_default();
     let field = |key: &str| header[key].as_str().unwrap_or("").to_owned();
-    let title = format!("child ({}): {}", field("start"), field("description"));
+    let title = strata_session::child_title(
+        &field("start"),
+        header["agent"].as_str(),
+        &field("description"),
+    );
     let mut items = Vec::new();
     // A fork holds the parent's conversation up to the spawning entry: the parent's view
     // already shows it.
