@@ -364,6 +364,12 @@ mod tests {
             stats::dollars(0.005)
         );
         assert!(footer(&app).contains(&expected), "{}", footer(&app));
+        // The summary left on the terminal says it the same way.
+        let summary = app.exit_summary(false).unwrap_or_default();
+        assert!(
+            summary.contains(&format!("${:.4} (children $0.0050)", own + 0.005)),
+            "{summary}"
+        );
     }
 
     #[test]
