@@ -1,13 +1,16 @@
 //! Delegation from the `strata` binary: `task` offered when `tools` names it, a child held to
 //! the run's permission mode, its answer back as the call's result, its file linked to the
-//! parent, and its progress in `--mode json` as the call's updates.
+//! parent, its progress in `--mode json` as the call's updates; the child under its spawning
+//! entry in `strata tree` and the export, its start's reason in `strata context`; and in the
+//! terminal UI the footer's cost split, `/agents` opening the child, `/tree` listing it.
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::support::{mock_with, project, strata_ok, text};
+use crate::support::{mock_with, project, strata_ok, text, tmux_available};
+use crate::tui::{Tmux, strata_command_on, type_line};
 
 /// The parent delegates; the child runs `echo ran > ran.txt` and answers; the parent ends.
 fn delegation_scenario() -> strata_mock::Scenario {
@@ -165,6 +168,51 @@ fn a_child_is_held_to_the_runs_permission_mode_and_its_answer_is_the_result() {
         Some(2),
         "{child}"
     );
+
+    // `strata tree`: the child right under the assistant entry that spawned it.
+    let tree = strata_ok(&["tree", &session_arg]);
+    let lines: Vec<&str> = tree.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("↳ child (fork): make a file"))
+        .unwrap_or_else(|| panic!("no child line: {tree}"));
+    assert!(lines[at - 1].contains("assistant → task("), "{tree}");
+    assert!(
+        lines[at].contains("parent.subagents") && lines[at].contains("msgs"),
+        "{tree}"
+    );
+
+    // `strata context`: how the child started and why (the `auto` estimate).
+    let context = strata_ok(&["context", &session_arg]);
+    let reason = context
+        .lines()
+        .find(|l| l.trim_start().starts_with("make a file [fork, "))
+        .unwrap_or_else(|| panic!("no spawn decision: {context}"));
+    assert!(reason.contains("]: fork: $"), "{reason}");
+    assert!(reason.contains("against fresh $"), "{reason}");
+
+    // The export: the child under its spawning entry, with its reason and its own messages.
+    let html = dir.path().join("parent.html");
+    let html_arg = html.display().to_string();
+    strata_ok(&["export", &session_arg, "-o", &html_arg]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let listed = page
+        .find("Delegated to 1 child agent:")
+        .expect("the child is listed");
+    let spawning = page.find("<span class=\"kind\">assistant</span>").unwrap();
+    assert!(spawning < listed, "after the spawning entry");
+    assert!(
+        page.contains("child (fork): make a file — started "),
+        "{page}"
+    );
+    assert!(page.contains("parent.subagents/"), "the child's file");
+    assert!(page.contains("Started fork: fork: $"), "the reason");
+    // The child's own conversation: the refusal its bash call met.
+    assert!(page.contains("child-entry"), "the child's entries");
+    assert!(
+        page.contains("Permission denied"),
+        "the child's tool result"
+    );
 }
 
 #[test]
@@ -230,9 +278,122 @@ fn json_mode_carries_the_childs_progress_as_the_calls_updates() {
             .any(|u| u.contains("child (") && u.contains("bash")),
         "{updates:?}"
     );
+    // The same facts as fields: running while it works, done with its requests and cost last.
+    let details: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "tool_execution_update" && l["toolCallId"] == call_id)
+        .map(|l| &l["partialResult"]["details"]["subagent"])
+        .collect();
+    assert_eq!(details[0]["status"], "running", "{details:?}");
+    assert_eq!(details[0]["description"], "make a file", "{details:?}");
+    assert!(
+        details[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("fork: ")),
+        "{details:?}"
+    );
+    let last = details.last().unwrap();
+    assert_eq!(last["status"], "done", "{last}");
+    assert_eq!(last["requests"], 2, "{last}");
+    assert!(
+        last["usage"]["cost"].as_f64().unwrap_or(0.0) > 0.0,
+        "{last}"
+    );
     let end = lines
         .iter()
         .find(|l| l["type"] == "tool_execution_end" && l["toolCallId"] == call_id)
         .expect("the task call ended");
     assert_eq!(end["isError"], false, "{end}");
+}
+
+/// The parent delegates; the child answers without tools; the parent ends.
+const TUI_DELEGATION: &str = r#"name = "tui-delegate"
+playback = "sequence"
+[[turn]]
+[[turn.tool_call]]
+tool = "task"
+args = { description = "look around", prompt = "Say what you see." }
+
+[[turn]]
+text = "the child saw a greeting"
+
+[[turn]]
+text = "the parent is done"
+"#;
+
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+#[test]
+fn the_tui_splits_the_childrens_cost_out_lists_the_child_and_opens_it() {
+    if !tmux_available() {
+        return;
+    }
+    let server = mock_with(strata_mock::Scenario::from_toml(TUI_DELEGATION, "tui").unwrap());
+    let dir = project();
+    let tmux = Tmux::new();
+    let command = strata_command_on(
+        dir.path(),
+        &server.base_url(),
+        "anthropic/claude-sonnet-4-5",
+    )
+    .replacen("--model", "--tools read,task --model", 1);
+    tmux.start(dir.path(), &command);
+    tmux.wait_for_all("the editor", LIMIT, &["prompt (/ for commands)"]);
+    type_line(&tmux, "delegate it");
+    tmux.wait_for_all("the answer", LIMIT, &["the parent is done"]);
+    // The footer: the session's cost with the child's in it, and the child's apart.
+    let screen = tmux.wait_for_all("the footer", LIMIT, &[" (children $"]);
+    let footer = screen
+        .lines()
+        .find(|l| l.contains("(children $"))
+        .unwrap_or_default()
+        .to_owned();
+    let session_part = footer.split("session:").nth(1).unwrap_or_default();
+    let amounts: Vec<f64> = session_part
+        .split('$')
+        .skip(1)
+        .filter_map(|part| {
+            let number: String = part
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            number.parse().ok()
+        })
+        .collect();
+    assert_eq!(amounts.len(), 2, "{footer}");
+    assert!(
+        amounts[1] > 0.0 && amounts[0] > amounts[1],
+        "the total holds the children's and more: {footer}"
+    );
+
+    // `/agents`: the child, done; Enter shows its conversation read-only; Esc comes back.
+    type_line(&tmux, "/agents");
+    tmux.wait_for_all(
+        "the children",
+        LIMIT,
+        &["Child agents", "child (fork): look around", "done · "],
+    );
+    tmux.ok(&["send-keys", "-t", "strata", "Enter"]);
+    tmux.wait_for_all(
+        "the child's view",
+        LIMIT,
+        &[
+            "viewing child (fork): look around (read-only)",
+            "Say what you see.",
+            "the child saw a greeting",
+        ],
+    );
+    tmux.ok(&["send-keys", "-t", "strata", "Escape"]);
+    tmux.wait_for("the parent's transcript", LIMIT, |s| {
+        s.contains("the parent is done") && !s.contains("viewing child")
+    });
+
+    // `/tree`: the child under the entry that spawned it.
+    type_line(&tmux, "/tree");
+    tmux.wait_for_all(
+        "the tree",
+        LIMIT,
+        &["Session tree", "↳ child (fork): look around"],
+    );
+    tmux.ok(&["send-keys", "-t", "strata", "Escape"]);
 }

@@ -86,6 +86,9 @@ pub enum AgentEvent {
         id: String,
         /// Output so far.
         text: String,
+        /// The update's structured facts (`Null` when none): a delegation call's child status
+        /// and cost (`details.subagent`), for views that show more than the text.
+        details: Value,
     },
     /// A tool finished.
     ToolEnd {

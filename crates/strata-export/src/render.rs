@@ -1,11 +1,11 @@
 //! The page: a header (name, ids, totals), then the tree — linear runs of entries, and at
 //! each fork one collapsible block per branch, the branch holding the current leaf unfolded.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 
 use serde_json::Value;
-use strata_session::{Diagnostic, EntryKind, Session, Tree};
+use strata_session::{Delegated, Diagnostic, EntryKind, Session, Tree};
 
 use crate::chart::chart;
 use crate::html::{date_and_time, details, escape, pre};
@@ -29,7 +29,8 @@ pub fn page(session: &Session, diagnostics: &[Diagnostic]) -> String {
         .unwrap_or_default();
     let title = title(tree);
     let mut toc = String::new();
-    let tree_html = entries(tree, &on_path, &mut toc);
+    let delegated = strata_session::delegated_by_entry(session.path());
+    let tree_html = entries(tree, &on_path, &delegated, &mut toc);
     let mut body = String::new();
     let _ = write!(
         body,
@@ -198,7 +199,12 @@ enum Work {
 
 /// The tree depth-first, without recursion (a linear session may hold thousands of entries);
 /// `toc` gets one sidebar line per entry, indented by how many forks lie above it.
-fn entries(tree: &Tree, on_path: &HashSet<String>, toc: &mut String) -> String {
+fn entries(
+    tree: &Tree,
+    on_path: &HashSet<String>,
+    delegated: &BTreeMap<String, Vec<Delegated>>,
+    toc: &mut String,
+) -> String {
     let mut out = String::new();
     let mut work: Vec<Work> = Vec::new();
     let roots = shown_children(tree, tree.roots());
@@ -209,12 +215,93 @@ fn entries(tree: &Tree, on_path: &HashSet<String>, toc: &mut String) -> String {
             Work::Entry(id, depth) => {
                 let (html, line) = entry(tree, &id, on_path);
                 out.push_str(&html);
+                if let Some(children) = delegated.get(&id) {
+                    out.push_str(&children_html(children, 1));
+                }
                 toc.push_str(&toc_line(&id, depth, &line, on_path.contains(&id)));
                 let children = shown_children(tree, tree.children(id.as_str()));
                 push_children(&mut work, &children, on_path, &id, depth);
             }
         }
     }
+    out
+}
+
+/// Children nested deeper than this are listed, not transcribed (delegation is 1 deep by
+/// default; this only bounds a page built from a pathological folder).
+const MAX_CHILD_DEPTH: usize = 4;
+
+/// The child agents an entry spawned: for each, what it was asked, how it started and why,
+/// when, its file and size, and its conversation from its task on (collapsed; a fork's copy
+/// of the parent's conversation is the page above, so it is left out).
+fn children_html(children: &[Delegated], depth: usize) -> String {
+    let mut out = format!(
+        "<div class=\"children\"><p class=\"note\">Delegated to {} child agent{}:</p>",
+        children.len(),
+        if children.len() == 1 { "" } else { "s" }
+    );
+    for child in children {
+        let summary = format!(
+            "{} — started {} · {} messages · {}",
+            child.title(),
+            readable(&child.summary.created),
+            child.summary.message_count,
+            child.path().display()
+        );
+        let mut body = String::new();
+        if let Some(reason) = &child.reason {
+            body.push_str(&note(&format!("Started {}: {reason}", child.start)));
+        }
+        match strata_session::Session::open(child.path()) {
+            Ok(opened) if depth <= MAX_CHILD_DEPTH => {
+                body.push_str(&child_transcript(&opened.session, &child.entry_id));
+                let grandchildren = strata_session::delegated_from(child.path());
+                if !grandchildren.is_empty() {
+                    body.push_str(&children_html(&grandchildren, depth + 1));
+                }
+            }
+            Ok(_) => {}
+            Err(error) => body.push_str(&note(&format!("Cannot read the child: {error}"))),
+        }
+        out.push_str(&details("child", &summary, &body, false));
+    }
+    out.push_str("</div>");
+    out
+}
+
+/// A child's branch to its leaf after `spawning` (the parent's entry a fork copied up to).
+fn child_transcript(session: &Session, spawning: &str) -> String {
+    let tree = session.tree();
+    let Some(leaf) = tree.leaf() else {
+        return note("The child wrote nothing yet.");
+    };
+    let branch = tree.branch(leaf.as_str());
+    let start = branch
+        .iter()
+        .position(|e| e.id().as_str() == spawning)
+        .map_or(0, |at| at + 1);
+    let on_path: HashSet<String> = branch.iter().map(|e| e.id().as_str().to_owned()).collect();
+    let mut out = String::from("<div class=\"child-body\">");
+    for entry_ref in &branch[start..] {
+        if entry_ref.kind() == EntryKind::Leaf {
+            continue;
+        }
+        // Marked as the child's, so the page's "go to leaf" finds the parent's leaf.
+        let html = entry(tree, entry_ref.id().as_str(), &on_path)
+            .0
+            .replacen(
+                "<section class=\"entry ",
+                "<section class=\"entry child-entry ",
+                1,
+            )
+            .replacen(
+                "<span class=\"badge leaf-badge\">current leaf</span>",
+                "<span class=\"badge leaf-badge\">the child's last entry</span>",
+                1,
+            );
+        out.push_str(&html);
+    }
+    out.push_str("</div>");
     out
 }
 

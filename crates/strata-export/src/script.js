@@ -15,7 +15,7 @@
         document.body.classList.toggle("path-only");
         button.classList.toggle("active");
       } else if (action === "leaf") {
-        var leaf = document.querySelector(".entry.leaf");
+        var leaf = document.querySelector(".entry.leaf:not(.child-entry)");
         if (leaf) { openTo(leaf); leaf.scrollIntoView({ block: "center" }); }
       }
     });

@@ -228,3 +228,38 @@ fn calls_the_permission_rules_refused_or_asked_about_are_marked() {
         "a plain call is not marked"
     );
 }
+
+#[test]
+fn a_child_agent_is_listed_under_its_spawning_entry_with_its_own_conversation() {
+    let from = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/delegation");
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("parent.jsonl");
+    std::fs::copy(from.join("parent.jsonl"), &parent).unwrap();
+    let alone = {
+        let opened = Session::open(&parent).unwrap();
+        strata_export::page(&opened.session, &opened.diagnostics)
+    };
+    std::fs::create_dir(dir.path().join("parent.subagents")).unwrap();
+    let child = dir.path().join("parent.subagents/1000_call_1.jsonl");
+    std::fs::copy(from.join("parent.subagents/1000_call_1.jsonl"), &child).unwrap();
+    let opened = Session::open(&parent).unwrap();
+    let page = strata_export::page(&opened.session, &opened.diagnostics);
+
+    let spawning = page.find("id=\"entry-a1\"").unwrap();
+    let listed = page.find("Delegated to 1 child agent:").unwrap();
+    let next = page.find("id=\"entry-r1\"").unwrap();
+    assert!(spawning < listed && listed < next, "between a1 and r1");
+    assert!(page.contains(&format!(
+        "child (fork): make a file — started 2026-11-20 09:00:03 UTC · 5 messages · {}",
+        child.display()
+    )));
+    assert!(page.contains("Started fork: fork: $0.0072 against fresh $0.0174"));
+    // The child's task, from its own file.
+    assert!(page.contains("Task: make a file"));
+    // A fork's copy of the parent's conversation is not drawn again.
+    let count = |page: &str| page.matches("please delegate the file").count();
+    assert_eq!(count(&page), count(&alone));
+    // "Go to leaf" finds the parent's leaf, not the child's.
+    assert!(page.contains("class=\"entry child-entry message role-assistant on-path leaf\""));
+    assert!(page.contains("the child's last entry"));
+}

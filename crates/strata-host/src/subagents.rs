@@ -14,6 +14,10 @@ use strata_tools::ToolSet;
 
 use crate::Setup;
 
+/// A child's status in its delegation call's progress updates (`details.subagent.status`),
+/// for views that show running children.
+pub use strata_subagents::{STATUS_DONE, STATUS_FAILED, STATUS_RUNNING};
+
 /// The tool name that turns delegation on in `tools` (`--tools read,bash,edit,write,task`).
 pub const TASK_TOOL: &str = strata_subagents::TOOL_NAME;
 

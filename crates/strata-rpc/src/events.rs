@@ -171,14 +171,20 @@ impl EventMapper {
                 self.tool_started.insert(id.clone(), Instant::now());
                 self.tools.insert(id, (name, arguments));
             }
-            AgentEvent::ToolUpdate { id, text } => {
+            AgentEvent::ToolUpdate { id, text, details } => {
                 let (name, args) = self.tools.get(&id).cloned().unwrap_or_default();
+                // Pi's partial result carries the tool's details as they stand (an object).
+                let details = if details.is_null() {
+                    json!({})
+                } else {
+                    details
+                };
                 out.push(json!({
                     "type": "tool_execution_update",
                     "toolCallId": id,
                     "toolName": name,
                     "args": args,
-                    "partialResult": {"content": [{"type": "text", "text": text}], "details": {}},
+                    "partialResult": {"content": [{"type": "text", "text": text}], "details": details},
                 }));
             }
             AgentEvent::ToolEnd { id, is_error, .. } => {

@@ -21,6 +21,7 @@
 //! ```
 
 pub mod canonical;
+mod delegated;
 mod entry;
 mod error;
 mod group;
@@ -36,6 +37,10 @@ mod store;
 mod time;
 mod tree;
 
+pub use delegated::{
+    Delegated, SpawnDecision, child_title, delegated_by_entry, delegated_from, delegation_results,
+    spawn_decisions,
+};
 pub use entry::{
     BranchSummaryEntry, CACHE_WARM_KIND, CompactionEntry, ContextAction, ContextEditEntry,
     CustomEntry, CustomMessageEntry, EditEffect, Entry, EntryBase, EntryKind, LabelEntry,

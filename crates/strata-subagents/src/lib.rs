@@ -18,5 +18,8 @@ mod tool;
 pub use definition::{AgentDefinition, AgentFolders, DefinitionError, Loaded, Scope, load, parse};
 pub use event::{ChildEvent, ChildEventKind};
 pub use pricing::{CacheModel, Decision, SpawnInputs, SpawnMode, Start, choose};
-pub use spawn::{FORK_PREAMBLE, FORK_RESULT, SIBLING_RESULT, SPAWNED_BY_FIELD};
+pub use spawn::{
+    FORK_PREAMBLE, FORK_RESULT, SIBLING_RESULT, SPAWNED_BY_FIELD, STATUS_DONE, STATUS_FAILED,
+    STATUS_RUNNING,
+};
 pub use tool::{Budget, ModelRouter, ParentSetup, SubagentSettings, Subagents, TOOL_NAME};

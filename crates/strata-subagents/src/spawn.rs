@@ -217,6 +217,8 @@ async fn run_child(
         "description".into(),
         Value::String(args.description.clone()),
     );
+    // Why it started this way, readable from the child's file alone (the listings, the export).
+    spawned_by.insert("reason".into(), Value::String(decision.reason.clone()));
     let mut fields = Map::new();
     fields.insert(SPAWNED_BY_FIELD.into(), Value::Object(spawned_by));
 
@@ -261,9 +263,10 @@ async fn run_child(
         sender: updates,
         start: decision.start.as_str(),
         description: args.description.clone(),
+        reason: decision.reason.clone(),
         session: path.clone(),
     };
-    progress.send("started", 0, 0.0);
+    progress.send(STATUS_RUNNING, "started", &Watched::default());
     subagents.emit(ChildEvent {
         child: call.id.clone(),
         session: path.clone(),
@@ -291,7 +294,7 @@ async fn run_child(
     let result = agent.prompt(task).await;
     // The loop's event channel closes with the agent: the watcher ends.
     drop(agent);
-    let watched = watcher.await.unwrap_or_default();
+    let (watched, progress) = watcher.await.unwrap_or_default();
 
     let (output, outcome) = match (result, &watched.stop) {
         (_, Some(Stop::Budget(limit))) => (
@@ -328,15 +331,27 @@ async fn run_child(
             },
         ),
     };
+    // The last update says how it ended, so a front end that shows running children from
+    // the updates alone sees the child's final state before the result arrives.
+    if let Some(progress) = &progress {
+        let status = if output.is_ok() {
+            STATUS_DONE
+        } else {
+            STATUS_FAILED
+        };
+        progress.send(status, outcome, &watched);
+    }
     let details = json!({
         "subagent": {
             "session": path.display().to_string(),
+            "description": args.description,
             "agent": definition.as_ref().map(|d| d.name.clone()),
             "start": decision.start.as_str(),
             "reason": decision.reason,
             "depth": depth + 1,
             "outcome": outcome,
             "turns": watched.turns,
+            "requests": watched.requests,
             "usage": {
                 "input": watched.input,
                 "output": watched.output,
@@ -562,6 +577,8 @@ enum Stop {
 #[derive(Debug, Default)]
 struct Watched {
     turns: usize,
+    /// Requests answered (the `Usage` events seen).
+    requests: usize,
     input: u64,
     output: u64,
     cache_read: u64,
@@ -589,7 +606,7 @@ async fn watch(
     budget: Budget,
     tag: Tag,
     progress: Progress,
-) -> Watched {
+) -> (Watched, Option<Progress>) {
     let mut watched = Watched::default();
     // An abort before the run starts would be lost: the run takes a fresh switch.
     let mut started = false;
@@ -614,6 +631,7 @@ async fn watch(
                         }
                     }
                     AgentEvent::Usage { usage, cost } => {
+                        watched.requests += 1;
                         watched.input += usage.input;
                         watched.output += usage.output;
                         watched.cache_read += usage.cache_read;
@@ -634,12 +652,19 @@ async fn watch(
                         }
                     }
                     AgentEvent::ToolStart { name, .. } => {
-                        progress.send(&format!("turn {} · {name}", watched.turns), watched.turns, watched.cost);
+                        progress.send(STATUS_RUNNING, &format!("turn {} · {name}", watched.turns), &watched);
                     }
                     _ => {}
                 }
-                if let AgentEvent::TurnStart { turn } = &event {
-                    progress.send(&format!("turn {turn}"), *turn, watched.cost);
+                match &event {
+                    AgentEvent::TurnStart { turn } => {
+                        progress.send(STATUS_RUNNING, &format!("turn {turn}"), &watched);
+                    }
+                    // The cost so far moves with each answered request.
+                    AgentEvent::Usage { .. } => {
+                        progress.send(STATUS_RUNNING, &format!("turn {}", watched.turns), &watched);
+                    }
+                    _ => {}
                 }
                 if let Some(limit) = exceeded
                     && watched.stop.is_none()
@@ -656,34 +681,51 @@ async fn watch(
             }
         }
     }
-    watched
+    (watched, Some(progress))
 }
 
+/// A child's status in its progress updates: still working.
+pub const STATUS_RUNNING: &str = "running";
+/// It ended and the parent gets its answer.
+pub const STATUS_DONE: &str = "done";
+/// It ended and the parent gets an error result (budget, abort, failure).
+pub const STATUS_FAILED: &str = "failed";
+
 /// The child's progress as the delegation call's partial output: one line a front end shows
-/// while the call runs (Pi's `tool_execution_update`), tagged by the call like any tool's.
+/// while the call runs (Pi's `tool_execution_update`), tagged by the call like any tool's, and
+/// in `details.subagent` the same facts as fields (the vocabulary of the result's details:
+/// `session`, `description`, `start`, `reason`, `requests`, `usage.cost`), plus `status`
+/// ([`STATUS_RUNNING`], [`STATUS_DONE`], [`STATUS_FAILED`]) and `activity`.
 struct Progress {
     sender: Option<UpdateSender>,
     start: &'static str,
     description: String,
+    reason: String,
     session: PathBuf,
 }
 
 impl Progress {
-    fn send(&self, activity: &str, turns: usize, cost: f64) {
+    fn send(&self, status: &str, activity: &str, watched: &Watched) {
         let Some(sender) = &self.sender else { return };
         let line = format!(
-            "child ({}) {}: {activity} · ${cost:.4} · {}",
+            "child ({}) {}: {status} · {activity} · {} requests · ${:.4} · {}",
             self.start,
             self.description,
+            watched.requests,
+            watched.cost,
             self.session.display()
         );
         let _ = sender.send(ToolOutput::text(line).with_details(json!({
             "subagent": {
                 "session": self.session.display().to_string(),
+                "description": self.description,
                 "start": self.start,
+                "reason": self.reason,
+                "status": status,
                 "activity": activity,
-                "turns": turns,
-                "cost": cost,
+                "turns": watched.turns,
+                "requests": watched.requests,
+                "usage": { "cost": watched.cost },
             }
         })));
     }

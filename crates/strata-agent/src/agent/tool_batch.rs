@@ -77,6 +77,7 @@ impl Agent {
                     let _ = events.send(AgentEvent::ToolUpdate {
                         id: id.clone(),
                         text: update.text_content(),
+                        details: update.details,
                     });
                 }
             }

@@ -1,7 +1,7 @@
 //! One module per subcommand; each takes its parsed arguments and writes to stdout.
 
 mod config;
-mod context;
+pub(crate) mod context;
 #[cfg(feature = "demo")]
 mod demo;
 mod export;

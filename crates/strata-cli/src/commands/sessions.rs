@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use strata_session::{SessionStore, SessionSummary};
+use strata_session::{Delegated, SessionStore, SessionSummary};
 
 use crate::args::SessionsArgs;
 
@@ -51,7 +51,8 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<()> {
                             "path": child.summary.path.display().to_string(),
                             "id": child.summary.id,
                             "messageCount": child.summary.message_count,
-                            "spawnedBy": child.spawned_by,
+                            // The header's field as written (fields strata does not read too).
+                            "spawnedBy": strata_session::spawned_by(child.path()),
                         })
                     })
                     .collect();
@@ -70,49 +71,27 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<()> {
     for summary in &sessions {
         writeln!(out, "{}", line(summary, args.all))?;
         for child in children(&summary.path) {
-            writeln!(out, "{}", child.line())?;
+            writeln!(out, "{}", child_line(&child))?;
         }
     }
     Ok(())
 }
 
-/// A session delegated from a listed one.
-struct Child {
-    summary: SessionSummary,
-    /// The header's `spawnedBy` (task description, agent, fork or fresh, depth).
-    spawned_by: serde_json::Value,
-}
-
-impl Child {
-    /// `  └ <start> [agent]: description  msgs  path`, indented by depth.
-    fn line(&self) -> String {
-        let field = |key: &str| self.spawned_by[key].as_str().unwrap_or("").to_owned();
-        let depth = self.spawned_by["depth"].as_u64().unwrap_or(1) as usize;
-        let agent = match field("agent") {
-            agent if agent.is_empty() => String::new(),
-            agent => format!(" {agent}"),
-        };
-        format!(
-            "{}└ child ({}{agent}): {}  {} msgs  {}",
-            "  ".repeat(depth),
-            field("start"),
-            field("description"),
-            self.summary.message_count,
-            self.summary.path.display()
-        )
-    }
+/// `  └ child (start agent): description  msgs  path`, indented by depth.
+fn child_line(child: &Delegated) -> String {
+    format!(
+        "{}└ {}",
+        "  ".repeat(usize::try_from(child.depth).unwrap_or(1)),
+        child.line()
+    )
 }
 
 /// The sessions delegated from `parent`, depth first (a child's own children after it).
-fn children(parent: &std::path::Path) -> Vec<Child> {
+fn children(parent: &std::path::Path) -> Vec<Delegated> {
     let mut found = Vec::new();
-    for summary in SessionStore::children_of(parent).unwrap_or_default() {
-        let spawned_by = strata_session::spawned_by(&summary.path).unwrap_or_default();
-        let path = summary.path.clone();
-        found.push(Child {
-            summary,
-            spawned_by,
-        });
+    for child in strata_session::delegated_from(parent) {
+        let path = child.path().to_path_buf();
+        found.push(child);
         found.extend(children(&path));
     }
     found

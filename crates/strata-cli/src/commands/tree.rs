@@ -21,24 +21,6 @@ pub fn run(args: &TreeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The sessions this one delegated to, by the entry that spawned them: one line each.
-fn delegated_from(session: &Session) -> std::collections::HashMap<String, Vec<String>> {
-    let mut by_entry: std::collections::HashMap<String, Vec<String>> = Default::default();
-    let children = strata_session::SessionStore::children_of(session.path()).unwrap_or_default();
-    for child in children {
-        let spawned_by = strata_session::spawned_by(&child.path).unwrap_or_default();
-        let field = |key: &str| spawned_by[key].as_str().unwrap_or("").to_owned();
-        by_entry.entry(field("entryId")).or_default().push(format!(
-            "child ({}): {}  {} msgs  {}",
-            field("start"),
-            field("description"),
-            child.message_count,
-            child.path.display()
-        ));
-    }
-    by_entry
-}
-
 /// The whole tree as text, one line per entry.
 pub fn render_tree(session: &Session, width: usize) -> String {
     let tree = session.tree();
@@ -58,7 +40,7 @@ pub fn render_tree(session: &Session, width: usize) -> String {
     // Depth-first, explicit stack. Indentation is a shared list of levels, not a string per
     // entry, and a line shows at most MAX_SHOWN_LEVELS of them: output and memory stay
     // linear in entries however deeply branches nest.
-    let delegated = delegated_from(session);
+    let delegated = strata_session::delegated_by_entry(session.path());
     let mut stack: Vec<(EntryId, Indent)> = Vec::new();
     let roots = tree.roots();
     push_children(&mut stack, &roots, &None);
@@ -76,7 +58,7 @@ pub fn render_tree(session: &Session, width: usize) -> String {
         indent.write_prefix(&mut line_prefix);
         let _ = writeln!(out, "{line_prefix}{id} {summary}{label}{marker}");
         for child in delegated.get(id.as_str()).into_iter().flatten() {
-            let _ = writeln!(out, "{line_prefix}  ↳ {child}");
+            let _ = writeln!(out, "{line_prefix}  ↳ {}", child.line());
         }
         let children = tree.children(&id);
         push_children(&mut stack, &children, &indent.levels_for_children());

@@ -17,6 +17,7 @@ use super::stats::{self, Stats, ToolChangeCost, ToolCostBasis};
 use super::worker::{Command, ForkAt, Reply, Status, TreeRow};
 use strata_host::model::THINKING_LEVELS;
 
+mod children;
 pub mod complete;
 mod cycle;
 mod habits;
@@ -26,7 +27,11 @@ mod permissions;
 mod rewind;
 mod settings;
 
+pub use children::ChildStatus;
 pub use mcp::McpHandle;
+
+/// How a `/tree` row that opens a child agent keys its picker item (before the child's path).
+const CHILD_KEY: &str = "child:";
 
 /// Two Ctrl+C within this long quit.
 const QUIT_WINDOW: Duration = Duration::from_millis(1500);
@@ -116,6 +121,11 @@ pub enum Effect {
     Abort,
     /// Put text on the terminal's clipboard (OSC 52).
     Clipboard(String),
+    /// Read the children of this session file for `/agents` (the UI loop reads them itself:
+    /// the agent task answers only between runs).
+    ListChildren(PathBuf),
+    /// Read a child's session file to show it read-only.
+    OpenChild(PathBuf),
     /// Answer the permission gate's question (`Op::AnswerPermission`).
     AnswerPermission {
         /// The question's id.
@@ -188,6 +198,8 @@ pub struct App {
     pub setup_note: Option<String>,
     /// The permission gate and its questions (app/permissions.rs).
     permissions: permissions::Permissions,
+    /// Child agents seen, and the one viewed (app/children.rs).
+    pub children: children::Children,
 }
 
 impl App {
@@ -225,6 +237,7 @@ impl App {
             config_file: None,
             setup_note: None,
             permissions: permissions::Permissions::default(),
+            children: children::Children::default(),
         };
         app.offer_next();
         app
@@ -353,6 +366,7 @@ impl App {
                     self.editor.set_text(&done);
                 }
             }
+            KeyCode::Esc if self.close_child_view() => {}
             KeyCode::Esc if self.busy.is_some() => {
                 self.effects.push(Effect::Abort);
                 self.hint = Some("aborting…".into());
@@ -466,6 +480,7 @@ impl App {
                 | Slash::Hotkeys
                 | Slash::Copy
                 | Slash::Context
+                | Slash::Agents
                 | Slash::Mcp(None)
                 | Slash::Mode(_)
         );
@@ -548,6 +563,7 @@ impl App {
                 self.send(Command::Context);
             }
             Slash::Mcp(args) => self.mcp_command(args),
+            Slash::Agents => self.agents_command(),
             Slash::Export(path) => self.send(Command::Export(path.map(PathBuf::from))),
             Slash::Trust => self.trust_project(),
             Slash::Share(path) => self.share(path),
@@ -759,7 +775,11 @@ impl App {
             PickerKind::Resume => self.send(Command::Resume(resume_path(&item))),
             PickerKind::Model => self.model_chosen(item.key),
             PickerKind::Thinking => self.send(Command::Thinking(item.key)),
-            PickerKind::Tree => self.tree_chosen(&item.key),
+            PickerKind::Tree => match item.key.strip_prefix(CHILD_KEY) {
+                Some(path) => self.child_chosen(path),
+                None => self.tree_chosen(&item.key),
+            },
+            PickerKind::Child => self.child_chosen(&item.key),
             PickerKind::Fork if item.key.is_empty() => self.send(Command::Fork(ForkAt::Here)),
             PickerKind::Fork => {
                 let chosen = self
@@ -802,7 +822,12 @@ impl App {
     /// A tree entry was chosen: a user message is re-edited from its parent (Pi's rule),
     /// any other entry becomes the leaf. Then ask whether to summarize the branch left.
     fn tree_chosen(&mut self, key: &str) {
-        let Some(row) = self.status.tree.iter().find(|row| row.id.as_str() == key) else {
+        let Some(row) = self
+            .status
+            .tree
+            .iter()
+            .find(|row| row.child.is_none() && row.id.as_str() == key)
+        else {
             return;
         };
         let (target, editor_text) = match &row.user_text {
@@ -842,6 +867,7 @@ impl App {
                 self.status = attached.status;
                 self.control = attached.control;
                 self.scroll = 0;
+                self.children_reset();
                 self.reset_stream();
             }
             Reply::Status(status) => {
@@ -916,7 +942,14 @@ impl App {
         }
         let items = rows
             .iter()
-            .map(|row| PickerItem::new(row.text.clone(), row.detail.clone(), row.id.as_str()))
+            .map(|row| {
+                // A child's row opens the child; an entry's moves there.
+                let key = match &row.child {
+                    Some(path) => format!("{CHILD_KEY}{}", path.display()),
+                    None => row.id.as_str().to_owned(),
+                };
+                PickerItem::new(row.text.clone(), row.detail.clone(), key)
+            })
             .collect();
         let leaf = rows.iter().find(|row| row.leaf).map(|row| row.id.clone());
         self.status.tree = rows;
@@ -955,6 +988,7 @@ impl App {
                     self.items.push(Item::User(text));
                 }
                 self.busy.get_or_insert_with(|| "working".into());
+                self.children_run_started();
             }
             AgentEvent::TurnStart { .. } => {
                 self.busy = Some("working".into());
@@ -1044,10 +1078,11 @@ impl App {
                     })),
                 }
             }
-            AgentEvent::ToolUpdate { id, text } => {
+            AgentEvent::ToolUpdate { id, text, details } => {
                 if let Some(tool) = self.tool_by_id(&id) {
                     tool.output = text;
                 }
+                self.child_progress(&id, &details);
             }
             AgentEvent::ToolEnd { id, is_error, .. } => {
                 if let Some(tool) = self.tool_by_id(&id) {
@@ -1161,6 +1196,7 @@ impl App {
                 let text = tool_result_text(&result.content);
                 let failed = result.is_error;
                 let diff = result_diff(result.details.as_ref());
+                self.child_result(&result.tool_call_id, result.details.as_ref(), failed);
                 if let Some(tool) = self.tool_by_id(&result.tool_call_id) {
                     tool.output = text;
                     tool.diff = diff;
@@ -1410,6 +1446,7 @@ mod tests {
         app.on_agent(AgentEvent::ToolUpdate {
             id: "c1".into(),
             text: "partial".into(),
+            details: serde_json::Value::Null,
         });
         app.on_agent(AgentEvent::ToolEnd {
             id: "c1".into(),
@@ -1556,6 +1593,7 @@ mod tests {
             detail: String::new(),
             user_text: Some(text.into()),
             leaf: false,
+            child: None,
         };
         app.on_reply(Reply::ForkPoints(vec![
             row("bbbb0001", "aaaa0002", "second prompt"),

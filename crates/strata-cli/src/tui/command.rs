@@ -44,6 +44,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/context",
         "the three chapters of the next request: sizes, hashes, breakpoints",
     ),
+    (
+        "/agents",
+        "this session's child agents (task): status, cost; Enter opens one read-only",
+    ),
     ("/export", "write the session as HTML: /export [file]"),
     (
         "/share",
@@ -109,6 +113,8 @@ pub enum Slash {
     Mcp(Option<String>),
     /// `/context`.
     Context,
+    /// `/agents`.
+    Agents,
     /// `/export [file]`.
     Export(Option<String>),
     /// `/trust`.
@@ -163,6 +169,7 @@ pub fn parse(text: &str) -> Result<Slash, String> {
         "/tools" => Slash::Tools(parse_toggles(rest)?),
         "/mcp" => Slash::Mcp(arg),
         "/context" => Slash::Context,
+        "/agents" | "/children" => Slash::Agents,
         "/export" => Slash::Export(arg),
         "/trust" => Slash::Trust,
         "/share" => Slash::Share(arg),
@@ -207,7 +214,7 @@ pub const KEYS: &[&str] = &[
     "Alt+Enter    while the agent works: queue a follow-up for when it is done",
     "Shift+Enter, Ctrl+J, or \\ then Enter: new line",
     "Up / Down    move in the text; at its edge, earlier prompts",
-    "Esc          abort the running turn",
+    "Esc          abort the running turn (viewing a child agent: back to this session)",
     "Ctrl+C       abort the running turn (or clear the editor); twice quits",
     "Ctrl+D       quit (editor empty)",
     "Ctrl+P       next model with credentials (Shift+Ctrl+P: previous, where the terminal tells)",

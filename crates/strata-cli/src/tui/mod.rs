@@ -7,6 +7,7 @@
 //! shared `Control` so they work while a run is going.
 
 mod app;
+mod children;
 mod command;
 mod editor;
 mod first_run;
@@ -277,6 +278,8 @@ fn event_loop(
                     let _ = stdout.write_all(info::osc52(&text).as_bytes());
                     let _ = stdout.flush();
                 }
+                Effect::ListChildren(parent) => app.children_listed(children::list(&parent)),
+                Effect::OpenChild(path) => app.show_child(children::open(&path)),
                 Effect::AnswerPermission { id, answer } => {
                     if let Some(runtime) = &asking {
                         let _ = runtime.send(strata_runtime::Op::AnswerPermission { id, answer });

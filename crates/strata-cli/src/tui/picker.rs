@@ -28,6 +28,8 @@ pub enum PickerKind {
     Thinking,
     /// Toggle tools (items are checkboxes); Enter applies.
     Tools,
+    /// View the child session in the item's key (`/agents`).
+    Child,
     /// Change the setting in the item's key (`/settings`).
     Settings,
     /// After a move: restore the files to the entry now current (key `restore`) or keep them.

@@ -70,6 +70,7 @@ fn finish_first_turn(app: &mut super::app::App) {
         AgentEvent::ToolUpdate {
             id: "call_1".into(),
             text: "line 1 of the file".into(),
+            details: serde_json::Value::Null,
         },
         AgentEvent::ToolEnd {
             id: "call_1".into(),

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use serde_json::Value;
 use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
 
-use super::app::{App, Item, Level, ToolItem, ToolState};
+use super::app::{App, ChildStatus, Item, Level, ToolItem, ToolState};
 use super::command;
 use super::markdown;
 use super::picker::{Picker, PickerKind};
@@ -76,7 +76,7 @@ fn banner_lines(banner: &str, width: usize) -> Vec<Line<'static>> {
 pub fn transcript_tail(app: &App, width: u16, wanted: usize) -> Vec<Line<'static>> {
     let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
     let mut total = 0;
-    for item in app.items.iter().rev() {
+    for item in app.shown_items().iter().rev() {
         if total >= wanted {
             break;
         }
@@ -87,6 +87,7 @@ pub fn transcript_tail(app: &App, width: u16, wanted: usize) -> Vec<Line<'static
         chunks.push(lines);
     }
     if total < wanted
+        && app.children.viewing.is_none()
         && let Some(banner) = &app.banner
     {
         chunks.push(banner_lines(banner, usize::from(width.max(8))));
@@ -326,6 +327,41 @@ fn status_lines(app: &App, tick: usize) -> Vec<Line<'static>> {
             Span::raw(first_line(text)),
         ]));
     }
+    // The children of the run in progress, each with where it stands.
+    if app.busy.is_some() {
+        for child in app.children.of_this_run() {
+            let colour = match child.status {
+                ChildStatus::Running => Color::Cyan,
+                ChildStatus::Done => Color::Green,
+                ChildStatus::Failed => Color::Red,
+            };
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("⑂ child ({}) {}: ", child.start, child.description),
+                    Style::new().fg(colour),
+                ),
+                Span::styled(child.status.as_str(), Style::new().fg(colour)),
+                Span::styled(
+                    format!(
+                        " · {} · {} requests · {}",
+                        child.activity,
+                        child.requests,
+                        stats::dollars(child.cost)
+                    ),
+                    MUTED,
+                ),
+            ]));
+        }
+    }
+    if let Some(view) = &app.children.viewing {
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("viewing {} (read-only) ", view.title),
+                Style::new().fg(Color::Magenta),
+            ),
+            Span::styled("Esc returns to this session", MUTED),
+        ]));
+    }
     if let Some(busy) = &app.busy {
         let spinner = SPINNER[tick % SPINNER.len()];
         lines.push(Line::from(vec![
@@ -522,9 +558,19 @@ pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         1 => " · 1 keep-warm ping".to_owned(),
         n => format!(" · {n} keep-warm pings"),
     };
-    let session = vec![Span::raw(format!(
-        "session: {hit} cache hit · {}{pings}",
+    // Children's requests are the session's spending too: in the total, and said apart.
+    let children = stats.children_cost + app.children.running_cost();
+    let cost = if children > 0.0 {
+        format!(
+            "{} (children {})",
+            stats::dollars(stats.cost + children),
+            stats::dollars(children)
+        )
+    } else {
         stats::dollars(stats.cost)
+    };
+    let session = vec![Span::raw(format!(
+        "session: {hit} cache hit · {cost}{pings}"
     ))];
     let mut groups = vec![model, request];
     if let Some(cause) = &stats.cache_break {

@@ -248,6 +248,9 @@ pub struct TreeRow {
     pub user_text: Option<String>,
     /// The current leaf.
     pub leaf: bool,
+    /// A child agent's session listed under the entry that spawned it (`id` is that entry):
+    /// choosing the row opens the child.
+    pub child: Option<PathBuf>,
 }
 
 /// The agent task: a view over the session runtime ([`strata_runtime`]). It maps the UI's
@@ -906,6 +909,11 @@ fn context_report(
             lines.push(format!("note: {text}"));
         }
     }
+    let session = agent.session();
+    lines.extend(crate::commands::context::delegation_lines(
+        session.tree(),
+        session.leaf().map(|id| id.as_str()),
+    ));
     Ok(lines)
 }
 
@@ -963,12 +971,22 @@ fn status(agent: &mut Agent, models: Vec<ModelOption>) -> Status {
 
 /// The branch at the session's leaf as transcript items.
 pub fn transcript_of(session: &Session) -> Vec<Item> {
+    transcript_after(session, None)
+}
+
+/// [`transcript_of`] from the entry after `after` on (all of it when `after` is `None` or
+/// not on the branch).
+pub fn transcript_after(session: &Session, after: Option<&str>) -> Vec<Item> {
     let tree = session.tree();
     let Some(leaf) = session.leaf() else {
         return Vec::new();
     };
+    let branch = tree.branch(leaf.as_str());
+    let start = after
+        .and_then(|after| branch.iter().position(|e| e.id().as_str() == after))
+        .map_or(0, |at| at + 1);
     let mut items: Vec<Item> = Vec::new();
-    for entry in tree.branch(leaf.as_str()) {
+    for entry in branch.into_iter().skip(start) {
         let Ok(entry) = entry.entry() else {
             continue;
         };
@@ -1054,7 +1072,14 @@ fn push_message(items: &mut Vec<Item>, message: AgentMessage) {
 /// Counters from every request the file records (all branches: all were paid), keep-warm
 /// pings and summaries included.
 pub fn stats_of(session: &Session) -> Stats {
-    Stats::from_records(&strata_accounting::records(session.tree()))
+    let tree = session.tree();
+    let mut stats = Stats::from_records(&strata_accounting::records(tree));
+    // The children's requests are in their own files; their results say what they cost.
+    stats.children_cost = strata_session::delegation_results(tree)
+        .iter()
+        .map(|decision| decision.cost)
+        .sum();
+    stats
 }
 
 fn first_line(text: &str, width: usize) -> String {
@@ -1108,6 +1133,7 @@ pub fn tree_rows(session: &Session) -> Vec<TreeRow> {
             }
         };
     push_children(&mut stack, &tree.roots(), "");
+    let delegated = strata_session::delegated_by_entry(session.path());
     // The path to the leaf is marked so the current branch stands out.
     let on_path: Vec<EntryId> = leaf
         .map(|leaf| {
@@ -1148,6 +1174,19 @@ pub fn tree_rows(session: &Session) -> Vec<TreeRow> {
                 user_text,
                 leaf: is_leaf,
                 id: id.clone(),
+                child: None,
+            });
+        }
+        // The children it spawned, as `strata tree` lists them.
+        for child in delegated.get(id.as_str()).into_iter().flatten() {
+            rows.push(TreeRow {
+                parent: Some(id.clone()),
+                text: format!("{prefix}    ↳ {}", child.title()),
+                detail: format!("{} msgs · open", child.summary.message_count),
+                user_text: None,
+                leaf: false,
+                id: id.clone(),
+                child: Some(child.path().to_path_buf()),
             });
         }
         push_children(&mut stack, &children, &prefix);
@@ -1173,6 +1212,7 @@ pub fn fork_points(session: &Session) -> Vec<TreeRow> {
                 detail: String::new(),
                 user_text,
                 leaf: false,
+                child: None,
             })
         })
         .collect()

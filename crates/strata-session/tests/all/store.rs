@@ -136,3 +136,53 @@ fn a_torn_tail_is_not_counted_until_complete() {
     assert_eq!(listed[0].entry_count, 2);
     assert_eq!(listed[0].name.as_deref(), Some("done"));
 }
+
+#[test]
+fn delegated_sessions_are_read_from_their_headers_and_grouped_by_spawning_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("parent.jsonl");
+    fs::write(&parent, "").unwrap();
+    let children = strata_session::children_dir(&parent);
+    assert_eq!(children, dir.path().join("parent.subagents"));
+    fs::create_dir(&children).unwrap();
+    let header = |id: &str, spawned_by: &str| {
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-01-0{}T00:00:00.000Z\",\"cwd\":\"/\"{spawned_by}}}\n",
+            &id[1..]
+        )
+    };
+    // Written before the reason was recorded: read without one.
+    fs::write(
+        children.join("1_a.jsonl"),
+        header(
+            "c1",
+            ",\"spawnedBy\":{\"entryId\":\"e1\",\"toolCallId\":\"t1\",\"start\":\"fresh\",\"agent\":\"scout\",\"description\":\"look\",\"depth\":1}",
+        ),
+    )
+    .unwrap();
+    fs::write(
+        children.join("2_b.jsonl"),
+        header(
+            "c2",
+            ",\"spawnedBy\":{\"entryId\":\"e1\",\"toolCallId\":\"t2\",\"start\":\"fork\",\"description\":\"edit\",\"reason\":\"fork: cheaper\",\"depth\":1}",
+        ),
+    )
+    .unwrap();
+    // Not a delegated session: left out.
+    fs::write(children.join("3_c.jsonl"), header("c3", "")).unwrap();
+    let by_entry = strata_session::delegated_by_entry(&parent);
+    assert_eq!(by_entry.len(), 1);
+    let listed = &by_entry["e1"];
+    let lines: Vec<(String, Option<&str>)> = listed
+        .iter()
+        .map(|child| (child.title(), child.reason.as_deref()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("child (fresh scout): look".to_owned(), None),
+            ("child (fork): edit".to_owned(), Some("fork: cheaper")),
+        ]
+    );
+    assert_eq!(listed[1].tool_call_id, "t2");
+}

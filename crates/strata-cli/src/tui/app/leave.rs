@@ -16,11 +16,17 @@ impl App {
         } else {
             stats.cache_read as f64 * 100.0 / stats.prompt_tokens as f64
         };
+        // As the footer says it: child agents' spending in the total, and apart.
+        let children = stats.children_cost + self.children.running_cost();
+        let cost = if children > 0.0 {
+            format!("${:.4} (children ${children:.4})", stats.cost + children)
+        } else {
+            format!("${:.4}", stats.cost)
+        };
         let mut text = format!(
-            "strata: {} request{}, ${:.4}, {read:.0}% of prompt tokens read from the cache",
+            "strata: {} request{}, {cost}, {read:.0}% of prompt tokens read from the cache",
             stats.requests,
             if stats.requests == 1 { "" } else { "s" },
-            stats.cost,
         );
         let file = &self.status.session_file;
         if resumable && !file.as_os_str().is_empty() {

@@ -1,0 +1,171 @@
+//! Sessions a session delegated to, as every view lists them (`strata tree`, the TUI's `/tree`
+//! and `/agents`, the export): each child with the fields of its header's [`SPAWNED_BY_FIELD`](crate::SPAWNED_BY_FIELD),
+//! grouped by the entry that spawned it; and the spawn decisions recorded on a branch (the
+//! delegation results' `details.subagent`), for `/context` and `strata context`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::store::{SessionStore, SessionSummary, spawned_by};
+use crate::{AgentMessage, Entry, EntryKind, EntryRef, Role, Tree};
+
+/// A session delegated from another, described by its header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delegated {
+    /// The child's file, counts and times.
+    pub summary: SessionSummary,
+    /// The parent's entry that spawned it (the assistant message holding the call).
+    pub entry_id: String,
+    /// The delegation call's id.
+    pub tool_call_id: String,
+    /// The task's short description.
+    pub description: String,
+    /// `fork` or `fresh`.
+    pub start: String,
+    /// The agent definition used, if any.
+    pub agent: Option<String>,
+    /// Why it started that way (the price comparison); absent in files written before it
+    /// was recorded.
+    pub reason: Option<String>,
+    /// 1 for the parent's children, 2 for theirs, …
+    pub depth: u64,
+}
+
+impl Delegated {
+    /// Reads the child's header; `None` when the file names no spawning entry.
+    fn read(summary: SessionSummary) -> Option<Self> {
+        let field = spawned_by(&summary.path)?;
+        let text = |key: &str| field[key].as_str().map(str::to_owned);
+        Some(Self {
+            entry_id: text("entryId").unwrap_or_default(),
+            tool_call_id: text("toolCallId").unwrap_or_default(),
+            description: text("description").unwrap_or_default(),
+            start: text("start").unwrap_or_default(),
+            agent: text("agent"),
+            reason: text("reason"),
+            depth: field["depth"].as_u64().unwrap_or(1),
+            summary,
+        })
+    }
+
+    /// The child's file.
+    pub fn path(&self) -> &Path {
+        &self.summary.path
+    }
+
+    /// `child (fork scout): description  3 msgs  /path/to/child.jsonl` — one line, as the
+    /// listings print it.
+    pub fn line(&self) -> String {
+        format!(
+            "{}  {} msgs  {}",
+            self.title(),
+            self.summary.message_count,
+            self.summary.path.display()
+        )
+    }
+
+    /// `child (fork scout): description`.
+    pub fn title(&self) -> String {
+        child_title(&self.start, self.agent.as_deref(), &self.description)
+    }
+}
+
+/// `child (fork scout): description` from a child header's
+/// [`SPAWNED_BY_FIELD`](crate::SPAWNED_BY_FIELD) fields: how every view names a child.
+pub fn child_title(start: &str, agent: Option<&str>, description: &str) -> String {
+    let agent = agent.map(|agent| format!(" {agent}")).unwrap_or_default();
+    format!("child ({start}{agent}): {description}")
+}
+
+/// The sessions `parent` delegated to (its direct children), oldest first; a file that
+/// cannot be read, or whose header lacks [`SPAWNED_BY_FIELD`](crate::SPAWNED_BY_FIELD), is left out.
+pub fn delegated_from(parent: &Path) -> Vec<Delegated> {
+    SessionStore::children_of(parent)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(Delegated::read)
+        .collect()
+}
+
+/// [`delegated_from`] grouped by the spawning entry's id.
+pub fn delegated_by_entry(parent: &Path) -> BTreeMap<String, Vec<Delegated>> {
+    let mut by_entry: BTreeMap<String, Vec<Delegated>> = BTreeMap::new();
+    for child in delegated_from(parent) {
+        by_entry
+            .entry(child.entry_id.clone())
+            .or_default()
+            .push(child);
+    }
+    by_entry
+}
+
+/// How a child on a branch was started and why: a delegation result's `details.subagent`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpawnDecision {
+    /// The delegation call's id.
+    pub tool_call_id: String,
+    /// The task's short description (from the result, else empty).
+    pub description: String,
+    /// `fork` or `fresh`.
+    pub start: String,
+    /// The price comparison that chose it.
+    pub reason: String,
+    /// The child's file.
+    pub session: PathBuf,
+    /// The child's cost in dollars.
+    pub cost: f64,
+    /// `stop`, `aborted`, `budget`, `error`, `length`.
+    pub outcome: String,
+}
+
+impl SpawnDecision {
+    /// The decision a tool result records, if it is a delegation result.
+    pub fn of_result(tool_call_id: &str, details: Option<&Value>) -> Option<Self> {
+        let subagent = details?.get("subagent")?;
+        let text = |key: &str| subagent[key].as_str().unwrap_or_default().to_owned();
+        let reason = subagent["reason"].as_str()?.to_owned();
+        Some(Self {
+            tool_call_id: tool_call_id.to_owned(),
+            description: text("description"),
+            start: text("start"),
+            reason,
+            session: PathBuf::from(text("session")),
+            cost: subagent["usage"]["cost"].as_f64().unwrap_or(0.0),
+            outcome: text("outcome"),
+        })
+    }
+}
+
+/// The spawn decisions on the path from the root to `leaf` (the current branch when `leaf`
+/// is the session's), oldest first.
+pub fn spawn_decisions(tree: &Tree, leaf: Option<&str>) -> Vec<SpawnDecision> {
+    let Some(leaf) = leaf else {
+        return Vec::new();
+    };
+    let mut found: Vec<SpawnDecision> = tree.walk_to_root(leaf).filter_map(decision_of).collect();
+    found.reverse();
+    found
+}
+
+/// Every delegation result the session records, on any branch (all were paid for), in file
+/// order.
+pub fn delegation_results(tree: &Tree) -> Vec<SpawnDecision> {
+    tree.iter().filter_map(decision_of).collect()
+}
+
+fn decision_of(entry: EntryRef<'_>) -> Option<SpawnDecision> {
+    if entry.kind() != EntryKind::Message(Role::ToolResult) {
+        return None;
+    }
+    match entry.entry().ok()? {
+        Entry::Message(message) => match message.message.into_message() {
+            AgentMessage::ToolResult(result) => {
+                SpawnDecision::of_result(&result.tool_call_id, result.details.as_ref())
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
