@@ -182,3 +182,77 @@ fn strata_config_masks_mcp_credentials_and_header_values() {
         );
     }
 }
+
+/// `strata -p go` in `dir` (its HOME too) with a provider key in the environment.
+fn run_with_key(dir: &Path, url: &str, key: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .current_dir(dir)
+        .args(["-p", "go", "--model", "anthropic/claude-sonnet-4-5"])
+        .args(["--base-url", url, "--no-session"])
+        .env("HOME", dir)
+        .env("ANTHROPIC_API_KEY", key)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("STRATA_MODEL")
+        .env_remove("STRATA_API_KEY")
+        .output()
+        .expect("strata runs")
+}
+
+#[test]
+fn a_project_mcp_server_gets_no_provider_key_unless_the_users_config_hands_it_over() {
+    let Some(python) = python() else {
+        return;
+    };
+    let dir = project();
+    let key = "sk-ant-test-must-not-leak";
+    let script = workspace().join("tests/fixtures/mcp/env_server.py");
+    let server_json = serde_json::json!({ "command": python, "args": [script] });
+    // A trusted project's own server: it runs, without the key.
+    std::fs::write(
+        dir.path().join(".mcp.json"),
+        serde_json::json!({ "mcpServers": { "envs": server_json } }).to_string(),
+    )
+    .unwrap();
+    let user_config = dir.path().join(".config/strata/config.toml");
+    std::fs::create_dir_all(user_config.parent().unwrap()).unwrap();
+    let trusted = format!(
+        "trusted_projects = [{:?}]\n",
+        dir.path().display().to_string()
+    );
+    std::fs::write(&user_config, &trusted).unwrap();
+    let scenario = strata_mock::Scenario::from_toml(
+        "name = \"env\"\n[[turn]]\n[[turn.tool_call]]\ntool = \"mcp__envs__env\"\n\
+         args = { name = \"ANTHROPIC_API_KEY\" }\n\n[[turn]]\ntext = \"done\"\n",
+        "test",
+    )
+    .unwrap();
+    let result_of = |server: &strata_mock::MockServer| -> String {
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2, "a call and the answer after it");
+        requests[1].body.as_ref().unwrap()["messages"].to_string()
+    };
+    let server = crate::support::mock_with(scenario.clone());
+    let run = run_with_key(dir.path(), &server.base_url(), key);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let seen = result_of(&server);
+    assert!(seen.contains("ANTHROPIC_API_KEY unset"), "{seen}");
+    assert!(!seen.contains(key), "{seen}");
+
+    // The user's own entry names the variable in its env: handed over.
+    std::fs::remove_file(dir.path().join(".mcp.json")).unwrap();
+    std::fs::write(
+        &user_config,
+        format!(
+            "{trusted}\n[mcp.servers.envs]\ncommand = {:?}\nargs = [{:?}]\n\
+             env = {{ ANTHROPIC_API_KEY = \"${{ANTHROPIC_API_KEY}}\" }}\n",
+            python.display().to_string(),
+            script.display().to_string()
+        ),
+    )
+    .unwrap();
+    let server = crate::support::mock_with(scenario);
+    let run = run_with_key(dir.path(), &server.base_url(), key);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let seen = result_of(&server);
+    assert!(seen.contains(&format!("ANTHROPIC_API_KEY={key}")), "{seen}");
+}
