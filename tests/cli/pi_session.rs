@@ -11,7 +11,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use strata_session::{AgentMessage, Entry, Session};
 
-use crate::support::{strata, workspace};
+use crate::support::{PiWire, strata, workspace};
 
 /// Where `.ci/install-pi` put node 22 and Pi 1.6, when both are there.
 fn pi16() -> Option<(PathBuf, PathBuf)> {
@@ -257,14 +257,15 @@ struct Continued {
     _dir: tempfile::TempDir,
 }
 
-/// Pi 1.6 fixes the greeting on the demo's scripted mock (`-p`, its session in the project),
-/// then strata continues that session with "and now?" on the same mock, without `--model`.
-fn pi_then_strata(pi: &crate::support::Pi16) -> Continued {
+/// Pi 1.6 fixes the greeting on the demo's scripted mock speaking `wire` (`-p`, its session
+/// in the project), then strata continues that session with "and now?" on the same mock,
+/// without `--model`.
+fn pi_then_strata(pi: &crate::support::Pi16, wire: PiWire) -> Continued {
     let server = crate::support::demo_mock();
     let dir = crate::support::project();
     let sessions = dir.path().join("pi-sessions");
     let out = pi
-        .command(dir.path(), &server.base_url())
+        .command_on(dir.path(), &server.base_url(), wire)
         .args(["-p", "--session-dir"])
         .arg(&sessions)
         .arg("fix the greeting")
@@ -318,7 +319,7 @@ fn a_pi_16_session_continued_in_strata_keeps_pis_prompt_model_and_tools() {
         file,
         before,
         _dir,
-    } = pi_then_strata(&pi);
+    } = pi_then_strata(&pi, PiWire::AnthropicMessages);
     let after = std::fs::read(&file).unwrap();
     assert!(
         after.starts_with(&before),
@@ -382,23 +383,9 @@ fn a_pi_16_session_continued_in_strata_reads_the_prefix_pi_cached() {
         println!("{}", crate::support::Pi16::skip_message());
         return;
     };
-    let continued = pi_then_strata(&pi);
+    let continued = pi_then_strata(&pi, PiWire::AnthropicMessages);
     let requests = continued.server.requests();
-    let at = continued.pi_requests;
-    let (pi_last, strata_first) = (&requests[at - 1], &requests[at]);
-    let pi_prompt = pi_last.cache.as_ref().expect("accounted").input_tokens;
-    let cache = strata_first.cache.as_ref().expect("accounted");
-    println!(
-        "Pi 1.6's last prompt: {pi_prompt} tokens; strata's first request read {} of its {} \
-         from the cache (wrote {}, uncached {})",
-        cache.cache_read, cache.input_tokens, cache.cache_write, cache.uncached
-    );
-    assert!(
-        cache.cache_read * 10 >= pi_prompt * 9,
-        "read {} of Pi's {pi_prompt}-token prompt (changed: {:?})",
-        cache.cache_read,
-        strata_first.changed
-    );
+    let (pi_last, strata_first) = read_share(&requests, continued.pi_requests, "Anthropic");
     // Every block of Pi's last request is repeated as Pi sent it, key order included.
     let body = |r: &strata_mock::RequestRecord| r.body.clone().unwrap();
     let (pi_body, strata_body) = (body(pi_last), body(strata_first));
@@ -418,6 +405,128 @@ fn a_pi_16_session_continued_in_strata_reads_the_prefix_pi_cached() {
     assert_eq!(
         text(Value::Array(strata_messages[..pi_messages.len()].to_vec())),
         text(Value::Array(pi_messages))
+    );
+}
+
+/// Pi's last request and strata's first after `pi_requests`, once it is shown that strata's
+/// first request read at least 90% of Pi's last prompt from the mock's cache (the figures
+/// are printed).
+fn read_share<'a>(
+    requests: &'a [strata_mock::RequestRecord],
+    pi_requests: usize,
+    wire: &str,
+) -> (
+    &'a strata_mock::RequestRecord,
+    &'a strata_mock::RequestRecord,
+) {
+    let (pi_last, strata_first) = (&requests[pi_requests - 1], &requests[pi_requests]);
+    let pi_prompt = pi_last.cache.as_ref().expect("accounted").input_tokens;
+    let cache = strata_first.cache.as_ref().expect("accounted");
+    println!(
+        "{wire}: Pi 1.6's last prompt: {pi_prompt} tokens; strata's first request read {} of \
+         its {} from the cache (wrote {}, uncached {})",
+        cache.cache_read, cache.input_tokens, cache.cache_write, cache.uncached
+    );
+    assert!(
+        cache.cache_read * 10 >= pi_prompt * 9,
+        "{wire}: read {} of Pi's {pi_prompt}-token prompt (changed: {:?})\nPi: {}\nstrata: {}",
+        cache.cache_read,
+        strata_first.changed,
+        pi_last
+            .body
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default(),
+        strata_first
+            .body
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default(),
+    );
+    (pi_last, strata_first)
+}
+
+/// Asserts that strata's `list` (input items, messages) starts with Pi's, item by item and
+/// byte for byte, and that each of `fields` is Pi's.
+fn repeats_pis_bytes(pi: &Value, strata: &Value, list: &str, fields: &[&str]) {
+    for field in fields {
+        assert_eq!(
+            strata[*field].to_string(),
+            pi[*field].to_string(),
+            "{field}"
+        );
+    }
+    let pi_items = pi[list].as_array().unwrap();
+    let strata_items = strata[list].as_array().unwrap();
+    assert!(
+        strata_items.len() > pi_items.len(),
+        "strata's {list} extend Pi's"
+    );
+    for (i, (ours, theirs)) in strata_items.iter().zip(pi_items).enumerate() {
+        assert_eq!(ours.to_string(), theirs.to_string(), "{list}[{i}]");
+    }
+}
+
+/// A Pi 1.6 session on an OpenAI Responses model, continued in strata, reads the prefix Pi
+/// cached: the same tools, instructions, input items and `prompt_cache_key` (the mock keys
+/// OpenAI's cache on it).
+#[test]
+fn a_pi_16_responses_session_continued_in_strata_reads_the_prefix_pi_cached() {
+    let Some(pi) = crate::support::Pi16::find() else {
+        println!("{}", crate::support::Pi16::skip_message());
+        return;
+    };
+    let continued = pi_then_strata(&pi, PiWire::OpenaiResponses);
+    let requests = continued.server.requests();
+    let (pi_last, strata_first) = read_share(&requests, continued.pi_requests, "Responses");
+    assert!(pi_last.cache_key.is_some(), "Pi keys its Responses cache");
+    // The shapes the prefix holds: a reasoning item, assistant texts, calls and outputs.
+    let kinds: Vec<&str> = pi_last.body.as_ref().unwrap()["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|item| item["type"].as_str())
+        .collect();
+    for kind in [
+        "reasoning",
+        "message",
+        "function_call",
+        "function_call_output",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} in Pi's input: {kinds:?}");
+    }
+    assert_eq!(
+        strata_first.cache_key, pi_last.cache_key,
+        "prompt_cache_key"
+    );
+    repeats_pis_bytes(
+        pi_last.body.as_ref().unwrap(),
+        strata_first.body.as_ref().unwrap(),
+        "input",
+        &["tools", "instructions", "prompt_cache_key", "reasoning"],
+    );
+}
+
+/// A Pi 1.6 session on a Chat Completions model, continued in strata, reads the prefix Pi
+/// cached: the same tools and messages, and no `prompt_cache_key` where Pi sends none.
+#[test]
+fn a_pi_16_chat_completions_session_continued_in_strata_reads_the_prefix_pi_cached() {
+    let Some(pi) = crate::support::Pi16::find() else {
+        println!("{}", crate::support::Pi16::skip_message());
+        return;
+    };
+    let continued = pi_then_strata(&pi, PiWire::OpenaiCompletions);
+    let requests = continued.server.requests();
+    let (pi_last, strata_first) = read_share(&requests, continued.pi_requests, "Chat Completions");
+    assert_eq!(
+        strata_first.cache_key, pi_last.cache_key,
+        "prompt_cache_key"
+    );
+    repeats_pis_bytes(
+        pi_last.body.as_ref().unwrap(),
+        strata_first.body.as_ref().unwrap(),
+        "messages",
+        &["tools", "prompt_cache_key"],
     );
 }
 

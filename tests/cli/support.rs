@@ -152,17 +152,26 @@ impl Pi16 {
     /// `pi` in `dir` (HOME there, its agent dir `dir/.pi-agent` holding a models.json that
     /// routes provider `strata-mock` to `base_url` with the Anthropic wire), offline.
     pub fn command(&self, dir: &Path, base_url: &str) -> Command {
+        self.command_on(dir, base_url, PiWire::AnthropicMessages)
+    }
+
+    /// [`Pi16::command`] with provider `strata-mock` speaking `wire`.
+    pub fn command_on(&self, dir: &Path, base_url: &str, wire: PiWire) -> Command {
         let agent_dir = dir.join(".pi-agent");
         std::fs::create_dir_all(&agent_dir).unwrap();
+        let (api, model, window) = wire.api_and_model();
+        // The Responses model reasons: the demo's replies carry reasoning items, which Pi
+        // replays only when it asked for them encrypted (store is false).
+        let reasoning = wire == PiWire::OpenaiResponses;
         let models = serde_json::json!({"providers": {"strata-mock": {
-            "baseUrl": base_url, "api": "anthropic-messages", "apiKey": "k",
-            "models": [{"id": "claude-sonnet-4-5", "contextWindow": 200000, "maxTokens": 8192,
-                        "reasoning": false}]}}});
+            "baseUrl": base_url, "api": api, "apiKey": "k",
+            "models": [{"id": model, "contextWindow": window, "maxTokens": 8192,
+                        "reasoning": reasoning}]}}});
         std::fs::write(agent_dir.join("models.json"), models.to_string()).unwrap();
         let mut command = Command::new(&self.node);
         command
             .arg(self.cli())
-            .args(["--provider", "strata-mock", "--model", "claude-sonnet-4-5"])
+            .args(["--provider", "strata-mock", "--model", model])
             .current_dir(dir)
             .env("HOME", dir)
             .env("PI_CODING_AGENT_DIR", &agent_dir)
@@ -170,5 +179,27 @@ impl Pi16 {
             .env("PI_SKIP_VERSION_CHECK", "1")
             .env("PI_TELEMETRY", "0");
         command
+    }
+}
+
+/// The wire Pi's `strata-mock` provider speaks in [`Pi16::command_on`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PiWire {
+    /// `anthropic-messages`, a Claude model.
+    AnthropicMessages,
+    /// `openai-responses`, a GPT model.
+    OpenaiResponses,
+    /// `openai-completions`, a GPT model.
+    OpenaiCompletions,
+}
+
+impl PiWire {
+    /// Pi's `api` name, the model id and its context window.
+    fn api_and_model(self) -> (&'static str, &'static str, u64) {
+        match self {
+            Self::AnthropicMessages => ("anthropic-messages", "claude-sonnet-4-5", 200_000),
+            Self::OpenaiResponses => ("openai-responses", "gpt-5.2", 400_000),
+            Self::OpenaiCompletions => ("openai-completions", "gpt-4.1", 1_000_000),
+        }
     }
 }

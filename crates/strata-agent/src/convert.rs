@@ -64,8 +64,9 @@ pub fn assistant(
 
 fn block(block: &WireBlock) -> Option<ContentBlock> {
     Some(match block {
-        WireBlock::Text { text } => ContentBlock::Text(TextContent {
+        WireBlock::Text { text, signature } => ContentBlock::Text(TextContent {
             text: text.clone(),
+            text_signature: signature.clone(),
             ..TextContent::default()
         }),
         WireBlock::Thinking {

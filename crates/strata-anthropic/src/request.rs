@@ -350,7 +350,7 @@ fn system_blocks(message: &Message, caps: &Capabilities) -> Vec<Value> {
     let mut inner = Vec::new();
     for block in &message.content {
         match block {
-            ContentBlock::Text { text } if !text.is_empty() => {
+            ContentBlock::Text { text, .. } if !text.is_empty() => {
                 inner.push(json!({"type": "text", "text": text}));
             }
             ContentBlock::ToolAddition { tools } if caps.tool_addition => {
@@ -382,10 +382,10 @@ fn image_json(media_type: &str, data: &str) -> Value {
 
 fn block_json(block: &ContentBlock, role: Role, dialect: Dialect) -> Option<Value> {
     match block {
-        ContentBlock::Text { text } if text.is_empty() => None,
+        ContentBlock::Text { text, .. } if text.is_empty() => None,
         // Pi leaves out text that is only whitespace.
-        ContentBlock::Text { text } if dialect == Dialect::Pi && text.trim().is_empty() => None,
-        ContentBlock::Text { text } => Some(json!({"type": "text", "text": text})),
+        ContentBlock::Text { text, .. } if dialect == Dialect::Pi && text.trim().is_empty() => None,
+        ContentBlock::Text { text, .. } => Some(json!({"type": "text", "text": text})),
         ContentBlock::Image { media_type, data } => Some(image_json(media_type, data)),
         ContentBlock::Thinking {
             text,

@@ -124,7 +124,7 @@ fn blocks(role: Role, content: &[ContentBlock]) -> Vec<Value> {
     let mut out = Vec::new();
     for block in content {
         match block {
-            ContentBlock::Text { text } => {
+            ContentBlock::Text { text, .. } => {
                 if !text.trim().is_empty() {
                     out.push(json!({"text": text}));
                 }

@@ -127,7 +127,7 @@ fn content(message: &Message, names: &HashMap<&str, &str>) -> Option<Value> {
     let mut carried: Option<&str> = None;
     for block in &message.content {
         let mut part = match block {
-            ContentBlock::Text { text } => {
+            ContentBlock::Text { text, .. } => {
                 if text.is_empty() {
                     continue;
                 }

@@ -7,6 +7,7 @@
 //! - [`chatgpt`] holds the ChatGPT-plan (Codex) backend's headers.
 
 pub mod chatgpt;
+mod pi;
 pub mod request;
 pub mod stream;
 pub mod usage;

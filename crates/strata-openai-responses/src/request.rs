@@ -1,9 +1,13 @@
 //! Rendered [`Request`] → Responses `POST /responses` body.
+//!
+//! A session Pi 1.x started ([`Dialect::Pi`]) takes Pi 1.6's input items (`crate::pi`), no
+//! `tool_choice` or `parallel_tool_calls` (Pi sends neither), and `reasoning.effort: "none"`
+//! for a reasoning model whose thinking is off, as Pi asks.
 
 use serde_json::{Map, Value, json};
 use strata_provider::{
-    BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Message, Model, ParamLocation,
-    Prewarm, Protocol, ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition,
+    BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Dialect, Message, Model,
+    ParamLocation, Prewarm, Protocol, ReasoningStyle, Request, Role, ThinkingLevel, ToolDefinition,
     ToolResultContent,
 };
 
@@ -51,7 +55,9 @@ pub fn build_request(
             .breakpoints
             .iter()
             .any(|b| b.position == BreakpointPosition::System);
+    let pi = request.dialect == Dialect::Pi;
     match placement {
+        SystemPlacement::Message if pi => {}
         SystemPlacement::Instructions => {
             if !system_text.is_empty() {
                 body.insert("instructions".into(), json!(system_text));
@@ -72,16 +78,25 @@ pub fn build_request(
         }
     }
 
-    for (i, message) in request.messages.iter().enumerate() {
-        let first_item = input.len();
-        push_message(&mut input, message, caps);
-        let marked = explicit
-            && request
-                .breakpoints
-                .iter()
-                .any(|b| b.position == BreakpointPosition::Message { index: i });
-        if marked {
-            mark_last_text_part(&mut input[first_item..]);
+    if pi {
+        input.extend(crate::pi::input(
+            request,
+            model,
+            caps,
+            placement == SystemPlacement::Message,
+        ));
+    } else {
+        for (i, message) in request.messages.iter().enumerate() {
+            let first_item = input.len();
+            push_message(&mut input, message, caps);
+            let marked = explicit
+                && request
+                    .breakpoints
+                    .iter()
+                    .any(|b| b.position == BreakpointPosition::Message { index: i });
+            if marked {
+                mark_last_text_part(&mut input[first_item..]);
+            }
         }
     }
     body.insert("input".into(), Value::Array(input));
@@ -122,8 +137,10 @@ pub fn build_request(
             tools.insert(at, json!({"type": "tool_search"}));
         }
         body.insert("tools".into(), Value::Array(tools));
-        body.insert("tool_choice".into(), json!("auto"));
-        body.insert("parallel_tool_calls".into(), json!(true));
+        if !pi {
+            body.insert("tool_choice".into(), json!("auto"));
+            body.insert("parallel_tool_calls".into(), json!(true));
+        }
     }
 
     let reasoning = caps.reasoning == ReasoningStyle::OpenaiEffort
@@ -136,6 +153,9 @@ pub fn build_request(
         );
         // With store:false the reasoning comes back encrypted so it can be replayed.
         body.insert("include".into(), json!(["reasoning.encrypted_content"]));
+    } else if pi && caps.reasoning == ReasoningStyle::OpenaiEffort && model.reasoning {
+        // The effort is part of the cache's identity: Pi says "none" for thinking off.
+        body.insert("reasoning".into(), json!({"effort": "none"}));
     }
 
     // A zero cap is a warm-up: `prompt_cache_options.prewarm` "prepares the prompt cache
@@ -211,7 +231,7 @@ fn push_message(input: &mut Vec<Value>, message: &Message, caps: &Capabilities) 
             };
             for block in &message.content {
                 match block {
-                    ContentBlock::Text { text } => {
+                    ContentBlock::Text { text, .. } => {
                         parts.push(json!({"type": "input_text", "text": text}));
                     }
                     ContentBlock::Image { media_type, data } => {
@@ -252,7 +272,7 @@ fn push_message(input: &mut Vec<Value>, message: &Message, caps: &Capabilities) 
             };
             for block in &message.content {
                 match block {
-                    ContentBlock::Text { text } => {
+                    ContentBlock::Text { text, .. } => {
                         if !text.is_empty() {
                             parts.push(
                                 json!({"type": "output_text", "text": text, "annotations": []}),
@@ -318,7 +338,7 @@ fn push_message(input: &mut Vec<Value>, message: &Message, caps: &Capabilities) 
 /// Blocks with no Responses form of their own, as text (tool changes say what changed).
 fn text_fallback(block: &ContentBlock, parts: &mut Vec<Value>, kind: &str) {
     let text = match block {
-        ContentBlock::Text { text } => text.clone(),
+        ContentBlock::Text { text, .. } => text.clone(),
         ContentBlock::ToolAddition { tools } => {
             let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
             format!("Tools now available: {}.", names.join(", "))

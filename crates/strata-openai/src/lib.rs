@@ -15,6 +15,7 @@
 //! [`Provider`]: strata_provider::Provider
 //! [`Request`]: strata_provider::Request
 
+mod pi;
 pub mod provider;
 pub mod request;
 pub mod stream;

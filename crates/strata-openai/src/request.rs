@@ -1,11 +1,14 @@
 //! The Chat Completions body, rendered from a provider-neutral [`Request`].
+//!
+//! A session Pi 1.x started ([`Dialect::Pi`]) takes Pi 1.6's messages (`crate::pi`); the
+//! rest of the body is the row's, as for strata's own sessions.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 use strata_provider::{
-    BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Message, Model, ParamLocation,
-    ReasoningStyle, Request, Role, ThinkingLevel, ToolResultContent,
+    BreakpointPosition, CacheTtl, Capabilities, ContentBlock, Dialect, Message, Model,
+    ParamLocation, ReasoningStyle, Request, Role, ThinkingLevel, ToolResultContent,
 };
 
 /// Output cap when neither the request nor the model says.
@@ -20,10 +23,11 @@ pub fn build_body(request: &Request, model: &Model, caps: &Capabilities) -> Valu
     let markers = Markers::new(request, caps);
     let mut body = Map::new();
     body.insert("model".into(), Value::String(request.model.clone()));
-    body.insert(
-        "messages".into(),
-        Value::Array(messages_json(request, caps, &markers)),
-    );
+    let messages = match request.dialect {
+        Dialect::Strata => messages_json(request, caps, &markers),
+        Dialect::Pi => crate::pi::messages(request, model, caps),
+    };
+    body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
         let last = request.tools.len() - 1;
         let tools = request
@@ -211,7 +215,7 @@ fn joined_text(message: &Message) -> String {
         .content
         .iter()
         .filter_map(|block| match block {
-            ContentBlock::Text { text } if !text.is_empty() => Some(text.as_str()),
+            ContentBlock::Text { text, .. } if !text.is_empty() => Some(text.as_str()),
             _ => None,
         })
         .collect();
@@ -281,7 +285,7 @@ fn user_messages(
     let mut results: Vec<Value> = Vec::new();
     for block in &message.content {
         match block {
-            ContentBlock::Text { text } if !text.is_empty() => parts.push(text_part(text)),
+            ContentBlock::Text { text, .. } if !text.is_empty() => parts.push(text_part(text)),
             ContentBlock::Image { media_type, data } => parts.push(image_part(media_type, data)),
             ContentBlock::ToolResult {
                 tool_call_id,

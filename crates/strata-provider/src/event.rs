@@ -159,7 +159,7 @@ impl MessageAssembler {
     pub fn push(&mut self, event: &Event) {
         match event {
             Event::TextDelta { index, text } => match self.slot(*index) {
-                Some(ContentBlock::Text { text: existing }) => existing.push_str(text),
+                Some(ContentBlock::Text { text: existing, .. }) => existing.push_str(text),
                 slot => *slot = Some(ContentBlock::text(text.clone())),
             },
             Event::ThinkingDelta {

@@ -376,6 +376,29 @@ impl Reader<'_> {
         {
             user.cache = Some(anthropic.cache.clone());
         }
+        // Pi's `openai-responses` sends, to any provider, `prompt_cache_key` (the session id),
+        // `store: false`, a reasoning model's effort, and the system prompt as a developer
+        // message (pi-ai 1.6 defaults, its compat flags change them): a new provider's row says
+        // so, and the cache Pi keyed is the one strata's requests reach.
+        if builtin.is_none() && api.as_deref() == Some("openai-responses") {
+            let mut cache = catalog
+                .provider("openai")
+                .map(|openai| openai.cache.clone())
+                .unwrap_or_default();
+            // Pi asks for no retention unless told to (`cacheRetention: "long"`).
+            cache.ttl = Vec::new();
+            cache.key = Some(CacheKeyParam {
+                location: ParamLocation::Body,
+                name: "prompt_cache_key".to_owned(),
+            });
+            user.cache = Some(cache);
+            user.reasoning = Some(ReasoningStyle::OpenaiEffort);
+            user.system_role = Some(SystemRole::Developer);
+            user.wire = Some(crate::capabilities::WireQuirks {
+                supports_store: true,
+                ..Default::default()
+            });
+        }
         let base_row = builtin.cloned();
         let compat = match fields.get("compat") {
             Some(c) => Some(object(c, self.origin, &format!("{}.compat", self.path))?.clone()),
@@ -386,6 +409,11 @@ impl Reader<'_> {
                 let mut row = crate::catalog::blank_row(id, protocol, "");
                 if let Some(cache) = &user.cache {
                     row.cache = cache.clone();
+                }
+                row.reasoning = user.reasoning.unwrap_or(row.reasoning);
+                row.system_role = user.system_role.unwrap_or(row.system_role);
+                if let Some(wire) = &user.wire {
+                    row.wire = wire.clone();
                 }
                 row
             });

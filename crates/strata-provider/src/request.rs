@@ -195,7 +195,7 @@ impl Message {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for block in &self.content {
-            if let ContentBlock::Text { text } = block {
+            if let ContentBlock::Text { text, .. } = block {
                 out.push_str(text);
             }
         }
@@ -223,6 +223,10 @@ pub enum ContentBlock {
     Text {
         /// The text.
         text: String,
+        /// The provider's own id for the text, kept where a wire sends it back: Pi's
+        /// `textSignature` (on OpenAI Responses, the output message's id, which Pi replays).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
     },
     /// An inline image.
     Image {
@@ -324,7 +328,10 @@ impl ContentBlock {
 
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::Text { text: text.into() }
+        Self::Text {
+            text: text.into(),
+            signature: None,
+        }
     }
 }
 

@@ -181,3 +181,34 @@ fn pi_s_mid_conversation_effort_flag_maps_to_the_rows() {
     assert!(catalog.capabilities("gw", "big").mid_conversation_effort);
     assert!(!catalog.capabilities("gw", "small").mid_conversation_effort);
 }
+
+#[test]
+fn a_new_responses_provider_keys_reasons_and_instructs_as_pi_does() {
+    // Pi's openai-responses sends any provider prompt_cache_key, store: false, a reasoning
+    // model's effort and a developer message; its compat flags turn them off.
+    let builtin = Catalog::builtin().unwrap();
+    let text = r#"{"providers": {"gw": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-responses",
+        "apiKey": "k", "models": [{"id": "gpt-5.2", "reasoning": true}]},
+        "plain": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-responses", "apiKey": "k",
+        "compat": {"promptCacheKeyMode": "disabled", "supportsDeveloperRole": false},
+        "models": [{"id": "m"}]}}}"#;
+    let pi = parse_pi_models(text, "models.json", &builtin).unwrap();
+    let catalog = builtin.merge_user_config(pi.config, "models.json").unwrap();
+    let caps = catalog.capabilities("gw", "gpt-5.2");
+    assert_eq!(
+        caps.cache_key.as_ref().map(|key| key.name.as_str()),
+        Some("prompt_cache_key")
+    );
+    assert_eq!(caps.reasoning, ReasoningStyle::OpenaiEffort);
+    assert_eq!(caps.system_role, SystemRole::Developer);
+    assert!(caps.wire.supports_store);
+    assert_eq!(
+        caps.cache_style,
+        strata_provider::CacheStyle::AutomaticPrefix
+    );
+    assert!(caps.ttl_options.is_empty(), "Pi asks for no retention");
+    let plain = catalog.capabilities("plain", "m");
+    assert!(plain.cache_key.is_none());
+    assert_eq!(plain.system_role, SystemRole::System);
+    assert_eq!(plain.reasoning, ReasoningStyle::OpenaiEffort);
+}

@@ -91,7 +91,7 @@ impl Provider for Scripted {
                 "## Goal\nRead big.txt twice.\n\n## Progress\n### Done\n- [x] read big.txt".into()
             });
             return Ok(futures::stream::iter(vec![done(
-                vec![ContentBlock::Text { text }],
+                vec![ContentBlock::text(text)],
                 StopReason::EndTurn,
                 prompt_tokens,
             )])
@@ -117,9 +117,7 @@ impl Provider for Scripted {
                     text: text.to_owned(),
                 },
                 done(
-                    vec![ContentBlock::Text {
-                        text: text.to_owned(),
-                    }],
+                    vec![ContentBlock::text(text)],
                     StopReason::EndTurn,
                     prompt_tokens,
                 ),
@@ -170,9 +168,7 @@ impl Provider for Scripted {
                                 signature: Some("sig-1".into()),
                                 redacted: false,
                             },
-                            ContentBlock::Text {
-                                text: text.to_owned(),
-                            },
+                            ContentBlock::text(text),
                         ],
                     }),
                 },

@@ -34,7 +34,7 @@ fn cache_control(request: &Request, position: BreakpointPosition) -> Option<Valu
 
 fn block(block: &ContentBlock) -> Option<Value> {
     Some(match block {
-        ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+        ContentBlock::Text { text, .. } => json!({"type": "text", "text": text}),
         ContentBlock::ToolCall {
             id,
             name,

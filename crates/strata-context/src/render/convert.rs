@@ -222,7 +222,12 @@ fn assistant_message(assistant: &AssistantMessage, model: Option<&ModelRef>) -> 
                 }
                 Some(ContentBlock::text(thinking.thinking.clone()))
             }
-            PiBlock::Text(text) => Some(ContentBlock::text(text.text.clone())),
+            // The signature goes along: on OpenAI Responses it is the output message's id,
+            // which Pi's requests repeat (the Pi dialect sends it back).
+            PiBlock::Text(text) => Some(ContentBlock::Text {
+                text: text.text.clone(),
+                signature: text.text_signature.clone(),
+            }),
             PiBlock::ToolCall(call) => Some(ContentBlock::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -316,6 +321,31 @@ mod tests {
         assert_eq!(
             moved,
             Some(vec![ContentBlock::text("hmm"), ContentBlock::text("done")])
+        );
+    }
+
+    /// Pi's text signature (on Responses, the output message's id) rides along for the Pi
+    /// dialect to send back.
+    #[test]
+    fn an_assistant_text_keeps_its_signature() {
+        let message: AgentMessage = serde_json::from_value(json!({
+            "role": "assistant", "api": "openai-responses", "provider": "p", "model": "m",
+            "stopReason": "stop",
+            "content": [
+                {"type": "text", "text": "signed", "textSignature": "{\"v\":1,\"id\":\"msg_1\"}"},
+                {"type": "text", "text": "plain"}
+            ]
+        }))
+        .unwrap();
+        assert_eq!(
+            convert(&message, None).map(|m| m.content),
+            Some(vec![
+                ContentBlock::Text {
+                    text: "signed".into(),
+                    signature: Some(r#"{"v":1,"id":"msg_1"}"#.into()),
+                },
+                ContentBlock::text("plain"),
+            ])
         );
     }
 

@@ -21,7 +21,7 @@ fn texts(message: &Message) -> Vec<String> {
         .content
         .iter()
         .filter_map(|block| match block {
-            ContentBlock::Text { text } => Some(text.clone()),
+            ContentBlock::Text { text, .. } => Some(text.clone()),
             _ => None,
         })
         .collect()
@@ -471,9 +471,9 @@ fn patches_at_one_user_message_share_one_system_message() {
     let patch = &request.messages[3];
     assert!(
         matches!(&patch.content[..], [
-            ContentBlock::Text { text: rules },
+            ContentBlock::Text { text: rules, .. },
             ContentBlock::ToolAddition { tools },
-            ContentBlock::Text { text: cwd },
+            ContentBlock::Text { text: cwd, .. },
             ContentBlock::ToolRemoval { names },
         ] if rules.contains("`rules` section changed") && rules.ends_with("Be terse.")
             && tools.len() == 1 && tools[0].name == "grep"

@@ -320,7 +320,7 @@ impl MessageBuilder {
             .iter()
             .filter_map(|b| match b {
                 Block::Text(text) if text.is_empty() => None,
-                Block::Text(text) => Some(ContentBlock::Text { text: text.clone() }),
+                Block::Text(text) => Some(ContentBlock::text(text.clone())),
                 Block::Thinking {
                     text,
                     signature,
