@@ -300,3 +300,45 @@ fn a_session_that_cannot_be_opened_is_named_once() {
         )
     );
 }
+
+#[test]
+fn in_print_mode_an_extensions_question_is_answered_no_and_said_on_stderr() {
+    let scenario = strata_mock::Scenario::from_toml(
+        r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "rm -rf gone-dir" }
+[[turn]]
+text = "Refused."
+"#,
+        "ext-print",
+    )
+    .unwrap();
+    let server = crate::support::mock_with(scenario);
+    let dir = project();
+    std::fs::create_dir(dir.path().join("gone-dir")).unwrap();
+    crate::support::asker_extension(dir.path());
+    let output = print_run(
+        dir.path(),
+        "clean up",
+        "anthropic/claude-sonnet-4-5",
+        &server.base_url(),
+        &["--no-session"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "strata: extension `asker` asks \"Destructive command\": rm -rf gone-dir — no one to ask in print mode: answered no"
+        ),
+        "{stderr}"
+    );
+    // The unanswered confirmation is a refusal: the directory stays, the model reads why.
+    assert!(dir.path().join("gone-dir").exists());
+    let second = server.requests()[1].body.as_ref().unwrap().to_string();
+    assert!(
+        second.contains("the user said no to: rm -rf gone-dir"),
+        "{second}"
+    );
+}

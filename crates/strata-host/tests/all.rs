@@ -299,3 +299,67 @@ text = "Done despite them."
     );
     setup.extension_set().unwrap().shutdown().await;
 }
+
+#[tokio::test]
+async fn loaded_lists_each_extension_with_its_source_status_slots_and_the_hooks() {
+    let user = format!(
+        "{}[extensions.missing]\ncommand = \"/nonexistent/strata-ext\"\n",
+        py_extension("keeper", "claim:compaction", 10.0)
+    );
+    let p = project(&user, "");
+    let server = mock(1).await;
+    let setup = setup(&p, &server, true);
+    // Before the first prompt nothing has started.
+    let before = setup.loaded().extensions();
+    assert_eq!(
+        before.iter().map(|r| r.status).collect::<Vec<_>>(),
+        vec!["not started", "not started"]
+    );
+    let mut built = setup.build_agent().unwrap();
+    built.agent.prompt("hi").await.unwrap();
+    let loaded = setup.loaded();
+    let rows = loaded.extensions();
+    let user_file = p.global.join("config.toml").display().to_string();
+    assert_eq!(rows[0].name, "keeper");
+    assert_eq!(rows[0].status, "running");
+    assert_eq!(rows[0].source, user_file);
+    assert_eq!(rows[0].slots, vec!["compaction"]);
+    assert_eq!(rows[0].hooks, vec!["PreToolUse"]);
+    assert_eq!(rows[0].tools, vec!["shout"]);
+    assert_eq!(rows[1].name, "missing");
+    assert_eq!(rows[1].status, "failed");
+    assert!(
+        rows[1]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("could not start"),
+        "{rows:?}"
+    );
+    // The project's Claude Code hook (trusted), then the extension answering PreToolUse.
+    let hooks = loaded.hooks();
+    let settings = p
+        .project
+        .join(".claude/settings.json")
+        .display()
+        .to_string();
+    assert!(
+        hooks
+            .iter()
+            .any(|h| h.event == "UserPromptSubmit" && h.scope == "project" && h.source == settings),
+        "{hooks:?}"
+    );
+    assert!(
+        hooks
+            .iter()
+            .any(|h| h.event == "PreToolUse" && h.command == "extension keeper"),
+        "{hooks:?}"
+    );
+    let lines = loaded.extension_lines().join("\n");
+    assert!(lines.contains("memory slots: compaction"), "{lines}");
+    // A stopped extension is failed, with why, and holds no slot.
+    setup.extension_set().unwrap().shutdown().await;
+    let after = setup.loaded().extensions();
+    assert_eq!(after[0].status, "failed");
+    assert!(after[0].slots.is_empty(), "{after:?}");
+}

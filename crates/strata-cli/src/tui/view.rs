@@ -590,6 +590,10 @@ pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         groups.push(vec![Span::styled(text, style)]);
     }
     groups.push(session);
+    // What extensions put in the footer (`ui/status`).
+    for text in app.extension_statuses() {
+        groups.push(vec![Span::styled(text, Style::new().fg(Color::Blue))]);
+    }
     // Where the work happens, as Pi's footer says it: the directory and its git branch.
     if !status.cwd.as_os_str().is_empty() {
         let mut place = super::info::tilde(&status.cwd);

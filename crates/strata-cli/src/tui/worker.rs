@@ -116,6 +116,8 @@ pub enum UiEvent {
         strata_runtime::permissions::PermissionRequest,
         RuntimeHandle,
     ),
+    /// An extension asks the user, or says something for the footer.
+    Extension(strata_host::extensions::UiCall),
 }
 
 /// A reply to a command.
