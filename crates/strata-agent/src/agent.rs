@@ -281,7 +281,7 @@ pub struct Agent {
     /// What hooks said for the user, not yet taken.
     hook_notices: Vec<hooks::HookNotice>,
     /// Context `PreToolUse` hooks added, appended after the batch's results.
-    pending_hook_context: Vec<String>,
+    pending_hook_context: Vec<hooks::HookText>,
     /// A hook's `continue: false`, ending the run at the next step.
     hook_stop: Option<String>,
     /// Extensions filling memory slots, whether their claims were made, refused claims for

@@ -220,6 +220,12 @@ async fn the_ingress_filter_rewrites_a_result_before_the_model_reads_it_and_the_
     let records = customs(&built.agent, strata_agent::MEMORY_CUSTOM_TYPE);
     assert_eq!(records[0]["slot"], "ingress_filter");
     assert_eq!(records[0]["owner"], "shortener");
+    // What the model reads instead is the extension's cache write: 32 characters, 8 tokens
+    // at Sonnet 4.5's $3.75 per million.
+    let by = &records[0]["cacheWriteBy"][0];
+    assert_eq!(by["source"], "extension shortener", "{records:?}");
+    assert_eq!(by["tokens"], 8);
+    assert!((by["cost"].as_f64().unwrap() - 8.0 * 3.75 / 1e6).abs() < 1e-12);
     setup.extension_set().unwrap().shutdown().await;
 }
 

@@ -17,7 +17,7 @@ mod markdown;
 mod models;
 mod picker;
 mod shell;
-mod stats;
+pub(crate) mod stats;
 mod theme;
 mod view;
 mod worker;

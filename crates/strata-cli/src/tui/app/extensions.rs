@@ -110,4 +110,36 @@ mod tests {
             format!("  user {}  timeout 5s", global.join("hooks.json").display())
         );
     }
+
+    #[test]
+    fn the_footer_and_context_say_what_hooks_and_extensions_cost_in_cache_writes() {
+        use strata_accounting::Attribution;
+        let mut app = app();
+        let footer = |app: &App| -> String {
+            crate::tui::view::footer_lines(app, 200)
+                .iter()
+                .map(|line| line.to_string())
+                .collect()
+        };
+        assert!(!footer(&app).contains("hooks/extensions"));
+        // 4,000 characters each: 1,000 tokens at $3.75 per million.
+        app.status.attributed = vec![
+            Attribution::of("extension guard", &"x".repeat(4_000), 3.75),
+            Attribution::of("echo rule", &"y".repeat(4_000), 3.75),
+        ];
+        assert!(
+            footer(&app).contains("· hooks/extensions $0.0075"),
+            "{}",
+            footer(&app)
+        );
+        let lines = crate::tui::stats::attribution_lines(&app.status.attributed);
+        assert_eq!(
+            lines,
+            vec![
+                "hooks and extensions: 2000 tokens written to the cache, $0.007500 (included in the cost)",
+                "  extension guard  1000 tokens  $0.003750",
+                "  echo rule  1000 tokens  $0.003750",
+            ]
+        );
+    }
 }
