@@ -1430,7 +1430,9 @@ fn get_extensions_and_get_hooks_list_what_is_loaded_with_source_status_and_slots
             && h["command"] == "echo be brief"
             && h["source"] == json!(settings)
             && h["scope"] == "project"
-            && h["timeoutSecs"] == json!(7.0)),
+            && h["timeoutSecs"] == json!(7.0)
+            // "be brief": 8 characters of context, 2 tokens of cache writes.
+            && h["cacheWriteTokens"] == json!(2)),
         "{hooks}"
     );
     assert!(

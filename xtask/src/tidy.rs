@@ -101,6 +101,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "strata-host",
         &[
+            "strata-accounting",
             "strata-agent",
             "strata-bedrock",
             "strata-compaction",
@@ -188,7 +189,7 @@ const WITH_AGENT_USERS: &[&str] = &[
 /// 7,000 (CLI) and 2,000 (rpc).
 const BUDGETS: &[(&str, usize)] = &[
     ("crates/strata-cli/src", 14_727),
-    ("crates/strata-rpc/src", 4_450),
+    ("crates/strata-rpc/src", 4_462),
 ];
 
 /// Runs every rule under `root`; the error lists every breach.

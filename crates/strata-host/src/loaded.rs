@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Serialize;
+use strata_accounting::Attribution;
 use strata_extensions::{ExtensionSet, ExtensionState};
 use strata_hooks::{HookEvent, HookSet, Scope};
 
@@ -41,6 +42,10 @@ pub struct ExtensionRow {
     pub tools: Vec<String>,
     /// Its slash commands.
     pub commands: Vec<String>,
+    /// Tokens what it added at the end of the conversation cost in cache writes.
+    pub cache_write_tokens: u64,
+    /// The same in dollars.
+    pub cache_write_cost: f64,
 }
 
 /// One command hook, or an extension answering a hook event.
@@ -59,6 +64,23 @@ pub struct HookRow {
     pub scope: &'static str,
     /// Seconds it may run.
     pub timeout_secs: f64,
+    /// Tokens what it added at the end of the conversation cost in cache writes.
+    pub cache_write_tokens: u64,
+    /// The same in dollars.
+    pub cache_write_cost: f64,
+}
+
+/// What `attributed` (a session's, `strata_accounting::attributions`) says `source` cost.
+fn cost_of(attributed: &[Attribution], source: &str) -> (u64, f64) {
+    attributed
+        .iter()
+        .find(|a| a.source == source)
+        .map_or((0, 0.0), |a| (a.tokens, a.cost))
+}
+
+/// A row's cache-write line, when it cost anything.
+fn cost_line(tokens: u64, cost: f64) -> Option<String> {
+    (tokens > 0).then(|| format!("  cache writes: {tokens} tokens, ${cost:.6}"))
 }
 
 impl Loaded {
@@ -82,8 +104,9 @@ impl Loaded {
             .unwrap_or_else(|| "environment".to_owned())
     }
 
-    /// Every configured extension, in configuration order.
-    pub fn extensions(&self) -> Vec<ExtensionRow> {
+    /// Every configured extension, in configuration order, with what it cost in cache
+    /// writes according to `attributed`.
+    pub fn extensions(&self, attributed: &[Attribution]) -> Vec<ExtensionRow> {
         let Some(set) = &self.extensions else {
             return Vec::new();
         };
@@ -99,7 +122,11 @@ impl Loaded {
                     ExtensionState::Failed(why) => Some(why.clone()),
                     _ => None,
                 };
+                let (cache_write_tokens, cache_write_cost) =
+                    cost_of(attributed, &format!("extension {}", status.spec.name));
                 ExtensionRow {
+                    cache_write_tokens,
+                    cache_write_cost,
                     source: self.source(&status.spec.name),
                     name: status.spec.name,
                     command,
@@ -115,13 +142,17 @@ impl Loaded {
     }
 
     /// Every command hook by event (file order), then the running extensions that answer
-    /// hook events (they run after the commands).
-    pub fn hooks(&self) -> Vec<HookRow> {
+    /// hook events (they run after the commands), with what each cost in cache writes
+    /// according to `attributed`.
+    pub fn hooks(&self, attributed: &[Attribution]) -> Vec<HookRow> {
         let mut rows = Vec::new();
         for event in HookEvent::ALL {
             for group in self.hooks.groups(event) {
                 for hook in &group.hooks {
+                    let (cache_write_tokens, cache_write_cost) = cost_of(attributed, &hook.command);
                     rows.push(HookRow {
+                        cache_write_tokens,
+                        cache_write_cost,
                         event: event.name(),
                         matcher: group.matcher.text().to_owned(),
                         command: hook.command.clone(),
@@ -137,10 +168,14 @@ impl Loaded {
             if let Some(set) = &self.extensions {
                 for extension in set.running() {
                     if extension.manifest().hooks.iter().any(|h| h == event.name()) {
+                        let command = format!("extension {}", extension.name());
+                        let (cache_write_tokens, cache_write_cost) = cost_of(attributed, &command);
                         rows.push(HookRow {
+                            cache_write_tokens,
+                            cache_write_cost,
                             event: event.name(),
                             matcher: String::new(),
-                            command: format!("extension {}", extension.name()),
+                            command,
                             source: self.source(extension.name()),
                             scope: "extension",
                             timeout_secs: extension.spec().timeout.as_secs_f64(),
@@ -158,8 +193,8 @@ impl Loaded {
     }
 
     /// `/extensions`: one line per extension, then its slots, hooks, tools and error.
-    pub fn extension_lines(&self) -> Vec<String> {
-        let rows = self.extensions();
+    pub fn extension_lines(&self, attributed: &[Attribution]) -> Vec<String> {
+        let rows = self.extensions(attributed);
         if rows.is_empty() {
             return vec![
                 "no extensions configured ([extensions.NAME] in config.toml, docs/extensions.md)"
@@ -185,14 +220,15 @@ impl Loaded {
                     lines.push(format!("  {what}: {}", names.join(", ")));
                 }
             }
+            lines.extend(cost_line(row.cache_write_tokens, row.cache_write_cost));
         }
         lines
     }
 
     /// `/hooks`: one line per hook (event, matcher, command), its file under it, then what
     /// was skipped.
-    pub fn hook_lines(&self) -> Vec<String> {
-        let rows = self.hooks();
+    pub fn hook_lines(&self, attributed: &[Attribution]) -> Vec<String> {
+        let rows = self.hooks(attributed);
         let mut lines = Vec::new();
         if rows.is_empty() {
             lines.push("no hooks loaded (settings.json / hooks.json, docs/hooks.md)".to_owned());
@@ -208,6 +244,7 @@ impl Loaded {
                 "  {} {}  timeout {}s",
                 row.scope, row.source, row.timeout_secs
             ));
+            lines.extend(cost_line(row.cache_write_tokens, row.cache_write_cost));
         }
         lines.extend(self.hook_problems().iter().map(|p| format!("skipped: {p}")));
         lines

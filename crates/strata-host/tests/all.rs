@@ -316,7 +316,7 @@ async fn loaded_lists_each_extension_with_its_source_status_slots_and_the_hooks(
     let server = mock(1).await;
     let setup = setup(&p, &server, true);
     // Before the first prompt nothing has started.
-    let before = setup.loaded().extensions();
+    let before = setup.loaded().extensions(&[]);
     assert_eq!(
         before.iter().map(|r| r.status).collect::<Vec<_>>(),
         vec!["not started", "not started"]
@@ -324,7 +324,8 @@ async fn loaded_lists_each_extension_with_its_source_status_slots_and_the_hooks(
     let mut built = setup.build_agent().unwrap();
     built.agent.prompt("hi").await.unwrap();
     let loaded = setup.loaded();
-    let rows = loaded.extensions();
+    let attributed = strata_accounting::attributions(built.agent.session().tree());
+    let rows = loaded.extensions(&attributed);
     let user_file = p.global.join("config.toml").display().to_string();
     assert_eq!(rows[0].name, "keeper");
     assert_eq!(rows[0].status, "running");
@@ -343,7 +344,7 @@ async fn loaded_lists_each_extension_with_its_source_status_slots_and_the_hooks(
         "{rows:?}"
     );
     // The project's Claude Code hook (trusted), then the extension answering PreToolUse.
-    let hooks = loaded.hooks();
+    let hooks = loaded.hooks(&attributed);
     let settings = p
         .project
         .join(".claude/settings.json")
@@ -355,17 +356,31 @@ async fn loaded_lists_each_extension_with_its_source_status_slots_and_the_hooks(
             .any(|h| h.event == "UserPromptSubmit" && h.scope == "project" && h.source == settings),
         "{hooks:?}"
     );
+    // Its 23 characters of context cost 6 tokens of cache writes; the extension added none.
+    let prompt_hook = hooks
+        .iter()
+        .find(|h| h.event == "UserPromptSubmit")
+        .unwrap();
+    assert_eq!(prompt_hook.cache_write_tokens, 6, "{hooks:?}");
+    assert_eq!(rows[0].cache_write_tokens, 0);
     assert!(
         hooks
             .iter()
             .any(|h| h.event == "PreToolUse" && h.command == "extension keeper"),
         "{hooks:?}"
     );
-    let lines = loaded.extension_lines().join("\n");
+    let lines = loaded.extension_lines(&attributed).join("\n");
+    assert!(
+        loaded
+            .hook_lines(&attributed)
+            .contains(&"  cache writes: 6 tokens, $0.000023".to_owned()),
+        "{:?}",
+        loaded.hook_lines(&attributed)
+    );
     assert!(lines.contains("memory slots: compaction"), "{lines}");
     // A stopped extension is failed, with why, and holds no slot.
     setup.extension_set().unwrap().shutdown().await;
-    let after = setup.loaded().extensions();
+    let after = setup.loaded().extensions(&[]);
     assert_eq!(after[0].status, "failed");
     assert!(after[0].slots.is_empty(), "{after:?}");
 }

@@ -691,13 +691,8 @@ impl<H: Host> Server<H> {
             ),
             Command::ExportHtml { output_path } => self.export_html(output_path.as_deref()),
             Command::GetMcpServers => Ok(Some(self.mcp_servers())),
-            Command::GetExtensions => Ok(Some(
-                json!({"extensions": self.options.loaded.as_ref().map(strata_host::Loaded::extensions).unwrap_or_default()}),
-            )),
-            Command::GetHooks => Ok(Some(json!({
-                "hooks": self.options.loaded.as_ref().map(strata_host::Loaded::hooks).unwrap_or_default(),
-                "skipped": self.options.loaded.as_ref().map(|l| l.hook_problems().to_vec()).unwrap_or_default(),
-            }))),
+            Command::GetExtensions => Ok(Some(self.loaded_json(true))),
+            Command::GetHooks => Ok(Some(self.loaded_json(false))),
             Command::McpReconnect { server } => self.mcp_reconnect(server.as_deref()),
             Command::McpLogin { server } => return self.mcp_login(server.as_deref(), id),
             Command::McpLogout {

@@ -2,7 +2,9 @@
 //! `docs/rpc-extension-ui.md`): `ui/confirm`, `ui/select` and `ui/input` go out as an
 //! `extension_ui_request` (`confirm`, `select`, `input`) and wait for the
 //! `extension_ui_response` with the same id; `ui/notify` and `ui/status` go out as
-//! fire-and-forget `notify` and `setStatus` (the `statusKey` is the extension's name).
+//! fire-and-forget `notify` and `setStatus` (the `statusKey` is the extension's name). Also
+//! strata's `get_extensions` and `get_hooks`: what is loaded, as `/extensions` and `/hooks`
+//! show it.
 
 use serde_json::{Value, json};
 use strata_host::extensions::{UiCall, UiRequest};
@@ -66,6 +68,21 @@ pub(crate) fn answer(
 }
 
 impl<H: Host> Server<H> {
+    /// `get_extensions` (`{extensions}`) or `get_hooks` (`{hooks, skipped}`), with what each
+    /// cost in cache writes in the session so far.
+    pub(crate) fn loaded_json(&self, extensions: bool) -> Value {
+        let attributed = self
+            .read_session()
+            .map(|session| strata_accounting::attributions(session.tree()))
+            .unwrap_or_default();
+        let loaded = self.options.loaded.clone().unwrap_or_default();
+        if extensions {
+            json!({"extensions": loaded.extensions(&attributed)})
+        } else {
+            json!({"hooks": loaded.hooks(&attributed), "skipped": loaded.hook_problems()})
+        }
+    }
+
     /// Sends an extension's request to the client; a question waits for its answer.
     pub(crate) fn ask_extension(&mut self, call: UiCall) {
         self.extension_asked += 1;

@@ -13,7 +13,7 @@ impl App {
         let loaded = self.loaded.clone().unwrap_or_default();
         self.items.push(Item::Block {
             title: "extensions".into(),
-            lines: loaded.extension_lines(),
+            lines: loaded.extension_lines(&self.status.attributed),
         });
     }
 
@@ -21,7 +21,7 @@ impl App {
         let loaded = self.loaded.clone().unwrap_or_default();
         self.items.push(Item::Block {
             title: "hooks".into(),
-            lines: loaded.hook_lines(),
+            lines: loaded.hook_lines(&self.status.attributed),
         });
     }
 }
