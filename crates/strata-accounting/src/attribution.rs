@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use strata_session::{Entry, Tree};
 
+/// `customType` of a `custom` entry holding only attributions, for what was added where no
+/// entry of the adder's own can say it (an extension's tools in a ledger patch).
+pub const ATTRIBUTION_CUSTOM_TYPE: &str = "strata.cache-write";
+
 /// The field holding a list of [`Attribution`]s.
 pub const ATTRIBUTION_FIELD: &str = "cacheWriteBy";
 

@@ -308,6 +308,18 @@ impl ToolSource for SetTools {
     fn resolve(&self, name: &str) -> Option<Arc<dyn Tool>> {
         self.current().resolve(name)
     }
+
+    fn origin(&self, name: &str) -> Option<String> {
+        let extension = self
+            .set
+            .running()
+            .into_iter()
+            .find(|e| e.manifest().tools.iter().any(|t| t.name == name));
+        match extension {
+            Some(extension) => Some(format!("extension {}", extension.name())),
+            None => self.inner.as_ref()?.origin(name),
+        }
+    }
 }
 
 /// The configured extension at `index`, as a hook responder.

@@ -356,13 +356,20 @@ async fn loaded_lists_each_extension_with_its_source_status_slots_and_the_hooks(
             .any(|h| h.event == "UserPromptSubmit" && h.scope == "project" && h.source == settings),
         "{hooks:?}"
     );
-    // Its 23 characters of context cost 6 tokens of cache writes; the extension added none.
+    // Its 23 characters of context cost 6 tokens of cache writes.
     let prompt_hook = hooks
         .iter()
         .find(|h| h.event == "UserPromptSubmit")
         .unwrap();
     assert_eq!(prompt_hook.cache_write_tokens, 6, "{hooks:?}");
-    assert_eq!(rows[0].cache_write_tokens, 0);
+    // The extension's tool `shout` entered the ledger: its definition is its cache write,
+    // said in one custom entry.
+    let tool_writes = customs(&built.agent, strata_accounting::ATTRIBUTION_CUSTOM_TYPE);
+    assert_eq!(tool_writes.len(), 1, "{tool_writes:?}");
+    let by = &tool_writes[0]["cacheWriteBy"][0];
+    assert_eq!(by["source"], "extension keeper");
+    assert!(by["tokens"].as_u64().unwrap() > 5, "{by}");
+    assert_eq!(rows[0].cache_write_tokens, by["tokens"].as_u64().unwrap());
     assert!(
         hooks
             .iter()
