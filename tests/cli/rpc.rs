@@ -1377,3 +1377,123 @@ fn idle_rpc_session_keeps_its_cache_warm_with_one_token_pings() {
         .count();
     assert_eq!(pings, 2, "{file}");
 }
+
+#[test]
+fn get_extensions_and_get_hooks_list_what_is_loaded_with_source_status_and_slots() {
+    let server = mock_with(Scenario::from_toml("[[turn]]\ntext = \"ok\"\n", "ext").unwrap());
+    let dir = project();
+    let ext = crate::support::workspace().join("crates/strata-extensions/tests/ext.py");
+    trusted_project_config(
+        dir.path(),
+        &format!(
+            "[extensions.keeper]\ncommand = \"python3\"\nargs = [{:?}, \"claim:compaction\", \"keeper\"]\n[extensions.gone]\ncommand = \"/nonexistent/strata-ext\"\n",
+            ext.display().to_string()
+        ),
+    );
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    std::fs::write(
+        dir.path().join(".claude/settings.json"),
+        r#"{"hooks": {"UserPromptSubmit": [{"hooks": [{"command": "echo be brief", "timeout": 7}]}]}}"#,
+    )
+    .unwrap();
+    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    let before = rpc.ok(json!({"type": "get_extensions"}));
+    assert_eq!(before["extensions"][0]["status"], "not started", "{before}");
+    rpc.prompt_and_wait("hi");
+    let data = rpc.ok(json!({"type": "get_extensions"}));
+    let extensions = data["extensions"].as_array().unwrap();
+    let config = dir.path().join(".strata/config.toml").display().to_string();
+    // Name order: gone, keeper.
+    assert_eq!(extensions[0]["name"], "gone", "{data}");
+    assert_eq!(extensions[0]["status"], "failed");
+    assert!(
+        extensions[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("could not start"),
+        "{data}"
+    );
+    assert_eq!(extensions[1]["name"], "keeper");
+    assert_eq!(extensions[1]["status"], "running");
+    assert_eq!(extensions[1]["source"], json!(config));
+    assert_eq!(extensions[1]["slots"], json!(["compaction"]));
+    assert_eq!(extensions[1]["tools"], json!(["shout"]));
+    let hooks = rpc.ok(json!({"type": "get_hooks"}));
+    let rows = hooks["hooks"].as_array().unwrap();
+    let settings = dir
+        .path()
+        .join(".claude/settings.json")
+        .display()
+        .to_string();
+    assert!(
+        rows.iter().any(|h| h["event"] == "UserPromptSubmit"
+            && h["command"] == "echo be brief"
+            && h["source"] == json!(settings)
+            && h["scope"] == "project"
+            && h["timeoutSecs"] == json!(7.0)
+            // "be brief": 8 characters of context, 2 tokens of cache writes.
+            && h["cacheWriteTokens"] == json!(2)),
+        "{hooks}"
+    );
+    assert!(
+        rows.iter()
+            .any(|h| h["event"] == "PreToolUse" && h["command"] == "extension keeper"),
+        "{hooks}"
+    );
+    rpc.close();
+}
+
+#[test]
+fn an_extensions_select_input_confirm_notify_and_status_are_pis_extension_ui_requests() {
+    let server = mock_with(
+        Scenario::from_toml(
+            r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "echo pick" }
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "rm -rf gone-dir" }
+[[turn]]
+text = "Done."
+"#,
+            "ext-ui",
+        )
+        .unwrap(),
+    );
+    let dir = project();
+    crate::support::asker_extension(dir.path());
+    let mut rpc = Rpc::start(dir.path(), &server, &[]);
+    rpc.ok(json!({"type": "prompt", "message": "go"}));
+    let request = |rpc: &mut Rpc, method: &str| {
+        let events = rpc.until(|e| e["type"] == "extension_ui_request" && e["method"] == method);
+        events.last().unwrap().clone()
+    };
+    let select = request(&mut rpc, "select");
+    assert_eq!(select["title"], "Which one?", "{select}");
+    assert_eq!(select["options"], json!(["alpha", "beta"]));
+    rpc.write(&json!({"type": "extension_ui_response", "id": select["id"], "value": "beta"}));
+    let input = request(&mut rpc, "input");
+    assert_eq!(input["placeholder"], "a reason", "{input}");
+    rpc.write(&json!({"type": "extension_ui_response", "id": input["id"], "value": "because"}));
+    let notify = request(&mut rpc, "notify");
+    assert_eq!(notify["message"], "picked 1", "{notify}");
+    assert_eq!(notify["notifyType"], "info");
+    let confirm = request(&mut rpc, "confirm");
+    assert_eq!(confirm["title"], "Destructive command", "{confirm}");
+    assert_eq!(confirm["message"], "rm -rf gone-dir");
+    rpc.write(&json!({"type": "extension_ui_response", "id": confirm["id"], "confirmed": true}));
+    let status = request(&mut rpc, "setStatus");
+    assert_eq!(status["statusKey"], "asker", "{status}");
+    assert_eq!(status["statusText"], "guard asked");
+    rpc.until(|e| e["type"] == "agent_end");
+    let requests = server.requests();
+    // The answers reached the extension: its context names them; the confirmed call ran.
+    let second = requests[1].body.as_ref().unwrap().to_string();
+    assert!(second.contains("picked=1 text=because"), "{second}");
+    let third = requests[2].body.as_ref().unwrap().to_string();
+    assert!(!third.contains("the user said no"), "{third}");
+    rpc.close();
+}

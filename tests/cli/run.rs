@@ -300,3 +300,122 @@ fn a_session_that_cannot_be_opened_is_named_once() {
         )
     );
 }
+
+#[test]
+fn in_print_mode_an_extensions_question_is_answered_no_and_said_on_stderr() {
+    let scenario = strata_mock::Scenario::from_toml(
+        r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "rm -rf gone-dir" }
+[[turn]]
+text = "Refused."
+"#,
+        "ext-print",
+    )
+    .unwrap();
+    let server = crate::support::mock_with(scenario);
+    let dir = project();
+    std::fs::create_dir(dir.path().join("gone-dir")).unwrap();
+    crate::support::asker_extension(dir.path());
+    let output = print_run(
+        dir.path(),
+        "clean up",
+        "anthropic/claude-sonnet-4-5",
+        &server.base_url(),
+        &["--no-session"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "strata: extension `asker` asks \"Destructive command\": rm -rf gone-dir — no one to ask in print mode: answered no"
+        ),
+        "{stderr}"
+    );
+    // The unanswered confirmation is a refusal: the directory stays, the model reads why.
+    assert!(dir.path().join("gone-dir").exists());
+    let second = server.requests()[1].body.as_ref().unwrap().to_string();
+    assert!(
+        second.contains("the user said no to: rm -rf gone-dir"),
+        "{second}"
+    );
+}
+
+#[test]
+fn what_a_hook_adds_is_attributed_in_strata_stats_as_cache_writes() {
+    let scenario =
+        strata_mock::Scenario::from_toml("[[turn]]\ntext = \"Brief.\"\n", "hook-cost").unwrap();
+    let server = crate::support::mock_with(scenario);
+    let dir = project();
+    let global = dir.path().join(".config/strata");
+    std::fs::create_dir_all(&global).unwrap();
+    let sessions = dir.path().join("sessions");
+    std::fs::write(
+        global.join("config.toml"),
+        format!("sessions_dir = {:?}\n", sessions.display().to_string()),
+    )
+    .unwrap();
+    // 48 characters of context: 12 tokens.
+    std::fs::write(
+        global.join("hooks.json"),
+        r#"{"hooks": {"UserPromptSubmit": [{"hooks": [{"command": "echo Rule: answer in one short sentence, plain words."}]}]}}"#,
+    )
+    .unwrap();
+    let output = print_run(
+        dir.path(),
+        "hi",
+        "anthropic/claude-sonnet-4-5",
+        &server.base_url(),
+        &[],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let body = server.requests()[0].body.as_ref().unwrap().to_string();
+    assert!(
+        body.contains("Rule: answer in one short sentence, plain words."),
+        "{body}"
+    );
+    let file = walk_jsonl(&sessions);
+    let stats = strata_in(dir.path(), &["stats", file.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&stats.stdout);
+    // Sonnet 4.5 writes the 5-minute cache at $3.75 per million tokens.
+    assert!(
+        text.contains(
+            "  hooks and extensions: 12 tokens written to the cache, $0.000045 (included in the cost)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "    echo Rule: answer in one short sentence, plain words.  12 tokens  $0.000045"
+        ),
+        "{text}"
+    );
+    let json = strata_in(dir.path(), &["stats", "--json", file.to_str().unwrap()]);
+    let logs: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let attributed = &logs[0]["hooksAndExtensions"][0];
+    assert_eq!(
+        attributed["source"],
+        "echo Rule: answer in one short sentence, plain words."
+    );
+    assert_eq!(attributed["tokens"], 12);
+}
+
+/// The one session file under `dir`.
+fn walk_jsonl(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut stack = vec![dir.to_path_buf()];
+    let mut found = None;
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.extension().is_some_and(|e| e == "jsonl") {
+            found = Some(path);
+        }
+    }
+    found.expect("a session file")
+}

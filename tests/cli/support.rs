@@ -203,3 +203,18 @@ impl PiWire {
         }
     }
 }
+
+/// A user config (`HOME=dir`) with the Python test extension `ext.py` as `[extensions.asker]`.
+pub fn asker_extension(dir: &std::path::Path) {
+    let ext = workspace().join("crates/strata-extensions/tests/ext.py");
+    let global = dir.join(".config/strata");
+    std::fs::create_dir_all(&global).unwrap();
+    std::fs::write(
+        global.join("config.toml"),
+        format!(
+            "[extensions.asker]\ncommand = \"python3\"\nargs = [{:?}, \"good\", \"asker\"]\n",
+            ext.display().to_string()
+        ),
+    )
+    .unwrap();
+}

@@ -15,11 +15,15 @@
 //! # }
 //! ```
 
+mod attribution;
 mod cache;
 mod convert;
 mod record;
 mod totals;
 
+pub use attribution::{
+    ATTRIBUTION_CUSTOM_TYPE, ATTRIBUTION_FIELD, Attribution, attributions, attributions_of,
+};
 pub use cache::{
     BelowMinimum, BreakCause, CacheBreak, CacheReport, Disagreement, MIN_CACHEABLE, cache_minimum,
     cache_report,

@@ -281,7 +281,10 @@ pub struct Agent {
     /// What hooks said for the user, not yet taken.
     hook_notices: Vec<hooks::HookNotice>,
     /// Context `PreToolUse` hooks added, appended after the batch's results.
-    pending_hook_context: Vec<String>,
+    pending_hook_context: Vec<hooks::HookText>,
+    /// The `SessionStart` source due at the next prompt (`startup`, `resume`, `clear`);
+    /// `compact` runs right after a compaction.
+    session_start_due: Option<&'static str>,
     /// A hook's `continue: false`, ending the run at the next step.
     hook_stop: Option<String>,
     /// Extensions filling memory slots, whether their claims were made, refused claims for
@@ -301,7 +304,13 @@ impl Agent {
         config: AgentConfig,
     ) -> Self {
         let renderer = renderer_for(&config, &session, None);
+        let session_start_due = Some(if session.leaf().is_some() {
+            "resume"
+        } else {
+            "startup"
+        });
         Self {
+            session_start_due,
             session,
             provider,
             tools,
@@ -520,6 +529,12 @@ impl Agent {
     /// session it appended to before. Nothing of the old session's cache is worth keeping warm.
     pub fn switch_session(&mut self, session: Session) -> Session {
         let old = std::mem::replace(&mut self.session, session);
+        // An empty session is `/new` (Claude Code's `/clear`); one with entries is taken up.
+        self.session_start_due = Some(if self.session.leaf().is_some() {
+            "resume"
+        } else {
+            "clear"
+        });
         self.assembler = Assembler::new();
         self.renderer = renderer_for(
             &self.config,
@@ -575,6 +590,11 @@ impl Agent {
         }
         self.claim_memory_slots();
         self.sync_system()?;
+        // Before the first prompt of a session (started, taken up, or new): what
+        // `SessionStart` hooks add lands before the prompt, at the end.
+        if let Some(source) = self.session_start_due.take() {
+            self.session_start(source).await?;
+        }
         let text = text.into();
         let context = match self.hooks_before_prompt(&text).await {
             hooks::PromptGate::Send(context) => context,
@@ -997,7 +1017,21 @@ impl Agent {
     /// (the cached form would be the refused request plus an instruction). The usage of a
     /// failed compaction's answered requests is stored in a `usage` entry (kind `compaction`). `None`:
     /// nothing to compact.
+    /// `SessionStart` hooks with source `compact` run after it; what they add follows the
+    /// compaction entry.
     pub async fn compact(
+        &mut self,
+        reason: CompactionReason,
+        focus: Option<&str>,
+    ) -> Result<Option<EntryId>, AgentError> {
+        let compacted = self.compact_once(reason, focus).await?;
+        if compacted.is_some() {
+            self.session_start("compact").await?;
+        }
+        Ok(compacted)
+    }
+
+    async fn compact_once(
         &mut self,
         reason: CompactionReason,
         focus: Option<&str>,

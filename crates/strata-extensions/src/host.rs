@@ -82,6 +82,34 @@ pub enum UiRequest {
     },
 }
 
+impl UiRequest {
+    /// The answer to `ui/confirm`.
+    pub fn confirmed(yes: bool) -> Value {
+        json!({ "confirmed": yes })
+    }
+
+    /// The answer to `ui/select`: the option's index, or none.
+    pub fn selected(index: Option<usize>) -> Value {
+        json!({ "index": index })
+    }
+
+    /// The answer to `ui/input`: the text, or none.
+    pub fn text(text: Option<String>) -> Value {
+        json!({ "text": text })
+    }
+
+    /// The answer when no one answers (dismissed, or no one to ask): not confirmed, nothing
+    /// selected, no text.
+    pub fn unanswered(&self) -> Value {
+        match self {
+            UiRequest::Confirm { .. } => Self::confirmed(false),
+            UiRequest::Select { .. } => Self::selected(None),
+            UiRequest::Input { .. } => Self::text(None),
+            UiRequest::Notify { .. } | UiRequest::Status { .. } => json!({}),
+        }
+    }
+}
+
 /// A UI request for a front end, with the way to answer it (`None` for notify and status).
 #[derive(Debug)]
 pub struct UiCall {
@@ -92,6 +120,16 @@ pub struct UiCall {
     /// Send the answer here; dropping it answers "no one to ask" (confirm false, nothing
     /// selected, no text).
     pub reply: Option<oneshot::Sender<Value>>,
+}
+
+impl UiCall {
+    /// Answers it (nothing for notify and status; an extension that stopped waiting is not
+    /// an error).
+    pub fn answer(self, value: Value) {
+        if let Some(reply) = self.reply {
+            let _ = reply.send(value);
+        }
+    }
 }
 
 /// Something wrong with an extension, reported once per extension and kind.
@@ -158,6 +196,8 @@ struct Reporter {
     name: String,
     sent: Arc<Mutex<HashSet<&'static str>>>,
     out: Option<mpsc::UnboundedSender<ExtensionReport>>,
+    /// The latest problem, kept for status lists (`/extensions`) after the report is taken.
+    last: Arc<Mutex<Option<String>>>,
 }
 
 impl Reporter {
@@ -169,6 +209,7 @@ impl Reporter {
             .insert(kind);
         if first {
             tracing::warn!(extension = %self.name, "{problem}");
+            *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Some(problem.clone());
             if let Some(out) = &self.out {
                 let _ = out.send(ExtensionReport {
                     extension: self.name.clone(),
@@ -233,6 +274,7 @@ impl Extension {
             name: spec.name.clone(),
             sent: Arc::default(),
             out: reports,
+            last: Arc::default(),
         };
         let (writer, mut lines) = mpsc::channel::<String>(WRITE_QUEUE);
         // The writer: a process that stops reading blocks this task only.
@@ -301,6 +343,20 @@ impl Extension {
     /// Whether it is still running and answering.
     pub fn is_alive(&self) -> bool {
         self.alive.load(Ordering::SeqCst)
+    }
+
+    /// How it was started.
+    pub fn spec(&self) -> &ExtensionSpec {
+        &self.spec
+    }
+
+    /// The latest problem reported about it (an exit, a timeout, garbage), if any.
+    pub fn last_problem(&self) -> Option<String> {
+        self.reporter
+            .last
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Sends a request and waits for the answer, at most the spec's timeout. An extension
@@ -697,12 +753,7 @@ fn handle_request(
         }
         return;
     };
-    let no_one = match &request {
-        UiRequest::Confirm { .. } => json!({"confirmed": false}),
-        UiRequest::Select { .. } => json!({"index": null}),
-        UiRequest::Input { .. } => json!({"text": null}),
-        UiRequest::Notify { .. } | UiRequest::Status { .. } => json!({}),
-    };
+    let no_one = request.unanswered();
     let (Some(ui), Ok(permit)) = (ui, Arc::clone(in_flight).try_acquire_owned()) else {
         if ui.is_some() {
             flood();

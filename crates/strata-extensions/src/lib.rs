@@ -19,6 +19,6 @@ mod tools;
 pub use host::{
     Extension, ExtensionError, ExtensionReport, ExtensionSpec, MAX_MESSAGE_BYTES, UiCall, UiRequest,
 };
-pub use set::{ExtensionSet, SetTools};
+pub use set::{ExtensionSet, ExtensionState, ExtensionStatus, SetTools};
 pub use slots::{BUILT_IN_OWNER, MemorySlots, SLOT_CUSTOM_TYPE, Slot, SlotError};
 pub use tools::ExtensionTools;

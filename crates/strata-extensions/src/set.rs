@@ -18,11 +18,47 @@ use crate::host::{Extension, ExtensionReport, ExtensionSpec, UiCall};
 use crate::slots::{MemorySlots, Slot};
 use crate::tools::ExtensionTools;
 
+/// Where a configured extension is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExtensionState {
+    /// Not started yet (extensions start when the first prompt settles the tools).
+    NotStarted,
+    /// Running and answering.
+    Running,
+    /// It could not start, or it exited or was stopped; why.
+    Failed(String),
+}
+
+impl ExtensionState {
+    /// `not started`, `running` or `failed`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ExtensionState::NotStarted => "not started",
+            ExtensionState::Running => "running",
+            ExtensionState::Failed(_) => "failed",
+        }
+    }
+}
+
+/// One configured extension as status lists show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtensionStatus {
+    /// How it is started.
+    pub spec: ExtensionSpec,
+    /// Where it is.
+    pub state: ExtensionState,
+    /// What it declared, once it answered the handshake.
+    pub manifest: Option<strata_extension_client::Manifest>,
+    /// The memory slots it holds now (none unless running).
+    pub slots: Vec<Slot>,
+}
+
 /// The configured extensions of a run and what they hold.
 pub struct ExtensionSet {
     specs: Vec<ExtensionSpec>,
-    started: OnceCell<Vec<Option<Arc<Extension>>>>,
-    ui: Option<mpsc::Sender<UiCall>>,
+    started: OnceCell<Vec<Result<Arc<Extension>, String>>>,
+    /// Where UI requests go; a front end sets it before the extensions start.
+    ui: Mutex<Option<mpsc::Sender<UiCall>>>,
     reports_tx: mpsc::UnboundedSender<ExtensionReport>,
     reports: Mutex<mpsc::UnboundedReceiver<ExtensionReport>>,
     slots: Mutex<MemorySlots>,
@@ -44,11 +80,17 @@ impl ExtensionSet {
         Self {
             specs,
             started: OnceCell::new(),
-            ui,
+            ui: Mutex::new(ui),
             reports_tx,
             reports: Mutex::new(reports),
             slots: Mutex::new(MemorySlots::new()),
         }
+    }
+
+    /// Sends UI requests to `ui` (a front end that asks the user); extensions started before
+    /// keep where they were started with.
+    pub fn set_ui(&self, ui: mpsc::Sender<UiCall>) {
+        *self.ui.lock().unwrap_or_else(PoisonError::into_inner) = Some(ui);
     }
 
     /// What is configured.
@@ -61,19 +103,25 @@ impl ExtensionSet {
     pub async fn start(&self) {
         self.started
             .get_or_init(|| async {
+                let ui = self
+                    .ui
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
                 let starts = self.specs.iter().map(|spec| {
                     let reports = self.reports_tx.clone();
+                    let ui = ui.clone();
                     async move {
-                        match Extension::start(spec.clone(), self.ui.clone(), Some(reports.clone()))
-                            .await
-                        {
-                            Ok(extension) => Some(Arc::new(extension)),
+                        match Extension::start(spec.clone(), ui, Some(reports.clone())).await {
+                            Ok(extension) => Ok(Arc::new(extension)),
                             Err(error) => {
+                                let problem = error.to_string();
                                 let _ = reports.send(ExtensionReport {
                                     extension: spec.name.clone(),
-                                    problem: error.to_string(),
+                                    problem: problem.clone(),
                                 });
-                                None
+                                // Kept for status lists after the report is taken.
+                                Err(problem)
                             }
                         }
                     }
@@ -89,8 +137,50 @@ impl ExtensionSet {
             .get()
             .into_iter()
             .flatten()
-            .flatten()
+            .filter_map(|started| started.as_ref().ok())
             .cloned()
+            .collect()
+    }
+
+    /// What each configured extension is doing, in configuration order, with the memory
+    /// slots it holds now.
+    pub fn status(&self) -> Vec<ExtensionStatus> {
+        let slots = self.slots();
+        self.specs
+            .iter()
+            .enumerate()
+            .map(|(index, spec)| {
+                let started = self.started.get().and_then(|all| all.get(index));
+                let (state, manifest) = match started {
+                    None => (ExtensionState::NotStarted, None),
+                    Some(Err(why)) => (ExtensionState::Failed(why.clone()), None),
+                    Some(Ok(extension)) if extension.is_alive() => {
+                        (ExtensionState::Running, Some(extension.manifest().clone()))
+                    }
+                    Some(Ok(extension)) => (
+                        ExtensionState::Failed(
+                            extension
+                                .last_problem()
+                                .unwrap_or_else(|| "stopped".to_owned()),
+                        ),
+                        Some(extension.manifest().clone()),
+                    ),
+                };
+                let held = if matches!(state, ExtensionState::Running) {
+                    Slot::ALL
+                        .into_iter()
+                        .filter(|slot| slots.owner(*slot) == spec.name)
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                ExtensionStatus {
+                    spec: spec.clone(),
+                    state,
+                    manifest,
+                    slots: held,
+                }
+            })
             .collect()
     }
 
@@ -108,7 +198,7 @@ impl ExtensionSet {
     }
 
     fn extension(&self, index: usize) -> Option<&Arc<Extension>> {
-        self.started.get()?.get(index)?.as_ref()
+        self.started.get()?.get(index)?.as_ref().ok()
     }
 
     /// Gives each memory slot the running extensions claim to its first claimant, in
@@ -217,6 +307,18 @@ impl ToolSource for SetTools {
 
     fn resolve(&self, name: &str) -> Option<Arc<dyn Tool>> {
         self.current().resolve(name)
+    }
+
+    fn origin(&self, name: &str) -> Option<String> {
+        let extension = self
+            .set
+            .running()
+            .into_iter()
+            .find(|e| e.manifest().tools.iter().any(|t| t.name == name));
+        match extension {
+            Some(extension) => Some(format!("extension {}", extension.name())),
+            None => self.inner.as_ref()?.origin(name),
+        }
     }
 }
 

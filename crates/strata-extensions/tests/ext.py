@@ -1,7 +1,9 @@
 """A strata extension in Python (standard library only), whose behaviour the first argument
 chooses: good, crash, hang, garbage, flood, huge, a slot name to claim with `claim:NAME`, or a
 memory slot owner: `filter` (ingress_filter: results become a short note), `forget`
-(forgetting: every offered result is masked)."""
+(forgetting: every offered result is masked). In every mode a PreToolUse hook on a bash
+command with `pick` asks `ui/select` and `ui/input` and adds what was answered as context,
+and one with `rm -rf` asks `ui/confirm` and denies the call unless confirmed."""
 import json
 import sys
 
@@ -70,6 +72,13 @@ for line in sys.stdin:
             sys.stdout.write('{"jsonrpc": "2.0", "id": 99999, "result": "' + "x" * (100 * 1024 * 1024) + '"}\n')
             sys.stdout.flush()
         answer = {}
+        if "pick" in command:
+            picked = call("ui/select", {"title": "Which one?", "options": ["alpha", "beta"]}) or {}
+            typed = call("ui/input", {"title": "Why?", "placeholder": "a reason"}) or {}
+            send({"jsonrpc": "2.0", "method": "ui/notify",
+                  "params": {"message": "picked %s" % picked.get("index"), "level": "info"}})
+            answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                             "additionalContext": "picked=%s text=%s" % (picked.get("index"), typed.get("text"))}}
         if "rm -rf" in command:
             ok = call("ui/confirm", {"title": "Destructive command", "message": command})
             send({"jsonrpc": "2.0", "method": "ui/status", "params": {"text": "guard asked"}})

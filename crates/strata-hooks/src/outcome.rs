@@ -68,6 +68,9 @@ pub struct Outcome {
     pub updated_input: Option<Value>,
     /// Text for the model, added at the end of the conversation.
     pub additional_context: Vec<String>,
+    /// Who said each of [`Outcome::additional_context`], in the same order: the hook's
+    /// command, or `extension NAME` (what its cache writes are attributed to).
+    pub context_sources: Vec<String>,
     /// `continue: false`: the run stops after this step, with this reason for the user.
     pub stop_run: Option<String>,
     /// Messages for the user only (`systemMessage`, failed hooks, timeouts).
@@ -167,6 +170,7 @@ impl Outcome {
                 && matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart)
             {
                 self.additional_context.push(text.to_owned());
+                self.context_sources.push(run.command.clone());
             }
             return;
         };
@@ -211,6 +215,7 @@ impl Outcome {
         };
         if let Some(context) = string(specific, "additionalContext") {
             self.additional_context.push(context);
+            self.context_sources.push(run.command.clone());
         }
         if event == HookEvent::PreToolUse {
             let why = string(specific, "permissionDecisionReason");

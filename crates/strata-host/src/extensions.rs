@@ -7,12 +7,13 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use strata_extensions::{ExtensionSet, ExtensionSpec, Slot};
+pub use strata_extensions::{UiCall, UiRequest};
 use strata_hooks::{HookFiles, HookRunner, HookSet, HooksSettings};
 use strata_session::Session;
 
@@ -120,4 +121,51 @@ impl strata_agent::MemoryPlays for ExtensionMemory {
             self.0.ask_slot(slot, params).await
         })
     }
+}
+
+/// How many UI requests wait for a front end at once (each extension has at most four in
+/// flight; more are answered "no one to ask").
+const UI_QUEUE: usize = 16;
+
+/// The UI requests of a run's extensions, for the one front end that answers them: the TUI
+/// (a picker, the editor, the footer), rpc (Pi's `extension_ui_request`) or print mode (the
+/// unanswered default, said on stderr). Cloning shares it; [`ExtensionUi::take`] hands the
+/// requests out once.
+#[derive(Debug, Clone, Default)]
+pub struct ExtensionUi(Arc<Mutex<Option<tokio::sync::mpsc::Receiver<UiCall>>>>);
+
+impl ExtensionUi {
+    /// Routes `set`'s UI requests here (call before the extensions start).
+    pub fn for_set(set: Option<&Arc<ExtensionSet>>) -> Self {
+        let Some(set) = set else {
+            return Self::default();
+        };
+        let (tx, rx) = tokio::sync::mpsc::channel(UI_QUEUE);
+        set.set_ui(tx);
+        Self(Arc::new(Mutex::new(Some(rx))))
+    }
+
+    /// The requests (once; `None` with no extensions, or when taken already).
+    pub fn take(&self) -> Option<tokio::sync::mpsc::Receiver<UiCall>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+}
+
+/// What print mode says of a UI request it cannot put to anyone, or `None` for one it drops
+/// (a status text); the request is answered with its unanswered default.
+pub fn unanswered_line(call: &UiCall) -> Option<String> {
+    let name = &call.extension;
+    Some(match &call.request {
+        UiRequest::Confirm { title, message } => format!(
+            "extension `{name}` asks \"{title}\": {message} — no one to ask in print mode: answered no"
+        ),
+        UiRequest::Select { title, .. } => format!(
+            "extension `{name}` asks to choose \"{title}\" — no one to ask in print mode: nothing chosen"
+        ),
+        UiRequest::Input { title, .. } => format!(
+            "extension `{name}` asks for text \"{title}\" — no one to ask in print mode: none given"
+        ),
+        UiRequest::Notify { message, level } => format!("extension `{name}` ({level}): {message}"),
+        UiRequest::Status { .. } => return None,
+    })
 }

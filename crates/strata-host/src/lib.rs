@@ -33,6 +33,7 @@ pub mod config_edit;
 mod config_props;
 pub mod extensions;
 pub mod factory;
+pub mod loaded;
 pub mod mcp;
 pub mod model;
 pub mod rows;
@@ -44,6 +45,7 @@ pub mod trust;
 use std::path::PathBuf;
 
 pub use config::{Config, Layers, Sources};
+pub use loaded::Loaded;
 pub use model::ModelChoice;
 pub use rules::{AskPolicy, SandboxHelper};
 pub use setup::{Built, Setup};

@@ -437,6 +437,30 @@ impl Setup {
             .clone()
     }
 
+    /// The UI requests of the run's extensions, for the front end that answers them (made
+    /// before the first prompt starts the extensions).
+    pub fn extension_ui(&self) -> crate::extensions::ExtensionUi {
+        crate::extensions::ExtensionUi::for_set(self.extension_set().as_ref())
+    }
+
+    /// The run's hooks and extensions as `/extensions`, `/hooks` and their rpc queries show
+    /// them.
+    pub fn loaded(&self) -> crate::Loaded {
+        let user = self
+            .sources
+            .global_dir
+            .as_ref()
+            .map(|dir| dir.join("config.toml"));
+        // The project's `[extensions]` counts only where trust let it through.
+        let project = self
+            .trust
+            .trusted
+            .then(|| self.sources.project_dir.join(".strata/config.toml"));
+        let sources =
+            crate::loaded::extension_sources(self.config.extensions.keys().cloned(), user, project);
+        crate::Loaded::new(self.hook_set(), self.extension_set(), sources)
+    }
+
     /// The run's command hooks: strata's `hooks.json`, Claude Code's `settings.json` and
     /// Codex's `hooks.json` of the user, and the project's only when it is trusted.
     pub fn hook_set(&self) -> strata_hooks::HookSet {

@@ -220,6 +220,12 @@ async fn the_ingress_filter_rewrites_a_result_before_the_model_reads_it_and_the_
     let records = customs(&built.agent, strata_agent::MEMORY_CUSTOM_TYPE);
     assert_eq!(records[0]["slot"], "ingress_filter");
     assert_eq!(records[0]["owner"], "shortener");
+    // What the model reads instead is the extension's cache write: 32 characters, 8 tokens
+    // at Sonnet 4.5's $3.75 per million.
+    let by = &records[0]["cacheWriteBy"][0];
+    assert_eq!(by["source"], "extension shortener", "{records:?}");
+    assert_eq!(by["tokens"], 8);
+    assert!((by["cost"].as_f64().unwrap() - 8.0 * 3.75 / 1e6).abs() < 1e-12);
     setup.extension_set().unwrap().shutdown().await;
 }
 
@@ -298,4 +304,90 @@ text = "Done despite them."
         "{reports:?}"
     );
     setup.extension_set().unwrap().shutdown().await;
+}
+
+#[tokio::test]
+async fn loaded_lists_each_extension_with_its_source_status_slots_and_the_hooks() {
+    let user = format!(
+        "{}[extensions.missing]\ncommand = \"/nonexistent/strata-ext\"\n",
+        py_extension("keeper", "claim:compaction", 10.0)
+    );
+    let p = project(&user, "");
+    let server = mock(1).await;
+    let setup = setup(&p, &server, true);
+    // Before the first prompt nothing has started.
+    let before = setup.loaded().extensions(&[]);
+    assert_eq!(
+        before.iter().map(|r| r.status).collect::<Vec<_>>(),
+        vec!["not started", "not started"]
+    );
+    let mut built = setup.build_agent().unwrap();
+    built.agent.prompt("hi").await.unwrap();
+    let loaded = setup.loaded();
+    let attributed = strata_accounting::attributions(built.agent.session().tree());
+    let rows = loaded.extensions(&attributed);
+    let user_file = p.global.join("config.toml").display().to_string();
+    assert_eq!(rows[0].name, "keeper");
+    assert_eq!(rows[0].status, "running");
+    assert_eq!(rows[0].source, user_file);
+    assert_eq!(rows[0].slots, vec!["compaction"]);
+    assert_eq!(rows[0].hooks, vec!["PreToolUse"]);
+    assert_eq!(rows[0].tools, vec!["shout"]);
+    assert_eq!(rows[1].name, "missing");
+    assert_eq!(rows[1].status, "failed");
+    assert!(
+        rows[1]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("could not start"),
+        "{rows:?}"
+    );
+    // The project's Claude Code hook (trusted), then the extension answering PreToolUse.
+    let hooks = loaded.hooks(&attributed);
+    let settings = p
+        .project
+        .join(".claude/settings.json")
+        .display()
+        .to_string();
+    assert!(
+        hooks
+            .iter()
+            .any(|h| h.event == "UserPromptSubmit" && h.scope == "project" && h.source == settings),
+        "{hooks:?}"
+    );
+    // Its 23 characters of context cost 6 tokens of cache writes.
+    let prompt_hook = hooks
+        .iter()
+        .find(|h| h.event == "UserPromptSubmit")
+        .unwrap();
+    assert_eq!(prompt_hook.cache_write_tokens, 6, "{hooks:?}");
+    // The extension's tool `shout` entered the ledger: its definition is its cache write,
+    // said in one custom entry.
+    let tool_writes = customs(&built.agent, strata_accounting::ATTRIBUTION_CUSTOM_TYPE);
+    assert_eq!(tool_writes.len(), 1, "{tool_writes:?}");
+    let by = &tool_writes[0]["cacheWriteBy"][0];
+    assert_eq!(by["source"], "extension keeper");
+    assert!(by["tokens"].as_u64().unwrap() > 5, "{by}");
+    assert_eq!(rows[0].cache_write_tokens, by["tokens"].as_u64().unwrap());
+    assert!(
+        hooks
+            .iter()
+            .any(|h| h.event == "PreToolUse" && h.command == "extension keeper"),
+        "{hooks:?}"
+    );
+    let lines = loaded.extension_lines(&attributed).join("\n");
+    assert!(
+        loaded
+            .hook_lines(&attributed)
+            .contains(&"  cache writes: 6 tokens, $0.000023".to_owned()),
+        "{:?}",
+        loaded.hook_lines(&attributed)
+    );
+    assert!(lines.contains("memory slots: compaction"), "{lines}");
+    // A stopped extension is failed, with why, and holds no slot.
+    setup.extension_set().unwrap().shutdown().await;
+    let after = setup.loaded().extensions(&[]);
+    assert_eq!(after[0].status, "failed");
+    assert!(after[0].slots.is_empty(), "{after:?}");
 }

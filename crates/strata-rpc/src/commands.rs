@@ -103,6 +103,10 @@ pub enum Command {
     },
     /// strata's MCP server list.
     GetMcpServers,
+    /// strata's extension list: source, status, memory slots, hooks, tools.
+    GetExtensions,
+    /// strata's hook list: every command hook and the extensions answering hook events.
+    GetHooks,
     /// Reconnects one MCP server.
     McpReconnect {
         /// Its name.
@@ -193,6 +197,8 @@ pub enum Command {
         id: Option<String>,
         /// The option chosen (`select`) or the text typed (`input`).
         value: Option<String>,
+        /// The answer to a `confirm`.
+        confirmed: Option<bool>,
         /// The question was dismissed.
         cancelled: Option<bool>,
     },

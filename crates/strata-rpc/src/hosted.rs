@@ -40,6 +40,8 @@ where
         temp_dir: setup.run.temp_dir.clone(),
         environment: setup.tool_settings().environment,
         mcp: Some(mcp.clone()),
+        loaded: Some(setup.loaded()),
+        extension_ui: setup.extension_ui(),
     };
     let host = SetupHost { setup, export };
     let served = crate::serve(input, output, built.agent, built.retries, host, options).await;

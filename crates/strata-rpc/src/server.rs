@@ -26,6 +26,7 @@
 //! `extension_ui_request` (`select`, then `input` for a refusal's reason) answered by
 //! `extension_ui_response` (server/permissions.rs).
 
+mod extension_ui;
 mod mcp;
 mod permissions;
 
@@ -113,6 +114,10 @@ pub struct ServeOptions {
     pub temp_dir: Option<PathBuf>,
     /// The MCP servers strata's MCP commands act on (none when `None`).
     pub mcp: Option<strata_mcp::McpManager>,
+    /// The extensions and hooks `get_extensions` and `get_hooks` list (none when `None`).
+    pub loaded: Option<strata_host::Loaded>,
+    /// Extensions' UI requests, put to the client as `extension_ui_request`s.
+    pub extension_ui: strata_host::extensions::ExtensionUi,
     /// What `bash` commands may read of strata's environment: the tools' policy (no
     /// credentials unless allowed).
     pub environment: strata_tools::ToolEnvironment,
@@ -156,6 +161,17 @@ where
     if let Some(answer) = answered.recv().await {
         server.on_answer(answer);
     }
+    // Extensions' UI requests join the command loop's inputs.
+    let asking = server.options.extension_ui.take().map(|mut calls| {
+        let inputs = inputs.clone();
+        tokio::spawn(async move {
+            while let Some(call) = calls.recv().await {
+                if inputs.send(Input::ExtensionUi(call)).is_err() {
+                    break;
+                }
+            }
+        })
+    });
     let reading = tokio::spawn(read_input(input, inputs));
     loop {
         tokio::select! {
@@ -178,11 +194,15 @@ where
                     ),
                 )),
                 Some(Input::BashDone { id, message }) => server.bash_done(&id, *message),
+                Some(Input::ExtensionUi(call)) => server.ask_extension(call),
                 Some(Input::Closed) | None => break,
             },
         }
     }
     reading.abort();
+    if let Some(asking) = asking {
+        asking.abort();
+    }
     // The input ended: stop a run going on and let the runtime finish, so the session ends
     // well-formed.
     let _ = server.handle.send(Op::Abort);
@@ -203,6 +223,8 @@ enum Input {
     TooLong(usize),
     /// The input reached its end.
     Closed,
+    /// An extension asks the client (or tells it something).
+    ExtensionUi(strata_host::extensions::UiCall),
     /// A `bash` command finished.
     BashDone {
         /// The command's id.
@@ -372,6 +394,10 @@ struct Server<H> {
     current_retries: u32,
     /// Permission questions sent as `extension_ui_request`s, waiting for their answers.
     permission_asks: std::collections::HashMap<String, permissions::Pending>,
+    /// Extensions' questions sent as `extension_ui_request`s, waiting for their answers.
+    extension_asks: std::collections::HashMap<String, strata_host::extensions::UiCall>,
+    /// Extension UI requests sent so far (their ids count them).
+    extension_asked: u64,
 }
 
 impl<H: Host> Server<H> {
@@ -402,6 +428,8 @@ impl<H: Host> Server<H> {
             max_retries,
             current_retries: max_retries,
             permission_asks: std::collections::HashMap::new(),
+            extension_asks: std::collections::HashMap::new(),
+            extension_asked: 0,
         }
     }
 
@@ -663,6 +691,8 @@ impl<H: Host> Server<H> {
             ),
             Command::ExportHtml { output_path } => self.export_html(output_path.as_deref()),
             Command::GetMcpServers => Ok(Some(self.mcp_servers())),
+            Command::GetExtensions => Ok(Some(self.loaded_json(true))),
+            Command::GetHooks => Ok(Some(self.loaded_json(false))),
             Command::McpReconnect { server } => self.mcp_reconnect(server.as_deref()),
             Command::McpLogin { server } => return self.mcp_login(server.as_deref(), id),
             Command::McpLogout {
@@ -762,13 +792,19 @@ impl<H: Host> Server<H> {
                     return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
                 }
             }
-            // Only permission questions are asked; a stray answer has nobody to reach.
+            // An extension's question, else a permission question; a stray answer has nobody
+            // to reach.
             Command::ExtensionUiResponse {
                 id,
                 value,
+                confirmed,
                 cancelled,
             } => {
-                return self.permission_response(id, value, cancelled.unwrap_or(false));
+                let cancelled = cancelled.unwrap_or(false);
+                if self.extension_response(id.as_deref(), value.clone(), confirmed, cancelled) {
+                    return;
+                }
+                return self.permission_response(id, value, cancelled);
             }
             Command::RewindFiles {
                 entry_id,
@@ -1180,7 +1216,7 @@ mod line_limit_tests {
             match input {
                 Input::Line(line) => out.push(Ok(line)),
                 Input::TooLong(bytes) => out.push(Err(bytes)),
-                Input::Closed | Input::BashDone { .. } => {}
+                Input::Closed | Input::BashDone { .. } | Input::ExtensionUi(_) => {}
             }
         }
         out

@@ -20,4 +20,11 @@ pub trait ToolSource: Send + Sync {
     /// The tool a call names, including one withdrawn since it was declared (it answers with
     /// an error saying so); `None` when the source never had it.
     fn resolve(&self, name: &str) -> Option<Arc<dyn Tool>>;
+
+    /// Who provides the tool `name` when its cost is attributed to someone (`extension
+    /// NAME`); `None` by default.
+    fn origin(&self, name: &str) -> Option<String> {
+        let _ = name;
+        None
+    }
 }

@@ -7,6 +7,7 @@
 //! tools or system chapters, so the request before their text stays byte-identical.
 
 use serde_json::{Value, json};
+use strata_accounting::{ATTRIBUTION_FIELD, Attribution};
 use strata_hooks::{HookEvent, HookInput, HookRunner, Outcome, ToolNames};
 use strata_session::{EntryId, MessageContent, ToolCall};
 use strata_tools::ToolOutput;
@@ -31,6 +32,27 @@ pub struct HookNotice {
     pub text: String,
 }
 
+/// Text a hook gives the model, with who said it (a hook's command, `extension NAME`).
+pub(super) type HookText = (String, String);
+
+/// The texts of `outcome` with their sources.
+fn texts_of(outcome: &Outcome) -> Vec<HookText> {
+    outcome
+        .context_sources
+        .iter()
+        .cloned()
+        .zip(outcome.additional_context.iter().cloned())
+        .collect()
+}
+
+/// Who a blocking reason is from: the one hook that ran, else the event's hooks together.
+fn reason_source(outcome: &Outcome, event: HookEvent) -> String {
+    match outcome.runs.as_slice() {
+        [one] => one.command.clone(),
+        _ => format!("{} hooks", event.name()),
+    }
+}
+
 /// What the `PreToolUse` hooks let a call do.
 pub(super) enum ToolGate {
     /// Run with these arguments (the model's, or a hook's `updatedInput` over them).
@@ -42,7 +64,7 @@ pub(super) enum ToolGate {
 /// What the `UserPromptSubmit` hooks said.
 pub(super) enum PromptGate {
     /// Send the prompt, then these texts.
-    Send(Vec<String>),
+    Send(Vec<HookText>),
     /// Do not send it (the reason is for the user).
     Blocked(String),
 }
@@ -69,7 +91,7 @@ impl Agent {
         };
         let input = input.with("source", source).with_subject(source);
         let outcome = self.run_hooks(&input).await;
-        self.append_hook_context(HookEvent::SessionStart, &outcome.additional_context)
+        self.append_hook_context(HookEvent::SessionStart, &texts_of(&outcome))
     }
 
     /// `UserPromptSubmit`: may block the prompt or add context after it.
@@ -88,7 +110,7 @@ impl Agent {
             );
             return PromptGate::Blocked(reason);
         }
-        PromptGate::Send(outcome.additional_context)
+        PromptGate::Send(texts_of(&outcome))
     }
 
     /// `PreToolUse`, per call in order: run, run with a rewritten input, or refuse with the
@@ -102,8 +124,7 @@ impl Agent {
             };
             let input = tool_input(input, call, &call.arguments);
             let outcome = self.run_hooks(&input).await;
-            self.pending_hook_context
-                .extend(outcome.additional_context.iter().cloned());
+            self.pending_hook_context.extend(texts_of(&outcome));
             if outcome.blocked {
                 let reason = outcome
                     .reason
@@ -142,10 +163,10 @@ impl Agent {
             });
             let input = tool_input(input, call, arguments).with("tool_response", response);
             let outcome = self.run_hooks(&input).await;
-            if let Some(reason) = outcome.reason.filter(|_| outcome.blocked) {
-                texts.push(reason);
+            if let Some(reason) = outcome.reason.clone().filter(|_| outcome.blocked) {
+                texts.push((reason_source(&outcome, HookEvent::PostToolUse), reason));
             }
-            texts.extend(outcome.additional_context);
+            texts.extend(texts_of(&outcome));
         }
         self.append_hook_context(HookEvent::PostToolUse, &texts)?;
         Ok(())
@@ -174,14 +195,15 @@ impl Agent {
             );
             return Ok(false);
         }
+        let source = reason_source(&outcome, HookEvent::Stop);
         let reason = outcome.reason.unwrap_or_default();
         Ok(self
-            .append_hook_context(HookEvent::Stop, &[reason])?
+            .append_hook_context(HookEvent::Stop, &[(source, reason)])?
             .is_some())
     }
 
     /// Context texts after the prompt (`UserPromptSubmit`).
-    pub(super) fn append_prompt_context(&mut self, texts: &[String]) -> Result<(), AgentError> {
+    pub(super) fn append_prompt_context(&mut self, texts: &[HookText]) -> Result<(), AgentError> {
         self.append_hook_context(HookEvent::UserPromptSubmit, texts)?;
         Ok(())
     }
@@ -225,30 +247,42 @@ impl Agent {
         });
     }
 
-    /// One marked `custom_message` at the end with `texts` (nothing when there are none).
+    /// One marked `custom_message` at the end with `texts` (nothing when there are none);
+    /// its details attribute each text's cache writes to who said it.
     fn append_hook_context(
         &mut self,
         event: HookEvent,
-        texts: &[String],
+        texts: &[HookText],
     ) -> Result<Option<EntryId>, AgentError> {
-        let texts: Vec<&str> = texts
+        let texts: Vec<(&str, &str)> = texts
             .iter()
-            .map(|t| t.trim())
-            .filter(|t| !t.is_empty())
+            .map(|(source, text)| (source.as_str(), text.trim()))
+            .filter(|(_, text)| !text.is_empty())
             .collect();
         if texts.is_empty() {
             return Ok(None);
         }
+        let joined: Vec<&str> = texts.iter().map(|(_, text)| *text).collect();
         let text = format!(
             "<system-reminder>\n{} hook feedback:\n{}\n</system-reminder>",
             event.name(),
-            texts.join("\n")
+            joined.join("\n")
+        );
+        let write = self.cache_prices().write;
+        let attributed = Attribution::merged(
+            texts
+                .iter()
+                .map(|(source, text)| Attribution::of(*source, text, write))
+                .collect(),
         );
         let id = self.session.append_custom_message(
             HOOK_CUSTOM_TYPE,
             MessageContent::Text(text),
             true,
-            Some(json!({ "event": event.name() })),
+            Some(json!({
+                "event": event.name(),
+                ATTRIBUTION_FIELD: Attribution::to_value(&attributed),
+            })),
         )?;
         Ok(Some(id))
     }

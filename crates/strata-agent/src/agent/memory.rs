@@ -14,6 +14,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
+use strata_accounting::{ATTRIBUTION_FIELD, Attribution};
 use strata_context::ContextMessage;
 use strata_session::{EntryId, PlannedEdit, Replacement, Session, ToolCall};
 use strata_tools::ToolOutput;
@@ -171,6 +172,12 @@ impl Agent {
         text: String,
         owner: &str,
     ) -> Result<(), AgentError> {
+        // What the model reads instead is written to the cache by the next request.
+        let attributed = Attribution::of(
+            format!("extension {owner}"),
+            &text,
+            self.cache_prices().write,
+        );
         self.session.append_edit_group(vec![PlannedEdit {
             target_id: target.clone(),
             replacement: Some(Replacement {
@@ -178,7 +185,11 @@ impl Agent {
                 extra: Default::default(),
             }),
         }])?;
-        self.record_decision(INGRESS_FILTER, owner, json!({"targets": [target]}))
+        self.record_decision(
+            INGRESS_FILTER,
+            owner,
+            json!({"targets": [target], ATTRIBUTION_FIELD: Attribution::to_value(&[attributed])}),
+        )
     }
 
     fn record_decision(&mut self, slot: &str, owner: &str, data: Value) -> Result<(), AgentError> {
@@ -260,8 +271,22 @@ impl Agent {
         }
         let targets: Vec<EntryId> = edits.iter().map(|e| e.target_id.clone()).collect();
         let count = edits.len();
+        // The stubs are what the next request writes to the cache in their place.
+        let stubs: String = edits
+            .iter()
+            .filter_map(|e| e.replacement.as_ref()?.content.as_ref()?.as_str())
+            .collect();
+        let attributed = Attribution::of(
+            format!("extension {owner}"),
+            &stubs,
+            self.cache_prices().write,
+        );
         self.session.append_edit_group(edits)?;
-        self.record_decision(FORGETTING, &owner, json!({"targets": targets}))?;
+        self.record_decision(
+            FORGETTING,
+            &owner,
+            json!({"targets": targets, ATTRIBUTION_FIELD: Attribution::to_value(&[attributed])}),
+        )?;
         Ok(Some(count))
     }
 

@@ -2,6 +2,7 @@
 //! snapshot or patch that records a difference at the end of the session.
 
 use serde_json::{Map, Value};
+use strata_accounting::{ATTRIBUTION_CUSTOM_TYPE, ATTRIBUTION_FIELD, Attribution};
 use strata_session::EntryId;
 
 use super::Agent;
@@ -130,6 +131,20 @@ impl Agent {
         };
         let section_names = sections.keys().cloned().collect();
         let added_names = tools_added.iter().map(|t| t.name.clone()).collect();
+        // An extension's tools are its cache writes: the request that first declares them
+        // writes their definitions.
+        let write = self.cache_prices().write;
+        let attributed: Vec<Attribution> = match &self.tool_source {
+            Some(source) => tools_added
+                .iter()
+                .filter_map(|tool| {
+                    let origin = source.origin(&tool.name)?;
+                    let definition = serde_json::to_string(tool).unwrap_or_default();
+                    Some(Attribution::of(origin, &definition, write))
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let removed = tools_removed.clone();
         // Pi renders sections in the order written: write them in strata's prompt order.
         let mut ordered: Vec<(String, String)> = sections.into_iter().collect();
@@ -141,6 +156,13 @@ impl Agent {
             strata_session::now_unix_millis(),
         );
         let id = self.session.append_system_message(message.clone())?;
+        if !attributed.is_empty() {
+            let attributed = Attribution::merged(attributed);
+            self.session.append_custom(
+                ATTRIBUTION_CUSTOM_TYPE,
+                Some(serde_json::json!({ ATTRIBUTION_FIELD: Attribution::to_value(&attributed) })),
+            )?;
+        }
         self.emit(AgentEvent::SystemUpdate {
             entry_id: id.clone(),
             snapshot,

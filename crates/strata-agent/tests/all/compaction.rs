@@ -518,3 +518,75 @@ fn usage_records(session: &Session) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+#[tokio::test]
+async fn session_start_hooks_with_source_compact_add_their_context_after_the_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    big_file(dir.path());
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    std::fs::write(
+        dir.path().join(".claude/settings.json"),
+        r#"{"hooks": {"SessionStart": [{"matcher": "compact", "hooks": [{"command": "echo Re-read PLAN.md after a compaction."}]}]}}"#,
+    )
+    .unwrap();
+    let provider = Scripted::new(reads());
+    let session =
+        Session::create(dir.path().join("s.jsonl"), "/x", WriteOptions::default()).unwrap();
+    let mut agent = agent_with_capabilities(
+        session,
+        provider.clone(),
+        dir.path(),
+        None,
+        model(),
+        strata_compaction::CompactionSettings {
+            keep_recent_tokens: 500,
+            ..strata_compaction::CompactionSettings::default()
+        },
+        cached_capabilities(),
+    );
+    let settings = strata_hooks::HooksSettings::default();
+    let files = strata_hooks::HookFiles::standard(&settings, None, None, dir.path());
+    agent.set_hooks(Some(strata_hooks::HookRunner::new(
+        strata_hooks::HookSet::load(&files, &settings, true),
+        dir.path(),
+    )));
+    agent.prompt("read big.txt").await.unwrap();
+    agent.prompt("read it again").await.unwrap();
+    let hook_texts = |agent: &strata_agent::Agent| -> Vec<String> {
+        let session = agent.session();
+        let leaf = session.leaf().unwrap();
+        session
+            .tree()
+            .path_from_root(leaf)
+            .into_iter()
+            .filter_map(|id| match session.tree().entry(id).unwrap() {
+                Entry::CustomMessage(m) => Some(serde_json::to_string(&m.content).unwrap()),
+                _ => None,
+            })
+            .collect()
+    };
+    // The matcher kept the startup run out.
+    assert!(hook_texts(&agent).is_empty());
+    let id = agent
+        .compact(strata_compaction::CompactionReason::Manual, None)
+        .await
+        .unwrap()
+        .expect("compacted");
+    // The context follows the compaction entry, as the session's last entry.
+    let session = agent.session();
+    let leaf = session.leaf().unwrap().clone();
+    let parent = session
+        .tree()
+        .entry(&leaf)
+        .unwrap()
+        .base()
+        .parent_id
+        .clone();
+    assert_eq!(parent.as_ref(), Some(&id));
+    let texts = hook_texts(&agent);
+    assert_eq!(texts.len(), 1, "{texts:?}");
+    assert!(
+        texts[0].contains("Re-read PLAN.md after a compaction."),
+        "{texts:?}"
+    );
+}

@@ -292,3 +292,67 @@ fn agent_messages(agent: &strata_agent::Agent) -> Vec<AgentMessage> {
         })
         .collect()
 }
+
+#[tokio::test]
+async fn session_start_hooks_run_once_per_session_with_its_source_before_the_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+    std::fs::write(
+        dir.path().join(".claude/settings.json"),
+        r#"{"hooks": {"SessionStart": [
+            {"hooks": [{"command": "echo \"SessionStart source: $(jq -r .source)\""}]},
+            {"matcher": "resume", "hooks": [{"command": "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"SessionStart\", \"additionalContext\": \"welcome back\"}}'"}]}
+        ]}}"#,
+    )
+    .unwrap();
+    let scenario: String = (0..4)
+        .map(|i| format!("[[turn]]\ntext = \"answer {i}\"\n"))
+        .collect();
+    let server = mock(&scenario).await;
+    let mut agent = agent(&server, new_session(dir.path()), dir.path());
+    agent.set_hooks(Some(runner(dir.path(), true)));
+    let body = |server: &strata_mock::MockServer, index: usize| {
+        server.requests()[index].body.clone().unwrap().to_string()
+    };
+    agent.prompt("one").await.unwrap();
+    let first = body(&server, 0);
+    assert!(first.contains("SessionStart source: startup"), "{first}");
+    assert!(
+        !first.contains("welcome back"),
+        "the resume matcher: {first}"
+    );
+    // Before the prompt, at the end.
+    assert!(
+        first.find("SessionStart source").unwrap() < first.find("\"one\"").unwrap(),
+        "{first}"
+    );
+    agent.prompt("two").await.unwrap();
+    assert_eq!(
+        body(&server, 1).matches("SessionStart source:").count(),
+        1,
+        "once per session"
+    );
+    // `/new`: an empty session is `clear`.
+    let first_file = agent.session().path().to_path_buf();
+    let other = strata_session::Session::create(
+        dir.path().join("s2.jsonl"),
+        &dir.path().display().to_string(),
+        strata_session::WriteOptions::default(),
+    )
+    .unwrap();
+    drop(agent.switch_session(other));
+    agent.prompt("three").await.unwrap();
+    assert!(body(&server, 2).contains("SessionStart source: clear"));
+    // Taking a session with entries up is `resume`, and the resume group runs too.
+    let reopened = strata_session::Session::open_writable(
+        &first_file,
+        strata_session::WriteOptions::default(),
+    )
+    .unwrap()
+    .session;
+    drop(agent.switch_session(reopened));
+    agent.prompt("four").await.unwrap();
+    let fourth = body(&server, 3);
+    assert!(fourth.contains("SessionStart source: resume"), "{fourth}");
+    assert!(fourth.contains("welcome back"), "{fourth}");
+}

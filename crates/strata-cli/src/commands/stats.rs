@@ -65,6 +65,9 @@ pub struct LogStats {
     /// The sessions it delegated to (its `task` calls' children), each with its own.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<ChildStats>,
+    /// What each hook and extension cost in cache writes (included in the cost above).
+    #[serde(rename = "hooksAndExtensions", skip_serializing_if = "Vec::is_empty")]
+    pub attributed: Vec<strata_accounting::Attribution>,
 }
 
 /// A delegated session's stats, with how it started.
@@ -216,7 +219,19 @@ fn write_log(
         }
     }
     write_cache(out, &log.cache)?;
+    write_attributed(out, &log.attributed)?;
     write_children(out, log, total.cost)?;
+    Ok(())
+}
+
+/// What each hook and extension cost in cache writes (the TUI's `/context` says the same).
+fn write_attributed(
+    out: &mut impl std::io::Write,
+    attributed: &[strata_accounting::Attribution],
+) -> anyhow::Result<()> {
+    for line in crate::tui::stats::attribution_lines(attributed) {
+        writeln!(out, "  {line}")?;
+    }
     Ok(())
 }
 
@@ -373,9 +388,11 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<LogStats> {
         .find(|line| !line.trim().is_empty())
         .and_then(|line| serde_json::from_str::<Value>(line).ok());
     let is_session = first.is_some_and(|value| value["type"] == "session");
+    let mut attributed = Vec::new();
     let (kind, records, cache, children) = if is_session {
         let opened = open_session(path)?;
         let tree = opened.session.tree();
+        attributed = strata_accounting::attributions(tree);
         let (kind, records) = session_records(tree, catalog);
         let cache = cache_report(Some(tree), &records, catalog);
         (kind, records, cache, read_children(path, catalog))
@@ -391,6 +408,7 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<LogStats> {
         records,
         cache,
         children,
+        attributed,
     })
 }
 

@@ -119,6 +119,19 @@ async fn run_prompt(setup: &Setup, mode: Mode, prompts: Vec<UserInput>) -> anyho
     } else {
         None
     };
+    // Nobody to ask: an extension's question gets its unanswered default at once, said on
+    // stderr (a guard's confirmation is a refusal).
+    let asked = setup.extension_ui().take().map(|mut calls| {
+        tokio::spawn(async move {
+            while let Some(call) = calls.recv().await {
+                if let Some(line) = strata_host::extensions::unanswered_line(&call) {
+                    eprintln!("strata: {line}");
+                }
+                let unanswered = call.request.unanswered();
+                call.answer(unanswered);
+            }
+        })
+    });
     // A server still starting when the first request stops waiting for it is said at once.
     let starting = setup.mcp_manager();
     let said_starting = tokio::spawn(async move {
@@ -139,6 +152,9 @@ async fn run_prompt(setup: &Setup, mode: Mode, prompts: Vec<UserInput>) -> anyho
     let ended = output::print_events(events, json).await?;
     let agent = task.await.context("the session runtime failed")?;
     said_starting.abort();
+    if let Some(asked) = asked {
+        asked.abort();
+    }
     drop(agent);
     let mcp = setup.mcp_manager();
     for line in strata_host::mcp::failure_lines(&mcp) {

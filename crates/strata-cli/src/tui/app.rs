@@ -20,6 +20,8 @@ use strata_host::model::THINKING_LEVELS;
 mod children;
 pub mod complete;
 mod cycle;
+mod extension_ui;
+mod extensions;
 mod habits;
 mod leave;
 mod mcp;
@@ -188,6 +190,10 @@ pub struct App {
     open_thinking: Option<usize>,
     /// The session's MCP servers, for `/mcp`.
     mcp: Option<mcp::McpHandle>,
+    /// The run's extensions and hooks, for `/extensions` and `/hooks`.
+    loaded: Option<strata_host::Loaded>,
+    /// Extensions' questions and footer texts (app/extension_ui.rs).
+    extension_asks: extension_ui::ExtensionAsks,
     /// The project's files, for `@` completion.
     completion: complete::Completion,
     /// The colour theme ([`super::theme::THEMES`]).
@@ -232,6 +238,8 @@ impl App {
             open_text: None,
             open_thinking: None,
             mcp: None,
+            loaded: None,
+            extension_asks: Default::default(),
             completion: Default::default(),
             theme: "dark",
             config_file: None,
@@ -414,7 +422,7 @@ impl App {
 
     fn submit(&mut self) {
         // A refusal waiting for its reason takes the editor's text, even none.
-        if self.take_refusal_reason() {
+        if self.take_refusal_reason() || self.take_extension_input() {
             return;
         }
         let text = self.editor.text();
@@ -482,6 +490,8 @@ impl App {
                 | Slash::Context
                 | Slash::Agents
                 | Slash::Mcp(None)
+                | Slash::Extensions
+                | Slash::Hooks
                 | Slash::Mode(_)
         );
         if self.busy.is_some() && !allowed_while_busy {
@@ -563,6 +573,8 @@ impl App {
                 self.send(Command::Context);
             }
             Slash::Mcp(args) => self.mcp_command(args),
+            Slash::Extensions => self.extensions_command(),
+            Slash::Hooks => self.hooks_command(),
             Slash::Agents => self.agents_command(),
             Slash::Export(path) => self.send(Command::Export(path.map(PathBuf::from))),
             Slash::Trust => self.trust_project(),
@@ -748,12 +760,10 @@ impl App {
     /// Closes the picker; a permission question closed unanswered is refused (the tool call
     /// waits for an answer).
     fn close_picker(&mut self) {
-        if let Some(Picker {
-            kind: PickerKind::Permission { request },
-            ..
-        }) = self.picker.take()
-        {
-            self.permission_dismissed(request);
+        match self.picker.take().map(|p| p.kind) {
+            Some(PickerKind::Permission { request }) => self.permission_dismissed(request),
+            Some(PickerKind::ExtensionAsk) => self.extension_dismissed(),
+            _ => {}
         }
     }
 
@@ -772,6 +782,7 @@ impl App {
         };
         match picker.kind {
             PickerKind::Permission { request } => self.permission_chosen(request, &item.key),
+            PickerKind::ExtensionAsk => self.extension_chosen(&item.key),
             PickerKind::Resume => self.send(Command::Resume(resume_path(&item))),
             PickerKind::Model => self.model_chosen(item.key),
             PickerKind::Thinking => self.send(Command::Thinking(item.key)),

@@ -41,6 +41,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "MCP servers: status, tools, reconnect, enable/disable (cost said first)",
     ),
     (
+        "/extensions",
+        "extensions: source, status, memory slots, hooks and tools",
+    ),
+    (
+        "/hooks",
+        "hooks loaded: event, matcher, command, file (and extensions answering)",
+    ),
+    (
         "/context",
         "the three chapters of the next request: sizes, hashes, breakpoints",
     ),
@@ -111,6 +119,10 @@ pub enum Slash {
     Tools(Vec<ToolToggle>),
     /// `/mcp [verb name]`.
     Mcp(Option<String>),
+    /// `/extensions`.
+    Extensions,
+    /// `/hooks`.
+    Hooks,
     /// `/context`.
     Context,
     /// `/agents`.
@@ -168,6 +180,8 @@ pub fn parse(text: &str) -> Result<Slash, String> {
         "/label" => Slash::Label(arg),
         "/tools" => Slash::Tools(parse_toggles(rest)?),
         "/mcp" => Slash::Mcp(arg),
+        "/extensions" => Slash::Extensions,
+        "/hooks" => Slash::Hooks,
         "/context" => Slash::Context,
         "/agents" | "/children" => Slash::Agents,
         "/export" => Slash::Export(arg),

@@ -17,7 +17,7 @@ mod markdown;
 mod models;
 mod picker;
 mod shell;
-mod stats;
+pub(crate) mod stats;
 mod theme;
 mod view;
 mod worker;
@@ -109,6 +109,18 @@ pub fn run_with(
     let theme = setup.config.theme.clone();
     let config_file = login::config_file(&setup);
     let header = info::header(&setup, &built.agent.config().model.qualified_id());
+    let loaded = setup.loaded();
+    // Extensions' questions reach the app with the agent's events (before they start).
+    if let Some(mut calls) = setup.extension_ui().take() {
+        let ui = ui_tx.clone();
+        runtime.spawn(async move {
+            while let Some(call) = calls.recv().await {
+                if ui.send(UiEvent::Extension(call)).is_err() {
+                    break;
+                }
+            }
+        });
+    }
     let worker = Worker::new(setup, built, ui_tx);
     let shell_cancel = worker.shell_cancel.clone();
     let task = runtime.spawn(worker.serve(command_rx));
@@ -127,6 +139,7 @@ pub fn run_with(
     app.set_permissions(gate);
     let mcp_manager = mcp.manager.clone();
     app.set_mcp(mcp);
+    app.set_loaded(loaded);
     for notice in notices {
         app.warn_at_start(notice);
     }
@@ -243,6 +256,7 @@ fn event_loop(
             match ui_rx.try_recv() {
                 Ok(UiEvent::Agent(event)) => app.on_agent(event),
                 Ok(UiEvent::Reply(reply)) => app.on_reply(reply),
+                Ok(UiEvent::Extension(call)) => app.extension_ui(call),
                 Ok(UiEvent::Permission(request, runtime)) => {
                     asking = Some(runtime);
                     app.permission_requested(request);

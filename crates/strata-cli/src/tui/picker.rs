@@ -40,6 +40,9 @@ pub enum PickerKind {
         /// The question.
         request: strata_runtime::permissions::PermissionRequest,
     },
+    /// Answer an extension's `ui/confirm` (key `yes` / `no`) or `ui/select` (the option's
+    /// index); Esc answers nothing.
+    ExtensionAsk,
 }
 
 /// One row.

@@ -160,6 +160,29 @@ impl Stats {
     }
 }
 
+/// What hooks and extensions added at the end of the conversation, as the cache writes of
+/// the requests that first carried it (part of the session's cost, not on top of it): a
+/// total line, then one per source; nothing when none added anything. `/context` and
+/// `strata stats` show these lines.
+pub fn attribution_lines(attributed: &[strata_accounting::Attribution]) -> Vec<String> {
+    if attributed.is_empty() {
+        return Vec::new();
+    }
+    let cost: f64 = attributed.iter().map(|a| a.cost).sum();
+    let tokens: u64 = attributed.iter().map(|a| a.tokens).sum();
+    let mut lines = vec![format!(
+        "hooks and extensions: {} tokens written to the cache, ${cost:.6} (included in the cost)",
+        tokens
+    )];
+    lines.extend(attributed.iter().map(|item| {
+        format!(
+            "  {}  {} tokens  ${:.6}",
+            item.source, item.tokens, item.cost
+        )
+    }));
+    lines
+}
+
 /// `1234` → `1.2k`, `45678` → `46k`, `1234567` → `1.2M`.
 pub fn tokens(count: u64) -> String {
     match count {

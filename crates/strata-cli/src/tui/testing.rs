@@ -51,6 +51,7 @@ pub fn status() -> Status {
         },
         chapter_tokens: [1_200, 2_400, 8_000],
         tree: Vec::new(),
+        attributed: Vec::new(),
     }
 }
 

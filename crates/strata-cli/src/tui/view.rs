@@ -569,8 +569,15 @@ pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     } else {
         stats::dollars(stats.cost)
     };
+    // What hooks and extensions added cost in cache writes (part of the cost, said apart).
+    let attributed: f64 = status.attributed.iter().map(|a| a.cost).sum();
+    let hooks = if status.attributed.is_empty() {
+        String::new()
+    } else {
+        format!(" · hooks/extensions {}", stats::dollars(attributed))
+    };
     let session = vec![Span::raw(format!(
-        "session: {hit} cache hit · {cost}{pings}"
+        "session: {hit} cache hit · {cost}{pings}{hooks}"
     ))];
     let mut groups = vec![model, request];
     if let Some(cause) = &stats.cache_break {
@@ -590,6 +597,10 @@ pub fn footer_lines(app: &App, width: u16) -> Vec<Line<'static>> {
         groups.push(vec![Span::styled(text, style)]);
     }
     groups.push(session);
+    // What extensions put in the footer (`ui/status`).
+    for text in app.extension_statuses() {
+        groups.push(vec![Span::styled(text, Style::new().fg(Color::Blue))]);
+    }
     // Where the work happens, as Pi's footer says it: the directory and its git branch.
     if !status.cwd.as_os_str().is_empty() {
         let mut place = super::info::tilde(&status.cwd);

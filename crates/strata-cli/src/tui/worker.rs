@@ -116,6 +116,8 @@ pub enum UiEvent {
         strata_runtime::permissions::PermissionRequest,
         RuntimeHandle,
     ),
+    /// An extension asks the user, or says something for the footer.
+    Extension(strata_host::extensions::UiCall),
 }
 
 /// A reply to a command.
@@ -207,6 +209,8 @@ pub struct Status {
     pub chapter_tokens: [u64; 3],
     /// The rows of the last tree shown.
     pub tree: Vec<TreeRow>,
+    /// What each hook and extension cost in cache writes (the footer shows the total).
+    pub attributed: Vec<strata_accounting::Attribution>,
 }
 
 /// A model `/model` and Ctrl+P offer.
@@ -698,6 +702,16 @@ impl Worker {
                     })
                     .await?
                     .map_err(anyhow::Error::msg)?;
+                let attributed = live
+                    .call(Vec::new(), |agent| {
+                        strata_accounting::attributions(agent.session().tree())
+                    })
+                    .await?;
+                let attributed = stats::attribution_lines(&attributed);
+                if !attributed.is_empty() {
+                    lines.push(String::new());
+                    lines.extend(attributed);
+                }
                 // The rules each tool call passes, with the file each came from.
                 if let Some(gate) = &self.setup.rules.gate {
                     lines.push(String::new());
@@ -966,6 +980,7 @@ fn status(agent: &mut Agent, models: Vec<ModelOption>) -> Status {
         prices: model.prices,
         chapter_tokens,
         tree: Vec::new(),
+        attributed: strata_accounting::attributions(session.tree()),
     }
 }
 

@@ -86,7 +86,7 @@ impl App {
         self.show_next_question();
     }
 
-    fn question_on_screen(&self) -> bool {
+    pub(super) fn permission_question_on_screen(&self) -> bool {
         self.permissions.reason_for.is_some()
             || self
                 .picker
@@ -94,8 +94,8 @@ impl App {
                 .is_some_and(|p| matches!(p.kind, PickerKind::Permission { .. }))
     }
 
-    fn show_next_question(&mut self) {
-        if self.question_on_screen() {
+    pub(super) fn show_next_question(&mut self) {
+        if self.permission_question_on_screen() || self.extension_question_on_screen() {
             return;
         }
         let Some(request) = self.permissions.waiting.pop_front() else {
@@ -166,6 +166,7 @@ impl App {
 
     /// Forgets the questions of a run that ended (an abort refused what waited).
     pub(super) fn drop_questions(&mut self) {
+        self.drop_extension_questions();
         self.permissions.waiting.clear();
         if self.permissions.reason_for.take().is_some() {
             self.hint = None;
@@ -185,6 +186,7 @@ impl App {
             answer,
         });
         self.show_next_question();
+        self.show_next_extension_question();
     }
 }
 
