@@ -280,6 +280,8 @@ pub struct Agent {
     hooks: Option<strata_hooks::HookRunner>,
     /// What hooks said for the user, not yet taken.
     hook_notices: Vec<hooks::HookNotice>,
+    /// Where the extensions' problems wait (agent::hooks).
+    extension_problems: Option<Arc<dyn hooks::ExtensionProblems>>,
     /// Context `PreToolUse` hooks added, appended after the batch's results.
     pending_hook_context: Vec<hooks::HookText>,
     /// The `SessionStart` source due at the next prompt (`startup`, `resume`, `clear`);
@@ -334,6 +336,7 @@ impl Agent {
             adopt_foreign_prompt: true,
             hooks: None,
             hook_notices: Vec::new(),
+            extension_problems: None,
             pending_hook_context: Vec::new(),
             hook_stop: None,
             memory: None,

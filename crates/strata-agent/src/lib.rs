@@ -25,7 +25,9 @@ pub mod system_sync;
 pub mod tool_share;
 
 pub use adopt::dialect as adopted_dialect;
-pub use agent::hooks::{HOOK_CUSTOM_TYPE, HookNotice, MAX_STOP_CONTINUATIONS};
+pub use agent::hooks::{
+    ExtensionProblems, HOOK_CUSTOM_TYPE, HookNotice, MAX_STOP_CONTINUATIONS, Notice, NoticeSource,
+};
 pub use agent::memory::{
     COMPACTION, FORGETTING, INGRESS_FILTER, MEMORY_CUSTOM_TYPE, MemoryPlays, PRECOMPUTE,
 };

@@ -123,6 +123,19 @@ impl strata_agent::MemoryPlays for ExtensionMemory {
     }
 }
 
+/// A run's extensions as where the agent collects their problems for the user.
+pub struct ExtensionReports(pub Arc<ExtensionSet>);
+
+impl strata_agent::ExtensionProblems for ExtensionReports {
+    fn take_problems(&self) -> Vec<(String, String)> {
+        self.0
+            .take_reports()
+            .into_iter()
+            .map(|report| (report.extension, report.problem))
+            .collect()
+    }
+}
+
 /// How many UI requests wait for a front end at once (each extension has at most four in
 /// flight; more are answered "no one to ask").
 const UI_QUEUE: usize = 16;

@@ -496,6 +496,9 @@ impl Setup {
         match extensions {
             Some(set) => {
                 agent.set_tool_source(Some(std::sync::Arc::new(set.tool_source(Some(mcp)))));
+                agent.set_extension_problems(Some(std::sync::Arc::new(
+                    crate::extensions::ExtensionReports(std::sync::Arc::clone(&set)),
+                )));
                 agent.set_memory_plays(Some(std::sync::Arc::new(
                     crate::extensions::ExtensionMemory(set),
                 )));

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
-use strata_agent::AgentEvent;
+use strata_agent::{AgentEvent, NoticeSource};
 use strata_provider::transport::parse_partial;
 use strata_session::{AgentMessage, Entry, EntryId, Session};
 
@@ -947,5 +947,26 @@ mod tests {
             .map(|m| m["role"].as_str().unwrap())
             .collect();
         assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+    }
+}
+
+/// A notice for the user as a record: an extension's problem as Pi's `extension_error`
+/// (`extensionPath` is the name in `[extensions.NAME]`, `event` is `process`: the process
+/// crashed, hung or broke the protocol), a hook's as strata's own `strata_notice` (Pi has
+/// no command hooks).
+pub fn notice_record(source: &NoticeSource, text: &str) -> Value {
+    match source {
+        NoticeSource::Extension { name } => json!({
+            "type": "extension_error",
+            "extensionPath": name,
+            "event": "process",
+            "error": text,
+        }),
+        NoticeSource::Hook { event } => json!({
+            "type": "strata_notice",
+            "source": source.to_string(),
+            "event": event,
+            "text": text,
+        }),
     }
 }

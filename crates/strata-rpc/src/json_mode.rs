@@ -94,6 +94,9 @@ impl JsonStream {
             RuntimeEvent::EntryAppended { entry } => {
                 vec![json!({"type": "entry_appended", "entry": entry})]
             }
+            RuntimeEvent::Notice { source, text } => {
+                vec![crate::events::notice_record(&source, &text)]
+            }
             RuntimeEvent::Accepted { .. }
             | RuntimeEvent::Settled
             | RuntimeEvent::SessionChanged { .. }

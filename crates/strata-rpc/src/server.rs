@@ -51,7 +51,7 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use crate::bash;
 use crate::commands::{self, Command, Request, StreamingBehavior};
 use crate::entries;
-use crate::events::{EventMapper, Origin, compaction_result};
+use crate::events::{EventMapper, Origin, compaction_result, notice_record};
 use crate::protocol::{Id, Out, failure, success};
 use crate::sessions;
 use crate::skills;
@@ -536,6 +536,7 @@ impl<H: Host> Server<H> {
                 self.out.send_all(&self.mapper.handle(event));
             }
             RuntimeEvent::Accepted { .. } | RuntimeEvent::Settled => {}
+            RuntimeEvent::Notice { source, text } => self.out.send(&notice_record(&source, &text)),
             RuntimeEvent::PermissionRequested { request } => self.ask_permission(&request),
             RuntimeEvent::PermissionModeChanged { .. } | RuntimeEvent::FilesRestored { .. } => {
                 if let Some(record) = rules_record(&event) {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use strata_agent::AgentEvent;
+use strata_agent::{AgentEvent, NoticeSource};
 use strata_provider::ThinkingLevel;
 use strata_session::EntryId;
 
@@ -159,6 +159,15 @@ pub enum RuntimeEvent {
     FilesRestored {
         /// What was written back, removed, and could not be undone.
         report: strata_permissions::checkpoint::RestoreReport,
+    },
+    /// A hook or an extension has something for the user only (a hook's `systemMessage`, a
+    /// failed or timed-out hook, a blocked prompt's reason, an extension that crashed, hung
+    /// or wrote garbage): every one is a warning, said once.
+    Notice {
+        /// Who said it (`hook <event>` / `extension <name>` as text).
+        source: NoticeSource,
+        /// What to show.
+        text: String,
     },
     /// An operation failed; the runtime goes on.
     Failed {

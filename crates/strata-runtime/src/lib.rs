@@ -44,6 +44,8 @@ pub use op::{AgentTask, Op, SessionRouter, UserInput};
 pub use queue::{MessageQueue, QueueMode, QueuedTexts};
 pub use route::{ModelRoute, RouteError};
 pub use runtime::{RuntimeClosed, RuntimeHandle, Status, spawn};
+/// Who a [`RuntimeEvent::Notice`] is from.
+pub use strata_agent::NoticeSource;
 /// The rules layer the runtime's permission Ops and events carry (modes, answers, questions,
 /// the sandbox helper's entry point), for front ends that depend on the runtime alone.
 pub use strata_permissions as permissions;

@@ -154,11 +154,15 @@ impl SessionRuntime {
                     }
                 }
             };
+            // An extension that died while the runtime waited is reported before the next
+            // operation's events, not only after it.
+            self.emit_notices();
             match op {
                 None | Some(Op::Shutdown) => break,
                 Some(op) => self.handle(op, &mut ops).await,
             }
             self.forward_agent_events();
+            self.emit_notices();
         }
         self.publish(false);
         self.agent
@@ -294,6 +298,8 @@ impl SessionRuntime {
             self.publish(true);
             let result = self.one_run(input, ops).await;
             self.forward_agent_events();
+            // Before the run's end: print mode exits on it.
+            self.emit_notices();
             let end = match &result {
                 Ok(summary) => RunEnd::from_reason(&summary.reason),
                 Err(_) => RunEnd::Error,
@@ -563,6 +569,17 @@ impl SessionRuntime {
     fn forward_agent_events(&mut self) {
         while let Ok(event) = self.agent_events.try_recv() {
             let _ = self.out.send(RuntimeEvent::Agent { event });
+        }
+    }
+
+    /// [`RuntimeEvent::Notice`] for each thing hooks and extensions said for the user since
+    /// the last time.
+    fn emit_notices(&mut self) {
+        for notice in self.agent.take_notices() {
+            self.emit(RuntimeEvent::Notice {
+                source: notice.source,
+                text: notice.text,
+            });
         }
     }
 

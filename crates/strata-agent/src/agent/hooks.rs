@@ -6,6 +6,8 @@
 //! message to the provider, Pi-readable) or as a refused call's result. Hooks never touch the
 //! tools or system chapters, so the request before their text stays byte-identical.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 use strata_accounting::{ATTRIBUTION_FIELD, Attribution};
 use strata_hooks::{HookEvent, HookInput, HookRunner, Outcome, ToolNames};
@@ -30,6 +32,49 @@ pub struct HookNotice {
     pub event: &'static str,
     /// What to show.
     pub text: String,
+}
+
+/// Who said something for the user: a hook (by its event) or an extension (by name).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NoticeSource {
+    /// A hook that ran for `event` (`UserPromptSubmit`, `PreToolUse`, …).
+    Hook {
+        /// The event.
+        event: String,
+    },
+    /// The extension configured as `name`.
+    Extension {
+        /// Its name in `[extensions.NAME]`.
+        name: String,
+    },
+}
+
+impl std::fmt::Display for NoticeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Hook { event } => write!(f, "hook {event}"),
+            Self::Extension { name } => write!(f, "extension {name}"),
+        }
+    }
+}
+
+/// Something for the user only, from a hook or an extension: every one is a warning (Claude
+/// Code's `systemMessage` is "a warning message shown to the user"; the rest are failures).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    /// Who said it.
+    pub source: NoticeSource,
+    /// What to show.
+    pub text: String,
+}
+
+/// Where the problems of an agent's extensions wait for the user (a crash, a hang, garbage
+/// on stdout, a flood): the host hands the run's extensions over as one.
+pub trait ExtensionProblems: Send + Sync {
+    /// The problems since the last call, oldest first: the extension's name and what went
+    /// wrong.
+    fn take_problems(&self) -> Vec<(String, String)>;
 }
 
 /// Text a hook gives the model, with who said it (a hook's command, `extension NAME`).
@@ -81,6 +126,34 @@ impl Agent {
     /// `systemMessage`s, blocked prompts), oldest first.
     pub fn take_hook_notices(&mut self) -> Vec<HookNotice> {
         std::mem::take(&mut self.hook_notices)
+    }
+
+    /// Collects the problems of the agent's extensions from `problems` ([`Agent::take_notices`]
+    /// hands them out); `None` collects none.
+    pub fn set_extension_problems(&mut self, problems: Option<Arc<dyn ExtensionProblems>>) {
+        self.extension_problems = problems;
+    }
+
+    /// Everything for the user since the last call: what hooks said
+    /// ([`Agent::take_hook_notices`]), then the extensions' problems, each oldest first.
+    pub fn take_notices(&mut self) -> Vec<Notice> {
+        let hooks = self.take_hook_notices().into_iter().map(|n| Notice {
+            source: NoticeSource::Hook {
+                event: n.event.to_owned(),
+            },
+            text: n.text,
+        });
+        let extensions = self
+            .extension_problems
+            .as_ref()
+            .map(|p| p.take_problems())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, text)| Notice {
+                source: NoticeSource::Extension { name },
+                text,
+            });
+        hooks.chain(extensions).collect()
     }
 
     /// Runs the `SessionStart` hooks (`source`: `startup`, `resume`, `clear` or `compact`)

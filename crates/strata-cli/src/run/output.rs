@@ -61,6 +61,7 @@ pub async fn print_events(
                 });
             }
             RuntimeEvent::Failed { op, error } => eprintln!("strata: {op}: {error}"),
+            RuntimeEvent::Notice { source, text } => eprintln!("strata: {source}: {text}"),
             _ => {}
         }
         if let Some(json) = &mut json {

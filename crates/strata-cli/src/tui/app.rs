@@ -907,6 +907,7 @@ impl App {
                 }
             }
             Reply::Notice(text) => self.notice(Level::Info, text),
+            Reply::Warning(text) => self.notice(Level::Warning, text),
             Reply::Error(text) => self.notice(Level::Error, text),
             Reply::Sessions(sessions) => {
                 if sessions.is_empty() {

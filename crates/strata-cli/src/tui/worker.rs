@@ -133,6 +133,8 @@ pub enum Reply {
     Idle,
     /// Something to tell the user.
     Notice(String),
+    /// Something to heed (a hook's or an extension's notice).
+    Warning(String),
     /// Something failed.
     Error(String),
     /// The directory's sessions, for `/resume`.
@@ -383,6 +385,10 @@ impl Live {
                 let _ = self
                     .ui
                     .send(UiEvent::Permission(request, self.handle.clone()));
+                None
+            }
+            RuntimeEvent::Notice { source, text } => {
+                self.reply(Reply::Warning(format!("{source}: {text}")));
                 None
             }
             RuntimeEvent::Failed { op, error } => Some(match op {

@@ -12,4 +12,5 @@ mod support;
 
 mod behaviour;
 mod fold_cuts;
+mod notices;
 mod rules;
