@@ -20,6 +20,7 @@ mod key;
 mod listing;
 mod mcp;
 mod mcp_login;
+mod notices;
 mod permissions;
 mod pi_session;
 mod readme;

@@ -17,7 +17,7 @@ const WAIT: Duration = Duration::from_secs(60);
 
 /// A client of the protocol as docs/rpc.md describes it: JSON lines, responses matched by
 /// `id`, everything else an event.
-struct Rpc {
+pub(crate) struct Rpc {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
@@ -29,7 +29,7 @@ struct Rpc {
 }
 
 impl Rpc {
-    fn start(dir: &Path, server: &MockServer, extra: &[&str]) -> Self {
+    pub(crate) fn start(dir: &Path, server: &MockServer, extra: &[&str]) -> Self {
         let url = server.base_url();
         let mut args = vec![
             "--mode",
@@ -106,7 +106,7 @@ impl Rpc {
     }
 
     /// Like [`Rpc::call`], failing the test unless it succeeded; returns `data`.
-    fn ok(&mut self, command: Value) -> Value {
+    pub(crate) fn ok(&mut self, command: Value) -> Value {
         let response = self.call(command);
         assert_eq!(response["success"], true, "{response}");
         response.get("data").cloned().unwrap_or(Value::Null)
@@ -140,7 +140,7 @@ impl Rpc {
     /// Events up to and including the next `agent_end`; the `agent_settled` that follows it
     /// at once (Pi 1.x: nothing more will happen on its own) is taken too and kept in
     /// `settled`.
-    fn until_agent_end(&mut self) -> Vec<Value> {
+    pub(crate) fn until_agent_end(&mut self) -> Vec<Value> {
         let events = self.until(|e| e["type"] == "agent_end");
         let next = self.until(|_| true);
         assert_eq!(
@@ -152,7 +152,7 @@ impl Rpc {
     }
 
     /// Events up to and including the first matching one.
-    fn until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+    pub(crate) fn until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
         let mut taken = Vec::new();
         let buffered = std::mem::take(&mut self.events);
         let mut rest = buffered.into_iter();
@@ -176,12 +176,12 @@ impl Rpc {
         }
     }
 
-    fn prompt_and_wait(&mut self, message: &str) -> Vec<Value> {
+    pub(crate) fn prompt_and_wait(&mut self, message: &str) -> Vec<Value> {
         self.ok(json!({"type": "prompt", "message": message}));
         self.until_agent_end()
     }
 
-    fn close(mut self) {
+    pub(crate) fn close(mut self) {
         drop(self.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(20);
         let mut exited = false;

@@ -22,7 +22,7 @@ fn strata_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
 }
 
 /// `strata -p PROMPT --model MODEL --base-url URL --api-key k EXTRA…` in `dir`.
-fn print_run(
+pub(crate) fn print_run(
     dir: &std::path::Path,
     prompt: &str,
     model: &str,

@@ -206,13 +206,19 @@ impl PiWire {
 
 /// A user config (`HOME=dir`) with the Python test extension `ext.py` as `[extensions.asker]`.
 pub fn asker_extension(dir: &std::path::Path) {
+    python_extension(dir, "good", "asker");
+}
+
+/// A user config (`HOME=dir`) with the Python test extension `ext.py` in `mode` (`good`,
+/// `crash`, `hang`, …) as `[extensions.NAME]`.
+pub fn python_extension(dir: &std::path::Path, mode: &str, name: &str) {
     let ext = workspace().join("crates/strata-extensions/tests/ext.py");
     let global = dir.join(".config/strata");
     std::fs::create_dir_all(&global).unwrap();
     std::fs::write(
         global.join("config.toml"),
         format!(
-            "[extensions.asker]\ncommand = \"python3\"\nargs = [{:?}, \"good\", \"asker\"]\n",
+            "[extensions.{name}]\ncommand = \"python3\"\nargs = [{:?}, {mode:?}, {name:?}]\n",
             ext.display().to_string()
         ),
     )

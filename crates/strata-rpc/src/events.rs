@@ -606,6 +606,27 @@ pub fn compaction_result(session_file: &std::path::Path, id: &EntryId) -> Option
     Some(data)
 }
 
+/// A notice for the user as a record: an extension's problem as Pi's `extension_error`
+/// (`extensionPath` is the name in `[extensions.NAME]`, `event` is `process`: the process
+/// crashed, hung or broke the protocol), a hook's as strata's own `strata_notice` (Pi has
+/// no command hooks).
+pub fn notice_record(source: &NoticeSource, text: &str) -> Value {
+    match source {
+        NoticeSource::Extension { name } => json!({
+            "type": "extension_error",
+            "extensionPath": name,
+            "event": "process",
+            "error": text,
+        }),
+        NoticeSource::Hook { event } => json!({
+            "type": "strata_notice",
+            "source": source.to_string(),
+            "event": event,
+            "text": text,
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::Map;
@@ -947,26 +968,5 @@ mod tests {
             .map(|m| m["role"].as_str().unwrap())
             .collect();
         assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
-    }
-}
-
-/// A notice for the user as a record: an extension's problem as Pi's `extension_error`
-/// (`extensionPath` is the name in `[extensions.NAME]`, `event` is `process`: the process
-/// crashed, hung or broke the protocol), a hook's as strata's own `strata_notice` (Pi has
-/// no command hooks).
-pub fn notice_record(source: &NoticeSource, text: &str) -> Value {
-    match source {
-        NoticeSource::Extension { name } => json!({
-            "type": "extension_error",
-            "extensionPath": name,
-            "event": "process",
-            "error": text,
-        }),
-        NoticeSource::Hook { event } => json!({
-            "type": "strata_notice",
-            "source": source.to_string(),
-            "event": event,
-            "text": text,
-        }),
     }
 }
