@@ -140,3 +140,49 @@ fn over_rpc_an_extension_that_crashes_mid_session_is_one_extension_error_with_it
     assert!(errors(&second).is_empty(), "{second:?}");
     rpc.close();
 }
+
+#[test]
+fn json_mode_writes_the_same_records_as_rpc() {
+    let server = crate::support::mock_with(
+        strata_mock::Scenario::from_toml(SCENARIO, "notices-json").unwrap(),
+    );
+    let dir = project();
+    python_extension(dir.path(), "crash", "crasher");
+    prompt_hooks(
+        dir.path(),
+        &[r#"echo '{"systemMessage": "mind the style guide"}'"#],
+    );
+    let output = crate::run::print_run(
+        dir.path(),
+        "go",
+        "anthropic/claude-sonnet-4-5",
+        &server.base_url(),
+        &["--no-session", "--mode", "json"],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let records: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let of = |kind: &str| -> Vec<&Value> { records.iter().filter(|r| r["type"] == kind).collect() };
+    let prompt_notices: Vec<&Value> = of("strata_notice")
+        .into_iter()
+        .filter(|r| r["event"] == "UserPromptSubmit")
+        .collect();
+    assert_eq!(
+        prompt_notices,
+        [&json!({
+            "type": "strata_notice",
+            "source": "hook UserPromptSubmit",
+            "event": "UserPromptSubmit",
+            "text": "mind the style guide",
+        })]
+    );
+    let errors = of("extension_error");
+    assert_eq!(errors.len(), 1, "{records:?}");
+    assert_eq!(errors[0]["extensionPath"], "crasher");
+}
