@@ -186,3 +186,44 @@ fn json_mode_writes_the_same_records_as_rpc() {
     assert_eq!(errors.len(), 1, "{records:?}");
     assert_eq!(errors[0]["extensionPath"], "crasher");
 }
+
+#[test]
+fn the_tui_shows_a_hooks_system_message_and_a_crashed_extension_as_notices() {
+    use crate::tui::{Tmux, strata_command_on, type_line};
+    if !crate::support::tmux_available() {
+        return;
+    }
+    let server = crate::support::mock_with(
+        strata_mock::Scenario::from_toml(SCENARIO, "notices-tui").unwrap(),
+    );
+    let dir = project();
+    python_extension(dir.path(), "crash", "crasher");
+    prompt_hooks(
+        dir.path(),
+        &[r#"echo '{"systemMessage": "mind the style guide"}'"#],
+    );
+    let tmux = Tmux::new();
+    tmux.start(
+        dir.path(),
+        &strata_command_on(
+            dir.path(),
+            &server.base_url(),
+            "anthropic/claude-sonnet-4-5",
+        ),
+    );
+    tmux.wait_for_all(
+        "the editor",
+        std::time::Duration::from_secs(20),
+        &["prompt (/ for commands)"],
+    );
+    type_line(&tmux, "go");
+    tmux.wait_for_all(
+        "the notices",
+        std::time::Duration::from_secs(30),
+        &[
+            "hook UserPromptSubmit: mind the style guide",
+            "extension crasher: extension `crasher` exited",
+            "Done.",
+        ],
+    );
+}
