@@ -93,6 +93,9 @@ pub enum Command {
     },
     /// Put the files strata's tools changed back as they were at the current entry.
     RewindFiles,
+    /// Run a running extension's slash command (`/name args`); its text is shown, never
+    /// sent to the model.
+    ExtensionCommand(String),
 }
 
 /// Where `/fork` cuts the branch.
@@ -730,6 +733,10 @@ impl Worker {
                     crate::export::Overwrite::Refuse,
                 )?;
                 live.reply(Reply::Notice(format!("exported to {}", written.display())));
+            }
+            Command::ExtensionCommand(text) => {
+                let reply = super::app::extension_command_reply(&self.setup.loaded(), &text).await;
+                live.reply(reply);
             }
             Command::Shell { command, exclude } => {
                 let message =
