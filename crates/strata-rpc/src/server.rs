@@ -1239,7 +1239,11 @@ mod line_limit_tests {
             match input {
                 Input::Line(line) => out.push(Ok(line)),
                 Input::TooLong(bytes) => out.push(Err(bytes)),
-                Input::Closed | Input::BashDone { .. } | Input::ExtensionUi(_) => {}
+                Input::Closed
+                | Input::BashDone { .. }
+                | Input::ExtensionUi(_)
+                | Input::NotACommand(_)
+                | Input::CommandDone { .. } => {}
             }
         }
         out

@@ -95,7 +95,7 @@ pub enum Command {
     RewindFiles,
     /// Run a running extension's slash command (`/name args`); its text is shown, never
     /// sent to the model.
-    ExtensionCommand(String),
+    RunExtension(String),
 }
 
 /// Where `/fork` cuts the branch.
@@ -734,7 +734,7 @@ impl Worker {
                 )?;
                 live.reply(Reply::Notice(format!("exported to {}", written.display())));
             }
-            Command::ExtensionCommand(text) => {
+            Command::RunExtension(text) => {
                 let reply = super::app::extension_command_reply(&self.setup.loaded(), &text).await;
                 live.reply(reply);
             }

@@ -80,7 +80,7 @@ impl App {
             );
             return true;
         }
-        self.send(Command::ExtensionCommand(text.trim().to_owned()));
+        self.send(Command::RunExtension(text.trim().to_owned()));
         true
     }
 
@@ -238,7 +238,7 @@ mod tests {
         run(&mut app, "/echo hello there");
         assert_eq!(
             app.take_effects(),
-            vec![Effect::Worker(Command::ExtensionCommand(
+            vec![Effect::Worker(Command::RunExtension(
                 "/echo hello there".into()
             ))]
         );
