@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use strata_mock::{Fault, FaultKind, MockServer, Scenario};
 
 use crate::support::{demo_mock, mock_with, project, trusted_project_config};
+mod ext_commands;
 
 const MODEL: &str = "anthropic/claude-sonnet-4-5";
 const WAIT: Duration = Duration::from_secs(60);

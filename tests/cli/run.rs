@@ -302,6 +302,27 @@ fn a_session_that_cannot_be_opened_is_named_once() {
 }
 
 #[test]
+fn in_print_mode_an_extensions_command_prints_its_text_and_makes_no_model_request() {
+    let server = crate::support::demo_mock();
+    let dir = project();
+    crate::support::asker_extension(dir.path());
+    let output = print_run(
+        dir.path(),
+        "/echo hello there",
+        "anthropic/claude-sonnet-4-5",
+        &server.base_url(),
+        &["--no-session"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "echo: hello there\n"
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}
+
+#[test]
 fn in_print_mode_an_extensions_question_is_answered_no_and_said_on_stderr() {
     let scenario = strata_mock::Scenario::from_toml(
         r#"

@@ -508,3 +508,38 @@ fn the_ask_mode_puts_the_call_to_the_user_and_alt_m_changes_the_mode() {
     tmux.ok(&["send-keys", "-t", "strata", "M-m"]);
     tmux.wait_for_all("plan mode", Duration::from_secs(10), &["⏵ plan mode"]);
 }
+
+#[test]
+fn an_extensions_command_typed_before_any_prompt_shows_its_text_and_asks_no_model() {
+    if !tmux_available() {
+        return;
+    }
+    let server = scenario_mock();
+    let dir = project();
+    crate::support::asker_extension(dir.path());
+    let tmux = Tmux::new();
+    tmux.start(dir.path(), &strata_command(dir.path(), &server.base_url()));
+    tmux.wait_for_all(
+        "the editor",
+        Duration::from_secs(20),
+        &["prompt (/ for commands)"],
+    );
+    // Started at launch in the background: the hint line offers the command once the
+    // extension answered its handshake (retyping the last letter redraws it).
+    tmux.ok(&["send-keys", "-t", "strata", "-l", "/echo"]);
+    tmux.wait_for("the hint line", Duration::from_secs(20), |screen| {
+        let shown = screen.contains("/echo says its arguments back (extension asker)");
+        if !shown {
+            tmux.ok(&["send-keys", "-t", "strata", "BSpace"]);
+            tmux.ok(&["send-keys", "-t", "strata", "-l", "o"]);
+        }
+        shown
+    });
+    type_line(&tmux, " hi there");
+    tmux.wait_for_all(
+        "the command's text",
+        Duration::from_secs(20),
+        &["/echo (extension asker)", "echo: hi there"],
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}

@@ -1,7 +1,8 @@
 """A strata extension in Python (standard library only), whose behaviour the first argument
 chooses: good, crash, hang, garbage, flood, huge, a slot name to claim with `claim:NAME`, or a
 memory slot owner: `filter` (ingress_filter: results become a short note), `forget`
-(forgetting: every offered result is masked). In every mode a PreToolUse hook on a bash
+(forgetting: every offered result is masked). Its commands: `/events` (the events seen),
+`/echo args` (`echo: args`; `/echo hang` never answers), `/help` (to be shadowed). In every mode a PreToolUse hook on a bash
 command with `pick` asks `ui/select` and `ui/input` and adds what was answered as context,
 and one with `rm -rf` asks `ui/confirm` and denies the call unless confirmed."""
 import json
@@ -33,7 +34,9 @@ manifest = {
     "version": "0.1",
     "events": ["*"],
     "hooks": ["PreToolUse"],
-    "commands": [{"name": "events", "description": "events seen"}],
+    "commands": [{"name": "events", "description": "events seen"},
+                 {"name": "echo", "description": "says its arguments back"},
+                 {"name": "help", "description": "shadowed by a front end's built-in /help"}],
     "tools": [{"name": "shout", "description": "upper-cases", "parameters": {"type": "object"}}],
     "slots": [mode[len("claim:"):]] if mode.startswith("claim:")
     else ["ingress_filter"] if mode == "filter"
@@ -94,6 +97,12 @@ for line in sys.stdin:
     if method == "memory/forgetting":
         mask = [{"id": c["id"], "stub": "[forgotten: " + c["call"] + "]"} for c in params["candidates"]]
         send({"jsonrpc": "2.0", "id": mid, "result": {"mask": mask}})
+        continue
+    if method == "command" and params["name"] == "echo":
+        if params["args"] == "hang":
+            import time
+            time.sleep(600)
+        send({"jsonrpc": "2.0", "id": mid, "result": {"text": "echo: " + params["args"]}})
         continue
     if method == "command":
         send({"jsonrpc": "2.0", "id": mid, "result": {"text": ",".join(events)}})

@@ -70,6 +70,35 @@ pub struct HookRow {
     pub cache_write_cost: f64,
 }
 
+/// A slash command a running extension serves (`/name args`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExtensionCommand {
+    /// Its name, without the slash.
+    pub name: String,
+    /// Its line for command lists.
+    pub description: String,
+    /// The configured name of the extension serving it.
+    pub extension: String,
+}
+
+/// What an extension's command answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandOutput {
+    /// The command, without the slash.
+    pub name: String,
+    /// The configured name of the extension that ran it.
+    pub extension: String,
+    /// The text to show the user (never sent to the model).
+    pub text: String,
+}
+
+/// `/name args` split into the name and the text after it (`None`: not a slash command).
+pub fn split_command(text: &str) -> Option<(&str, &str)> {
+    let text = text.trim().strip_prefix('/')?;
+    let (name, args) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    (!name.is_empty()).then(|| (name, args.trim()))
+}
+
 /// What `attributed` (a session's, `strata_accounting::attributions`) says `source` cost.
 fn cost_of(attributed: &[Attribution], source: &str) -> (u64, f64) {
     attributed
@@ -190,6 +219,73 @@ impl Loaded {
     /// What was skipped while loading the hook files (named with file and field).
     pub fn hook_problems(&self) -> &[String] {
         self.hooks.problems()
+    }
+
+    /// The slash commands of the running extensions, in configuration order. Of two
+    /// extensions declaring one name the first's is listed and run; front ends put their
+    /// built-in commands before these.
+    pub fn commands(&self) -> Vec<ExtensionCommand> {
+        let Some(set) = &self.extensions else {
+            return Vec::new();
+        };
+        let mut commands: Vec<ExtensionCommand> = Vec::new();
+        for extension in set.running().iter().filter(|e| e.is_alive()) {
+            for spec in &extension.manifest().commands {
+                if !commands.iter().any(|c| c.name == spec.name) {
+                    commands.push(ExtensionCommand {
+                        name: spec.name.clone(),
+                        description: spec.description.clone(),
+                        extension: extension.name().to_owned(),
+                    });
+                }
+            }
+        }
+        commands
+    }
+
+    /// The running extension's command `text` (`/name args`) names, if any.
+    pub fn command(&self, text: &str) -> Option<ExtensionCommand> {
+        let (name, _) = split_command(text)?;
+        self.commands().into_iter().find(|c| c.name == name)
+    }
+
+    /// Whether any extension is configured (its commands may exist once started).
+    pub fn has_extensions(&self) -> bool {
+        self.extensions.is_some()
+    }
+
+    /// Starts the extensions unless started (they otherwise start with the first prompt):
+    /// their commands are known only from their handshakes.
+    pub async fn start_extensions(&self) {
+        if let Some(set) = &self.extensions {
+            set.start().await;
+        }
+    }
+
+    /// Runs `text` (`/name args`) when it names a running extension's command, starting
+    /// the extensions first: `None` when it names none; else its text, or why it failed
+    /// (the error names the extension).
+    pub async fn run_command(&self, text: &str) -> Option<Result<CommandOutput, String>> {
+        self.start_extensions().await;
+        let command = self.command(text)?;
+        let (_, args) = split_command(text)?;
+        let extension = self
+            .extensions
+            .as_ref()?
+            .running()
+            .into_iter()
+            .find(|e| e.name() == command.extension)?;
+        Some(
+            extension
+                .command(&command.name, args)
+                .await
+                .map(|text| CommandOutput {
+                    name: command.name.clone(),
+                    extension: command.extension.clone(),
+                    text,
+                })
+                .map_err(|error| format!("/{}: {error}", command.name)),
+        )
     }
 
     /// `/extensions`: one line per extension, then its slots, hooks, tools and error.

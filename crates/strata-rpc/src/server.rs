@@ -19,13 +19,14 @@
 //! get_available_models, set_thinking_level, cycle_thinking_level, set_steering_mode,
 //! set_follow_up_mode, compact, set_auto_compaction, set_auto_retry, bash, abort_bash,
 //! get_session_stats, export_html, switch_session, fork, clone, get_fork_messages,
-//! get_last_assistant_text, set_session_name, get_commands (skills), strata's MCP commands.
+//! get_last_assistant_text, set_session_name, get_commands (skills, extensions' commands), strata's MCP commands.
 //! Refused with an error: abort_retry (retries live in the transport; `abort` stops them
 //! with the run). strata's own: `set_permission_mode {mode}`, `rewind_files {entryId?, dryRun?}`
 //! (answered after a `strata_files_restored` record); a permission question is Pi's
 //! `extension_ui_request` (`select`, then `input` for a refusal's reason) answered by
 //! `extension_ui_response` (server/permissions.rs).
 
+mod ext_commands;
 mod extension_ui;
 mod mcp;
 mod permissions;
@@ -195,6 +196,8 @@ where
                 )),
                 Some(Input::BashDone { id, message }) => server.bash_done(&id, *message),
                 Some(Input::ExtensionUi(call)) => server.ask_extension(call),
+                Some(Input::NotACommand(request)) => server.dispatch_checked(*request),
+                Some(Input::CommandDone { request, result }) => server.command_done(&request, result),
                 Some(Input::Closed) | None => break,
             },
         }
@@ -225,6 +228,15 @@ enum Input {
     Closed,
     /// An extension asks the client (or tells it something).
     ExtensionUi(strata_host::extensions::UiCall),
+    /// A `prompt` naming no extension's command, to prompt the model with now.
+    NotACommand(Box<Request>),
+    /// An extension's command run from a `prompt` finished.
+    CommandDone {
+        /// The `prompt`.
+        request: Box<Request>,
+        /// Its text, or why it failed.
+        result: Result<strata_host::loaded::CommandOutput, String>,
+    },
     /// A `bash` command finished.
     BashDone {
         /// The command's id.
@@ -631,6 +643,14 @@ impl<H: Host> Server<H> {
     }
 
     fn dispatch(&mut self, request: Request) {
+        if self.try_extension_command(&request) {
+            return;
+        }
+        self.dispatch_checked(request);
+    }
+
+    /// [`Server::dispatch`] once a `prompt` is known to name no extension's command.
+    fn dispatch_checked(&mut self, request: Request) {
         let Request { id, kind, command } = request;
         let busy = self.view.streaming || self.view.compacting;
         let reply = match command {
@@ -673,7 +693,10 @@ impl<H: Host> Server<H> {
             Command::GetAvailableModels => {
                 Ok(Some(json!({"models": self.available_models_json()})))
             }
-            Command::GetCommands => Ok(Some(json!({"commands": self.commands()}))),
+            Command::GetCommands => {
+                let command = Command::GetCommands;
+                return self.get_commands(Request { id, kind, command });
+            }
             Command::SetSteeringMode { mode } => self.set_mode(&mode, true),
             Command::SetFollowUpMode { mode } => self.set_mode(&mode, false),
             Command::Bash {
@@ -1217,7 +1240,11 @@ mod line_limit_tests {
             match input {
                 Input::Line(line) => out.push(Ok(line)),
                 Input::TooLong(bytes) => out.push(Err(bytes)),
-                Input::Closed | Input::BashDone { .. } | Input::ExtensionUi(_) => {}
+                Input::Closed
+                | Input::BashDone { .. }
+                | Input::ExtensionUi(_)
+                | Input::NotACommand(_)
+                | Input::CommandDone { .. } => {}
             }
         }
         out

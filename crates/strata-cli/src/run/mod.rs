@@ -132,6 +132,12 @@ async fn run_prompt(setup: &Setup, mode: Mode, prompts: Vec<UserInput>) -> anyho
             }
         })
     });
+    if let Some(text) = extension_command(setup, mode, &prompts).await? {
+        if let Some(asked) = asked {
+            asked.abort();
+        }
+        return output::print_final(&text);
+    }
     // A server still starting when the first request stops waiting for it is said at once.
     let starting = setup.mcp_manager();
     let said_starting = tokio::spawn(async move {
@@ -173,4 +179,34 @@ async fn run_prompt(setup: &Setup, mode: Mode, prompts: Vec<UserInput>) -> anyho
         anyhow::bail!("the run ended: {}", ended.end.as_str());
     }
     Ok(())
+}
+
+/// `-p "/name args"` naming a running extension's command: its text, to print instead of a
+/// run (Pi's print mode runs the command and shows nothing; strata prints what it answers).
+/// `None` for anything else, `--mode json` included (there it is a prompt like any other).
+async fn extension_command(
+    setup: &Setup,
+    mode: Mode,
+    prompts: &[UserInput],
+) -> anyhow::Result<Option<String>> {
+    let [prompt] = prompts else {
+        return Ok(None);
+    };
+    if mode != Mode::Text || !prompt.images.is_empty() || !prompt.text.starts_with('/') {
+        return Ok(None);
+    }
+    let loaded = setup.loaded();
+    if !loaded.has_extensions() {
+        return Ok(None);
+    }
+    let Some(result) = loaded.run_command(&prompt.text).await else {
+        return Ok(None);
+    };
+    // No run follows to end them.
+    if let Some(set) = setup.extension_set() {
+        set.shutdown().await;
+    }
+    result
+        .map(|output| Some(output.text))
+        .map_err(anyhow::Error::msg)
 }

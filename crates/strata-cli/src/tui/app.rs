@@ -30,6 +30,7 @@ mod rewind;
 mod settings;
 
 pub use children::ChildStatus;
+pub use extensions::extension_command_reply;
 pub use mcp::McpHandle;
 
 /// How a `/tree` row that opens a child agent keys its picker item (before the child's path).
@@ -369,7 +370,7 @@ impl App {
             KeyCode::Tab if self.editor.is_command() => {
                 let text = self.editor.text();
                 if !text.contains(' ')
-                    && let Some(done) = command::complete(&text)
+                    && let Some(done) = command::complete(&text, &self.extension_commands())
                 {
                     self.editor.set_text(&done);
                 }
@@ -433,6 +434,7 @@ impl App {
             self.editor.submit();
             match command::parse(&text) {
                 Ok(slash) => self.slash(slash),
+                Err(_) if self.run_extension_command(&text) => {}
                 Err(error) => self.notice(Level::Error, error),
             }
             self.offer_next();
@@ -507,7 +509,7 @@ impl App {
             Slash::Rewind => self.send(Command::RewindFiles),
             Slash::Help => self.items.push(Item::Block {
                 title: "commands and keys".into(),
-                lines: command::help_lines(),
+                lines: command::help_lines(&self.extension_commands()),
             }),
             Slash::Model(Some(name)) => self.model_chosen(name),
             Slash::Model(None) => self.model_picker(),

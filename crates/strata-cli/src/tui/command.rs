@@ -1,5 +1,7 @@
 //! Slash commands typed in the editor.
 
+use strata_host::loaded::ExtensionCommand;
+
 /// Every command with a one-line description, in the order `/help` lists them.
 pub const COMMANDS: &[(&str, &str)] = &[
     (
@@ -244,9 +246,16 @@ pub const KEYS: &[&str] = &[
     "PageUp/Down  scroll the transcript",
 ];
 
-/// `/help`: every command, then the keys.
-pub fn help_lines() -> Vec<String> {
-    let mut lines: Vec<String> = COMMANDS
+/// Whether `name` (with its slash) is a built-in command: it wins over an extension's.
+pub fn is_builtin(name: &str) -> bool {
+    // Every built-in parses without arguments; only an unknown name fails.
+    parse(name).is_ok()
+}
+
+/// `/help`: every command, the running extensions' after the built-ins (`extensions`, those
+/// a built-in does not shadow), then the keys.
+pub fn help_lines(extensions: &[ExtensionCommand]) -> Vec<String> {
+    let mut lines: Vec<String> = all(extensions)
         .iter()
         .map(|(name, what)| format!("{name:<10} {what}"))
         .collect();
@@ -255,11 +264,25 @@ pub fn help_lines() -> Vec<String> {
     lines
 }
 
-/// Completes a command name being typed: the only match, or the longest common prefix.
-pub fn complete(prefix: &str) -> Option<String> {
-    let matches: Vec<&str> = COMMANDS
+/// Every command with its description: the built-ins, then `extensions`' (`(extension NAME)`
+/// after the description).
+fn all(extensions: &[ExtensionCommand]) -> Vec<(String, String)> {
+    COMMANDS
         .iter()
-        .map(|(name, _)| *name)
+        .map(|(name, what)| ((*name).to_owned(), (*what).to_owned()))
+        .chain(extensions.iter().map(|c| {
+            let what = format!("{} (extension {})", c.description, c.extension);
+            (format!("/{}", c.name), what.trim_start().to_owned())
+        }))
+        .collect()
+}
+
+/// Completes a command name being typed: the only match, or the longest common prefix.
+pub fn complete(prefix: &str, extensions: &[ExtensionCommand]) -> Option<String> {
+    let commands = all(extensions);
+    let matches: Vec<&str> = commands
+        .iter()
+        .map(|(name, _)| name.as_str())
         .filter(|name| name.starts_with(prefix))
         .collect();
     match matches.as_slice() {
@@ -278,12 +301,11 @@ pub fn complete(prefix: &str) -> Option<String> {
 }
 
 /// Commands whose name starts with what is typed (for the hint line).
-pub fn matching(prefix: &str) -> Vec<(&'static str, &'static str)> {
+pub fn matching(prefix: &str, extensions: &[ExtensionCommand]) -> Vec<(String, String)> {
     let name = prefix.split_whitespace().next().unwrap_or(prefix);
-    COMMANDS
-        .iter()
+    all(extensions)
+        .into_iter()
         .filter(|(command, _)| command.starts_with(name))
-        .copied()
         .collect()
 }
 
@@ -320,10 +342,10 @@ mod tests {
     #[test]
     fn completion_extends_to_the_common_prefix() {
         // `/mode` and `/model` share their first letters.
-        assert_eq!(complete("/mo").as_deref(), Some("/mode"));
-        assert_eq!(complete("/model").as_deref(), Some("/model "));
-        assert_eq!(complete("/t").as_deref(), Some("/t"));
-        assert_eq!(complete("/th").as_deref(), Some("/thinking "));
-        assert_eq!(complete("/zz"), None);
+        assert_eq!(complete("/mo", &[]).as_deref(), Some("/mode"));
+        assert_eq!(complete("/model", &[]).as_deref(), Some("/model "));
+        assert_eq!(complete("/t", &[]).as_deref(), Some("/t"));
+        assert_eq!(complete("/th", &[]).as_deref(), Some("/thinking "));
+        assert_eq!(complete("/zz", &[]), None);
     }
 }

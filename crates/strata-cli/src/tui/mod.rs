@@ -121,6 +121,10 @@ pub fn run_with(
             }
         });
     }
+    // Their commands are known from their handshakes: started now (their questions are
+    // routed above), `/name` works before the first prompt, as Pi's do.
+    let starting = loaded.clone();
+    runtime.spawn(async move { starting.start_extensions().await });
     let worker = Worker::new(setup, built, ui_tx);
     let shell_cancel = worker.shell_cancel.clone();
     let task = runtime.spawn(worker.serve(command_rx));

@@ -374,14 +374,14 @@ fn status_lines(app: &App, tick: usize) -> Vec<Line<'static>> {
     }
     if app.editor.is_command() && app.picker.is_none() {
         let typed = app.editor.text();
-        let matches = command::matching(&typed);
+        let matches = command::matching(&typed, &app.extension_commands());
         if let [(name, what)] = matches.as_slice() {
             lines.push(Line::from(vec![
                 Span::styled(format!("{name} "), Style::new().fg(Color::Cyan)),
-                Span::styled(*what, MUTED),
+                Span::styled(what.clone(), MUTED),
             ]));
         } else if !matches.is_empty() {
-            let names: Vec<&str> = matches.iter().map(|(name, _)| *name).collect();
+            let names: Vec<&str> = matches.iter().map(|(name, _)| name.as_str()).collect();
             lines.push(Line::from(Span::styled(names.join("  "), MUTED)));
         }
     }

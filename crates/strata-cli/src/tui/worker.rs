@@ -93,6 +93,9 @@ pub enum Command {
     },
     /// Put the files strata's tools changed back as they were at the current entry.
     RewindFiles,
+    /// Run a running extension's slash command (`/name args`); its text is shown, never
+    /// sent to the model.
+    RunExtension(String),
 }
 
 /// Where `/fork` cuts the branch.
@@ -736,6 +739,10 @@ impl Worker {
                     crate::export::Overwrite::Refuse,
                 )?;
                 live.reply(Reply::Notice(format!("exported to {}", written.display())));
+            }
+            Command::RunExtension(text) => {
+                let reply = super::app::extension_command_reply(&self.setup.loaded(), &text).await;
+                live.reply(reply);
             }
             Command::Shell { command, exclude } => {
                 let message =
