@@ -90,6 +90,38 @@ fn in_print_mode_hook_notices_and_a_crashed_extension_are_said_once_on_stderr() 
 }
 
 #[test]
+fn in_print_mode_a_refused_slot_claim_is_said_once_on_stderr() {
+    let server = crate::support::mock_with(
+        strata_mock::Scenario::from_toml("[[turn]]\ntext = \"hi\"\n", "notices-slots").unwrap(),
+    );
+    let dir = project();
+    let ext = crate::support::workspace().join("crates/strata-extensions/tests/ext.py");
+    let global = dir.path().join(".config/strata");
+    std::fs::create_dir_all(&global).unwrap();
+    let entry = |name: &str| {
+        format!(
+            "[extensions.{name}]\ncommand = \"python3\"\nargs = [{:?}, \"claim:ingress_filter\", {name:?}]\n",
+            ext.display().to_string()
+        )
+    };
+    std::fs::write(
+        global.join("config.toml"),
+        entry("first") + &entry("second"),
+    )
+    .unwrap();
+    let output = print_run(dir.path(), &server.base_url(), "hello");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        lines_starting(&stderr, "strata: memory slots: "),
+        [
+            "strata: memory slots: memory slot `ingress_filter` is owned by extension `first`; `second` was refused"
+        ],
+        "{stderr}"
+    );
+}
+
+#[test]
 fn in_print_mode_a_blocked_prompt_says_why_on_stderr() {
     let server = crate::support::mock_with(
         strata_mock::Scenario::from_toml("[[turn]]\ntext = \"hi\"\n", "notices-blocked").unwrap(),

@@ -189,7 +189,7 @@ const WITH_AGENT_USERS: &[&str] = &[
 /// 7,000 (CLI) and 2,000 (rpc).
 const BUDGETS: &[(&str, usize)] = &[
     ("crates/strata-cli/src", 14_967),
-    ("crates/strata-rpc/src", 4_618),
+    ("crates/strata-rpc/src", 4_623),
 ];
 
 /// Runs every rule under `root`; the error lists every breach.

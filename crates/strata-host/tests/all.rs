@@ -149,13 +149,20 @@ args = ["{ext}", "claim:ingress_filter", "second"]
     let setup = setup(&p, &server, false);
     let mut built = setup.build_agent().unwrap();
     built.agent.prompt("hi").await.unwrap();
-    let notices = built.agent.take_memory_notices();
+    // The refusal is for the user: a notice every front end shows (the runtime drains them).
+    let notices: Vec<(String, String)> = built
+        .agent
+        .take_notices()
+        .into_iter()
+        .map(|n| (n.source.to_string(), n.text))
+        .collect();
     assert_eq!(
         notices,
-        vec![
+        vec![(
+            "memory slots".to_owned(),
             "memory slot `ingress_filter` is owned by extension `first`; `second` was refused"
                 .to_owned()
-        ]
+        )]
     );
     let claims = customs(&built.agent, strata_extensions::SLOT_CUSTOM_TYPE);
     assert_eq!(claims.len(), 1, "{claims:?}");

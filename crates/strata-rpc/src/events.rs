@@ -609,7 +609,7 @@ pub fn compaction_result(session_file: &std::path::Path, id: &EntryId) -> Option
 /// A notice for the user as a record: an extension's problem as Pi's `extension_error`
 /// (`extensionPath` is the name in `[extensions.NAME]`, `event` is `process`: the process
 /// crashed, hung or broke the protocol), a hook's as strata's own `strata_notice` (Pi has
-/// no command hooks).
+/// no command hooks; a refused slot claim likewise, with no event).
 pub fn notice_record(source: &NoticeSource, text: &str) -> Value {
     match source {
         NoticeSource::Extension { name } => json!({
@@ -622,6 +622,11 @@ pub fn notice_record(source: &NoticeSource, text: &str) -> Value {
             "type": "strata_notice",
             "source": source.to_string(),
             "event": event,
+            "text": text,
+        }),
+        NoticeSource::MemorySlots => json!({
+            "type": "strata_notice",
+            "source": source.to_string(),
             "text": text,
         }),
     }

@@ -34,7 +34,8 @@ pub struct HookNotice {
     pub text: String,
 }
 
-/// Who said something for the user: a hook (by its event) or an extension (by name).
+/// Who said something for the user: a hook (by its event), an extension (by name), or the
+/// memory slots (a claim refused because another extension owns the slot).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum NoticeSource {
@@ -48,6 +49,8 @@ pub enum NoticeSource {
         /// Its name in `[extensions.NAME]`.
         name: String,
     },
+    /// The memory slots: the text names the owner and the extension refused.
+    MemorySlots,
 }
 
 impl std::fmt::Display for NoticeSource {
@@ -55,6 +58,7 @@ impl std::fmt::Display for NoticeSource {
         match self {
             Self::Hook { event } => write!(f, "hook {event}"),
             Self::Extension { name } => write!(f, "extension {name}"),
+            Self::MemorySlots => f.write_str("memory slots"),
         }
     }
 }
@@ -135,7 +139,8 @@ impl Agent {
     }
 
     /// Everything for the user since the last call: what hooks said
-    /// ([`Agent::take_hook_notices`]), then the extensions' problems, each oldest first.
+    /// ([`Agent::take_hook_notices`]), the extensions' problems, then the refused slot claims
+    /// ([`Agent::take_memory_notices`]), each oldest first.
     pub fn take_notices(&mut self) -> Vec<Notice> {
         let hooks = self.take_hook_notices().into_iter().map(|n| Notice {
             source: NoticeSource::Hook {
@@ -153,7 +158,11 @@ impl Agent {
                 source: NoticeSource::Extension { name },
                 text,
             });
-        hooks.chain(extensions).collect()
+        let memory = self.take_memory_notices().into_iter().map(|text| Notice {
+            source: NoticeSource::MemorySlots,
+            text,
+        });
+        hooks.chain(extensions).chain(memory).collect()
     }
 
     /// Runs the `SessionStart` hooks (`source`: `startup`, `resume`, `clear` or `compact`)
