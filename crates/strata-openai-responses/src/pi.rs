@@ -133,16 +133,9 @@ fn push_message(
             }
         }
         Role::System => {
-            let text: Vec<&str> = message
-                .content
-                .iter()
-                .filter_map(|block| match block {
-                    ContentBlock::Text { text, .. } if !text.is_empty() => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
+            let text = message.joined_text();
             if !text.is_empty() {
-                input.push(json!({"role": role, "content": text.join("\n\n")}));
+                input.push(json!({"role": role, "content": text}));
             }
         }
     }

@@ -48,16 +48,9 @@ pub(crate) fn messages(request: &Request, model: &Model, caps: &Capabilities) ->
         }
         match message.role {
             Role::System => {
-                let text: Vec<&str> = message
-                    .content
-                    .iter()
-                    .filter_map(|block| match block {
-                        ContentBlock::Text { text, .. } if !text.is_empty() => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
+                let text = message.joined_text();
                 if !text.is_empty() {
-                    out.push(json!({"role": role, "content": text.join("\n\n")}));
+                    out.push(json!({"role": role, "content": text}));
                 }
             }
             Role::User if results_only => {

@@ -207,21 +207,6 @@ fn simplify(parts: Vec<Value>) -> Value {
     Value::Array(parts)
 }
 
-/// The message's non-empty text blocks as one string, a blank line between blocks, so that
-/// separate blocks (a patch's sections, text before and after a tool call) do not run
-/// together when the wire takes a single string.
-fn joined_text(message: &Message) -> String {
-    let blocks: Vec<&str> = message
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Text { text, .. } if !text.is_empty() => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    blocks.join("\n\n")
-}
-
 fn text_part(text: &str) -> Value {
     json!({"type": "text", "text": text})
 }
@@ -242,7 +227,7 @@ fn messages_json(request: &Request, caps: &Capabilities, markers: &Markers) -> V
         let slot = Slot::Message(index);
         match message.role {
             Role::System => {
-                let text = joined_text(message);
+                let text = message.joined_text();
                 if text.is_empty() {
                     continue;
                 }
@@ -350,7 +335,7 @@ fn assistant_message(
     markers: &Markers,
     slot: Slot,
 ) -> Option<Value> {
-    let mut text = joined_text(message);
+    let mut text = message.joined_text();
     let mut reasoning = String::new();
     let mut calls = Vec::new();
     for block in &message.content {

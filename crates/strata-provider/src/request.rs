@@ -202,6 +202,21 @@ impl Message {
         out
     }
 
+    /// The non-empty text blocks as one string, a blank line between blocks, so that separate
+    /// blocks (a patch's sections, text before and after a tool call) do not run together
+    /// where a wire takes a single string.
+    pub fn joined_text(&self) -> String {
+        let blocks: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text, .. } if !text.is_empty() => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        blocks.join("\n\n")
+    }
+
     /// The tool calls in this message, in order.
     pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &serde_json::Value)> {
         self.content.iter().filter_map(|b| match b {
