@@ -183,21 +183,6 @@ fn strata_config_masks_mcp_credentials_and_header_values() {
     }
 }
 
-/// `strata -p go` in `dir` (its HOME too) with a provider key in the environment.
-fn run_with_key(dir: &Path, url: &str, key: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata"))
-        .current_dir(dir)
-        .args(["-p", "go", "--model", "anthropic/claude-sonnet-4-5"])
-        .args(["--base-url", url, "--no-session"])
-        .env("HOME", dir)
-        .env("ANTHROPIC_API_KEY", key)
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("STRATA_MODEL")
-        .env_remove("STRATA_API_KEY")
-        .output()
-        .expect("strata runs")
-}
-
 #[test]
 fn a_project_mcp_server_gets_no_provider_key_unless_the_users_config_hands_it_over() {
     let Some(python) = python() else {
@@ -232,7 +217,7 @@ fn a_project_mcp_server_gets_no_provider_key_unless_the_users_config_hands_it_ov
         requests[1].body.as_ref().unwrap()["messages"].to_string()
     };
     let server = crate::support::mock_with(scenario.clone());
-    let run = run_with_key(dir.path(), &server.base_url(), key);
+    let run = crate::support::go_with_env_key(dir.path(), &server.base_url(), key, &[]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     let seen = result_of(&server);
     assert!(seen.contains("ANTHROPIC_API_KEY unset"), "{seen}");
@@ -251,7 +236,7 @@ fn a_project_mcp_server_gets_no_provider_key_unless_the_users_config_hands_it_ov
     )
     .unwrap();
     let server = crate::support::mock_with(scenario);
-    let run = run_with_key(dir.path(), &server.base_url(), key);
+    let run = crate::support::go_with_env_key(dir.path(), &server.base_url(), key, &[]);
     assert!(run.status.success(), "{}", text(&run.stderr));
     let seen = result_of(&server);
     assert!(seen.contains(&format!("ANTHROPIC_API_KEY={key}")), "{seen}");

@@ -17,25 +17,7 @@ fn bash_scenario(command: &str) -> strata_mock::Scenario {
 
 /// `strata -p go` in `dir` (also its HOME) against `url`, with `extra` flags.
 fn run(dir: &Path, url: &str, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata"))
-        .current_dir(dir)
-        .args([
-            "-p",
-            "go",
-            "--model",
-            "anthropic/claude-sonnet-4-5",
-            "--base-url",
-            url,
-            "--no-session",
-        ])
-        .args(extra)
-        .env("HOME", dir)
-        .env("ANTHROPIC_API_KEY", "sk-ant-test")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("STRATA_MODEL")
-        .env_remove("STRATA_API_KEY")
-        .output()
-        .expect("strata runs")
+    crate::support::go_with_env_key(dir, url, "sk-ant-test", extra)
 }
 
 /// The tool result the model read in the request after the bash call.

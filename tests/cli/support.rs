@@ -76,6 +76,23 @@ pub fn trusted_project_config(dir: &std::path::Path, toml: &str) {
     std::fs::write(global.join("trust.json"), trust.to_string()).unwrap();
 }
 
+/// `strata -p go` in `dir` (also its HOME) against `url` on an Anthropic model, no session,
+/// with `key` as `ANTHROPIC_API_KEY` in the environment and `extra` flags.
+pub fn go_with_env_key(dir: &Path, url: &str, key: &str, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .current_dir(dir)
+        .args(["-p", "go", "--model", "anthropic/claude-sonnet-4-5"])
+        .args(["--base-url", url, "--no-session"])
+        .args(extra)
+        .env("HOME", dir)
+        .env("ANTHROPIC_API_KEY", key)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("STRATA_MODEL")
+        .env_remove("STRATA_API_KEY")
+        .output()
+        .expect("strata runs")
+}
+
 /// An in-process strata-mock playing `scenario`.
 pub fn mock_with(scenario: strata_mock::Scenario) -> strata_mock::MockServer {
     let server = strata_mock::MockServer::start_in_thread(strata_mock::MockConfig::new())
