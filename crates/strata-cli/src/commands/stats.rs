@@ -375,21 +375,16 @@ fn collect(path: &Path, named: bool, files: &mut Vec<(PathBuf, bool)>) -> std::i
 
 /// Reads one log: a session (first line is a `session` header) or a Claude Code log. A line
 /// that is not JSON or not UTF-8 is reported by number and the rest is still read; a file
-/// that is neither kind of log is an error.
+/// that is neither kind of log is an error. A session is read through the session crate's
+/// index (its lines stay in the file, parsed one at a time), so a large one costs its index,
+/// not its size.
 fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<LogStats> {
     let meta = std::fs::metadata(path).context("reading its metadata")?;
     if !meta.is_file() {
         anyhow::bail!("not a regular file");
     }
-    let bytes = std::fs::read(path).context("reading it")?;
-    let text = lossy_text(path, &bytes);
-    let first = text
-        .lines()
-        .find(|line| !line.trim().is_empty())
-        .and_then(|line| serde_json::from_str::<Value>(line).ok());
-    let is_session = first.is_some_and(|value| value["type"] == "session");
     let mut attributed = Vec::new();
-    let (kind, records, cache, children) = if is_session {
+    let (kind, records, cache, children) = if starts_as_session(path)? {
         let opened = open_session(path)?;
         let tree = opened.session.tree();
         attributed = strata_accounting::attributions(tree);
@@ -397,6 +392,8 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<LogStats> {
         let cache = cache_report(Some(tree), &records, catalog);
         (kind, records, cache, read_children(path, catalog))
     } else {
+        let bytes = std::fs::read(path).context("reading it")?;
+        let text = lossy_text(path, bytes);
         let records = claude_code_records(path, &text, catalog)?;
         let cache = cache_report(None, &records, catalog);
         ("claude-code", records, cache, Vec::new())
@@ -465,7 +462,11 @@ fn read_children(parent: &Path, catalog: &Catalog) -> Vec<ChildStats> {
 
 /// The file as text, each line that is not UTF-8 reported by number and read with
 /// replacement characters, so one bad byte costs no more than its line.
-fn lossy_text(path: &Path, bytes: &[u8]) -> String {
+fn lossy_text(path: &Path, bytes: Vec<u8>) -> String {
+    let bytes = match String::from_utf8(bytes) {
+        Ok(text) => return text,
+        Err(error) => error.into_bytes(),
+    };
     for (number, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         if let Err(error) = std::str::from_utf8(raw) {
             eprintln!(
@@ -476,19 +477,41 @@ fn lossy_text(path: &Path, bytes: &[u8]) -> String {
             );
         }
     }
-    String::from_utf8_lossy(bytes).into_owned()
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Whether the file's first non-blank line is a session header, reading only that line.
+fn starts_as_session(path: &Path) -> anyhow::Result<bool> {
+    use std::io::BufRead as _;
+    let file = std::fs::File::open(path).context("reading it")?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).context("reading it")? == 0 {
+            return Ok(false);
+        }
+        if line.iter().any(|b| !b.is_ascii_whitespace()) {
+            break;
+        }
+    }
+    let first = serde_json::from_slice::<Value>(&line).ok();
+    Ok(first.is_some_and(|value| value["type"] == "session"))
 }
 
 /// Opens a session, its problems reported as warnings.
 fn open_session(path: &Path) -> anyhow::Result<strata_session::Opened> {
     let opened = Session::open(path)?;
-    // Bad UTF-8 was already reported by line in `lossy_text`.
-    for problem in opened
-        .diagnostics
-        .iter()
-        .filter(|d| !matches!(d.problem, Problem::InvalidUtf8))
-    {
-        eprintln!("strata: warning: {problem}");
+    for diagnostic in &opened.diagnostics {
+        match diagnostic.problem {
+            // Said the way a Claude Code log's bad bytes are.
+            Problem::InvalidUtf8 => eprintln!(
+                "strata: warning: {}: line {}: invalid UTF-8, read with replacement characters",
+                path.display(),
+                diagnostic.line
+            ),
+            _ => eprintln!("strata: warning: {diagnostic}"),
+        }
     }
     Ok(opened)
 }
