@@ -109,6 +109,11 @@ pub struct ScaleRun {
     pub pi: Vec<ProcessRun>,
     /// How Pi failed on this file, when it did (e.g. out of memory).
     pub pi_failure: Option<String>,
+    /// `strata stats FILE` after the reopens (through the sidecar): the accounting read of the
+    /// whole file, every request parsed, whose peak memory the session's index bounds.
+    pub stats: Vec<ProcessRun>,
+    /// How `strata stats` failed, when it did.
+    pub stats_failure: Option<String>,
 }
 
 impl ScaleRun {
@@ -160,6 +165,11 @@ impl ScaleRun {
     /// strata's median peak memory over the file's size (reopens).
     pub fn strata_warm_peak_ratio(&self) -> Option<f64> {
         peak_ratio(&self.strata_warm, self.bytes)
+    }
+
+    /// `strata stats`' median peak memory over the file's size.
+    pub fn stats_peak_ratio(&self) -> Option<f64> {
+        peak_ratio(&self.stats, self.bytes)
     }
 
     /// Pi's median peak memory over the file's size.
@@ -441,6 +451,15 @@ fn scale_run(
                 }
             }
         }
+        if round < strata_runs && scale.stats_failure.is_none() {
+            eprintln!("speed: strata stats {file_text} > /dev/null");
+            let mut command = timed(strata);
+            command.arg("stats").arg(file);
+            match process_run(command) {
+                Ok(run) => scale.stats.push(run),
+                Err(error) => scale.stats_failure = Some(format!("{error:#}")),
+            }
+        }
         if let Some((node, script)) = pi
             && round < pi_runs
             && scale.pi_failure.is_none()
@@ -603,6 +622,23 @@ pub fn scale_report(speed: &Speed) -> String {
         if !run.pi_command.is_empty() {
             let _ = writeln!(out, "- `{}`", run.pi_command);
         }
+        match (
+            &run.stats_failure,
+            median(run.stats.iter().map(|r| r.seconds).collect()),
+        ) {
+            (Some(failure), _) => {
+                let _ = writeln!(out, "- `strata stats {}` failed: {failure}", run.file);
+            }
+            (None, Some(wall)) => {
+                let _ = writeln!(
+                    out,
+                    "- `strata stats {}` (after the reopens): {wall:.3} s wall, peak memory {} the file's size",
+                    run.file,
+                    ratio(run.stats_peak_ratio())
+                );
+            }
+            (None, None) => {}
+        }
         let bytes = run.strata_warm.first().map_or(0, |first| first.printed.0);
         match run.same_output() {
             Some(true) => {
@@ -746,6 +782,8 @@ mod tests {
                 pi_command: "node xtask/peers/pi16-session.mjs /tmp/big.jsonl".to_owned(),
                 pi: vec![run(1.2, 230 * 1024)],
                 pi_failure: None,
+                stats: vec![run(0.5, 45 * 1024), run(0.4, 44 * 1024)],
+                stats_failure: None,
             }],
             ..Speed::default()
         };
@@ -757,6 +795,11 @@ mod tests {
         assert!(rows[1].contains("reopen | 0.040 s") && rows[1].ends_with("30.0x, 30.0x |"));
         assert!(rows[1].contains("| 0.20x |") && rows[1].contains("| 2.30x |"));
         assert!(table.contains("rm -f /tmp/big.jsonl.idx"));
+        // Median of two is the upper one: 0.5 s and 45 MiB of the 100 MiB file.
+        assert!(
+            table.contains("`strata stats /tmp/big.jsonl` (after the reopens): 0.500 s wall, peak memory 0.45x the file's size"),
+            "{table}"
+        );
         assert!(
             table.contains("every run of both printed the same 5 bytes"),
             "{table}"
