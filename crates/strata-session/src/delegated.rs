@@ -82,11 +82,16 @@ pub fn child_title(start: &str, agent: Option<&str>, description: &str) -> Strin
 /// The sessions `parent` delegated to (its direct children), oldest first; a file that
 /// cannot be read, or whose header lacks [`SPAWNED_BY_FIELD`](crate::SPAWNED_BY_FIELD), is left out.
 pub fn delegated_from(parent: &Path) -> Vec<Delegated> {
-    SessionStore::children_of(parent)
-        .unwrap_or_default()
+    try_delegated_from(parent).unwrap_or_default()
+}
+
+/// [`delegated_from`], failing when the children's folder exists but cannot be listed (for
+/// a view that must say so, like `strata stats`, rather than show no children).
+pub fn try_delegated_from(parent: &Path) -> Result<Vec<Delegated>, crate::SessionError> {
+    Ok(SessionStore::children_of(parent)?
         .into_iter()
         .filter_map(Delegated::read)
-        .collect()
+        .collect())
 }
 
 /// [`delegated_from`] grouped by the spawning entry's id.

@@ -39,7 +39,7 @@ mod tree;
 
 pub use delegated::{
     Delegated, SpawnDecision, child_title, delegated_by_entry, delegated_from, delegation_results,
-    spawn_decisions,
+    spawn_decisions, try_delegated_from,
 };
 pub use entry::{
     BranchSummaryEntry, CACHE_WARM_KIND, CompactionEntry, ContextAction, ContextEditEntry,

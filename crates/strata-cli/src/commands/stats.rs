@@ -409,11 +409,11 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<LogStats> {
     })
 }
 
-/// The sessions `parent` delegated to, read like any session (a child that cannot be read
-/// is said and left out).
+/// The sessions `parent` delegated to (as every view lists them), read like any session (a
+/// child that cannot be read is said and left out).
 fn read_children(parent: &Path, catalog: &Catalog) -> Vec<ChildStats> {
-    let summaries = match strata_session::SessionStore::children_of(parent) {
-        Ok(summaries) => summaries,
+    let delegated = match strata_session::try_delegated_from(parent) {
+        Ok(delegated) => delegated,
         Err(error) => {
             eprintln!(
                 "strata: warning: the children of {}: {error}",
@@ -423,36 +423,32 @@ fn read_children(parent: &Path, catalog: &Catalog) -> Vec<ChildStats> {
         }
     };
     let mut children = Vec::new();
-    for summary in summaries {
-        let mut log = match read_log(&summary.path, catalog) {
+    for child in delegated {
+        let mut log = match read_log(child.path(), catalog) {
             Ok(log) => log,
             Err(error) => {
                 eprintln!(
                     "strata: warning: {}: {error:#}, skipped",
-                    summary.path.display()
+                    child.path().display()
                 );
                 continue;
             }
         };
-        let spawned_by = strata_session::spawned_by(&summary.path).unwrap_or_default();
-        let field = |key: &str| spawned_by[key].as_str().unwrap_or("").to_owned();
         // A fork holds a copy of the parent's path up to the spawning entry: those requests
         // are the parent's, already counted there.
-        let spawning = field("entryId");
-        if let Some(at) = log.records.iter().position(|r| r.id == spawning) {
+        if let Some(at) = log.records.iter().position(|r| r.id == child.entry_id) {
             log.records.drain(..=at);
             log.requests.drain(..=at);
         }
-        let start = field("start");
         // A fork's first request re-reads the parent's prefix: what it read came from the
         // parent's writes (a fresh child's first request reads nothing of the parent's).
-        let read_from_parent = match (start.as_str(), log.records.first()) {
+        let read_from_parent = match (child.start.as_str(), log.records.first()) {
             ("fork", Some(first)) => first.usage.cache_read,
             _ => 0,
         };
         children.push(ChildStats {
-            start,
-            description: field("description"),
+            start: child.start,
+            description: child.description,
             read_from_parent,
             log,
         });
