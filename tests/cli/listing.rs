@@ -136,7 +136,7 @@ fn stats_survives_a_bad_byte_and_fails_on_paths_that_are_not_logs() {
     assert!(stdout.contains("7 requests"), "{stdout}");
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
-        stderr.contains("damaged.jsonl: line 6: invalid UTF-8"),
+        stderr.contains("damaged.jsonl:6: invalid UTF-8"),
         "{stderr}"
     );
 

@@ -170,10 +170,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
 const MAX_FILE_LINES: usize = 1_500;
 
 /// Files over [`MAX_FILE_LINES`] today, to be split (issue #36); the list only shrinks.
-const LONG_FILES: &[&str] = &[
-    "crates/strata-cli/src/tui/app.rs",
-    "crates/strata-session/src/tree.rs",
-];
+const LONG_FILES: &[&str] = &["crates/strata-cli/src/tui/app.rs"];
 
 /// Files that may name `WithAgent` (the runtime's closure into the agent, to be replaced by
 /// typed queries); the list only shrinks.
@@ -188,7 +185,7 @@ const WITH_AGENT_USERS: &[&str] = &[
 /// Line budgets of the views' sources: ratchets at the figures reached, towards issue #36's
 /// 7,000 (CLI) and 2,000 (rpc).
 const BUDGETS: &[(&str, usize)] = &[
-    ("crates/strata-cli/src", 14_967),
+    ("crates/strata-cli/src", 14_960),
     ("crates/strata-rpc/src", 4_623),
 ];
 

@@ -6,8 +6,8 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::fast::lazy::LazyMessage;
 use crate::id::EntryId;
-use crate::lazy::LazyMessage;
 use crate::message::{AgentMessage, Extra, MessageContent, SystemMessage, Usage};
 use crate::serde_util::{FieldKey, present};
 
@@ -783,10 +783,10 @@ impl Entry {
         line: &str,
         keep: impl FnOnce(Range<usize>) -> LazyMessage,
     ) -> Option<Self> {
-        let kind = crate::lazy::kept_kind(role)?;
+        let kind = crate::fast::lazy::kept_kind(role)?;
         // One pass over the line's bytes finds the message and checks it; serde reads only
         // the rest of the line (id, parent, timestamp, other fields), the message cut out.
-        let span = crate::canonical::value_span(line.as_bytes(), "message", kind)?;
+        let span = crate::fast::canonical::value_span(line.as_bytes(), "message", kind)?;
         let rest = [line.get(..span.start)?, "null", line.get(span.end..)?].concat();
         let parsed: MessageLine<serde::de::IgnoredAny> = serde_json::from_str(&rest).ok()?;
         Some(Self::Message(MessageEntry {

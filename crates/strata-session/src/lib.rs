@@ -20,22 +20,22 @@
 //! # Ok::<(), strata_session::SessionError>(())
 //! ```
 
-pub mod canonical;
 mod delegated;
 mod entry;
 mod error;
+mod fast;
 mod group;
 mod header;
 mod id;
-mod lazy;
 mod message;
-mod scan;
 mod serde_util;
 mod session;
 mod shape;
 mod store;
 mod time;
 mod tree;
+
+pub use fast::canonical;
 
 pub use delegated::{
     Delegated, SpawnDecision, child_title, delegated_by_entry, delegated_from, delegation_results,
@@ -48,10 +48,10 @@ pub use entry::{
     ThinkingLevelChangeEntry, ToolDefinition, UnknownEntry, UsageEntry,
 };
 pub use error::{Diagnostic, Problem, SessionError};
+pub use fast::lazy::{FileSpan, LazyMessage, MessageRead, SpanReader};
 pub use group::{EditGroup, GROUP_FIELD, PlannedEdit, counted_edits};
 pub use header::{CURRENT_VERSION, SessionHeader};
 pub use id::EntryId;
-pub use lazy::{FileSpan, LazyMessage, MessageRead, SpanReader};
 pub use message::{
     AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,
     CompactionSummaryMessage, ContentBlock, Cost, CustomMessage, Extra, ImageContent,
@@ -61,7 +61,7 @@ pub use message::{
 pub use session::{Opened, Session, WriteOptions, new_header};
 pub use store::{
     INDEX_FILE_NAME, SPAWNED_BY_FIELD, SessionStore, SessionSummary, children_dir,
-    dir_name_for_cwd, spawned_by,
+    dir_name_for_cwd, header_json, spawned_by,
 };
 pub use time::{format_iso_millis, now_iso, now_unix_millis, parse_iso_millis};
 pub use tree::{EntryRef, Tree, sidecar_path};

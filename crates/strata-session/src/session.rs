@@ -15,10 +15,10 @@ use crate::entry::{
     UsageEntry,
 };
 use crate::error::{Diagnostic, SessionError};
+use crate::fast::lazy::LazyMessage;
 use crate::group::{EditGroup, GROUP_FIELD, PlannedEdit};
 use crate::header::{CURRENT_VERSION, SessionHeader};
 use crate::id::{EntryId, fresh_id, random_u64, uuid_v7};
-use crate::lazy::LazyMessage;
 use crate::message::{AgentMessage, Extra, MessageContent, SystemMessage, Usage};
 use crate::time::{format_iso_millis, now_iso, now_millis, now_unix_millis};
 use crate::tree::Tree;

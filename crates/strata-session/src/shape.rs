@@ -1,4 +1,4 @@
-//! The shapes typed reads accept, as data: what [`crate::canonical`] checks a message's JSON
+//! The shapes typed reads accept, as data: what [`crate::fast::canonical`] checks a message's JSON
 //! against, so that a message kept as its line's JSON ([`crate::LazyMessage`]) is one the
 //! typed read would have kept. The tables come from the same macro invocations as the
 //! `Deserialize` impls (`fields_deserialize!`, `tagged_deserialize!`), field for field.

@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::SessionError;
+use crate::fast::scan::scan_entry;
 use crate::header::SessionHeader;
-use crate::scan::scan_entry;
 use crate::session::{Session, WriteOptions, new_header};
 use crate::time::parse_iso_millis;
 
@@ -237,13 +237,29 @@ impl SessionStore {
 /// The [`SPAWNED_BY_FIELD`] of a session's header (its first line only is read); `None` for
 /// a session nobody delegated, or a file that cannot be read.
 pub fn spawned_by(path: &Path) -> Option<serde_json::Value> {
-    use std::io::BufRead as _;
-    let mut line = String::new();
-    std::io::BufReader::new(std::fs::File::open(path).ok()?)
-        .read_line(&mut line)
-        .ok()?;
-    let mut header: serde_json::Value = serde_json::from_str(&line).ok()?;
+    let mut header = header_json(path).ok()??;
     Some(header.get_mut(SPAWNED_BY_FIELD)?.take())
+}
+
+/// A file's session header as JSON, reading only its first non-blank line: `None` when that
+/// line is not a `session` object (a Claude Code log, an empty file), so a caller can tell
+/// the kinds of log apart without reading a large file.
+pub fn header_json(path: &Path) -> std::io::Result<Option<serde_json::Value>> {
+    use std::io::BufRead as _;
+    let mut reader = std::io::BufReader::new(std::fs::File::open(path)?);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            return Ok(None);
+        }
+        if line.iter().any(|b| !b.is_ascii_whitespace()) {
+            break;
+        }
+    }
+    Ok(serde_json::from_slice::<serde_json::Value>(&line)
+        .ok()
+        .filter(|header| header["type"] == "session"))
 }
 
 fn list_dir(dir: &Path) -> Result<Vec<SessionSummary>, SessionError> {

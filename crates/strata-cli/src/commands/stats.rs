@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use strata_accounting::{CacheReport, RequestKind, RequestRecord, Totals, cache_report, records};
 use strata_provider::{Catalog, Usage};
-use strata_session::{EntryKind, Problem, Session};
+use strata_session::{EntryKind, Session};
 
 use crate::args::StatsArgs;
 
@@ -384,7 +384,8 @@ fn read_log(path: &Path, catalog: &Catalog) -> anyhow::Result<LogStats> {
         anyhow::bail!("not a regular file");
     }
     let mut attributed = Vec::new();
-    let (kind, records, cache, children) = if starts_as_session(path)? {
+    let header = strata_session::header_json(path).context("reading it")?;
+    let (kind, records, cache, children) = if header.is_some() {
         let opened = open_session(path)?;
         let tree = opened.session.tree();
         attributed = strata_accounting::attributions(tree);
@@ -476,38 +477,11 @@ fn lossy_text(path: &Path, bytes: Vec<u8>) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Whether the file's first non-blank line is a session header, reading only that line.
-fn starts_as_session(path: &Path) -> anyhow::Result<bool> {
-    use std::io::BufRead as _;
-    let file = std::fs::File::open(path).context("reading it")?;
-    let mut reader = std::io::BufReader::new(file);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line).context("reading it")? == 0 {
-            return Ok(false);
-        }
-        if line.iter().any(|b| !b.is_ascii_whitespace()) {
-            break;
-        }
-    }
-    let first = serde_json::from_slice::<Value>(&line).ok();
-    Ok(first.is_some_and(|value| value["type"] == "session"))
-}
-
 /// Opens a session, its problems reported as warnings.
 fn open_session(path: &Path) -> anyhow::Result<strata_session::Opened> {
     let opened = Session::open(path)?;
     for diagnostic in &opened.diagnostics {
-        match diagnostic.problem {
-            // Said the way a Claude Code log's bad bytes are.
-            Problem::InvalidUtf8 => eprintln!(
-                "strata: warning: {}: line {}: invalid UTF-8, read with replacement characters",
-                path.display(),
-                diagnostic.line
-            ),
-            _ => eprintln!("strata: warning: {diagnostic}"),
-        }
+        eprintln!("strata: warning: {diagnostic}");
     }
     Ok(opened)
 }

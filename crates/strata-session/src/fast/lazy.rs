@@ -6,7 +6,7 @@
 //! `JSON.stringify` writes) of the shape its type reads, so that it keeps exactly the messages
 //! a typed read keeps, and keeps that JSON instead: where it is in the session file, or in
 //! memory for a line held there. Reading the message parses it then, once; printing it
-//! re-indents those bytes ([`crate::canonical::reindent_canonical`]).
+//! re-indents those bytes ([`crate::fast::canonical::reindent_canonical`]).
 
 use std::fs::File;
 use std::ops::Deref;
@@ -14,8 +14,8 @@ use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 
-use crate::canonical;
 use crate::entry::Role;
+use crate::fast::canonical;
 use crate::message::{
     AgentMessage, AssistantMessage, BashExecutionMessage, CustomMessage, ToolResultMessage,
     UserMessage,
@@ -76,7 +76,7 @@ impl LazyMessage {
     }
 
     /// `json` (a message of `role`) if it is canonical JSON of the shape that role's type
-    /// reads ([`crate::canonical`]); `None` otherwise, or for a role not kept as JSON.
+    /// reads ([`crate::fast::canonical`]); `None` otherwise, or for a role not kept as JSON.
     pub fn from_json(role: Role, json: &str) -> Option<Self> {
         let kind = kept_kind(role)?;
         canonical::has_shape(json.as_bytes(), kind).then(|| Self::checked(role, json))
@@ -122,7 +122,7 @@ impl LazyMessage {
     }
 
     /// Where the message's JSON is in its session file, when it was kept there: a printer
-    /// reads the spans of consecutive messages in one read ([`crate::canonical`] re-indents
+    /// reads the spans of consecutive messages in one read ([`crate::fast::canonical`] re-indents
     /// them, and refuses bytes that changed since they were checked).
     pub fn file_span(&self) -> Option<&FileSpan> {
         match &self.0.json {
