@@ -123,6 +123,14 @@ impl Ui<'_> {
         self.io
             .send(&Message::notification("ui/status", json!({"text": text})));
     }
+
+    /// Sends the session runtime one of its operations (`strata_runtime::Op` as JSON, e.g.
+    /// `{"type":"follow_up","text":"…"}`; the kinds an extension may send are in
+    /// `docs/extensions.md`). `Ok` once the runtime has queued it; `Err` with strata's reason
+    /// when it refused it (or strata is gone).
+    pub fn op(&mut self, op: Value) -> Result<(), String> {
+        self.io.call_result("op", op).map(|_| ())
+    }
 }
 
 struct Io {
@@ -158,22 +166,30 @@ impl Io {
         }
     }
 
-    /// Sends a request to strata and waits for its answer.
+    /// Sends a request to strata and waits for its answer (`None` on an error answer).
     fn call(&mut self, method: &str, params: Value) -> Option<Value> {
+        self.call_result(method, params).ok()
+    }
+
+    /// Sends a request to strata and waits for its answer or its error's message.
+    fn call_result(&mut self, method: &str, params: Value) -> Result<Value, String> {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&Message::request(id, method, params));
         loop {
             let mut line = String::new();
             match self.input.read_line(&mut line) {
-                Ok(0) | Err(_) => return None,
+                Ok(0) | Err(_) => return Err("strata closed the connection".to_owned()),
                 Ok(_) => {}
             }
             let Ok(message) = serde_json::from_str::<Message>(&line) else {
                 continue;
             };
             if message.method.is_none() && message.id == Some(id) {
-                return message.result;
+                return match message.error {
+                    Some(error) => Err(error.message),
+                    None => Ok(message.result.unwrap_or(Value::Null)),
+                };
             }
             self.queued.push_back(message);
         }

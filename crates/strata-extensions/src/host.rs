@@ -110,6 +110,29 @@ impl UiRequest {
     }
 }
 
+/// An operation an extension sent (`op`): one of the session runtime's own `Op`s as JSON
+/// (`strata_runtime::Op`, `type`-tagged snake_case), for the runtime to check and queue.
+/// `reply` says whether it was taken (an `Err` is the extension's error answer).
+#[derive(Debug)]
+pub struct OpCall {
+    /// The extension's name.
+    pub extension: String,
+    /// The operation, as the extension wrote it.
+    pub op: Value,
+    /// Taken (`Ok`) or refused with a reason; `None` for a notification.
+    pub reply: Option<oneshot::Sender<Result<(), String>>>,
+}
+
+/// Where an extension's requests to strata go: UI requests to a front end, operations to the
+/// session runtime (`None`: no one takes them).
+#[derive(Debug, Clone, Default)]
+pub struct Outlets {
+    /// UI requests.
+    pub ui: Option<mpsc::Sender<UiCall>>,
+    /// Operations.
+    pub ops: Option<mpsc::Sender<OpCall>>,
+}
+
 /// A UI request for a front end, with the way to answer it (`None` for notify and status).
 #[derive(Debug)]
 pub struct UiCall {
@@ -250,6 +273,15 @@ impl Extension {
         ui: Option<mpsc::Sender<UiCall>>,
         reports: Option<mpsc::UnboundedSender<ExtensionReport>>,
     ) -> Result<Self, ExtensionError> {
+        Self::start_with(spec, Outlets { ui, ops: None }, reports).await
+    }
+
+    /// [`Extension::start`] with its operations going to `outlets.ops` as well.
+    pub async fn start_with(
+        spec: ExtensionSpec,
+        outlets: Outlets,
+        reports: Option<mpsc::UnboundedSender<ExtensionReport>>,
+    ) -> Result<Self, ExtensionError> {
         let mut command = Command::new(&spec.program);
         command
             .args(&spec.args)
@@ -293,7 +325,7 @@ impl Extension {
             Arc::clone(&pending),
             Arc::clone(&alive),
             writer.clone(),
-            ui,
+            outlets,
             reporter.clone(),
         ));
         let mut extension = Self {
@@ -607,7 +639,7 @@ async fn read_loop(
     pending: Pending,
     alive: Arc<AtomicBool>,
     writer: mpsc::Sender<String>,
-    ui: Option<mpsc::Sender<UiCall>>,
+    outlets: Outlets,
     reporter: Reporter,
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
@@ -654,6 +686,10 @@ async fn read_loop(
                     let _ = waiting.send(answer);
                 }
             }
+            (id, Some("op")) => {
+                let op = message.params.unwrap_or(Value::Null);
+                forward_op(id, op, &writer, outlets.ops.as_ref(), &reporter);
+            }
             (id, Some(method)) => {
                 let params = message.params.unwrap_or(Value::Null);
                 handle_request(
@@ -661,7 +697,7 @@ async fn read_loop(
                     method,
                     &params,
                     &writer,
-                    ui.as_ref(),
+                    outlets.ui.as_ref(),
                     &in_flight,
                     &reporter,
                 );
@@ -676,6 +712,60 @@ async fn read_loop(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clear();
+}
+
+/// Hands an `op` to the runtime and answers the extension once it is taken or refused: `{}`,
+/// or an error saying why (no runtime here, too many waiting, not an operation extensions
+/// may send).
+fn forward_op(
+    id: Option<u64>,
+    op: Value,
+    writer: &mpsc::Sender<String>,
+    ops: Option<&mpsc::Sender<OpCall>>,
+    reporter: &Reporter,
+) {
+    let refuse = |why: String| {
+        if let Some(id) = id {
+            let _ = writer.try_send(Message::error(id, -32000, why).to_line());
+        }
+    };
+    let Some(ops) = ops else {
+        return refuse("no session runtime takes operations here".to_owned());
+    };
+    let (reply, answer) = match id {
+        Some(_) => {
+            let (tx, rx) = oneshot::channel();
+            (Some(tx), Some(rx))
+        }
+        None => (None, None),
+    };
+    let call = OpCall {
+        extension: reporter.name.clone(),
+        op,
+        reply,
+    };
+    if ops.try_send(call).is_err() {
+        reporter.once(
+            "op-flood",
+            format!(
+                "extension `{}` sends operations faster than the session takes them; extra ones refused",
+                reporter.name
+            ),
+        );
+        return refuse("too many operations waiting".to_owned());
+    }
+    let (Some(id), Some(answer)) = (id, answer) else {
+        return;
+    };
+    let writer = writer.clone();
+    tokio::spawn(async move {
+        let line = match answer.await {
+            Ok(Ok(())) => Message::response(id, json!({})),
+            Ok(Err(why)) => Message::error(id, -32000, why),
+            Err(_) => Message::error(id, -32000, "the session runtime has ended"),
+        };
+        let _ = writer.try_send(line.to_line());
+    });
 }
 
 fn handle_request(

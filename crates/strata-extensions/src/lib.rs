@@ -17,7 +17,8 @@ mod slots;
 mod tools;
 
 pub use host::{
-    Extension, ExtensionError, ExtensionReport, ExtensionSpec, MAX_MESSAGE_BYTES, UiCall, UiRequest,
+    Extension, ExtensionError, ExtensionReport, ExtensionSpec, MAX_MESSAGE_BYTES, OpCall, Outlets,
+    UiCall, UiRequest,
 };
 pub use set::{ExtensionSet, ExtensionState, ExtensionStatus, SetTools};
 pub use slots::{BUILT_IN_OWNER, MemorySlots, SLOT_CUSTOM_TYPE, Slot, SlotError};

@@ -14,7 +14,7 @@ use strata_session::Session;
 use strata_tools::{Tool, ToolSource};
 use tokio::sync::{OnceCell, mpsc};
 
-use crate::host::{Extension, ExtensionReport, ExtensionSpec, UiCall};
+use crate::host::{Extension, ExtensionReport, ExtensionSpec, OpCall, Outlets, UiCall};
 use crate::slots::{MemorySlots, Slot};
 use crate::tools::ExtensionTools;
 
@@ -59,6 +59,8 @@ pub struct ExtensionSet {
     started: OnceCell<Vec<Result<Arc<Extension>, String>>>,
     /// Where UI requests go; a front end sets it before the extensions start.
     ui: Mutex<Option<mpsc::Sender<UiCall>>>,
+    /// Where operations go; the session runtime sets it before the extensions start.
+    ops: Mutex<Option<mpsc::Sender<OpCall>>>,
     reports_tx: mpsc::UnboundedSender<ExtensionReport>,
     reports: Mutex<mpsc::UnboundedReceiver<ExtensionReport>>,
     slots: Mutex<MemorySlots>,
@@ -81,6 +83,7 @@ impl ExtensionSet {
             specs,
             started: OnceCell::new(),
             ui: Mutex::new(ui),
+            ops: Mutex::new(None),
             reports_tx,
             reports: Mutex::new(reports),
             slots: Mutex::new(MemorySlots::new()),
@@ -93,6 +96,12 @@ impl ExtensionSet {
         *self.ui.lock().unwrap_or_else(PoisonError::into_inner) = Some(ui);
     }
 
+    /// Sends the extensions' operations (`op`) to `ops`, the session runtime's; extensions
+    /// started before keep where they were started with.
+    pub fn set_ops(&self, ops: mpsc::Sender<OpCall>) {
+        *self.ops.lock().unwrap_or_else(PoisonError::into_inner) = Some(ops);
+    }
+
     /// What is configured.
     pub fn specs(&self) -> &[ExtensionSpec] {
         &self.specs
@@ -103,16 +112,25 @@ impl ExtensionSet {
     pub async fn start(&self) {
         self.started
             .get_or_init(|| async {
-                let ui = self
-                    .ui
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .clone();
+                let outlets = Outlets {
+                    ui: self
+                        .ui
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .clone(),
+                    ops: self
+                        .ops
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .clone(),
+                };
                 let starts = self.specs.iter().map(|spec| {
                     let reports = self.reports_tx.clone();
-                    let ui = ui.clone();
+                    let outlets = outlets.clone();
                     async move {
-                        match Extension::start(spec.clone(), ui, Some(reports.clone())).await {
+                        match Extension::start_with(spec.clone(), outlets, Some(reports.clone()))
+                            .await
+                        {
                             Ok(extension) => Ok(Arc::new(extension)),
                             Err(error) => {
                                 let problem = error.to_string();

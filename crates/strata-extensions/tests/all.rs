@@ -335,3 +335,69 @@ text = "Still here."
     let third = server.requests()[2].body.clone().unwrap();
     assert_eq!(server.requests()[2].changed, None, "{third}");
 }
+
+/// `op`: what an extension sends reaches the runtime's channel as written, and the runtime's
+/// answer (taken, or refused with a reason) reaches the extension; with no runtime to take
+/// it, the extension is told so.
+#[tokio::test]
+async fn an_extensions_operations_reach_the_runtime_and_its_answer_comes_back() {
+    let (ops_tx, mut ops) = mpsc::channel::<strata_extensions::OpCall>(4);
+    // The runtime's stand-in: takes follow-ups, refuses anything else.
+    let seen = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(call) = ops.recv().await {
+            let answer = if call.op["type"] == "follow_up" {
+                Ok(())
+            } else {
+                Err(format!(
+                    "`{}` is not an operation extensions may send",
+                    call.op["type"]
+                ))
+            };
+            if let Some(reply) = call.reply {
+                let _ = reply.send(answer);
+            }
+            seen.push((call.extension, call.op));
+        }
+        seen
+    });
+    let outlets = strata_extensions::Outlets {
+        ui: None,
+        ops: Some(ops_tx),
+    };
+    let ext = Extension::start_with(
+        spec("good", "opper", Duration::from_secs(20)),
+        outlets,
+        None,
+    )
+    .await
+    .unwrap();
+    let follow_up = r#"{"type":"follow_up","text":"and now the tests"}"#;
+    assert_eq!(ext.command("op", follow_up).await.unwrap(), "op: ok");
+    assert_eq!(
+        ext.command("op", r#"{"type":"shutdown"}"#).await.unwrap(),
+        "op: refused: `\"shutdown\"` is not an operation extensions may send"
+    );
+    ext.shutdown().await;
+    drop(ext);
+    let seen = seen.await.unwrap();
+    assert_eq!(
+        seen,
+        vec![
+            (
+                "opper".to_owned(),
+                json!({"type":"follow_up","text":"and now the tests"})
+            ),
+            ("opper".to_owned(), json!({"type":"shutdown"})),
+        ]
+    );
+
+    let alone = Extension::start(spec("good", "alone", Duration::from_secs(20)), None, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        alone.command("op", follow_up).await.unwrap(),
+        "op: refused: no session runtime takes operations here"
+    );
+    alone.shutdown().await;
+}

@@ -2,7 +2,8 @@
 chooses: good, crash, hang, garbage, flood, huge, a slot name to claim with `claim:NAME`, or a
 memory slot owner: `filter` (ingress_filter: results become a short note), `forget`
 (forgetting: every offered result is masked). Its commands: `/events` (the events seen),
-`/echo args` (`echo: args`; `/echo hang` never answers), `/help` (to be shadowed). In every mode a PreToolUse hook on a bash
+`/echo args` (`echo: args`; `/echo hang` never answers), `/op JSON` (sends the operation,
+says `op: ok` or `op: refused: why`), `/help` (to be shadowed). In every mode a PreToolUse hook on a bash
 command with `pick` asks `ui/select` and `ui/input` and adds what was answered as context,
 and one with `rm -rf` asks `ui/confirm` and denies the call unless confirmed."""
 import json
@@ -19,14 +20,18 @@ def send(message):
     sys.stdout.flush()
 
 
-def call(method, params):
+def call_full(method, params):
     global next_id
     next_id += 1
     send({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params})
     for line in sys.stdin:
         message = json.loads(line)
         if message.get("id") == next_id and "method" not in message:
-            return message.get("result")
+            return message
+
+
+def call(method, params):
+    return (call_full(method, params) or {}).get("result")
 
 
 manifest = {
@@ -36,6 +41,7 @@ manifest = {
     "hooks": ["PreToolUse"],
     "commands": [{"name": "events", "description": "events seen"},
                  {"name": "echo", "description": "says its arguments back"},
+                 {"name": "op", "description": "sends an operation to the session runtime"},
                  {"name": "help", "description": "shadowed by a front end's built-in /help"}],
     "tools": [{"name": "shout", "description": "upper-cases", "parameters": {"type": "object"}}],
     "slots": [mode[len("claim:"):]] if mode.startswith("claim:")
@@ -103,6 +109,14 @@ for line in sys.stdin:
             import time
             time.sleep(600)
         send({"jsonrpc": "2.0", "id": mid, "result": {"text": "echo: " + params["args"]}})
+        continue
+    if method == "command" and params["name"] == "op":
+        answer = call_full("op", json.loads(params["args"])) or {}
+        if "error" in answer:
+            text = "op: refused: " + answer["error"]["message"]
+        else:
+            text = "op: ok"
+        send({"jsonrpc": "2.0", "id": mid, "result": {"text": text}})
         continue
     if method == "command":
         send({"jsonrpc": "2.0", "id": mid, "result": {"text": ",".join(events)}})
