@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use strata_session::{Entry, Tree};
+use strata_session::{Entry, EntryKind, Tree};
 
 /// `customType` of a `custom` entry holding only attributions, for what was added where no
 /// entry of the adder's own can say it (an extension's tools in a ledger patch).
@@ -79,7 +79,18 @@ pub fn attributions_of(entry: &Entry) -> Vec<Attribution> {
 /// Every attribution in `tree`, summed per source, costliest first.
 pub fn attributions(tree: &Tree) -> Vec<Attribution> {
     let mut sums: BTreeMap<String, Attribution> = BTreeMap::new();
-    for reference in tree.iter() {
+    // Only custom entries carry the field; the others (almost every line) are ruled out by
+    // their kind, and custom ones without it by a substring test, before anything is parsed.
+    let needle = format!("\"{ATTRIBUTION_FIELD}\"");
+    let carries = |reference: &strata_session::EntryRef<'_>| {
+        matches!(
+            reference.kind(),
+            EntryKind::Custom | EntryKind::CustomMessage
+        ) && reference
+            .read_line()
+            .is_ok_and(|line| line.contains(needle.as_str()))
+    };
+    for reference in tree.iter().filter(carries) {
         let Ok(entry) = reference.entry() else {
             continue;
         };

@@ -105,11 +105,58 @@ pub fn records(tree: &Tree) -> Vec<RequestRecord> {
             )
         })
         .filter_map(|reference| {
-            let mut record = record_of(&reference.entry().ok()?)?;
+            let mut record = match lean_answer(tree, &reference) {
+                Some(record) => record,
+                None => record_of(&reference.entry().ok()?)?,
+            };
             record.timestamp_ms = reference.timestamp_millis();
             Some(record)
         })
         .collect()
+}
+
+/// The fields of an assistant message line an answer's record reads; serde steps over the
+/// content without building it.
+#[derive(serde::Deserialize)]
+struct AnswerLine {
+    message: AnswerFields,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AnswerFields {
+    #[serde(default)]
+    provider: String,
+    #[serde(default)]
+    model: String,
+    usage: strata_session::Usage,
+    stop_reason: StopReason,
+}
+
+/// An assistant message's record read from its line without building the message: most of
+/// a session's bytes are the content a record never looks at. `None` where the line is not
+/// a current-format assistant message whose record fields read: the typed read decides then
+/// (older formats are migrated as before). A message whose content alone is damaged still
+/// has its request counted: the provider billed it.
+fn lean_answer(tree: &Tree, reference: &strata_session::EntryRef<'_>) -> Option<RequestRecord> {
+    if reference.kind() != EntryKind::Message(Role::Assistant)
+        || tree.version() < strata_session::CURRENT_VERSION
+    {
+        return None;
+    }
+    let line = reference.read_line().ok()?;
+    let fields = serde_json::from_str::<AnswerLine>(&line).ok()?.message;
+    Some(RequestRecord {
+        id: reference.id().as_str().to_owned(),
+        kind: RequestKind::Answer,
+        usage: provider_usage(&fields.usage),
+        cost: fields.usage.cost.total,
+        timestamp_ms: None,
+        aborted: matches!(fields.stop_reason, StopReason::Aborted | StopReason::Error),
+        provider_diagnosis: stored_diagnosis(&fields.usage),
+        provider: fields.provider,
+        model: fields.model,
+    })
 }
 
 /// The billed request `entry` records, if any: an assistant message, a compaction or branch

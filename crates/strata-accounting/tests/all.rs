@@ -258,3 +258,73 @@ fn the_providers_reason_stands_beside_strata_and_a_contradiction_is_flagged() {
     assert_eq!(report.disagreements.len(), 1);
     assert!(report.disagreements[0].strata.contains("read 5000"));
 }
+
+/// `records` reads an answer's usage from its line without building the message; on every
+/// session fixture Pi 1.x and strata wrote it must give exactly what the typed read gives.
+#[test]
+fn the_lean_answer_read_agrees_with_the_typed_read_on_every_fixture() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = Vec::new();
+    for dir in [
+        "tests/fixtures/pi",
+        "tests/fixtures/pi1",
+        "examples/sessions",
+    ] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.display().to_string();
+            if name.ends_with(".jsonl") && !name.ends_with(".migrated.jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    let mut answers = 0;
+    for path in &files {
+        let opened = Session::open(path).unwrap();
+        let tree = opened.session.tree();
+        let typed: Vec<_> = tree
+            .iter()
+            .filter_map(|reference| {
+                let mut record = strata_accounting::record_of(&reference.entry().ok()?)?;
+                record.timestamp_ms = reference.timestamp_millis();
+                Some(record)
+            })
+            .collect();
+        let lean = records(tree);
+        assert_eq!(lean, typed, "{}", path.display());
+        answers += lean
+            .iter()
+            .filter(|r| r.kind == strata_accounting::RequestKind::Answer)
+            .count();
+    }
+    assert!(
+        files.len() >= 10 && answers >= 20,
+        "{} files, {answers} answers",
+        files.len()
+    );
+}
+
+/// An answer whose content is damaged (a block the typed read refuses) was still billed:
+/// its request is counted from the usage its line records.
+#[test]
+fn an_answer_with_damaged_content_is_still_billed() {
+    let mut file = File::new();
+    file.user("u1", None, 0);
+    file.0.push(
+        r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-03-01T10:01:00.000Z","message":{"role":"assistant","content":[{"type":"text","text":7}],"api":"anthropic-messages","provider":"anthropic","model":"claude-opus-4-8","usage":{"input":10,"output":5,"cacheRead":100,"cacheWrite":0,"totalTokens":115,"cost":{"input":0.1,"output":0.2,"cacheRead":0.3,"cacheWrite":0,"total":0.6}},"stopReason":"stop","timestamp":0}}"#
+            .to_owned(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(&path, file.0.join("\n") + "\n").unwrap();
+    let opened = Session::open(&path).unwrap();
+    let tree = opened.session.tree();
+    assert!(
+        tree.entry("a1").is_err(),
+        "the typed read refuses the content"
+    );
+    let records = records(tree);
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].usage.cache_read, 100);
+    assert!((records[0].cost - 0.6).abs() < 1e-12);
+}

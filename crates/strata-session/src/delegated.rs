@@ -161,7 +161,13 @@ pub fn delegation_results(tree: &Tree) -> Vec<SpawnDecision> {
 }
 
 fn decision_of(entry: EntryRef<'_>) -> Option<SpawnDecision> {
-    if entry.kind() != EntryKind::Message(Role::ToolResult) {
+    // Most tool results are not a delegation's: a substring test on the line (not kept)
+    // rules them out before a parse.
+    if entry.kind() != EntryKind::Message(Role::ToolResult)
+        || !entry
+            .read_line()
+            .is_ok_and(|line| line.contains("\"subagent\""))
+    {
         return None;
     }
     match entry.entry().ok()? {

@@ -177,6 +177,13 @@ impl<'a> EntryRef<'a> {
         self.tree.line_text(self.index)
     }
 
+    /// Its line as in the file, read now and not kept (where [`EntryRef::raw_line`] keeps
+    /// it): for a pass over many entries that looks at each line once, e.g. to skip the
+    /// ones a cheap substring test rules out before parsing the rest.
+    pub fn read_line(&self) -> Result<Cow<'a, str>, SessionError> {
+        self.tree.line(self.index)
+    }
+
     /// The typed entry, parsed from its line now (migrated when the file is v1 or v2).
     pub fn entry(&self) -> Result<Entry, SessionError> {
         self.tree.parse_node(self.index, MessageRead::Parse)

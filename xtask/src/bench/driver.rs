@@ -100,7 +100,7 @@ pub(crate) fn agent_config(
     AgentConfig {
         cwd: cwd.to_path_buf(),
         model: endpoint.model.clone(),
-        capabilities: endpoint.capabilities.clone(),
+        capabilities: strategy.capabilities(&endpoint.capabilities),
         api: endpoint.api.clone(),
         max_tokens: Some(4096),
         global_dir: None,
@@ -218,6 +218,14 @@ async fn play(
                     }
                 }
                 agent.set_tools(tool_set(&builtins, &bench_tools));
+            }
+            if let Some(level) = &event.thinking {
+                let level: strata_provider::ThinkingLevel = level.parse().map_err(|_| {
+                    anyhow::anyhow!("workload {}: thinking level `{level}`", workload.spec.name)
+                })?;
+                agent
+                    .set_thinking(level)
+                    .with_context(|| format!("thinking before task {}", task.index + 1))?;
             }
             if let Some(text) = &event.agents_md {
                 let path = cwd.path().join("AGENTS.md");

@@ -213,6 +213,11 @@ pub fn strategies_for(workload: &str) -> Vec<Strategy> {
         // re-reads of what it forgets included (the recall workloads).
         strategies.push(Strategy::NoFold);
     }
+    if workload == "pause" || workload == "effort" {
+        // The defaults beside the row without the 2026 cache features (output-free pre-warm,
+        // mid-conversation effort): what they gain on the workloads that use them.
+        strategies.push(Strategy::NoCacheFeatures);
+    }
     if workload.starts_with("recall") {
         // The layouts dynamic-tools stands for are measured elsewhere; recall is about what
         // a smaller context forgets.

@@ -4,7 +4,7 @@
 use strata_agent::CacheSettings;
 use strata_compaction::{CompactionSettings, CompactionTrigger, SummaryMode};
 use strata_context::RenderPolicy;
-use strata_provider::CacheRetention;
+use strata_provider::{CacheRetention, Capabilities, Prewarm};
 
 use super::model::CacheModel;
 
@@ -39,6 +39,10 @@ pub enum Strategy {
     /// strata's defaults with `strata-play-sticky-note` owning the compaction slot and its
     /// note at the end.
     StickyNotePlay,
+    /// strata's defaults on the row as it stood before the providers' 2026 cache features:
+    /// keep-warm pings ask for output tokens (no `max_tokens: 0` / `prewarm`), and an effort
+    /// change goes in the request's parameters, not mid-conversation. What the features gain.
+    NoCacheFeatures,
 }
 
 impl Strategy {
@@ -57,6 +61,7 @@ impl Strategy {
             Self::LosslessPlay => "lossless-play",
             Self::PrecomputePlay => "precompute-play",
             Self::StickyNotePlay => "sticky-note-play",
+            Self::NoCacheFeatures => "no-cache-features",
         }
     }
 
@@ -82,6 +87,7 @@ impl Strategy {
             Self::LosslessPlay,
             Self::PrecomputePlay,
             Self::StickyNotePlay,
+            Self::NoCacheFeatures,
         ]
         .into_iter()
         .find(|strategy| strategy.name() == name)
@@ -96,7 +102,8 @@ impl Strategy {
             | Self::NoFold
             | Self::LosslessPlay
             | Self::PrecomputePlay
-            | Self::StickyNotePlay => RenderPolicy::Strata,
+            | Self::StickyNotePlay
+            | Self::NoCacheFeatures => RenderPolicy::Strata,
             Self::Naive => RenderPolicy::Naive,
             Self::DynamicTools => RenderPolicy::DynamicTools,
         }
@@ -116,12 +123,27 @@ impl Strategy {
         }
     }
 
+    /// The row's capabilities as this strategy uses them: every strategy but
+    /// [`Self::NoCacheFeatures`] takes the row as the table gives it.
+    pub fn capabilities(self, row: &Capabilities) -> Capabilities {
+        let mut capabilities = row.clone();
+        if self == Self::NoCacheFeatures {
+            capabilities.prewarm = Prewarm::None;
+            capabilities.mid_conversation_effort = false;
+        }
+        capabilities
+    }
+
     /// The workload's compaction settings as this strategy changes them.
     pub fn compaction(self, base: &CompactionSettings) -> CompactionSettings {
         let mut settings = base.clone();
         match self {
             // A play changes one memory slot; the rest stays strata's defaults.
-            Self::Strata | Self::LosslessPlay | Self::PrecomputePlay | Self::StickyNotePlay => {}
+            Self::Strata
+            | Self::LosslessPlay
+            | Self::PrecomputePlay
+            | Self::StickyNotePlay
+            | Self::NoCacheFeatures => {}
             // The baselines compact the way a harness without these policies does: at the
             // window limit, nothing masked (they must not inherit strata's defaults).
             Self::DynamicTools => {
@@ -198,6 +220,23 @@ mod tests {
             base
         );
         assert!(!Strategy::WindowTrigger.compaction(&base).masking.enabled);
+        let row = Capabilities {
+            prewarm: Prewarm::ZeroMaxTokens,
+            mid_conversation_effort: true,
+            ..Capabilities::default()
+        };
+        assert_eq!(Strategy::Strata.capabilities(&row), row);
+        let before = Strategy::NoCacheFeatures.capabilities(&row);
+        assert_eq!(before.prewarm, Prewarm::None);
+        assert!(!before.mid_conversation_effort);
+        assert_eq!(
+            Capabilities {
+                prewarm: row.prewarm,
+                mid_conversation_effort: true,
+                ..before
+            },
+            row
+        );
         assert_eq!(
             Strategy::WindowTrigger.compaction(&base).trigger,
             CompactionTrigger::Window
@@ -208,6 +247,7 @@ mod tests {
             "dynamic-tools",
             "cost-trigger",
             "window-trigger",
+            "no-cache-features",
         ] {
             assert_eq!(Strategy::parse(name).map(Strategy::name), Some(name));
         }

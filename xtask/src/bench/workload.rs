@@ -167,6 +167,10 @@ pub struct Event {
     /// New text of AGENTS.md in the working directory.
     #[serde(default)]
     pub agents_md: Option<String>,
+    /// The user changes the thinking level (`off`, `minimal`, `low`, `medium`, `high`,
+    /// `xhigh`): the effort of the next requests.
+    #[serde(default)]
+    pub thinking: Option<String>,
     /// Go back this many tasks (`agent.navigate` with a branch summary) and continue there.
     #[serde(default)]
     pub branch_back_tasks: Option<usize>,
@@ -219,10 +223,11 @@ pub struct Workload {
 }
 
 /// Names of the workloads in the default order.
-pub const WORKLOADS: [&str; 6] = [
+pub const WORKLOADS: [&str; 7] = [
     "short",
     "long",
     "pause",
+    "effort",
     "tools-churn",
     "recall",
     "recall-long",
