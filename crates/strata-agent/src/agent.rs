@@ -182,6 +182,9 @@ pub struct Agent {
     hook_notices: Vec<hooks::HookNotice>,
     /// Where the extensions' problems wait (agent::hooks).
     extension_problems: Option<Arc<dyn hooks::ExtensionProblems>>,
+    /// The extensions' operations, until the session runtime takes them (agent::hooks);
+    /// shared by clones, taken once.
+    extension_ops: Arc<Mutex<Option<tokio::sync::mpsc::Receiver<strata_hooks::OpCall>>>>,
     /// Context `PreToolUse` hooks added, appended after the batch's results.
     pending_hook_context: Vec<hooks::HookText>,
     /// The `SessionStart` source due at the next prompt (`startup`, `resume`, `clear`);
@@ -237,6 +240,7 @@ impl Agent {
             hooks: None,
             hook_notices: Vec::new(),
             extension_problems: None,
+            extension_ops: Arc::default(),
             pending_hook_context: Vec::new(),
             hook_stop: None,
             memory: None,

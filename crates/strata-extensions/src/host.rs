@@ -14,7 +14,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 use strata_extension_client::{Manifest, Message, PROTOCOL_VERSION, ToolResult};
-use strata_hooks::{HookEvent, HookInput, HookResponder, HookRun, Outcome, RunStatus};
+use strata_hooks::{HookEvent, HookInput, HookResponder, HookRun, OpCall, Outcome, RunStatus};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::{Semaphore, mpsc, oneshot};
@@ -108,19 +108,6 @@ impl UiRequest {
             UiRequest::Notify { .. } | UiRequest::Status { .. } => json!({}),
         }
     }
-}
-
-/// An operation an extension sent (`op`): one of the session runtime's own `Op`s as JSON
-/// (`strata_runtime::Op`, `type`-tagged snake_case), for the runtime to check and queue.
-/// `reply` says whether it was taken (an `Err` is the extension's error answer).
-#[derive(Debug)]
-pub struct OpCall {
-    /// The extension's name.
-    pub extension: String,
-    /// The operation, as the extension wrote it.
-    pub op: Value,
-    /// Taken (`Ok`) or refused with a reason; `None` for a notification.
-    pub reply: Option<oneshot::Sender<Result<(), String>>>,
 }
 
 /// Where an extension's requests to strata go: UI requests to a front end, operations to the

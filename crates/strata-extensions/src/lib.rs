@@ -17,9 +17,12 @@ mod slots;
 mod tools;
 
 pub use host::{
-    Extension, ExtensionError, ExtensionReport, ExtensionSpec, MAX_MESSAGE_BYTES, OpCall, Outlets,
-    UiCall, UiRequest,
+    Extension, ExtensionError, ExtensionReport, ExtensionSpec, MAX_MESSAGE_BYTES, Outlets, UiCall,
+    UiRequest,
 };
 pub use set::{ExtensionSet, ExtensionState, ExtensionStatus, SetTools};
 pub use slots::{BUILT_IN_OWNER, MemorySlots, SLOT_CUSTOM_TYPE, Slot, SlotError};
+/// An extension's operation for the session runtime (defined beside the hook types, which the
+/// agent also speaks).
+pub use strata_hooks::OpCall;
 pub use tools::ExtensionTools;

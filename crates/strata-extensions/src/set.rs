@@ -14,9 +14,10 @@ use strata_session::Session;
 use strata_tools::{Tool, ToolSource};
 use tokio::sync::{OnceCell, mpsc};
 
-use crate::host::{Extension, ExtensionReport, ExtensionSpec, OpCall, Outlets, UiCall};
+use crate::host::{Extension, ExtensionReport, ExtensionSpec, Outlets, UiCall};
 use crate::slots::{MemorySlots, Slot};
 use crate::tools::ExtensionTools;
+use strata_hooks::OpCall;
 
 /// Where a configured extension is.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,6 +14,7 @@
 mod config;
 mod error;
 mod event;
+mod ops;
 mod outcome;
 mod runner;
 mod tools;
@@ -21,6 +22,7 @@ mod tools;
 pub use config::{HookCommand, HookFiles, HookSet, HooksSettings, Matcher, MatcherGroup, Scope};
 pub use error::HookError;
 pub use event::{HookEvent, HookInput};
+pub use ops::OpCall;
 pub use outcome::{HookRun, Outcome, PreToolDecision, RunStatus};
 pub use runner::{HookResponder, HookRunner, MAX_OUTPUT_BYTES};
 pub use tools::ToolNames;

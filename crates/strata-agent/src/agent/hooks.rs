@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use strata_accounting::{ATTRIBUTION_FIELD, Attribution};
-use strata_hooks::{HookEvent, HookInput, HookRunner, Outcome, ToolNames};
+use strata_hooks::{HookEvent, HookInput, HookRunner, OpCall, Outcome, ToolNames};
 use strata_session::{EntryId, MessageContent, ToolCall};
 use strata_tools::ToolOutput;
+use tokio::sync::mpsc;
 
 use super::Agent;
 use crate::error::AgentError;
@@ -130,6 +131,24 @@ impl Agent {
     /// `systemMessage`s, blocked prompts), oldest first.
     pub fn take_hook_notices(&mut self) -> Vec<HookNotice> {
         std::mem::take(&mut self.hook_notices)
+    }
+
+    /// Where the agent's extensions send operations (`op`): the session runtime takes the
+    /// receiver when it starts on this agent ([`Agent::take_extension_ops`]) and queues what
+    /// arrives like a front end's operations; the agent never reads it.
+    pub fn set_extension_ops(&mut self, ops: Option<mpsc::Receiver<OpCall>>) {
+        *self
+            .extension_ops
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = ops;
+    }
+
+    /// The extensions' operations, once (`None`: no extensions, or taken already).
+    pub fn take_extension_ops(&mut self) -> Option<mpsc::Receiver<OpCall>> {
+        self.extension_ops
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     /// Collects the problems of the agent's extensions from `problems` ([`Agent::take_notices`]
