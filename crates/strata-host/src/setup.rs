@@ -19,9 +19,6 @@ use crate::model::{ModelChoice, ServerAnswer, parse_model, resolve_model};
 use crate::rows::{KeyPolicy, Rows};
 use crate::trust::ProjectTrust;
 
-/// Extensions' operations waiting for the runtime; more are refused ("too many waiting").
-const EXTENSION_OPS_QUEUE: usize = 16;
-
 /// Everything a front end needs before it builds an agent.
 #[derive(Debug, Clone)]
 pub struct Setup {
@@ -478,7 +475,7 @@ impl Setup {
     }
 
     /// Gives `agent` the run's hooks, the extensions' tools after `mcp`'s, their hook
-    /// answers, the memory slots they claim and the way their operations reach the runtime.
+    /// answers and the memory slots they claim.
     fn add_hooks_and_extensions(
         &self,
         agent: &mut Agent,
@@ -499,10 +496,6 @@ impl Setup {
         match extensions {
             Some(set) => {
                 agent.set_tool_source(Some(std::sync::Arc::new(set.tool_source(Some(mcp)))));
-                // Their operations reach the runtime that runs this agent (before they start).
-                let (ops, taken) = tokio::sync::mpsc::channel(EXTENSION_OPS_QUEUE);
-                set.set_ops(ops);
-                agent.set_extension_ops(Some(taken));
                 agent.set_extension_problems(Some(std::sync::Arc::new(
                     crate::extensions::ExtensionReports(std::sync::Arc::clone(&set)),
                 )));
