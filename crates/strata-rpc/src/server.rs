@@ -9,9 +9,10 @@
 //! wait for it or abort it first, keep-warm while idle) is the runtime's behaviour.
 //!
 //! A command that changes the agent is answered once the runtime has run its operations:
-//! the view sends them followed by an [`Op::WithAgent`] that reads the agent's state, and
-//! answers when that read comes back (after every event the operations caused). Reads
-//! during a run are answered at once from the last state read plus the run's messages.
+//! the view sends them followed by [`Op::Query`]s for the runtime's state (and what the
+//! command reads), and answers when the last comes back (after every event the operations
+//! caused). Reads during a run are answered at once from the last state read plus the run's
+//! messages.
 //!
 //! Supported: prompt (images included; streamingBehavior steer/followUp while running;
 //! `/skill:name` expanded), steer and follow_up (with images), abort, clear_queue,
@@ -42,9 +43,10 @@ use strata_agent::{Agent, AgentEvent, RetryEvents};
 use strata_provider::transport::RetryObserver;
 use strata_provider::{Model, ThinkingLevel};
 use strata_runtime::{
-    ModelRoute, Op, QueueMode, RunEnd, RuntimeEvent, RuntimeHandle, SessionRouter, UserInput,
+    Answer, ModelRoute, Op, Query as Read, QueueMode, RunEnd, RuntimeEvent, RuntimeHandle,
+    SessionRouter, UserInput,
 };
-use strata_session::{AgentMessage, BashExecutionMessage, EntryId, ImageContent, Session};
+use strata_session::{BashExecutionMessage, EntryId, ImageContent, Session};
 use strata_tools::CancellationToken;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
@@ -152,15 +154,17 @@ where
     H: Host,
 {
     let (inputs, mut received) = unbounded_channel();
-    let (answers, mut answered) = unbounded_channel();
     let (out, writer) = Out::new(output);
     let writing = tokio::spawn(writer.run());
     let (handle, mut events, task) = strata_runtime::spawn(agent);
-    let mut server = Server::new(host, options, out, handle, retries, answers, inputs.clone());
+    let mut server = Server::new(host, options, out, handle, retries, inputs.clone());
     // Commands read the model and session from the view: it holds them before the first.
     server.refresh();
-    if let Some(answer) = answered.recv().await {
-        server.on_answer(answer);
+    while !server.in_flight.is_empty() {
+        match events.recv().await {
+            Some(event) => server.on_event(event),
+            None => break,
+        }
     }
     // Extensions' UI requests join the command loop's inputs.
     let asking = server.options.extension_ui.take().map(|mut calls| {
@@ -178,13 +182,6 @@ where
         tokio::select! {
             biased;
             Some(event) = events.recv() => server.on_event(event),
-            Some(answer) = answered.recv() => {
-                // Every event of the operations before the read was sent before it.
-                while let Ok(event) = events.try_recv() {
-                    server.on_event(event);
-                }
-                server.on_answer(answer);
-            }
             input = received.recv() => match input {
                 Some(Input::Line(line)) => server.handle_line(&line),
                 Some(Input::TooLong(bytes)) => server.out.send(&failure(
@@ -339,18 +336,16 @@ async fn read_input_bounded<R: AsyncRead + Unpin>(
     let _ = inputs.send(Input::Closed);
 }
 
-/// The agent's state read after a command's operations, and what the read itself found.
-struct Answer {
-    snapshot: Snapshot,
-    data: Result<Option<Value>, String>,
-}
-
 /// A command whose operations the runtime has not finished yet.
 struct InFlight {
     id: Id,
     kind: String,
     /// How its answer is made once the state is read back.
     finish: Finish,
+    /// The id of its last query: its answer completes the command.
+    last_query: u64,
+    /// The answers so far: the state, the messages, then what `finish` reads.
+    answers: Vec<Answer>,
     /// The first failure its operations reported.
     failure: Option<String>,
     /// A manual compaction's outcome.
@@ -359,8 +354,14 @@ struct InFlight {
 
 /// How a command is answered.
 enum Finish {
-    /// With the data the read found.
-    Data,
+    /// With this data.
+    Data(Option<Value>),
+    /// `fork`: the message's text, and the files' differences when they differ.
+    Fork(String),
+    /// `rewind_files` with `dryRun`: what the restore would do.
+    Preview(Option<EntryId>),
+    /// `set_permission_mode`: the mode in effect (`mode` where there is no gate).
+    PermissionMode(strata_runtime::permissions::Mode),
     /// Not at all (the view's own refresh).
     Silent,
     /// With a state query over the refreshed view.
@@ -390,7 +391,8 @@ struct Server<H> {
     handle: RuntimeHandle,
     /// Carries every route's retries to the agent's events.
     retries: RetryEvents,
-    answers: UnboundedSender<Answer>,
+    /// The id of the last query sent to the runtime.
+    next_query: u64,
     inputs: UnboundedSender<Input>,
     view: View,
     mapper: EventMapper,
@@ -419,7 +421,6 @@ impl<H: Host> Server<H> {
         out: Out,
         handle: RuntimeHandle,
         retries: RetryEvents,
-        answers: UnboundedSender<Answer>,
         inputs: UnboundedSender<Input>,
     ) -> Self {
         let max_retries = options.max_retries;
@@ -430,7 +431,7 @@ impl<H: Host> Server<H> {
             out,
             handle,
             retries,
-            answers,
+            next_query: 0,
             inputs,
             view: View::default(),
             in_flight: VecDeque::new(),
@@ -447,26 +448,22 @@ impl<H: Host> Server<H> {
 
     // ---------------------------------------------------------------- the runtime's side
 
-    /// Sends `ops`, then reads the agent with `read` once they have run; the answer comes
-    /// back through [`Self::on_answer`].
-    fn request(
-        &mut self,
-        id: Id,
-        kind: &str,
-        ops: Vec<Op>,
-        finish: Finish,
-        read: impl FnOnce(&mut Agent) -> Result<Option<Value>, String> + Send + 'static,
-    ) {
-        let answers = self.answers.clone();
+    /// Sends `ops`, then the reads the view and `finish` need; the command is answered by
+    /// [`Self::on_answer`] once the last read comes back.
+    fn request(&mut self, id: Id, kind: &str, ops: Vec<Op>, finish: Finish) {
+        let mut reads = vec![Read::State, Read::Messages];
+        match &finish {
+            Finish::Fork(_) => reads.push(Read::RewindPreview { target: None }),
+            Finish::Preview(target) => reads.push(Read::RewindPreview {
+                target: target.clone(),
+            }),
+            _ => {}
+        }
         let mut sent = ops.into_iter().try_for_each(|op| self.handle.send(op));
-        if sent.is_ok() {
-            sent = self.handle.send(Op::WithAgent(Box::new(move |agent| {
-                let data = read(agent);
-                let _ = answers.send(Answer {
-                    snapshot: Snapshot::of(agent),
-                    data,
-                });
-            })));
+        for query in reads {
+            self.next_query += 1;
+            let id = self.next_query;
+            sent = sent.and_then(|()| self.handle.send(Op::Query { id, query }));
         }
         if let Err(error) = sent {
             if !matches!(finish, Finish::Silent) {
@@ -478,6 +475,8 @@ impl<H: Host> Server<H> {
             id,
             kind: kind.to_owned(),
             finish,
+            last_query: self.next_query,
+            answers: Vec::new(),
             failure: None,
             compacted: None,
         });
@@ -485,16 +484,33 @@ impl<H: Host> Server<H> {
 
     /// Reads the agent's state into the view (nothing is answered).
     fn refresh(&mut self) {
-        self.request(None, "refresh", Vec::new(), Finish::Silent, |_| Ok(None));
+        self.request(None, "refresh", Vec::new(), Finish::Silent);
     }
 
-    fn on_answer(&mut self, answer: Answer) {
-        let Some(done) = self.in_flight.pop_front() else {
+    /// One of the reads of the oldest command in flight came back.
+    fn answered(&mut self, id: u64, answer: Answer) {
+        let Some(front) = self.in_flight.front_mut() else {
             return;
         };
-        let mut snapshot = answer.snapshot;
-        snapshot.model = self.model_json_of(&snapshot.provider, &snapshot.model_id);
-        self.view.snapshot = snapshot;
+        front.answers.push(answer);
+        if id == front.last_query
+            && let Some(done) = self.in_flight.pop_front()
+        {
+            self.on_answer(done);
+        }
+    }
+
+    fn on_answer(&mut self, done: InFlight) {
+        let mut answers = done.answers.into_iter();
+        match (answers.next(), answers.next()) {
+            (Some(Answer::State(state)), Some(Answer::Messages { messages })) => {
+                let mut snapshot = Snapshot::of(&state, messages);
+                snapshot.model = self.model_json_of(&snapshot.provider, &snapshot.model_id);
+                self.view.snapshot = snapshot;
+            }
+            (state, messages) => eprintln!("strata rpc: reading the state: {state:?} {messages:?}"),
+        }
+        let read = answers.next();
         if matches!(done.finish, Finish::Compact) {
             self.view.compacting = false;
         }
@@ -504,6 +520,7 @@ impl<H: Host> Server<H> {
             finish,
             failure: failed,
             compacted,
+            ..
         } = done;
         let reply = match (failed, finish) {
             (_, Finish::Silent) => return,
@@ -519,7 +536,26 @@ impl<H: Host> Server<H> {
             (None, Finish::CycledThinking) => {
                 Ok(Some(json!({"level": self.view.snapshot.thinking_level})))
             }
-            (None, Finish::Data) => answer.data,
+            (None, Finish::Data(data)) => Ok(data),
+            (None, Finish::Fork(text)) => {
+                let mut data = json!({"text": text, "cancelled": false});
+                // The offer: the files differ from the fork point.
+                if let Some(Answer::RewindPreview(preview)) = read
+                    && preview.changes_files()
+                {
+                    data["filesDiffer"] = json!(preview);
+                }
+                Ok(Some(data))
+            }
+            (None, Finish::Preview(_)) => match read {
+                Some(Answer::RewindPreview(preview)) => Ok(Some(json!(preview))),
+                Some(Answer::Failed { error }) => Err(error),
+                other => Err(format!("the runtime answered {other:?}")),
+            },
+            (None, Finish::PermissionMode(mode)) => {
+                let current = self.view.snapshot.permission_mode.unwrap_or(mode);
+                Ok(Some(json!({"mode": current})))
+            }
         };
         self.out.send(&match reply {
             Ok(data) => success(&id, &kind, data),
@@ -548,6 +584,7 @@ impl<H: Host> Server<H> {
                 self.out.send_all(&self.mapper.handle(event));
             }
             RuntimeEvent::Accepted { .. } | RuntimeEvent::Settled => {}
+            RuntimeEvent::Answered { id, answer } => self.answered(id, answer),
             RuntimeEvent::Notice { source, text } => self.out.send(&notice_record(&source, &text)),
             RuntimeEvent::PermissionRequested { request } => self.ask_permission(&request),
             RuntimeEvent::PermissionModeChanged { .. } | RuntimeEvent::FilesRestored { .. } => {
@@ -610,7 +647,7 @@ impl<H: Host> Server<H> {
                 }
             }
             RuntimeEvent::Failed { op, error } => match self.in_flight.front_mut() {
-                Some(done) if op != "keep_warm" => {
+                Some(done) if op != "keep_warm" && op != "record_bash" => {
                     done.failure.get_or_insert(error);
                 }
                 _ => eprintln!("strata rpc: {op}: {error}"),
@@ -733,7 +770,7 @@ impl<H: Host> Server<H> {
                 let compact = Op::Compact {
                     focus: custom_instructions,
                 };
-                return self.request(id, &kind, vec![compact], Finish::Compact, |_| Ok(None));
+                return self.request(id, &kind, vec![compact], Finish::Compact);
             }
             Command::NewSession { parent_session } => {
                 let op = Op::NewSession {
@@ -769,16 +806,7 @@ impl<H: Host> Server<H> {
                     if restore_files == Some(true) {
                         ops.push(Op::RewindFiles { target: None });
                     }
-                    return self.request(id, &kind, ops, Finish::Data, move |agent| {
-                        let mut data = json!({"text": text, "cancelled": false});
-                        // The offer: the files differ from the fork point.
-                        if let Ok(preview) = agent.preview_rewind(None)
-                            && preview.changes_files()
-                        {
-                            data["filesDiffer"] = json!(preview);
-                        }
-                        Ok(Some(data))
-                    });
+                    return self.request(id, &kind, ops, Finish::Fork(text));
                 }
                 Err(error) => Err(error),
             },
@@ -799,7 +827,7 @@ impl<H: Host> Server<H> {
             Command::SetAutoCompaction { enabled } => {
                 self.host.set_auto_compaction(enabled);
                 let op = Op::SetAutoCompaction(enabled);
-                return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
+                return self.request(id, &kind, vec![op], Finish::Data(None));
             }
             Command::SetAutoRetry { enabled } => {
                 let limit = if enabled { self.max_retries } else { 0 };
@@ -813,7 +841,7 @@ impl<H: Host> Server<H> {
                     Err("Session name cannot be empty".to_owned())
                 } else {
                     let op = Op::SetSessionName(name);
-                    return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
+                    return self.request(id, &kind, vec![op], Finish::Data(None));
                 }
             }
             // An extension's question, else a permission question; a stray answer has nobody
@@ -835,18 +863,13 @@ impl<H: Host> Server<H> {
                 dry_run: Some(true),
             } => {
                 let target = entry_id.map(EntryId::new);
-                return self.request(id, &kind, Vec::new(), Finish::Data, move |agent| {
-                    let preview = agent
-                        .preview_rewind(target.as_ref())
-                        .map_err(|e| e.to_string())?;
-                    Ok(Some(json!(preview)))
-                });
+                return self.request(id, &kind, Vec::new(), Finish::Preview(target));
             }
             Command::RewindFiles { entry_id, .. } => {
                 let op = Op::RewindFiles {
                     target: entry_id.map(EntryId::new),
                 };
-                return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
+                return self.request(id, &kind, vec![op], Finish::Data(None));
             }
             Command::SetPermissionMode { mode } => {
                 return self.set_permission_mode(id, &kind, &mode, busy);
@@ -873,7 +896,7 @@ impl<H: Host> Server<H> {
             let data = self.query(query);
             return self.out.send(&success(&id, kind, Some(data)));
         }
-        self.request(id, kind, Vec::new(), Finish::Query(query), |_| Ok(None));
+        self.request(id, kind, Vec::new(), Finish::Query(query));
     }
 
     fn query(&self, query: Query) -> Value {
@@ -887,7 +910,7 @@ impl<H: Host> Server<H> {
 
     /// A command that moves to another session file: the queue belonged to the old one.
     fn moved(&mut self, id: Id, kind: &str, op: Op, data: Value) {
-        self.request(id, kind, vec![op], Finish::Data, move |_| Ok(Some(data)));
+        self.request(id, kind, vec![op], Finish::Data(Some(data)));
     }
 
     // ---------------------------------------------------------------- prompting
@@ -1027,14 +1050,7 @@ impl<H: Host> Server<H> {
     /// operations (during a run: after it), so the next prompt's request carries it.
     fn bash_done(&mut self, id: &Id, message: BashExecutionMessage) {
         let data = bash::result_json(&message);
-        self.send(Op::WithAgent(Box::new(move |agent| {
-            if let Err(error) = agent
-                .session_mut()
-                .append_message(AgentMessage::BashExecution(message))
-            {
-                eprintln!("strata rpc: recording the bash output: {error}");
-            }
-        })));
+        self.send(Op::RecordBash(Box::new(message)));
         self.out.send(&success(id, "bash", Some(data)));
         if !self.view.streaming {
             self.refresh();
@@ -1054,7 +1070,7 @@ impl<H: Host> Server<H> {
             return self.out.send(&failure(&id, kind, error));
         };
         let data = self.model_json(&model);
-        self.switch_to(id, kind, &model, Finish::Data, Some(data));
+        self.switch_to(id, kind, &model, Finish::Data(Some(data)));
     }
 
     fn cycle_model(&mut self, id: Id, kind: &str) {
@@ -1071,26 +1087,17 @@ impl<H: Host> Server<H> {
             None => models[0].clone(),
         };
         let data = self.model_json(&next);
-        self.switch_to(id, kind, &next, Finish::CycledModel(data), None);
+        self.switch_to(id, kind, &next, Finish::CycledModel(data));
     }
 
     /// Sends requests to `model` from now on (the runtime keeps the thinking level asked for
     /// where the model reasons, `off` where it does not).
-    fn switch_to(
-        &mut self,
-        id: Id,
-        kind: &str,
-        model: &Model,
-        finish: Finish,
-        data: Option<Value>,
-    ) {
+    fn switch_to(&mut self, id: Id, kind: &str, model: &Model, finish: Finish) {
         match self
             .host
             .route(&model.provider, &model.id, self.retries.observer())
         {
-            Ok(route) => self.request(id, kind, vec![Op::SetModel(route)], finish, move |_| {
-                Ok(data)
-            }),
+            Ok(route) => self.request(id, kind, vec![Op::SetModel(route)], finish),
             Err(error) => self.out.send(&failure(&id, kind, error)),
         }
     }
@@ -1104,9 +1111,7 @@ impl<H: Host> Server<H> {
             self.retries.observer(),
         ) {
             Ok(route) => {
-                self.request(id, kind, vec![Op::SetModel(route)], Finish::Data, |_| {
-                    Ok(None)
-                });
+                self.request(id, kind, vec![Op::SetModel(route)], Finish::Data(None));
             }
             Err(error) => self.out.send(&failure(&id, kind, error)),
         }
@@ -1124,9 +1129,7 @@ impl<H: Host> Server<H> {
             );
             return self.out.send(&failure(&id, kind, error));
         };
-        self.request(id, kind, vec![Op::SetThinking(level)], Finish::Data, |_| {
-            Ok(None)
-        });
+        self.request(id, kind, vec![Op::SetThinking(level)], Finish::Data(None));
     }
 
     fn cycle_thinking_level(&mut self, id: Id, kind: &str) {
@@ -1146,7 +1149,6 @@ impl<H: Host> Server<H> {
             kind,
             vec![Op::SetThinking(level)],
             Finish::CycledThinking,
-            |_| Ok(None),
         );
     }
 

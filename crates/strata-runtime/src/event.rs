@@ -169,6 +169,13 @@ pub enum RuntimeEvent {
         /// What to show.
         text: String,
     },
+    /// The answer to [`crate::Op::Query`].
+    Answered {
+        /// The query's id.
+        id: u64,
+        /// What it found.
+        answer: crate::Answer,
+    },
     /// An operation failed; the runtime goes on.
     Failed {
         /// The operation's name.

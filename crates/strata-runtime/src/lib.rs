@@ -28,9 +28,10 @@
 mod adapter;
 mod error;
 mod event;
-pub mod inspect;
 mod op;
+mod query;
 pub mod queue;
+pub mod read_model;
 mod route;
 mod runtime;
 pub mod sessions;
@@ -40,7 +41,11 @@ pub use adapter::{
 };
 pub use error::RuntimeError;
 pub use event::{Disposition, RunEnd, RuntimeEvent};
-pub use op::{AgentTask, Op, SessionRouter, UserInput};
+pub use op::{Op, SessionRouter, UserInput};
+pub use query::{
+    Answer, ChapterSize, ContextReport, Query, RoleCounts, RowKind, SessionStats, ToolCallItem,
+    TranscriptItem, TreeRow,
+};
 pub use queue::{MessageQueue, QueueMode, QueuedTexts};
 pub use route::{ModelRoute, RouteError};
 pub use runtime::{RuntimeClosed, RuntimeHandle, Status, spawn};

@@ -3,8 +3,7 @@
 use std::path::PathBuf;
 
 use strata_provider::ThinkingLevel;
-use strata_session::{EntryId, ImageContent};
-use strata_tools::ToolSet;
+use strata_session::{BashExecutionMessage, EntryId, ImageContent};
 
 use crate::queue::QueueMode;
 use crate::route::ModelRoute;
@@ -94,8 +93,10 @@ pub enum Op {
     SetSummaryModel(Option<ModelRoute>),
     /// Records a thinking level for the next requests.
     SetThinking(ThinkingLevel),
-    /// Replaces the live tool set (stored as a system patch before the next request).
-    SetTools(ToolSet),
+    /// Replaces the live tool set by names (stored as a system patch before the next
+    /// request): a tool the agent was built with that is not a built-in (delegation's
+    /// `task`) is kept while named, every other name must be a built-in.
+    SetTools(Vec<String>),
     /// Turns automatic compaction on or off.
     SetAutoCompaction(bool),
     /// Names the session.
@@ -122,11 +123,18 @@ pub enum Op {
         /// The entry whose file state is wanted.
         target: Option<EntryId>,
     },
-    /// Runs a front end's closure on the agent between operations, in queue order: reads
-    /// for display (the transcript, the tree, the next request's chapters) and appends the
-    /// runtime has no operation for (a `bash` command's output). It runs after a run going on, so it also marks
-    /// where the operations sent before it have finished.
-    WithAgent(AgentTask),
+    /// Reads the session ([`crate::Query`]); answered with [`crate::RuntimeEvent::Answered`]
+    /// carrying `id`. It waits for a run going on, like every operation before it, so its
+    /// answer also marks where those operations finished.
+    Query {
+        /// Chosen by the front end, to match the answer.
+        id: u64,
+        /// The read.
+        query: crate::Query,
+    },
+    /// Appends a shell command the user ran (`!cmd`, rpc's `bash`) and its output to the
+    /// session, so the next request carries it (unless it is kept out of the context).
+    RecordBash(Box<BashExecutionMessage>),
     /// Finishes the queue and ends the task, returning the agent.
     Shutdown,
 }
@@ -134,9 +142,6 @@ pub enum Op {
 /// Finds the route to the model a session file names (provider id, model id) for
 /// [`Op::SwitchSession`]; `None` where the front end cannot route that model.
 pub type SessionRouter = Box<dyn FnOnce(&str, &str) -> Option<ModelRoute> + Send>;
-
-/// A closure [`Op::WithAgent`] runs on the agent.
-pub type AgentTask = Box<dyn FnOnce(&mut strata_agent::Agent) + Send>;
 
 impl Op {
     /// The operation's name, for errors.
@@ -165,7 +170,8 @@ impl Op {
             Self::SetPermissionMode(_) => "set_permission_mode",
             Self::AnswerPermission { .. } => "answer_permission",
             Self::RewindFiles { .. } => "rewind_files",
-            Self::WithAgent(_) => "with_agent",
+            Self::Query { .. } => "query",
+            Self::RecordBash(_) => "record_bash",
             Self::Shutdown => "shutdown",
         }
     }

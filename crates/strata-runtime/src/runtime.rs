@@ -19,8 +19,8 @@ use crate::queue::MessageQueue;
 use crate::sessions;
 
 /// What a front end may read at any time: the state as of the last time the runtime was idle
-/// (`running` says whether a run goes on now).
-#[derive(Debug, Clone, PartialEq)]
+/// (`running` says whether a run goes on now); also the answer to [`crate::Query::State`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Status {
     /// The session file.
     pub session_path: PathBuf,
@@ -34,10 +34,32 @@ pub struct Status {
     pub provider: String,
     /// Model id.
     pub model: String,
+    /// The wire protocol (Pi's `api`).
+    pub api: String,
+    /// The model reasons (thinking levels other than `off` apply).
+    pub reasoning: bool,
+    /// The model's context window in tokens.
+    pub context_window: u64,
+    /// The model's prices.
+    pub prices: strata_provider::Prices,
     /// The thinking level in effect.
     pub thinking: ThinkingLevel,
     /// Whether automatic compaction is on.
     pub auto_compaction: bool,
+    /// Where tools run.
+    pub cwd: PathBuf,
+    /// The live tools, by name.
+    pub tools: Vec<String>,
+    /// The provider honours mid-conversation system messages.
+    pub mid_conversation_system: bool,
+    /// Without them, changes are said as a reminder with the next user message.
+    pub system_reminders: bool,
+    /// The provider adds tools without rewriting the tools chapter.
+    pub tool_addition: bool,
+    /// The provider takes deferred tool definitions.
+    pub deferred_tools: bool,
+    /// The permission mode (`None`: no rules gate).
+    pub permission_mode: Option<strata_permissions::Mode>,
     /// A run goes on.
     pub running: bool,
     /// Steering and follow-up messages waiting.
@@ -237,10 +259,7 @@ impl SessionRuntime {
                 Ok(())
             }
             Op::SetThinking(level) => self.set_thinking(level),
-            Op::SetTools(tools) => {
-                self.agent.set_tools(tools);
-                Ok(())
-            }
+            Op::SetTools(names) => self.set_tools(&names),
             Op::SetAutoCompaction(enabled) => {
                 self.agent.set_auto_compaction(enabled);
                 Ok(())
@@ -270,11 +289,21 @@ impl SessionRuntime {
                 .rewind_files(target.as_ref())
                 .map(|report| self.emit(RuntimeEvent::FilesRestored { report }))
                 .map_err(RuntimeError::from),
-            Op::WithAgent(task) => {
+            Op::Query { id, query } => {
                 self.forward_agent_events();
-                task(&mut self.agent);
+                let queued = self.queue.len();
+                let answer = crate::read_model::answer(&mut self.agent, query, |agent| {
+                    status_of(agent, false, queued)
+                });
+                self.emit(RuntimeEvent::Answered { id, answer });
                 Ok(())
             }
+            Op::RecordBash(message) => self
+                .agent
+                .session_mut()
+                .append_message(strata_session::AgentMessage::BashExecution(*message))
+                .map(|_| ())
+                .map_err(RuntimeError::from),
             Op::Shutdown => Ok(()),
         };
         if let Err(error) = result {
@@ -456,6 +485,26 @@ impl SessionRuntime {
         Ok(())
     }
 
+    /// The tools named: those the agent holds that are not built-ins (built with it), else
+    /// the built-in of that name.
+    fn set_tools(&mut self, names: &[String]) -> Result<(), RuntimeError> {
+        let mut tools = strata_tools::ToolSet::default();
+        for name in names {
+            let held = self
+                .agent
+                .tools()
+                .iter()
+                .find(|tool| tool.name() == name && strata_tools::builtin(name).is_none())
+                .cloned();
+            match held.or_else(|| strata_tools::builtin(name)) {
+                Some(tool) => tools.insert(tool),
+                None => return Err(RuntimeError::UnknownTool(name.clone())),
+            }
+        }
+        self.agent.set_tools(tools);
+        Ok(())
+    }
+
     fn set_permission_mode(&mut self, mode: strata_permissions::Mode) -> Result<(), RuntimeError> {
         if !self.agent.set_permission_mode(mode) {
             return Err(RuntimeError::NoGate);
@@ -588,22 +637,7 @@ impl SessionRuntime {
     }
 
     fn status(&mut self, running: bool) -> Status {
-        let thinking = self.agent.thinking().unwrap_or(ThinkingLevel::Off);
-        let session = self.agent.session();
-        let model = &self.agent.config().model;
-        Status {
-            session_path: session.path().to_path_buf(),
-            session_id: session.header().id.clone(),
-            session_name: session.tree().name().map(str::to_owned),
-            leaf: session.leaf().cloned(),
-            provider: model.provider.clone(),
-            model: model.id.clone(),
-            thinking,
-            auto_compaction: self.agent.config().compaction.enabled,
-            running,
-            queued: self.queue.len(),
-            totals: Totals::of(&strata_accounting::records(session.tree())),
-        }
+        status_of(&mut self.agent, running, self.queue.len())
     }
 
     fn publish(&mut self, running: bool) {
@@ -611,5 +645,39 @@ impl SessionRuntime {
         if let Some(tx) = &self.status_tx {
             tx.send_replace(status);
         }
+    }
+}
+
+/// The runtime's state: the agent's model, session and tools, with the run and queue state.
+fn status_of(agent: &mut Agent, running: bool, queued: usize) -> Status {
+    let thinking = agent.thinking().unwrap_or(ThinkingLevel::Off);
+    let permission_mode = agent.tool_rules().gate.as_ref().map(|gate| gate.mode());
+    let config = agent.config();
+    let session = agent.session();
+    let model = &config.model;
+    let capabilities = &config.capabilities;
+    Status {
+        session_path: session.path().to_path_buf(),
+        session_id: session.header().id.clone(),
+        session_name: session.tree().name().map(str::to_owned),
+        leaf: session.leaf().cloned(),
+        provider: model.provider.clone(),
+        model: model.id.clone(),
+        api: config.api.clone(),
+        reasoning: model.reasoning,
+        context_window: model.context_window,
+        prices: model.prices,
+        thinking,
+        auto_compaction: config.compaction.enabled,
+        cwd: config.cwd.clone(),
+        tools: agent.tools().names().into_iter().map(str::to_owned).collect(),
+        mid_conversation_system: capabilities.mid_conversation_system,
+        system_reminders: capabilities.system_reminders,
+        tool_addition: capabilities.tool_addition,
+        deferred_tools: capabilities.deferred_tools,
+        permission_mode,
+        running,
+        queued,
+        totals: Totals::of(&strata_accounting::records(session.tree())),
     }
 }
