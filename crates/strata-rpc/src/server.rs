@@ -36,15 +36,15 @@ pub use permissions::rules_record;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
 use strata_agent::{Agent, AgentEvent, RetryEvents};
 use strata_provider::transport::RetryObserver;
 use strata_provider::{Model, ThinkingLevel};
 use strata_runtime::{
-    Answer, ModelRoute, Op, Query as Read, QueueMode, RunEnd, RuntimeEvent, RuntimeHandle,
-    SessionRouter, UserInput,
+    Answer, ModelRef, ModelRoute, Op, OpName, Query as Read, QueueMode, Router, RunEnd,
+    RuntimeEvent, RuntimeHandle, UserInput,
 };
 use strata_session::{BashExecutionMessage, EntryId, ImageContent, Session};
 use strata_tools::CancellationToken;
@@ -85,8 +85,16 @@ pub trait Host: Send + 'static {
         model_id: &str,
         retries: RetryObserver,
     ) -> Result<ModelRoute, String>;
-    /// What `switch_session` hands the runtime to take up the model the file names.
-    fn session_router(&self, retries: RetryObserver) -> SessionRouter;
+    /// The route to the model a session file names, for `switch_session` (`None` keeps the
+    /// current model).
+    fn session_route(
+        &self,
+        provider: &str,
+        model_id: &str,
+        retries: RetryObserver,
+    ) -> Option<ModelRoute> {
+        self.route(provider, model_id, retries).ok()
+    }
     /// The retry limit routes built from now on use (`set_auto_retry`).
     fn set_max_retries(&mut self, limit: u32);
     /// Automatic compaction was turned on or off (`set_auto_compaction`), for agents the host
@@ -156,8 +164,13 @@ where
     let (inputs, mut received) = unbounded_channel();
     let (out, writer) = Out::new(output);
     let writing = tokio::spawn(writer.run());
-    let (handle, mut events, task) = strata_runtime::spawn(agent);
-    let mut server = Server::new(host, options, out, handle, retries, inputs.clone());
+    let host = Arc::new(Mutex::new(host));
+    let router = Arc::new(HostRouter {
+        host: host.clone(),
+        retries: retries.clone(),
+    });
+    let (handle, mut events, task) = strata_runtime::spawn(agent, router);
+    let mut server = Server::new(host, options, out, handle, inputs.clone());
     // Commands read the model and session from the view: it holds them before the first.
     server.refresh();
     while !server.in_flight.is_empty() {
@@ -213,6 +226,36 @@ where
     // Whatever was answered is written before the server returns.
     let _ = writing.await;
     Ok(agent)
+}
+
+/// The runtime's router: the host's routes, with retries reported to the agent's events.
+struct HostRouter<H> {
+    host: Arc<Mutex<H>>,
+    retries: RetryEvents,
+}
+
+impl<H: Host> HostRouter<H> {
+    fn host(&self) -> MutexGuard<'_, H> {
+        lock(&self.host)
+    }
+}
+
+/// The host, whoever holds it (a panic while it was held leaves a host still usable).
+fn lock<H>(host: &Mutex<H>) -> MutexGuard<'_, H> {
+    host.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl<H: Host> Router for HostRouter<H> {
+    fn route(&self, model: &ModelRef) -> Result<ModelRoute, String> {
+        let observer = self.retries.observer();
+        self.host().route(&model.provider, &model.model, observer)
+    }
+
+    fn session_route(&self, model: &ModelRef) -> Option<ModelRoute> {
+        let observer = self.retries.observer();
+        self.host()
+            .session_route(&model.provider, &model.model, observer)
+    }
 }
 
 /// What the command loop reacts to besides the runtime.
@@ -385,12 +428,11 @@ enum Query {
 
 /// The command loop's state.
 struct Server<H> {
-    host: H,
+    /// Shared with the runtime's router.
+    host: Arc<Mutex<H>>,
     options: ServeOptions,
     out: Out,
     handle: RuntimeHandle,
-    /// Carries every route's retries to the agent's events.
-    retries: RetryEvents,
     /// The id of the last query sent to the runtime.
     next_query: u64,
     inputs: UnboundedSender<Input>,
@@ -415,12 +457,15 @@ struct Server<H> {
 }
 
 impl<H: Host> Server<H> {
+    fn host(&self) -> MutexGuard<'_, H> {
+        lock(&self.host)
+    }
+
     fn new(
-        host: H,
+        host: Arc<Mutex<H>>,
         options: ServeOptions,
         out: Out,
         handle: RuntimeHandle,
-        retries: RetryEvents,
         inputs: UnboundedSender<Input>,
     ) -> Self {
         let max_retries = options.max_retries;
@@ -430,7 +475,6 @@ impl<H: Host> Server<H> {
             options,
             out,
             handle,
-            retries,
             next_query: 0,
             inputs,
             view: View::default(),
@@ -647,7 +691,7 @@ impl<H: Host> Server<H> {
                 }
             }
             RuntimeEvent::Failed { op, error } => match self.in_flight.front_mut() {
-                Some(done) if op != "keep_warm" && op != "record_bash" => {
+                Some(done) if !matches!(op, OpName::KeepWarm | OpName::RecordBash) => {
                     done.failure.get_or_insert(error);
                 }
                 _ => eprintln!("strata rpc: {op}: {error}"),
@@ -789,10 +833,9 @@ impl<H: Host> Server<H> {
                         path.display()
                     ))
                 } else {
-                    let router = self.host.session_router(self.retries.observer());
                     let op = Op::SwitchSession {
                         path,
-                        router: Some(router),
+                        follow_model: true,
                     };
                     return self.moved(id, &kind, op, json!({"cancelled": false}));
                 }
@@ -825,13 +868,13 @@ impl<H: Host> Server<H> {
             Command::SetThinkingLevel { level } => return self.set_thinking_level(id, &kind, &level),
             Command::CycleThinkingLevel => return self.cycle_thinking_level(id, &kind),
             Command::SetAutoCompaction { enabled } => {
-                self.host.set_auto_compaction(enabled);
+                self.host().set_auto_compaction(enabled);
                 let op = Op::SetAutoCompaction(enabled);
                 return self.request(id, &kind, vec![op], Finish::Data(None));
             }
             Command::SetAutoRetry { enabled } => {
                 let limit = if enabled { self.max_retries } else { 0 };
-                self.host.set_max_retries(limit);
+                self.host().set_max_retries(limit);
                 self.current_retries = limit;
                 return self.reroute(id, &kind);
             }
@@ -1050,7 +1093,7 @@ impl<H: Host> Server<H> {
     /// operations (during a run: after it), so the next prompt's request carries it.
     fn bash_done(&mut self, id: &Id, message: BashExecutionMessage) {
         let data = bash::result_json(&message);
-        self.send(Op::RecordBash(Box::new(message)));
+        self.send(Op::RecordBash(Box::new(message.into())));
         self.out.send(&success(id, "bash", Some(data)));
         if !self.view.streaming {
             self.refresh();
@@ -1061,7 +1104,7 @@ impl<H: Host> Server<H> {
 
     fn set_model(&mut self, id: Id, kind: &str, provider: &str, model_id: &str) {
         let found = self
-            .host
+            .host()
             .available_models()
             .into_iter()
             .find(|m| m.provider == provider && m.id == model_id);
@@ -1074,7 +1117,7 @@ impl<H: Host> Server<H> {
     }
 
     fn cycle_model(&mut self, id: Id, kind: &str) {
-        let models = self.host.available_models();
+        let models = self.host().available_models();
         if models.len() <= 1 {
             return self.out.send(&success(&id, kind, Some(Value::Null)));
         }
@@ -1093,28 +1136,15 @@ impl<H: Host> Server<H> {
     /// Sends requests to `model` from now on (the runtime keeps the thinking level asked for
     /// where the model reasons, `off` where it does not).
     fn switch_to(&mut self, id: Id, kind: &str, model: &Model, finish: Finish) {
-        match self
-            .host
-            .route(&model.provider, &model.id, self.retries.observer())
-        {
-            Ok(route) => self.request(id, kind, vec![Op::SetModel(route)], finish),
-            Err(error) => self.out.send(&failure(&id, kind, error)),
-        }
+        let model = ModelRef::new(model.provider.clone(), model.id.clone());
+        self.request(id, kind, vec![Op::SetModel(model)], finish);
     }
 
     /// The current model again, on a route built from the (changed) configuration.
     fn reroute(&mut self, id: Id, kind: &str) {
         let snapshot = &self.view.snapshot;
-        match self.host.route(
-            &snapshot.provider,
-            &snapshot.model_id,
-            self.retries.observer(),
-        ) {
-            Ok(route) => {
-                self.request(id, kind, vec![Op::SetModel(route)], Finish::Data(None));
-            }
-            Err(error) => self.out.send(&failure(&id, kind, error)),
-        }
+        let model = ModelRef::new(snapshot.provider.clone(), snapshot.model_id.clone());
+        self.request(id, kind, vec![Op::SetModel(model)], Finish::Data(None));
     }
 
     fn set_thinking_level(&mut self, id: Id, kind: &str, level: &str) {
@@ -1152,24 +1182,20 @@ impl<H: Host> Server<H> {
         );
     }
 
+    // The host's lock is not held across these: `model_json` takes it again.
     fn available_models_json(&self) -> Vec<Value> {
-        self.host
-            .available_models()
-            .iter()
-            .map(|m| self.model_json(m))
-            .collect()
+        let models = self.host().available_models();
+        models.iter().map(|m| self.model_json(m)).collect()
     }
 
     fn model_json_of(&self, provider: &str, model_id: &str) -> Value {
-        match self.host.model(provider, model_id) {
-            Some(model) => self.model_json(&model),
-            None => Value::Null,
-        }
+        let model = self.host().model(provider, model_id);
+        model.map_or(Value::Null, |model| self.model_json(&model))
     }
 
     /// Pi's `Model` object, with the protocol and base URL requests would use.
     fn model_json(&self, model: &Model) -> Value {
-        let (api, base_url) = self.host.endpoint(model).unwrap_or_default();
+        let (api, base_url) = self.host().endpoint(model).unwrap_or_default();
         state::model_json(model, &api, &base_url)
     }
 
@@ -1201,7 +1227,7 @@ impl<H: Host> Server<H> {
     fn export_html(&mut self, output: Option<&str>) -> Result<Option<Value>, String> {
         let file = self.session_file()?;
         let output = output.map(Path::new);
-        let path = self.host.export_html(&file, output)?;
+        let path = self.host().export_html(&file, output)?;
         Ok(Some(json!({"path": path.display().to_string()})))
     }
 

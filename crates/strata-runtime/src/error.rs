@@ -25,6 +25,9 @@ pub enum RuntimeError {
     /// [`crate::Op::SetTools`] named a tool that is neither held nor built in.
     #[error("unknown tool `{0}`")]
     UnknownTool(String),
+    /// The router reached no route to the model an operation named.
+    #[error("{0}")]
+    Route(String),
     /// Moving a forked file into place.
     #[error("moving the forked session to {path}: {source}")]
     Rename {

@@ -87,7 +87,7 @@ pub enum RuntimeEvent {
     /// An entry no run wrote was appended (a keep-warm ping's `usage` entry).
     EntryAppended {
         /// The entry as persisted.
-        entry: serde_json::Value,
+        entry: strata_session::Entry,
     },
     /// Nothing runs and nothing is queued: the runtime waits for the next operation.
     Settled,
@@ -178,8 +178,8 @@ pub enum RuntimeEvent {
     },
     /// An operation failed; the runtime goes on.
     Failed {
-        /// The operation's name.
-        op: &'static str,
+        /// The operation.
+        op: crate::OpName,
         /// Why.
         error: String,
     },

@@ -47,7 +47,9 @@ pub(crate) fn answer(
                 .map_or_else(|error| Answer::Failed { error }, |answer| answer);
         }
         Query::Stats => Ok(Answer::Stats(Box::new(stats(agent.session())))),
-        Query::NextRequest => next_request(agent).map(|report| Answer::NextRequest(Box::new(report))),
+        Query::NextRequest => {
+            next_request(agent).map(|report| Answer::NextRequest(Box::new(report)))
+        }
         Query::RewindPreview { target } => agent
             .preview_rewind(target.as_ref())
             .map(Answer::RewindPreview)

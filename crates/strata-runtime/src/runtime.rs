@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use strata_accounting::Totals;
 use strata_agent::{Agent, AgentEvent, RunSummary};
@@ -14,8 +15,9 @@ use tokio::task::JoinHandle;
 
 use crate::error::RuntimeError;
 use crate::event::{Disposition, RunEnd, RuntimeEvent};
-use crate::op::{Op, UserInput, WhileRunning};
+use crate::op::{Op, OpName, UserInput, WhileRunning};
 use crate::queue::MessageQueue;
+use crate::route::{ModelRef, Router};
 use crate::sessions;
 
 /// What a front end may read at any time: the state as of the last time the runtime was idle
@@ -97,11 +99,13 @@ impl RuntimeHandle {
     }
 }
 
-/// Starts the runtime on `agent` (its events are taken over: do not subscribe elsewhere).
-/// Returns the handle, the event stream and the task, which gives the agent back after
-/// [`Op::Shutdown`] or once every handle is dropped.
+/// Starts the runtime on `agent` (its events are taken over: do not subscribe elsewhere),
+/// making routes of the models operations name with `router`. Returns the handle, the event
+/// stream and the task, which gives the agent back after [`Op::Shutdown`] or once every
+/// handle is dropped.
 pub fn spawn(
     agent: Agent,
+    router: Arc<dyn Router>,
 ) -> (
     RuntimeHandle,
     mpsc::UnboundedReceiver<RuntimeEvent>,
@@ -109,7 +113,7 @@ pub fn spawn(
 ) {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let mut runtime = SessionRuntime::new(agent, events_tx);
+    let mut runtime = SessionRuntime::new(agent, router, events_tx);
     let (status_tx, status_rx) = watch::channel(runtime.status(false));
     runtime.status_tx = Some(status_tx);
     let task = tokio::spawn(runtime.run(ops_rx));
@@ -125,6 +129,8 @@ pub fn spawn(
 
 struct SessionRuntime {
     agent: Agent,
+    /// Makes routes of the models operations name.
+    router: Arc<dyn Router>,
     agent_events: mpsc::UnboundedReceiver<AgentEvent>,
     out: mpsc::UnboundedSender<RuntimeEvent>,
     status_tx: Option<watch::Sender<Status>>,
@@ -140,7 +146,11 @@ struct SessionRuntime {
 }
 
 impl SessionRuntime {
-    fn new(mut agent: Agent, out: mpsc::UnboundedSender<RuntimeEvent>) -> Self {
+    fn new(
+        mut agent: Agent,
+        router: Arc<dyn Router>,
+        out: mpsc::UnboundedSender<RuntimeEvent>,
+    ) -> Self {
         let agent_events = agent.subscribe();
         // The gate's questions come here and leave as events.
         let (ask_tx, asks) = mpsc::unbounded_channel();
@@ -149,6 +159,7 @@ impl SessionRuntime {
         }
         Self {
             agent,
+            router,
             agent_events,
             out,
             status_tx: None,
@@ -243,21 +254,17 @@ impl SessionRuntime {
                 .map(|entry| self.emit(RuntimeEvent::Navigated { entry }))
                 .map_err(RuntimeError::from),
             Op::Fork { leaf } => sessions::fork(self.agent.session(), leaf.as_ref())
-                .and_then(|s| self.adopt(s, None)),
+                .and_then(|s| self.adopt(s, false)),
             Op::NewSession { parent } => {
                 let dir = sessions::dir_of(self.agent.session());
                 let cwd = self.agent.config().cwd.display().to_string();
-                sessions::create(&dir, &cwd, parent).and_then(|s| self.adopt(s, None))
+                sessions::create(&dir, &cwd, parent).and_then(|s| self.adopt(s, false))
             }
-            Op::SwitchSession { path, router } => {
-                sessions::open(&path).and_then(|s| self.adopt(s, router))
+            Op::SwitchSession { path, follow_model } => {
+                sessions::open(&path).and_then(|s| self.adopt(s, follow_model))
             }
-            Op::SetModel(route) => self.set_model(route),
-            Op::SetSummaryModel(route) => {
-                self.agent
-                    .set_summary_model(route.as_ref().map(crate::ModelRoute::summary));
-                Ok(())
-            }
+            Op::SetModel(model) => self.set_model(&model),
+            Op::SetSummaryModel(model) => self.set_summary_model(model.as_ref()),
             Op::SetThinking(level) => self.set_thinking(level),
             Op::SetTools(names) => self.set_tools(&names),
             Op::SetAutoCompaction(enabled) => {
@@ -298,10 +305,12 @@ impl SessionRuntime {
                 self.emit(RuntimeEvent::Answered { id, answer });
                 Ok(())
             }
-            Op::RecordBash(message) => self
+            Op::RecordBash(record) => self
                 .agent
                 .session_mut()
-                .append_message(strata_session::AgentMessage::BashExecution(*message))
+                .append_message(strata_session::AgentMessage::BashExecution(
+                    (*record).into(),
+                ))
                 .map(|_| ())
                 .map_err(RuntimeError::from),
             Op::Shutdown => Ok(()),
@@ -443,7 +452,7 @@ impl SessionRuntime {
                                 let _ = out.send(RuntimeEvent::PermissionModeChanged { mode });
                             } else {
                                 let _ = out.send(RuntimeEvent::Failed {
-                                    op: "set_permission_mode",
+                                    op: OpName::SetPermissionMode,
                                     error: RuntimeError::NoGate.to_string(),
                                 });
                             }
@@ -455,7 +464,7 @@ impl SessionRuntime {
                                 }
                                 None => {
                                     let _ = out.send(RuntimeEvent::Failed {
-                                        op: "answer_permission",
+                                        op: OpName::AnswerPermission,
                                         error: RuntimeError::NoQuestion(id).to_string(),
                                     });
                                 }
@@ -473,7 +482,8 @@ impl SessionRuntime {
     }
 
     /// Switches the model; the agent keeps the level asked for where the new model reasons.
-    fn set_model(&mut self, route: crate::ModelRoute) -> Result<(), RuntimeError> {
+    fn set_model(&mut self, model: &ModelRef) -> Result<(), RuntimeError> {
+        let route = self.router.route(model).map_err(RuntimeError::Route)?;
         self.agent.set_model(route.switch())?;
         let thinking = self.agent.thinking()?;
         let model = &self.agent.config().model;
@@ -502,6 +512,16 @@ impl SessionRuntime {
             }
         }
         self.agent.set_tools(tools);
+        Ok(())
+    }
+
+    fn set_summary_model(&mut self, model: Option<&ModelRef>) -> Result<(), RuntimeError> {
+        let route = match model {
+            Some(model) => Some(self.router.route(model).map_err(RuntimeError::Route)?),
+            None => None,
+        };
+        self.agent
+            .set_summary_model(route.as_ref().map(crate::ModelRoute::summary));
         Ok(())
     }
 
@@ -539,27 +559,25 @@ impl SessionRuntime {
     }
 
     /// Appends to `session` from now on, recording the model and thinking level where they
-    /// differ from what it names; the queue belonged to the old session. With `route` (the
-    /// session's own model) the session's model and level are taken up instead.
-    fn adopt(
-        &mut self,
-        session: Session,
-        router: Option<crate::SessionRouter>,
-    ) -> Result<(), RuntimeError> {
+    /// differ from what it names; the queue belonged to the old session. With `follow_model`
+    /// the session's own model (where the router reaches it) and level are taken up instead.
+    fn adopt(&mut self, session: Session, follow_model: bool) -> Result<(), RuntimeError> {
         // Without a route the level in effect goes with the user, not with the file.
         let mut wanted = self.agent.wanted_thinking()?;
         self.agent.switch_session(session);
         self.queue.clear(&self.agent.control());
         // The file is read once: the model it names comes from the session just adopted.
-        let route = match router {
-            Some(router) => self
+        let named = match follow_model {
+            true => self
                 .agent
                 .context()?
                 .model
                 .as_ref()
-                .and_then(|named| router(&named.provider, &named.model_id)),
-            None => None,
+                .map(|named| ModelRef::new(named.provider.clone(), named.model_id.clone())),
+            false => None,
         };
+        // A model the router cannot reach keeps the current one, as before the switch.
+        let route = named.and_then(|named| self.router.session_route(&named));
         let follows_file = route.is_some();
         if let Some(route) = route {
             wanted = self.agent.context()?.thinking_level.clone();
@@ -608,10 +626,9 @@ impl SessionRuntime {
     fn announce_last_entry(&self) {
         let tree = self.agent.session().tree();
         if let Some(entry) = tree.iter().last()
-            && let Ok(parsed) = entry.entry()
-            && let Ok(json) = serde_json::to_value(parsed)
+            && let Ok(entry) = entry.entry()
         {
-            self.emit(RuntimeEvent::EntryAppended { entry: json });
+            self.emit(RuntimeEvent::EntryAppended { entry });
         }
     }
 
@@ -670,7 +687,12 @@ fn status_of(agent: &mut Agent, running: bool, queued: usize) -> Status {
         thinking,
         auto_compaction: config.compaction.enabled,
         cwd: config.cwd.clone(),
-        tools: agent.tools().names().into_iter().map(str::to_owned).collect(),
+        tools: agent
+            .tools()
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
         mid_conversation_system: capabilities.mid_conversation_system,
         system_reminders: capabilities.system_reminders,
         tool_addition: capabilities.tool_addition,

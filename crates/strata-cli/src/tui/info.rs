@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-
 use super::stats;
 
 /// The branch checked out in `dir` or the nearest parent holding `.git`: the name from
@@ -81,11 +80,7 @@ pub fn session_lines(
         ),
         format!(
             "messages  {} user · {} assistant · {} tool results · {} shell commands ({} entries in all)",
-            counts.user,
-            counts.assistant,
-            counts.tool_results,
-            counts.bash,
-            stats.entries
+            counts.user, counts.assistant, counts.tool_results, counts.bash, stats.entries
         ),
         format!(
             "tokens    {} in · {} cache read · {} cache write · {} out ({} requests, {rate} read from the cache)",

@@ -3,13 +3,14 @@
 //! agent events and replies in the order they happened.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use strata_agent::{Agent, AgentEvent, Control};
 use strata_context::render::Divergence;
 use strata_provider::{Prices, ThinkingLevel};
 use strata_runtime::{
-    Answer, ContextReport, Op, Query, RowKind, RuntimeClosed, RuntimeEvent, RuntimeHandle,
+    Answer, ContextReport, Op, OpName, Query, RowKind, RuntimeClosed, RuntimeEvent, RuntimeHandle,
     SessionStats, Status as RuntimeStatus, TranscriptItem, UserInput, read_model,
 };
 use strata_session::{EntryId, Session, SessionSummary};
@@ -18,9 +19,9 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use super::app::{Item, Level, Notice, ToolItem, ToolState};
 use super::picker::PickerItem;
 use super::stats::{self, Stats};
-use strata_host::Setup;
 use strata_host::model::ModelChoice;
 use strata_host::setup::{Built, check_tool_names};
+use strata_host::{Setup, SetupRouter};
 
 /// What the UI asks the agent task to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -275,6 +276,8 @@ pub struct Worker {
     models: Vec<ModelOption>,
     /// Stops a running `!cmd`.
     pub shell_cancel: super::shell::ShellCancel,
+    /// The runtime's router, told of a changed setup (a key stored by `/login`).
+    router: Option<Arc<SetupRouter>>,
 }
 
 /// The runtime's handle and event stream, with what passed through.
@@ -402,10 +405,10 @@ impl Live {
                 None
             }
             RuntimeEvent::Failed { op, error } => Some(match op {
-                "compact" => format!("compaction failed: {error}"),
-                "navigate" => format!("moving in the tree: {error}"),
-                "keep_warm" => format!("keeping the cache warm: {error}"),
-                "record_bash" => format!("recording the command's output: {error}"),
+                OpName::Compact => format!("compaction failed: {error}"),
+                OpName::Navigate => format!("moving in the tree: {error}"),
+                OpName::KeepWarm => format!("keeping the cache warm: {error}"),
+                OpName::RecordBash => format!("recording the command's output: {error}"),
                 _ => error,
             }),
             _ => None,
@@ -490,7 +493,10 @@ impl Live {
     /// Sends the UI the current session, its transcript and counters.
     async fn attach(&mut self) -> anyhow::Result<()> {
         let (status, stats) = self.status().await?;
-        let transcript = match self.read(Vec::new(), Query::Transcript { after: None }).await? {
+        let transcript = match self
+            .read(Vec::new(), Query::Transcript { after: None })
+            .await?
+        {
             Answer::Transcript { items } => items.into_iter().map(item_of).collect::<Vec<_>>(),
             other => return Err(unexpected(&other)),
         };
@@ -531,7 +537,16 @@ impl Live {
             Answer::NextRequest(next) => (next.thinking, next.chapter_tokens()),
             _ => (ThinkingLevel::Off, [0; 3]),
         };
-        Ok((status_of(*state, &stats, thinking, chapter_tokens, self.models.clone()), *stats))
+        Ok((
+            status_of(
+                *state,
+                &stats,
+                thinking,
+                chapter_tokens,
+                self.models.clone(),
+            ),
+            *stats,
+        ))
     }
 }
 
@@ -551,6 +566,7 @@ impl Worker {
             temp: built.temp,
             models,
             shell_cancel: Default::default(),
+            router: None,
         }
     }
 
@@ -562,7 +578,9 @@ impl Worker {
             return;
         };
         let control = agent.control();
-        let (handle, events, task) = strata_runtime::spawn(agent);
+        let router = Arc::new(SetupRouter::new(self.setup.clone(), None));
+        self.router = Some(router.clone());
+        let (handle, events, task) = strata_runtime::spawn(agent, router);
         let mut live = Live {
             control,
             next_query: 0,
@@ -609,12 +627,10 @@ impl Worker {
     async fn run(&mut self, live: &mut Live, command: Command) -> anyhow::Result<()> {
         match command {
             Command::Prompt(text) => {
-                live.ops(vec![Op::Prompt(UserInput::text(text))])
-                    .await?;
+                live.ops(vec![Op::Prompt(UserInput::text(text))]).await?;
             }
             Command::RewindFiles => {
-                live.ops(vec![Op::RewindFiles { target: None }])
-                    .await?;
+                live.ops(vec![Op::RewindFiles { target: None }]).await?;
             }
             Command::Compact(focus) => {
                 live.compacted = None;
@@ -691,10 +707,12 @@ impl Worker {
             Command::Fork(at) => {
                 let leaf = match at {
                     ForkAt::Here => live.state(Vec::new()).await?.leaf,
-                    ForkAt::Before(entry) => match live.read(Vec::new(), Query::ForkPoint { entry }).await? {
-                        Answer::ForkPoint { parent, .. } => parent,
-                        other => return Err(unexpected(&other)),
-                    },
+                    ForkAt::Before(entry) => {
+                        match live.read(Vec::new(), Query::ForkPoint { entry }).await? {
+                            Answer::ForkPoint { parent, .. } => parent,
+                            other => return Err(unexpected(&other)),
+                        }
+                    }
                 };
                 let written = live
                     .state(vec![Op::Fork { leaf }])
@@ -706,15 +724,14 @@ impl Worker {
                 live.offer_restore().await?;
             }
             Command::New => {
-                live.ops(vec![Op::NewSession { parent: None }])
-                    .await?;
+                live.ops(vec![Op::NewSession { parent: None }]).await?;
                 live.attach().await?;
                 live.reply(Reply::Notice("new session".into()));
             }
             Command::Resume(path) => {
                 let switch = Op::SwitchSession {
                     path: path.clone(),
-                    router: Some(self.setup.session_router(None)),
+                    follow_model: true,
                 };
                 live.ops(vec![switch]).await?;
                 live.attach().await?;
@@ -797,18 +814,21 @@ impl Worker {
                 let message =
                     super::shell::run(&self.setup, &command, exclude, &self.shell_cancel).await;
                 let item = super::shell::item(&message);
-                live.ops(vec![Op::RecordBash(Box::new(message))]).await?;
+                live.ops(vec![Op::RecordBash(Box::new(message.into()))])
+                    .await?;
                 // Shown once recorded: what the screen shows, the session holds.
                 live.reply(Reply::Item(item));
                 live.refresh_status().await?;
             }
             Command::AutoCompaction(enabled) => {
-                live.ops(vec![Op::SetAutoCompaction(enabled)])
-                    .await?;
+                live.ops(vec![Op::SetAutoCompaction(enabled)]).await?;
                 live.refresh_status().await?;
             }
             Command::Login { provider, key } => {
                 let file = super::login::store(&mut self.setup, &provider, &key)?;
+                if let Some(router) = &self.router {
+                    router.update(self.setup.clone());
+                }
                 live.models = super::models::options(&self.setup);
                 live.reply(Reply::Notice(format!(
                     "stored {provider}'s key in {} (readable by you only); this run and the next use it",
@@ -821,7 +841,9 @@ impl Worker {
                 lines: super::login::instructions(&self.setup),
             }),
             Command::SessionInfo => {
-                let answers = live.call(Vec::new(), vec![Query::State, Query::Stats]).await?;
+                let answers = live
+                    .call(Vec::new(), vec![Query::State, Query::Stats])
+                    .await?;
                 let lines = match <[Answer; 2]>::try_from(answers) {
                     Ok([Answer::State(state), Answer::Stats(stats)]) => {
                         super::info::session_lines(&state, &stats)
@@ -842,13 +864,15 @@ impl Worker {
     /// reason, back again where it does).
     async fn switch_model(&mut self, live: &mut Live, name: &str) -> anyhow::Result<()> {
         let choice: ModelChoice = self.setup.resolve_choice(name)?;
-        let route = self.setup.model_route(&choice, None)?;
-        let mut ops = vec![Op::SetModel(route)];
+        let mut ops = vec![Op::SetModel(choice.reference())];
         if let Some(level) = &choice.thinking {
             ops.push(Op::SetThinking(level.parse().map_err(anyhow::Error::msg)?));
         }
         let state = live.state(ops).await?;
-        let (model, set) = (format!("{}/{}", state.provider, state.model), state.thinking);
+        let (model, set) = (
+            format!("{}/{}", state.provider, state.model),
+            state.thinking,
+        );
         let mut said = format!("model: {model}");
         if choice.thinking.is_some() {
             said.push_str(&format!(", thinking {set}"));
@@ -901,7 +925,10 @@ fn status_of(
 }
 
 /// The next request's chapters, the policy, and how the last request compared.
-fn context_lines(next: &ContextReport, last_divergence: Option<&Option<Divergence>>) -> Vec<String> {
+fn context_lines(
+    next: &ContextReport,
+    last_divergence: Option<&Option<Divergence>>,
+) -> Vec<String> {
     let mut lines = vec![format!(
         "{:<9} {:>9} {:>8}  {}",
         "chapter", "bytes", "≈tokens", "hash (FNV-1a 64)"
@@ -1253,7 +1280,7 @@ mod tests {
                 }),
             ]
         );
-        let points = fork_points(&session);
+        let points = fork_rows(read_model::fork_points(&session));
         assert_eq!(
             points.iter().map(|row| row.id.as_str()).collect::<Vec<_>>(),
             vec!["u0000001"]
@@ -1264,5 +1291,245 @@ mod tests {
         assert_eq!(stats.requests, 1);
         assert_eq!(stats.hit_rate(), Some(0.9));
         assert!((stats.cost - 0.002).abs() < 1e-12);
+    }
+}
+
+/// The TUI's reads and rpc's over one session give the same transcript, tree and stats: both
+/// views translate the runtime's one read model.
+#[cfg(test)]
+mod one_read_model {
+    use std::time::Duration;
+
+    use serde_json::{Value, json};
+    use strata_agent::{AgentConfig, RetryEvents};
+    use strata_mock::{MockConfig, MockServer, Scenario};
+    use strata_provider::Catalog;
+    use strata_rpc::{EndpointHost, ServeOptions};
+    use strata_session::{BashExecutionMessage, WriteOptions};
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+
+    use super::*;
+
+    const TURNS: &str = "[[turn]]\ntext = \"Reading it.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a.txt\" }\n[[turn]]\ntext = \"It says hi.\"\n[[turn]]\ntext = \"Second answer.\"\n[[turn]]\ntext = \"Third answer.\"\n";
+
+    #[tokio::test]
+    async fn the_tui_and_rpc_read_the_same_transcript_tree_and_stats() {
+        let server = MockServer::start(MockConfig::new()).await.expect("mock");
+        server.load_scenario(Scenario::from_toml(TURNS, "t").expect("scenario"));
+        let host = EndpointHost::new(
+            Catalog::builtin().expect("catalog"),
+            "anthropic",
+            server.base_url(),
+            "test-key",
+        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a.txt"), "hi\n").expect("writing");
+        let route = host
+            .route_to("anthropic", "claude-sonnet-4-5", None)
+            .expect("route");
+        let session = Session::create(
+            dir.path().join("s.jsonl"),
+            &dir.path().display().to_string(),
+            WriteOptions::default(),
+        )
+        .expect("session");
+        let config = AgentConfig {
+            max_tokens: Some(4096),
+            ..route.agent_config(dir.path())
+        };
+        let agent = Agent::new(
+            session,
+            route.provider.clone(),
+            strata_tools::ToolSet::default_set(),
+            config,
+        );
+
+        // The TUI's side: its worker's reads over a runtime the session is driven through.
+        let control = agent.control();
+        let (handle, events, task) =
+            strata_runtime::spawn(agent, Arc::new(strata_runtime::NoRoutes));
+        let (ui, mut replies) = tokio::sync::mpsc::unbounded_channel();
+        let mut live = Live {
+            handle,
+            events,
+            ui,
+            models: Vec::new(),
+            last_divergence: None,
+            compacted: None,
+            labelled: None,
+            control,
+            next_query: 0,
+        };
+        live.ops(vec![Op::Prompt(UserInput::text("read a.txt"))])
+            .await
+            .expect("first prompt");
+        let first_answer = live.state(Vec::new()).await.expect("state").leaf;
+        live.ops(vec![Op::Prompt(UserInput::text("two"))])
+            .await
+            .expect("second prompt");
+        let bash = BashExecutionMessage {
+            command: "echo hi".into(),
+            output: "hi\n".into(),
+            exit_code: Some(Some(0)),
+            cancelled: false,
+            truncated: false,
+            full_output_path: None,
+            timestamp: 1,
+            exclude_from_context: None,
+            extra: Default::default(),
+        };
+        // A second branch from the first answer: the tree forks.
+        let navigate = Op::Navigate {
+            target: first_answer,
+            summarize: false,
+            instructions: None,
+        };
+        live.ops(vec![navigate, Op::RecordBash(Box::new(bash.into()))])
+            .await
+            .expect("moving");
+        live.ops(vec![Op::Prompt(UserInput::text("three"))])
+            .await
+            .expect("third prompt");
+        live.attach().await.expect("attaching");
+        let attached = loop {
+            match replies.recv().await {
+                Some(UiEvent::Reply(Reply::Attached(attached))) => break attached,
+                Some(_) => {}
+                None => panic!("the worker hung up"),
+            }
+        };
+        let rows = match live.read(Vec::new(), Query::Tree).await.expect("tree") {
+            Answer::Tree { rows } => picker_rows(rows),
+            other => panic!("{other:?}"),
+        };
+        live.handle.send(Op::Shutdown).expect("shutdown");
+        let agent = task.await.expect("the runtime");
+
+        // rpc's side: the same session served to Pi's protocol.
+        let (mut commands, input) = tokio::io::duplex(1 << 16);
+        let (output, client) = tokio::io::duplex(1 << 20);
+        let options = ServeOptions {
+            cwd: dir.path().to_path_buf(),
+            ..ServeOptions::default()
+        };
+        let serving = tokio::spawn(strata_rpc::serve(
+            input,
+            output,
+            agent,
+            RetryEvents::default(),
+            host,
+            options,
+        ));
+        let mut lines = BufReader::new(client).lines();
+        let mut answers = Vec::new();
+        for command in ["get_messages", "get_session_stats", "get_tree"] {
+            let line = format!("{}\n", json!({"type": command}));
+            commands.write_all(line.as_bytes()).await.expect("sending");
+            loop {
+                let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+                    .await
+                    .expect("an answer within ten seconds")
+                    .expect("reading")
+                    .expect("the server still writing");
+                let value: Value = serde_json::from_str(&line).expect("JSON");
+                if value["type"] == "response" {
+                    assert_eq!(value["success"], true, "{value}");
+                    answers.push(value["data"].clone());
+                    break;
+                }
+            }
+        }
+        drop(commands);
+        serving.await.expect("serving").expect("served");
+
+        // Transcript: the user and answer texts of the branch, in order.
+        let tui_texts: Vec<String> = attached
+            .transcript
+            .iter()
+            .filter_map(|item| match item {
+                Item::User(text) | Item::Assistant(text) => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        let rpc_texts: Vec<String> = answers[0]["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .flat_map(|m| match m["content"].as_str() {
+                Some(text) => vec![text.to_owned()],
+                None => m["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|b| b["type"] == "text" && m["role"] != "toolResult")
+                    .filter_map(|b| b["text"].as_str().map(str::to_owned))
+                    .collect(),
+            })
+            .collect();
+        // The mock answers by the answers in the request: the new branch holds two, as the second did.
+        assert_eq!(
+            tui_texts,
+            [
+                "read a.txt",
+                "Reading it.",
+                "It says hi.",
+                "three",
+                "Second answer."
+            ]
+        );
+        assert_eq!(tui_texts, rpc_texts);
+        assert!(
+            attached.transcript.iter().any(|item| matches!(item,
+                Item::Tool(tool) if tool.name == "!" && tool.arguments == "echo hi")),
+            "the recorded command is in the TUI's transcript"
+        );
+
+        // Stats: every request the file records, the same figures.
+        let stats = &answers[1];
+        let tokens = &stats["tokens"];
+        let prompt = ["input", "cacheRead", "cacheWrite"]
+            .iter()
+            .map(|k| tokens[*k].as_u64().expect("tokens"))
+            .sum::<u64>();
+        assert_eq!(attached.stats.requests, 4);
+        assert_eq!(attached.stats.prompt_tokens, prompt);
+        assert_eq!(
+            Some(attached.stats.cache_read),
+            tokens["cacheRead"].as_u64()
+        );
+        assert_eq!(Some(attached.stats.cost), stats["cost"].as_f64());
+
+        // Tree: the rows the TUI lists are the rpc tree's shown entries, with the same parents.
+        let mut nodes = answers[2]["tree"].as_array().expect("tree").clone();
+        let mut rpc_rows = Vec::new();
+        while let Some(node) = nodes.pop() {
+            let entry = &node["entry"];
+            let shown = entry["type"] == "message" && entry["message"]["role"] != "toolResult";
+            if shown {
+                rpc_rows.push((
+                    entry["id"].as_str().expect("id").to_owned(),
+                    entry["parentId"].as_str().map(str::to_owned),
+                ));
+            }
+            nodes.extend(node["children"].as_array().into_iter().flatten().cloned());
+        }
+        let mut tui_rows: Vec<(String, Option<String>)> = rows
+            .iter()
+            .map(|row| {
+                (
+                    row.id.to_string(),
+                    row.parent.as_ref().map(EntryId::to_string),
+                )
+            })
+            .collect();
+        rpc_rows.sort();
+        tui_rows.sort();
+        let count = tui_rows.len();
+        assert_eq!(
+            count, 9,
+            "the system prompt, three prompts, four answers, a command"
+        );
+        assert_eq!(tui_rows, rpc_rows);
+        assert_eq!(rows.iter().filter(|row| row.leaf).count(), 1);
     }
 }
