@@ -178,8 +178,8 @@ const LONG_FILES: &[&str] = &[
 /// Line budgets of the views' sources: ratchets at the figures reached, towards issue #36's
 /// 7,000 (CLI) and 2,000 (rpc).
 const BUDGETS: &[(&str, usize)] = &[
-    ("crates/strata-cli/src", 14_967),
-    ("crates/strata-rpc/src", 4_623),
+    ("crates/strata-cli/src", 14_966),
+    ("crates/strata-rpc/src", 4_621),
 ];
 
 /// Runs every rule under `root`; the error lists every breach.

@@ -148,7 +148,7 @@ pub enum Op {
 
 /// A shell command the user ran and its output, as [`Op::RecordBash`] appends it (Pi's
 /// `bashExecution` message).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BashRecord {
     /// The command line.

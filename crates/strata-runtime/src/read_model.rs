@@ -44,7 +44,7 @@ pub(crate) fn answer(
         }),
         Query::ForkPoint { entry } => {
             return fork_point(agent.session(), &entry)
-                .map_or_else(|error| Answer::Failed { error }, |answer| answer);
+                .unwrap_or_else(|error| Answer::Failed { error });
         }
         Query::Stats => Ok(Answer::Stats(Box::new(stats(agent.session())))),
         Query::NextRequest => {

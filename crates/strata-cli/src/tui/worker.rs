@@ -425,17 +425,15 @@ impl Live {
     /// Sends `ops`, then `queries`, and returns their answers once the runtime has answered
     /// the last (after every event of the operations), passing the events on meanwhile. Fails
     /// with the first failure the operations reported.
-    async fn call(&mut self, ops: Vec<Op>, queries: Vec<Query>) -> anyhow::Result<Vec<Answer>> {
+    async fn call(&mut self, ops: Vec<Op>, mut queries: Vec<Query>) -> anyhow::Result<Vec<Answer>> {
         for op in ops {
             self.handle.send(op)?;
         }
         // Without a read, the state marks where the operations finished.
         let wanted = queries.len();
-        let queries = if queries.is_empty() {
-            vec![Query::State]
-        } else {
-            queries
-        };
+        if queries.is_empty() {
+            queries.push(Query::State);
+        }
         let first = self.next_query;
         for query in queries {
             let id = self.next_query;
@@ -527,10 +525,9 @@ impl Live {
     async fn status(&mut self) -> anyhow::Result<(Status, SessionStats)> {
         let queries = vec![Query::State, Query::NextRequest, Query::Stats];
         let answers = self.call(Vec::new(), queries).await?;
-        let [state, next, stats]: [Answer; 3] = answers
-            .try_into()
-            .map_err(|_| anyhow::anyhow!("the runtime gave too few answers"))?;
-        let (Answer::State(state), Answer::Stats(stats)) = (state, stats) else {
+        let Ok([Answer::State(state), next, Answer::Stats(stats)]) =
+            <[Answer; 3]>::try_from(answers)
+        else {
             anyhow::bail!("the runtime answered the status reads out of order");
         };
         let (thinking, chapter_tokens) = match next {
@@ -1298,142 +1295,96 @@ mod tests {
 /// views translate the runtime's one read model.
 #[cfg(test)]
 mod one_read_model {
-    use std::time::Duration;
-
     use serde_json::{Value, json};
-    use strata_agent::{AgentConfig, RetryEvents};
     use strata_mock::{MockConfig, MockServer, Scenario};
-    use strata_provider::Catalog;
-    use strata_rpc::{EndpointHost, ServeOptions};
-    use strata_session::{BashExecutionMessage, WriteOptions};
     use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 
     use super::*;
 
-    const TURNS: &str = "[[turn]]\ntext = \"Reading it.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a.txt\" }\n[[turn]]\ntext = \"It says hi.\"\n[[turn]]\ntext = \"Second answer.\"\n[[turn]]\ntext = \"Third answer.\"\n";
+    const TURNS: &str = "[[turn]]\ntext = \"Reading it.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a.txt\" }\n[[turn]]\ntext = \"It says hi.\"\n[[turn]]\ntext = \"Second answer.\"\n";
 
     #[tokio::test]
     async fn the_tui_and_rpc_read_the_same_transcript_tree_and_stats() {
         let server = MockServer::start(MockConfig::new()).await.expect("mock");
         server.load_scenario(Scenario::from_toml(TURNS, "t").expect("scenario"));
-        let host = EndpointHost::new(
-            Catalog::builtin().expect("catalog"),
-            "anthropic",
-            server.base_url(),
-            "test-key",
-        );
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(dir.path().join("a.txt"), "hi\n").expect("writing");
+        let catalog = strata_provider::Catalog::builtin().expect("catalog");
+        let host = strata_rpc::EndpointHost::new(catalog, "anthropic", server.base_url(), "k");
         let route = host
             .route_to("anthropic", "claude-sonnet-4-5", None)
             .expect("route");
-        let session = Session::create(
-            dir.path().join("s.jsonl"),
-            &dir.path().display().to_string(),
-            WriteOptions::default(),
-        )
-        .expect("session");
-        let config = AgentConfig {
-            max_tokens: Some(4096),
-            ..route.agent_config(dir.path())
-        };
-        let agent = Agent::new(
-            session,
-            route.provider.clone(),
-            strata_tools::ToolSet::default_set(),
-            config,
-        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a.txt"), "hi\n").expect("writing");
+        let cwd = dir.path().display().to_string();
+        let options = strata_session::WriteOptions::default();
+        let session = Session::create(dir.path().join("s.jsonl"), &cwd, options).expect("session");
+        let tools = strata_tools::ToolSet::default_set();
+        let config = route.agent_config(dir.path());
+        let agent = Agent::new(session, route.provider.clone(), tools, config);
 
-        // The TUI's side: its worker's reads over a runtime the session is driven through.
+        // The TUI's side: its worker's reads over a runtime the session is driven through,
+        // to a tree that forks at the first answer.
         let control = agent.control();
         let (handle, events, task) =
             strata_runtime::spawn(agent, Arc::new(strata_runtime::NoRoutes));
         let (ui, mut replies) = tokio::sync::mpsc::unbounded_channel();
+        let (last_divergence, compacted, labelled, models) = (None, None, None, Vec::new());
         let mut live = Live {
             handle,
             events,
             ui,
-            models: Vec::new(),
-            last_divergence: None,
-            compacted: None,
-            labelled: None,
+            models,
+            last_divergence,
+            compacted,
+            labelled,
             control,
             next_query: 0,
         };
-        live.ops(vec![Op::Prompt(UserInput::text("read a.txt"))])
-            .await
-            .expect("first prompt");
-        let first_answer = live.state(Vec::new()).await.expect("state").leaf;
-        live.ops(vec![Op::Prompt(UserInput::text("two"))])
-            .await
-            .expect("second prompt");
-        let bash = BashExecutionMessage {
+        let prompt = |text: &str| vec![Op::Prompt(UserInput::text(text))];
+        live.ops(prompt("read a.txt")).await.expect("first prompt");
+        let target = live.state(Vec::new()).await.expect("state").leaf;
+        live.ops(prompt("two")).await.expect("second prompt");
+        let bash = strata_runtime::BashRecord {
             command: "echo hi".into(),
-            output: "hi\n".into(),
-            exit_code: Some(Some(0)),
-            cancelled: false,
-            truncated: false,
-            full_output_path: None,
-            timestamp: 1,
-            exclude_from_context: None,
-            extra: Default::default(),
+            exit_code: Some(0),
+            ..Default::default()
         };
-        // A second branch from the first answer: the tree forks.
         let navigate = Op::Navigate {
-            target: first_answer,
+            target,
             summarize: false,
             instructions: None,
         };
-        live.ops(vec![navigate, Op::RecordBash(Box::new(bash.into()))])
+        live.ops(vec![navigate, Op::RecordBash(Box::new(bash))])
             .await
             .expect("moving");
-        live.ops(vec![Op::Prompt(UserInput::text("three"))])
-            .await
-            .expect("third prompt");
+        live.ops(prompt("three")).await.expect("third prompt");
         live.attach().await.expect("attaching");
         let attached = loop {
-            match replies.recv().await {
-                Some(UiEvent::Reply(Reply::Attached(attached))) => break attached,
-                Some(_) => {}
-                None => panic!("the worker hung up"),
+            if let Some(UiEvent::Reply(Reply::Attached(attached))) = replies.recv().await {
+                break attached;
             }
         };
-        let rows = match live.read(Vec::new(), Query::Tree).await.expect("tree") {
-            Answer::Tree { rows } => picker_rows(rows),
-            other => panic!("{other:?}"),
+        let Answer::Tree { rows } = live.read(Vec::new(), Query::Tree).await.expect("tree") else {
+            panic!("no tree");
         };
+        let rows = picker_rows(rows);
         live.handle.send(Op::Shutdown).expect("shutdown");
         let agent = task.await.expect("the runtime");
 
         // rpc's side: the same session served to Pi's protocol.
         let (mut commands, input) = tokio::io::duplex(1 << 16);
         let (output, client) = tokio::io::duplex(1 << 20);
-        let options = ServeOptions {
-            cwd: dir.path().to_path_buf(),
-            ..ServeOptions::default()
-        };
+        let (retries, options) = (Default::default(), Default::default());
         let serving = tokio::spawn(strata_rpc::serve(
-            input,
-            output,
-            agent,
-            RetryEvents::default(),
-            host,
-            options,
+            input, output, agent, retries, host, options,
         ));
         let mut lines = BufReader::new(client).lines();
         let mut answers = Vec::new();
         for command in ["get_messages", "get_session_stats", "get_tree"] {
             let line = format!("{}\n", json!({"type": command}));
             commands.write_all(line.as_bytes()).await.expect("sending");
-            loop {
-                let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
-                    .await
-                    .expect("an answer within ten seconds")
-                    .expect("reading")
-                    .expect("the server still writing");
+            while let Some(line) = lines.next_line().await.expect("reading") {
                 let value: Value = serde_json::from_str(&line).expect("JSON");
                 if value["type"] == "response" {
-                    assert_eq!(value["success"], true, "{value}");
                     answers.push(value["data"].clone());
                     break;
                 }
@@ -1443,30 +1394,23 @@ mod one_read_model {
         serving.await.expect("serving").expect("served");
 
         // Transcript: the user and answer texts of the branch, in order.
-        let tui_texts: Vec<String> = attached
-            .transcript
-            .iter()
+        let tui_texts: Vec<&str> = (attached.transcript.iter())
             .filter_map(|item| match item {
-                Item::User(text) | Item::Assistant(text) => Some(text.clone()),
+                Item::User(text) | Item::Assistant(text) => Some(text.as_str()),
                 _ => None,
             })
             .collect();
-        let rpc_texts: Vec<String> = answers[0]["messages"]
-            .as_array()
-            .expect("messages")
-            .iter()
+        let rpc_texts: Vec<&str> = (answers[0]["messages"].as_array().expect("messages").iter())
+            .filter(|m| m["role"] == "user" || m["role"] == "assistant")
             .flat_map(|m| match m["content"].as_str() {
-                Some(text) => vec![text.to_owned()],
-                None => m["content"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|b| b["type"] == "text" && m["role"] != "toolResult")
-                    .filter_map(|b| b["text"].as_str().map(str::to_owned))
+                Some(text) => vec![text],
+                None => (m["content"].as_array().into_iter().flatten())
+                    .filter_map(|b| b["text"].as_str())
                     .collect(),
             })
             .collect();
-        // The mock answers by the answers in the request: the new branch holds two, as the second did.
+        // The mock answers by the answers in the request: the new branch holds two, as the
+        // second prompt's did.
         assert_eq!(
             tui_texts,
             [
@@ -1478,19 +1422,15 @@ mod one_read_model {
             ]
         );
         assert_eq!(tui_texts, rpc_texts);
-        assert!(
-            attached.transcript.iter().any(|item| matches!(item,
-                Item::Tool(tool) if tool.name == "!" && tool.arguments == "echo hi")),
-            "the recorded command is in the TUI's transcript"
-        );
+        let bash = |item: &Item| matches!(item, Item::Tool(tool) if tool.arguments == "echo hi");
+        assert!(attached.transcript.iter().any(bash), "the recorded command");
 
         // Stats: every request the file records, the same figures.
-        let stats = &answers[1];
-        let tokens = &stats["tokens"];
-        let prompt = ["input", "cacheRead", "cacheWrite"]
+        let (stats, tokens) = (&answers[1], &answers[1]["tokens"]);
+        let prompt: u64 = ["input", "cacheRead", "cacheWrite"]
             .iter()
-            .map(|k| tokens[*k].as_u64().expect("tokens"))
-            .sum::<u64>();
+            .filter_map(|k| tokens[*k].as_u64())
+            .sum();
         assert_eq!(attached.stats.requests, 4);
         assert_eq!(attached.stats.prompt_tokens, prompt);
         assert_eq!(
@@ -1499,36 +1439,25 @@ mod one_read_model {
         );
         assert_eq!(Some(attached.stats.cost), stats["cost"].as_f64());
 
-        // Tree: the rows the TUI lists are the rpc tree's shown entries, with the same parents.
+        // Tree: the rows the TUI lists are the rpc tree's messages, with the same parents.
         let mut nodes = answers[2]["tree"].as_array().expect("tree").clone();
         let mut rpc_rows = Vec::new();
         while let Some(node) = nodes.pop() {
             let entry = &node["entry"];
-            let shown = entry["type"] == "message" && entry["message"]["role"] != "toolResult";
-            if shown {
-                rpc_rows.push((
-                    entry["id"].as_str().expect("id").to_owned(),
-                    entry["parentId"].as_str().map(str::to_owned),
-                ));
+            if entry["type"] == "message" && entry["message"]["role"] != "toolResult" {
+                rpc_rows.push((entry["id"].to_string(), entry["parentId"].to_string()));
             }
             nodes.extend(node["children"].as_array().into_iter().flatten().cloned());
         }
-        let mut tui_rows: Vec<(String, Option<String>)> = rows
+        let quoted = |id: Option<&EntryId>| id.map_or("null".to_owned(), |id| format!("\"{id}\""));
+        let mut tui_rows: Vec<(String, String)> = rows
             .iter()
-            .map(|row| {
-                (
-                    row.id.to_string(),
-                    row.parent.as_ref().map(EntryId::to_string),
-                )
-            })
+            .map(|row| (quoted(Some(&row.id)), quoted(row.parent.as_ref())))
             .collect();
         rpc_rows.sort();
         tui_rows.sort();
-        let count = tui_rows.len();
-        assert_eq!(
-            count, 9,
-            "the system prompt, three prompts, four answers, a command"
-        );
+        // The system prompt, three prompts, four answers and the command.
+        assert_eq!(tui_rows.len(), 9, "{tui_rows:?}");
         assert_eq!(tui_rows, rpc_rows);
         assert_eq!(rows.iter().filter(|row| row.leaf).count(), 1);
     }
