@@ -179,7 +179,7 @@ const LONG_FILES: &[&str] = &[
 /// 7,000 (CLI) and 2,000 (rpc).
 const BUDGETS: &[(&str, usize)] = &[
     ("crates/strata-cli/src", 14_966),
-    ("crates/strata-rpc/src", 4_621),
+    ("crates/strata-rpc/src", 4_593),
 ];
 
 /// Runs every rule under `root`; the error lists every breach.

@@ -1217,7 +1217,8 @@ impl<H: Host> Server<H> {
     }
 
     fn fork_point(&self, entry_id: &str) -> Result<(Option<EntryId>, String), String> {
-        sessions::fork_point(&self.read_session()?, entry_id)
+        // Read from the file, not the runtime: a fork during a run is answered at once.
+        strata_runtime::read_model::fork_point(&self.read_session()?, &EntryId::new(entry_id))
     }
 
     fn current_leaf(&self) -> Result<Option<EntryId>, String> {

@@ -43,8 +43,10 @@ pub(crate) fn answer(
             rows: fork_points(agent.session()),
         }),
         Query::ForkPoint { entry } => {
-            return fork_point(agent.session(), &entry)
-                .unwrap_or_else(|error| Answer::Failed { error });
+            return fork_point(agent.session(), &entry).map_or_else(
+                |error| Answer::Failed { error },
+                |(parent, text)| Answer::ForkPoint { parent, text },
+            );
         }
         Query::Stats => Ok(Answer::Stats(Box::new(stats(agent.session())))),
         Query::NextRequest => {
@@ -269,8 +271,9 @@ pub fn fork_points(session: &Session) -> Vec<TreeRow> {
         .collect()
 }
 
-/// Where a fork before the user message `entry` starts (its parent) and the message's text.
-fn fork_point(session: &Session, entry: &EntryId) -> Result<Answer, String> {
+/// Where a fork before the user message `entry` starts (its parent) and the message's text
+/// (Pi's errors for an unknown entry and for one that is no user message).
+pub fn fork_point(session: &Session, entry: &EntryId) -> Result<(Option<EntryId>, String), String> {
     let tree = session.tree();
     let found = tree
         .entry(entry)
@@ -285,10 +288,7 @@ fn fork_point(session: &Session, entry: &EntryId) -> Result<Answer, String> {
             "Invalid entry ID for forking: {entry} is not a user message"
         ));
     };
-    Ok(Answer::ForkPoint {
-        parent: tree.parent_of(entry).cloned(),
-        text: user.content.text_joined(""),
-    })
+    Ok((tree.parent_of(entry).cloned(), user.content.text_joined("")))
 }
 
 /// What a tree row shows of an entry (`None`: not shown).
