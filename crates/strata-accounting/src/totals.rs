@@ -1,12 +1,12 @@
 //! A session's requests added up.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use strata_provider::Usage;
 
 use crate::record::{RequestKind, RequestRecord};
 
 /// Tokens and dollars over a set of requests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     /// Requests counted (answers, summaries and pings).
     pub requests: usize,

@@ -48,7 +48,7 @@ pub use config::{Config, Layers, Sources};
 pub use loaded::Loaded;
 pub use model::ModelChoice;
 pub use rules::{AskPolicy, SandboxHelper};
-pub use setup::{Built, Setup};
+pub use setup::{Built, Setup, SetupRouter};
 pub use trust::ProjectTrust;
 
 /// What the program starting a session decides beside the configuration files: a CLI's

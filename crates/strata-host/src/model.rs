@@ -13,6 +13,22 @@ pub struct ModelChoice {
     pub thinking: Option<String>,
 }
 
+impl ModelChoice {
+    /// The model a runtime operation names, without a thinking level.
+    pub fn of(model: &strata_runtime::ModelRef) -> Self {
+        Self {
+            provider: model.provider.clone(),
+            id: model.model.clone(),
+            thinking: None,
+        }
+    }
+
+    /// The runtime's reference to this model.
+    pub fn reference(&self) -> strata_runtime::ModelRef {
+        strata_runtime::ModelRef::new(self.provider.clone(), self.id.clone())
+    }
+}
+
 /// Thinking levels, lowest first (Pi's names).
 pub const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 

@@ -284,21 +284,16 @@ impl Setup {
         })
     }
 
-    /// Resolves the model a session file names, for [`strata_runtime::Op::SwitchSession`]:
-    /// the runtime opens the file (once) and asks for a route to that model, so a switch
-    /// takes up the session's model (Pi restores a resumed session's model). `None` from the
-    /// router where the catalog does not know the model or strata cannot route it.
-    pub fn session_router(&self, retries: Option<RetryObserver>) -> strata_runtime::SessionRouter {
-        let setup = self.clone();
-        Box::new(move |provider, model_id| {
-            setup.catalog.model(provider, model_id)?;
-            let choice = ModelChoice {
-                provider: provider.to_owned(),
-                id: model_id.to_owned(),
-                thinking: None,
-            };
-            setup.model_route(&choice, retries).ok()
-        })
+    /// The route to the model a session file names, for [`strata_runtime::Op::SwitchSession`]
+    /// (Pi restores a resumed session's model): `None` where the catalog does not know the
+    /// model or strata cannot route it, so the switch keeps the current model.
+    pub fn session_route(
+        &self,
+        model: &strata_runtime::ModelRef,
+        retries: Option<RetryObserver>,
+    ) -> Option<strata_runtime::ModelRoute> {
+        self.catalog.model(&model.provider, &model.model)?;
+        self.model_route(&ModelChoice::of(model), retries).ok()
     }
 
     /// The tools named in configuration, checked against the built-in set.
@@ -910,5 +905,56 @@ mod path_once_tests {
         );
         let shown = not_a_file.display().to_string();
         assert_eq!(error.matches(&shown).count(), 1, "{error}");
+    }
+}
+
+/// The runtime's [`strata_runtime::Router`] over a [`Setup`]: the keys, configuration and
+/// catalog the setup holds turn the models operations name into routes. A front end that
+/// changes its setup (a key stored by `/login`) hands the router the new one.
+pub struct SetupRouter {
+    setup: std::sync::RwLock<Setup>,
+    retries: Option<RetryObserver>,
+}
+
+impl SetupRouter {
+    /// Routes through `setup`, reporting retries to `retries` where given.
+    pub fn new(setup: Setup, retries: Option<RetryObserver>) -> Self {
+        Self {
+            setup: std::sync::RwLock::new(setup),
+            retries,
+        }
+    }
+
+    /// Routes through `setup` from now on.
+    pub fn update(&self, setup: Setup) {
+        *self
+            .setup
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = setup;
+    }
+
+    fn setup(&self) -> std::sync::RwLockReadGuard<'_, Setup> {
+        // A panic elsewhere while the setup was replaced leaves a whole setup: still usable.
+        self.setup
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl strata_runtime::Router for SetupRouter {
+    fn route(
+        &self,
+        model: &strata_runtime::ModelRef,
+    ) -> Result<strata_runtime::ModelRoute, String> {
+        self.setup()
+            .model_route(&ModelChoice::of(model), self.retries.clone())
+            .map_err(|e| format!("{e:#}"))
+    }
+
+    fn session_route(
+        &self,
+        model: &strata_runtime::ModelRef,
+    ) -> Option<strata_runtime::ModelRoute> {
+        self.setup().session_route(model, self.retries.clone())
     }
 }

@@ -61,7 +61,7 @@ pub enum BashSnap {
 }
 
 /// What a restore did (or, from [`Checkpoints::preview`], would do).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RestoreReport {
     /// Files written back.

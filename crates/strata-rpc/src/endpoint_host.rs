@@ -2,7 +2,7 @@
 
 use strata_provider::transport::{HttpClient, RetryObserver, TransportConfig};
 use strata_provider::{ApiKey, Catalog, Model, StreamOptions};
-use strata_runtime::{ModelRoute, SessionRouter};
+use strata_runtime::ModelRoute;
 
 use crate::Host;
 
@@ -90,14 +90,6 @@ impl Host for EndpointHost {
         retries: RetryObserver,
     ) -> Result<ModelRoute, String> {
         self.route_to(provider, model_id, Some(retries))
-    }
-
-    fn session_router(&self, retries: RetryObserver) -> SessionRouter {
-        let host = self.clone();
-        Box::new(move |provider, model_id| {
-            host.route_to(provider, model_id, Some(retries.clone()))
-                .ok()
-        })
     }
 
     fn set_max_retries(&mut self, limit: u32) {

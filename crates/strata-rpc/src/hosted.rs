@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use strata_host::{ModelChoice, Setup};
 use strata_provider::Model;
 use strata_provider::transport::RetryObserver;
-use strata_runtime::{ModelRoute, SessionRouter};
+use strata_runtime::ModelRoute;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::{Host, ServeError, ServeOptions};
@@ -131,8 +131,14 @@ impl Host for SetupHost {
             .map_err(|e| format!("{e:#}"))
     }
 
-    fn session_router(&self, retries: RetryObserver) -> SessionRouter {
-        self.setup.session_router(Some(retries))
+    fn session_route(
+        &self,
+        provider: &str,
+        model_id: &str,
+        retries: RetryObserver,
+    ) -> Option<ModelRoute> {
+        let model = strata_runtime::ModelRef::new(provider, model_id);
+        self.setup.session_route(&model, Some(retries))
     }
 
     fn set_max_retries(&mut self, limit: u32) {

@@ -103,6 +103,7 @@ impl JsonStream {
             | RuntimeEvent::Compacted { .. }
             | RuntimeEvent::Navigated { .. }
             | RuntimeEvent::Labelled { .. }
+            | RuntimeEvent::Answered { .. }
             | RuntimeEvent::Failed { .. } => Vec::new(),
             // strata's own records: the rules layer has no shape in Pi's stream.
             RuntimeEvent::PermissionRequested { .. }

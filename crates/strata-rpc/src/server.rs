@@ -9,9 +9,10 @@
 //! wait for it or abort it first, keep-warm while idle) is the runtime's behaviour.
 //!
 //! A command that changes the agent is answered once the runtime has run its operations:
-//! the view sends them followed by an [`Op::WithAgent`] that reads the agent's state, and
-//! answers when that read comes back (after every event the operations caused). Reads
-//! during a run are answered at once from the last state read plus the run's messages.
+//! the view sends them followed by [`Op::Query`]s for the runtime's state (and what the
+//! command reads), and answers when the last comes back (after every event the operations
+//! caused). Reads during a run are answered at once from the last state read plus the run's
+//! messages.
 //!
 //! Supported: prompt (images included; streamingBehavior steer/followUp while running;
 //! `/skill:name` expanded), steer and follow_up (with images), abort, clear_queue,
@@ -35,16 +36,17 @@ pub use permissions::rules_record;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
 use strata_agent::{Agent, AgentEvent, RetryEvents};
 use strata_provider::transport::RetryObserver;
 use strata_provider::{Model, ThinkingLevel};
 use strata_runtime::{
-    ModelRoute, Op, QueueMode, RunEnd, RuntimeEvent, RuntimeHandle, SessionRouter, UserInput,
+    Answer, ModelRef, ModelRoute, Op, OpName, Query as Read, QueueMode, Router, RunEnd,
+    RuntimeEvent, RuntimeHandle, UserInput,
 };
-use strata_session::{AgentMessage, BashExecutionMessage, EntryId, ImageContent, Session};
+use strata_session::{BashExecutionMessage, EntryId, ImageContent, Session};
 use strata_tools::CancellationToken;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
@@ -83,8 +85,16 @@ pub trait Host: Send + 'static {
         model_id: &str,
         retries: RetryObserver,
     ) -> Result<ModelRoute, String>;
-    /// What `switch_session` hands the runtime to take up the model the file names.
-    fn session_router(&self, retries: RetryObserver) -> SessionRouter;
+    /// The route to the model a session file names, for `switch_session` (`None` keeps the
+    /// current model).
+    fn session_route(
+        &self,
+        provider: &str,
+        model_id: &str,
+        retries: RetryObserver,
+    ) -> Option<ModelRoute> {
+        self.route(provider, model_id, retries).ok()
+    }
     /// The retry limit routes built from now on use (`set_auto_retry`).
     fn set_max_retries(&mut self, limit: u32);
     /// Automatic compaction was turned on or off (`set_auto_compaction`), for agents the host
@@ -152,15 +162,22 @@ where
     H: Host,
 {
     let (inputs, mut received) = unbounded_channel();
-    let (answers, mut answered) = unbounded_channel();
     let (out, writer) = Out::new(output);
     let writing = tokio::spawn(writer.run());
-    let (handle, mut events, task) = strata_runtime::spawn(agent);
-    let mut server = Server::new(host, options, out, handle, retries, answers, inputs.clone());
+    let host = Arc::new(Mutex::new(host));
+    let router = Arc::new(HostRouter {
+        host: host.clone(),
+        retries: retries.clone(),
+    });
+    let (handle, mut events, task) = strata_runtime::spawn(agent, router);
+    let mut server = Server::new(host, options, out, handle, inputs.clone());
     // Commands read the model and session from the view: it holds them before the first.
     server.refresh();
-    if let Some(answer) = answered.recv().await {
-        server.on_answer(answer);
+    while !server.in_flight.is_empty() {
+        match events.recv().await {
+            Some(event) => server.on_event(event),
+            None => break,
+        }
     }
     // Extensions' UI requests join the command loop's inputs.
     let asking = server.options.extension_ui.take().map(|mut calls| {
@@ -178,13 +195,6 @@ where
         tokio::select! {
             biased;
             Some(event) = events.recv() => server.on_event(event),
-            Some(answer) = answered.recv() => {
-                // Every event of the operations before the read was sent before it.
-                while let Ok(event) = events.try_recv() {
-                    server.on_event(event);
-                }
-                server.on_answer(answer);
-            }
             input = received.recv() => match input {
                 Some(Input::Line(line)) => server.handle_line(&line),
                 Some(Input::TooLong(bytes)) => server.out.send(&failure(
@@ -216,6 +226,36 @@ where
     // Whatever was answered is written before the server returns.
     let _ = writing.await;
     Ok(agent)
+}
+
+/// The runtime's router: the host's routes, with retries reported to the agent's events.
+struct HostRouter<H> {
+    host: Arc<Mutex<H>>,
+    retries: RetryEvents,
+}
+
+impl<H: Host> HostRouter<H> {
+    fn host(&self) -> MutexGuard<'_, H> {
+        lock(&self.host)
+    }
+}
+
+/// The host, whoever holds it (a panic while it was held leaves a host still usable).
+fn lock<H>(host: &Mutex<H>) -> MutexGuard<'_, H> {
+    host.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl<H: Host> Router for HostRouter<H> {
+    fn route(&self, model: &ModelRef) -> Result<ModelRoute, String> {
+        let observer = self.retries.observer();
+        self.host().route(&model.provider, &model.model, observer)
+    }
+
+    fn session_route(&self, model: &ModelRef) -> Option<ModelRoute> {
+        let observer = self.retries.observer();
+        self.host()
+            .session_route(&model.provider, &model.model, observer)
+    }
 }
 
 /// What the command loop reacts to besides the runtime.
@@ -339,18 +379,16 @@ async fn read_input_bounded<R: AsyncRead + Unpin>(
     let _ = inputs.send(Input::Closed);
 }
 
-/// The agent's state read after a command's operations, and what the read itself found.
-struct Answer {
-    snapshot: Snapshot,
-    data: Result<Option<Value>, String>,
-}
-
 /// A command whose operations the runtime has not finished yet.
 struct InFlight {
     id: Id,
     kind: String,
     /// How its answer is made once the state is read back.
     finish: Finish,
+    /// The id of its last query: its answer completes the command.
+    last_query: u64,
+    /// The answers so far: the state, the messages, then what `finish` reads.
+    answers: Vec<Answer>,
     /// The first failure its operations reported.
     failure: Option<String>,
     /// A manual compaction's outcome.
@@ -359,8 +397,14 @@ struct InFlight {
 
 /// How a command is answered.
 enum Finish {
-    /// With the data the read found.
-    Data,
+    /// With this data.
+    Data(Option<Value>),
+    /// `fork`: the message's text, and the files' differences when they differ.
+    Fork(String),
+    /// `rewind_files` with `dryRun`: what the restore would do.
+    Preview(Option<EntryId>),
+    /// `set_permission_mode`: the mode in effect (`mode` where there is no gate).
+    PermissionMode(strata_runtime::permissions::Mode),
     /// Not at all (the view's own refresh).
     Silent,
     /// With a state query over the refreshed view.
@@ -384,13 +428,13 @@ enum Query {
 
 /// The command loop's state.
 struct Server<H> {
-    host: H,
+    /// Shared with the runtime's router.
+    host: Arc<Mutex<H>>,
     options: ServeOptions,
     out: Out,
     handle: RuntimeHandle,
-    /// Carries every route's retries to the agent's events.
-    retries: RetryEvents,
-    answers: UnboundedSender<Answer>,
+    /// The id of the last query sent to the runtime.
+    next_query: u64,
     inputs: UnboundedSender<Input>,
     view: View,
     mapper: EventMapper,
@@ -413,13 +457,15 @@ struct Server<H> {
 }
 
 impl<H: Host> Server<H> {
+    fn host(&self) -> MutexGuard<'_, H> {
+        lock(&self.host)
+    }
+
     fn new(
-        host: H,
+        host: Arc<Mutex<H>>,
         options: ServeOptions,
         out: Out,
         handle: RuntimeHandle,
-        retries: RetryEvents,
-        answers: UnboundedSender<Answer>,
         inputs: UnboundedSender<Input>,
     ) -> Self {
         let max_retries = options.max_retries;
@@ -429,8 +475,7 @@ impl<H: Host> Server<H> {
             options,
             out,
             handle,
-            retries,
-            answers,
+            next_query: 0,
             inputs,
             view: View::default(),
             in_flight: VecDeque::new(),
@@ -447,26 +492,22 @@ impl<H: Host> Server<H> {
 
     // ---------------------------------------------------------------- the runtime's side
 
-    /// Sends `ops`, then reads the agent with `read` once they have run; the answer comes
-    /// back through [`Self::on_answer`].
-    fn request(
-        &mut self,
-        id: Id,
-        kind: &str,
-        ops: Vec<Op>,
-        finish: Finish,
-        read: impl FnOnce(&mut Agent) -> Result<Option<Value>, String> + Send + 'static,
-    ) {
-        let answers = self.answers.clone();
+    /// Sends `ops`, then the reads the view and `finish` need; the command is answered by
+    /// [`Self::on_answer`] once the last read comes back.
+    fn request(&mut self, id: Id, kind: &str, ops: Vec<Op>, finish: Finish) {
+        let mut reads = vec![Read::State, Read::Messages];
+        match &finish {
+            Finish::Fork(_) => reads.push(Read::RewindPreview { target: None }),
+            Finish::Preview(target) => reads.push(Read::RewindPreview {
+                target: target.clone(),
+            }),
+            _ => {}
+        }
         let mut sent = ops.into_iter().try_for_each(|op| self.handle.send(op));
-        if sent.is_ok() {
-            sent = self.handle.send(Op::WithAgent(Box::new(move |agent| {
-                let data = read(agent);
-                let _ = answers.send(Answer {
-                    snapshot: Snapshot::of(agent),
-                    data,
-                });
-            })));
+        for query in reads {
+            self.next_query += 1;
+            let id = self.next_query;
+            sent = sent.and_then(|()| self.handle.send(Op::Query { id, query }));
         }
         if let Err(error) = sent {
             if !matches!(finish, Finish::Silent) {
@@ -478,6 +519,8 @@ impl<H: Host> Server<H> {
             id,
             kind: kind.to_owned(),
             finish,
+            last_query: self.next_query,
+            answers: Vec::new(),
             failure: None,
             compacted: None,
         });
@@ -485,16 +528,33 @@ impl<H: Host> Server<H> {
 
     /// Reads the agent's state into the view (nothing is answered).
     fn refresh(&mut self) {
-        self.request(None, "refresh", Vec::new(), Finish::Silent, |_| Ok(None));
+        self.request(None, "refresh", Vec::new(), Finish::Silent);
     }
 
-    fn on_answer(&mut self, answer: Answer) {
-        let Some(done) = self.in_flight.pop_front() else {
+    /// One of the reads of the oldest command in flight came back.
+    fn answered(&mut self, id: u64, answer: Answer) {
+        let Some(front) = self.in_flight.front_mut() else {
             return;
         };
-        let mut snapshot = answer.snapshot;
-        snapshot.model = self.model_json_of(&snapshot.provider, &snapshot.model_id);
-        self.view.snapshot = snapshot;
+        front.answers.push(answer);
+        if id == front.last_query
+            && let Some(done) = self.in_flight.pop_front()
+        {
+            self.on_answer(done);
+        }
+    }
+
+    fn on_answer(&mut self, done: InFlight) {
+        let mut answers = done.answers.into_iter();
+        match (answers.next(), answers.next()) {
+            (Some(Answer::State(state)), Some(Answer::Messages { messages })) => {
+                let mut snapshot = Snapshot::of(&state, messages);
+                snapshot.model = self.model_json_of(&snapshot.provider, &snapshot.model_id);
+                self.view.snapshot = snapshot;
+            }
+            (state, messages) => eprintln!("strata rpc: reading the state: {state:?} {messages:?}"),
+        }
+        let read = answers.next();
         if matches!(done.finish, Finish::Compact) {
             self.view.compacting = false;
         }
@@ -504,6 +564,7 @@ impl<H: Host> Server<H> {
             finish,
             failure: failed,
             compacted,
+            ..
         } = done;
         let reply = match (failed, finish) {
             (_, Finish::Silent) => return,
@@ -519,7 +580,26 @@ impl<H: Host> Server<H> {
             (None, Finish::CycledThinking) => {
                 Ok(Some(json!({"level": self.view.snapshot.thinking_level})))
             }
-            (None, Finish::Data) => answer.data,
+            (None, Finish::Data(data)) => Ok(data),
+            (None, Finish::Fork(text)) => {
+                let mut data = json!({"text": text, "cancelled": false});
+                // The offer: the files differ from the fork point.
+                if let Some(Answer::RewindPreview(preview)) = read
+                    && preview.changes_files()
+                {
+                    data["filesDiffer"] = json!(preview);
+                }
+                Ok(Some(data))
+            }
+            (None, Finish::Preview(_)) => match read {
+                Some(Answer::RewindPreview(preview)) => Ok(Some(json!(preview))),
+                Some(Answer::Failed { error }) => Err(error),
+                other => Err(format!("the runtime answered {other:?}")),
+            },
+            (None, Finish::PermissionMode(mode)) => {
+                let current = self.view.snapshot.permission_mode.unwrap_or(mode);
+                Ok(Some(json!({"mode": current})))
+            }
         };
         self.out.send(&match reply {
             Ok(data) => success(&id, &kind, data),
@@ -548,6 +628,7 @@ impl<H: Host> Server<H> {
                 self.out.send_all(&self.mapper.handle(event));
             }
             RuntimeEvent::Accepted { .. } | RuntimeEvent::Settled => {}
+            RuntimeEvent::Answered { id, answer } => self.answered(id, answer),
             RuntimeEvent::Notice { source, text } => self.out.send(&notice_record(&source, &text)),
             RuntimeEvent::PermissionRequested { request } => self.ask_permission(&request),
             RuntimeEvent::PermissionModeChanged { .. } | RuntimeEvent::FilesRestored { .. } => {
@@ -610,7 +691,7 @@ impl<H: Host> Server<H> {
                 }
             }
             RuntimeEvent::Failed { op, error } => match self.in_flight.front_mut() {
-                Some(done) if op != "keep_warm" => {
+                Some(done) if !matches!(op, OpName::KeepWarm | OpName::RecordBash) => {
                     done.failure.get_or_insert(error);
                 }
                 _ => eprintln!("strata rpc: {op}: {error}"),
@@ -733,7 +814,7 @@ impl<H: Host> Server<H> {
                 let compact = Op::Compact {
                     focus: custom_instructions,
                 };
-                return self.request(id, &kind, vec![compact], Finish::Compact, |_| Ok(None));
+                return self.request(id, &kind, vec![compact], Finish::Compact);
             }
             Command::NewSession { parent_session } => {
                 let op = Op::NewSession {
@@ -752,10 +833,9 @@ impl<H: Host> Server<H> {
                         path.display()
                     ))
                 } else {
-                    let router = self.host.session_router(self.retries.observer());
                     let op = Op::SwitchSession {
                         path,
-                        router: Some(router),
+                        follow_model: true,
                     };
                     return self.moved(id, &kind, op, json!({"cancelled": false}));
                 }
@@ -769,16 +849,7 @@ impl<H: Host> Server<H> {
                     if restore_files == Some(true) {
                         ops.push(Op::RewindFiles { target: None });
                     }
-                    return self.request(id, &kind, ops, Finish::Data, move |agent| {
-                        let mut data = json!({"text": text, "cancelled": false});
-                        // The offer: the files differ from the fork point.
-                        if let Ok(preview) = agent.preview_rewind(None)
-                            && preview.changes_files()
-                        {
-                            data["filesDiffer"] = json!(preview);
-                        }
-                        Ok(Some(data))
-                    });
+                    return self.request(id, &kind, ops, Finish::Fork(text));
                 }
                 Err(error) => Err(error),
             },
@@ -797,13 +868,13 @@ impl<H: Host> Server<H> {
             Command::SetThinkingLevel { level } => return self.set_thinking_level(id, &kind, &level),
             Command::CycleThinkingLevel => return self.cycle_thinking_level(id, &kind),
             Command::SetAutoCompaction { enabled } => {
-                self.host.set_auto_compaction(enabled);
+                self.host().set_auto_compaction(enabled);
                 let op = Op::SetAutoCompaction(enabled);
-                return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
+                return self.request(id, &kind, vec![op], Finish::Data(None));
             }
             Command::SetAutoRetry { enabled } => {
                 let limit = if enabled { self.max_retries } else { 0 };
-                self.host.set_max_retries(limit);
+                self.host().set_max_retries(limit);
                 self.current_retries = limit;
                 return self.reroute(id, &kind);
             }
@@ -813,7 +884,7 @@ impl<H: Host> Server<H> {
                     Err("Session name cannot be empty".to_owned())
                 } else {
                     let op = Op::SetSessionName(name);
-                    return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
+                    return self.request(id, &kind, vec![op], Finish::Data(None));
                 }
             }
             // An extension's question, else a permission question; a stray answer has nobody
@@ -835,18 +906,13 @@ impl<H: Host> Server<H> {
                 dry_run: Some(true),
             } => {
                 let target = entry_id.map(EntryId::new);
-                return self.request(id, &kind, Vec::new(), Finish::Data, move |agent| {
-                    let preview = agent
-                        .preview_rewind(target.as_ref())
-                        .map_err(|e| e.to_string())?;
-                    Ok(Some(json!(preview)))
-                });
+                return self.request(id, &kind, Vec::new(), Finish::Preview(target));
             }
             Command::RewindFiles { entry_id, .. } => {
                 let op = Op::RewindFiles {
                     target: entry_id.map(EntryId::new),
                 };
-                return self.request(id, &kind, vec![op], Finish::Data, |_| Ok(None));
+                return self.request(id, &kind, vec![op], Finish::Data(None));
             }
             Command::SetPermissionMode { mode } => {
                 return self.set_permission_mode(id, &kind, &mode, busy);
@@ -873,7 +939,7 @@ impl<H: Host> Server<H> {
             let data = self.query(query);
             return self.out.send(&success(&id, kind, Some(data)));
         }
-        self.request(id, kind, Vec::new(), Finish::Query(query), |_| Ok(None));
+        self.request(id, kind, Vec::new(), Finish::Query(query));
     }
 
     fn query(&self, query: Query) -> Value {
@@ -887,7 +953,7 @@ impl<H: Host> Server<H> {
 
     /// A command that moves to another session file: the queue belonged to the old one.
     fn moved(&mut self, id: Id, kind: &str, op: Op, data: Value) {
-        self.request(id, kind, vec![op], Finish::Data, move |_| Ok(Some(data)));
+        self.request(id, kind, vec![op], Finish::Data(Some(data)));
     }
 
     // ---------------------------------------------------------------- prompting
@@ -1027,14 +1093,7 @@ impl<H: Host> Server<H> {
     /// operations (during a run: after it), so the next prompt's request carries it.
     fn bash_done(&mut self, id: &Id, message: BashExecutionMessage) {
         let data = bash::result_json(&message);
-        self.send(Op::WithAgent(Box::new(move |agent| {
-            if let Err(error) = agent
-                .session_mut()
-                .append_message(AgentMessage::BashExecution(message))
-            {
-                eprintln!("strata rpc: recording the bash output: {error}");
-            }
-        })));
+        self.send(Op::RecordBash(Box::new(message.into())));
         self.out.send(&success(id, "bash", Some(data)));
         if !self.view.streaming {
             self.refresh();
@@ -1045,7 +1104,7 @@ impl<H: Host> Server<H> {
 
     fn set_model(&mut self, id: Id, kind: &str, provider: &str, model_id: &str) {
         let found = self
-            .host
+            .host()
             .available_models()
             .into_iter()
             .find(|m| m.provider == provider && m.id == model_id);
@@ -1054,11 +1113,11 @@ impl<H: Host> Server<H> {
             return self.out.send(&failure(&id, kind, error));
         };
         let data = self.model_json(&model);
-        self.switch_to(id, kind, &model, Finish::Data, Some(data));
+        self.switch_to(id, kind, &model, Finish::Data(Some(data)));
     }
 
     fn cycle_model(&mut self, id: Id, kind: &str) {
-        let models = self.host.available_models();
+        let models = self.host().available_models();
         if models.len() <= 1 {
             return self.out.send(&success(&id, kind, Some(Value::Null)));
         }
@@ -1071,45 +1130,21 @@ impl<H: Host> Server<H> {
             None => models[0].clone(),
         };
         let data = self.model_json(&next);
-        self.switch_to(id, kind, &next, Finish::CycledModel(data), None);
+        self.switch_to(id, kind, &next, Finish::CycledModel(data));
     }
 
     /// Sends requests to `model` from now on (the runtime keeps the thinking level asked for
     /// where the model reasons, `off` where it does not).
-    fn switch_to(
-        &mut self,
-        id: Id,
-        kind: &str,
-        model: &Model,
-        finish: Finish,
-        data: Option<Value>,
-    ) {
-        match self
-            .host
-            .route(&model.provider, &model.id, self.retries.observer())
-        {
-            Ok(route) => self.request(id, kind, vec![Op::SetModel(route)], finish, move |_| {
-                Ok(data)
-            }),
-            Err(error) => self.out.send(&failure(&id, kind, error)),
-        }
+    fn switch_to(&mut self, id: Id, kind: &str, model: &Model, finish: Finish) {
+        let model = ModelRef::new(model.provider.clone(), model.id.clone());
+        self.request(id, kind, vec![Op::SetModel(model)], finish);
     }
 
     /// The current model again, on a route built from the (changed) configuration.
     fn reroute(&mut self, id: Id, kind: &str) {
         let snapshot = &self.view.snapshot;
-        match self.host.route(
-            &snapshot.provider,
-            &snapshot.model_id,
-            self.retries.observer(),
-        ) {
-            Ok(route) => {
-                self.request(id, kind, vec![Op::SetModel(route)], Finish::Data, |_| {
-                    Ok(None)
-                });
-            }
-            Err(error) => self.out.send(&failure(&id, kind, error)),
-        }
+        let model = ModelRef::new(snapshot.provider.clone(), snapshot.model_id.clone());
+        self.request(id, kind, vec![Op::SetModel(model)], Finish::Data(None));
     }
 
     fn set_thinking_level(&mut self, id: Id, kind: &str, level: &str) {
@@ -1124,9 +1159,7 @@ impl<H: Host> Server<H> {
             );
             return self.out.send(&failure(&id, kind, error));
         };
-        self.request(id, kind, vec![Op::SetThinking(level)], Finish::Data, |_| {
-            Ok(None)
-        });
+        self.request(id, kind, vec![Op::SetThinking(level)], Finish::Data(None));
     }
 
     fn cycle_thinking_level(&mut self, id: Id, kind: &str) {
@@ -1146,28 +1179,23 @@ impl<H: Host> Server<H> {
             kind,
             vec![Op::SetThinking(level)],
             Finish::CycledThinking,
-            |_| Ok(None),
         );
     }
 
+    // The host's lock is not held across these: `model_json` takes it again.
     fn available_models_json(&self) -> Vec<Value> {
-        self.host
-            .available_models()
-            .iter()
-            .map(|m| self.model_json(m))
-            .collect()
+        let models = self.host().available_models();
+        models.iter().map(|m| self.model_json(m)).collect()
     }
 
     fn model_json_of(&self, provider: &str, model_id: &str) -> Value {
-        match self.host.model(provider, model_id) {
-            Some(model) => self.model_json(&model),
-            None => Value::Null,
-        }
+        let model = self.host().model(provider, model_id);
+        model.map_or(Value::Null, |model| self.model_json(&model))
     }
 
     /// Pi's `Model` object, with the protocol and base URL requests would use.
     fn model_json(&self, model: &Model) -> Value {
-        let (api, base_url) = self.host.endpoint(model).unwrap_or_default();
+        let (api, base_url) = self.host().endpoint(model).unwrap_or_default();
         state::model_json(model, &api, &base_url)
     }
 
@@ -1189,7 +1217,8 @@ impl<H: Host> Server<H> {
     }
 
     fn fork_point(&self, entry_id: &str) -> Result<(Option<EntryId>, String), String> {
-        sessions::fork_point(&self.read_session()?, entry_id)
+        // Read from the file, not the runtime: a fork during a run is answered at once.
+        strata_runtime::read_model::fork_point(&self.read_session()?, &EntryId::new(entry_id))
     }
 
     fn current_leaf(&self) -> Result<Option<EntryId>, String> {
@@ -1199,7 +1228,7 @@ impl<H: Host> Server<H> {
     fn export_html(&mut self, output: Option<&str>) -> Result<Option<Value>, String> {
         let file = self.session_file()?;
         let output = output.map(Path::new);
-        let path = self.host.export_html(&file, output)?;
+        let path = self.host().export_html(&file, output)?;
         Ok(Some(json!({"path": path.display().to_string()})))
     }
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use strata_session::{AgentMessage, Entry, EntryId, MessageContent, Session};
+use strata_session::{AgentMessage, Entry, Session};
 
 /// The session file read for a command. Its errors name the file already, so the message
 /// says it once: "reading the session: F: No such file or directory (os error 2)".
@@ -12,22 +12,6 @@ pub fn read(file: &Path) -> Result<Session, String> {
     Session::open(file)
         .map(|opened| opened.session)
         .map_err(|e| format!("reading the session: {e}"))
-}
-
-/// Where a fork from the user message `entry_id` starts (its parent) and the message's text.
-pub fn fork_point(session: &Session, entry_id: &str) -> Result<(Option<EntryId>, String), String> {
-    let tree = session.tree();
-    let entry = tree
-        .entry(entry_id)
-        .map_err(|_| "Invalid entry ID for forking".to_owned())?;
-    let not_user = || format!("Invalid entry ID for forking: {entry_id} is not a user message");
-    let Entry::Message(message) = entry else {
-        return Err(not_user());
-    };
-    let AgentMessage::User(user) = &*message.message else {
-        return Err(not_user());
-    };
-    Ok((tree.parent_of(entry_id).cloned(), user_text(&user.content)))
 }
 
 /// Every user message of the file with text, in file order: Pi's `get_fork_messages`.
@@ -39,26 +23,13 @@ pub fn user_messages(file: &Path) -> Result<Vec<Value>, String> {
         if let Ok(Entry::Message(message)) = entry.entry()
             && let AgentMessage::User(user) = &*message.message
         {
-            let text = user_text(&user.content);
+            let text = user.content.text_joined("");
             if !text.is_empty() {
                 found.push(json!({"entryId": entry.id(), "text": text}));
             }
         }
     }
     Ok(found)
-}
-
-fn user_text(content: &MessageContent) -> String {
-    match content {
-        MessageContent::Text(text) => text.clone(),
-        MessageContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                strata_session::ContentBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect(),
-    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,10 @@
 //! What the rpc view answers from: the runtime's queue as its events said it, the modes set,
-//! and a snapshot of the agent's state read between operations (plus the messages of the run
-//! so far, from its events).
+//! and a snapshot of the runtime's state as its read model answered (plus the messages of the
+//! run so far, from its events).
 
 use serde_json::{Map, Value, json};
-use strata_agent::Agent;
 use strata_provider::Model;
-use strata_runtime::{QueueMode, QueuedTexts};
+use strata_runtime::{QueueMode, QueuedTexts, Status};
 
 /// The agent's state as read between operations.
 #[derive(Debug, Clone, Default)]
@@ -36,53 +35,28 @@ pub struct Snapshot {
     pub messages: Vec<Value>,
     /// Every request the session file records (all branches, summaries and pings), added up.
     pub totals: strata_accounting::Totals,
+    /// The permission mode (`None`: no rules gate).
+    pub permission_mode: Option<strata_runtime::permissions::Mode>,
 }
 
 impl Snapshot {
-    /// Reads `agent` (on the runtime's task, between operations).
-    pub fn of(agent: &mut Agent) -> Self {
-        let config = agent.config();
-        let (provider, model_id, api) = (
-            config.model.provider.clone(),
-            config.model.id.clone(),
-            config.api.clone(),
-        );
-        let (reasoning, context_window) = (config.model.reasoning, config.model.context_window);
-        let auto_compaction = config.compaction.enabled;
-        let session = agent.session();
-        let session_file = session.path().display().to_string();
-        let session_id = session.header().id.clone();
-        let session_name = session.tree().name().map(str::to_owned);
-        let totals =
-            strata_accounting::Totals::of(&strata_accounting::records(agent.session().tree()));
-        let (messages, thinking_level) = match agent.context() {
-            Ok(context) => (
-                context
-                    .messages
-                    .iter()
-                    .map(|m| m.message.to_json())
-                    .collect(),
-                context.thinking_level.clone(),
-            ),
-            Err(error) => {
-                eprintln!("strata rpc: building the context: {error}");
-                (Vec::new(), "off".to_owned())
-            }
-        };
+    /// The runtime's state and the context's messages (Pi's shape), as the runtime answered.
+    pub fn of(state: &Status, messages: Vec<Value>) -> Self {
         Self {
             model: Value::Null,
-            provider,
-            model_id,
-            api,
-            reasoning,
-            context_window,
-            thinking_level,
-            session_file,
-            session_id,
-            session_name,
-            auto_compaction,
+            provider: state.provider.clone(),
+            model_id: state.model.clone(),
+            api: state.api.clone(),
+            reasoning: state.reasoning,
+            context_window: state.context_window,
+            thinking_level: state.thinking.as_str().to_owned(),
+            session_file: state.session_path.display().to_string(),
+            session_id: state.session_id.clone(),
+            session_name: state.session_name.clone(),
+            auto_compaction: state.auto_compaction,
+            permission_mode: state.permission_mode,
             messages,
-            totals,
+            totals: state.totals,
         }
     }
 }

@@ -34,7 +34,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ToolSet::default_set(),
         config,
     );
-    let (handle, mut events, task) = spawn(agent);
+    let (handle, mut events, task) = spawn(agent, std::sync::Arc::new(strata_runtime::NoRoutes));
     handle.send(Op::SetThinking(ThinkingLevel::Low))?;
     handle.send(Op::Prompt("Say hello".into()))?;
     while let Some(event) = events.recv().await {

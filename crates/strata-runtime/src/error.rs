@@ -22,6 +22,12 @@ pub enum RuntimeError {
     /// An answer came for a question nobody is waiting on.
     #[error("no permission question {0} is waiting for an answer")]
     NoQuestion(String),
+    /// [`crate::Op::SetTools`] named a tool that is neither held nor built in.
+    #[error("unknown tool `{0}`")]
+    UnknownTool(String),
+    /// The router reached no route to the model an operation named.
+    #[error("{0}")]
+    Route(String),
     /// Moving a forked file into place.
     #[error("moving the forked session to {path}: {source}")]
     Rename {

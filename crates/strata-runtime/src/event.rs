@@ -87,7 +87,7 @@ pub enum RuntimeEvent {
     /// An entry no run wrote was appended (a keep-warm ping's `usage` entry).
     EntryAppended {
         /// The entry as persisted.
-        entry: serde_json::Value,
+        entry: strata_session::Entry,
     },
     /// Nothing runs and nothing is queued: the runtime waits for the next operation.
     Settled,
@@ -169,10 +169,17 @@ pub enum RuntimeEvent {
         /// What to show.
         text: String,
     },
+    /// The answer to [`crate::Op::Query`].
+    Answered {
+        /// The query's id.
+        id: u64,
+        /// What it found.
+        answer: crate::Answer,
+    },
     /// An operation failed; the runtime goes on.
     Failed {
-        /// The operation's name.
-        op: &'static str,
+        /// The operation.
+        op: crate::OpName,
         /// Why.
         error: String,
     },

@@ -9,12 +9,17 @@
 //! lines to operations and events to output; the behaviour is this crate's.
 //!
 //! [`adapter_for`] is the one registry from a provider row and protocol to an adapter, and
-//! [`ModelRoute`] the one value saying where requests (and summaries) go.
+//! [`ModelRoute`] the one value saying where requests (and summaries) go. Operations name
+//! models by [`ModelRef`]; the [`Router`] the front end gives [`spawn`] makes routes of them,
+//! so [`Op`], [`Query`] and [`Answer`] are plain data (serde both ways).
+//!
+//! Reads go through the runtime too: [`Op::Query`] is answered by
+//! [`RuntimeEvent::Answered`] from the one [`read_model`], in queue order.
 //!
 //! ```no_run
 //! # async fn demo(agent: strata_agent::Agent) -> Result<(), strata_runtime::RuntimeClosed> {
 //! use strata_runtime::{Op, RuntimeEvent, spawn};
-//! let (handle, mut events, _task) = spawn(agent);
+//! let (handle, mut events, _task) = spawn(agent, std::sync::Arc::new(strata_runtime::NoRoutes));
 //! handle.send(Op::Prompt("fix the failing test".into()))?;
 //! while let Some(event) = events.recv().await {
 //!     if let RuntimeEvent::RunEnded { end, .. } = event {
@@ -28,9 +33,10 @@
 mod adapter;
 mod error;
 mod event;
-pub mod inspect;
 mod op;
+mod query;
 pub mod queue;
+pub mod read_model;
 mod route;
 mod runtime;
 pub mod sessions;
@@ -40,9 +46,13 @@ pub use adapter::{
 };
 pub use error::RuntimeError;
 pub use event::{Disposition, RunEnd, RuntimeEvent};
-pub use op::{AgentTask, Op, SessionRouter, UserInput};
+pub use op::{BashRecord, Op, OpName, UserInput};
+pub use query::{
+    Answer, ChapterSize, ContextReport, Query, RoleCounts, RowKind, SessionStats, ToolCallItem,
+    TranscriptItem, TreeRow,
+};
 pub use queue::{MessageQueue, QueueMode, QueuedTexts};
-pub use route::{ModelRoute, RouteError};
+pub use route::{ModelRef, ModelRoute, NoRoutes, RouteError, Router};
 pub use runtime::{RuntimeClosed, RuntimeHandle, Status, spawn};
 /// Who a [`RuntimeEvent::Notice`] is from.
 pub use strata_agent::NoticeSource;

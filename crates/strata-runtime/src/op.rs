@@ -3,14 +3,15 @@
 use std::path::PathBuf;
 
 use strata_provider::ThinkingLevel;
-use strata_session::{EntryId, ImageContent};
-use strata_tools::ToolSet;
+use strata_session::{BashExecutionMessage, EntryId, ImageContent};
+
+use serde::{Deserialize, Serialize};
 
 use crate::queue::QueueMode;
-use crate::route::ModelRoute;
+use crate::route::ModelRef;
 
 /// A message from the user: text and the images sent with it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct UserInput {
     /// The text.
     pub text: String,
@@ -37,6 +38,11 @@ impl From<&str> for UserInput {
 /// One operation, queued in order. While a run goes on, `Steer`, `FollowUp` and `Abort` act on
 /// it at once; `Compact`, `Navigate`, `Fork`, `NewSession` and `SwitchSession` abort it first
 /// (as Pi does) and run after it; every other operation waits for it to end.
+///
+/// Plain data: an operation round-trips through serde (`{"op": "prompt", "args": {...}}`), so
+/// a sequence of them can be recorded and replayed, or sent from another process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", content = "args", rename_all = "snake_case")]
 pub enum Op {
     /// Runs a prompt to the end (a prompt sent during a run is queued as a follow-up).
     Prompt(UserInput),
@@ -81,27 +87,29 @@ pub enum Op {
     SwitchSession {
         /// The file.
         path: PathBuf,
-        /// Resolves the model the file names, once the runtime has opened it (the front end
-        /// holds the keys and configuration): with a route the session's own model and thinking
-        /// level are taken up, as Pi does on resume; no router, or no route, keeps the current
-        /// model and level.
-        router: Option<SessionRouter>,
+        /// Take up the model the file names, through the runtime's [`crate::Router`], with
+        /// the session's thinking level, as Pi does on resume; `false`, or a model the router
+        /// cannot reach, keeps the current model and level.
+        follow_model: bool,
     },
-    /// Sends requests to another model (the thinking level is kept where the model reasons,
-    /// `off` where it does not).
-    SetModel(ModelRoute),
+    /// Sends requests to another model, routed by the runtime's [`crate::Router`] (the
+    /// thinking level is kept where the model reasons, `off` where it does not).
+    SetModel(ModelRef),
     /// Sends summaries to another model (`None`: the session's).
-    SetSummaryModel(Option<ModelRoute>),
+    SetSummaryModel(Option<ModelRef>),
     /// Records a thinking level for the next requests.
     SetThinking(ThinkingLevel),
-    /// Replaces the live tool set (stored as a system patch before the next request).
-    SetTools(ToolSet),
+    /// Replaces the live tool set by names (stored as a system patch before the next
+    /// request): a tool the agent was built with that is not a built-in (delegation's
+    /// `task`) is kept while named, every other name must be a built-in.
+    SetTools(Vec<String>),
     /// Turns automatic compaction on or off.
     SetAutoCompaction(bool),
     /// Names the session.
     SetSessionName(String),
     /// Labels the entry the leaf stands on (label and leaf entries passed over, as Pi's
     /// `/label` does); `None` clears its label.
+    #[serde(rename = "label")]
     LabelLeaf(Option<String>),
     /// Re-sends the last request now to keep its cache warm, when the plan allows a ping.
     KeepWarm,
@@ -122,51 +130,107 @@ pub enum Op {
         /// The entry whose file state is wanted.
         target: Option<EntryId>,
     },
-    /// Runs a front end's closure on the agent between operations, in queue order: reads
-    /// for display (the transcript, the tree, the next request's chapters) and appends the
-    /// runtime has no operation for (a `bash` command's output). It runs after a run going on, so it also marks
-    /// where the operations sent before it have finished.
-    WithAgent(AgentTask),
+    /// Reads the session ([`crate::Query`]); answered with [`crate::RuntimeEvent::Answered`]
+    /// carrying `id`. It waits for a run going on, like every operation before it, so its
+    /// answer also marks where those operations finished.
+    Query {
+        /// Chosen by the front end, to match the answer.
+        id: u64,
+        /// The read.
+        query: crate::Query,
+    },
+    /// Appends a shell command the user ran (`!cmd`, rpc's `bash`) and its output to the
+    /// session, so the next request carries it (unless it is kept out of the context).
+    RecordBash(Box<BashRecord>),
     /// Finishes the queue and ends the task, returning the agent.
     Shutdown,
 }
 
-/// Finds the route to the model a session file names (provider id, model id) for
-/// [`Op::SwitchSession`]; `None` where the front end cannot route that model.
-pub type SessionRouter = Box<dyn FnOnce(&str, &str) -> Option<ModelRoute> + Send>;
+/// A shell command the user ran and its output, as [`Op::RecordBash`] appends it (Pi's
+/// `bashExecution` message).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashRecord {
+    /// The command line.
+    pub command: String,
+    /// Its output.
+    pub output: String,
+    /// Exit code (`None`: cancelled or unknown).
+    pub exit_code: Option<i64>,
+    /// The user cancelled it.
+    pub cancelled: bool,
+    /// The output was cut.
+    pub truncated: bool,
+    /// Where the full output was saved.
+    pub full_output_path: Option<String>,
+    /// Unix milliseconds.
+    pub timestamp: i64,
+    /// `!!cmd`: kept in the session but never sent.
+    pub exclude_from_context: bool,
+}
 
-/// A closure [`Op::WithAgent`] runs on the agent.
-pub type AgentTask = Box<dyn FnOnce(&mut strata_agent::Agent) + Send>;
+impl From<BashExecutionMessage> for BashRecord {
+    fn from(message: BashExecutionMessage) -> Self {
+        Self {
+            command: message.command,
+            output: message.output,
+            exit_code: message.exit_code.flatten(),
+            cancelled: message.cancelled,
+            truncated: message.truncated,
+            full_output_path: message.full_output_path,
+            timestamp: message.timestamp,
+            exclude_from_context: message.exclude_from_context == Some(true),
+        }
+    }
+}
+
+impl From<BashRecord> for BashExecutionMessage {
+    fn from(record: BashRecord) -> Self {
+        Self {
+            command: record.command,
+            output: record.output,
+            // A cancelled command has a `null` exit code, as Pi writes it.
+            exit_code: Some(record.exit_code),
+            cancelled: record.cancelled,
+            truncated: record.truncated,
+            full_output_path: record.full_output_path,
+            timestamp: record.timestamp,
+            exclude_from_context: record.exclude_from_context.then_some(true),
+            extra: Default::default(),
+        }
+    }
+}
 
 impl Op {
     /// The operation's name, for errors.
-    pub fn name(&self) -> &'static str {
+    pub fn name(&self) -> OpName {
         match self {
-            Self::Prompt(_) => "prompt",
-            Self::Steer(_) => "steer",
-            Self::FollowUp(_) => "follow_up",
-            Self::ClearQueue => "clear_queue",
-            Self::SetSteeringMode(_) => "set_steering_mode",
-            Self::SetFollowUpMode(_) => "set_follow_up_mode",
-            Self::Abort => "abort",
-            Self::Compact { .. } => "compact",
-            Self::Navigate { .. } => "navigate",
-            Self::Fork { .. } => "fork",
-            Self::NewSession { .. } => "new_session",
-            Self::SwitchSession { .. } => "switch_session",
-            Self::SetModel(_) => "set_model",
-            Self::SetSummaryModel(_) => "set_summary_model",
-            Self::SetThinking(_) => "set_thinking",
-            Self::SetTools(_) => "set_tools",
-            Self::SetAutoCompaction(_) => "set_auto_compaction",
-            Self::SetSessionName(_) => "set_session_name",
-            Self::LabelLeaf(_) => "label",
-            Self::KeepWarm => "keep_warm",
-            Self::SetPermissionMode(_) => "set_permission_mode",
-            Self::AnswerPermission { .. } => "answer_permission",
-            Self::RewindFiles { .. } => "rewind_files",
-            Self::WithAgent(_) => "with_agent",
-            Self::Shutdown => "shutdown",
+            Self::Prompt(_) => OpName::Prompt,
+            Self::Steer(_) => OpName::Steer,
+            Self::FollowUp(_) => OpName::FollowUp,
+            Self::ClearQueue => OpName::ClearQueue,
+            Self::SetSteeringMode(_) => OpName::SetSteeringMode,
+            Self::SetFollowUpMode(_) => OpName::SetFollowUpMode,
+            Self::Abort => OpName::Abort,
+            Self::Compact { .. } => OpName::Compact,
+            Self::Navigate { .. } => OpName::Navigate,
+            Self::Fork { .. } => OpName::Fork,
+            Self::NewSession { .. } => OpName::NewSession,
+            Self::SwitchSession { .. } => OpName::SwitchSession,
+            Self::SetModel(_) => OpName::SetModel,
+            Self::SetSummaryModel(_) => OpName::SetSummaryModel,
+            Self::SetThinking(_) => OpName::SetThinking,
+            Self::SetTools(_) => OpName::SetTools,
+            Self::SetAutoCompaction(_) => OpName::SetAutoCompaction,
+            Self::SetSessionName(_) => OpName::SetSessionName,
+            Self::LabelLeaf(_) => OpName::LabelLeaf,
+            Self::KeepWarm => OpName::KeepWarm,
+            Self::SetPermissionMode(_) => OpName::SetPermissionMode,
+            Self::AnswerPermission { .. } => OpName::AnswerPermission,
+            Self::RewindFiles { .. } => OpName::RewindFiles,
+            Self::Query { .. } => OpName::Query,
+            Self::RecordBash(_) => OpName::RecordBash,
+            Self::Shutdown => OpName::Shutdown,
         }
     }
 
@@ -201,6 +265,105 @@ impl Op {
             op if op.aborts_run() => WhileRunning::AbortThen(op),
             op => WhileRunning::After(op),
         }
+    }
+}
+
+/// An operation's name ([`crate::RuntimeEvent::Failed`] says which failed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpName {
+    /// [`Op::Prompt`].
+    Prompt,
+    /// [`Op::Steer`].
+    Steer,
+    /// [`Op::FollowUp`].
+    FollowUp,
+    /// [`Op::ClearQueue`].
+    ClearQueue,
+    /// [`Op::SetSteeringMode`].
+    SetSteeringMode,
+    /// [`Op::SetFollowUpMode`].
+    SetFollowUpMode,
+    /// [`Op::Abort`].
+    Abort,
+    /// [`Op::Compact`].
+    Compact,
+    /// [`Op::Navigate`].
+    Navigate,
+    /// [`Op::Fork`].
+    Fork,
+    /// [`Op::NewSession`].
+    NewSession,
+    /// [`Op::SwitchSession`].
+    SwitchSession,
+    /// [`Op::SetModel`].
+    SetModel,
+    /// [`Op::SetSummaryModel`].
+    SetSummaryModel,
+    /// [`Op::SetThinking`].
+    SetThinking,
+    /// [`Op::SetTools`].
+    SetTools,
+    /// [`Op::SetAutoCompaction`].
+    SetAutoCompaction,
+    /// [`Op::SetSessionName`].
+    SetSessionName,
+    /// [`Op::LabelLeaf`].
+    #[serde(rename = "label")]
+    LabelLeaf,
+    /// [`Op::KeepWarm`].
+    KeepWarm,
+    /// [`Op::SetPermissionMode`].
+    SetPermissionMode,
+    /// [`Op::AnswerPermission`].
+    AnswerPermission,
+    /// [`Op::RewindFiles`].
+    RewindFiles,
+    /// [`Op::Query`].
+    Query,
+    /// [`Op::RecordBash`].
+    RecordBash,
+    /// [`Op::Shutdown`].
+    Shutdown,
+}
+
+impl OpName {
+    /// The name as the wire writes it (`set_model`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Prompt => "prompt",
+            Self::Steer => "steer",
+            Self::FollowUp => "follow_up",
+            Self::ClearQueue => "clear_queue",
+            Self::SetSteeringMode => "set_steering_mode",
+            Self::SetFollowUpMode => "set_follow_up_mode",
+            Self::Abort => "abort",
+            Self::Compact => "compact",
+            Self::Navigate => "navigate",
+            Self::Fork => "fork",
+            Self::NewSession => "new_session",
+            Self::SwitchSession => "switch_session",
+            Self::SetModel => "set_model",
+            Self::SetSummaryModel => "set_summary_model",
+            Self::SetThinking => "set_thinking",
+            Self::SetTools => "set_tools",
+            Self::SetAutoCompaction => "set_auto_compaction",
+            Self::SetSessionName => "set_session_name",
+            Self::LabelLeaf => "label",
+            Self::KeepWarm => "keep_warm",
+            Self::SetPermissionMode => "set_permission_mode",
+            Self::AnswerPermission => "answer_permission",
+            Self::RewindFiles => "rewind_files",
+            Self::Query => "query",
+            Self::RecordBash => "record_bash",
+            Self::Shutdown => "shutdown",
+        }
+    }
+}
+
+impl std::fmt::Display for OpName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

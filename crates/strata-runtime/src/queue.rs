@@ -10,7 +10,8 @@ use strata_agent::Control;
 use crate::op::UserInput;
 
 /// How queued messages are handed over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum QueueMode {
     /// Everything queued at once.
     All,

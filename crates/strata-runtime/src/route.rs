@@ -14,6 +14,55 @@ use strata_provider::{
 
 use crate::adapter::{AdapterError, adapter_for};
 
+/// A model by name: what [`crate::Op::SetModel`] carries and a [`Router`] resolves.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct ModelRef {
+    /// Provider id (`anthropic`).
+    pub provider: String,
+    /// Model id (`claude-sonnet-4-5`).
+    pub model: String,
+}
+
+impl ModelRef {
+    /// `provider`/`model`.
+    pub fn new(provider: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            provider: provider.into(),
+            model: model.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ModelRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.provider, self.model)
+    }
+}
+
+/// Turns a [`ModelRef`] into a live route: the front end's keys, configuration and catalog,
+/// given to the runtime at [`crate::spawn`], so operations stay plain data.
+pub trait Router: Send + Sync {
+    /// The route to `model`, or why there is none (said as the operation's failure).
+    fn route(&self, model: &ModelRef) -> Result<ModelRoute, String>;
+
+    /// The route to the model a session file names ([`crate::Op::SwitchSession`] with
+    /// `follow_model`); `None` keeps the current model. A router may refuse here what it
+    /// would try for an explicit switch (a model its catalog does not know).
+    fn session_route(&self, model: &ModelRef) -> Option<ModelRoute> {
+        self.route(model).ok()
+    }
+}
+
+/// A router that reaches no model: for runtimes that never switch (print mode, examples).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRoutes;
+
+impl Router for NoRoutes {
+    fn route(&self, model: &ModelRef) -> Result<ModelRoute, String> {
+        Err(format!("this program switches to no other model ({model})"))
+    }
+}
+
 /// A provider row's adapter, a model, what render may use, and the options requests go with.
 #[derive(Clone)]
 pub struct ModelRoute {

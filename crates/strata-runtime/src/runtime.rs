@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use strata_accounting::Totals;
 use strata_agent::{Agent, AgentEvent, RunSummary};
@@ -14,13 +15,14 @@ use tokio::task::JoinHandle;
 
 use crate::error::RuntimeError;
 use crate::event::{Disposition, RunEnd, RuntimeEvent};
-use crate::op::{Op, UserInput, WhileRunning};
+use crate::op::{Op, OpName, UserInput, WhileRunning};
 use crate::queue::MessageQueue;
+use crate::route::{ModelRef, Router};
 use crate::sessions;
 
 /// What a front end may read at any time: the state as of the last time the runtime was idle
-/// (`running` says whether a run goes on now).
-#[derive(Debug, Clone, PartialEq)]
+/// (`running` says whether a run goes on now); also the answer to [`crate::Query::State`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Status {
     /// The session file.
     pub session_path: PathBuf,
@@ -34,10 +36,32 @@ pub struct Status {
     pub provider: String,
     /// Model id.
     pub model: String,
+    /// The wire protocol (Pi's `api`).
+    pub api: String,
+    /// The model reasons (thinking levels other than `off` apply).
+    pub reasoning: bool,
+    /// The model's context window in tokens.
+    pub context_window: u64,
+    /// The model's prices.
+    pub prices: strata_provider::Prices,
     /// The thinking level in effect.
     pub thinking: ThinkingLevel,
     /// Whether automatic compaction is on.
     pub auto_compaction: bool,
+    /// Where tools run.
+    pub cwd: PathBuf,
+    /// The live tools, by name.
+    pub tools: Vec<String>,
+    /// The provider honours mid-conversation system messages.
+    pub mid_conversation_system: bool,
+    /// Without them, changes are said as a reminder with the next user message.
+    pub system_reminders: bool,
+    /// The provider adds tools without rewriting the tools chapter.
+    pub tool_addition: bool,
+    /// The provider takes deferred tool definitions.
+    pub deferred_tools: bool,
+    /// The permission mode (`None`: no rules gate).
+    pub permission_mode: Option<strata_permissions::Mode>,
     /// A run goes on.
     pub running: bool,
     /// Steering and follow-up messages waiting.
@@ -75,11 +99,13 @@ impl RuntimeHandle {
     }
 }
 
-/// Starts the runtime on `agent` (its events are taken over: do not subscribe elsewhere).
-/// Returns the handle, the event stream and the task, which gives the agent back after
-/// [`Op::Shutdown`] or once every handle is dropped.
+/// Starts the runtime on `agent` (its events are taken over: do not subscribe elsewhere),
+/// making routes of the models operations name with `router`. Returns the handle, the event
+/// stream and the task, which gives the agent back after [`Op::Shutdown`] or once every
+/// handle is dropped.
 pub fn spawn(
     agent: Agent,
+    router: Arc<dyn Router>,
 ) -> (
     RuntimeHandle,
     mpsc::UnboundedReceiver<RuntimeEvent>,
@@ -87,7 +113,7 @@ pub fn spawn(
 ) {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let mut runtime = SessionRuntime::new(agent, events_tx);
+    let mut runtime = SessionRuntime::new(agent, router, events_tx);
     let (status_tx, status_rx) = watch::channel(runtime.status(false));
     runtime.status_tx = Some(status_tx);
     let task = tokio::spawn(runtime.run(ops_rx));
@@ -103,6 +129,8 @@ pub fn spawn(
 
 struct SessionRuntime {
     agent: Agent,
+    /// Makes routes of the models operations name.
+    router: Arc<dyn Router>,
     agent_events: mpsc::UnboundedReceiver<AgentEvent>,
     out: mpsc::UnboundedSender<RuntimeEvent>,
     status_tx: Option<watch::Sender<Status>>,
@@ -118,7 +146,11 @@ struct SessionRuntime {
 }
 
 impl SessionRuntime {
-    fn new(mut agent: Agent, out: mpsc::UnboundedSender<RuntimeEvent>) -> Self {
+    fn new(
+        mut agent: Agent,
+        router: Arc<dyn Router>,
+        out: mpsc::UnboundedSender<RuntimeEvent>,
+    ) -> Self {
         let agent_events = agent.subscribe();
         // The gate's questions come here and leave as events.
         let (ask_tx, asks) = mpsc::unbounded_channel();
@@ -127,6 +159,7 @@ impl SessionRuntime {
         }
         Self {
             agent,
+            router,
             agent_events,
             out,
             status_tx: None,
@@ -221,26 +254,19 @@ impl SessionRuntime {
                 .map(|entry| self.emit(RuntimeEvent::Navigated { entry }))
                 .map_err(RuntimeError::from),
             Op::Fork { leaf } => sessions::fork(self.agent.session(), leaf.as_ref())
-                .and_then(|s| self.adopt(s, None)),
+                .and_then(|s| self.adopt(s, false)),
             Op::NewSession { parent } => {
                 let dir = sessions::dir_of(self.agent.session());
                 let cwd = self.agent.config().cwd.display().to_string();
-                sessions::create(&dir, &cwd, parent).and_then(|s| self.adopt(s, None))
+                sessions::create(&dir, &cwd, parent).and_then(|s| self.adopt(s, false))
             }
-            Op::SwitchSession { path, router } => {
-                sessions::open(&path).and_then(|s| self.adopt(s, router))
+            Op::SwitchSession { path, follow_model } => {
+                sessions::open(&path).and_then(|s| self.adopt(s, follow_model))
             }
-            Op::SetModel(route) => self.set_model(route),
-            Op::SetSummaryModel(route) => {
-                self.agent
-                    .set_summary_model(route.as_ref().map(crate::ModelRoute::summary));
-                Ok(())
-            }
+            Op::SetModel(model) => self.set_model(&model),
+            Op::SetSummaryModel(model) => self.set_summary_model(model.as_ref()),
             Op::SetThinking(level) => self.set_thinking(level),
-            Op::SetTools(tools) => {
-                self.agent.set_tools(tools);
-                Ok(())
-            }
+            Op::SetTools(names) => self.set_tools(&names),
             Op::SetAutoCompaction(enabled) => {
                 self.agent.set_auto_compaction(enabled);
                 Ok(())
@@ -270,11 +296,23 @@ impl SessionRuntime {
                 .rewind_files(target.as_ref())
                 .map(|report| self.emit(RuntimeEvent::FilesRestored { report }))
                 .map_err(RuntimeError::from),
-            Op::WithAgent(task) => {
+            Op::Query { id, query } => {
                 self.forward_agent_events();
-                task(&mut self.agent);
+                let queued = self.queue.len();
+                let answer = crate::read_model::answer(&mut self.agent, query, |agent| {
+                    status_of(agent, false, queued)
+                });
+                self.emit(RuntimeEvent::Answered { id, answer });
                 Ok(())
             }
+            Op::RecordBash(record) => self
+                .agent
+                .session_mut()
+                .append_message(strata_session::AgentMessage::BashExecution(
+                    (*record).into(),
+                ))
+                .map(|_| ())
+                .map_err(RuntimeError::from),
             Op::Shutdown => Ok(()),
         };
         if let Err(error) = result {
@@ -414,7 +452,7 @@ impl SessionRuntime {
                                 let _ = out.send(RuntimeEvent::PermissionModeChanged { mode });
                             } else {
                                 let _ = out.send(RuntimeEvent::Failed {
-                                    op: "set_permission_mode",
+                                    op: OpName::SetPermissionMode,
                                     error: RuntimeError::NoGate.to_string(),
                                 });
                             }
@@ -426,7 +464,7 @@ impl SessionRuntime {
                                 }
                                 None => {
                                     let _ = out.send(RuntimeEvent::Failed {
-                                        op: "answer_permission",
+                                        op: OpName::AnswerPermission,
                                         error: RuntimeError::NoQuestion(id).to_string(),
                                     });
                                 }
@@ -444,7 +482,8 @@ impl SessionRuntime {
     }
 
     /// Switches the model; the agent keeps the level asked for where the new model reasons.
-    fn set_model(&mut self, route: crate::ModelRoute) -> Result<(), RuntimeError> {
+    fn set_model(&mut self, model: &ModelRef) -> Result<(), RuntimeError> {
+        let route = self.router.route(model).map_err(RuntimeError::Route)?;
         self.agent.set_model(route.switch())?;
         let thinking = self.agent.thinking()?;
         let model = &self.agent.config().model;
@@ -453,6 +492,36 @@ impl SessionRuntime {
             model: model.id.clone(),
             thinking,
         });
+        Ok(())
+    }
+
+    /// The tools named: those the agent holds that are not built-ins (built with it), else
+    /// the built-in of that name.
+    fn set_tools(&mut self, names: &[String]) -> Result<(), RuntimeError> {
+        let mut tools = strata_tools::ToolSet::default();
+        for name in names {
+            let held = self
+                .agent
+                .tools()
+                .iter()
+                .find(|tool| tool.name() == name && strata_tools::builtin(name).is_none())
+                .cloned();
+            match held.or_else(|| strata_tools::builtin(name)) {
+                Some(tool) => tools.insert(tool),
+                None => return Err(RuntimeError::UnknownTool(name.clone())),
+            }
+        }
+        self.agent.set_tools(tools);
+        Ok(())
+    }
+
+    fn set_summary_model(&mut self, model: Option<&ModelRef>) -> Result<(), RuntimeError> {
+        let route = match model {
+            Some(model) => Some(self.router.route(model).map_err(RuntimeError::Route)?),
+            None => None,
+        };
+        self.agent
+            .set_summary_model(route.as_ref().map(crate::ModelRoute::summary));
         Ok(())
     }
 
@@ -490,27 +559,25 @@ impl SessionRuntime {
     }
 
     /// Appends to `session` from now on, recording the model and thinking level where they
-    /// differ from what it names; the queue belonged to the old session. With `route` (the
-    /// session's own model) the session's model and level are taken up instead.
-    fn adopt(
-        &mut self,
-        session: Session,
-        router: Option<crate::SessionRouter>,
-    ) -> Result<(), RuntimeError> {
+    /// differ from what it names; the queue belonged to the old session. With `follow_model`
+    /// the session's own model (where the router reaches it) and level are taken up instead.
+    fn adopt(&mut self, session: Session, follow_model: bool) -> Result<(), RuntimeError> {
         // Without a route the level in effect goes with the user, not with the file.
         let mut wanted = self.agent.wanted_thinking()?;
         self.agent.switch_session(session);
         self.queue.clear(&self.agent.control());
         // The file is read once: the model it names comes from the session just adopted.
-        let route = match router {
-            Some(router) => self
+        let named = match follow_model {
+            true => self
                 .agent
                 .context()?
                 .model
                 .as_ref()
-                .and_then(|named| router(&named.provider, &named.model_id)),
-            None => None,
+                .map(|named| ModelRef::new(named.provider.clone(), named.model_id.clone())),
+            false => None,
         };
+        // A model the router cannot reach keeps the current one, as before the switch.
+        let route = named.and_then(|named| self.router.session_route(&named));
         let follows_file = route.is_some();
         if let Some(route) = route {
             wanted = self.agent.context()?.thinking_level.clone();
@@ -559,10 +626,9 @@ impl SessionRuntime {
     fn announce_last_entry(&self) {
         let tree = self.agent.session().tree();
         if let Some(entry) = tree.iter().last()
-            && let Ok(parsed) = entry.entry()
-            && let Ok(json) = serde_json::to_value(parsed)
+            && let Ok(entry) = entry.entry()
         {
-            self.emit(RuntimeEvent::EntryAppended { entry: json });
+            self.emit(RuntimeEvent::EntryAppended { entry });
         }
     }
 
@@ -588,22 +654,7 @@ impl SessionRuntime {
     }
 
     fn status(&mut self, running: bool) -> Status {
-        let thinking = self.agent.thinking().unwrap_or(ThinkingLevel::Off);
-        let session = self.agent.session();
-        let model = &self.agent.config().model;
-        Status {
-            session_path: session.path().to_path_buf(),
-            session_id: session.header().id.clone(),
-            session_name: session.tree().name().map(str::to_owned),
-            leaf: session.leaf().cloned(),
-            provider: model.provider.clone(),
-            model: model.id.clone(),
-            thinking,
-            auto_compaction: self.agent.config().compaction.enabled,
-            running,
-            queued: self.queue.len(),
-            totals: Totals::of(&strata_accounting::records(session.tree())),
-        }
+        status_of(&mut self.agent, running, self.queue.len())
     }
 
     fn publish(&mut self, running: bool) {
@@ -611,5 +662,44 @@ impl SessionRuntime {
         if let Some(tx) = &self.status_tx {
             tx.send_replace(status);
         }
+    }
+}
+
+/// The runtime's state: the agent's model, session and tools, with the run and queue state.
+fn status_of(agent: &mut Agent, running: bool, queued: usize) -> Status {
+    let thinking = agent.thinking().unwrap_or(ThinkingLevel::Off);
+    let permission_mode = agent.tool_rules().gate.as_ref().map(|gate| gate.mode());
+    let config = agent.config();
+    let session = agent.session();
+    let model = &config.model;
+    let capabilities = &config.capabilities;
+    Status {
+        session_path: session.path().to_path_buf(),
+        session_id: session.header().id.clone(),
+        session_name: session.tree().name().map(str::to_owned),
+        leaf: session.leaf().cloned(),
+        provider: model.provider.clone(),
+        model: model.id.clone(),
+        api: config.api.clone(),
+        reasoning: model.reasoning,
+        context_window: model.context_window,
+        prices: model.prices,
+        thinking,
+        auto_compaction: config.compaction.enabled,
+        cwd: config.cwd.clone(),
+        tools: agent
+            .tools()
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        mid_conversation_system: capabilities.mid_conversation_system,
+        system_reminders: capabilities.system_reminders,
+        tool_addition: capabilities.tool_addition,
+        deferred_tools: capabilities.deferred_tools,
+        permission_mode,
+        running,
+        queued,
+        totals: Totals::of(&strata_accounting::records(session.tree())),
     }
 }

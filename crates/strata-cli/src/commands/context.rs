@@ -28,7 +28,7 @@ pub fn run(args: &ContextArgs, run: &RunArgs) -> anyhow::Result<()> {
         ContextFormat::Text => {
             out.write_all(strata_context::to_text(&context).as_bytes())?;
             let leaf = leaf.as_ref().map(|id| id.as_str());
-            for line in delegation_lines(session.tree(), leaf) {
+            for line in strata_runtime::read_model::delegation_lines(session.tree(), leaf) {
                 writeln!(out, "{line}")?;
             }
         }
@@ -49,33 +49,4 @@ pub fn run(args: &ContextArgs, run: &RunArgs) -> anyhow::Result<()> {
     std::mem::forget(context);
     std::mem::forget(session);
     Ok(())
-}
-
-/// The children spawned on the branch to `leaf`, each with how it started and why (the
-/// `auto` estimate, as its delegation result records it): empty when there were none. The
-/// TUI's `/context` says the same.
-pub(crate) fn delegation_lines(tree: &strata_session::Tree, leaf: Option<&str>) -> Vec<String> {
-    let decisions = strata_session::spawn_decisions(tree, leaf);
-    if decisions.is_empty() {
-        return Vec::new();
-    }
-    let mut lines = vec![
-        String::new(),
-        "children spawned on this branch (how each started, and why):".to_owned(),
-    ];
-    for decision in decisions {
-        lines.push(format!(
-            "  {} [{}, {}, ${:.4}]: {}",
-            if decision.description.is_empty() {
-                decision.tool_call_id.as_str()
-            } else {
-                decision.description.as_str()
-            },
-            decision.start,
-            decision.outcome,
-            decision.cost,
-            decision.reason
-        ));
-    }
-    lines
 }

@@ -146,7 +146,9 @@ async fn run_prompt(setup: &Setup, mode: Mode, prompts: Vec<UserInput>) -> anyho
             eprintln!("strata: {line}");
         }
     });
-    let (handle, events, task) = strata_runtime::spawn(built.agent);
+    // Print mode names no other model; the runtime still routes through the user's setup.
+    let router = std::sync::Arc::new(strata_host::SetupRouter::new(setup.clone(), None));
+    let (handle, events, task) = strata_runtime::spawn(built.agent, router);
     // Later prompts wait for the one before, as Pi sends them (a prompt while a run goes on
     // is its follow-up).
     for prompt in prompts {

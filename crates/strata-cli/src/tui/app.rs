@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use strata_agent::{AgentEvent, Control};
-use strata_session::{AgentMessage, ContentBlock, StopReason};
+use strata_session::{AgentMessage, StopReason};
 
 use super::command::{self, Slash};
 use super::editor::Editor;
@@ -1233,27 +1233,8 @@ impl App {
     }
 }
 
-/// The unified diff a tool result's details carry (the edit tool's `diff`), if any.
-pub fn result_diff(details: Option<&serde_json::Value>) -> Option<String> {
-    details
-        .and_then(|details| details.get("diff"))
-        .and_then(serde_json::Value::as_str)
-        .filter(|diff| !diff.trim().is_empty())
-        .map(str::to_owned)
-}
-
-/// The text of a tool result's blocks (images named, not shown).
-pub fn tool_result_text(content: &[ContentBlock]) -> String {
-    let mut parts = Vec::new();
-    for block in content {
-        match block {
-            ContentBlock::Text(text) => parts.push(text.text.clone()),
-            ContentBlock::Image(image) => parts.push(format!("[image {}]", image.mime_type)),
-            _ => {}
-        }
-    }
-    parts.join("\n")
-}
+/// The diff and text of a tool result, as the transcript read from the session shows them.
+pub use strata_runtime::read_model::{result_diff, tool_result_text};
 
 #[cfg(test)]
 mod tests {

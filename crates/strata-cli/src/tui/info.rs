@@ -3,9 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use strata_agent::Agent;
-use strata_session::{EntryKind, Role};
-
 use super::stats;
 
 /// The branch checked out in `dir` or the nearest parent holding `.git`: the name from
@@ -61,38 +58,29 @@ pub fn tilde(path: &Path) -> String {
 
 /// `/session`: the file, id, name, messages by role, tokens and cost of every request the
 /// file records (all branches: all were paid).
-pub fn session_lines(agent: &mut Agent) -> Vec<String> {
-    let session = agent.session();
-    let tree = session.tree();
-    let mut counts = [0usize; 4];
-    for entry in tree.iter() {
-        match entry.kind() {
-            EntryKind::Message(Role::User) => counts[0] += 1,
-            EntryKind::Message(Role::Assistant) => counts[1] += 1,
-            EntryKind::Message(Role::ToolResult) => counts[2] += 1,
-            EntryKind::Message(Role::BashExecution) => counts[3] += 1,
-            _ => {}
-        }
-    }
-    let totals = strata_accounting::Totals::of(&strata_accounting::records(tree));
+pub fn session_lines(
+    state: &strata_runtime::Status,
+    stats: &strata_runtime::SessionStats,
+) -> Vec<String> {
+    let counts = stats.messages;
+    let totals = stats.totals;
     let usage = totals.usage;
     let rate = totals
         .hit_rate()
         .map_or_else(|| "–".to_owned(), |r| format!("{:.0}%", r * 100.0));
     vec![
-        format!("file      {}", session.path().display()),
-        format!("id        {}", session.header().id),
+        format!("file      {}", state.session_path.display()),
+        format!("id        {}", state.session_id),
         format!(
             "name      {}",
-            tree.name().unwrap_or("(none: /name sets one)")
+            state
+                .session_name
+                .as_deref()
+                .unwrap_or("(none: /name sets one)")
         ),
         format!(
             "messages  {} user · {} assistant · {} tool results · {} shell commands ({} entries in all)",
-            counts[0],
-            counts[1],
-            counts[2],
-            counts[3],
-            tree.len()
+            counts.user, counts.assistant, counts.tool_results, counts.bash, stats.entries
         ),
         format!(
             "tokens    {} in · {} cache read · {} cache write · {} out ({} requests, {rate} read from the cache)",

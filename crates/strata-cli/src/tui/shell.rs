@@ -81,14 +81,31 @@ pub async fn run(
 
 /// The transcript's view of a command: `!` (or `!!`, not in the context) with its output.
 pub fn item(message: &BashExecutionMessage) -> Item {
-    let failed = message.cancelled || message.exit_code.flatten().is_some_and(|code| code != 0);
-    let mut output = message.output.clone();
-    if let Some(Some(code)) = message.exit_code
+    bash_item(
+        &message.command,
+        &message.output,
+        message.exit_code.flatten(),
+        message.cancelled,
+        message.exclude_from_context == Some(true),
+    )
+}
+
+/// A shell command's transcript item from its parts (as the runtime's read model gives them).
+pub fn bash_item(
+    command: &str,
+    output: &str,
+    exit_code: Option<i64>,
+    cancelled: bool,
+    excluded: bool,
+) -> Item {
+    let failed = cancelled || exit_code.is_some_and(|code| code != 0);
+    let mut output = output.to_owned();
+    if let Some(code) = exit_code
         && code != 0
     {
         output.push_str(&format!("\n(exit {code})"));
     }
-    let name = if message.exclude_from_context == Some(true) {
+    let name = if excluded {
         "!! (not sent to the model)"
     } else {
         "!"
@@ -96,7 +113,7 @@ pub fn item(message: &BashExecutionMessage) -> Item {
     Item::Tool(ToolItem {
         id: String::new(),
         name: name.into(),
-        arguments: message.command.clone(),
+        arguments: command.to_owned(),
         output,
         state: if failed {
             ToolState::Failed

@@ -134,23 +134,21 @@ impl Stats {
     }
 
     /// Totals recomputed from a session's accounted requests (answers, summaries and pings,
-    /// each at its recorded cost); the last answer is the last request.
-    pub fn from_records(records: &[strata_accounting::RequestRecord]) -> Self {
-        let mut stats = Self::default();
-        for record in records {
-            match record.kind {
-                strata_accounting::RequestKind::KeepWarm => {
-                    stats.ping_finished(&record.usage, record.cost);
-                }
-                strata_accounting::RequestKind::Answer => {
-                    stats.add(&record.usage, record.cost);
-                    stats.last = Some(record.usage);
-                    stats.last_cost = record.cost;
-                }
-                _ => stats.add(&record.usage, record.cost),
-            }
+    /// The counters of a session as the runtime's read model adds them up (every request
+    /// the file records; the last answer's figures).
+    pub fn of(stats: &strata_runtime::SessionStats) -> Self {
+        let totals = &stats.totals;
+        Self {
+            last: stats.last,
+            last_cost: stats.last_cost,
+            prompt_tokens: totals.usage.prompt_tokens(),
+            cache_read: totals.usage.cache_read,
+            cost: totals.cost,
+            children_cost: stats.children_cost,
+            requests: totals.requests,
+            pings: totals.pings,
+            ..Self::default()
         }
-        stats
     }
 
     /// A keep-warm ping finished: billed with the session, not the last answer's figures.

@@ -3,25 +3,25 @@
 //! agent events and replies in the order they happened.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use strata_agent::{Agent, AgentEvent, Control};
 use strata_context::render::Divergence;
 use strata_provider::{Prices, ThinkingLevel};
-use strata_runtime::{Op, RuntimeClosed, RuntimeEvent, RuntimeHandle, UserInput};
-use strata_session::{
-    AgentMessage, ContentBlock, Entry, EntryId, EntryKind, Role, Session, SessionSummary,
+use strata_runtime::{
+    Answer, ContextReport, Op, OpName, Query, RowKind, RuntimeClosed, RuntimeEvent, RuntimeHandle,
+    SessionStats, Status as RuntimeStatus, TranscriptItem, UserInput, read_model,
 };
-use strata_tools::ToolSet;
+use strata_session::{EntryId, Session, SessionSummary};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
-use tokio::sync::oneshot;
 
-use super::app::{Item, Level, Notice, ToolItem, ToolState, result_diff, tool_result_text};
+use super::app::{Item, Level, Notice, ToolItem, ToolState};
 use super::picker::PickerItem;
 use super::stats::{self, Stats};
-use strata_host::Setup;
 use strata_host::model::ModelChoice;
 use strata_host::setup::{Built, check_tool_names};
+use strata_host::{Setup, SetupRouter};
 
 /// What the UI asks the agent task to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -276,6 +276,8 @@ pub struct Worker {
     models: Vec<ModelOption>,
     /// Stops a running `!cmd`.
     pub shell_cancel: super::shell::ShellCancel,
+    /// The runtime's router, told of a changed setup (a key stored by `/login`).
+    router: Option<Arc<SetupRouter>>,
 }
 
 /// The runtime's handle and event stream, with what passed through.
@@ -290,6 +292,10 @@ struct Live {
     compacted: Option<Option<EntryId>>,
     /// The entry the last label went on, and the label (`None`: cleared).
     labelled: Option<(EntryId, Option<String>)>,
+    /// Steering and abort of the agent the runtime runs.
+    control: Control,
+    /// The id of the next query sent.
+    next_query: u64,
 }
 
 /// What a restore would do, one line each.
@@ -346,10 +352,14 @@ impl Live {
     /// After a move: when the files strata's tools changed are not as they were at the entry
     /// now current, offers to restore them (the UI's picker; `/rewind` does it later too).
     async fn offer_restore(&mut self) -> anyhow::Result<()> {
-        let preview = self
-            .call(Vec::new(), |agent| agent.preview_rewind(None))
-            .await?
-            .context("reading the file checkpoints")?;
+        let preview = match self
+            .read(Vec::new(), Query::RewindPreview { target: None })
+            .await
+            .context("reading the file checkpoints")?
+        {
+            Answer::RewindPreview(preview) => preview,
+            other => return Err(unexpected(&other)),
+        };
         if preview.changes_files() {
             self.reply(Reply::OfferRestore(preview_lines(&preview)));
         }
@@ -395,9 +405,10 @@ impl Live {
                 None
             }
             RuntimeEvent::Failed { op, error } => Some(match op {
-                "compact" => format!("compaction failed: {error}"),
-                "navigate" => format!("moving in the tree: {error}"),
-                "keep_warm" => format!("keeping the cache warm: {error}"),
+                OpName::Compact => format!("compaction failed: {error}"),
+                OpName::Navigate => format!("moving in the tree: {error}"),
+                OpName::KeepWarm => format!("keeping the cache warm: {error}"),
+                OpName::RecordBash => format!("recording the command's output: {error}"),
                 _ => error,
             }),
             _ => None,
@@ -411,64 +422,134 @@ impl Live {
         }
     }
 
-    /// Sends `ops`, then reads the agent with `read` once they have finished, passing the
-    /// events on meanwhile. Fails with the first failure the operations reported.
-    async fn call<T: Send + 'static>(
-        &mut self,
-        ops: Vec<Op>,
-        read: impl FnOnce(&mut Agent) -> T + Send + 'static,
-    ) -> anyhow::Result<T> {
-        let (done, mut value) = oneshot::channel();
+    /// Sends `ops`, then `queries`, and returns their answers once the runtime has answered
+    /// the last (after every event of the operations), passing the events on meanwhile. Fails
+    /// with the first failure the operations reported.
+    async fn call(&mut self, ops: Vec<Op>, mut queries: Vec<Query>) -> anyhow::Result<Vec<Answer>> {
         for op in ops {
             self.handle.send(op)?;
         }
-        self.handle.send(Op::WithAgent(Box::new(move |agent| {
-            let _ = done.send(read(agent));
-        })))?;
-        let mut failure = None;
-        loop {
-            tokio::select! {
-                biased;
-                Some(event) = self.events.recv() => {
+        // Without a read, the state marks where the operations finished.
+        let wanted = queries.len();
+        if queries.is_empty() {
+            queries.push(Query::State);
+        }
+        let first = self.next_query;
+        for query in queries {
+            let id = self.next_query;
+            self.next_query += 1;
+            self.handle.send(Op::Query { id, query })?;
+        }
+        let last = self.next_query - 1;
+        let mut failure: Option<String> = None;
+        let mut answers = Vec::new();
+        while let Some(event) = self.events.recv().await {
+            match event {
+                RuntimeEvent::Answered { id, answer } if (first..=last).contains(&id) => {
+                    answers.push(answer);
+                    if id == last {
+                        answers.truncate(wanted);
+                        return match failure {
+                            Some(error) => Err(anyhow::anyhow!(error)),
+                            None => Ok(answers),
+                        };
+                    }
+                }
+                event => {
                     if let Some(error) = self.on_event(event) {
                         failure.get_or_insert(error);
                     }
                 }
-                read = &mut value => {
-                    // Every event of the operations was sent before `read` ran.
-                    while let Ok(event) = self.events.try_recv() {
-                        if let Some(error) = self.on_event(event) {
-                            failure.get_or_insert(error);
-                        }
-                    }
-                    let read = read.map_err(|_| RuntimeClosed)?;
-                    return match failure {
-                        Some(error) => Err(anyhow::anyhow!(error)),
-                        None => Ok(read),
-                    };
-                }
             }
+        }
+        Err(RuntimeClosed.into())
+    }
+
+    /// Sends `ops` and waits until they have run.
+    async fn ops(&mut self, ops: Vec<Op>) -> anyhow::Result<()> {
+        self.call(ops, Vec::new()).await.map(drop)
+    }
+
+    /// One read after `ops`.
+    async fn read(&mut self, ops: Vec<Op>, query: Query) -> anyhow::Result<Answer> {
+        let answers = self.call(ops, vec![query]).await?;
+        match answers.into_iter().next() {
+            Some(Answer::Failed { error }) => Err(anyhow::anyhow!(error)),
+            Some(answer) => Ok(answer),
+            None => Err(anyhow::anyhow!("the runtime gave no answer")),
+        }
+    }
+
+    /// The runtime's state after `ops`.
+    async fn state(&mut self, ops: Vec<Op>) -> anyhow::Result<RuntimeStatus> {
+        match self.read(ops, Query::State).await? {
+            Answer::State(state) => Ok(*state),
+            other => Err(unexpected(&other)),
         }
     }
 
     /// Sends the UI the current session, its transcript and counters.
     async fn attach(&mut self) -> anyhow::Result<()> {
-        let models = self.models.clone();
-        let attached = self
-            .call(Vec::new(), move |agent| attached(agent, models))
-            .await?;
-        self.reply(Reply::Attached(Box::new(attached)));
+        let (status, stats) = self.status().await?;
+        let transcript = match self
+            .read(Vec::new(), Query::Transcript { after: None })
+            .await?
+        {
+            Answer::Transcript { items } => items.into_iter().map(item_of).collect::<Vec<_>>(),
+            other => return Err(unexpected(&other)),
+        };
+        let history = transcript
+            .iter()
+            .filter_map(|item| match item {
+                Item::User(text) => Some(text.clone()),
+                _ => None,
+            })
+            .collect();
+        self.reply(Reply::Attached(Box::new(Attached {
+            status,
+            transcript,
+            stats: Stats::of(&stats),
+            history,
+            control: Some(self.control.clone()),
+        })));
         Ok(())
     }
 
     async fn refresh_status(&mut self) -> anyhow::Result<()> {
-        let models = self.models.clone();
-        let status = self
-            .call(Vec::new(), move |agent| status(agent, models))
-            .await?;
+        let (status, _) = self.status().await?;
         self.reply(Reply::Status(Box::new(status)));
         Ok(())
     }
+
+    /// Model, tools and session details, and the session's counters.
+    async fn status(&mut self) -> anyhow::Result<(Status, SessionStats)> {
+        let queries = vec![Query::State, Query::NextRequest, Query::Stats];
+        let answers = self.call(Vec::new(), queries).await?;
+        let Ok([Answer::State(state), next, Answer::Stats(stats)]) =
+            <[Answer; 3]>::try_from(answers)
+        else {
+            anyhow::bail!("the runtime answered the status reads out of order");
+        };
+        let (thinking, chapter_tokens) = match next {
+            Answer::NextRequest(next) => (next.thinking, next.chapter_tokens()),
+            _ => (ThinkingLevel::Off, [0; 3]),
+        };
+        Ok((
+            status_of(
+                *state,
+                &stats,
+                thinking,
+                chapter_tokens,
+                self.models.clone(),
+            ),
+            *stats,
+        ))
+    }
+}
+
+/// An answer of another kind than asked for (a runtime bug).
+fn unexpected(answer: &Answer) -> anyhow::Error {
+    anyhow::anyhow!("the runtime answered with {answer:?}")
 }
 
 impl Worker {
@@ -482,6 +563,7 @@ impl Worker {
             temp: built.temp,
             models,
             shell_cancel: Default::default(),
+            router: None,
         }
     }
 
@@ -492,8 +574,13 @@ impl Worker {
         let Some(agent) = self.agent.take() else {
             return;
         };
-        let (handle, events, task) = strata_runtime::spawn(agent);
+        let control = agent.control();
+        let router = Arc::new(SetupRouter::new(self.setup.clone(), None));
+        self.router = Some(router.clone());
+        let (handle, events, task) = strata_runtime::spawn(agent, router);
         let mut live = Live {
+            control,
+            next_query: 0,
             handle,
             events,
             ui: self.ui.clone(),
@@ -537,16 +624,14 @@ impl Worker {
     async fn run(&mut self, live: &mut Live, command: Command) -> anyhow::Result<()> {
         match command {
             Command::Prompt(text) => {
-                live.call(vec![Op::Prompt(UserInput::text(text))], |_| ())
-                    .await?;
+                live.ops(vec![Op::Prompt(UserInput::text(text))]).await?;
             }
             Command::RewindFiles => {
-                live.call(vec![Op::RewindFiles { target: None }], |_| ())
-                    .await?;
+                live.ops(vec![Op::RewindFiles { target: None }]).await?;
             }
             Command::Compact(focus) => {
                 live.compacted = None;
-                live.call(vec![Op::Compact { focus }], |_| ()).await?;
+                live.ops(vec![Op::Compact { focus }]).await?;
                 if live.compacted == Some(None) {
                     live.reply(Reply::Notice("nothing to compact yet".into()));
                 }
@@ -564,7 +649,7 @@ impl Worker {
                     summarize,
                     instructions,
                 };
-                live.call(vec![navigate], |_| ()).await?;
+                live.ops(vec![navigate]).await?;
                 live.attach().await?;
                 let note = if summarize {
                     "moved; the branch left was summarized"
@@ -578,52 +663,31 @@ impl Worker {
             Command::Model(name) => self.switch_model(live, &name).await?,
             Command::Thinking(level) => {
                 let level: ThinkingLevel = level.parse().map_err(anyhow::Error::msg)?;
-                let set = live.call(vec![Op::SetThinking(level)], thinking_of).await?;
+                let set = live.state(vec![Op::SetThinking(level)]).await?.thinking;
                 live.reply(Reply::Notice(format!("thinking level: {set}")));
                 live.refresh_status().await?;
             }
             Command::Tools { enable, disable } => {
-                // Tools built with the agent (delegation's `task`) are kept as they are.
-                let (live_names, built_with_agent) = live
-                    .call(Vec::new(), |agent| {
-                        let names: Vec<String> = agent
-                            .tools()
-                            .names()
-                            .into_iter()
-                            .map(str::to_owned)
-                            .collect();
-                        let kept: Vec<std::sync::Arc<dyn strata_tools::Tool>> = agent
-                            .tools()
-                            .iter()
-                            .filter(|tool| strata_tools::builtin(tool.name()).is_none())
-                            .cloned()
-                            .collect();
-                        (names, kept)
-                    })
-                    .await?;
+                let live_names = live.state(Vec::new()).await?.tools;
                 let mut names: Vec<String> = live_names
-                    .into_iter()
+                    .iter()
                     .filter(|name| !disable.contains(name))
+                    .cloned()
                     .collect();
                 for name in enable {
                     if !names.contains(&name) {
                         names.push(name);
                     }
                 }
-                let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                let builtins: Vec<&str> = names
+                // A tool not live now must be a built-in (tools built with the agent, such as
+                // delegation's `task`, are kept by the runtime while named).
+                let added: Vec<&str> = names
                     .iter()
-                    .copied()
-                    .filter(|name| !built_with_agent.iter().any(|tool| tool.name() == *name))
+                    .filter(|name| !live_names.contains(name))
+                    .map(String::as_str)
                     .collect();
-                check_tool_names(&builtins)?;
-                let mut tools = ToolSet::builtins(&builtins);
-                for tool in built_with_agent {
-                    if names.contains(&tool.name()) {
-                        tools.insert(tool);
-                    }
-                }
-                live.call(vec![Op::SetTools(tools)], |_| ()).await?;
+                check_tool_names(&added)?;
+                live.ops(vec![Op::SetTools(names.clone())]).await?;
                 live.reply(Reply::Notice(format!(
                     "tools now: {} (stored as a system patch with the next request)",
                     names.join(", ")
@@ -631,48 +695,49 @@ impl Worker {
                 live.refresh_status().await?;
             }
             Command::ForkPoints => {
-                let rows = live
-                    .call(Vec::new(), |agent| fork_points(agent.session()))
-                    .await?;
+                let rows = match live.read(Vec::new(), Query::ForkPoints).await? {
+                    Answer::ForkPoints { rows } => fork_rows(rows),
+                    other => return Err(unexpected(&other)),
+                };
                 live.reply(Reply::ForkPoints(rows));
             }
             Command::Fork(at) => {
-                let leaf = live
-                    .call(Vec::new(), move |agent| {
-                        let session = agent.session();
-                        match &at {
-                            ForkAt::Here => session.leaf().cloned(),
-                            ForkAt::Before(id) => session.tree().parent_of(id).cloned(),
+                let leaf = match at {
+                    ForkAt::Here => live.state(Vec::new()).await?.leaf,
+                    ForkAt::Before(entry) => {
+                        match live.read(Vec::new(), Query::ForkPoint { entry }).await? {
+                            Answer::ForkPoint { parent, .. } => parent,
+                            other => return Err(unexpected(&other)),
                         }
-                    })
-                    .await?;
+                    }
+                };
                 let written = live
-                    .call(vec![Op::Fork { leaf }], session_path)
+                    .state(vec![Op::Fork { leaf }])
                     .await
-                    .context("forking the session")?;
+                    .context("forking the session")?
+                    .session_path;
                 live.attach().await?;
                 live.reply(Reply::Notice(format!("forked into {}", written.display())));
                 live.offer_restore().await?;
             }
             Command::New => {
-                live.call(vec![Op::NewSession { parent: None }], |_| ())
-                    .await?;
+                live.ops(vec![Op::NewSession { parent: None }]).await?;
                 live.attach().await?;
                 live.reply(Reply::Notice("new session".into()));
             }
             Command::Resume(path) => {
                 let switch = Op::SwitchSession {
                     path: path.clone(),
-                    router: Some(self.setup.session_router(None)),
+                    follow_model: true,
                 };
-                live.call(vec![switch], |_| ()).await?;
+                live.ops(vec![switch]).await?;
                 live.attach().await?;
                 live.reply(Reply::Notice(format!("resumed {}", path.display())));
             }
             Command::Sessions => {
                 let store = self.setup.store()?;
                 let cwd = self.setup.cwd.display().to_string();
-                let current = live.call(Vec::new(), session_path).await?;
+                let current = live.state(Vec::new()).await?.session_path;
                 let sessions = store.list(&cwd).context("listing sessions")?;
                 let items = sessions
                     .iter()
@@ -682,20 +747,21 @@ impl Worker {
                 live.reply(Reply::Sessions(items));
             }
             Command::Tree => {
-                let rows = live
-                    .call(Vec::new(), |agent| tree_rows(agent.session()))
-                    .await?;
+                let rows = match live.read(Vec::new(), Query::Tree).await? {
+                    Answer::Tree { rows } => picker_rows(rows),
+                    other => return Err(unexpected(&other)),
+                };
                 live.reply(Reply::Tree(rows));
             }
             Command::Name(name) => {
                 let trimmed = name.trim().to_owned();
-                live.call(vec![Op::SetSessionName(name)], |_| ()).await?;
+                live.ops(vec![Op::SetSessionName(name)]).await?;
                 live.reply(Reply::Notice(format!("session named “{trimmed}”")));
                 live.refresh_status().await?;
             }
             Command::Label(label) => {
                 live.labelled = None;
-                live.call(vec![Op::LabelLeaf(label)], |_| ()).await?;
+                live.ops(vec![Op::LabelLeaf(label)]).await?;
                 let said = match live.labelled.take() {
                     Some((target, Some(label))) => format!("labelled {target} “{label}”"),
                     Some((target, None)) => format!("label of {target} cleared"),
@@ -704,19 +770,16 @@ impl Worker {
                 live.reply(Reply::Notice(said));
             }
             Command::Context => {
-                let divergence = live.last_divergence.clone();
-                let mut lines = live
-                    .call(Vec::new(), move |agent| {
-                        context_report(agent, divergence.as_ref()).map_err(|e| format!("{e:#}"))
-                    })
-                    .await?
-                    .map_err(anyhow::Error::msg)?;
-                let attributed = live
-                    .call(Vec::new(), |agent| {
-                        strata_accounting::attributions(agent.session().tree())
-                    })
+                let answers = live
+                    .call(Vec::new(), vec![Query::NextRequest, Query::Stats])
                     .await?;
-                let attributed = stats::attribution_lines(&attributed);
+                let (next, stats) = match <[Answer; 2]>::try_from(answers) {
+                    Ok([Answer::NextRequest(next), Answer::Stats(stats)]) => (next, stats),
+                    Ok([Answer::Failed { error }, _]) => anyhow::bail!(error),
+                    _ => anyhow::bail!("the runtime answered /context's reads out of order"),
+                };
+                let mut lines = context_lines(&next, live.last_divergence.as_ref());
+                let attributed = stats::attribution_lines(&stats.attributed);
                 if !attributed.is_empty() {
                     lines.push(String::new());
                     lines.extend(attributed);
@@ -732,7 +795,7 @@ impl Worker {
                 });
             }
             Command::Export(output) => {
-                let file = live.call(Vec::new(), session_path).await?;
+                let file = live.state(Vec::new()).await?.session_path;
                 let written = crate::export::export_html(
                     &file,
                     output.as_deref(),
@@ -748,25 +811,21 @@ impl Worker {
                 let message =
                     super::shell::run(&self.setup, &command, exclude, &self.shell_cancel).await;
                 let item = super::shell::item(&message);
-                live.call(Vec::new(), move |agent| {
-                    agent
-                        .session_mut()
-                        .append_message(AgentMessage::BashExecution(message))
-                        .map_err(|e| format!("recording the command's output: {e}"))
-                })
-                .await?
-                .map_err(anyhow::Error::msg)?;
+                live.ops(vec![Op::RecordBash(Box::new(message.into()))])
+                    .await?;
                 // Shown once recorded: what the screen shows, the session holds.
                 live.reply(Reply::Item(item));
                 live.refresh_status().await?;
             }
             Command::AutoCompaction(enabled) => {
-                live.call(vec![Op::SetAutoCompaction(enabled)], |_| ())
-                    .await?;
+                live.ops(vec![Op::SetAutoCompaction(enabled)]).await?;
                 live.refresh_status().await?;
             }
             Command::Login { provider, key } => {
                 let file = super::login::store(&mut self.setup, &provider, &key)?;
+                if let Some(router) = &self.router {
+                    router.update(self.setup.clone());
+                }
                 live.models = super::models::options(&self.setup);
                 live.reply(Reply::Notice(format!(
                     "stored {provider}'s key in {} (readable by you only); this run and the next use it",
@@ -779,7 +838,15 @@ impl Worker {
                 lines: super::login::instructions(&self.setup),
             }),
             Command::SessionInfo => {
-                let lines = live.call(Vec::new(), super::info::session_lines).await?;
+                let answers = live
+                    .call(Vec::new(), vec![Query::State, Query::Stats])
+                    .await?;
+                let lines = match <[Answer; 2]>::try_from(answers) {
+                    Ok([Answer::State(state), Answer::Stats(stats)]) => {
+                        super::info::session_lines(&state, &stats)
+                    }
+                    _ => anyhow::bail!("the runtime answered /session's reads out of order"),
+                };
                 live.reply(Reply::Block {
                     title: "session".into(),
                     lines,
@@ -794,16 +861,15 @@ impl Worker {
     /// reason, back again where it does).
     async fn switch_model(&mut self, live: &mut Live, name: &str) -> anyhow::Result<()> {
         let choice: ModelChoice = self.setup.resolve_choice(name)?;
-        let route = self.setup.model_route(&choice, None)?;
-        let mut ops = vec![Op::SetModel(route)];
+        let mut ops = vec![Op::SetModel(choice.reference())];
         if let Some(level) = &choice.thinking {
             ops.push(Op::SetThinking(level.parse().map_err(anyhow::Error::msg)?));
         }
-        let (model, set) = live
-            .call(ops, |agent| {
-                (agent.config().model.qualified_id(), thinking_of(agent))
-            })
-            .await?;
+        let state = live.state(ops).await?;
+        let (model, set) = (
+            format!("{}/{}", state.provider, state.model),
+            state.thinking,
+        );
         let mut said = format!("model: {model}");
         if choice.thinking.is_some() {
             said.push_str(&format!(", thinking {set}"));
@@ -813,100 +879,79 @@ impl Worker {
     }
 }
 
-fn session_path(agent: &mut Agent) -> PathBuf {
-    agent.session().path().to_path_buf()
-}
-
-/// The thinking level in effect, as the session records it.
-fn thinking_of(agent: &mut Agent) -> String {
-    agent
-        .context()
-        .map_or_else(|_| "off".to_owned(), |c| c.thinking_level.clone())
-}
-
-/// What the UI shows of a session it now shows.
-fn attached(agent: &mut Agent, models: Vec<ModelOption>) -> Attached {
-    let transcript = transcript_of(agent.session());
-    let history = transcript
+/// The TUI's status from the runtime's state, the next request's thinking level and chapters,
+/// and the session's counters.
+fn status_of(
+    state: RuntimeStatus,
+    stats: &SessionStats,
+    thinking: ThinkingLevel,
+    chapter_tokens: [u64; 3],
+    models: Vec<ModelOption>,
+) -> Status {
+    let tools = strata_tools::ALL_TOOL_NAMES
         .iter()
-        .filter_map(|item| match item {
-            Item::User(text) => Some(text.clone()),
-            _ => None,
+        .map(|name| ToolInfo {
+            name: (*name).to_owned(),
+            enabled: state.tools.iter().any(|l| l == name),
+            tokens: strata_tools::builtin(name)
+                .and_then(|tool| serde_json::to_string(&tool.definition()).ok())
+                .map_or(0, |json| json.len() as u64 / 4),
         })
         .collect();
-    Attached {
-        stats: stats_of(agent.session()),
-        status: status(agent, models),
-        transcript,
-        history,
-        control: Some(agent.control()),
+    Status {
+        auto_compaction: state.auto_compaction,
+        branch: super::info::git_branch(&state.cwd),
+        cwd: state.cwd,
+        reasoning: state.reasoning,
+        model: format!("{}/{}", state.provider, state.model),
+        thinking: thinking.as_str().to_owned(),
+        context_window: state.context_window,
+        session_name: state.session_name,
+        session_file: state.session_path,
+        tools,
+        models,
+        mid_conversation_system: state.mid_conversation_system,
+        system_reminders: state.system_reminders,
+        tool_addition: state.tool_addition,
+        deferred_tools: state.deferred_tools,
+        prices: state.prices,
+        chapter_tokens,
+        tree: Vec::new(),
+        attributed: stats.attributed.clone(),
     }
 }
 
 /// The next request's chapters, the policy, and how the last request compared.
-fn context_report(
-    agent: &mut Agent,
+fn context_lines(
+    next: &ContextReport,
     last_divergence: Option<&Option<Divergence>>,
-) -> anyhow::Result<Vec<String>> {
-    let next = strata_runtime::inspect::next_request(agent)?;
-    let (rendered, report) = (&next.rendered, &next.report);
+) -> Vec<String> {
     let mut lines = vec![format!(
         "{:<9} {:>9} {:>8}  {}",
         "chapter", "bytes", "≈tokens", "hash (FNV-1a 64)"
     )];
-    for (name, digest) in [
-        ("tools", report.tools),
-        ("system", report.system),
-        ("messages", report.messages),
-    ] {
-        lines.push(format!(
-            "{name:<9} {:>9} {:>8}  {:016x}",
-            digest.bytes,
-            stats::tokens(digest.bytes as u64 / 4),
-            digest.hash
-        ));
-    }
-    if report.deferred.bytes > 0 {
-        lines.push(format!(
-            "{:<9} {:>9} {:>8}  {:016x}  (outside the cached prefix)",
-            "deferred",
-            report.deferred.bytes,
-            stats::tokens(report.deferred.bytes as u64 / 4),
-            report.deferred.hash
-        ));
+    for chapter in &next.chapters {
+        let mut line = format!(
+            "{:<9} {:>9} {:>8}  {:016x}",
+            chapter.name,
+            chapter.bytes,
+            stats::tokens(chapter.bytes / 4),
+            chapter.hash
+        );
+        if chapter.name == "deferred" {
+            line.push_str("  (outside the cached prefix)");
+        }
+        lines.push(line);
     }
     lines.push(String::new());
     lines.push("policy:".to_owned());
-    for line in &next.policy {
-        lines.push(format!("  {line}"));
-    }
-    let request = &rendered.request;
-    let breakpoints: Vec<String> = request
-        .breakpoints
-        .iter()
-        .map(|bp| {
-            let at = match bp.position {
-                strata_provider::BreakpointPosition::Tools => "after tools".to_owned(),
-                strata_provider::BreakpointPosition::System => "after system".to_owned(),
-                strata_provider::BreakpointPosition::Message { index } => {
-                    format!("after message {}", index + 1)
-                }
-            };
-            format!(
-                "{at} ({})",
-                serde_json::to_value(bp.ttl)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default()
-            )
-        })
-        .collect();
+    lines.extend(next.policy.iter().map(|line| format!("  {line}")));
     lines.push(format!(
         "breakpoints: {}",
-        if breakpoints.is_empty() {
+        if next.breakpoints.is_empty() {
             "none (automatic cache)".to_owned()
         } else {
-            breakpoints.join(", ")
+            next.breakpoints.join(", ")
         }
     ));
     lines.push(match last_divergence {
@@ -927,76 +972,62 @@ fn context_report(
     });
     lines.push(format!(
         "{} tools, {} system blocks, {} messages",
-        request.tools.len(),
-        request.system.len(),
-        request.messages.len()
+        next.tools, next.system_blocks, next.messages
     ));
-    for note in &report.notes {
-        if let Ok(text) = serde_json::to_string(note) {
-            lines.push(format!("note: {text}"));
-        }
-    }
-    let session = agent.session();
-    lines.extend(crate::commands::context::delegation_lines(
-        session.tree(),
-        session.leaf().map(|id| id.as_str()),
-    ));
-    Ok(lines)
+    lines.extend(next.notes.iter().map(|note| format!("note: {note}")));
+    lines.extend(next.children.iter().cloned());
+    lines
 }
 
-/// Model, tools and session details.
-fn status(agent: &mut Agent, models: Vec<ModelOption>) -> Status {
-    let config = agent.config();
-    let model = config.model.clone();
-    let capabilities = config.capabilities.clone();
-    let live: Vec<String> = agent
-        .tools()
-        .names()
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-    let tools = strata_tools::ALL_TOOL_NAMES
-        .iter()
-        .map(|name| ToolInfo {
-            name: (*name).to_owned(),
-            enabled: live.iter().any(|l| l == name),
-            tokens: strata_tools::builtin(name)
-                .and_then(|tool| serde_json::to_string(&tool.definition()).ok())
-                .map_or(0, |json| json.len() as u64 / 4),
+/// A transcript item of the read model as the screen shows it.
+fn item_of(item: TranscriptItem) -> Item {
+    let info = |text: String| {
+        Item::Notice(Notice {
+            level: Level::Info,
+            text,
         })
-        .collect();
-    let (thinking, chapter_tokens) = match strata_runtime::inspect::next_request(agent) {
-        Ok(next) => {
-            let tokens = next.chapter_tokens();
-            (next.thinking_level, tokens)
-        }
-        Err(_) => ("off".to_owned(), [0; 3]),
     };
-    let session = agent.session();
-    let cwd = agent.config().cwd.clone();
-    Status {
-        auto_compaction: agent.config().compaction.enabled,
-        branch: super::info::git_branch(&cwd),
-        cwd,
-        reasoning: model.reasoning,
-        model: model.qualified_id(),
-        thinking,
-        context_window: model.context_window,
-        session_name: session.tree().name().map(str::to_owned),
-        session_file: session.path().to_path_buf(),
-        tools,
-        models,
-        mid_conversation_system: capabilities.mid_conversation_system,
-        system_reminders: capabilities.system_reminders,
-        tool_addition: capabilities.tool_addition,
-        deferred_tools: capabilities.deferred_tools,
-        prices: model.prices,
-        chapter_tokens,
-        tree: Vec::new(),
-        attributed: strata_accounting::attributions(session.tree()),
+    match item {
+        TranscriptItem::User { text } => Item::User(text),
+        TranscriptItem::Assistant { text } => Item::Assistant(text),
+        TranscriptItem::Thinking { text } => Item::Thinking(text),
+        TranscriptItem::Tool(tool) => Item::Tool(ToolItem {
+            id: tool.id,
+            name: tool.name,
+            arguments: tool.arguments,
+            output: tool.output,
+            state: match tool.failed {
+                None => ToolState::Running,
+                Some(true) => ToolState::Failed,
+                Some(false) => ToolState::Done,
+            },
+            diff: tool.diff,
+        }),
+        TranscriptItem::Bash {
+            command,
+            output,
+            exit_code,
+            cancelled,
+            excluded,
+        } => super::shell::bash_item(&command, &output, exit_code, cancelled, excluded),
+        TranscriptItem::Error { text } => Item::Notice(Notice {
+            level: Level::Error,
+            text,
+        }),
+        TranscriptItem::Compaction { tokens_before } => info(format!(
+            "compacted (≈{} tokens summarized)",
+            stats::tokens(tokens_before)
+        )),
+        TranscriptItem::BranchSummary { summary } => {
+            info(format!("branch summary: {}", first_line(&summary, 200)))
+        }
+        TranscriptItem::ModelChange { provider, model } => {
+            info(format!("model → {provider}/{model}"))
+        }
     }
 }
 
+#[cfg(test)]
 /// The branch at the session's leaf as transcript items.
 pub fn transcript_of(session: &Session) -> Vec<Item> {
     transcript_after(session, None)
@@ -1005,109 +1036,18 @@ pub fn transcript_of(session: &Session) -> Vec<Item> {
 /// [`transcript_of`] from the entry after `after` on (all of it when `after` is `None` or
 /// not on the branch).
 pub fn transcript_after(session: &Session, after: Option<&str>) -> Vec<Item> {
-    let tree = session.tree();
-    let Some(leaf) = session.leaf() else {
-        return Vec::new();
-    };
-    let branch = tree.branch(leaf.as_str());
-    let start = after
-        .and_then(|after| branch.iter().position(|e| e.id().as_str() == after))
-        .map_or(0, |at| at + 1);
-    let mut items: Vec<Item> = Vec::new();
-    for entry in branch.into_iter().skip(start) {
-        let Ok(entry) = entry.entry() else {
-            continue;
-        };
-        match entry {
-            Entry::Message(message) => push_message(&mut items, message.message.into_message()),
-            Entry::Compaction(compaction) => items.push(Item::Notice(Notice {
-                level: Level::Info,
-                text: format!(
-                    "compacted (≈{} tokens summarized)",
-                    stats::tokens(compaction.tokens_before)
-                ),
-            })),
-            Entry::BranchSummary(summary) => items.push(Item::Notice(Notice {
-                level: Level::Info,
-                text: format!("branch summary: {}", first_line(&summary.summary, 200)),
-            })),
-            // The model a session starts with is in the footer; only later switches are news.
-            Entry::ModelChange(change) if !items.is_empty() => items.push(Item::Notice(Notice {
-                level: Level::Info,
-                text: format!("model → {}/{}", change.provider, change.model_id),
-            })),
-            _ => {}
-        }
-    }
-    items
+    let after = after.map(EntryId::new);
+    read_model::transcript(session, after.as_ref())
+        .into_iter()
+        .map(item_of)
+        .collect()
 }
 
-fn push_message(items: &mut Vec<Item>, message: AgentMessage) {
-    match message {
-        AgentMessage::User(user) => items.push(Item::User(user.content.text_joined("\n"))),
-        AgentMessage::Assistant(assistant) => {
-            for block in assistant.content {
-                match block {
-                    ContentBlock::Text(text) if !text.text.trim().is_empty() => {
-                        items.push(Item::Assistant(text.text));
-                    }
-                    ContentBlock::Thinking(thinking) if !thinking.thinking.is_empty() => {
-                        items.push(Item::Thinking(thinking.thinking));
-                    }
-                    ContentBlock::ToolCall(call) => items.push(Item::Tool(ToolItem {
-                        id: call.id,
-                        name: call.name,
-                        arguments: call.arguments.to_string(),
-                        output: String::new(),
-                        state: ToolState::Running,
-                        diff: None,
-                    })),
-                    _ => {}
-                }
-            }
-            if let Some(error) = assistant.error_message {
-                items.push(Item::Notice(Notice {
-                    level: Level::Error,
-                    text: error,
-                }));
-            }
-        }
-        AgentMessage::ToolResult(result) => {
-            let output = tool_result_text(&result.content);
-            let found = items.iter_mut().rev().find_map(|item| match item {
-                Item::Tool(tool) if tool.id == result.tool_call_id => Some(tool),
-                _ => None,
-            });
-            if let Some(tool) = found {
-                tool.output = output;
-                tool.diff = result_diff(result.details.as_ref());
-                tool.state = if result.is_error {
-                    ToolState::Failed
-                } else {
-                    ToolState::Done
-                };
-            }
-        }
-        AgentMessage::BashExecution(bash) => items.push(super::shell::item(&bash)),
-        AgentMessage::BranchSummary(summary) => items.push(Item::Notice(Notice {
-            level: Level::Info,
-            text: format!("branch summary: {}", first_line(&summary.summary, 200)),
-        })),
-        _ => {}
-    }
-}
-
+#[cfg(test)]
 /// Counters from every request the file records (all branches: all were paid), keep-warm
 /// pings and summaries included.
 pub fn stats_of(session: &Session) -> Stats {
-    let tree = session.tree();
-    let mut stats = Stats::from_records(&strata_accounting::records(tree));
-    // The children's requests are in their own files; their results say what they cost.
-    stats.children_cost = strata_session::delegation_results(tree)
-        .iter()
-        .map(|decision| decision.cost)
-        .sum();
-    stats
+    Stats::of(&read_model::stats(session))
 }
 
 fn first_line(text: &str, width: usize) -> String {
@@ -1142,162 +1082,90 @@ pub fn session_item(summary: &SessionSummary) -> PickerItem {
     PickerItem::new(label, detail, summary.path.display().to_string())
 }
 
-/// The tree as picker rows: messages (system messages by what they change), compactions,
-/// summaries and model changes, indented only where the tree forks; `usage` entries are
-/// hidden, as in Pi.
+#[cfg(test)]
+/// The tree as picker rows (the read model's rows, indented where the tree forks).
 pub fn tree_rows(session: &Session) -> Vec<TreeRow> {
-    let tree = session.tree();
-    let leaf = session.leaf();
-    let mut rows = Vec::new();
-    let mut stack: Vec<(EntryId, String)> = Vec::new();
-    let push_children =
-        |stack: &mut Vec<(EntryId, String)>, children: &[&EntryId], prefix: &str| {
-            if let [only] = children {
-                stack.push(((*only).clone(), prefix.to_owned()));
-                return;
-            }
-            for child in children.iter().rev() {
-                stack.push(((*child).clone(), format!("{prefix}  ")));
-            }
-        };
-    push_children(&mut stack, &tree.roots(), "");
-    let delegated = strata_session::delegated_by_entry(session.path());
-    // The path to the leaf is marked so the current branch stands out.
-    let on_path: Vec<EntryId> = leaf
-        .map(|leaf| {
-            tree.path_to_root(leaf.as_str())
-                .into_iter()
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default();
-    // The leaf may be a label or leaf-move entry: its nearest shown ancestor is marked.
-    let shown_leaf: Option<EntryId> = leaf.and_then(|leaf| {
-        tree.walk_to_root(leaf.as_str())
-            .find(|e| e.entry().ok().and_then(|e| describe(&e)).is_some())
-            .map(|e| e.id().clone())
-    });
-    while let Some((id, prefix)) = stack.pop() {
-        let children = tree.children(&id);
-        if let Ok(entry) = tree.entry(&id)
-            && let Some((text, user_text)) = describe(&entry)
-        {
-            let marker = if on_path.contains(&id) {
-                "● "
-            } else {
-                "○ "
-            };
-            let mut detail = String::new();
-            if let Some(label) = tree.label_of(&id) {
-                detail.push_str(&format!("[{label}] "));
-            }
-            let is_leaf = shown_leaf.as_ref() == Some(&id);
-            if is_leaf {
-                detail.push_str("← current");
-            }
-            rows.push(TreeRow {
-                parent: tree.parent_of(&id).cloned(),
-                text: format!("{prefix}{marker}{text}"),
-                detail,
-                user_text,
-                leaf: is_leaf,
-                id: id.clone(),
-                child: None,
-            });
-        }
-        // The children it spawned, as `strata tree` lists them.
-        for child in delegated.get(id.as_str()).into_iter().flatten() {
-            rows.push(TreeRow {
-                parent: Some(id.clone()),
-                text: format!("{prefix}    ↳ {}", child.title()),
-                detail: format!("{} msgs · open", child.summary.message_count),
-                user_text: None,
-                leaf: false,
-                id: id.clone(),
-                child: Some(child.path().to_path_buf()),
-            });
-        }
-        push_children(&mut stack, &children, &prefix);
-    }
-    rows
+    picker_rows(read_model::tree_rows(session))
 }
 
-/// The user messages on the path to the leaf, newest first.
-pub fn fork_points(session: &Session) -> Vec<TreeRow> {
-    let tree = session.tree();
-    let Some(leaf) = session.leaf() else {
-        return Vec::new();
-    };
-    tree.walk_to_root(leaf.as_str())
-        .filter(|entry| entry.kind() == EntryKind::Message(Role::User))
-        .filter_map(|entry| {
-            let parsed = entry.entry().ok()?;
-            let (text, user_text) = describe(&parsed)?;
-            Some(TreeRow {
-                id: entry.id().clone(),
-                parent: entry.parent_id().cloned(),
-                text,
-                detail: String::new(),
-                user_text,
-                leaf: false,
+/// The read model's tree rows as the picker shows them.
+fn picker_rows(rows: Vec<strata_runtime::TreeRow>) -> Vec<TreeRow> {
+    rows.into_iter()
+        .map(|row| {
+            let prefix = "  ".repeat(row.depth);
+            if let RowKind::Child {
+                path,
+                title,
+                messages,
+            } = row.row
+            {
+                return TreeRow {
+                    id: row.id,
+                    parent: row.parent,
+                    text: format!("{prefix}    ↳ {title}"),
+                    detail: format!("{messages} msgs · open"),
+                    user_text: None,
+                    leaf: false,
+                    child: Some(path),
+                };
+            }
+            let marker = if row.on_path { "● " } else { "○ " };
+            let mut detail = String::new();
+            if let Some(label) = &row.label {
+                detail.push_str(&format!("[{label}] "));
+            }
+            if row.leaf {
+                detail.push_str("← current");
+            }
+            TreeRow {
+                text: format!("{prefix}{marker}{}", row_text(&row.row)),
+                user_text: row.row.user_text().map(str::to_owned),
+                detail,
+                leaf: row.leaf,
+                id: row.id,
+                parent: row.parent,
                 child: None,
-            })
+            }
         })
         .collect()
 }
 
-/// A row's text for entries the tree shows, and a user message's text.
-fn describe(entry: &Entry) -> Option<(String, Option<String>)> {
-    match entry {
-        Entry::Message(message) => match &*message.message {
-            AgentMessage::User(user) => {
-                let text = user.content.text_joined("\n");
-                Some((format!("user: {}", first_line(&text, 70)), Some(text)))
+/// The user messages on the path to the leaf, newest first, as `/fork` lists them.
+fn fork_rows(rows: Vec<strata_runtime::TreeRow>) -> Vec<TreeRow> {
+    rows.into_iter()
+        .map(|row| TreeRow {
+            text: row_text(&row.row),
+            user_text: row.row.user_text().map(str::to_owned),
+            detail: String::new(),
+            leaf: false,
+            id: row.id,
+            parent: row.parent,
+            child: None,
+        })
+        .collect()
+}
+
+/// A row's one line.
+fn row_text(row: &RowKind) -> String {
+    match row {
+        RowKind::User { text } => format!("user: {}", first_line(text, 70)),
+        RowKind::Assistant { text, tools } => {
+            let mut line = format!("assistant: {}", first_line(text, 60));
+            if !tools.is_empty() {
+                line.push_str(&format!(" → {}", tools.join(", ")));
             }
-            AgentMessage::Assistant(assistant) => {
-                let text = strata_session::join_text(&assistant.content, " ");
-                let calls: Vec<&str> = assistant.tool_calls().map(|c| c.name.as_str()).collect();
-                let mut line = format!("assistant: {}", first_line(&text, 60));
-                if !calls.is_empty() {
-                    line.push_str(&format!(" → {}", calls.join(", ")));
-                }
-                Some((line, None))
-            }
-            AgentMessage::ToolResult(_) => None,
-            // A system message: what it changes (sections by name, tools by ±name).
-            AgentMessage::System(system) => {
-                let mut changes: Vec<String> = system
-                    .section_changes()
-                    .map(|(name, text)| match text {
-                        Some(_) => name.to_owned(),
-                        None => format!("-{name}"),
-                    })
-                    .collect();
-                changes.extend(system.tools_added().iter().map(|t| format!("+{}", t.name)));
-                changes.extend(system.tools_removed().map(|name| format!("-{name}")));
-                Some((
-                    format!("system: {}", first_line(&changes.join(" "), 60)),
-                    None,
-                ))
-            }
-            other => Some((other.role().to_owned(), None)),
-        },
-        Entry::Compaction(compaction) => Some((
-            format!(
-                "compaction (≈{} tokens)",
-                stats::tokens(compaction.tokens_before)
-            ),
-            None,
-        )),
-        Entry::BranchSummary(summary) => Some((
-            format!("branch summary: {}", first_line(&summary.summary, 60)),
-            None,
-        )),
-        Entry::ModelChange(change) => Some((
-            format!("model → {}/{}", change.provider, change.model_id),
-            None,
-        )),
-        _ => None,
+            line
+        }
+        RowKind::System { changes } => format!("system: {}", first_line(&changes.join(" "), 60)),
+        RowKind::Message { role } => role.clone(),
+        RowKind::Compaction { tokens_before } => {
+            format!("compaction (≈{} tokens)", stats::tokens(*tokens_before))
+        }
+        RowKind::BranchSummary { summary } => {
+            format!("branch summary: {}", first_line(summary, 60))
+        }
+        RowKind::ModelChange { provider, model } => format!("model → {provider}/{model}"),
+        RowKind::Child { title, .. } => title.clone(),
     }
 }
 
@@ -1409,7 +1277,7 @@ mod tests {
                 }),
             ]
         );
-        let points = fork_points(&session);
+        let points = fork_rows(read_model::fork_points(&session));
         assert_eq!(
             points.iter().map(|row| row.id.as_str()).collect::<Vec<_>>(),
             vec!["u0000001"]
@@ -1420,5 +1288,177 @@ mod tests {
         assert_eq!(stats.requests, 1);
         assert_eq!(stats.hit_rate(), Some(0.9));
         assert!((stats.cost - 0.002).abs() < 1e-12);
+    }
+}
+
+/// The TUI's reads and rpc's over one session give the same transcript, tree and stats: both
+/// views translate the runtime's one read model.
+#[cfg(test)]
+mod one_read_model {
+    use serde_json::{Value, json};
+    use strata_mock::{MockConfig, MockServer, Scenario};
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+
+    use super::*;
+
+    const TURNS: &str = "[[turn]]\ntext = \"Reading it.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a.txt\" }\n[[turn]]\ntext = \"It says hi.\"\n[[turn]]\ntext = \"Second answer.\"\n";
+
+    #[tokio::test]
+    async fn the_tui_and_rpc_read_the_same_transcript_tree_and_stats() {
+        let server = MockServer::start(MockConfig::new()).await.expect("mock");
+        server.load_scenario(Scenario::from_toml(TURNS, "t").expect("scenario"));
+        let catalog = strata_provider::Catalog::builtin().expect("catalog");
+        let host = strata_rpc::EndpointHost::new(catalog, "anthropic", server.base_url(), "k");
+        let route = host
+            .route_to("anthropic", "claude-sonnet-4-5", None)
+            .expect("route");
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("a.txt"), "hi\n").expect("writing");
+        let cwd = dir.path().display().to_string();
+        let options = strata_session::WriteOptions::default();
+        let session = Session::create(dir.path().join("s.jsonl"), &cwd, options).expect("session");
+        let tools = strata_tools::ToolSet::default_set();
+        let config = route.agent_config(dir.path());
+        let agent = Agent::new(session, route.provider.clone(), tools, config);
+
+        // The TUI's side: its worker's reads over a runtime the session is driven through,
+        // to a tree that forks at the first answer.
+        let control = agent.control();
+        let (handle, events, task) =
+            strata_runtime::spawn(agent, Arc::new(strata_runtime::NoRoutes));
+        let (ui, mut replies) = tokio::sync::mpsc::unbounded_channel();
+        let (last_divergence, compacted, labelled, models) = (None, None, None, Vec::new());
+        let mut live = Live {
+            handle,
+            events,
+            ui,
+            models,
+            last_divergence,
+            compacted,
+            labelled,
+            control,
+            next_query: 0,
+        };
+        let prompt = |text: &str| vec![Op::Prompt(UserInput::text(text))];
+        live.ops(prompt("read a.txt")).await.expect("first prompt");
+        let target = live.state(Vec::new()).await.expect("state").leaf;
+        live.ops(prompt("two")).await.expect("second prompt");
+        let bash = strata_runtime::BashRecord {
+            command: "echo hi".into(),
+            exit_code: Some(0),
+            ..Default::default()
+        };
+        let navigate = Op::Navigate {
+            target,
+            summarize: false,
+            instructions: None,
+        };
+        live.ops(vec![navigate, Op::RecordBash(Box::new(bash))])
+            .await
+            .expect("moving");
+        live.ops(prompt("three")).await.expect("third prompt");
+        live.attach().await.expect("attaching");
+        let attached = loop {
+            if let Some(UiEvent::Reply(Reply::Attached(attached))) = replies.recv().await {
+                break attached;
+            }
+        };
+        let Answer::Tree { rows } = live.read(Vec::new(), Query::Tree).await.expect("tree") else {
+            panic!("no tree");
+        };
+        let rows = picker_rows(rows);
+        live.handle.send(Op::Shutdown).expect("shutdown");
+        let agent = task.await.expect("the runtime");
+
+        // rpc's side: the same session served to Pi's protocol.
+        let (mut commands, input) = tokio::io::duplex(1 << 16);
+        let (output, client) = tokio::io::duplex(1 << 20);
+        let (retries, options) = (Default::default(), Default::default());
+        let serving = tokio::spawn(strata_rpc::serve(
+            input, output, agent, retries, host, options,
+        ));
+        let mut lines = BufReader::new(client).lines();
+        let mut answers = Vec::new();
+        for command in ["get_messages", "get_session_stats", "get_tree"] {
+            let line = format!("{}\n", json!({"type": command}));
+            commands.write_all(line.as_bytes()).await.expect("sending");
+            while let Some(line) = lines.next_line().await.expect("reading") {
+                let value: Value = serde_json::from_str(&line).expect("JSON");
+                if value["type"] == "response" {
+                    answers.push(value["data"].clone());
+                    break;
+                }
+            }
+        }
+        drop(commands);
+        serving.await.expect("serving").expect("served");
+
+        // Transcript: the user and answer texts of the branch, in order.
+        let tui_texts: Vec<&str> = (attached.transcript.iter())
+            .filter_map(|item| match item {
+                Item::User(text) | Item::Assistant(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let rpc_texts: Vec<&str> = (answers[0]["messages"].as_array().expect("messages").iter())
+            .filter(|m| m["role"] == "user" || m["role"] == "assistant")
+            .flat_map(|m| match m["content"].as_str() {
+                Some(text) => vec![text],
+                None => (m["content"].as_array().into_iter().flatten())
+                    .filter_map(|b| b["text"].as_str())
+                    .collect(),
+            })
+            .collect();
+        // The mock answers by the answers in the request: the new branch holds two, as the
+        // second prompt's did.
+        assert_eq!(
+            tui_texts,
+            [
+                "read a.txt",
+                "Reading it.",
+                "It says hi.",
+                "three",
+                "Second answer."
+            ]
+        );
+        assert_eq!(tui_texts, rpc_texts);
+        let bash = |item: &Item| matches!(item, Item::Tool(tool) if tool.arguments == "echo hi");
+        assert!(attached.transcript.iter().any(bash), "the recorded command");
+
+        // Stats: every request the file records, the same figures.
+        let (stats, tokens) = (&answers[1], &answers[1]["tokens"]);
+        let prompt: u64 = ["input", "cacheRead", "cacheWrite"]
+            .iter()
+            .filter_map(|k| tokens[*k].as_u64())
+            .sum();
+        assert_eq!(attached.stats.requests, 4);
+        assert_eq!(attached.stats.prompt_tokens, prompt);
+        assert_eq!(
+            Some(attached.stats.cache_read),
+            tokens["cacheRead"].as_u64()
+        );
+        assert_eq!(Some(attached.stats.cost), stats["cost"].as_f64());
+
+        // Tree: the rows the TUI lists are the rpc tree's messages, with the same parents.
+        let mut nodes = answers[2]["tree"].as_array().expect("tree").clone();
+        let mut rpc_rows = Vec::new();
+        while let Some(node) = nodes.pop() {
+            let entry = &node["entry"];
+            if entry["type"] == "message" && entry["message"]["role"] != "toolResult" {
+                rpc_rows.push((entry["id"].to_string(), entry["parentId"].to_string()));
+            }
+            nodes.extend(node["children"].as_array().into_iter().flatten().cloned());
+        }
+        let quoted = |id: Option<&EntryId>| id.map_or("null".to_owned(), |id| format!("\"{id}\""));
+        let mut tui_rows: Vec<(String, String)> = rows
+            .iter()
+            .map(|row| (quoted(Some(&row.id)), quoted(row.parent.as_ref())))
+            .collect();
+        rpc_rows.sort();
+        tui_rows.sort();
+        // The system prompt, three prompts, four answers and the command.
+        assert_eq!(tui_rows.len(), 9, "{tui_rows:?}");
+        assert_eq!(tui_rows, rpc_rows);
+        assert_eq!(rows.iter().filter(|row| row.leaf).count(), 1);
     }
 }

@@ -144,9 +144,6 @@ impl<H: Host> Server<H> {
             ));
             return;
         }
-        self.request(id, kind, vec![op], Finish::Data, move |agent| {
-            let current = agent.tool_rules().gate.as_ref().map(|gate| gate.mode());
-            Ok(Some(json!({"mode": current.unwrap_or(mode)})))
-        });
+        self.request(id, kind, vec![op], Finish::PermissionMode(mode));
     }
 }

@@ -4,7 +4,9 @@ use pretty_assertions::assert_eq;
 use strata_accounting::{RequestKind, records};
 use strata_agent::{AgentEvent, CacheSettings};
 use strata_provider::{CacheRetention, ThinkingLevel};
-use strata_runtime::{Disposition, Op, QueueMode, RunEnd, RuntimeEvent};
+use strata_runtime::{
+    Answer, Disposition, ModelRef, Op, OpName, Query, QueueMode, RunEnd, RuntimeEvent,
+};
 use strata_session::{AgentMessage, Entry, Session};
 
 use crate::support::{final_texts, run_end, start, start_with};
@@ -18,6 +20,10 @@ text = "Second answer."
 text = "Third answer."
 "#;
 
+fn haiku() -> ModelRef {
+    ModelRef::new("anthropic", "claude-3-5-haiku-latest")
+}
+
 /// Long enough that a request passes the model's 1,024-token cache minimum.
 fn long(text: &str) -> String {
     format!("{text} ").repeat(400)
@@ -27,8 +33,11 @@ fn long(text: &str) -> String {
 async fn a_model_without_reasoning_runs_thinking_off_and_the_way_back_restores_the_level() {
     let mut run = start(TWO_ANSWERS).await;
     run.send(Op::SetThinking(ThinkingLevel::High));
-    run.send(Op::SetModel(run.route("claude-3-5-haiku-latest")));
-    run.send(Op::SetModel(run.sonnet.clone()));
+    run.send(Op::SetModel(haiku()));
+    run.send(Op::SetModel(ModelRef::new(
+        "anthropic",
+        "claude-sonnet-4-5",
+    )));
     let seen = run.until(
         |e| matches!(e, RuntimeEvent::ModelChanged { model, .. } if model == "claude-sonnet-4-5"),
     )
@@ -97,7 +106,7 @@ async fn a_fork_appends_to_a_new_file_holding_the_path_and_switching_back_finds_
 
     run.send(Op::SwitchSession {
         path: first.session_path.clone(),
-        router: None,
+        follow_model: false,
     });
     run.session_changed().await;
     run.send(Op::NewSession { parent: None });
@@ -188,10 +197,10 @@ async fn compaction_and_keep_warm_at_the_hour_rate_are_accounted_at_the_hour_rat
     let Some(RuntimeEvent::EntryAppended { entry }) = pinged.last() else {
         unreachable!()
     };
-    assert_eq!(
-        (&entry["type"], &entry["kind"]),
-        (&"usage".into(), &"cache_warm".into())
-    );
+    let Entry::Usage(usage) = entry else {
+        panic!("not a usage entry: {entry:?}");
+    };
+    assert_eq!(usage.kind, "cache_warm");
     let agent = run.stop().await;
 
     let reopened = Session::open(agent.session().path()).unwrap().session;
@@ -414,19 +423,16 @@ async fn a_switch_with_the_sessions_route_takes_up_its_model_and_writes_nothing_
     run.settled().await;
     let first = run.handle.status().session_path;
     run.send(Op::NewSession { parent: None });
-    run.send(Op::SetModel(run.route("claude-3-5-haiku-latest")));
+    run.send(Op::SetModel(haiku()));
     run.until(
         |e| matches!(e, RuntimeEvent::ModelChanged { model, .. } if model == "claude-3-5-haiku-latest"),
     )
     .await;
     let before = std::fs::read(&first).unwrap();
-    let sonnet = run.sonnet.clone();
+    run.router.asked.lock().unwrap().clear();
     run.send(Op::SwitchSession {
         path: first.clone(),
-        // Routes only the model the first file names: the switch must ask for that one.
-        router: Some(Box::new(move |provider, model| {
-            (provider == "anthropic" && model == "claude-sonnet-4-5").then_some(sonnet)
-        })),
+        follow_model: true,
     });
     let (_, seen) = run.session_changed().await;
     assert!(
@@ -434,6 +440,11 @@ async fn a_switch_with_the_sessions_route_takes_up_its_model_and_writes_nothing_
             |e| matches!(e, RuntimeEvent::ModelChanged { model, .. } if model == "claude-sonnet-4-5")
         ),
         "{seen:?}"
+    );
+    // The switch asked for the model the first file names.
+    assert_eq!(
+        *run.router.asked.lock().unwrap(),
+        [ModelRef::new("anthropic", "claude-sonnet-4-5")]
     );
     let agent = run.stop().await;
     assert_eq!(agent.config().model.id, "claude-sonnet-4-5");
@@ -452,7 +463,7 @@ async fn a_label_goes_on_the_last_real_entry_and_a_second_label_replaces_it() {
         .until(|e| matches!(e, RuntimeEvent::Failed { .. }))
         .await;
     assert!(
-        matches!(seen.last(), Some(RuntimeEvent::Failed { op: "label", error }) if error == "nothing to label yet"),
+        matches!(seen.last(), Some(RuntimeEvent::Failed { op: OpName::LabelLeaf, error }) if error == "nothing to label yet"),
         "{seen:?}"
     );
     run.send(Op::Prompt("one".into()));
@@ -486,28 +497,24 @@ async fn the_next_request_is_rendered_with_the_sessions_retention_and_history() 
     let mut run = start_with(TWO_ANSWERS, cache).await;
     run.send(Op::Prompt("one".into()));
     run.settled().await;
-    let (sent, read) = tokio::sync::oneshot::channel();
-    run.send(Op::WithAgent(Box::new(move |agent| {
-        let _ = sent.send(strata_runtime::inspect::next_request(agent).unwrap());
-    })));
-    let next = read.await.unwrap();
-    let request = &next.rendered.request;
-    assert_eq!(request.messages.len(), 2, "the prompt and its answer");
-    let named: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();
-    for tool in strata_tools::ToolSet::default_set().names() {
-        assert!(named.contains(&tool), "{tool} in {named:?}");
-    }
-    assert!(!request.breakpoints.is_empty());
+    let Answer::NextRequest(next) = run.query(Query::NextRequest).await else {
+        panic!("no report of the next request");
+    };
+    assert_eq!(next.messages, 2, "the prompt and its answer");
     assert!(
-        request
-            .breakpoints
-            .iter()
-            .all(|bp| bp.ttl == strata_provider::CacheTtl::OneHour),
+        next.tools >= strata_tools::ToolSet::default_set().names().len(),
+        "every default tool, and what the agent adds: {}",
+        next.tools
+    );
+    assert!(!next.breakpoints.is_empty());
+    assert!(
+        next.breakpoints.iter().all(|bp| bp.ends_with("(1h)")),
         "the hour retention asks for one-hour entries: {:?}",
-        request.breakpoints
+        next.breakpoints
     );
     let [tools, system, messages] = next.chapter_tokens();
     assert!(tools > 0 && system > 0 && messages > 0);
-    assert_eq!(next.report.tools.bytes, next.rendered.bytes.tools.len());
+    let names: Vec<&str> = next.chapters.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names[..3], ["tools", "system", "messages"]);
     run.stop().await;
 }

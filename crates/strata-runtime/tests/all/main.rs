@@ -13,4 +13,5 @@ mod support;
 mod behaviour;
 mod fold_cuts;
 mod notices;
+mod replay;
 mod rules;

@@ -100,7 +100,7 @@ async fn a_question_answered_for_the_session_is_not_asked_again_and_plan_refuses
         id: request.id,
         answer: Answer::AllowOnce,
     });
-    run.until(|e| matches!(e, RuntimeEvent::Failed { op, .. } if *op == "answer_permission"))
+    run.until(|e| matches!(e, RuntimeEvent::Failed { op, .. } if *op == strata_runtime::OpName::AnswerPermission))
         .await;
 
     // Plan refuses commands whatever the session allowed.
@@ -138,7 +138,7 @@ async fn set_permission_mode_without_a_gate_fails_clearly() {
     let Some(RuntimeEvent::Failed { op, error }) = seen.last() else {
         unreachable!()
     };
-    assert_eq!(*op, "set_permission_mode");
+    assert_eq!(*op, strata_runtime::OpName::SetPermissionMode);
     assert!(error.contains("no permission gate"), "{error}");
 }
 

@@ -3,10 +3,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::sync::{Arc, Mutex};
 use strata_agent::{Agent, AgentConfig, AgentEvent, CacheSettings};
 use strata_mock::{MockConfig, MockServer, Scenario};
 use strata_provider::Catalog;
-use strata_runtime::{ModelRoute, Op, RunEnd, RuntimeEvent, RuntimeHandle, spawn};
+
+use strata_runtime::{
+    Answer, ModelRef, ModelRoute, Op, Query, Router, RunEnd, RuntimeEvent, RuntimeHandle, spawn,
+};
 use strata_session::{Session, WriteOptions};
 use strata_tools::ToolSet;
 use tempfile::TempDir;
@@ -23,6 +27,31 @@ pub struct Running {
     pub handle: RuntimeHandle,
     pub events: UnboundedReceiver<RuntimeEvent>,
     task: JoinHandle<Agent>,
+    /// Queries sent so far.
+    queries: u64,
+    /// The runtime's router.
+    pub router: Arc<MockRouter>,
+}
+
+/// Routes every `anthropic` model to the mock, noting each model asked for.
+pub struct MockRouter {
+    base_url: String,
+    pub asked: Mutex<Vec<ModelRef>>,
+}
+
+impl Router for MockRouter {
+    fn route(&self, model: &ModelRef) -> Result<ModelRoute, String> {
+        self.asked.lock().unwrap().push(model.clone());
+        let catalog = Catalog::builtin().map_err(|e| e.to_string())?;
+        ModelRoute::to_base_url(
+            &catalog,
+            &model.provider,
+            &model.model,
+            &self.base_url,
+            "test-key",
+        )
+        .map_err(|e| e.to_string())
+    }
 }
 
 /// [`start_with`] the default cache settings.
@@ -43,7 +72,11 @@ pub async fn start_agent(
     server.load_scenario(Scenario::from_toml(scenario, "test").unwrap());
     let dir = tempfile::tempdir().unwrap();
     let sonnet = route(&server, "claude-sonnet-4-5");
-    let (handle, events, task) = spawn(make(&sonnet, dir.path()));
+    let router = Arc::new(MockRouter {
+        base_url: server.base_url(),
+        asked: Mutex::default(),
+    });
+    let (handle, events, task) = spawn(make(&sonnet, dir.path()), router.clone());
     Running {
         server,
         _dir: dir,
@@ -51,17 +84,14 @@ pub async fn start_agent(
         handle,
         events,
         task,
+        queries: 0,
+        router,
     }
 }
 
 impl Running {
     pub fn send(&self, op: Op) {
         self.handle.send(op).unwrap();
-    }
-
-    /// The route to `anthropic/<model>` on this mock.
-    pub fn route(&self, model: &str) -> ModelRoute {
-        route(&self.server, model)
     }
 
     /// Events until (and including) the first that `stop` accepts; fails after ten seconds.
@@ -107,6 +137,20 @@ impl Running {
             unreachable!()
         };
         (path.clone(), seen)
+    }
+
+    /// Asks `query` and returns its answer (the events before it are dropped).
+    pub async fn query(&mut self, query: Query) -> Answer {
+        self.queries += 1;
+        let id = self.queries;
+        self.send(Op::Query { id, query });
+        let seen = self
+            .until(|e| matches!(e, RuntimeEvent::Answered { id: got, .. } if *got == id))
+            .await;
+        match seen.into_iter().last() {
+            Some(RuntimeEvent::Answered { answer, .. }) => answer,
+            _ => unreachable!(),
+        }
     }
 
     /// Shuts the runtime down and takes the agent back; the directory stays until `self` drops.

@@ -478,7 +478,7 @@ mod tests {
         let (_dir, parent, _child) = delegation();
         let session = strata_session::Session::open(&parent).unwrap().session;
         let leaf = session.leaf().map(|id| id.as_str().to_owned());
-        let lines = crate::commands::context::delegation_lines(session.tree(), leaf.as_deref());
+        let lines = strata_runtime::read_model::delegation_lines(session.tree(), leaf.as_deref());
         assert_eq!(
             lines[1..],
             [
@@ -491,6 +491,8 @@ mod tests {
             ]
         );
         // Before the delegation there is nothing to say.
-        assert!(crate::commands::context::delegation_lines(session.tree(), Some("u1")).is_empty());
+        assert!(
+            strata_runtime::read_model::delegation_lines(session.tree(), Some("u1")).is_empty()
+        );
     }
 }

@@ -1,0 +1,474 @@
+//! The one read model: every [`Query`] answered from the session the agent holds (its tree in
+//! memory, the context the agent built), so the TUI, rpc and any other front end see the same
+//! transcript, tree, stats and state.
+
+use std::collections::BTreeMap;
+
+use strata_agent::Agent;
+use strata_session::{
+    AgentMessage, ContentBlock, Delegated, Entry, EntryId, EntryKind, Role, Session,
+};
+
+use crate::error::RuntimeError;
+use crate::query::{
+    Answer, ChapterSize, ContextReport, Query, RoleCounts, RowKind, SessionStats, ToolCallItem,
+    TranscriptItem, TreeRow,
+};
+
+/// Answers `query` from `agent` (`status`: the runtime's state, for [`Query::State`]).
+pub(crate) fn answer(
+    agent: &mut Agent,
+    query: Query,
+    status: impl FnOnce(&mut Agent) -> crate::Status,
+) -> Answer {
+    let result = match query {
+        Query::State => Ok(Answer::State(Box::new(status(agent)))),
+        Query::Messages => agent
+            .context()
+            .map(|context| Answer::Messages {
+                messages: context
+                    .messages
+                    .iter()
+                    .map(|m| m.message.to_json())
+                    .collect(),
+            })
+            .map_err(RuntimeError::from),
+        Query::Transcript { after } => Ok(Answer::Transcript {
+            items: transcript(agent.session(), after.as_ref()),
+        }),
+        Query::Tree => Ok(Answer::Tree {
+            rows: tree_rows(agent.session()),
+        }),
+        Query::ForkPoints => Ok(Answer::ForkPoints {
+            rows: fork_points(agent.session()),
+        }),
+        Query::ForkPoint { entry } => {
+            return fork_point(agent.session(), &entry).map_or_else(
+                |error| Answer::Failed { error },
+                |(parent, text)| Answer::ForkPoint { parent, text },
+            );
+        }
+        Query::Stats => Ok(Answer::Stats(Box::new(stats(agent.session())))),
+        Query::NextRequest => {
+            next_request(agent).map(|report| Answer::NextRequest(Box::new(report)))
+        }
+        Query::RewindPreview { target } => agent
+            .preview_rewind(target.as_ref())
+            .map(Answer::RewindPreview)
+            .map_err(RuntimeError::from),
+    };
+    result.unwrap_or_else(|error| Answer::Failed {
+        error: error.to_string(),
+    })
+}
+
+/// The branch at the session's leaf as transcript items, from the entry after `after` on
+/// (all of it when `after` is `None` or not on the branch).
+pub fn transcript(session: &Session, after: Option<&EntryId>) -> Vec<TranscriptItem> {
+    let tree = session.tree();
+    let Some(leaf) = session.leaf() else {
+        return Vec::new();
+    };
+    let branch = tree.branch(leaf.as_str());
+    let start = after
+        .and_then(|after| branch.iter().position(|e| e.id() == after))
+        .map_or(0, |at| at + 1);
+    let mut items = Vec::new();
+    for entry in branch.into_iter().skip(start) {
+        let Ok(entry) = entry.entry() else {
+            continue;
+        };
+        match entry {
+            Entry::Message(message) => push_message(&mut items, message.message.into_message()),
+            Entry::Compaction(compaction) => items.push(TranscriptItem::Compaction {
+                tokens_before: compaction.tokens_before,
+            }),
+            Entry::BranchSummary(summary) => items.push(TranscriptItem::BranchSummary {
+                summary: summary.summary,
+            }),
+            // The model a session starts with is the footer's; only later switches are news.
+            Entry::ModelChange(change) if !items.is_empty() => {
+                items.push(TranscriptItem::ModelChange {
+                    provider: change.provider,
+                    model: change.model_id,
+                });
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+fn push_message(items: &mut Vec<TranscriptItem>, message: AgentMessage) {
+    match message {
+        AgentMessage::User(user) => items.push(TranscriptItem::User {
+            text: user.content.text_joined("\n"),
+        }),
+        AgentMessage::Assistant(assistant) => {
+            for block in assistant.content {
+                match block {
+                    ContentBlock::Text(text) if !text.text.trim().is_empty() => {
+                        items.push(TranscriptItem::Assistant { text: text.text });
+                    }
+                    ContentBlock::Thinking(thinking) if !thinking.thinking.is_empty() => {
+                        items.push(TranscriptItem::Thinking {
+                            text: thinking.thinking,
+                        });
+                    }
+                    ContentBlock::ToolCall(call) => {
+                        items.push(TranscriptItem::Tool(ToolCallItem {
+                            id: call.id,
+                            name: call.name,
+                            arguments: call.arguments.to_string(),
+                            output: String::new(),
+                            diff: None,
+                            failed: None,
+                        }));
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(error) = assistant.error_message {
+                items.push(TranscriptItem::Error { text: error });
+            }
+        }
+        AgentMessage::ToolResult(result) => {
+            let found = items.iter_mut().rev().find_map(|item| match item {
+                TranscriptItem::Tool(tool) if tool.id == result.tool_call_id => Some(tool),
+                _ => None,
+            });
+            if let Some(tool) = found {
+                tool.output = tool_result_text(&result.content);
+                tool.diff = result_diff(result.details.as_ref());
+                tool.failed = Some(result.is_error);
+            }
+        }
+        AgentMessage::BashExecution(bash) => items.push(TranscriptItem::Bash {
+            command: bash.command,
+            output: bash.output,
+            exit_code: bash.exit_code.flatten(),
+            cancelled: bash.cancelled,
+            excluded: bash.exclude_from_context == Some(true),
+        }),
+        AgentMessage::BranchSummary(summary) => items.push(TranscriptItem::BranchSummary {
+            summary: summary.summary,
+        }),
+        _ => {}
+    }
+}
+
+/// The diff a tool result's details carry (edit and write tools), when not blank.
+pub fn result_diff(details: Option<&serde_json::Value>) -> Option<String> {
+    details
+        .and_then(|details| details.get("diff"))
+        .and_then(serde_json::Value::as_str)
+        .filter(|diff| !diff.trim().is_empty())
+        .map(str::to_owned)
+}
+
+/// The text of a tool result's blocks (images named, not shown).
+pub fn tool_result_text(content: &[ContentBlock]) -> String {
+    let mut parts = Vec::new();
+    for block in content {
+        match block {
+            ContentBlock::Text(text) => parts.push(text.text.clone()),
+            ContentBlock::Image(image) => parts.push(format!("[image {}]", image.mime_type)),
+            _ => {}
+        }
+    }
+    parts.join("\n")
+}
+
+/// The tree depth first: the entries a picker shows, indented only where the tree forks,
+/// and under each entry the child sessions it spawned (as `strata tree` lists them).
+pub fn tree_rows(session: &Session) -> Vec<TreeRow> {
+    let tree = session.tree();
+    let leaf = session.leaf();
+    let mut rows = Vec::new();
+    let mut stack: Vec<(EntryId, usize)> = Vec::new();
+    let push_children = |stack: &mut Vec<(EntryId, usize)>, children: &[&EntryId], depth| {
+        if let [only] = children {
+            stack.push(((*only).clone(), depth));
+            return;
+        }
+        for child in children.iter().rev() {
+            stack.push(((*child).clone(), depth + 1));
+        }
+    };
+    push_children(&mut stack, &tree.roots(), 0);
+    let delegated: BTreeMap<String, Vec<Delegated>> =
+        strata_session::delegated_by_entry(session.path());
+    // The path to the leaf is marked so the current branch stands out.
+    let on_path: Vec<EntryId> = leaf
+        .map(|leaf| {
+            tree.path_to_root(leaf.as_str())
+                .into_iter()
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    // The leaf may be a label or leaf-move entry: its nearest shown ancestor is marked.
+    let shown_leaf: Option<EntryId> = leaf.and_then(|leaf| {
+        tree.walk_to_root(leaf.as_str())
+            .find(|e| e.entry().ok().and_then(|e| describe(&e)).is_some())
+            .map(|e| e.id().clone())
+    });
+    while let Some((id, depth)) = stack.pop() {
+        let children = tree.children(&id);
+        if let Ok(entry) = tree.entry(&id)
+            && let Some(row) = describe(&entry)
+        {
+            rows.push(TreeRow {
+                parent: tree.parent_of(&id).cloned(),
+                depth,
+                row,
+                label: tree.label_of(&id).map(str::to_owned),
+                on_path: on_path.contains(&id),
+                leaf: shown_leaf.as_ref() == Some(&id),
+                id: id.clone(),
+            });
+        }
+        for child in delegated.get(id.as_str()).into_iter().flatten() {
+            rows.push(TreeRow {
+                id: id.clone(),
+                parent: Some(id.clone()),
+                depth,
+                row: RowKind::Child {
+                    path: child.path().to_path_buf(),
+                    title: child.title(),
+                    messages: child.summary.message_count,
+                },
+                label: None,
+                on_path: false,
+                leaf: false,
+            });
+        }
+        push_children(&mut stack, &children, depth);
+    }
+    rows
+}
+
+/// The user messages on the path to the leaf, newest first.
+pub fn fork_points(session: &Session) -> Vec<TreeRow> {
+    let tree = session.tree();
+    let Some(leaf) = session.leaf() else {
+        return Vec::new();
+    };
+    tree.walk_to_root(leaf.as_str())
+        .filter(|entry| entry.kind() == EntryKind::Message(Role::User))
+        .filter_map(|entry| {
+            let row = describe(&entry.entry().ok()?)?;
+            Some(TreeRow {
+                id: entry.id().clone(),
+                parent: entry.parent_id().cloned(),
+                depth: 0,
+                row,
+                label: None,
+                on_path: true,
+                leaf: false,
+            })
+        })
+        .collect()
+}
+
+/// Where a fork before the user message `entry` starts (its parent) and the message's text
+/// (Pi's errors for an unknown entry and for one that is no user message).
+pub fn fork_point(session: &Session, entry: &EntryId) -> Result<(Option<EntryId>, String), String> {
+    let tree = session.tree();
+    let found = tree
+        .entry(entry)
+        .map_err(|_| "Invalid entry ID for forking".to_owned())?;
+    let Entry::Message(message) = found else {
+        return Err(format!(
+            "Invalid entry ID for forking: {entry} is not a user message"
+        ));
+    };
+    let AgentMessage::User(user) = &*message.message else {
+        return Err(format!(
+            "Invalid entry ID for forking: {entry} is not a user message"
+        ));
+    };
+    Ok((tree.parent_of(entry).cloned(), user.content.text_joined("")))
+}
+
+/// What a tree row shows of an entry (`None`: not shown).
+fn describe(entry: &Entry) -> Option<RowKind> {
+    match entry {
+        Entry::Message(message) => match &*message.message {
+            AgentMessage::User(user) => Some(RowKind::User {
+                text: user.content.text_joined("\n"),
+            }),
+            AgentMessage::Assistant(assistant) => Some(RowKind::Assistant {
+                text: strata_session::join_text(&assistant.content, " "),
+                tools: assistant.tool_calls().map(|c| c.name.clone()).collect(),
+            }),
+            AgentMessage::ToolResult(_) => None,
+            AgentMessage::System(system) => {
+                let mut changes: Vec<String> = system
+                    .section_changes()
+                    .map(|(name, text)| match text {
+                        Some(_) => name.to_owned(),
+                        None => format!("-{name}"),
+                    })
+                    .collect();
+                changes.extend(system.tools_added().iter().map(|t| format!("+{}", t.name)));
+                changes.extend(system.tools_removed().map(|name| format!("-{name}")));
+                Some(RowKind::System { changes })
+            }
+            other => Some(RowKind::Message {
+                role: other.role().to_owned(),
+            }),
+        },
+        Entry::Compaction(compaction) => Some(RowKind::Compaction {
+            tokens_before: compaction.tokens_before,
+        }),
+        Entry::BranchSummary(summary) => Some(RowKind::BranchSummary {
+            summary: summary.summary.clone(),
+        }),
+        Entry::ModelChange(change) => Some(RowKind::ModelChange {
+            provider: change.provider.clone(),
+            model: change.model_id.clone(),
+        }),
+        _ => None,
+    }
+}
+
+/// Every request the file records (all branches: all were paid), keep-warm pings and
+/// summaries included; the last answer's figures; what the children cost; messages by role.
+pub fn stats(session: &Session) -> SessionStats {
+    let tree = session.tree();
+    let records = strata_accounting::records(tree);
+    let last = records
+        .iter()
+        .rev()
+        .find(|record| record.kind == strata_accounting::RequestKind::Answer);
+    let mut messages = RoleCounts::default();
+    for entry in tree.iter() {
+        match entry.kind() {
+            EntryKind::Message(Role::User) => messages.user += 1,
+            EntryKind::Message(Role::Assistant) => messages.assistant += 1,
+            EntryKind::Message(Role::ToolResult) => messages.tool_results += 1,
+            EntryKind::Message(Role::BashExecution) => messages.bash += 1,
+            _ => {}
+        }
+    }
+    SessionStats {
+        totals: strata_accounting::Totals::of(&records),
+        last: last.map(|record| record.usage),
+        last_cost: last.map_or(0.0, |record| record.cost),
+        // The children's requests are in their own files; their results say what they cost.
+        children_cost: strata_session::delegation_results(tree)
+            .iter()
+            .map(|decision| decision.cost)
+            .sum(),
+        attributed: strata_accounting::attributions(tree),
+        messages,
+        entries: tree.len(),
+    }
+}
+
+/// The request the agent would send next, rendered from the session as it stands with the
+/// options the agent's own requests use.
+pub fn next_request(agent: &mut Agent) -> Result<ContextReport, RuntimeError> {
+    let capabilities = agent.config().capabilities.clone();
+    let dialect = agent.dialect()?;
+    let config = agent.config();
+    let options = strata_context::RenderOptions {
+        policy: config.render_policy,
+        cache_key: Some(agent.session().header().id.clone()),
+        max_tokens: config.max_tokens,
+        ttl: config.capabilities.cache_ttl(config.cache.retention),
+        dialect,
+    };
+    let settings = config
+        .compaction
+        .for_model(&config.model.provider, &config.model.id);
+    let policy = strata_agent::policy::explain_compaction(&settings)
+        .into_iter()
+        .chain([strata_agent::policy::explain_system_changes(&capabilities)])
+        .collect();
+    let children = {
+        let session = agent.session();
+        delegation_lines(session.tree(), session.leaf().map(EntryId::as_str))
+    };
+    let context = agent.context()?;
+    let thinking = context.thinking_level.parse().unwrap_or_default();
+    let rendered = strata_context::render_with(context, &capabilities, &options);
+    let report = rendered.report(None);
+    let chapters: Vec<ChapterSize> = [
+        ("tools", report.tools),
+        ("system", report.system),
+        ("messages", report.messages),
+    ]
+    .into_iter()
+    .chain((report.deferred.bytes > 0).then_some(("deferred", report.deferred)))
+    .map(|(name, digest)| ChapterSize {
+        name: name.to_owned(),
+        bytes: digest.bytes as u64,
+        hash: digest.hash,
+    })
+    .collect();
+    let request = &rendered.request;
+    let breakpoints = request
+        .breakpoints
+        .iter()
+        .map(|bp| {
+            let at = match bp.position {
+                strata_provider::BreakpointPosition::Tools => "after tools".to_owned(),
+                strata_provider::BreakpointPosition::System => "after system".to_owned(),
+                strata_provider::BreakpointPosition::Message { index } => {
+                    format!("after message {}", index + 1)
+                }
+            };
+            let ttl = serde_json::to_value(bp.ttl)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            format!("{at} ({ttl})")
+        })
+        .collect();
+    Ok(ContextReport {
+        chapters,
+        policy,
+        breakpoints,
+        tools: request.tools.len(),
+        system_blocks: request.system.len(),
+        messages: request.messages.len(),
+        notes: report
+            .notes
+            .iter()
+            .filter_map(|note| serde_json::to_string(note).ok())
+            .collect(),
+        children,
+        thinking,
+    })
+}
+
+/// The children spawned on the branch to `leaf`, each with how it started and why (the
+/// `auto` estimate, as its delegation result records it): empty when there were none.
+/// `strata context` and the TUI's `/context` say the same.
+pub fn delegation_lines(tree: &strata_session::Tree, leaf: Option<&str>) -> Vec<String> {
+    let decisions = strata_session::spawn_decisions(tree, leaf);
+    if decisions.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![
+        String::new(),
+        "children spawned on this branch (how each started, and why):".to_owned(),
+    ];
+    for decision in decisions {
+        lines.push(format!(
+            "  {} [{}, {}, ${:.4}]: {}",
+            if decision.description.is_empty() {
+                decision.tool_call_id.as_str()
+            } else {
+                decision.description.as_str()
+            },
+            decision.start,
+            decision.outcome,
+            decision.cost,
+            decision.reason
+        ));
+    }
+    lines
+}
