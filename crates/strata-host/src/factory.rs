@@ -46,6 +46,18 @@ pub fn learned_capabilities_file() -> Option<std::path::PathBuf> {
     Some(dir.join("strata").join("learned-capabilities.json"))
 }
 
+/// The lessons of [`learned_capabilities_file`] still in force under `catalog` (a table
+/// refresh that changed a row forgot its lessons), for the listings.
+pub fn learned_in_force(
+    catalog: &strata_provider::Catalog,
+) -> Result<Vec<strata_provider::Lesson>, strata_provider::LearnedError> {
+    let Some(path) = learned_capabilities_file() else {
+        return Ok(Vec::new());
+    };
+    let learned = strata_provider::LearnedCapabilities::open(&path)?;
+    Ok(learned.in_force(|provider, model| catalog.capabilities(provider, model)))
+}
+
 /// Opens the learned-capabilities file once per process for every adapter; an unreadable
 /// file is reported and learning stays in memory.
 fn use_learned_capabilities() {

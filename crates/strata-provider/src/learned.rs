@@ -182,6 +182,17 @@ impl LearnedCapabilities {
         out
     }
 
+    /// The lessons still in force, in the order learned: those made against `table`'s current
+    /// capabilities for their provider and model. A lesson made against another version of
+    /// the row was forgotten by the table refresh that changed it.
+    pub fn in_force(&self, table: impl Fn(&str, &str) -> Capabilities) -> Vec<Lesson> {
+        self.lock()
+            .iter()
+            .filter(|l| l.table == table_hash(&table(&l.provider, &l.model)))
+            .cloned()
+            .collect()
+    }
+
     /// Records that `provider`/`model` refused `feature` with `error`, where `table` is the
     /// row's capabilities for the model as the table has them; saves the file. The lesson is
     /// kept in memory even when saving fails (the error says why).
@@ -267,6 +278,8 @@ mod tests {
             ..caps.clone()
         };
         assert!(again.apply("p", "m", &refreshed).cache_diagnostics);
+        assert_eq!(again.in_force(|_, _| caps.clone()).len(), 1);
+        assert!(again.in_force(|_, _| refreshed.clone()).is_empty());
         std::fs::write(&path, "{not json").unwrap();
         let err = LearnedCapabilities::open(&path).unwrap_err().to_string();
         assert!(err.contains("learned.json"), "{err}");

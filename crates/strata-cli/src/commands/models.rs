@@ -27,6 +27,8 @@ struct Listed {
     source: String,
     /// Where the provider's key comes from (`None`: no key, the model is not usable now).
     key: Option<String>,
+    /// Features the provider refused for this model, still in force.
+    learned: Vec<strata_provider::Lesson>,
 }
 
 fn cache_name(style: CacheStyle) -> &'static str {
@@ -53,6 +55,7 @@ fn listed(catalog: &Catalog, model: &Model) -> Listed {
             .model_origins(&model.provider, &model.id)
             .join(" + "),
         key: None,
+        learned: Vec::new(),
     }
 }
 
@@ -133,6 +136,7 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
                         tool_changes: caps.tool_addition && caps.tool_removal,
                         source: format!("served by {url}"),
                         key: None,
+                        learned: Vec::new(),
                     });
                 }
             }
@@ -156,6 +160,14 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
             })
             .clone();
         row.key = key;
+    }
+    let lessons = super::providers::learned(catalog);
+    for row in &mut rows {
+        row.learned = lessons
+            .iter()
+            .filter(|l| l.provider == row.provider && l.model == row.id)
+            .cloned()
+            .collect();
     }
     rows.retain(|row| matches(args.search.as_deref(), row) && (!args.usable || row.key.is_some()));
     rows.sort_by_key(|row| row.key.is_none());
@@ -214,6 +226,9 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
             },
             row.source
         )?;
+        for lesson in &row.learned {
+            writeln!(out, "{}", super::providers::lesson_line(lesson))?;
+        }
     }
     for note in notes {
         writeln!(out, "# {note}")?;

@@ -25,11 +25,14 @@ struct Listed {
     server: Option<&'static str>,
     /// Where the row came from: `built-in`, then each file that changed it.
     source: Vec<String>,
+    /// Features its models' providers refused, still in force (with the date and the error).
+    learned: Vec<strata_provider::Lesson>,
 }
 
 pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
     let setup = strata_host::Setup::load(&run.overrides())?;
     let catalog = &setup.catalog;
+    let lessons = learned(catalog);
     let listed: Vec<Listed> = catalog
         .providers()
         .map(|row| {
@@ -53,6 +56,11 @@ pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
                 tool_removal: count(|c| c.tool_removal),
                 server: row.server.map(|s| s.kind.as_str()),
                 source: catalog.row_origins(&row.id).to_vec(),
+                learned: lessons
+                    .iter()
+                    .filter(|l| l.provider == row.id)
+                    .cloned()
+                    .collect(),
             }
         })
         .collect();
@@ -101,7 +109,35 @@ pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
         "{} providers; feature columns count the models that have the feature; +any: the server's own models too (`strata models PROVIDER`)",
         listed.len()
     )?;
+    for lesson in &lessons {
+        writeln!(out, "{}", lesson_line(lesson))?;
+    }
     Ok(())
+}
+
+/// The lessons in force; an unreadable file is a warning (the table is still listed).
+pub(crate) fn learned(catalog: &strata_provider::Catalog) -> Vec<strata_provider::Lesson> {
+    strata_host::factory::learned_in_force(catalog).unwrap_or_else(|e| {
+        eprintln!("strata: warning: learned capabilities not shown: {e}");
+        Vec::new()
+    })
+}
+
+/// One lesson as a note: what was withdrawn, when, and the start of the error that taught it.
+pub(crate) fn lesson_line(l: &strata_provider::Lesson) -> String {
+    let error: String = l
+        .error
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(160)
+        .collect();
+    let (model, feature, when) = (&l.model, l.feature.as_str(), &l.learned_at);
+    format!(
+        "# learned: {}/{model} does without {feature} since {when}: {error}",
+        l.provider
+    )
 }
 
 fn cache_name(style: CacheStyle) -> &'static str {
