@@ -96,6 +96,28 @@ pub struct Lesson {
     pub table: String,
 }
 
+impl Lesson {
+    /// The lesson as one listing note: what the model does without, since when, and the first
+    /// line of the error that taught it (at most 160 characters).
+    pub fn note(&self) -> String {
+        let error: String = self
+            .error
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(160)
+            .collect();
+        format!(
+            "# learned: {}/{} does without {} since {}: {error}",
+            self.provider,
+            self.model,
+            self.feature.as_str(),
+            self.learned_at
+        )
+    }
+}
+
 /// Why the lessons file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum LearnedError {

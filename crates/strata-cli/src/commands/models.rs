@@ -5,7 +5,7 @@ use std::io::Write as _;
 
 use serde::Serialize;
 use strata_provider::discovery::Discovery;
-use strata_provider::{CacheStyle, Catalog, Model};
+use strata_provider::{CacheStyle, Catalog, Lesson, Model};
 
 use crate::args::{ModelsArgs, RunArgs};
 use strata_host::Setup;
@@ -28,7 +28,7 @@ struct Listed {
     /// Where the provider's key comes from (`None`: no key, the model is not usable now).
     key: Option<String>,
     /// Features the provider refused for this model, still in force.
-    learned: Vec<strata_provider::Lesson>,
+    learned: Vec<Lesson>,
 }
 
 fn cache_name(style: CacheStyle) -> &'static str {
@@ -161,13 +161,10 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
             .clone();
         row.key = key;
     }
-    let lessons = super::providers::learned(catalog);
+    let lessons = strata_host::factory::learned_in_force(catalog);
     for row in &mut rows {
-        row.learned = lessons
-            .iter()
-            .filter(|l| l.provider == row.provider && l.model == row.id)
-            .cloned()
-            .collect();
+        let of_row = |l: &&Lesson| l.provider == row.provider && l.model == row.id;
+        row.learned = lessons.iter().filter(of_row).cloned().collect();
     }
     rows.retain(|row| matches(args.search.as_deref(), row) && (!args.usable || row.key.is_some()));
     rows.sort_by_key(|row| row.key.is_none());
@@ -227,7 +224,7 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
             row.source
         )?;
         for lesson in &row.learned {
-            writeln!(out, "{}", super::providers::lesson_line(lesson))?;
+            writeln!(out, "{}", lesson.note())?;
         }
     }
     for note in notes {

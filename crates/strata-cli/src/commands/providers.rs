@@ -32,7 +32,7 @@ struct Listed {
 pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
     let setup = strata_host::Setup::load(&run.overrides())?;
     let catalog = &setup.catalog;
-    let lessons = learned(catalog);
+    let lessons = strata_host::factory::learned_in_force(catalog);
     let listed: Vec<Listed> = catalog
         .providers()
         .map(|row| {
@@ -110,34 +110,9 @@ pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
         listed.len()
     )?;
     for lesson in &lessons {
-        writeln!(out, "{}", lesson_line(lesson))?;
+        writeln!(out, "{}", lesson.note())?;
     }
     Ok(())
-}
-
-/// The lessons in force; an unreadable file is a warning (the table is still listed).
-pub(crate) fn learned(catalog: &strata_provider::Catalog) -> Vec<strata_provider::Lesson> {
-    strata_host::factory::learned_in_force(catalog).unwrap_or_else(|e| {
-        eprintln!("strata: warning: learned capabilities not shown: {e}");
-        Vec::new()
-    })
-}
-
-/// One lesson as a note: what was withdrawn, when, and the start of the error that taught it.
-pub(crate) fn lesson_line(l: &strata_provider::Lesson) -> String {
-    let error: String = l
-        .error
-        .lines()
-        .next()
-        .unwrap_or("")
-        .chars()
-        .take(160)
-        .collect();
-    let (model, feature, when) = (&l.model, l.feature.as_str(), &l.learned_at);
-    format!(
-        "# learned: {}/{model} does without {feature} since {when}: {error}",
-        l.provider
-    )
 }
 
 fn cache_name(style: CacheStyle) -> &'static str {
