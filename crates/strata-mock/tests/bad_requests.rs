@@ -83,7 +83,8 @@ fn invalid(route: Route) -> Vec<serde_json::Value> {
         ],
         Route::Bedrock => vec![
             json!({"messages": "x"}),
-            json!({"messages": [{"role": "system", "content": []}]}),
+            json!({"messages": [{"role": "robot", "content": []}]}),
+            json!({"messages": [{"role": "system", "content": [{"toolUse": {}}]}]}),
             json!({"messages": [{"role": "user"}]}),
             json!({"messages": [{"role": "user", "content": [5]}]}),
             json!({"messages": [{"role": "user", "content": [{"text": "x"}]}], "toolConfig": {"tools": [{"toolSpec": {}}]}}),
