@@ -79,7 +79,6 @@ fn invalid(route: Route) -> Vec<serde_json::Value> {
             json!({"contents": [{"role": "user", "parts": []}]}),
             json!({"contents": [{"role": "user", "parts": "x"}]}),
             json!({"contents": [{"role": "user", "parts": [5]}]}),
-            json!({"contents": [{"role": "user", "parts": [{"text": "x"}]}], "cachedContent": "cachedContents/abc"}),
         ],
         Route::Bedrock => vec![
             json!({"messages": "x"}),
