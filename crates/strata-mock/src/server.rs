@@ -146,6 +146,7 @@ impl State {
         lock(&self.stored_responses).clear();
         lock(&self.last_blocks).clear();
         lock(&self.fingerprints).clear();
+        *lock(&self.cached_contents) = CachedContents::default();
     }
 
     /// The first block of `prompt` that differs from the previous request in `namespace`.
@@ -726,7 +727,7 @@ async fn gemini_vertex(
     gemini(state, uri, &target, query, body).await
 }
 
-/// `POST /v1beta/cachedContents`: creates an explicit cache (crate::cached_contents).
+/// `POST /v1beta/cachedContents` (and `/v1/`): creates an explicit cache (crate::cached_contents).
 async fn create_cached_content(AxumState(state): Shared, body: Bytes) -> Response {
     let value = match json_body(&body) {
         Ok(value) => value,
@@ -912,6 +913,8 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         )
         .route("/v1beta/cachedContents", post(create_cached_content))
         .route("/v1beta/cachedContents/{id}", get(get_cached_content))
+        .route("/v1/cachedContents", post(create_cached_content))
+        .route("/v1/cachedContents/{id}", get(get_cached_content))
         .route("/model/{model}/converse", post(converse))
         .route("/model/{model}/converse-stream", post(converse_stream))
         .route("/v1/models", get(served_models))
