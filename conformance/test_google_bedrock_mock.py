@@ -69,6 +69,52 @@ def test_gemini_plain_reply_validates_strictly_and_reads_the_cache(mock):
     assert again.usage_metadata.cached_content_token_count > 0
 
 
+def test_gemini_explicit_cache_through_the_sdk(mock):
+    """strata-mock's `cachedContents` as google-genai creates, reads and uses them: the
+    resource validates strictly as `CachedContent`, and a request naming it reads the whole
+    cache (`cachedContentTokenCount`)."""
+    import json
+
+    create = {
+        "model": "models/gemini-2.5-flash",
+        "systemInstruction": {"parts": [{"text": SYSTEM}]},
+        "contents": [{"role": "user", "parts": [{"text": "Look at a.txt"}]}],
+        "ttl": "300s",
+    }
+    import datetime
+
+    resource = json.loads(post_raw(mock.url + "/v1beta/cachedContents", create, {"x-goog-api-key": "k"}))
+    # google-genai's models read datetimes in Python mode, where strict mode takes no string:
+    # the three times are checked as RFC 3339 here and the rest strictly.
+    for field in ("createTime", "updateTime", "expireTime"):
+        assert datetime.datetime.fromisoformat(resource.pop(field)).tzinfo is not None
+    validate(gtypes.CachedContent, resource)
+    c = gemini(mock.url)
+    cache = c.caches.create(
+        model="gemini-2.5-flash",
+        config=gtypes.CreateCachedContentConfig(
+            system_instruction=SYSTEM,
+            contents=[gtypes.Content(role="user", parts=[gtypes.Part(text="Look at a.txt")])],
+            ttl="300s",
+        ),
+    )
+    assert cache.name.startswith("cachedContents/"), cache
+    tokens = cache.usage_metadata.total_token_count
+    assert tokens > 400
+    assert c.caches.get(name=cache.name).expire_time == cache.expire_time
+    reply = c.models.generate_content(
+        model="gemini-2.5-flash", contents="and b.txt?", config=gtypes.GenerateContentConfig(cached_content=cache.name)
+    )
+    assert reply.usage_metadata.cached_content_token_count == tokens
+    with pytest.raises(genai_errors.ClientError) as refused:
+        c.models.generate_content(
+            model="gemini-2.5-flash",
+            contents="hi",
+            config=gtypes.GenerateContentConfig(cached_content="cachedContents/none"),
+        )
+    assert refused.value.code == 404
+
+
 @pytest.mark.parametrize(
     "kind,code",
     [({"kind": "rate_limit", "retry_after_secs": 0}, 429), ({"kind": "server_error"}, 500), ({"kind": "overloaded"}, 503), ({"kind": "context_length"}, 400)],

@@ -371,3 +371,31 @@ def test_responses_beta_bodies(entry, recorder):
     with pytest.raises(openai.BadRequestError):
         (client.beta.responses if beta else client.responses).create(**body)
     assert sent_json(bodies) == body
+
+
+@pytest.mark.parametrize("entry", fixture_entries("bedrock-bodies.json"), ids=lambda e: e["name"])
+def test_bedrock_newest_bodies(entry, recorder):
+    """The Bedrock adapter's newest shapes (kept current by strata-bedrock's
+    `conformance_bodies` test): a `role: "system"` message with `toolAddition` /
+    `toolRemoval` blocks, and the fallback as user text, valid for botocore's ConverseStream
+    input and sent unchanged by boto3."""
+    body, model = entry["body"], entry["modelId"]
+    client = boto3.client(
+        "bedrock-runtime", region_name="us-west-2", aws_access_key_id="AKIDTEST", aws_secret_access_key="s",
+        endpoint_url=recorder[0], config=botocore.config.Config(retries={"total_max_attempts": 1}),
+    )
+    shape = client.meta.service_model.operation_model("ConverseStream").input_shape
+    params = {"modelId": model, **body}
+    report = botocore.validate.ParamValidator().validate(params, shape)
+    assert not report.has_errors(), report.generate_report()
+    configured = {t["toolSpec"]["name"] for t in body["toolConfig"]["tools"] if "toolSpec" in t}
+    for message in body["messages"]:
+        for block in message["content"]:
+            for kind in ("toolAddition", "toolRemoval"):
+                if kind in block:
+                    assert message["role"] == "system", block
+                    assert block[kind]["tool"]["name"] in configured, block
+    url, bodies = recorder
+    with pytest.raises(Exception):
+        client.converse_stream(**params)
+    assert sent_json(bodies) == body

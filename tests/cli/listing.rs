@@ -176,3 +176,102 @@ fn a_reader_that_leaves_early_is_not_an_error() {
     assert!(output.status.success(), "{:?}: {stderr}", output.status);
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
 }
+
+/// A capability learned from a provider's refusal is listed by `strata providers` and
+/// `strata models` with its date and the error that taught it; a lesson made against another
+/// version of the row (the table was refreshed since) is forgotten and not listed.
+#[test]
+fn learned_capabilities_are_listed_until_the_table_changes() {
+    use strata_provider::{Catalog, Learnable, LearnedCapabilities};
+    let home = tempfile::tempdir().unwrap();
+    let state = home.path().join("state");
+    let file = state.join("strata/learned-capabilities.json");
+    let catalog = Catalog::builtin().unwrap();
+    let caps = catalog.capabilities("anthropic", "claude-opus-4-8");
+    let learned = LearnedCapabilities::open(&file).unwrap();
+    let error = "diagnostics: Extra inputs are not permitted";
+    learned
+        .learn(
+            "anthropic",
+            "claude-opus-4-8",
+            &caps,
+            Learnable::CacheDiagnostics,
+            error,
+        )
+        .unwrap();
+    // Learned against an older row for this model: the refresh forgot it.
+    let older = strata_provider::Capabilities {
+        min_cacheable_tokens: caps.min_cacheable_tokens + 1,
+        ..catalog.capabilities("anthropic", "claude-opus-4-7")
+    };
+    learned
+        .learn(
+            "anthropic",
+            "claude-opus-4-7",
+            &older,
+            Learnable::Prewarm,
+            "max_tokens: >= 1",
+        )
+        .unwrap();
+    let date = learned.lessons()[0].learned_at.clone();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+            .args(args)
+            .env("HOME", home.path())
+            .env("XDG_STATE_HOME", &state)
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let note = format!(
+        "# learned: anthropic/claude-opus-4-8 does without cache-diagnostics since {date}: {error}"
+    );
+    let providers = run(&["providers"]);
+    assert!(providers.contains(&note), "{providers}");
+    assert!(
+        !providers.contains("claude-opus-4-7 does without"),
+        "{providers}"
+    );
+    let json: Value = serde_json::from_str(&run(&["providers", "--json"])).unwrap();
+    let row = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "anthropic")
+        .unwrap();
+    assert_eq!(row["learned"].as_array().unwrap().len(), 1, "{row}");
+    assert_eq!(row["learned"][0]["feature"], "cache-diagnostics");
+    assert_eq!(row["learned"][0]["learned_at"], date.as_str());
+    assert_eq!(row["learned"][0]["error"], error);
+
+    let models = run(&["models", "anthropic", "--offline"]);
+    let at = models
+        .find("anthropic/claude-opus-4-8 ")
+        .expect("the model is listed");
+    // The note follows the model's own line.
+    let after = &models[at..];
+    let next_line = after.lines().nth(1).unwrap_or_default();
+    assert_eq!(next_line, note, "{models}");
+    assert!(!models.contains("claude-opus-4-7 does without"), "{models}");
+    let lines = run(&["models", "anthropic", "--offline", "--json"]);
+    let listed: Vec<Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let opus = listed
+        .iter()
+        .find(|m| m["id"] == "claude-opus-4-8")
+        .unwrap();
+    assert_eq!(opus["learned"][0]["error"], error);
+    let older_row = listed
+        .iter()
+        .find(|m| m["id"] == "claude-opus-4-7")
+        .unwrap();
+    assert_eq!(older_row["learned"], serde_json::json!([]));
+}

@@ -10,9 +10,11 @@ use strata_provider::{
 /// Builds the ConverseStream body for `request` to `model`.
 ///
 /// Breakpoints become `cachePoint` blocks (with `ttl` only for the 1-hour lifetime) when the
-/// capabilities say the model uses them. Converse has only user and assistant roles, so a
-/// mid-conversation system message is sent as user text; consecutive messages of one role
-/// are merged because Converse requires alternation.
+/// capabilities say the model uses them. A mid-conversation system message is a `role:
+/// "system"` message where the row has them (`mid_conversation_system`), its tool changes
+/// `toolAddition` / `toolRemoval` blocks naming tools of the tool configuration; elsewhere it is
+/// sent as user text. Consecutive messages of one role are merged because Converse requires
+/// alternation.
 pub fn build_body(model: &Model, request: &Request, caps: &Capabilities) -> Value {
     let breakpoints = caps.uses_breakpoints();
     let cache_point = |position: BreakpointPosition| -> Option<Value> {
@@ -35,9 +37,10 @@ pub fn build_body(model: &Model, request: &Request, caps: &Capabilities) -> Valu
     for (i, message) in request.messages.iter().enumerate() {
         let role = match message.role {
             Role::Assistant => "assistant",
+            Role::System if caps.mid_conversation_system => "system",
             Role::User | Role::System => "user",
         };
-        let mut content = blocks(message.role, &message.content);
+        let mut content = blocks(message.role, &message.content, caps);
         if let Some(point) = cache_point(BreakpointPosition::Message { index: i }) {
             content.push(point);
         }
@@ -120,7 +123,9 @@ fn image(media_type: &str, data: &str) -> Value {
     json!({"image": {"format": format, "source": {"bytes": data}}})
 }
 
-fn blocks(role: Role, content: &[ContentBlock]) -> Vec<Value> {
+fn blocks(role: Role, content: &[ContentBlock], caps: &Capabilities) -> Vec<Value> {
+    // Tool changes are blocks only inside a system-role message.
+    let in_system = role == Role::System && caps.mid_conversation_system;
     let mut out = Vec::new();
     for block in content {
         match block {
@@ -181,6 +186,20 @@ fn blocks(role: Role, content: &[ContentBlock]) -> Vec<Value> {
                     "content": parts,
                     "status": if *is_error { "error" } else { "success" },
                 }}));
+            }
+            ContentBlock::ToolAddition { tools } if in_system && caps.tool_addition => {
+                out.extend(
+                    tools
+                        .iter()
+                        .map(|t| json!({"toolAddition": {"tool": {"name": t.name}}})),
+                );
+            }
+            ContentBlock::ToolRemoval { names } if in_system && caps.tool_removal => {
+                out.extend(
+                    names
+                        .iter()
+                        .map(|name| json!({"toolRemoval": {"tool": {"name": name}}})),
+                );
             }
             ContentBlock::ToolAddition { tools } => {
                 let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -318,5 +337,60 @@ mod tests {
         let body = build_body(&model(), &request, &Capabilities::default());
         assert_eq!(body["system"], json!([{"text": "sys"}]));
         assert!(body.get("additionalModelRequestFields").is_none());
+    }
+    #[test]
+    fn system_messages_and_tool_changes_where_the_row_has_them() {
+        let mut request = Request::new("m");
+        request.system.push(SystemBlock::text("sys"));
+        request.messages.push(Message::user_text("hi"));
+        request.messages.push(Message {
+            role: Role::System,
+            content: vec![
+                ContentBlock::text("be brief"),
+                ContentBlock::ToolRemoval {
+                    names: vec!["bash".into()],
+                },
+                ContentBlock::ToolAddition {
+                    tools: vec![ToolDefinition {
+                        name: "grep".into(),
+                        description: "Search".into(),
+                        parameters: json!({"type": "object"}),
+                        defer_loading: false,
+                    }],
+                },
+            ],
+        });
+        request.messages.push(Message::user_text("go"));
+        let with = Capabilities {
+            mid_conversation_system: true,
+            tool_addition: true,
+            tool_removal: true,
+            ..caps()
+        };
+        assert_eq!(
+            build_body(&model(), &request, &with)["messages"],
+            json!([
+                {"role": "user", "content": [{"text": "hi"}]},
+                {"role": "system", "content": [
+                    {"text": "be brief"},
+                    {"toolRemoval": {"tool": {"name": "bash"}}},
+                    {"toolAddition": {"tool": {"name": "grep"}}},
+                ]},
+                {"role": "user", "content": [{"text": "go"}]},
+            ])
+        );
+        // The fallback: user text, merged with its neighbours.
+        assert_eq!(
+            build_body(&model(), &request, &caps())["messages"],
+            json!([
+                {"role": "user", "content": [
+                    {"text": "hi"},
+                    {"text": "be brief"},
+                    {"text": "Tools no longer available: bash."},
+                    {"text": "Tools now available: grep."},
+                    {"text": "go"},
+                ]},
+            ])
+        );
     }
 }

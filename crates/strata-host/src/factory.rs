@@ -46,6 +46,22 @@ pub fn learned_capabilities_file() -> Option<std::path::PathBuf> {
     Some(dir.join("strata").join("learned-capabilities.json"))
 }
 
+/// The lessons of [`learned_capabilities_file`] still in force under `catalog` (a table
+/// refresh that changed a row forgot its lessons), for the listings; an unreadable file is a
+/// warning on stderr and no lessons (the listing still runs).
+pub fn learned_in_force(catalog: &strata_provider::Catalog) -> Vec<strata_provider::Lesson> {
+    let Some(path) = learned_capabilities_file() else {
+        return Vec::new();
+    };
+    match strata_provider::LearnedCapabilities::open(&path) {
+        Ok(learned) => learned.in_force(|provider, model| catalog.capabilities(provider, model)),
+        Err(e) => {
+            eprintln!("strata: warning: learned capabilities not shown: {e}");
+            Vec::new()
+        }
+    }
+}
+
 /// Opens the learned-capabilities file once per process for every adapter; an unreadable
 /// file is reported and learning stays in memory.
 fn use_learned_capabilities() {

@@ -66,6 +66,18 @@ impl ClientHandler for Handler {
     }
 }
 
+/// A `tools/list` result (every page) and how long it may be reused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing {
+    /// The tools, in the server's order.
+    pub tools: Vec<ListedTool>,
+    /// `ttlMs`: how long the listing is fresh after it arrived (zero when the server sent
+    /// none, which the spec reads as stale at once).
+    pub fresh_for: Duration,
+    /// `cacheScope: "private"`: reusable only in the authorization context that listed it.
+    pub private: bool,
+}
+
 /// A connected server.
 pub struct Connection {
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
@@ -189,17 +201,25 @@ impl Connection {
         })
     }
 
-    /// Every tool the server lists now (all pages), in its order.
-    pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<ListedTool>, ConnectError> {
-        let tools = tokio::time::timeout(timeout, self.peer.list_all_tools())
+    /// Every tool the server lists now (all pages), in its order, with the result's
+    /// freshness hint (MCP 2026-07-28, SEP-2549).
+    pub async fn list_tools(&self, timeout: Duration) -> Result<Listing, ConnectError> {
+        let merged = tokio::time::timeout(timeout, self.peer.list_all_tools_with_cache_hint())
             .await
             .map_err(|_| timed_out(timeout))?
             .map_err(|error| service_error(&self.server, &error))?;
-        Ok(tools
+        let tools = merged
+            .items
             .iter()
             .filter_map(|tool| serde_json::to_value(tool).ok())
             .filter_map(|tool| ListedTool::from_json(&tool))
-            .collect())
+            .collect();
+        Ok(Listing {
+            tools,
+            // An absent `ttlMs` is 0: stale at once.
+            fresh_for: Duration::from_millis(merged.ttl_ms.unwrap_or(0)),
+            private: merged.cache_scope == Some(rmcp::model::CacheScope::Private),
+        })
     }
 
     /// Calls `tool` with `arguments`; the `CallToolResult` as JSON. Dropping the future

@@ -1,5 +1,7 @@
 //! Every configured server: connecting in the background, their tools in a stable order,
 //! acting on `tools/list_changed`, calls with timeouts and abort, reconnect and enable/disable.
+//! A listing is reused by a reconnect while its `ttlMs` lasts (MCP 2026-07-28 cache hints; a
+//! private one only for the configuration that listed it); its tools keep their first order.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -14,7 +16,7 @@ use tokio::time::Instant;
 
 use crate::catalog::{Catalog, Diff, ListedTool};
 use crate::config::{Exposure, ServerConfig};
-use crate::connection::{ConnectError, Connection, StderrTail};
+use crate::connection::{ConnectError, Connection, Listing, StderrTail};
 use crate::content;
 use crate::exposure::{self, Decision, TokenPrices};
 use crate::naming;
@@ -104,6 +106,35 @@ struct Slot {
     /// `auto` exposure, decided by the first listing and kept, so a server that grows past
     /// the threshold later does not move all its tools.
     auto_decision: Option<Decision>,
+    /// The last listing while its `ttlMs` lasts: a reconnect inside it lists nothing.
+    fresh: Option<FreshListing>,
+}
+
+/// How long the catalog's last listing stays fresh by its server's hint, and the
+/// configuration that listed it (the catalog holds the tools).
+#[derive(Debug, Clone)]
+struct FreshListing {
+    until: Instant,
+    private: bool,
+    listed_with: ServerConfig,
+}
+
+impl FreshListing {
+    fn new(listing: &Listing, config: &ServerConfig) -> Option<Self> {
+        Some(Self {
+            until: Instant::now().checked_add(listing.fresh_for)?,
+            private: listing.private,
+            listed_with: config.clone(),
+        })
+        .filter(|_| !listing.fresh_for.is_zero())
+    }
+
+    /// Whether `config` may reuse it now: inside its lifetime and, for a private listing, in
+    /// the context (the server's configuration: command, URL, headers, environment) that
+    /// listed it.
+    fn serves(&self, config: &ServerConfig) -> bool {
+        Instant::now() < self.until && (!self.private || self.listed_with == *config)
+    }
 }
 
 impl Slot {
@@ -201,6 +232,7 @@ impl McpManager {
                 attempt: 0,
                 stderr: Arc::new(Mutex::new(VecDeque::new())),
                 auto_decision: None,
+                fresh: None,
             })
             .collect();
         Self {
@@ -307,7 +339,7 @@ impl McpManager {
     /// (Re)connects `server` and lists its tools; a reconnect whose tools are byte-identical
     /// changes nothing.
     pub async fn connect(&self, server: &str) -> Result<(), ConnectError> {
-        let (config, attempt, stderr, old) = {
+        let (config, attempt, stderr, old, fresh) = {
             let mut slots = self.slots();
             let Some(slot) = slots.iter_mut().find(|slot| slot.config.name == server) else {
                 return Err(ConnectError::Failed(format!("no MCP server \"{server}\"")));
@@ -322,6 +354,9 @@ impl McpManager {
                 slot.attempt,
                 slot.stderr.clone(),
                 slot.connection.take(),
+                slot.fresh
+                    .clone()
+                    .filter(|fresh| fresh.serves(&slot.config)),
             )
         };
         self.bump();
@@ -331,11 +366,15 @@ impl McpManager {
         let (changed_tx, mut changed_rx) = tokio::sync::mpsc::unbounded_channel();
         let connected = async {
             let connection = Connection::connect(&config, changed_tx, stderr.clone()).await?;
-            let tools = connection.list_tools(config.timeout).await?;
-            Ok::<_, ConnectError>((connection, tools))
+            // Inside the last listing's `ttlMs` the server said it stays as it was.
+            let listing = match fresh {
+                Some(_) => None,
+                None => Some(connection.list_tools(config.timeout).await?),
+            };
+            Ok::<_, ConnectError>((connection, listing))
         }
         .await;
-        let (connection, tools) = match connected {
+        let (connection, listing) = match connected {
             Ok(pair) => pair,
             Err(error) => {
                 let state = match &error {
@@ -361,6 +400,9 @@ impl McpManager {
                 Some(slot) => {
                     slot.connection = Some(connection.clone());
                     slot.state = ServerState::Connected;
+                    if let Some(listing) = &listing {
+                        slot.fresh = FreshListing::new(listing, &config);
+                    }
                     true
                 }
                 None => false,
@@ -371,9 +413,13 @@ impl McpManager {
             connection.close().await;
             return Ok(());
         }
-        self.apply_listing(server, &tools);
+        // A reused listing is what the catalog already holds: nothing to apply.
+        if let Some(listing) = &listing {
+            self.apply_listing(server, &listing.tools);
+        }
         self.bump();
-        // Acts on `tools/list_changed` while this connection lives.
+        // Acts on `tools/list_changed` while this connection lives: the notification says the
+        // listing changed, whatever its `ttlMs` promised.
         let manager = self.clone();
         let server = server.to_owned();
         let weak = Arc::downgrade(&connection);
@@ -386,8 +432,9 @@ impl McpManager {
                     break;
                 }
                 match connection.list_tools(config.timeout).await {
-                    Ok(tools) => {
-                        manager.apply_listing(&server, &tools);
+                    Ok(listing) => {
+                        manager.remember(&server, &listing, &config);
+                        manager.apply_listing(&server, &listing.tools);
                         manager.bump();
                     }
                     Err(error) => {
@@ -397,6 +444,13 @@ impl McpManager {
             }
         });
         Ok(())
+    }
+
+    /// Keeps `listing` for reconnects inside its lifetime.
+    fn remember(&self, server: &str, listing: &Listing, config: &ServerConfig) {
+        if let Some(slot) = self.slots().iter_mut().find(|s| s.config.name == server) {
+            slot.fresh = FreshListing::new(listing, config);
+        }
     }
 
     fn is_current(&self, server: &str, connection: &Arc<Connection>) -> bool {

@@ -10,6 +10,7 @@
 //! ```
 
 pub mod cache;
+pub mod cached_contents;
 pub mod clock;
 pub mod config;
 pub mod deferred;

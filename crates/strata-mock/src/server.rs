@@ -20,6 +20,7 @@ use tokio::sync::oneshot;
 
 use crate::MockError;
 use crate::cache::CacheSimulator;
+use crate::cached_contents::{CacheRefusal, CachedContents};
 use crate::clock::VirtualClock;
 use crate::config::{MockConfig, Protocol};
 use crate::diagnosis::{Diagnosis, Fingerprint, Fingerprints, diagnose};
@@ -64,6 +65,8 @@ pub(crate) struct State {
     fingerprints: Mutex<Fingerprints>,
     seq: AtomicU64,
     record_file: Option<Mutex<std::fs::File>>,
+    /// Gemini explicit caches.
+    cached_contents: Mutex<CachedContents>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -114,6 +117,7 @@ impl State {
             fingerprints: Mutex::new(Fingerprints::default()),
             seq: AtomicU64::new(0),
             record_file: record_file.map(Mutex::new),
+            cached_contents: Mutex::new(CachedContents::default()),
         }
     }
 
@@ -142,6 +146,7 @@ impl State {
         lock(&self.stored_responses).clear();
         lock(&self.last_blocks).clear();
         lock(&self.fingerprints).clear();
+        *lock(&self.cached_contents) = CachedContents::default();
     }
 
     /// The first block of `prompt` that differs from the previous request in `namespace`.
@@ -248,10 +253,28 @@ impl State {
     ) -> Prepared {
         let mut record = self.new_record::<W>(path, path_model.clone());
         let (seq, now) = (record.seq, record.at_ms);
-        let value = match json_body(body) {
+        let mut value = match json_body(body) {
             Ok(value) => value,
             Err(message) => return self.refuse::<W>(record, ErrorKind::BadRequest(message)),
         };
+        // A Gemini request naming an explicit cache is served as the cache's parts first.
+        let mut explicit_tokens = 0;
+        if W::PROTOCOL == Protocol::Gemini {
+            let model = path_model.as_deref().unwrap_or_default();
+            match lock(&self.cached_contents).resolve(&value, model, now) {
+                Ok(Some(resolved)) => {
+                    value = resolved.body;
+                    explicit_tokens = resolved.cached_tokens;
+                }
+                Ok(None) => {}
+                Err(CacheRefusal::NotFound(message)) => {
+                    return self.refuse::<W>(record, ErrorKind::NotFound(message));
+                }
+                Err(CacheRefusal::BadRequest(message)) => {
+                    return self.refuse::<W>(record, ErrorKind::BadRequest(message));
+                }
+            }
+        }
         let previous = |id: &str| lock(&self.stored_responses).get(id).cloned();
         let ctx = ParseContext {
             tokenizer: &self.tokenizer,
@@ -426,10 +449,20 @@ impl State {
         record.search_loaded_tokens =
             crate::tool_search::bill(&mut parsed, &reply, &self.tokenizer);
         let accounted = lock(&self.cache).account(&namespace, &rules, &parsed.prompt, now);
-        let cache = match accounted {
+        let mut cache = match accounted {
             Ok(cache) => cache,
             Err(e) => return self.refuse::<W>(record, ErrorKind::BadRequest(e.to_string())),
         };
+        if explicit_tokens > 0 {
+            // An explicit cache is read whole while it lives, whatever the implicit one holds.
+            cache.cache_read = explicit_tokens.min(cache.input_tokens);
+            cache.uncached = cache.input_tokens - cache.cache_read;
+            (
+                cache.cache_write,
+                cache.cache_write_5m,
+                cache.cache_write_1h,
+            ) = (0, 0, 0);
+        }
         record.changed = self.first_change(&namespace, &parsed.prompt);
         if let Pick::Summary { kind, .. } = &pick {
             record.summary = Some(*kind);
@@ -694,6 +727,58 @@ async fn gemini_vertex(
     gemini(state, uri, &target, query, body).await
 }
 
+/// `POST /v1beta/cachedContents` (and `/v1/`): creates an explicit cache (crate::cached_contents).
+async fn create_cached_content(AxumState(state): Shared, body: Bytes) -> Response {
+    let value = match json_body(&body) {
+        Ok(value) => value,
+        Err(message) => return gemini_error(&ErrorKind::BadRequest(message)),
+    };
+    let ctx_previous = |_: &str| None;
+    let ctx = ParseContext {
+        tokenizer: &state.tokenizer,
+        previous: &ctx_previous,
+    };
+    let model = value
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    // Tokens of the cache's parts: a request of them plus one text, less that text.
+    let probe = json!({"role": "user", "parts": [{"text": "."}]});
+    let tokens_of = |body: &Value| -> Result<u64, String> {
+        Ok(Gemini::parse(body, Some(model), &ctx)?
+            .prompt
+            .total_tokens())
+    };
+    let count = |parts: &Value| -> Result<u64, String> {
+        let mut with = parts.clone();
+        if let Some(contents) = with.get_mut("contents").and_then(Value::as_array_mut) {
+            contents.push(probe.clone());
+        }
+        let alone = tokens_of(&json!({"contents": [probe.clone()]}))?;
+        Ok(tokens_of(&with)?.saturating_sub(alone))
+    };
+    let now = state.clock.now_ms();
+    match lock(&state.cached_contents).create(&value, now, count) {
+        Ok(resource) => axum::Json(resource).into_response(),
+        Err(message) => gemini_error(&ErrorKind::BadRequest(message)),
+    }
+}
+
+/// `GET /v1beta/cachedContents/{id}`: the cache, or 404 once it expired.
+async fn get_cached_content(AxumState(state): Shared, Path(id): Path<String>) -> Response {
+    let name = format!("cachedContents/{id}");
+    match lock(&state.cached_contents).get(&name, state.clock.now_ms()) {
+        Some(resource) => axum::Json(resource).into_response(),
+        None => gemini_error(&ErrorKind::NotFound(format!(
+            "CachedContent not found (or permission denied): {name}"
+        ))),
+    }
+}
+
+fn gemini_error(kind: &ErrorKind) -> Response {
+    Gemini::error(kind).into_response()
+}
+
 async fn converse(
     AxumState(state): Shared,
     Path(model): Path<String>,
@@ -826,6 +911,10 @@ pub(crate) fn router(state: Arc<State>) -> Router {
             "/v1/projects/{project}/locations/{location}/publishers/google/models/{target}",
             post(gemini_vertex),
         )
+        .route("/v1beta/cachedContents", post(create_cached_content))
+        .route("/v1beta/cachedContents/{id}", get(get_cached_content))
+        .route("/v1/cachedContents", post(create_cached_content))
+        .route("/v1/cachedContents/{id}", get(get_cached_content))
         .route("/model/{model}/converse", post(converse))
         .route("/model/{model}/converse-stream", post(converse_stream))
         .route("/v1/models", get(served_models))
@@ -966,6 +1055,11 @@ impl MockServer {
     /// Every request recorded so far, oldest first.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.state.requests()
+    }
+
+    /// Gemini explicit-cache storage billed so far, in token-hours.
+    pub fn cached_content_storage_token_hours(&self) -> f64 {
+        lock(&self.state.cached_contents).storage_token_hours()
     }
 
     /// Moves the virtual clock forward; returns the new time in milliseconds.

@@ -79,11 +79,11 @@ fn invalid(route: Route) -> Vec<serde_json::Value> {
             json!({"contents": [{"role": "user", "parts": []}]}),
             json!({"contents": [{"role": "user", "parts": "x"}]}),
             json!({"contents": [{"role": "user", "parts": [5]}]}),
-            json!({"contents": [{"role": "user", "parts": [{"text": "x"}]}], "cachedContent": "cachedContents/abc"}),
         ],
         Route::Bedrock => vec![
             json!({"messages": "x"}),
-            json!({"messages": [{"role": "system", "content": []}]}),
+            json!({"messages": [{"role": "robot", "content": []}]}),
+            json!({"messages": [{"role": "system", "content": [{"toolUse": {}}]}]}),
             json!({"messages": [{"role": "user"}]}),
             json!({"messages": [{"role": "user", "content": [5]}]}),
             json!({"messages": [{"role": "user", "content": [{"text": "x"}]}], "toolConfig": {"tools": [{"toolSpec": {}}]}}),

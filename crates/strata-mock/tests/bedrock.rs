@@ -132,7 +132,7 @@ async fn converse_returns_the_message_and_errors_in_bedrock_shape() {
     let bad = h
         .post(
             &format!("{PATH}/converse"),
-            &json!({"messages": [{"role": "system", "content": []}]}),
+            &json!({"messages": [{"role": "robot", "content": []}]}),
         )
         .await;
     assert_eq!(bad.status, 400);
@@ -176,4 +176,65 @@ async fn one_hour_cache_points_are_listed_first_and_outlive_five_minutes() {
         json!(cache.cache_write_1h),
         "only the 1h entry survives 30 minutes"
     );
+}
+
+/// A `role: "system"` message mid-conversation (botocore's `ConversationRole` has it) with a
+/// `toolRemoval` and a `toolAddition` naming tools of the configuration: accepted, and the
+/// previous request's prompt is read from the cache; tool changes outside a system message,
+/// other blocks inside one and tools not in the configuration are refused.
+#[tokio::test]
+async fn system_role_messages_keep_the_prefix_cached() {
+    let h = start().await;
+    let path = format!("{PATH}/converse");
+    let mut first = request();
+    first["messages"][0]["content"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"cachePoint": {"type": "default"}}));
+    let one = h.post(&path, &first).await;
+    assert_eq!(one.status, 200, "{}", one.text);
+    let usage = &one.json()["usage"];
+    let prompt = usage["cacheWriteInputTokens"].as_u64().unwrap()
+        + usage["cacheReadInputTokens"].as_u64().unwrap();
+    let mut second = first.clone();
+    let messages = second["messages"].as_array_mut().unwrap();
+    messages.push(json!({"role": "assistant", "content": [{"text": "done"}]}));
+    messages.push(json!({"role": "system", "content": [
+        {"text": "From now on answer in French."},
+        {"toolRemoval": {"tool": {"name": "bash"}}},
+        {"toolAddition": {"tool": {"name": "bash"}}},
+    ]}));
+    messages.push(json!({"role": "user", "content": [{"text": "again"}, {"cachePoint": {"type": "default"}}]}));
+    let two = h.post(&path, &second).await;
+    assert_eq!(two.status, 200, "{}", two.text);
+    assert_eq!(two.json()["usage"]["cacheReadInputTokens"], json!(prompt));
+    assert_eq!(
+        two.json()["output"]["message"]["content"][0]["text"],
+        "again"
+    );
+
+    let refused = |message: Value| {
+        let mut body = first.clone();
+        body["messages"].as_array_mut().unwrap().push(message);
+        body
+    };
+    for (message, says) in [
+        (
+            json!({"role": "user", "content": [{"toolRemoval": {"tool": {"name": "bash"}}}]}),
+            "only permitted in a message with role system",
+        ),
+        (
+            json!({"role": "system", "content": [{"image": {"format": "png", "source": {"bytes": ""}}}]}),
+            "may contain only text, toolAddition, toolRemoval and cachePoint",
+        ),
+        (
+            json!({"role": "system", "content": [{"toolAddition": {"tool": {"name": "grep"}}}]}),
+            "not in the tool configuration",
+        ),
+    ] {
+        let bad = h.post(&path, &refused(message)).await;
+        assert_eq!(bad.status, 400, "{}", bad.text);
+        let text = bad.json()["message"].as_str().unwrap().to_owned();
+        assert!(text.contains(says), "{text}");
+    }
 }

@@ -153,3 +153,103 @@ async fn bad_requests_get_googles_error_shape() {
         .await;
     assert_eq!(unknown.status, 404);
 }
+
+/// Gemini explicit caches: a cache of the system instruction, tools and first turn is
+/// created (TTL asked or one hour), read whole by the requests naming it, billed per
+/// token-hour of storage, gone once it expires (404 on get and on use), and refused with a
+/// system instruction of the request's own.
+#[tokio::test]
+async fn explicit_caches_are_created_read_and_expire() {
+    let h = start().await;
+    let mut create = request(1500);
+    create["model"] = json!("models/gemini-2.5-flash");
+    create["ttl"] = json!("300s");
+    let made = h.post("/v1beta/cachedContents", &create).await;
+    assert_eq!(made.status, 200, "{}", made.text);
+    let resource = made.json();
+    let name = resource["name"].as_str().unwrap().to_owned();
+    assert!(name.starts_with("cachedContents/"), "{resource}");
+    assert_eq!(resource["model"], "models/gemini-2.5-flash");
+    let tokens = resource["usageMetadata"]["totalTokenCount"]
+        .as_u64()
+        .unwrap();
+    assert!(tokens > 1500, "{resource}");
+    let hours = h.server.cached_content_storage_token_hours();
+    assert!(
+        (hours - tokens as f64 * 300.0 / 3600.0).abs() < 1e-6,
+        "{hours}"
+    );
+
+    // The same conversation without a cache, and with it: the cache's part is read.
+    let path = "/v1beta/models/gemini-2.5-flash:generateContent";
+    let mut next = request(1500);
+    next["contents"].as_array_mut().unwrap().extend([
+        json!({"role": "model", "parts": [{"text": "hi"}]}),
+        json!({"role": "user", "parts": [{"text": "again"}]}),
+    ]);
+    let plain = h.post(path, &next).await.json();
+    let prompt = plain["usageMetadata"]["promptTokenCount"].as_u64().unwrap();
+    let using = json!({
+        "cachedContent": name,
+        "contents": [{"role": "model", "parts": [{"text": "hi"}]}, {"role": "user", "parts": [{"text": "again"}]}],
+    });
+    let read = h.post(path, &using).await;
+    assert_eq!(read.status, 200, "{}", read.text);
+    let usage = &read.json()["usageMetadata"];
+    assert_eq!(usage["promptTokenCount"].as_u64().unwrap(), prompt);
+    assert_eq!(usage["cachedContentTokenCount"].as_u64().unwrap(), tokens);
+    assert_eq!(
+        read.json()["candidates"][0]["content"]["parts"][0]["text"],
+        "again"
+    );
+
+    let get = h
+        .client
+        .get(h.server.url(&format!("/v1beta/{name}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status().as_u16(), 200);
+    let mut own_system = using.clone();
+    own_system["systemInstruction"] = json!({"parts": [{"text": "x"}]});
+    let refused = h.post(path, &own_system).await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    assert!(
+        refused.text.contains("CachedContent can not be used"),
+        "{}",
+        refused.text
+    );
+
+    h.server.advance_clock(std::time::Duration::from_secs(301));
+    let get = h
+        .client
+        .get(h.server.url(&format!("/v1beta/{name}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status().as_u16(), 404);
+    let expired = h.post(path, &using).await;
+    assert_eq!(expired.status, 404, "{}", expired.text);
+    assert_eq!(expired.json()["error"]["status"], "NOT_FOUND");
+
+    // No lifetime asked: one hour.
+    create.as_object_mut().unwrap().remove("ttl");
+    let hour = h.post("/v1beta/cachedContents", &create).await.json();
+    let name = hour["name"].as_str().unwrap();
+    h.server.advance_clock(std::time::Duration::from_secs(3599));
+    let get = h
+        .client
+        .get(h.server.url(&format!("/v1beta/{name}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status().as_u16(), 200);
+    h.server.advance_clock(std::time::Duration::from_secs(2));
+    let get = h
+        .client
+        .get(h.server.url(&format!("/v1beta/{name}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status().as_u16(), 404);
+}

@@ -96,6 +96,28 @@ pub struct Lesson {
     pub table: String,
 }
 
+impl Lesson {
+    /// The lesson as one listing note: what the model does without, since when, and the first
+    /// line of the error that taught it (at most 160 characters).
+    pub fn note(&self) -> String {
+        let error: String = self
+            .error
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(160)
+            .collect();
+        format!(
+            "# learned: {}/{} does without {} since {}: {error}",
+            self.provider,
+            self.model,
+            self.feature.as_str(),
+            self.learned_at
+        )
+    }
+}
+
 /// Why the lessons file could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum LearnedError {
@@ -180,6 +202,17 @@ impl LearnedCapabilities {
             }
         }
         out
+    }
+
+    /// The lessons still in force, in the order learned: those made against `table`'s current
+    /// capabilities for their provider and model. A lesson made against another version of
+    /// the row was forgotten by the table refresh that changed it.
+    pub fn in_force(&self, table: impl Fn(&str, &str) -> Capabilities) -> Vec<Lesson> {
+        self.lock()
+            .iter()
+            .filter(|l| l.table == table_hash(&table(&l.provider, &l.model)))
+            .cloned()
+            .collect()
     }
 
     /// Records that `provider`/`model` refused `feature` with `error`, where `table` is the
@@ -267,6 +300,8 @@ mod tests {
             ..caps.clone()
         };
         assert!(again.apply("p", "m", &refreshed).cache_diagnostics);
+        assert_eq!(again.in_force(|_, _| caps.clone()).len(), 1);
+        assert!(again.in_force(|_, _| refreshed.clone()).is_empty());
         std::fs::write(&path, "{not json").unwrap();
         let err = LearnedCapabilities::open(&path).unwrap_err().to_string();
         assert!(err.contains("learned.json"), "{err}");

@@ -5,7 +5,7 @@ use std::io::Write as _;
 
 use serde::Serialize;
 use strata_provider::discovery::Discovery;
-use strata_provider::{CacheStyle, Catalog, Model};
+use strata_provider::{CacheStyle, Catalog, Lesson, Model};
 
 use crate::args::{ModelsArgs, RunArgs};
 use strata_host::Setup;
@@ -27,6 +27,8 @@ struct Listed {
     source: String,
     /// Where the provider's key comes from (`None`: no key, the model is not usable now).
     key: Option<String>,
+    /// Features the provider refused for this model, still in force.
+    learned: Vec<Lesson>,
 }
 
 fn cache_name(style: CacheStyle) -> &'static str {
@@ -53,6 +55,7 @@ fn listed(catalog: &Catalog, model: &Model) -> Listed {
             .model_origins(&model.provider, &model.id)
             .join(" + "),
         key: None,
+        learned: Vec::new(),
     }
 }
 
@@ -133,6 +136,7 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
                         tool_changes: caps.tool_addition && caps.tool_removal,
                         source: format!("served by {url}"),
                         key: None,
+                        learned: Vec::new(),
                     });
                 }
             }
@@ -156,6 +160,11 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
             })
             .clone();
         row.key = key;
+    }
+    let lessons = strata_host::factory::learned_in_force(catalog);
+    for row in &mut rows {
+        let of_row = |l: &&Lesson| l.provider == row.provider && l.model == row.id;
+        row.learned = lessons.iter().filter(of_row).cloned().collect();
     }
     rows.retain(|row| matches(args.search.as_deref(), row) && (!args.usable || row.key.is_some()));
     rows.sort_by_key(|row| row.key.is_none());
@@ -214,6 +223,9 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
             },
             row.source
         )?;
+        for lesson in &row.learned {
+            writeln!(out, "{}", lesson.note())?;
+        }
     }
     for note in notes {
         writeln!(out, "# {note}")?;

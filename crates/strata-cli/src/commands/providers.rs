@@ -25,11 +25,14 @@ struct Listed {
     server: Option<&'static str>,
     /// Where the row came from: `built-in`, then each file that changed it.
     source: Vec<String>,
+    /// Features its models' providers refused, still in force (with the date and the error).
+    learned: Vec<strata_provider::Lesson>,
 }
 
 pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
     let setup = strata_host::Setup::load(&run.overrides())?;
     let catalog = &setup.catalog;
+    let lessons = strata_host::factory::learned_in_force(catalog);
     let listed: Vec<Listed> = catalog
         .providers()
         .map(|row| {
@@ -53,6 +56,11 @@ pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
                 tool_removal: count(|c| c.tool_removal),
                 server: row.server.map(|s| s.kind.as_str()),
                 source: catalog.row_origins(&row.id).to_vec(),
+                learned: lessons
+                    .iter()
+                    .filter(|l| l.provider == row.id)
+                    .cloned()
+                    .collect(),
             }
         })
         .collect();
@@ -101,6 +109,9 @@ pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
         "{} providers; feature columns count the models that have the feature; +any: the server's own models too (`strata models PROVIDER`)",
         listed.len()
     )?;
+    for lesson in &lessons {
+        writeln!(out, "{}", lesson.note())?;
+    }
     Ok(())
 }
 

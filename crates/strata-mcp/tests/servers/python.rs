@@ -140,3 +140,80 @@ async fn a_call_past_its_timeout_or_aborted_ends_with_an_error() {
     assert_eq!(alpha.text_content(), "alpha:x");
     manager.shutdown().await;
 }
+
+/// A manager on `cached_server.py` sending `ttlMs` / `cacheScope`, and the file it logs its
+/// starts and listings to.
+async fn cached_manager(ttl_ms: u64, scope: &str) -> Option<(McpManager, tempfile::TempDir)> {
+    let python = python()?;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let script = churn_script().with_file_name("cached_server.py");
+    let ttl = ttl_ms.to_string();
+    let args = [script.to_str().unwrap(), &ttl, scope, log.to_str().unwrap()];
+    let config = server("cached", stdio(&python, &args));
+    Some((started(vec![config]).await, dir))
+}
+
+/// How many times the server started and listed its tools.
+fn counts(dir: &tempfile::TempDir) -> (usize, usize) {
+    let log = std::fs::read_to_string(dir.path().join("log")).unwrap_or_default();
+    let count = |what: &str| log.lines().filter(|l| *l == what).count();
+    (count("start"), count("list"))
+}
+
+/// Inside the listing's `ttlMs` a reconnect lists nothing (the server restarts, its tools
+/// stay); `tools/list_changed` still re-lists. With `ttlMs: 0` a reconnect lists again, and
+/// the restarted server's reversed order leaves the declared order as it was.
+#[tokio::test]
+async fn cache_hints_spare_listings_and_the_order_stays() {
+    let Some((manager, dir)) = cached_manager(600_000, "public").await else {
+        return;
+    };
+    let first = names(&manager);
+    assert_eq!(
+        first,
+        [
+            "mcp__cached__alpha",
+            "mcp__cached__beta",
+            "mcp__cached__touch"
+        ]
+    );
+    assert_eq!(counts(&dir), (1, 1));
+    manager.take_changes();
+    manager.reconnect("cached").await.unwrap();
+    assert_eq!(counts(&dir), (2, 1), "a fresh listing is not asked again");
+    assert_eq!(names(&manager), first);
+    assert!(manager.take_changes().is_empty());
+    // The reused listing still calls the restarted server.
+    let sum = manager
+        .call(
+            "mcp__cached__beta",
+            json!({"a": 2, "b": 3}),
+            &ToolContext::new("/"),
+        )
+        .await;
+    assert!(sum.text_content().contains('5'), "{sum:?}");
+    // A change notification outranks the lifetime.
+    let mut generation = manager.subscribe();
+    generation.borrow_and_update();
+    let touched = manager
+        .call("mcp__cached__touch", json!({}), &ToolContext::new("/"))
+        .await;
+    assert!(!touched.is_error, "{touched:?}");
+    changed(&mut generation).await;
+    assert_eq!(counts(&dir).1, 2);
+    assert_eq!(names(&manager).last().unwrap(), "mcp__cached__gamma");
+    manager.shutdown().await;
+
+    let Some((manager, dir)) = cached_manager(0, "public").await else {
+        return;
+    };
+    let first = names(&manager);
+    manager.take_changes();
+    manager.reconnect("cached").await.unwrap();
+    assert_eq!(counts(&dir), (2, 2), "a stale listing is asked again");
+    // The second start lists in reverse; the declared order is the first one.
+    assert_eq!(names(&manager), first);
+    assert!(manager.take_changes().is_empty());
+    manager.shutdown().await;
+}

@@ -73,6 +73,51 @@ fn push_blocks(builder: &mut PromptBuilder<'_>, chapter: Chapter, tag: &str, blo
     }
 }
 
+/// The blocks a `role: "system"` message may hold; `toolAddition` / `toolRemoval` only there,
+/// each naming a tool of the tool configuration (botocore's service model: "use within a
+/// `system` role message", "a reference to a tool in the tool configuration").
+const SYSTEM_MESSAGE_BLOCKS: [&str; 4] = ["text", "toolAddition", "toolRemoval", "cachePoint"];
+
+fn check_tool_changes(
+    role: &str,
+    i: usize,
+    content: &[Value],
+    tools: &[DeclaredTool],
+) -> Result<(), String> {
+    for (j, block) in content.iter().enumerate() {
+        let at = format!("messages.{}.member.content.{}.member", i + 1, j + 1);
+        let kind = block
+            .as_object()
+            .and_then(|map| map.keys().next())
+            .map_or("", String::as_str);
+        if role == "system" && !SYSTEM_MESSAGE_BLOCKS.contains(&kind) {
+            return Err(format!(
+                "A conversation message with role system may contain only text, toolAddition, toolRemoval and cachePoint blocks; found {kind} at '{at}'"
+            ));
+        }
+        if !matches!(kind, "toolAddition" | "toolRemoval") {
+            continue;
+        }
+        if role != "system" {
+            return Err(format!(
+                "{kind} is only permitted in a message with role system; found at '{at}'"
+            ));
+        }
+        let name = block
+            .pointer(&format!("/{kind}/tool/name"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                format!("1 validation error detected: Value null at '{at}.{kind}.tool.name' failed to satisfy constraint: Member must not be null")
+            })?;
+        if !tools.iter().any(|tool| tool.name == name) {
+            return Err(format!(
+                "The tool {name} named by {kind} at '{at}' is not in the tool configuration."
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Wire for Bedrock {
     const PROTOCOL: Protocol = Protocol::Bedrock;
     const STREAM_CONTENT_TYPE: &'static str = "application/vnd.amazon.eventstream";
@@ -113,9 +158,9 @@ impl Wire for Bedrock {
                 .get("role")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            if !matches!(role, "user" | "assistant") {
+            if !matches!(role, "user" | "assistant" | "system") {
                 return Err(format!(
-                    "1 validation error detected: Value '{role}' at 'messages.{}.member.role' failed to satisfy constraint: Member must satisfy enum value set: [user, assistant]",
+                    "1 validation error detected: Value '{role}' at 'messages.{}.member.role' failed to satisfy constraint: Member must satisfy enum value set: [user, assistant, system]",
                     i + 1
                 ));
             }
@@ -133,6 +178,7 @@ impl Wire for Bedrock {
                     j + 1
                 ));
             }
+            check_tool_changes(role, i, content, &conversation.tools)?;
             push_blocks(&mut builder, Chapter::Messages, role, content);
         }
         conversation.last_user_text = messages

@@ -135,7 +135,10 @@ impl Wire for Gemini {
     ) -> Result<Parsed, String> {
         let model = path_model.ok_or("model is not specified")?.to_owned();
         if field(body, "cachedContent", "cached_content").is_some() {
-            return Err("cachedContent: explicit context caches are not simulated by strata-mock; implicit caching applies".into());
+            return Err(
+                "cachedContent: the cache is resolved by the server before the request is read"
+                    .into(),
+            );
         }
         let contents = body
             .get("contents")
