@@ -12,3 +12,4 @@ mod fixtures;
 mod mock;
 mod rows;
 mod support;
+mod websocket;
