@@ -316,6 +316,21 @@ impl ResponsesProvider {
     }
 }
 
+impl ResponsesProvider {
+    /// Records that the provider refused `feature` for `model` (with `body`, the refusal), so
+    /// the turn and those after it go without it.
+    fn learn(&self, model: &Model, feature: Learnable, body: &str) {
+        let table = self.row.capabilities(&model.id);
+        tracing::warn!(provider = %self.row.id, model = %model.id, feature = feature.as_str(), "the provider refused a feature the row claims; sending without it");
+        if let Err(e) = self
+            .learned
+            .learn(&self.row.id, &model.id, &table, feature, body)
+        {
+            tracing::warn!("could not save what was learned: {e}");
+        }
+    }
+}
+
 #[async_trait]
 impl Provider for ResponsesProvider {
     fn protocol(&self) -> Protocol {
@@ -364,7 +379,17 @@ impl Provider for ResponsesProvider {
                     .await
                 {
                     Ok(stream) => return Ok(self.last.track(Some(session), stream)),
-                    Err(Fallback(why)) => {
+                    // A feature the row claims, refused on the socket: learned as from HTTP.
+                    Err(Fallback {
+                        error: Some(body), ..
+                    }) if left > 0
+                        && let Some(feature) = Learnable::named_in(&body, &used) =>
+                    {
+                        left -= 1;
+                        self.learn(model, feature, &body);
+                        continue;
+                    }
+                    Err(Fallback { why, .. }) => {
                         tracing::debug!(provider = %self.row.id, "Responses socket not used for this turn ({why}); sending it in full over HTTP");
                     }
                 }
@@ -384,14 +409,7 @@ impl Provider for ResponsesProvider {
                     && let Some(feature) = Learnable::named_in(body, &used) =>
                 {
                     left -= 1;
-                    let table = self.row.capabilities(&model.id);
-                    tracing::warn!(provider = %self.row.id, model = %model.id, feature = feature.as_str(), "the provider refused a feature the row claims; sending without it");
-                    if let Err(e) =
-                        self.learned
-                            .learn(&self.row.id, &model.id, &table, feature, body)
-                    {
-                        tracing::warn!("could not save what was learned: {e}");
-                    }
+                    self.learn(model, feature, body);
                 }
                 Err(e) => return Err(e),
             }

@@ -42,7 +42,22 @@ type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// Why a turn did not go over the socket; the caller sends it in full over HTTP.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fallback(pub String);
+pub struct Fallback {
+    /// What happened, for the log.
+    pub why: String,
+    /// The error event's `error` object when the socket answered with one (the caller learns
+    /// from a refused feature as from an HTTP 400).
+    pub error: Option<String>,
+}
+
+impl Fallback {
+    fn new(why: impl Into<String>) -> Self {
+        Self {
+            why: why.into(),
+            error: None,
+        }
+    }
+}
 
 /// What the socket's connection holds after a turn: the full input that turn stood for, its
 /// response id, and the calls its output made (to recognise the output's replay).
@@ -121,16 +136,22 @@ impl Sockets {
         let sent = tokio::time::timeout(FIRST_EVENT_TIMEOUT, ws.send(Message::text(message)));
         match sent.await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(Fallback(format!("sending on the socket: {e}"))),
-            Err(_) => return Err(Fallback("the socket did not take the message".into())),
+            Ok(Err(e)) => return Err(Fallback::new(format!("sending on the socket: {e}"))),
+            Err(_) => return Err(Fallback::new("the socket did not take the message")),
         }
         let first = match tokio::time::timeout(FIRST_EVENT_TIMEOUT, next_text(&mut ws)).await {
             Ok(Some(text)) => text,
-            Ok(None) => return Err(Fallback("the socket closed".into())),
-            Err(_) => return Err(Fallback("no event on the socket".into())),
+            Ok(None) => return Err(Fallback::new("the socket closed")),
+            Err(_) => return Err(Fallback::new("no event on the socket")),
         };
         if event_type(&first).as_deref() == Some("error") {
-            return Err(Fallback(format!("the socket answered {first}")));
+            let error = serde_json::from_str::<Value>(&first)
+                .ok()
+                .and_then(|v| v.get("error").map(Value::to_string));
+            return Err(Fallback {
+                why: format!("the socket answered {first}"),
+                error,
+            });
         }
         let turn = Turn {
             ws: Some(ws),
@@ -155,11 +176,11 @@ async fn connect(http: &HttpRequest) -> Result<Socket, Fallback> {
     let url = match http.url.split_once("://") {
         Some(("https", rest)) => format!("wss://{rest}"),
         Some(("http", rest)) => format!("ws://{rest}"),
-        _ => return Err(Fallback(format!("no socket URL for {}", http.url))),
+        _ => return Err(Fallback::new(format!("no socket URL for {}", http.url))),
     };
     let mut request = url
         .into_client_request()
-        .map_err(|e| Fallback(format!("socket request: {e}")))?;
+        .map_err(|e| Fallback::new(format!("socket request: {e}")))?;
     for (name, value) in &http.headers {
         // The body's own headers belong to the HTTP request only.
         if name.eq_ignore_ascii_case("content-type") || name.eq_ignore_ascii_case("accept") {
@@ -184,8 +205,8 @@ async fn connect(http: &HttpRequest) -> Result<Socket, Fallback> {
             opened: Instant::now(),
             chain: None,
         }),
-        Ok(Err(e)) => Err(Fallback(format!("opening the socket: {e}"))),
-        Err(_) => Err(Fallback("opening the socket timed out".into())),
+        Ok(Err(e)) => Err(Fallback::new(format!("opening the socket: {e}"))),
+        Err(_) => Err(Fallback::new("opening the socket timed out")),
     }
 }
 

@@ -7,6 +7,7 @@
     reason = "test helpers outside #[test] functions fail loudly on purpose"
 )]
 
+mod additional_tools;
 mod conformance_bodies;
 mod fixtures;
 mod mock;
