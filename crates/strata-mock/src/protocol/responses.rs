@@ -300,6 +300,8 @@ impl Wire for Responses {
             .and_then(Value::as_str)
             .ok_or("Missing required parameter: 'model'.")?
             .to_owned();
+        // What a previous response holds is the server's own: only the items this request
+        // brings are checked for replayable reasoning (below).
         let mut items: Vec<Value> = match body.get("previous_response_id").and_then(Value::as_str) {
             Some(id) => (ctx.previous)(id)
                 .ok_or_else(|| format!("Previous response with id '{id}' not found."))?,
@@ -314,6 +316,8 @@ impl Wire for Responses {
                         super::json_type(item)
                     ));
                 }
+                let store = body.get("store").and_then(Value::as_bool).unwrap_or(true);
+                check_reasoning(list, store)?;
                 items.extend(list.iter().cloned())
             }
             None if !items.is_empty() => {}
@@ -326,7 +330,6 @@ impl Wire for Responses {
             }
         }
         let store = body.get("store").and_then(Value::as_bool).unwrap_or(true);
-        check_reasoning(&items, store)?;
         let mut builder = PromptBuilder::new(ctx.tokenizer);
         let mut conversation = Conversation::default();
         let mut declared = Vec::new();
