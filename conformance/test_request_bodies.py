@@ -357,14 +357,16 @@ def test_anthropic_beta_bodies_carry_their_headers(entry, recorder):
 
 @pytest.mark.parametrize("entry", fixture_entries("responses-beta-bodies.json"), ids=lambda e: e["name"])
 def test_responses_beta_bodies(entry, recorder):
-    """The Responses adapter's newest shapes: `configuration_update` items are in
-    openai-python's beta types (sent by `client.beta.responses`, `POST /responses?beta=true`),
+    """The Responses adapter's newest shapes: `configuration_update` and `additional_tools`
+    items are in openai-python's beta types (sent by `client.beta.responses`, `POST /responses?beta=true`),
     `prompt_cache_options.comparison_response_id` / `prewarm` in the GA ones."""
     from openai.types.beta.response_create_params import ResponseCreateParamsStreaming as Beta
     from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
 
     body = entry["body"]
-    beta = any(item.get("type") == "configuration_update" for item in body["input"])
+    beta = any(
+        item.get("type") in ("configuration_update", "additional_tools") for item in body["input"]
+    )
     strict_typed_dict(Beta if beta else ResponseCreateParamsStreaming, body)
     url, bodies = recorder
     client = openai.OpenAI(base_url=url, api_key="k", max_retries=0)
@@ -399,3 +401,21 @@ def test_bedrock_newest_bodies(entry, recorder):
     with pytest.raises(Exception):
         client.converse_stream(**params)
     assert sent_json(bodies) == body
+
+
+@pytest.mark.parametrize(
+    "entry", fixture_entries("responses-socket-messages.json"), ids=lambda e: e["name"]
+)
+def test_responses_socket_messages(entry):
+    """The WebSocket mode's `response.create` messages (kept current by strata-openai-responses'
+    `conformance_bodies` test from what strata-mock's socket received): openai-python's beta
+    `BetaResponsesClientEventParam` `ResponseCreate`, which says `stream` "should not be sent"
+    and `background` is not supported over the socket."""
+    from openai.types.beta.beta_responses_client_event_param import ResponseCreate
+
+    message = entry["message"]
+    strict_typed_dict(ResponseCreate, message)
+    assert "stream" not in message and "background" not in message
+    if "previous_response_id" in message:
+        # Only the new items: the tool's result.
+        assert [item.get("type") for item in message["input"]] == ["function_call_output"]

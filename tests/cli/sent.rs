@@ -111,7 +111,14 @@ fn the_printed_wire_body_is_the_body_sent_for_every_protocol() {
             String::from_utf8_lossy(&printed.stderr)
         );
         let printed: Value = serde_json::from_slice(&printed.stdout).unwrap();
-        let sent = server.requests()[0].body.clone().unwrap();
-        assert_eq!(printed["wire"]["body"], sent, "{model}");
+        let mut sent = server.requests()[0].body.clone().unwrap();
+        let mut printed_body = printed["wire"]["body"].clone();
+        if sent["type"] == "response.create" {
+            // A first turn on a Responses socket (the WebSocket mode) is the same body as a
+            // message: `type` added, `stream` left out (implicit on the socket).
+            sent.as_object_mut().unwrap().remove("type");
+            printed_body.as_object_mut().unwrap().remove("stream");
+        }
+        assert_eq!(printed_body, sent, "{model}");
     }
 }

@@ -1,6 +1,7 @@
 //! A local LLM provider server speaking the major wire protocols (Anthropic Messages, OpenAI
-//! Chat Completions and Responses, Gemini, Bedrock Converse), with a prefix-cache simulator,
-//! a scripted model and fault injection.
+//! Chat Completions and Responses — over HTTP and the Responses WebSocket mode — Gemini,
+//! Bedrock Converse), with a prefix-cache simulator, a latency model, a scripted model and fault
+//! injection.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), strata_mock::MockError> {
@@ -16,6 +17,7 @@ pub mod config;
 pub mod deferred;
 pub mod diagnosis;
 pub mod fault;
+pub mod latency;
 pub mod output;
 pub mod playback;
 pub mod prompt;
@@ -27,6 +29,7 @@ mod server;
 pub mod summary;
 pub mod tokens;
 pub mod tool_search;
+pub mod websocket;
 
 pub use cache::{CacheAccounting, CacheSimulator};
 pub use config::{

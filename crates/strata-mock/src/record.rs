@@ -54,6 +54,16 @@ pub struct RequestRecord {
     pub search_loaded_tokens: u64,
     /// The request body, when the server records bodies.
     pub body: Option<Value>,
+    /// Sent as a `response.create` message on a Responses WebSocket, not an HTTP request.
+    #[serde(default)]
+    pub websocket: bool,
+    /// Bytes uploaded for this request: the HTTP body or the socket message.
+    #[serde(default)]
+    pub upload_bytes: u64,
+    /// Time to the first output event on the mock's latency model ([`crate::latency`]), in
+    /// milliseconds; 0 for a refusal.
+    #[serde(default)]
+    pub ttft_ms: f64,
 }
 
 impl RequestRecord {
@@ -79,6 +89,9 @@ impl RequestRecord {
             fault: None,
             search_loaded_tokens: 0,
             body: None,
+            websocket: false,
+            upload_bytes: 0,
+            ttft_ms: 0.0,
         }
     }
 }

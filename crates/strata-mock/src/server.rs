@@ -25,6 +25,7 @@ use crate::clock::VirtualClock;
 use crate::config::{MockConfig, Protocol};
 use crate::diagnosis::{Diagnosis, Fingerprint, Fingerprints, diagnose};
 use crate::fault::{Fault, FaultKind};
+use crate::latency::{LatencyModel, RequestShape};
 use crate::output;
 use crate::playback::{Pick, Player, conversation_key};
 use crate::prompt::Chapter;
@@ -37,6 +38,7 @@ use crate::protocol::{ErrorKind, ErrorResponse, Outcome, ParseContext, Wire, jso
 use crate::record::{Accounting, Change, RequestRecord};
 use crate::scenario::{self, Scenario};
 use crate::tokens::Tokenizer;
+use crate::websocket::Connection;
 
 /// Largest request body accepted by default (a 1M-token prompt is about 4 MB of JSON).
 const BODY_LIMIT: usize = 64 * 1024 * 1024;
@@ -67,6 +69,9 @@ pub(crate) struct State {
     record_file: Option<Mutex<std::fs::File>>,
     /// Gemini explicit caches.
     cached_contents: Mutex<CachedContents>,
+    /// Raised by [`MockServer::close_sockets`]: a socket opened before the raise closes at its
+    /// next message.
+    pub(crate) socket_epoch: AtomicU64,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -118,6 +123,7 @@ impl State {
             seq: AtomicU64::new(0),
             record_file: record_file.map(Mutex::new),
             cached_contents: Mutex::new(CachedContents::default()),
+            socket_epoch: AtomicU64::new(0),
         }
     }
 
@@ -147,6 +153,52 @@ impl State {
         lock(&self.last_blocks).clear();
         lock(&self.fingerprints).clear();
         *lock(&self.cached_contents) = CachedContents::default();
+    }
+
+    /// A `response.create` message on a Responses socket, answered as a streamed Responses
+    /// request: its SSE frames (cut as a queued fault says, with whether the socket then
+    /// closes), or the error's status and body.
+    pub(crate) fn socket_turn(
+        &self,
+        path: String,
+        body: &[u8],
+        connection: &Connection,
+    ) -> Result<(Vec<Bytes>, bool), (u16, Bytes)> {
+        match self.process::<Responses>(path, None, Mode::Stream, body, Some(connection)) {
+            Prepared::Error((status, _, body)) => Err((status.as_u16(), body)),
+            Prepared::Json { body, .. } => Ok((vec![body], false)),
+            Prepared::Stream { mut frames, fault } => {
+                let closes = match fault {
+                    Some(FaultKind::CutAfter { events }) => {
+                        frames.truncate(events);
+                        true
+                    }
+                    Some(FaultKind::StreamError { after_events }) => {
+                        frames.truncate(after_events);
+                        frames.push(Responses::stream_error(frames.len()));
+                        false
+                    }
+                    _ => false,
+                };
+                Ok((frames, closes))
+            }
+        }
+    }
+
+    /// Records a socket message refused before it was read as a request (an expired
+    /// connection, an unknown previous response), with the error event sent.
+    pub(crate) fn record_socket_refusal(&self, path: String, bytes: usize, error: String) {
+        let mut record = self.new_record::<Responses>(path, None);
+        record.websocket = true;
+        record.upload_bytes = bytes as u64;
+        record.status = 400;
+        record.error = Some(error);
+        self.record(record);
+    }
+
+    /// Whether a stored response (`store: true`) has this id.
+    pub(crate) fn stored(&self, id: &str) -> bool {
+        lock(&self.stored_responses).contains_key(id)
     }
 
     /// The first block of `prompt` that differs from the previous request in `namespace`.
@@ -250,9 +302,12 @@ impl State {
         path_model: Option<String>,
         mode: Mode,
         body: &[u8],
+        socket: Option<&Connection>,
     ) -> Prepared {
         let mut record = self.new_record::<W>(path, path_model.clone());
         let (seq, now) = (record.seq, record.at_ms);
+        record.websocket = socket.is_some();
+        record.upload_bytes = body.len() as u64;
         let mut value = match json_body(body) {
             Ok(value) => value,
             Err(message) => return self.refuse::<W>(record, ErrorKind::BadRequest(message)),
@@ -275,7 +330,14 @@ impl State {
                 }
             }
         }
-        let previous = |id: &str| lock(&self.stored_responses).get(id).cloned();
+        let lane = crate::websocket::lane(&value);
+        // On a socket the connection's own memory answers first (`store: false` state lives
+        // only there); a stored response is found from anywhere.
+        let previous = |id: &str| {
+            socket
+                .and_then(|c| c.previous(&lane, id))
+                .or_else(|| lock(&self.stored_responses).get(id).cloned())
+        };
         let ctx = ParseContext {
             tokenizer: &self.tokenizer,
             previous: &previous,
@@ -501,10 +563,16 @@ impl State {
                 self.config.delta_chars
             },
         };
-        if W::PROTOCOL == Protocol::Responses && parsed.store {
+        if W::PROTOCOL == Protocol::Responses && (parsed.store || socket.is_some()) {
             let mut items = std::mem::take(&mut parsed.items);
             items.extend(output_items(&parsed, &outcome));
-            lock(&self.stored_responses).insert(format!("resp_{}", outcome.id), items);
+            let id = format!("resp_{}", outcome.id);
+            if let Some(connection) = socket {
+                connection.remember(&lane, &id, items.clone());
+            }
+            if parsed.store {
+                lock(&self.stored_responses).insert(id, items);
+            }
         }
         let prepared = match mode {
             Mode::JsonArray => Prepared::Json {
@@ -528,6 +596,12 @@ impl State {
             cache.cache_write_1h,
         );
         record.cache = Some(accounting);
+        record.ttft_ms = LatencyModel::default().time_to_first_token_ms(RequestShape {
+            on_socket: socket.is_some(),
+            upload_bytes: record.upload_bytes,
+            uncached_tokens: cache.uncached + cache.cache_write,
+            cached_tokens: cache.cache_read,
+        });
         record.output_tokens = output_tokens;
         record.turn = reply.turn;
         self.record(record);
@@ -556,9 +630,10 @@ async fn serve<W: Wire>(
         }
     };
     let worker = state.clone();
-    let prepared =
-        tokio::task::spawn_blocking(move || worker.process::<W>(path, path_model, mode, &body))
-            .await;
+    let prepared = tokio::task::spawn_blocking(move || {
+        worker.process::<W>(path, path_model, mode, &body, None)
+    })
+    .await;
     let prepared = match prepared {
         Ok(prepared) => prepared,
         Err(_) => Prepared::Error(W::error(&ErrorKind::Server)),
@@ -903,8 +978,11 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/v1/messages", post(anthropic))
         .route("/v1/chat/completions", post(chat))
         .route("/chat/completions", post(chat))
-        .route("/v1/responses", post(responses))
-        .route("/responses", post(responses))
+        .route(
+            "/v1/responses",
+            post(responses).get(crate::websocket::upgrade),
+        )
+        .route("/responses", post(responses).get(crate::websocket::upgrade))
         .route("/v1beta/models/{target}", post(gemini_short))
         .route("/v1/models/{target}", post(gemini_short))
         .route(
@@ -1080,6 +1158,12 @@ impl MockServer {
     /// Forgets cache entries, records, queued faults and stored responses.
     pub fn reset(&self) {
         self.state.reset();
+    }
+
+    /// Closes every open Responses WebSocket at its next message (it is dropped unanswered),
+    /// as a network failure or a server restart would.
+    pub fn close_sockets(&self) {
+        self.state.socket_epoch.fetch_add(1, Ordering::Relaxed);
     }
 }
 

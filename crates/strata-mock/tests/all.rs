@@ -20,3 +20,4 @@ mod responses;
 mod retention;
 mod rules;
 mod scenario;
+mod websocket;

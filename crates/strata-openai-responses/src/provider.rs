@@ -17,6 +17,7 @@ use tracing::Instrument;
 use crate::chatgpt;
 use crate::request::{SystemPlacement, build_request};
 use crate::stream::ResponsesParser;
+use crate::websocket::{Fallback, Sockets};
 
 /// Endpoint variations the capability table does not describe (yet).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +86,19 @@ pub struct ResponsesProvider {
     effort: EffortChanges,
     /// Features the provider refused for a model, left out from then on.
     learned: Arc<LearnedCapabilities>,
+    /// Each session's Responses socket, where the row offers the WebSocket mode.
+    sockets: Sockets,
+    /// Send turns on sockets where the row offers it (off: HTTP only).
+    websocket: bool,
+}
+
+/// A request ready to send: over HTTP, and as the body a socket message is made from.
+struct Built {
+    http: HttpRequest,
+    used: Vec<Learnable>,
+    body: serde_json::Value,
+    /// The row offers the WebSocket mode for this model.
+    websocket: bool,
 }
 
 impl std::fmt::Debug for ResponsesProvider {
@@ -112,7 +126,16 @@ impl ResponsesProvider {
             last: LastResponses::new(),
             effort: EffortChanges::new(),
             learned: Arc::new(LearnedCapabilities::in_memory()),
+            sockets: Sockets::new(),
+            websocket: true,
         }
+    }
+
+    /// Turns the WebSocket mode off (`false`) or back on where the row offers it: every turn
+    /// then goes over HTTP (a bench's baseline, a network that blocks sockets).
+    pub fn with_websocket(mut self, on: bool) -> Self {
+        self.websocket = on;
+        self
     }
 
     /// Reads and records learned capabilities in `learned` (a file in the user's state, shared
@@ -168,7 +191,7 @@ impl ResponsesProvider {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<HttpRequest, ProviderError> {
-        self.build(model, request, options).map(|(http, _)| http)
+        self.build(model, request, options).map(|built| built.http)
     }
 
     /// The HTTP request and the learnable features it relies on.
@@ -177,7 +200,7 @@ impl ResponsesProvider {
         model: &Model,
         request: &Request,
         options: &StreamOptions,
-    ) -> Result<(HttpRequest, Vec<Learnable>), ProviderError> {
+    ) -> Result<Built, ProviderError> {
         let endpoint = endpoint_speaking(&self.row, &model.id, Protocol::OpenaiResponses)?;
         let caps = self
             .learned
@@ -284,7 +307,27 @@ impl ResponsesProvider {
         for (name, value) in &options.headers {
             http = http.header(name, value);
         }
-        Ok((http, used))
+        Ok(Built {
+            http,
+            used,
+            body: built.body,
+            websocket: caps.websocket_mode,
+        })
+    }
+}
+
+impl ResponsesProvider {
+    /// Records that the provider refused `feature` for `model` (with `body`, the refusal), so
+    /// the turn and those after it go without it.
+    fn learn(&self, model: &Model, feature: Learnable, body: &str) {
+        let table = self.row.capabilities(&model.id);
+        tracing::warn!(provider = %self.row.id, model = %model.id, feature = feature.as_str(), "the provider refused a feature the row claims; sending without it");
+        if let Err(e) = self
+            .learned
+            .learn(&self.row.id, &model.id, &table, feature, body)
+        {
+            tracing::warn!("could not save what was learned: {e}");
+        }
     }
 }
 
@@ -317,7 +360,40 @@ impl Provider for ResponsesProvider {
         // A 400 naming a feature the row claims: learn it, send the turn again without it.
         let mut left = 3;
         loop {
-            let (http, used) = self.build(model, request, options)?;
+            let Built {
+                http,
+                used,
+                body,
+                websocket,
+            } = self.build(model, request, options)?;
+            if websocket
+                && self.websocket
+                && let Some(session) = options.session_id.as_deref()
+            {
+                // The socket is an optimisation: whatever fails there, this turn goes over
+                // HTTP in full below, and the next one opens a new socket.
+                match self
+                    .sockets
+                    .turn(session, &http, &body, options.cancel.clone())
+                    .instrument(span.clone())
+                    .await
+                {
+                    Ok(stream) => return Ok(self.last.track(Some(session), stream)),
+                    // A feature the row claims, refused on the socket: learned as from HTTP.
+                    Err(Fallback {
+                        error: Some(body), ..
+                    }) if left > 0
+                        && let Some(feature) = Learnable::named_in(&body, &used) =>
+                    {
+                        left -= 1;
+                        self.learn(model, feature, &body);
+                        continue;
+                    }
+                    Err(Fallback { why, .. }) => {
+                        tracing::debug!(provider = %self.row.id, "Responses socket not used for this turn ({why}); sending it in full over HTTP");
+                    }
+                }
+            }
             let sent = self
                 .client
                 .stream_events(http, &options.cancel, driver.clone())
@@ -333,14 +409,7 @@ impl Provider for ResponsesProvider {
                     && let Some(feature) = Learnable::named_in(body, &used) =>
                 {
                     left -= 1;
-                    let table = self.row.capabilities(&model.id);
-                    tracing::warn!(provider = %self.row.id, model = %model.id, feature = feature.as_str(), "the provider refused a feature the row claims; sending without it");
-                    if let Err(e) =
-                        self.learned
-                            .learn(&self.row.id, &model.id, &table, feature, body)
-                    {
-                        tracing::warn!("could not save what was learned: {e}");
-                    }
+                    self.learn(model, feature, body);
                 }
                 Err(e) => return Err(e),
             }

@@ -104,23 +104,21 @@ pub fn build_request(
     if !request.tools.is_empty() {
         // The renderer's stand-in for the provider's tool search is left out: the hosted
         // `tool_search` goes where it stood, before the first deferred tool (below).
+        // A tool added mid-session in an `additional_tools` item is declared there only.
+        let inline = if caps.additional_tools && !pi {
+            added_inline(request)
+        } else {
+            Vec::new()
+        };
         let declared: Vec<&ToolDefinition> = request
             .tools
             .iter()
-            .filter(|t| !t.is_tool_search())
+            .filter(|t| !t.is_tool_search() && !inline.contains(&t.name.as_str()))
             .collect();
         let mut tools: Vec<Value> = declared
             .iter()
             .map(|t| {
-                let mut tool = json!({
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters,
-                });
-                if caps.wire.supports_strict_mode {
-                    tool["strict"] = json!(false);
-                }
+                let mut tool = function_tool(t, caps);
                 if t.defer_loading && caps.deferred_tools {
                     tool["defer_loading"] = json!(true);
                 }
@@ -325,14 +323,56 @@ fn push_message(input: &mut Vec<Value>, message: &Message, caps: &Capabilities) 
         }
         Role::System => {
             let mut parts = Vec::new();
+            let mut added = Vec::new();
             for block in &message.content {
-                text_fallback(block, &mut parts, "input_text");
+                match block {
+                    ContentBlock::ToolAddition { tools } if caps.additional_tools => {
+                        added.extend(tools.iter().map(|t| function_tool(t, caps)));
+                    }
+                    other => text_fallback(other, &mut parts, "input_text"),
+                }
             }
             if !parts.is_empty() {
                 input.push(json!({"role": caps.system_role.as_str(), "content": parts}));
             }
+            if !added.is_empty() {
+                // Where the tools arrived; the `tools` array, the prompt's head, is untouched
+                // (the documented `additional_tools` item; Pi 1.x `supportsAdditionalTools`).
+                input
+                    .push(json!({"type": "additional_tools", "role": "developer", "tools": added}));
+            }
         }
     }
+}
+
+/// A function tool as the Responses API declares it, loaded (no `defer_loading`).
+fn function_tool(t: &ToolDefinition, caps: &Capabilities) -> Value {
+    let mut tool = json!({
+        "type": "function",
+        "name": t.name,
+        "description": t.description,
+        "parameters": t.parameters,
+    });
+    if caps.wire.supports_strict_mode {
+        tool["strict"] = json!(false);
+    }
+    tool
+}
+
+/// The names of the tools the request's system messages add mid-session.
+fn added_inline(request: &Request) -> Vec<&str> {
+    request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .flat_map(|m| &m.content)
+        .filter_map(|block| match block {
+            ContentBlock::ToolAddition { tools } => Some(tools),
+            _ => None,
+        })
+        .flatten()
+        .map(|t| t.name.as_str())
+        .collect()
 }
 
 /// Blocks with no Responses form of their own, as text (tool changes say what changed).

@@ -7,8 +7,10 @@
     reason = "test helpers outside #[test] functions fail loudly on purpose"
 )]
 
+mod additional_tools;
 mod conformance_bodies;
 mod fixtures;
 mod mock;
 mod rows;
 mod support;
+mod websocket;

@@ -346,6 +346,16 @@ pub struct Capabilities {
     /// input item).
     #[serde(default)]
     pub mid_conversation_effort: bool,
+    /// OpenAI Responses WebSocket mode: a persistent socket to `/responses` on which each turn
+    /// sends only its new input items after `previous_response_id`. An optimisation only: the
+    /// session's state stays the full conversation, and any socket failure falls back to a full
+    /// HTTP request for that turn.
+    #[serde(default)]
+    pub websocket_mode: bool,
+    /// OpenAI Responses `additional_tools` input items: a tool added mid-session is declared
+    /// where it arrives in the input, and the `tools` array (the cached prefix) is unchanged.
+    #[serde(default)]
+    pub additional_tools: bool,
 }
 
 impl Default for Capabilities {
@@ -372,6 +382,8 @@ impl Default for Capabilities {
             peak_pricing: None,
             cache_diagnostics: false,
             mid_conversation_effort: false,
+            websocket_mode: false,
+            additional_tools: false,
         }
     }
 }

@@ -154,6 +154,12 @@ pub struct FeatureSpec {
     pub cache_diagnostics: bool,
     /// Effort changes mid-conversation keep the prefix.
     pub mid_conversation_effort: bool,
+    /// OpenAI Responses WebSocket mode: one socket per session, each turn sending only its new
+    /// items after `previous_response_id`.
+    pub websocket_mode: bool,
+    /// OpenAI Responses `additional_tools` input items: a tool added mid-session is declared
+    /// where it arrives, the `tools` prefix unchanged.
+    pub additional_tools: bool,
 }
 
 impl Default for FeatureSpec {
@@ -168,6 +174,8 @@ impl Default for FeatureSpec {
             system_reminders: true,
             cache_diagnostics: false,
             mid_conversation_effort: false,
+            websocket_mode: false,
+            additional_tools: false,
         }
     }
 }
@@ -354,6 +362,12 @@ pub struct ModelOverride {
     /// Effort changes that keep the prefix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mid_conversation_effort: Option<bool>,
+    /// Responses WebSocket mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket_mode: Option<bool>,
+    /// Responses `additional_tools` items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_tools: Option<bool>,
     /// Reasoning style.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningStyle>,
@@ -460,6 +474,8 @@ impl ProviderRow {
             peak_pricing: self.cache.peak.clone(),
             cache_diagnostics: self.features.cache_diagnostics,
             mid_conversation_effort: self.features.mid_conversation_effort,
+            websocket_mode: self.features.websocket_mode,
+            additional_tools: self.features.additional_tools,
         }
     }
 
@@ -565,6 +581,8 @@ pub(crate) fn apply_override(caps: &mut Capabilities, o: &ModelOverride) {
         (o.system_reminders, &mut caps.system_reminders),
         (o.cache_diagnostics, &mut caps.cache_diagnostics),
         (o.mid_conversation_effort, &mut caps.mid_conversation_effort),
+        (o.websocket_mode, &mut caps.websocket_mode),
+        (o.additional_tools, &mut caps.additional_tools),
     ];
     for (value, slot) in flags {
         if let Some(v) = value {

@@ -26,6 +26,7 @@ pub mod speed;
 pub mod strategy;
 pub mod table;
 pub mod tools;
+pub mod transport;
 pub mod workload;
 
 use std::path::{Path, PathBuf};
@@ -65,6 +66,9 @@ pub const USAGE: &str =
       --out FILE   write the document to FILE instead of docs/benchmarks.md
       `--only delegate` instead runs the delegation workload (its own document,
                    docs/bench-delegate.md)
+      `--only transport` instead plays a 40-call tool loop over HTTP and over the Responses
+                   WebSocket mode: bytes uploaded and time to first token (the mock's latency
+                   model), docs/bench-transport.md
       --json FILE  also write every run, request by request, as JSON
       --debug      run in the debug build (by default the command re-runs itself in release)";
 
@@ -239,6 +243,10 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
     if delegate::selected(args) {
         // Small enough for the debug build: no release re-run.
         return delegate::main(root, args);
+    }
+    if transport::selected(args) {
+        // Forty requests: the debug build is enough.
+        return transport::main(root, args);
     }
     if cfg!(debug_assertions)
         && std::env::var_os(RELEASE_ENV).is_none()

@@ -102,10 +102,14 @@ pub fn endpoint(
 ) -> Result<Endpoint> {
     let catalog = Catalog::builtin().context("loading the capability table")?;
     let (provider_id, model_id) = cache_model.qualified_model();
-    let row = catalog
+    let mut row = catalog
         .provider(provider_id)
         .with_context(|| format!("provider {provider_id} is not in the capability table"))?
         .clone();
+    // The cache benches read whole request bodies (the ideal cache, the miss causes); the
+    // WebSocket mode sends only each turn's new items and bills the same, so it is measured
+    // on its own (`--only transport`).
+    row.features.websocket_mode = false;
     let mut model = catalog.model(provider_id, model_id).with_context(|| {
         format!("model {provider_id}/{model_id} is not in the capability table")
     })?;

@@ -214,6 +214,58 @@ fn response(
     response
 }
 
+/// `additional_tools` input items (`{type, role: "developer", tools}`, the documented JSON;
+/// Pi 1.x `supportsAdditionalTools`): tools declared at a point in the input, offered to the
+/// model from there on while the `tools` array, the head of the prompt, stays as it was. A
+/// name declared twice is refused, as a duplicate in `tools` is.
+fn additional_tools(
+    items: &[Value],
+    declared: &[Value],
+    conversation: &mut Conversation,
+) -> Result<(), String> {
+    let mut names: Vec<&str> = declared
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .collect();
+    for (i, item) in items.iter().enumerate() {
+        if item.get("type").and_then(Value::as_str) != Some("additional_tools") {
+            continue;
+        }
+        match item.get("role").and_then(Value::as_str) {
+            None | Some("developer") => {}
+            Some(other) => {
+                return Err(format!(
+                    "Invalid value: '{other}'. 'input[{i}].role' must be 'developer'."
+                ));
+            }
+        }
+        let tools = item
+            .get("tools")
+            .and_then(Value::as_array)
+            .ok_or_else(|| format!("Missing required parameter: 'input[{i}].tools'."))?;
+        for (j, tool) in tools.iter().enumerate() {
+            if tool.get("type").and_then(Value::as_str).is_none() {
+                return Err(format!(
+                    "Missing required parameter: 'input[{i}].tools[{j}].type'."
+                ));
+            }
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            if names.contains(&name) {
+                return Err(format!(
+                    "Duplicate tool name '{name}' in 'input[{i}].tools[{j}]': it is already declared."
+                ));
+            }
+            names.push(name);
+            conversation
+                .tools
+                .push(DeclaredTool::new(name, tool.get("parameters")));
+        }
+    }
+    Ok(())
+}
+
 /// `prompt_cache_options.comparison_response_id` (openai-python 3.63.0 `PromptCacheOptions`).
 fn comparison(body: &Value) -> Result<Option<String>, String> {
     let Some(options) = body.get("prompt_cache_options").filter(|o| !o.is_null()) else {
@@ -248,6 +300,8 @@ impl Wire for Responses {
             .and_then(Value::as_str)
             .ok_or("Missing required parameter: 'model'.")?
             .to_owned();
+        // What a previous response holds is the server's own: only the items this request
+        // brings are checked for replayable reasoning (below).
         let mut items: Vec<Value> = match body.get("previous_response_id").and_then(Value::as_str) {
             Some(id) => (ctx.previous)(id)
                 .ok_or_else(|| format!("Previous response with id '{id}' not found."))?,
@@ -262,6 +316,8 @@ impl Wire for Responses {
                         super::json_type(item)
                     ));
                 }
+                let store = body.get("store").and_then(Value::as_bool).unwrap_or(true);
+                check_reasoning(list, store)?;
                 items.extend(list.iter().cloned())
             }
             None if !items.is_empty() => {}
@@ -274,7 +330,6 @@ impl Wire for Responses {
             }
         }
         let store = body.get("store").and_then(Value::as_bool).unwrap_or(true);
-        check_reasoning(&items, store)?;
         let mut builder = PromptBuilder::new(ctx.tokenizer);
         let mut conversation = Conversation::default();
         let mut declared = Vec::new();
@@ -346,6 +401,7 @@ impl Wire for Responses {
             )
             .collect::<Vec<_>>()
             .join("\n");
+        additional_tools(&items, &declared, &mut conversation)?;
         let tool_search = hosted_search(&declared, &items);
         let mut features: Vec<(&'static str, String)> = Vec::new();
         if body
@@ -369,6 +425,15 @@ impl Wire for Responses {
             features.push((
                 "configuration-update",
                 format!("Invalid value: 'configuration_update'. 'input[{i}].type' does not accept it for this model."),
+            ));
+        }
+        if let Some(i) = items
+            .iter()
+            .position(|item| item.get("type").and_then(Value::as_str) == Some("additional_tools"))
+        {
+            features.push((
+                "additional-tools",
+                format!("Invalid value: 'additional_tools'. 'input[{i}].type' does not accept it for this model."),
             ));
         }
         Ok(Parsed {
