@@ -154,6 +154,12 @@ pub struct FeatureSpec {
     pub cache_diagnostics: bool,
     /// Effort changes mid-conversation keep the prefix.
     pub mid_conversation_effort: bool,
+    /// Later requests send only the new messages of a server-held conversation.
+    pub message_threads: bool,
+    /// Tools added mid-conversation are defined inline.
+    pub inline_tools: bool,
+    /// Mid-conversation system messages can be shown until the next user message only.
+    pub system_clear_at: bool,
 }
 
 impl Default for FeatureSpec {
@@ -168,6 +174,9 @@ impl Default for FeatureSpec {
             system_reminders: true,
             cache_diagnostics: false,
             mid_conversation_effort: false,
+            message_threads: false,
+            inline_tools: false,
+            system_clear_at: false,
         }
     }
 }
@@ -354,6 +363,15 @@ pub struct ModelOverride {
     /// Effort changes that keep the prefix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mid_conversation_effort: Option<bool>,
+    /// Message threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_threads: Option<bool>,
+    /// Inline tool definitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inline_tools: Option<bool>,
+    /// `clear_at` on system messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_clear_at: Option<bool>,
     /// Reasoning style.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningStyle>,
@@ -460,6 +478,9 @@ impl ProviderRow {
             peak_pricing: self.cache.peak.clone(),
             cache_diagnostics: self.features.cache_diagnostics,
             mid_conversation_effort: self.features.mid_conversation_effort,
+            message_threads: self.features.message_threads,
+            inline_tools: self.features.inline_tools,
+            system_clear_at: self.features.system_clear_at,
         }
     }
 
@@ -565,6 +586,9 @@ pub(crate) fn apply_override(caps: &mut Capabilities, o: &ModelOverride) {
         (o.system_reminders, &mut caps.system_reminders),
         (o.cache_diagnostics, &mut caps.cache_diagnostics),
         (o.mid_conversation_effort, &mut caps.mid_conversation_effort),
+        (o.message_threads, &mut caps.message_threads),
+        (o.inline_tools, &mut caps.inline_tools),
+        (o.system_clear_at, &mut caps.system_clear_at),
     ];
     for (value, slot) in flags {
         if let Some(v) = value {
