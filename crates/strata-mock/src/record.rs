@@ -54,6 +54,13 @@ pub struct RequestRecord {
     pub search_loaded_tokens: u64,
     /// The request body, when the server records bodies.
     pub body: Option<Value>,
+    /// Bytes of the request body as received (what the client uploaded).
+    #[serde(default)]
+    pub body_bytes: u64,
+    /// Anthropic message threads: the response this request continued (its body held only
+    /// the new messages); `None` for a full request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued: Option<String>,
 }
 
 impl RequestRecord {
@@ -79,6 +86,8 @@ impl RequestRecord {
             fault: None,
             search_loaded_tokens: 0,
             body: None,
+            body_bytes: 0,
+            continued: None,
         }
     }
 }

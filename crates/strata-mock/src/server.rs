@@ -62,6 +62,8 @@ pub(crate) struct State {
     last_blocks: Mutex<HashMap<String, Vec<(Chapter, u64)>>>,
     /// What each response's request looked like, for the cache diagnoses of later requests.
     fingerprints: Mutex<Fingerprints>,
+    /// Anthropic message threads held for continues.
+    threads: Mutex<crate::thread::Threads>,
     seq: AtomicU64,
     record_file: Option<Mutex<std::fs::File>>,
 }
@@ -112,6 +114,7 @@ impl State {
             stored_responses: Mutex::new(HashMap::new()),
             last_blocks: Mutex::new(HashMap::new()),
             fingerprints: Mutex::new(Fingerprints::default()),
+            threads: Mutex::new(crate::thread::Threads::default()),
             seq: AtomicU64::new(0),
             record_file: record_file.map(Mutex::new),
         }
@@ -142,6 +145,7 @@ impl State {
         lock(&self.stored_responses).clear();
         lock(&self.last_blocks).clear();
         lock(&self.fingerprints).clear();
+        lock(&self.threads).clear();
     }
 
     /// The first block of `prompt` that differs from the previous request in `namespace`.
@@ -195,8 +199,13 @@ impl State {
         }
     }
 
-    fn refuse<W: Wire>(&self, mut record: RequestRecord, kind: ErrorKind) -> Prepared {
-        let (status, headers, body) = W::error(&kind);
+    fn refuse<W: Wire>(&self, record: RequestRecord, kind: ErrorKind) -> Prepared {
+        self.refuse_with(record, W::error(&kind))
+    }
+
+    /// Sends `response`, recording it as the request's refusal.
+    fn refuse_with(&self, mut record: RequestRecord, response: ErrorResponse) -> Prepared {
+        let (status, headers, body) = response;
         record.status = status.as_u16();
         record.error = Some(String::from_utf8_lossy(&body).into_owned());
         self.record(record);
@@ -247,18 +256,29 @@ impl State {
         body: &[u8],
     ) -> Prepared {
         let mut record = self.new_record::<W>(path, path_model.clone());
+        record.body_bytes = body.len() as u64;
         let (seq, now) = (record.seq, record.at_ms);
-        let value = match json_body(body) {
+        let sent = match json_body(body) {
             Ok(value) => value,
             Err(message) => return self.refuse::<W>(record, ErrorKind::BadRequest(message)),
         };
+        // A message-thread continue stands for the full conversation the thread holds.
+        let thread = match W::PROTOCOL {
+            Protocol::Anthropic => match lock(&self.threads).resolve(&sent, now) {
+                Ok(thread) => thread,
+                Err(e) => return self.refuse_with(record, e.response()),
+            },
+            _ => None,
+        };
+        record.continued = thread.as_ref().and_then(|t| t.continues.clone());
+        let value = thread.as_ref().map_or(&sent, |t| &t.body);
         let previous = |id: &str| lock(&self.stored_responses).get(id).cloned();
         let ctx = ParseContext {
             tokenizer: &self.tokenizer,
             previous: &previous,
         };
-        let parsed = W::parse(&value, path_model.as_deref(), &ctx);
-        let key = conversation_key(W::PROTOCOL, &value);
+        let parsed = W::parse(value, path_model.as_deref(), &ctx);
+        let key = conversation_key(W::PROTOCOL, value);
         // Only a sequence script's recall turns read the transcript.
         let sequence = self
             .scenario
@@ -270,12 +290,12 @@ impl State {
             })
             .unwrap_or(false);
         let transcript = if sequence {
-            scenario::transcript_of(&value)
+            scenario::transcript_of(value)
         } else {
             String::new()
         };
         if self.config.record_bodies {
-            record.body = Some(value);
+            record.body = Some(sent.clone());
         }
         let mut parsed = match parsed {
             Ok(parsed) => parsed,
@@ -468,6 +488,14 @@ impl State {
                 self.config.delta_chars
             },
         };
+        if let Some(thread) = &thread {
+            let content = W::respond(&parsed, &outcome)
+                .get("content")
+                .cloned()
+                .unwrap_or_default();
+            let id = format!("msg_{}", outcome.id);
+            lock(&self.threads).hold(id, thread, content, now);
+        }
         if W::PROTOCOL == Protocol::Responses && parsed.store {
             let mut items = std::mem::take(&mut parsed.items);
             items.extend(output_items(&parsed, &outcome));

@@ -68,6 +68,33 @@ fn check_block(block: &Value) -> Result<&str, String> {
     Ok(kind)
 }
 
+/// The tool a `tool_addition` block defines inline, checked as a `tools` entry (anthropic-python
+/// 2.17.0 `BetaToolChangeToolDefinitionParam`, beta `inline-tools-2026-09-15`): `None` for a
+/// reference to a declared tool.
+fn inline_tool(block: &Value) -> Result<Option<DeclaredTool>, String> {
+    let tool = block.get("tool").ok_or("Field required")?;
+    if tool.get("type").and_then(Value::as_str) != Some("tool_definition") {
+        return Ok(None);
+    }
+    let definition = tool
+        .get("definition")
+        .filter(|d| d.is_object())
+        .ok_or("tool_definition.definition: Field required")?;
+    let name = definition
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("tool_definition.definition.name: Field required")?;
+    let custom = definition
+        .get("type")
+        .and_then(Value::as_str)
+        .is_none_or(|t| t == "custom");
+    let schema = definition.get("input_schema");
+    if custom && !schema.is_some_and(Value::is_object) {
+        return Err("tool_definition.definition.input_schema: Field required".into());
+    }
+    Ok(Some(DeclaredTool::new(name, schema)))
+}
+
 /// The deterministic signature sent with a thinking block.
 pub fn signature(thinking: &str) -> String {
     format!("mock-sig-{:016x}", crate::tokens::hash_str(thinking))
@@ -295,6 +322,22 @@ impl Wire for Anthropic {
                             check_signature(block)
                                 .map_err(|e| format!("messages.{i}.content.{j}.{e}"))?;
                         }
+                        if kind == "tool_addition"
+                            && let Some(defined) = inline_tool(block)
+                                .map_err(|e| format!("messages.{i}.content.{j}.tool.{e}"))?
+                        {
+                            if conversation.tools.iter().any(|t| t.name == defined.name) {
+                                return Err(format!(
+                                    "messages.{i}.content.{j}: tool name '{}' is already declared",
+                                    defined.name
+                                ));
+                            }
+                            conversation.tools.push(defined);
+                            features.push((
+                                "inline-tools",
+                                format!("messages.{i}.content.{j}.tool: Input tag 'tool_definition' found using 'type' does not match any of the expected tags: 'tool_reference', 'mcp_tool_reference', 'mcp_toolset_reference'"),
+                            ));
+                        }
                         let text = canonical_without(block, "cache_control");
                         if matches!(kind, "thinking" | "redacted_thinking") {
                             builder.push_uncacheable(Chapter::Messages, role, &text);
@@ -352,6 +395,13 @@ impl Wire for Anthropic {
             features.push((
                 "diagnostics",
                 "diagnostics: Extra inputs are not permitted".into(),
+            ));
+        }
+        // Resolved by the server before parsing (crate::thread); only refused here.
+        if body.get("thread").is_some_and(|t| !t.is_null()) {
+            features.push((
+                "message-threads",
+                "thread: Extra inputs are not permitted".into(),
             ));
         }
         Ok(Parsed {
