@@ -22,9 +22,22 @@ struct Setup {
 }
 
 async fn setup(config: MockConfig) -> Setup {
+    let catalog = Catalog::builtin().unwrap();
+    setup_row(config, catalog.provider("anthropic").unwrap()).await
+}
+
+/// The Anthropic row with message threads off: every request goes in full, for tests that
+/// read whole bodies.
+async fn setup_without_threads(config: MockConfig) -> Setup {
+    let catalog = Catalog::builtin().unwrap();
+    let mut row = catalog.provider("anthropic").unwrap().clone();
+    row.features.message_threads = false;
+    setup_row(config, &row).await
+}
+
+async fn setup_row(config: MockConfig, row: &strata_provider::ProviderRow) -> Setup {
     let server = MockServer::start(config).await.unwrap();
     let catalog = Catalog::builtin().unwrap();
-    let row = catalog.provider("anthropic").unwrap();
     let client = HttpClient::new(&TransportConfig {
         retry: RetryPolicy {
             max_retries: 3,
@@ -752,7 +765,7 @@ async fn a_changed_system_section_is_reported_with_the_providers_miss_reason() {
 #[tokio::test]
 async fn an_effort_change_reads_the_previous_prompt_where_the_row_allows_it() {
     for (model_id, keeps) in [("claude-opus-4-8", true), ("claude-opus-4-7", false)] {
-        let mut s = setup(MockConfig::new()).await;
+        let mut s = setup_without_threads(MockConfig::new()).await;
         s.model = Catalog::builtin()
             .unwrap()
             .model("anthropic", model_id)
