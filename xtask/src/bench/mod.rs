@@ -25,6 +25,7 @@ pub mod run;
 pub mod speed;
 pub mod strategy;
 pub mod table;
+pub mod threads;
 pub mod tools;
 pub mod workload;
 
@@ -65,6 +66,8 @@ pub const USAGE: &str =
       --out FILE   write the document to FILE instead of docs/benchmarks.md
       `--only delegate` instead runs the delegation workload (its own document,
                    docs/bench-delegate.md)
+      `--only threads` instead compares Anthropic message threads with full requests on a
+                   long tool loop: upload bytes and time to first token (docs/bench-threads.md)
       --json FILE  also write every run, request by request, as JSON
       --debug      run in the debug build (by default the command re-runs itself in release)";
 
@@ -230,6 +233,9 @@ const RELEASE_ENV: &str = "STRATA_BENCH_RELEASE";
 pub fn main(root: &Path, args: &[String]) -> Result<()> {
     if binary::selected(args) {
         return binary::main(root, args);
+    }
+    if threads::selected(args) {
+        return threads::main(root, args);
     }
     if delegate::selected(args) {
         // Small enough for the debug build: no release re-run.
