@@ -959,3 +959,186 @@ async fn a_refused_feature_is_learned_and_the_turn_completes_without_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A tool added mid-session that the tools chapter does not declare (Opus 4.8: tool changes
+/// and inline definitions): its `tool_addition` carries the definition, the beta header says
+/// so, the mock accepts it and the scripted model can call the tool.
+#[tokio::test]
+async fn a_tool_added_mid_session_is_defined_inline_and_the_model_can_call_it() {
+    let mut s = setup(MockConfig::new()).await;
+    s.model = Catalog::builtin()
+        .unwrap()
+        .model("anthropic", "claude-opus-4-8")
+        .unwrap();
+    s.server.load_scenario(
+        Scenario::from_toml(
+            "[[turn]]\n[[turn.tool_call]]\ntool = \"grep\"\nargs = { path = \"a\" }\n",
+            "t",
+        )
+        .unwrap(),
+    );
+    let mut request = long_request("find it");
+    request.model = "claude-opus-4-8".into();
+    let mut grep = tool("grep");
+    // The render layer defers a later tool where it can; defined inline, it is offered at once.
+    grep.defer_loading = true;
+    request.messages.push(Message {
+        role: strata_provider::Role::System,
+        content: vec![ContentBlock::ToolAddition { tools: vec![grep] }],
+    });
+    let http = s
+        .adapter
+        .http_request(&s.model, &request, &s.options())
+        .unwrap();
+    let betas = http.header_value("anthropic-beta").unwrap_or_default();
+    assert!(betas.contains("inline-tools-2026-09-15"), "{betas}");
+    assert!(
+        betas.contains("mid-conversation-tool-changes-2026-07-01"),
+        "{betas}"
+    );
+    let events = s.collect(&request, &s.options()).await;
+    let (stop, message, _) = done(&events);
+    assert_eq!(*stop, StopReason::ToolUse, "{events:?}");
+    assert!(
+        matches!(&message.content[0], ContentBlock::ToolCall { name, .. } if name == "grep"),
+        "{message:?}"
+    );
+    let record = &s.server.requests()[0];
+    assert_eq!(record.status, 200);
+    let body = record.body.clone().unwrap();
+    assert!(
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["name"] != "grep")
+    );
+    let addition = &body["messages"][1]["content"][0];
+    assert_eq!(addition["type"], "tool_addition");
+    assert_eq!(addition["tool"]["type"], "tool_definition");
+    assert_eq!(addition["tool"]["definition"]["name"], "grep");
+    assert_eq!(addition["tool"]["definition"].get("defer_loading"), None);
+    // A tool the chapter declares is still named by reference.
+    request.tools.push(tool("grep"));
+    let body: serde_json::Value = serde_json::from_slice(
+        &s.adapter
+            .http_request(&s.model, &request, &s.options())
+            .unwrap()
+            .body,
+    )
+    .unwrap();
+    assert_eq!(
+        body["messages"][1]["content"][0]["tool"],
+        json!({"type": "tool_reference", "name": "grep"})
+    );
+}
+
+/// A tool loop on a message thread: after the first request each sends only what follows the
+/// last answer, uploads a fraction of the full request's bytes, and the mock bills it exactly
+/// as the full request (the cache is the conversation's, not the upload's).
+#[tokio::test]
+async fn a_threaded_tool_loop_uploads_less_and_reads_the_cache_as_full_requests_do() {
+    let scenario = "[[turn]]\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a\" }\n\
+                    [[turn]]\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"b\" }\n\
+                    [[turn]]\ntext = \"Done.\"\n";
+    let mut runs = Vec::new();
+    for threads in [false, true] {
+        let s = if threads {
+            setup(MockConfig::new()).await
+        } else {
+            setup_without_threads(MockConfig::new()).await
+        };
+        s.server
+            .load_scenario(Scenario::from_toml(scenario, "t").unwrap());
+        let options = StreamOptions {
+            session_id: Some("loop".into()),
+            ..s.options()
+        };
+        let mut request = long_request("read a then b");
+        for step in 0..3 {
+            let events = s.collect(&request, &options).await;
+            let (_, message, _) = done(&events);
+            let Some(ContentBlock::ToolCall { id, .. }) = message.content.last().cloned() else {
+                assert_eq!(step, 2, "{message:?}");
+                break;
+            };
+            request.messages.push(message.clone());
+            request.messages.push(Message {
+                role: strata_provider::Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_call_id: id,
+                    content: vec![strata_provider::ToolResultContent::Text {
+                        text: "file contents. ".repeat(200),
+                    }],
+                    is_error: false,
+                }],
+            });
+            let last = request.messages.len() - 1;
+            request.breakpoints[2].position = BreakpointPosition::Message { index: last };
+        }
+        runs.push(s.server.requests());
+    }
+    let (full, threaded) = (&runs[0], &runs[1]);
+    assert_eq!(full.len(), 3);
+    assert_eq!(threaded.len(), 3);
+    assert_eq!(threaded[0].continued, None);
+    for i in 1..3 {
+        assert!(threaded[i].continued.is_some(), "{:?}", threaded[i]);
+        assert!(
+            threaded[i].body_bytes * 2 < full[i].body_bytes,
+            "request {i}: {} against {}",
+            threaded[i].body_bytes,
+            full[i].body_bytes
+        );
+        let (a, b) = (full[i].cache.unwrap(), threaded[i].cache.unwrap());
+        assert_eq!(
+            (a.input_tokens, a.cache_read, a.cache_write, a.uncached),
+            (b.input_tokens, b.cache_read, b.cache_write, b.uncached),
+            "request {i}"
+        );
+        assert!(b.cache_read > 0, "request {i}: {b:?}");
+    }
+}
+
+/// A model that refuses threads (a 400 naming `thread`): the turn completes through the full
+/// request without one, and the adapter sends no thread from then on.
+#[tokio::test]
+async fn a_refused_thread_is_learned_and_the_turn_goes_in_full() {
+    let profile = strata_mock::ModelProfile {
+        rejects: vec!["message-threads".into()],
+        ..MockConfig::new().profile(strata_mock::Protocol::Anthropic, MODEL)
+    };
+    let config = MockConfig::new().with_model(strata_mock::ModelRule {
+        protocol: Some(strata_mock::Protocol::Anthropic),
+        pattern: MODEL.into(),
+        profile,
+    });
+    let s = setup(config).await;
+    s.server.load_scenario(
+        Scenario::from_toml(
+            "[[turn]]\ntext = \"One.\"\n[[turn]]\ntext = \"Two.\"\n",
+            "t",
+        )
+        .unwrap(),
+    );
+    let options = StreamOptions {
+        session_id: Some("refused".into()),
+        ..s.options()
+    };
+    let mut request = long_request("q");
+    let events = s.collect(&request, &options).await;
+    let (_, message, _) = done(&events);
+    assert_eq!(message.content, vec![ContentBlock::text("One.")]);
+    request.messages.push(message.clone());
+    request.messages.push(Message::user_text("again"));
+    let events = s.collect(&request, &options).await;
+    let (_, message, _) = done(&events);
+    assert_eq!(message.content, vec![ContentBlock::text("Two.")]);
+    let statuses: Vec<(u16, bool)> = s
+        .server
+        .requests()
+        .iter()
+        .map(|r| (r.status, r.body.as_ref().unwrap().get("thread").is_some()))
+        .collect();
+    assert_eq!(statuses, [(400, true), (200, false), (200, false)]);
+}
