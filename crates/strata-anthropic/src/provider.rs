@@ -14,7 +14,8 @@ use strata_provider::{
 use tracing::Instrument;
 
 use crate::request::{
-    ANTHROPIC_VERSION, adaptive_effort, build_body, uses_inline_tools, uses_tool_changes,
+    ANTHROPIC_VERSION, adaptive_effort, build_body, uses_clear_at, uses_inline_tools,
+    uses_tool_changes,
 };
 use crate::stream::AnthropicParser;
 use crate::thread::{Pending, ThreadUse, Threads, replay_in_full};
@@ -181,6 +182,9 @@ impl AnthropicProvider {
         }
         if uses_inline_tools(&request, &caps) {
             wanted.push(Feature::InlineTools);
+        }
+        if uses_clear_at(&request, &caps) {
+            wanted.push(Feature::SystemClearAt);
         }
         for feature in wanted {
             for h in caps.headers_for(feature) {

@@ -123,6 +123,23 @@ pub fn uses_inline_tools(request: &Request, caps: &Capabilities) -> bool {
         })
 }
 
+/// Whether a system message is sent with `clear_at: "next_user_message"` (beta
+/// `mid-conversation-system-clear-at-2026-08-21` needed): the request marks one transient and
+/// the row has the field.
+pub fn uses_clear_at(request: &Request, caps: &Capabilities) -> bool {
+    clears(caps)
+        && request.transient.iter().any(|&i| {
+            request
+                .messages
+                .get(i)
+                .is_some_and(|m| m.role == Role::System)
+        })
+}
+
+fn clears(caps: &Capabilities) -> bool {
+    caps.system_clear_at && caps.mid_conversation_system
+}
+
 /// Whether `name` is in the request's tools chapter.
 fn declared(request: &Request, name: &str) -> bool {
     request.tools.iter().any(|t| t.name == name)
@@ -346,6 +363,12 @@ fn messages_json(request: &Request, caps: &Capabilities, markers: &Markers) -> V
             )
         }) {
             markers.attach(last, Slot::Message(index));
+        }
+        // A one-turn reminder stays in the array (the prefix holds) and is shown only until
+        // the next user message (anthropic-python 2.17.0 `BetaSystemMessageParam.clear_at`).
+        if message.role == Role::System && clears(caps) && request.transient.contains(&index) {
+            out.push(json!({"role": role, "clear_at": "next_user_message", "content": blocks}));
+            continue;
         }
         // The API wants alternating turns: merge into the previous message of the same role.
         if let Some(prev) = out.last_mut()

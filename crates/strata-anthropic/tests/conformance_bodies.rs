@@ -110,6 +110,18 @@ async fn the_beta_bodies_the_sdk_judges_are_what_the_adapter_builds() {
         &adapter.http_request(&model, &inline, &options).unwrap(),
     ));
 
+    // A one-turn reminder: shown until the next user message, kept in the prefix after it.
+    let mut reminder = first.clone();
+    reminder.messages.push(Message {
+        role: Role::System,
+        content: vec![ContentBlock::text("Reminder: the tests are failing right now.")],
+    });
+    reminder.transient = vec![1];
+    entries.push(entry(
+        "one-turn reminder: clear_at next_user_message",
+        &adapter.http_request(&model, &reminder, &options).unwrap(),
+    ));
+
     // A message thread: the first request opens it, the next sends only what follows the
     // answer, without system and tools.
     let threads = AnthropicProvider::for_row(threaded, client);

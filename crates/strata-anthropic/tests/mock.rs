@@ -1142,3 +1142,60 @@ async fn a_refused_thread_is_learned_and_the_turn_goes_in_full() {
         .collect();
     assert_eq!(statuses, [(400, true), (200, false), (200, false)]);
 }
+
+/// A one-turn reminder on a row with `clear_at` (Opus 4.8): sent with `clear_at:
+/// "next_user_message"` and its beta header, kept in the next request unchanged, which reads
+/// the whole previous prompt from the cache; a user message cannot carry it.
+#[tokio::test]
+async fn a_one_turn_reminder_is_cleared_after_the_next_user_message_and_stays_cached() {
+    let mut s = setup_without_threads(MockConfig::new()).await;
+    s.model = Catalog::builtin()
+        .unwrap()
+        .model("anthropic", "claude-opus-4-8")
+        .unwrap();
+    let mut first = long_request(&"Look at the parser. ".repeat(100));
+    first.model = "claude-opus-4-8".into();
+    first.messages.push(Message {
+        role: strata_provider::Role::System,
+        content: vec![ContentBlock::text("Reminder: the tests are failing right now.")],
+    });
+    first.transient = vec![1];
+    first.breakpoints[2].position = BreakpointPosition::Message { index: 1 };
+    let http = s
+        .adapter
+        .http_request(&s.model, &first, &s.options())
+        .unwrap();
+    let betas = http.header_value("anthropic-beta").unwrap_or_default();
+    assert!(
+        betas.contains("mid-conversation-system-clear-at-2026-08-21"),
+        "{betas}"
+    );
+    let events = s.collect(&first, &s.options()).await;
+    let (_, answer, _) = done(&events);
+    let mut second = first.clone();
+    second.messages.push(answer.clone());
+    second.messages.push(Message::user_text("And now?"));
+    second.breakpoints[2].position = BreakpointPosition::Message { index: 3 };
+    done(&s.collect(&second, &s.options()).await);
+    let records = s.server.requests();
+    assert_eq!(records.len(), 2);
+    let body = records[1].body.clone().unwrap();
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "system", "clear_at": "next_user_message",
+            "content": [{"type": "text", "text": "Reminder: the tests are failing right now."}]})
+    );
+    let previous = records[0].cache.unwrap().input_tokens;
+    let read = records[1].cache.unwrap().cache_read;
+    assert!(read >= previous, "read {read} of {previous}");
+
+    // Where the row has no clear_at the reminder goes as a plain system message.
+    let mut row = Catalog::builtin().unwrap().provider("anthropic").unwrap().clone();
+    row.features.message_threads = false;
+    let plain = strata_provider::Capabilities {
+        system_clear_at: false,
+        ..row.capabilities("claude-opus-4-8")
+    };
+    let body = strata_anthropic::build_body(&first, &s.model, &plain);
+    assert_eq!(body["messages"][1].get("clear_at"), None);
+}

@@ -289,7 +289,10 @@ impl State {
                     .map(|s| s.playback == scenario::Playback::Sequence)
             })
             .unwrap_or(false);
-        let transcript = if sequence {
+        let transcript = if sequence && W::PROTOCOL == Protocol::Anthropic {
+            // What the model is shown: a cleared reminder is not.
+            scenario::transcript_of(&crate::protocol::anthropic::shown(value))
+        } else if sequence {
             scenario::transcript_of(value)
         } else {
             String::new()

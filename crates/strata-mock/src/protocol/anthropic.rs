@@ -95,6 +95,32 @@ fn inline_tool(block: &Value) -> Result<Option<DeclaredTool>, String> {
     Ok(Some(DeclaredTool::new(name, schema)))
 }
 
+/// `body` as the model is shown it: a system message with `clear_at: "next_user_message"` is
+/// left out once a later `role: "user"` message exists ("it stays in the array but is no
+/// longer shown to the model", anthropic-python 2.17.0 `BetaSystemMessageParam.clear_at`).
+pub fn shown(body: &Value) -> Value {
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+        return body.clone();
+    };
+    let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_owned);
+    let kept: Vec<Value> = messages
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| {
+            let cleared = role(m).as_deref() == Some("system")
+                && m.get("clear_at").and_then(Value::as_str) == Some("next_user_message");
+            !(cleared
+                && messages[i + 1..]
+                    .iter()
+                    .any(|later| role(later).as_deref() == Some("user")))
+        })
+        .map(|(_, m)| m.clone())
+        .collect();
+    let mut shown = body.clone();
+    shown["messages"] = Value::Array(kept);
+    shown
+}
+
 /// The deterministic signature sent with a thinking block.
 pub fn signature(thinking: &str) -> String {
     format!("mock-sig-{:016x}", crate::tokens::hash_str(thinking))
@@ -266,6 +292,27 @@ impl Wire for Anthropic {
             }
             if role == "assistant" {
                 conversation.assistant_turns += 1;
+            }
+            // anthropic-python 2.17.0 `BetaSystemMessageParam.clear_at` (beta
+            // `mid-conversation-system-clear-at-2026-08-21`): only on system messages. The
+            // message stays in the prefix either way ([`shown`] hides it from the model).
+            match message.get("clear_at") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(_)) if role != "system" => {
+                    return Err(format!(
+                        "messages.{i}.clear_at: only permitted on role \"system\" messages"
+                    ));
+                }
+                Some(Value::String(when)) if when == "never" => {}
+                Some(Value::String(when)) if when == "next_user_message" => features.push((
+                    "system-clear-at",
+                    format!("messages.{i}.clear_at: Extra inputs are not permitted"),
+                )),
+                Some(other) => {
+                    return Err(format!(
+                        "messages.{i}.clear_at: Input should be 'next_user_message' or 'never', got {other}"
+                    ));
+                }
             }
             // Per-message output configuration (anthropic-python 2.17.0
             // `BetaSystemMessageOutputConfigParam`, beta
@@ -635,4 +682,29 @@ impl Wire for Anthropic {
 
 fn overloaded_status() -> StatusCode {
     StatusCode::from_u16(529).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cleared_reminder_is_shown_until_the_next_user_message_only() {
+        let reminder = json!({"role": "system", "clear_at": "next_user_message",
+            "content": [{"type": "text", "text": "reminder"}]});
+        let kept = json!({"role": "system", "clear_at": "never", "content": "kept"});
+        let body = json!({"messages": [
+            {"role": "user", "content": "a"}, reminder, kept,
+        ]});
+        assert_eq!(shown(&body), body, "no user message after it yet");
+        let mut later = body.clone();
+        later["messages"]
+            .as_array_mut()
+            .unwrap()
+            .extend([json!({"role": "assistant", "content": "b"}), json!({"role": "user", "content": "c"})]);
+        let seen = shown(&later);
+        let texts = crate::scenario::transcript_of(&seen);
+        assert!(!texts.contains("reminder") && texts.contains("kept"), "{texts}");
+        assert_eq!(seen["messages"].as_array().unwrap().len(), 4);
+    }
 }
