@@ -52,8 +52,14 @@ pub struct RequestRecord {
     /// `cache.input_tokens`, not in the body: `crate::tool_search`).
     #[serde(default)]
     pub search_loaded_tokens: u64,
-    /// The request body, when the server records bodies.
+    /// The request body, when the server records bodies; for a message-thread continue, the
+    /// full request it stands for (what the cache and the model see), the body as sent being
+    /// in `thread_body`.
     pub body: Option<Value>,
+    /// A message-thread continue's body as sent (only the new messages), when the server
+    /// records bodies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_body: Option<Value>,
     /// Bytes of the request body as received (what the client uploaded).
     #[serde(default)]
     pub body_bytes: u64,
@@ -86,6 +92,7 @@ impl RequestRecord {
             fault: None,
             search_loaded_tokens: 0,
             body: None,
+            thread_body: None,
             body_bytes: 0,
             continued: None,
         }

@@ -196,6 +196,7 @@ impl State {
             .and_then(|i| records.get_mut(i))
         {
             old.body = None;
+            old.thread_body = None;
         }
     }
 
@@ -298,7 +299,10 @@ impl State {
             String::new()
         };
         if self.config.record_bodies {
-            record.body = Some(sent.clone());
+            record.body = Some(value.clone());
+            if record.continued.is_some() {
+                record.thread_body = Some(sent.clone());
+            }
         }
         let mut parsed = match parsed {
             Ok(parsed) => parsed,

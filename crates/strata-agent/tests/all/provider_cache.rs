@@ -247,9 +247,12 @@ async fn a_thread_that_expires_mid_session_is_replayed_in_full_and_the_session_g
     let body = |i: usize| records[i].body.clone().unwrap();
     assert_eq!(body(0)["thread"], serde_json::json!({"type": "create"}));
     assert_eq!(records[1].continued.as_deref(), Some("msg_mock00000000000000000001"));
-    // The continue sends neither system nor tools, only what follows the first answer.
-    assert!(body(1).get("system").is_none() && body(1).get("tools").is_none());
-    assert_eq!(body(1)["messages"].as_array().unwrap().len(), 1, "{}", body(1));
+    // The continue sends neither system nor tools, only what follows the first answer; the
+    // mock records the conversation it stands for.
+    let sent = records[1].thread_body.clone().unwrap();
+    assert!(sent.get("system").is_none() && sent.get("tools").is_none());
+    assert_eq!(sent["messages"].as_array().unwrap().len(), 1, "{sent}");
+    assert_eq!(body(1)["messages"].as_array().unwrap().len(), 3, "{}", body(1));
     assert!(records[1].body_bytes * 4 < records[0].body_bytes, "{records:#?}");
     assert!(records[2].error.as_deref().unwrap().contains("thread_not_found"));
     // The replay is the whole conversation again, opening a new thread.
