@@ -240,8 +240,10 @@ mod tests {
     #[test]
     fn a_request_extending_the_held_one_sends_only_what_follows_the_reply() {
         let threads = Threads::new();
-        let mut first = body(json!([{"role": "user", "content": [{"type": "text", "text": "a",
-            "cache_control": {"type": "ephemeral"}}]}]));
+        let mut first = body(
+            json!([{"role": "user", "content": [{"type": "text", "text": "a",
+            "cache_control": {"type": "ephemeral"}}]}]),
+        );
         assert_eq!(hold(&threads, "s", &mut first, "msg_1"), ThreadUse::Create);
         assert_eq!(first["thread"], json!({"type": "create"}));
         assert!(first.get("system").is_some());
@@ -304,7 +306,10 @@ mod tests {
         assert_eq!(threads.apply(None, &mut next("a")).0, ThreadUse::Off);
         // Forgotten: the extension is sent in full.
         threads.forget(Some("s"));
-        assert_eq!(threads.apply(Some("s"), &mut next("a")).0, ThreadUse::Create);
+        assert_eq!(
+            threads.apply(Some("s"), &mut next("a")).0,
+            ThreadUse::Create
+        );
     }
 
     #[test]

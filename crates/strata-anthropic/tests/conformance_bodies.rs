@@ -114,7 +114,9 @@ async fn the_beta_bodies_the_sdk_judges_are_what_the_adapter_builds() {
     let mut reminder = first.clone();
     reminder.messages.push(Message {
         role: Role::System,
-        content: vec![ContentBlock::text("Reminder: the tests are failing right now.")],
+        content: vec![ContentBlock::text(
+            "Reminder: the tests are failing right now.",
+        )],
     });
     reminder.transient = vec![1];
     entries.push(entry(

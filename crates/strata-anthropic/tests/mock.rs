@@ -1157,7 +1157,9 @@ async fn a_one_turn_reminder_is_cleared_after_the_next_user_message_and_stays_ca
     first.model = "claude-opus-4-8".into();
     first.messages.push(Message {
         role: strata_provider::Role::System,
-        content: vec![ContentBlock::text("Reminder: the tests are failing right now.")],
+        content: vec![ContentBlock::text(
+            "Reminder: the tests are failing right now.",
+        )],
     });
     first.transient = vec![1];
     first.breakpoints[2].position = BreakpointPosition::Message { index: 1 };
@@ -1190,7 +1192,11 @@ async fn a_one_turn_reminder_is_cleared_after_the_next_user_message_and_stays_ca
     assert!(read >= previous, "read {read} of {previous}");
 
     // Where the row has no clear_at the reminder goes as a plain system message.
-    let mut row = Catalog::builtin().unwrap().provider("anthropic").unwrap().clone();
+    let mut row = Catalog::builtin()
+        .unwrap()
+        .provider("anthropic")
+        .unwrap()
+        .clone();
     row.features.message_threads = false;
     let plain = strata_provider::Capabilities {
         system_clear_at: false,

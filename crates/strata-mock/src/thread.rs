@@ -247,7 +247,12 @@ mod tests {
     fn a_continue_stands_for_the_held_conversation_its_reply_and_the_new_messages() {
         let mut threads = Threads::default();
         let first = threads.resolve(&create(), 0).unwrap().unwrap();
-        threads.hold("msg_1".into(), &first, json!([{"type": "text", "text": "b"}]), 0);
+        threads.hold(
+            "msg_1".into(),
+            &first,
+            json!([{"type": "text", "text": "b"}]),
+            0,
+        );
         let second = threads
             .resolve(&cont("msg_1"), LIFETIME_MS)
             .unwrap()

@@ -78,7 +78,9 @@ impl Learnable {
                 Self::Prewarm => &["prewarm", "max_tokens"],
                 // anthropic-python 2.17.0 `ThreadUnsupportedRequestError`; the other
                 // `thread_*` refusals say to replay, not that threads are unsupported.
-                Self::MessageThreads => &["thread_unsupported_request", "thread:", "message-threads"],
+                Self::MessageThreads => {
+                    &["thread_unsupported_request", "thread:", "message-threads"]
+                }
             }
         };
         used.iter()

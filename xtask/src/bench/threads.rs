@@ -84,7 +84,10 @@ struct Figures {
 /// Time to first token of one recorded request under the model in the module doc.
 fn ttft_ms(record: &RequestRecord) -> f64 {
     let (uncached, read) = record.cache.map_or((0, 0), |c| {
-        (c.uncached + c.cache_write_5m + c.cache_write_1h, c.cache_read)
+        (
+            c.uncached + c.cache_write_5m + c.cache_write_1h,
+            c.cache_read,
+        )
     });
     BASE_MS
         + record.body_bytes as f64 / UPLINK
@@ -169,7 +172,9 @@ async fn play(mode: Mode) -> Result<Figures> {
         let mut paused = false;
         while events.recv().await.is_some() {
             if mode == Mode::OnExpiring && !paused && pauser.requests().len() >= READS / 2 {
-                pauser.advance_clock(Duration::from_millis(strata_mock::thread::LIFETIME_MS + 60_000));
+                pauser.advance_clock(Duration::from_millis(
+                    strata_mock::thread::LIFETIME_MS + 60_000,
+                ));
                 paused = true;
             }
         }
@@ -273,8 +278,13 @@ mod tests {
 
     #[test]
     fn the_time_to_first_token_grows_with_the_upload_and_the_uncached_input() {
-        let mut record =
-            RequestRecord::received(1, strata_mock::Protocol::Anthropic, "/v1/messages".into(), MODEL.into(), 0);
+        let mut record = RequestRecord::received(
+            1,
+            strata_mock::Protocol::Anthropic,
+            "/v1/messages".into(),
+            MODEL.into(),
+            0,
+        );
         assert_eq!(ttft_ms(&record), BASE_MS);
         record.body_bytes = 25_000;
         assert_eq!(ttft_ms(&record), BASE_MS + 10.0);

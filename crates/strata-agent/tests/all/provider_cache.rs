@@ -207,7 +207,10 @@ async fn three_prompts(
     let dir = tempfile::tempdir().unwrap();
     let catalog = Catalog::builtin().unwrap();
     let mut row = catalog.provider("anthropic").unwrap().clone();
-    assert!(row.capabilities("claude-sonnet-4-5").message_threads, "on by default");
+    assert!(
+        row.capabilities("claude-sonnet-4-5").message_threads,
+        "on by default"
+    );
     row.features.message_threads = threads;
     let provider = Arc::new(AnthropicProvider::for_row(
         &row,
@@ -246,15 +249,32 @@ async fn a_thread_that_expires_mid_session_is_replayed_in_full_and_the_session_g
     assert_eq!(statuses, [200, 200, 404, 200], "{records:#?}");
     let body = |i: usize| records[i].body.clone().unwrap();
     assert_eq!(body(0)["thread"], serde_json::json!({"type": "create"}));
-    assert_eq!(records[1].continued.as_deref(), Some("msg_mock00000000000000000001"));
+    assert_eq!(
+        records[1].continued.as_deref(),
+        Some("msg_mock00000000000000000001")
+    );
     // The continue sends neither system nor tools, only what follows the first answer; the
     // mock records the conversation it stands for.
     let sent = records[1].thread_body.clone().unwrap();
     assert!(sent.get("system").is_none() && sent.get("tools").is_none());
     assert_eq!(sent["messages"].as_array().unwrap().len(), 1, "{sent}");
-    assert_eq!(body(1)["messages"].as_array().unwrap().len(), 3, "{}", body(1));
-    assert!(records[1].body_bytes * 4 < records[0].body_bytes, "{records:#?}");
-    assert!(records[2].error.as_deref().unwrap().contains("thread_not_found"));
+    assert_eq!(
+        body(1)["messages"].as_array().unwrap().len(),
+        3,
+        "{}",
+        body(1)
+    );
+    assert!(
+        records[1].body_bytes * 4 < records[0].body_bytes,
+        "{records:#?}"
+    );
+    assert!(
+        records[2]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("thread_not_found")
+    );
     // The replay is the whole conversation again, opening a new thread.
     assert_eq!(body(3)["thread"], serde_json::json!({"type": "create"}));
     assert!(body(3).get("system").is_some());
@@ -265,8 +285,12 @@ async fn a_thread_that_expires_mid_session_is_replayed_in_full_and_the_session_g
     // the thread.
     let plain_server = mock(THREE_ANSWERS).await;
     let (plain, _) = three_prompts(&plain_server, false, true).await;
-    assert!(plain_server.requests().iter().all(|r| r.status == 200
-        && r.body.as_ref().unwrap().get("thread").is_none()));
+    assert!(
+        plain_server
+            .requests()
+            .iter()
+            .all(|r| r.status == 200 && r.body.as_ref().unwrap().get("thread").is_none())
+    );
     assert_eq!(threaded, plain);
     assert_eq!(threaded.len(), 6);
     assert!(!file.contains("\"thread\"") && !file.contains("thread_not_found"));

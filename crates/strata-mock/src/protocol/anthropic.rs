@@ -698,13 +698,16 @@ mod tests {
         ]});
         assert_eq!(shown(&body), body, "no user message after it yet");
         let mut later = body.clone();
-        later["messages"]
-            .as_array_mut()
-            .unwrap()
-            .extend([json!({"role": "assistant", "content": "b"}), json!({"role": "user", "content": "c"})]);
+        later["messages"].as_array_mut().unwrap().extend([
+            json!({"role": "assistant", "content": "b"}),
+            json!({"role": "user", "content": "c"}),
+        ]);
         let seen = shown(&later);
         let texts = crate::scenario::transcript_of(&seen);
-        assert!(!texts.contains("reminder") && texts.contains("kept"), "{texts}");
+        assert!(
+            !texts.contains("reminder") && texts.contains("kept"),
+            "{texts}"
+        );
         assert_eq!(seen["messages"].as_array().unwrap().len(), 4);
     }
 }
