@@ -215,3 +215,45 @@ def test_a_system_message_carrying_only_an_effort_validates(mock):
         **request, betas=["mid-conversation-output-config-2026-07-01"]
     )
     validate(BetaMessage, raw.http_response.json())
+
+
+def test_a_message_thread_continues_and_an_expired_one_raises_thread_not_found(mock):
+    """Message threads through the SDK's beta client (beta `message-threads-2026-08-12`): a
+    create, a continue carrying only the new turn (no system, no tools) that the mock answers
+    as the whole conversation, and, five minutes after the thread's last request on the mock's
+    clock, a continue the SDK raises as `ThreadNotFoundError` (404 `thread_not_found`)."""
+    from anthropic.types.beta import BetaMessage
+
+    mock.scenario('[[turn]]\ntext = "First."\n[[turn]]\ntext = "Second."\n[[turn]]\ntext = "Third."\n')
+    beta = client(mock.url).beta.messages
+    betas = ["message-threads-2026-08-12"]
+    first = validate(
+        BetaMessage,
+        beta.with_raw_response.create(**body(thread={"type": "create"}), betas=betas).http_response.json(),
+    )
+    new_turn = [{"role": "user", "content": "And now?"}]
+    second = beta.with_raw_response.create(
+        model=MODEL,
+        max_tokens=2048,
+        messages=new_turn,
+        thinking={"type": "enabled", "budget_tokens": 1024},
+        thread={"type": "continue", "previous_message_id": first.id},
+        betas=betas,
+    )
+    second = validate(BetaMessage, second.http_response.json())
+    assert second.content[0].text == "Second."
+    # The whole conversation was read from the cache the first request wrote.
+    assert second.usage.cache_read_input_tokens > 0
+    mock.post("/_mock/clock/advance", {"seconds": 301})
+    from anthropic.types import ThreadNotFoundError
+
+    with pytest.raises(ThreadNotFoundError) as refused:
+        beta.create(
+            model=MODEL,
+            max_tokens=2048,
+            messages=new_turn,
+            thread={"type": "continue", "previous_message_id": second.id},
+            betas=betas,
+        )
+    assert refused.value.status_code == 404
+    assert refused.value.error_code == "thread_not_found"

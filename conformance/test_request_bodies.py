@@ -311,6 +311,8 @@ def anthropic_betas_needed(body):
         needed.add("cache-diagnosis-2026-04-07")
     if "context_management" in body:
         needed.add("context-management-2025-06-27")
+    if "thread" in body:
+        needed.add("message-threads-2026-08-12")
     for message in body["messages"]:
         if message["role"] != "system":
             continue

@@ -9,6 +9,8 @@
 //! - [`AnthropicProvider::for_row`] builds the adapter for a row; it implements [`Provider`].
 //! - [`request::build_body`] renders a [`Request`] as the Messages JSON body.
 //! - [`stream::AnthropicParser`] is the sans-IO parser of the SSE stream.
+//! - [`thread::Threads`] sends only the new messages of a session's message thread, where the
+//!   row has them, and the whole request again when the provider no longer holds it.
 //!
 //! [`Capabilities`]: strata_provider::Capabilities
 //! [`Provider`]: strata_provider::Provider
@@ -17,6 +19,7 @@
 pub mod provider;
 pub mod request;
 pub mod stream;
+pub mod thread;
 
 pub use provider::AnthropicProvider;
 pub use request::{ANTHROPIC_VERSION, build_body};

@@ -13,8 +13,21 @@ use strata_provider::{
 };
 use tracing::Instrument;
 
-use crate::request::{ANTHROPIC_VERSION, adaptive_effort, build_body, uses_tool_changes};
+use crate::request::{
+    ANTHROPIC_VERSION, adaptive_effort, build_body, uses_clear_at, uses_inline_tools,
+    uses_tool_changes,
+};
 use crate::stream::AnthropicParser;
+use crate::thread::{Pending, ThreadUse, Threads, replay_in_full};
+
+/// One built request: the HTTP request, the learnable features it relies on, and how it
+/// uses the session's message thread.
+struct Built {
+    http: HttpRequest,
+    used: Vec<Learnable>,
+    thread: ThreadUse,
+    pending: Option<Pending>,
+}
 
 /// The Messages adapter for one provider row (Anthropic, MiniMax, Kimi, gateways, …).
 #[derive(Clone)]
@@ -28,6 +41,8 @@ pub struct AnthropicProvider {
     effort: EffortChanges,
     /// Features the provider refused for a model, left out from then on.
     learned: Arc<LearnedCapabilities>,
+    /// Each session's message thread, where the row has them.
+    threads: Threads,
 }
 
 impl std::fmt::Debug for AnthropicProvider {
@@ -48,6 +63,7 @@ impl AnthropicProvider {
             last: LastResponses::new(),
             effort: EffortChanges::new(),
             learned: Arc::new(LearnedCapabilities::in_memory()),
+            threads: Threads::new(),
         }
     }
 
@@ -76,16 +92,16 @@ impl AnthropicProvider {
         request: &Request,
         options: &StreamOptions,
     ) -> Result<HttpRequest, ProviderError> {
-        self.build(model, request, options).map(|(http, _)| http)
+        self.build(model, request, options).map(|built| built.http)
     }
 
-    /// The HTTP request and the learnable features it relies on.
+    /// The HTTP request, the learnable features it relies on and its use of the thread.
     fn build(
         &self,
         model: &Model,
         request: &Request,
         options: &StreamOptions,
-    ) -> Result<(HttpRequest, Vec<Learnable>), ProviderError> {
+    ) -> Result<Built, ProviderError> {
         let endpoint = endpoint_speaking(&self.row, &model.id, Protocol::AnthropicMessages)?;
         let caps = self
             .learned
@@ -116,6 +132,13 @@ impl AnthropicProvider {
                 serde_json::json!({ "previous_message_id": previous }),
             );
         }
+        // A warm-up ping (at most one token) leaves the thread alone, as Pi's warming does.
+        let warm_up = request.max_tokens.is_some_and(|cap| cap <= 1);
+        let (thread, pending) = if caps.message_threads && !warm_up {
+            self.threads.apply(options.session_id.as_deref(), &mut body)
+        } else {
+            (ThreadUse::Off, None)
+        };
         let mut http = HttpRequest::json_of(url, &body)?
             .header("accept", "text/event-stream")
             .header("anthropic-version", ANTHROPIC_VERSION);
@@ -154,6 +177,15 @@ impl AnthropicProvider {
         if effort_said {
             wanted.push(Feature::MidConversationEffort);
         }
+        if thread != ThreadUse::Off {
+            wanted.push(Feature::MessageThreads);
+        }
+        if uses_inline_tools(&request, &caps) {
+            wanted.push(Feature::InlineTools);
+        }
+        if uses_clear_at(&request, &caps) {
+            wanted.push(Feature::SystemClearAt);
+        }
         for feature in wanted {
             for h in caps.headers_for(feature) {
                 if h.header.eq_ignore_ascii_case("anthropic-beta") {
@@ -186,7 +218,15 @@ impl AnthropicProvider {
         if body.get("max_tokens").and_then(serde_json::Value::as_u64) == Some(0) {
             used.push(Learnable::Prewarm);
         }
-        Ok((http, used))
+        if thread != ThreadUse::Off {
+            used.push(Learnable::MessageThreads);
+        }
+        Ok(Built {
+            http,
+            used,
+            thread,
+            pending,
+        })
     }
 }
 
@@ -260,16 +300,36 @@ impl Provider for AnthropicProvider {
         let driver: Driver =
             Arc::new(move |response| drive(response, AnthropicParser::new(), cancel.clone()));
         // A 400 naming a feature the row claims: learn it, send the turn again without it.
+        // A continue the provider holds no thread for: send the turn again in full.
+        let session = options.session_id.as_deref();
         let mut left = 3;
         loop {
-            let (http, used) = self.build(model, request, options)?;
+            let Built {
+                http,
+                used,
+                thread,
+                pending,
+            } = self.build(model, request, options)?;
             let sent = self
                 .client
                 .stream_events(http, &options.cancel, driver.clone())
                 .instrument(span.clone())
                 .await;
             match sent {
-                Ok(stream) => return Ok(self.last.track(options.session_id.as_deref(), stream)),
+                Ok(stream) => {
+                    let stream = self.threads.track(pending, stream);
+                    return Ok(self.last.track(session, stream));
+                }
+                Err(ProviderError::InvalidRequest {
+                    status, ref body, ..
+                }) if left > 0
+                    && matches!(thread, ThreadUse::Continue { .. })
+                    && replay_in_full(status, body) =>
+                {
+                    left -= 1;
+                    tracing::debug!(provider = %self.row.id, "no usable message thread; replaying the request in full");
+                    self.threads.forget(session);
+                }
                 Err(ProviderError::InvalidRequest {
                     status: 400,
                     ref body,

@@ -90,7 +90,7 @@ pub fn build_body(request: &Request, model: &Model, caps: &Capabilities) -> Valu
 
     body.insert(
         "messages".into(),
-        Value::Array(messages_json(&request.messages, caps, &markers, dialect)),
+        Value::Array(messages_json(request, caps, &markers)),
     );
     if let Some(thinking) = thinking {
         body.insert("thinking".into(), thinking);
@@ -104,6 +104,45 @@ pub fn build_body(request: &Request, model: &Model, caps: &Capabilities) -> Valu
         body.insert(param.name.clone(), Value::String(key.clone()));
     }
     Value::Object(body)
+}
+
+/// Whether a `tool_addition` defines its tool inline: the row allows it and the tool is not
+/// in the tools chapter (beta `inline-tools-2026-09-15` needed).
+pub fn uses_inline_tools(request: &Request, caps: &Capabilities) -> bool {
+    caps.inline_tools
+        && caps.tool_addition
+        && caps.mid_conversation_system
+        && request.messages.iter().any(|m| {
+            m.role == Role::System
+                && m.content.iter().any(|b| match b {
+                    ContentBlock::ToolAddition { tools } => {
+                        tools.iter().any(|t| !declared(request, &t.name))
+                    }
+                    _ => false,
+                })
+        })
+}
+
+/// Whether a system message is sent with `clear_at: "next_user_message"` (beta
+/// `mid-conversation-system-clear-at-2026-08-21` needed): the request marks one transient and
+/// the row has the field.
+pub fn uses_clear_at(request: &Request, caps: &Capabilities) -> bool {
+    clears(caps)
+        && request.transient.iter().any(|&i| {
+            request
+                .messages
+                .get(i)
+                .is_some_and(|m| m.role == Role::System)
+        })
+}
+
+fn clears(caps: &Capabilities) -> bool {
+    caps.system_clear_at && caps.mid_conversation_system
+}
+
+/// Whether `name` is in the request's tools chapter.
+fn declared(request: &Request, name: &str) -> bool {
+    request.tools.iter().any(|t| t.name == name)
 }
 
 /// Whether the rendered body uses `tool_addition` / `tool_removal` blocks (beta header needed).
@@ -299,17 +338,13 @@ fn api_role(role: Role, caps: &Capabilities) -> &'static str {
     }
 }
 
-fn messages_json(
-    messages: &[Message],
-    caps: &Capabilities,
-    markers: &Markers,
-    dialect: Dialect,
-) -> Vec<Value> {
+fn messages_json(request: &Request, caps: &Capabilities, markers: &Markers) -> Vec<Value> {
+    let (messages, dialect) = (&request.messages, request.dialect);
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     for (index, message) in messages.iter().enumerate() {
         let role = api_role(message.role, caps);
         let mut blocks = if message.role == Role::System {
-            system_blocks(message, caps)
+            system_blocks(message, caps, request)
         } else {
             message
                 .content
@@ -329,6 +364,12 @@ fn messages_json(
         }) {
             markers.attach(last, Slot::Message(index));
         }
+        // A one-turn reminder stays in the array (the prefix holds) and is shown only until
+        // the next user message (anthropic-python 2.17.0 `BetaSystemMessageParam.clear_at`).
+        if message.role == Role::System && clears(caps) && request.transient.contains(&index) {
+            out.push(json!({"role": role, "clear_at": "next_user_message", "content": blocks}));
+            continue;
+        }
         // The API wants alternating turns: merge into the previous message of the same role.
         if let Some(prev) = out.last_mut()
             && prev.get("role").and_then(Value::as_str) == Some(role)
@@ -345,8 +386,10 @@ fn messages_json(
 /// A mid-conversation system message's content: `text`, `tool_addition` and `tool_removal`
 /// blocks directly (anthropic-sdk-python 2.15.0 `BetaSystemMessageParam`; the
 /// `mid_conv_system` wrapper of 0.121–0.122 is gone), or (without that feature) the text
-/// blocks alone for a user turn.
-fn system_blocks(message: &Message, caps: &Capabilities) -> Vec<Value> {
+/// blocks alone for a user turn. An added tool the tools chapter does not declare is defined
+/// in its block where the row allows it (anthropic-python 2.17.0
+/// `BetaToolChangeToolDefinitionParam`: `definition` is what a `tools` entry holds).
+fn system_blocks(message: &Message, caps: &Capabilities, request: &Request) -> Vec<Value> {
     let mut inner = Vec::new();
     for block in &message.content {
         match block {
@@ -355,7 +398,17 @@ fn system_blocks(message: &Message, caps: &Capabilities) -> Vec<Value> {
             }
             ContentBlock::ToolAddition { tools } if caps.tool_addition => {
                 for t in tools {
-                    inner.push(json!({"type": "tool_addition", "tool": {"type": "tool_reference", "name": t.name}}));
+                    let tool = if caps.inline_tools && !declared(request, &t.name) {
+                        let mut definition = tool_json(t, caps, request.dialect);
+                        if let Value::Object(fields) = &mut definition {
+                            // Offered from here on: nothing to load through a search.
+                            fields.remove("defer_loading");
+                        }
+                        json!({"type": "tool_definition", "definition": definition})
+                    } else {
+                        json!({"type": "tool_reference", "name": t.name})
+                    };
+                    inner.push(json!({"type": "tool_addition", "tool": tool}));
                 }
             }
             ContentBlock::ToolRemoval { names } if caps.tool_removal => {

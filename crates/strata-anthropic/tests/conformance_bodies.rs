@@ -41,10 +41,13 @@ fn entry(name: &str, http: &strata_provider::transport::HttpRequest) -> Value {
 async fn the_beta_bodies_the_sdk_judges_are_what_the_adapter_builds() {
     let server = MockServer::start(MockConfig::new()).await.unwrap();
     let catalog = Catalog::builtin().unwrap();
-    let row = catalog.provider("anthropic").unwrap();
+    let threaded = catalog.provider("anthropic").unwrap();
+    // The shapes below without a thread; the thread's own shapes come last.
+    let mut row = threaded.clone();
+    row.features.message_threads = false;
     let model = catalog.model("anthropic", "claude-opus-4-8").unwrap();
-    let adapter =
-        AnthropicProvider::for_row(row, HttpClient::new(&TransportConfig::default()).unwrap());
+    let client = HttpClient::new(&TransportConfig::default()).unwrap();
+    let adapter = AnthropicProvider::for_row(&row, client.clone());
     let options = StreamOptions {
         base_url: Some(server.base_url()),
         api_key: Some(ApiKey::new("sk-ant-test")),
@@ -86,6 +89,67 @@ async fn the_beta_bodies_the_sdk_judges_are_what_the_adapter_builds() {
     entries.push(entry(
         "pre-warm",
         &adapter.http_request(&model, &warm, &options).unwrap(),
+    ));
+
+    // A tool added mid-session that the tools chapter does not declare: defined inline.
+    let mut inline = second.clone();
+    inline.messages.pop();
+    inline.messages.push(Message {
+        role: Role::System,
+        content: vec![ContentBlock::ToolAddition {
+            tools: vec![ToolDefinition {
+                name: "grep".into(),
+                description: "Search files".into(),
+                parameters: json!({"type": "object", "properties": {"pattern": {"type": "string"}}}),
+                defer_loading: false,
+            }],
+        }],
+    });
+    entries.push(entry(
+        "tool added mid-session, defined inline",
+        &adapter.http_request(&model, &inline, &options).unwrap(),
+    ));
+
+    // A one-turn reminder: shown until the next user message, kept in the prefix after it.
+    let mut reminder = first.clone();
+    reminder.messages.push(Message {
+        role: Role::System,
+        content: vec![ContentBlock::text(
+            "Reminder: the tests are failing right now.",
+        )],
+    });
+    reminder.transient = vec![1];
+    entries.push(entry(
+        "one-turn reminder: clear_at next_user_message",
+        &adapter.http_request(&model, &reminder, &options).unwrap(),
+    ));
+
+    // A message thread: the first request opens it, the next sends only what follows the
+    // answer, without system and tools.
+    let threads = AnthropicProvider::for_row(threaded, client);
+    let options = StreamOptions {
+        session_id: Some("fixture-thread".into()),
+        ..options
+    };
+    entries.push(entry(
+        "message thread: create",
+        &threads.http_request(&model, &first, &options).unwrap(),
+    ));
+    let answered: Vec<_> = threads
+        .stream(&model, &first, &options)
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    let Some(strata_provider::Event::Done { message, .. }) = answered.last() else {
+        panic!("no answer: {answered:?}");
+    };
+    let mut next = first.clone();
+    next.messages.push(message.clone());
+    next.messages.push(Message::user_text("Now briefly."));
+    entries.push(entry(
+        "message thread: continue",
+        &threads.http_request(&model, &next, &options).unwrap(),
     ));
 
     let text = serde_json::to_string_pretty(&entries).unwrap() + "\n";

@@ -22,9 +22,22 @@ struct Setup {
 }
 
 async fn setup(config: MockConfig) -> Setup {
+    let catalog = Catalog::builtin().unwrap();
+    setup_row(config, catalog.provider("anthropic").unwrap()).await
+}
+
+/// The Anthropic row with message threads off: every request goes in full, for tests that
+/// read whole bodies.
+async fn setup_without_threads(config: MockConfig) -> Setup {
+    let catalog = Catalog::builtin().unwrap();
+    let mut row = catalog.provider("anthropic").unwrap().clone();
+    row.features.message_threads = false;
+    setup_row(config, &row).await
+}
+
+async fn setup_row(config: MockConfig, row: &strata_provider::ProviderRow) -> Setup {
     let server = MockServer::start(config).await.unwrap();
     let catalog = Catalog::builtin().unwrap();
-    let row = catalog.provider("anthropic").unwrap();
     let client = HttpClient::new(&TransportConfig {
         retry: RetryPolicy {
             max_retries: 3,
@@ -752,7 +765,7 @@ async fn a_changed_system_section_is_reported_with_the_providers_miss_reason() {
 #[tokio::test]
 async fn an_effort_change_reads_the_previous_prompt_where_the_row_allows_it() {
     for (model_id, keeps) in [("claude-opus-4-8", true), ("claude-opus-4-7", false)] {
-        let mut s = setup(MockConfig::new()).await;
+        let mut s = setup_without_threads(MockConfig::new()).await;
         s.model = Catalog::builtin()
             .unwrap()
             .model("anthropic", model_id)
@@ -945,4 +958,250 @@ async fn a_refused_feature_is_learned_and_the_turn_completes_without_it() {
             .is_none()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A tool added mid-session that the tools chapter does not declare (Opus 4.8: tool changes
+/// and inline definitions): its `tool_addition` carries the definition, the beta header says
+/// so, the mock accepts it and the scripted model can call the tool.
+#[tokio::test]
+async fn a_tool_added_mid_session_is_defined_inline_and_the_model_can_call_it() {
+    let mut s = setup(MockConfig::new()).await;
+    s.model = Catalog::builtin()
+        .unwrap()
+        .model("anthropic", "claude-opus-4-8")
+        .unwrap();
+    s.server.load_scenario(
+        Scenario::from_toml(
+            "[[turn]]\n[[turn.tool_call]]\ntool = \"grep\"\nargs = { path = \"a\" }\n",
+            "t",
+        )
+        .unwrap(),
+    );
+    let mut request = long_request("find it");
+    request.model = "claude-opus-4-8".into();
+    let mut grep = tool("grep");
+    // The render layer defers a later tool where it can; defined inline, it is offered at once.
+    grep.defer_loading = true;
+    request.messages.push(Message {
+        role: strata_provider::Role::System,
+        content: vec![ContentBlock::ToolAddition { tools: vec![grep] }],
+    });
+    let http = s
+        .adapter
+        .http_request(&s.model, &request, &s.options())
+        .unwrap();
+    let betas = http.header_value("anthropic-beta").unwrap_or_default();
+    assert!(betas.contains("inline-tools-2026-09-15"), "{betas}");
+    assert!(
+        betas.contains("mid-conversation-tool-changes-2026-07-01"),
+        "{betas}"
+    );
+    let events = s.collect(&request, &s.options()).await;
+    let (stop, message, _) = done(&events);
+    assert_eq!(*stop, StopReason::ToolUse, "{events:?}");
+    assert!(
+        matches!(&message.content[0], ContentBlock::ToolCall { name, .. } if name == "grep"),
+        "{message:?}"
+    );
+    let record = &s.server.requests()[0];
+    assert_eq!(record.status, 200);
+    let body = record.body.clone().unwrap();
+    assert!(
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["name"] != "grep")
+    );
+    let addition = &body["messages"][1]["content"][0];
+    assert_eq!(addition["type"], "tool_addition");
+    assert_eq!(addition["tool"]["type"], "tool_definition");
+    assert_eq!(addition["tool"]["definition"]["name"], "grep");
+    assert_eq!(addition["tool"]["definition"].get("defer_loading"), None);
+    // A tool the chapter declares is still named by reference.
+    request.tools.push(tool("grep"));
+    let body: serde_json::Value = serde_json::from_slice(
+        &s.adapter
+            .http_request(&s.model, &request, &s.options())
+            .unwrap()
+            .body,
+    )
+    .unwrap();
+    assert_eq!(
+        body["messages"][1]["content"][0]["tool"],
+        json!({"type": "tool_reference", "name": "grep"})
+    );
+}
+
+/// A tool loop on a message thread: after the first request each sends only what follows the
+/// last answer, uploads a fraction of the full request's bytes, and the mock bills it exactly
+/// as the full request (the cache is the conversation's, not the upload's).
+#[tokio::test]
+async fn a_threaded_tool_loop_uploads_less_and_reads_the_cache_as_full_requests_do() {
+    let scenario = "[[turn]]\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a\" }\n\
+                    [[turn]]\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"b\" }\n\
+                    [[turn]]\ntext = \"Done.\"\n";
+    let mut runs = Vec::new();
+    for threads in [false, true] {
+        let s = if threads {
+            setup(MockConfig::new()).await
+        } else {
+            setup_without_threads(MockConfig::new()).await
+        };
+        s.server
+            .load_scenario(Scenario::from_toml(scenario, "t").unwrap());
+        let options = StreamOptions {
+            session_id: Some("loop".into()),
+            ..s.options()
+        };
+        let mut request = long_request("read a then b");
+        for step in 0..3 {
+            let events = s.collect(&request, &options).await;
+            let (_, message, _) = done(&events);
+            let Some(ContentBlock::ToolCall { id, .. }) = message.content.last().cloned() else {
+                assert_eq!(step, 2, "{message:?}");
+                break;
+            };
+            request.messages.push(message.clone());
+            request.messages.push(Message {
+                role: strata_provider::Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_call_id: id,
+                    content: vec![strata_provider::ToolResultContent::Text {
+                        text: "file contents. ".repeat(200),
+                    }],
+                    is_error: false,
+                }],
+            });
+            let last = request.messages.len() - 1;
+            request.breakpoints[2].position = BreakpointPosition::Message { index: last };
+        }
+        runs.push(s.server.requests());
+    }
+    let (full, threaded) = (&runs[0], &runs[1]);
+    assert_eq!(full.len(), 3);
+    assert_eq!(threaded.len(), 3);
+    assert_eq!(threaded[0].continued, None);
+    for i in 1..3 {
+        assert!(threaded[i].continued.is_some(), "{:?}", threaded[i]);
+        assert!(
+            threaded[i].body_bytes * 2 < full[i].body_bytes,
+            "request {i}: {} against {}",
+            threaded[i].body_bytes,
+            full[i].body_bytes
+        );
+        let (a, b) = (full[i].cache.unwrap(), threaded[i].cache.unwrap());
+        assert_eq!(
+            (a.input_tokens, a.cache_read, a.cache_write, a.uncached),
+            (b.input_tokens, b.cache_read, b.cache_write, b.uncached),
+            "request {i}"
+        );
+        assert!(b.cache_read > 0, "request {i}: {b:?}");
+    }
+}
+
+/// A model that refuses threads (a 400 naming `thread`): the turn completes through the full
+/// request without one, and the adapter sends no thread from then on.
+#[tokio::test]
+async fn a_refused_thread_is_learned_and_the_turn_goes_in_full() {
+    let profile = strata_mock::ModelProfile {
+        rejects: vec!["message-threads".into()],
+        ..MockConfig::new().profile(strata_mock::Protocol::Anthropic, MODEL)
+    };
+    let config = MockConfig::new().with_model(strata_mock::ModelRule {
+        protocol: Some(strata_mock::Protocol::Anthropic),
+        pattern: MODEL.into(),
+        profile,
+    });
+    let s = setup(config).await;
+    s.server.load_scenario(
+        Scenario::from_toml(
+            "[[turn]]\ntext = \"One.\"\n[[turn]]\ntext = \"Two.\"\n",
+            "t",
+        )
+        .unwrap(),
+    );
+    let options = StreamOptions {
+        session_id: Some("refused".into()),
+        ..s.options()
+    };
+    let mut request = long_request("q");
+    let events = s.collect(&request, &options).await;
+    let (_, message, _) = done(&events);
+    assert_eq!(message.content, vec![ContentBlock::text("One.")]);
+    request.messages.push(message.clone());
+    request.messages.push(Message::user_text("again"));
+    let events = s.collect(&request, &options).await;
+    let (_, message, _) = done(&events);
+    assert_eq!(message.content, vec![ContentBlock::text("Two.")]);
+    let statuses: Vec<(u16, bool)> = s
+        .server
+        .requests()
+        .iter()
+        .map(|r| (r.status, r.body.as_ref().unwrap().get("thread").is_some()))
+        .collect();
+    assert_eq!(statuses, [(400, true), (200, false), (200, false)]);
+}
+
+/// A one-turn reminder on a row with `clear_at` (Opus 4.8): sent with `clear_at:
+/// "next_user_message"` and its beta header, kept in the next request unchanged, which reads
+/// the whole previous prompt from the cache; a user message cannot carry it.
+#[tokio::test]
+async fn a_one_turn_reminder_is_cleared_after_the_next_user_message_and_stays_cached() {
+    let mut s = setup_without_threads(MockConfig::new()).await;
+    s.model = Catalog::builtin()
+        .unwrap()
+        .model("anthropic", "claude-opus-4-8")
+        .unwrap();
+    let mut first = long_request(&"Look at the parser. ".repeat(100));
+    first.model = "claude-opus-4-8".into();
+    first.messages.push(Message {
+        role: strata_provider::Role::System,
+        content: vec![ContentBlock::text(
+            "Reminder: the tests are failing right now.",
+        )],
+    });
+    first.transient = vec![1];
+    first.breakpoints[2].position = BreakpointPosition::Message { index: 1 };
+    let http = s
+        .adapter
+        .http_request(&s.model, &first, &s.options())
+        .unwrap();
+    let betas = http.header_value("anthropic-beta").unwrap_or_default();
+    assert!(
+        betas.contains("mid-conversation-system-clear-at-2026-08-21"),
+        "{betas}"
+    );
+    let events = s.collect(&first, &s.options()).await;
+    let (_, answer, _) = done(&events);
+    let mut second = first.clone();
+    second.messages.push(answer.clone());
+    second.messages.push(Message::user_text("And now?"));
+    second.breakpoints[2].position = BreakpointPosition::Message { index: 3 };
+    done(&s.collect(&second, &s.options()).await);
+    let records = s.server.requests();
+    assert_eq!(records.len(), 2);
+    let body = records[1].body.clone().unwrap();
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "system", "clear_at": "next_user_message",
+            "content": [{"type": "text", "text": "Reminder: the tests are failing right now."}]})
+    );
+    let previous = records[0].cache.unwrap().input_tokens;
+    let read = records[1].cache.unwrap().cache_read;
+    assert!(read >= previous, "read {read} of {previous}");
+
+    // Where the row has no clear_at the reminder goes as a plain system message.
+    let mut row = Catalog::builtin()
+        .unwrap()
+        .provider("anthropic")
+        .unwrap()
+        .clone();
+    row.features.message_threads = false;
+    let plain = strata_provider::Capabilities {
+        system_clear_at: false,
+        ..row.capabilities("claude-opus-4-8")
+    };
+    let body = strata_anthropic::build_body(&first, &s.model, &plain);
+    assert_eq!(body["messages"][1].get("clear_at"), None);
 }

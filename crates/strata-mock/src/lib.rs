@@ -27,6 +27,7 @@ pub mod scenario;
 pub mod served;
 mod server;
 pub mod summary;
+pub mod thread;
 pub mod tokens;
 pub mod tool_search;
 pub mod websocket;

@@ -52,7 +52,9 @@ pub struct RequestRecord {
     /// `cache.input_tokens`, not in the body: `crate::tool_search`).
     #[serde(default)]
     pub search_loaded_tokens: u64,
-    /// The request body, when the server records bodies.
+    /// The request body, when the server records bodies; for a message-thread continue, the
+    /// full request it stands for (what the cache and the model see), the body as sent being
+    /// in `thread_body`.
     pub body: Option<Value>,
     /// Sent as a `response.create` message on a Responses WebSocket, not an HTTP request.
     #[serde(default)]
@@ -64,6 +66,17 @@ pub struct RequestRecord {
     /// milliseconds; 0 for a refusal.
     #[serde(default)]
     pub ttft_ms: f64,
+    /// A message-thread continue's body as sent (only the new messages), when the server
+    /// records bodies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_body: Option<Value>,
+    /// Bytes of the request body as received (what the client uploaded).
+    #[serde(default)]
+    pub body_bytes: u64,
+    /// Anthropic message threads: the response this request continued (its body held only
+    /// the new messages); `None` for a full request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued: Option<String>,
 }
 
 impl RequestRecord {
@@ -92,6 +105,9 @@ impl RequestRecord {
             websocket: false,
             upload_bytes: 0,
             ttft_ms: 0.0,
+            thread_body: None,
+            body_bytes: 0,
+            continued: None,
         }
     }
 }

@@ -65,6 +65,8 @@ pub(crate) struct State {
     last_blocks: Mutex<HashMap<String, Vec<(Chapter, u64)>>>,
     /// What each response's request looked like, for the cache diagnoses of later requests.
     fingerprints: Mutex<Fingerprints>,
+    /// Anthropic message threads held for continues.
+    threads: Mutex<crate::thread::Threads>,
     seq: AtomicU64,
     record_file: Option<Mutex<std::fs::File>>,
     /// Gemini explicit caches.
@@ -120,6 +122,7 @@ impl State {
             stored_responses: Mutex::new(HashMap::new()),
             last_blocks: Mutex::new(HashMap::new()),
             fingerprints: Mutex::new(Fingerprints::default()),
+            threads: Mutex::new(crate::thread::Threads::default()),
             seq: AtomicU64::new(0),
             record_file: record_file.map(Mutex::new),
             cached_contents: Mutex::new(CachedContents::default()),
@@ -153,6 +156,7 @@ impl State {
         lock(&self.last_blocks).clear();
         lock(&self.fingerprints).clear();
         *lock(&self.cached_contents) = CachedContents::default();
+        lock(&self.threads).clear();
     }
 
     /// A `response.create` message on a Responses socket, answered as a streamed Responses
@@ -249,11 +253,17 @@ impl State {
             .and_then(|i| records.get_mut(i))
         {
             old.body = None;
+            old.thread_body = None;
         }
     }
 
-    fn refuse<W: Wire>(&self, mut record: RequestRecord, kind: ErrorKind) -> Prepared {
-        let (status, headers, body) = W::error(&kind);
+    fn refuse<W: Wire>(&self, record: RequestRecord, kind: ErrorKind) -> Prepared {
+        self.refuse_with(record, W::error(&kind))
+    }
+
+    /// Sends `response`, recording it as the request's refusal.
+    fn refuse_with(&self, mut record: RequestRecord, response: ErrorResponse) -> Prepared {
+        let (status, headers, body) = response;
         record.status = status.as_u16();
         record.error = Some(String::from_utf8_lossy(&body).into_owned());
         self.record(record);
@@ -305,13 +315,24 @@ impl State {
         socket: Option<&Connection>,
     ) -> Prepared {
         let mut record = self.new_record::<W>(path, path_model.clone());
+        record.body_bytes = body.len() as u64;
         let (seq, now) = (record.seq, record.at_ms);
         record.websocket = socket.is_some();
         record.upload_bytes = body.len() as u64;
-        let mut value = match json_body(body) {
+        let sent = match json_body(body) {
             Ok(value) => value,
             Err(message) => return self.refuse::<W>(record, ErrorKind::BadRequest(message)),
         };
+        // A message-thread continue stands for the full conversation the thread holds.
+        let thread = match W::PROTOCOL {
+            Protocol::Anthropic => match lock(&self.threads).resolve(&sent, now) {
+                Ok(thread) => thread,
+                Err(e) => return self.refuse_with(record, e.response()),
+            },
+            _ => None,
+        };
+        record.continued = thread.as_ref().and_then(|t| t.continues.clone());
+        let mut value = thread.as_ref().map_or_else(|| sent.clone(), |t| t.body.clone());
         // A Gemini request naming an explicit cache is served as the cache's parts first.
         let mut explicit_tokens = 0;
         if W::PROTOCOL == Protocol::Gemini {
@@ -330,7 +351,8 @@ impl State {
                 }
             }
         }
-        let lane = crate::websocket::lane(&value);
+        let value = &value;
+        let lane = crate::websocket::lane(value);
         // On a socket the connection's own memory answers first (`store: false` state lives
         // only there); a stored response is found from anywhere.
         let previous = |id: &str| {
@@ -342,8 +364,8 @@ impl State {
             tokenizer: &self.tokenizer,
             previous: &previous,
         };
-        let parsed = W::parse(&value, path_model.as_deref(), &ctx);
-        let key = conversation_key(W::PROTOCOL, &value);
+        let parsed = W::parse(value, path_model.as_deref(), &ctx);
+        let key = conversation_key(W::PROTOCOL, value);
         // Only a sequence script's recall turns read the transcript.
         let sequence = self
             .scenario
@@ -354,13 +376,19 @@ impl State {
                     .map(|s| s.playback == scenario::Playback::Sequence)
             })
             .unwrap_or(false);
-        let transcript = if sequence {
-            scenario::transcript_of(&value)
+        let transcript = if sequence && W::PROTOCOL == Protocol::Anthropic {
+            // What the model is shown: a cleared reminder is not.
+            scenario::transcript_of(&crate::protocol::anthropic::shown(value))
+        } else if sequence {
+            scenario::transcript_of(value)
         } else {
             String::new()
         };
         if self.config.record_bodies {
-            record.body = Some(value);
+            record.body = Some(value.clone());
+            if record.continued.is_some() {
+                record.thread_body = Some(sent.clone());
+            }
         }
         let mut parsed = match parsed {
             Ok(parsed) => parsed,
@@ -563,6 +591,14 @@ impl State {
                 self.config.delta_chars
             },
         };
+        if let Some(thread) = &thread {
+            let content = W::respond(&parsed, &outcome)
+                .get("content")
+                .cloned()
+                .unwrap_or_default();
+            let id = format!("msg_{}", outcome.id);
+            lock(&self.threads).hold(id, thread, content, now);
+        }
         if W::PROTOCOL == Protocol::Responses && (parsed.store || socket.is_some()) {
             let mut items = std::mem::take(&mut parsed.items);
             items.extend(output_items(&parsed, &outcome));

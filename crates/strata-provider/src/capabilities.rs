@@ -182,6 +182,14 @@ pub enum Feature {
     CacheDiagnostics,
     /// Effort changed by a mid-conversation message (Anthropic per-message `output_config`).
     MidConversationEffort,
+    /// A server-held conversation: later requests send only the new messages (Anthropic
+    /// message threads).
+    MessageThreads,
+    /// A tool added mid-conversation defined by value in its `tool_addition` block.
+    InlineTools,
+    /// A mid-conversation system message shown only until the next user message (Anthropic
+    /// `clear_at`).
+    SystemClearAt,
 }
 
 /// A header to send when a feature is used.
@@ -356,6 +364,21 @@ pub struct Capabilities {
     /// where it arrives in the input, and the `tools` array (the cached prefix) is unchanged.
     #[serde(default)]
     pub additional_tools: bool,
+    /// The provider holds a session's conversation between requests, so a request after a
+    /// response sends only the messages that follow it (Anthropic message threads: `thread:
+    /// {type: "create"}`, then `{type: "continue", previous_message_id}` without system and
+    /// tools). An optimisation of upload and time to first token, never the session's state:
+    /// an expired thread is replayed in full.
+    #[serde(default)]
+    pub message_threads: bool,
+    /// A tool added mid-conversation may be defined in its `tool_addition` block (Anthropic
+    /// `tool_definition`), so it needs no deferred declaration in the tools chapter.
+    #[serde(default)]
+    pub inline_tools: bool,
+    /// A mid-conversation system message can be shown only until the next user message and
+    /// still stay in the cached prefix (Anthropic `clear_at: "next_user_message"`).
+    #[serde(default)]
+    pub system_clear_at: bool,
 }
 
 impl Default for Capabilities {
@@ -384,6 +407,9 @@ impl Default for Capabilities {
             mid_conversation_effort: false,
             websocket_mode: false,
             additional_tools: false,
+            message_threads: false,
+            inline_tools: false,
+            system_clear_at: false,
         }
     }
 }
@@ -580,5 +606,36 @@ mod tests {
         let older = catalog.capabilities("openai", "gpt-5.2");
         assert_eq!(older.prewarm, Prewarm::None);
         assert_eq!(older.warm_up_max_tokens(), 1);
+    }
+
+    #[test]
+    fn anthropic_threads_on_the_row_inline_tools_and_clear_at_where_system_messages_are() {
+        let catalog = crate::Catalog::builtin().unwrap();
+        let header = |caps: &Capabilities, feature: Feature| {
+            caps.headers_for(feature)
+                .map(|h| h.value.clone())
+                .collect::<Vec<_>>()
+        };
+        let opus = catalog.capabilities("anthropic", "claude-opus-4-8");
+        assert!(opus.message_threads && opus.inline_tools && opus.system_clear_at);
+        assert_eq!(
+            header(&opus, Feature::MessageThreads),
+            ["message-threads-2026-08-12"]
+        );
+        assert_eq!(
+            header(&opus, Feature::InlineTools),
+            ["inline-tools-2026-09-15"]
+        );
+        assert_eq!(
+            header(&opus, Feature::SystemClearAt),
+            ["mid-conversation-system-clear-at-2026-08-21"]
+        );
+        // Sonnet 5 has no mid-conversation system messages: threads only.
+        let sonnet = catalog.capabilities("anthropic", "claude-sonnet-5");
+        assert!(sonnet.message_threads && !sonnet.inline_tools && !sonnet.system_clear_at);
+        // Another row speaking Messages does not claim Anthropic's threads.
+        let minimax = catalog.capabilities("minimax", "MiniMax-M2");
+        assert!(!minimax.message_threads && !minimax.inline_tools);
+        assert!(!Capabilities::default().message_threads);
     }
 }

@@ -7,7 +7,7 @@
 //!
 //! Only features an adapter can leave out by itself are learned here (the request is the same
 //! conversation without them): the provider's cache diagnosis, effort said mid-conversation,
-//! and the output-free warm-up.
+//! the output-free warm-up, and message threads.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -28,6 +28,8 @@ pub enum Learnable {
     MidConversationEffort,
     /// `Capabilities::prewarm`.
     Prewarm,
+    /// `Capabilities::message_threads`.
+    MessageThreads,
 }
 
 impl Learnable {
@@ -37,6 +39,7 @@ impl Learnable {
             Self::CacheDiagnostics => "cache-diagnostics",
             Self::MidConversationEffort => "mid-conversation-effort",
             Self::Prewarm => "prewarm",
+            Self::MessageThreads => "message-threads",
         }
     }
 
@@ -46,6 +49,7 @@ impl Learnable {
             Self::CacheDiagnostics => caps.cache_diagnostics,
             Self::MidConversationEffort => caps.mid_conversation_effort,
             Self::Prewarm => caps.prewarm != Prewarm::None,
+            Self::MessageThreads => caps.message_threads,
         }
     }
 
@@ -54,6 +58,7 @@ impl Learnable {
             Self::CacheDiagnostics => caps.cache_diagnostics = false,
             Self::MidConversationEffort => caps.mid_conversation_effort = false,
             Self::Prewarm => caps.prewarm = Prewarm::None,
+            Self::MessageThreads => caps.message_threads = false,
         }
     }
 
@@ -71,6 +76,11 @@ impl Learnable {
                     "mid-conversation-output-config",
                 ],
                 Self::Prewarm => &["prewarm", "max_tokens"],
+                // anthropic-python 2.17.0 `ThreadUnsupportedRequestError`; the other
+                // `thread_*` refusals say to replay, not that threads are unsupported.
+                Self::MessageThreads => {
+                    &["thread_unsupported_request", "thread:", "message-threads"]
+                }
             }
         };
         used.iter()

@@ -32,6 +32,11 @@ pub struct Request {
     /// Whose wire shape the adapter writes: strata's, or the harness's that wrote the session.
     #[serde(default, skip_serializing_if = "Dialect::is_strata")]
     pub dialect: Dialect,
+    /// Indices into `messages` of system messages meant for one turn: shown until the next
+    /// user message, kept in the array after it so the cached prefix holds (Anthropic
+    /// `clear_at: "next_user_message"` where the row has `Capabilities::system_clear_at`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transient: Vec<usize>,
 }
 
 /// Whose bytes a request is rendered in. A prefix cache is keyed by bytes, so a session
@@ -68,6 +73,7 @@ impl Request {
             thinking: ThinkingLevel::Off,
             max_tokens: None,
             dialect: Dialect::Strata,
+            transient: Vec::new(),
         }
     }
 

@@ -160,6 +160,12 @@ pub struct FeatureSpec {
     /// OpenAI Responses `additional_tools` input items: a tool added mid-session is declared
     /// where it arrives, the `tools` prefix unchanged.
     pub additional_tools: bool,
+    /// Later requests send only the new messages of a server-held conversation.
+    pub message_threads: bool,
+    /// Tools added mid-conversation are defined inline.
+    pub inline_tools: bool,
+    /// Mid-conversation system messages can be shown until the next user message only.
+    pub system_clear_at: bool,
 }
 
 impl Default for FeatureSpec {
@@ -176,6 +182,9 @@ impl Default for FeatureSpec {
             mid_conversation_effort: false,
             websocket_mode: false,
             additional_tools: false,
+            message_threads: false,
+            inline_tools: false,
+            system_clear_at: false,
         }
     }
 }
@@ -368,6 +377,15 @@ pub struct ModelOverride {
     /// Responses `additional_tools` items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_tools: Option<bool>,
+    /// Message threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_threads: Option<bool>,
+    /// Inline tool definitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inline_tools: Option<bool>,
+    /// `clear_at` on system messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_clear_at: Option<bool>,
     /// Reasoning style.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningStyle>,
@@ -476,6 +494,9 @@ impl ProviderRow {
             mid_conversation_effort: self.features.mid_conversation_effort,
             websocket_mode: self.features.websocket_mode,
             additional_tools: self.features.additional_tools,
+            message_threads: self.features.message_threads,
+            inline_tools: self.features.inline_tools,
+            system_clear_at: self.features.system_clear_at,
         }
     }
 
@@ -583,6 +604,9 @@ pub(crate) fn apply_override(caps: &mut Capabilities, o: &ModelOverride) {
         (o.mid_conversation_effort, &mut caps.mid_conversation_effort),
         (o.websocket_mode, &mut caps.websocket_mode),
         (o.additional_tools, &mut caps.additional_tools),
+        (o.message_threads, &mut caps.message_threads),
+        (o.inline_tools, &mut caps.inline_tools),
+        (o.system_clear_at, &mut caps.system_clear_at),
     ];
     for (value, slot) in flags {
         if let Some(v) = value {

@@ -25,6 +25,7 @@ pub mod run;
 pub mod speed;
 pub mod strategy;
 pub mod table;
+pub mod threads;
 pub mod tools;
 pub mod transport;
 pub mod workload;
@@ -69,6 +70,8 @@ pub const USAGE: &str =
       `--only transport` instead plays a 40-call tool loop over HTTP and over the Responses
                    WebSocket mode: bytes uploaded and time to first token (the mock's latency
                    model), docs/bench-transport.md
+      `--only threads` instead compares Anthropic message threads with full requests on a
+                   long tool loop: upload bytes and time to first token (docs/bench-threads.md)
       --json FILE  also write every run, request by request, as JSON
       --debug      run in the debug build (by default the command re-runs itself in release)";
 
@@ -239,6 +242,9 @@ const RELEASE_ENV: &str = "STRATA_BENCH_RELEASE";
 pub fn main(root: &Path, args: &[String]) -> Result<()> {
     if binary::selected(args) {
         return binary::main(root, args);
+    }
+    if threads::selected(args) {
+        return threads::main(root, args);
     }
     if delegate::selected(args) {
         // Small enough for the debug build: no release re-run.

@@ -174,3 +174,124 @@ async fn a_pre_warm_ping_costs_no_output_tokens_and_says_its_price() {
         "Second answer."
     );
 }
+
+const THREE_ANSWERS: &str = "[[turn]]\ntext = \"First answer.\"\n[[turn]]\ntext = \"Second answer.\"\n[[turn]]\ntext = \"Third answer.\"\n";
+
+/// Each message of the session's path as (role, text): what the conversation holds, without
+/// ids and times.
+fn transcript(session: &Session) -> Vec<(String, String)> {
+    let tree = session.tree();
+    tree.path_from_root(session.leaf().unwrap())
+        .into_iter()
+        .filter_map(|id| match tree.entry(id).unwrap() {
+            Entry::Message(m) => match m.message.into_message() {
+                AgentMessage::User(u) => Some(("user".to_owned(), u.content.text_joined(" "))),
+                AgentMessage::Assistant(a) => Some((
+                    "assistant".to_owned(),
+                    strata_session::join_text(&a.content, " "),
+                )),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// Three prompts on `server`, the mock's clock moved past a thread's five minutes before the
+/// third when `expire`; returns the session's transcript and its file's text.
+async fn three_prompts(
+    server: &strata_mock::MockServer,
+    threads: bool,
+    expire: bool,
+) -> (Vec<(String, String)>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = Catalog::builtin().unwrap();
+    let mut row = catalog.provider("anthropic").unwrap().clone();
+    assert!(
+        row.capabilities("claude-sonnet-4-5").message_threads,
+        "on by default"
+    );
+    row.features.message_threads = threads;
+    let provider = Arc::new(AnthropicProvider::for_row(
+        &row,
+        HttpClient::new(&TransportConfig::default()).unwrap(),
+    ));
+    let mut agent = agent(
+        server,
+        provider,
+        new_session(dir.path()),
+        dir.path(),
+        "Answer carefully. ",
+    );
+    for (prompt, answer) in [("one", "First answer."), ("two", "Second answer.")] {
+        assert_eq!(agent.prompt(prompt).await.unwrap().final_text, answer);
+    }
+    if expire {
+        server.advance_clock(std::time::Duration::from_secs(
+            strata_mock::thread::LIFETIME_MS / 1000 + 60,
+        ));
+    }
+    assert_eq!(
+        agent.prompt("three").await.unwrap().final_text,
+        "Third answer."
+    );
+    let text = std::fs::read_to_string(agent.session().path()).unwrap();
+    (transcript(agent.session()), text)
+}
+
+#[tokio::test]
+async fn a_thread_that_expires_mid_session_is_replayed_in_full_and_the_session_goes_on() {
+    let server = mock(THREE_ANSWERS).await;
+    let (threaded, file) = three_prompts(&server, true, true).await;
+    let records = server.requests();
+    let statuses: Vec<u16> = records.iter().map(|r| r.status).collect();
+    // one (create), two (continue), three (continue refused: expired), three again in full.
+    assert_eq!(statuses, [200, 200, 404, 200], "{records:#?}");
+    let body = |i: usize| records[i].body.clone().unwrap();
+    assert_eq!(body(0)["thread"], serde_json::json!({"type": "create"}));
+    assert_eq!(
+        records[1].continued.as_deref(),
+        Some("msg_mock00000000000000000001")
+    );
+    // The continue sends neither system nor tools, only what follows the first answer; the
+    // mock records the conversation it stands for.
+    let sent = records[1].thread_body.clone().unwrap();
+    assert!(sent.get("system").is_none() && sent.get("tools").is_none());
+    assert_eq!(sent["messages"].as_array().unwrap().len(), 1, "{sent}");
+    assert_eq!(
+        body(1)["messages"].as_array().unwrap().len(),
+        3,
+        "{}",
+        body(1)
+    );
+    assert!(
+        records[1].body_bytes * 4 < records[0].body_bytes,
+        "{records:#?}"
+    );
+    assert!(
+        records[2]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("thread_not_found")
+    );
+    // The replay is the whole conversation again, opening a new thread.
+    assert_eq!(body(3)["thread"], serde_json::json!({"type": "create"}));
+    assert!(body(3).get("system").is_some());
+    assert_eq!(body(3)["messages"].as_array().unwrap().len(), 5);
+    assert_eq!(records[3].continued, None);
+
+    // The session holds the same conversation a run without threads writes, and no trace of
+    // the thread.
+    let plain_server = mock(THREE_ANSWERS).await;
+    let (plain, _) = three_prompts(&plain_server, false, true).await;
+    assert!(
+        plain_server
+            .requests()
+            .iter()
+            .all(|r| r.status == 200 && r.body.as_ref().unwrap().get("thread").is_none())
+    );
+    assert_eq!(threaded, plain);
+    assert_eq!(threaded.len(), 6);
+    assert!(!file.contains("\"thread\"") && !file.contains("thread_not_found"));
+}

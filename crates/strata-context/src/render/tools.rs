@@ -45,6 +45,9 @@ pub(crate) struct ToolLayout {
     pub defer_asked: bool,
     /// The placeholder follows the tools the chain started with.
     pub placeholder: bool,
+    /// Tools declared mid-chain stay out of the array: their `tool_addition` defines them
+    /// (`Capabilities::inline_tools`).
+    pub inline_later: bool,
     /// Only the tools [`guessed_tools`] names are shown (the dynamic-tools policy).
     pub guessed_only: bool,
 }
@@ -53,11 +56,17 @@ impl ToolLayout {
     /// The layout strata uses for `capabilities`; `fold` when patches fold into chapter 2.
     pub fn strata(capabilities: &Capabilities, fold: bool) -> Self {
         let deferred = capabilities.deferred_tools;
+        let inline = !fold
+            && capabilities.inline_tools
+            && capabilities.tool_addition
+            && capabilities.mid_conversation_system;
         Self {
             live_only: fold,
-            defer_later: !fold && deferred && capabilities.tool_addition,
+            defer_later: !fold && deferred && capabilities.tool_addition && !inline,
             defer_asked: deferred,
-            placeholder: deferred && capabilities.deferred_tool_placeholder,
+            // Only later tools needed it, and they are defined inline.
+            placeholder: deferred && capabilities.deferred_tool_placeholder && !inline,
+            inline_later: inline,
             guessed_only: false,
         }
     }
@@ -77,6 +86,7 @@ impl ToolLayout {
             defer_later: false,
             defer_asked: false,
             placeholder: false,
+            inline_later: false,
             guessed_only: false,
         }
     }
@@ -135,7 +145,7 @@ pub(crate) fn tools_chapter(context: &Context, layout: ToolLayout) -> Vec<ToolDe
     );
     tools.extend(
         all.iter()
-            .filter(|tool| later(tool))
+            .filter(|tool| later(tool) && !(layout.inline_later && !asked(tool)))
             .filter(shown)
             .map(|tool| definition(tool, layout.defer_later || asked(tool))),
     );

@@ -495,3 +495,41 @@ fn patches_at_one_user_message_share_one_system_message() {
         "{said:?}"
     );
 }
+
+/// With inline tool definitions (`Capabilities::inline_tools`) a tool declared mid-chain stays
+/// out of the tools chapter: no placeholder from the first request, no deferred copy later,
+/// the chapter's bytes the same before and after; the `tool_addition` carries the definition.
+#[test]
+fn inline_tools_leave_the_tools_chapter_as_the_chain_started_it() {
+    let inline = strata_provider::Capabilities {
+        inline_tools: true,
+        ..full()
+    };
+    let mut script = Script::new();
+    script.system(sections(), &[tool("read")], &[]);
+    script.user("hi");
+    let first = render_with(&script.context(), &inline, &RenderOptions::new());
+    let names = |request: &strata_provider::Request| -> Vec<String> {
+        request.tools.iter().map(|t| t.name.clone()).collect()
+    };
+    assert_eq!(names(&first.request), ["read"]);
+
+    script.assistant("hello");
+    script.system(json!({}), &[tool("grep")], &[]);
+    script.user("search");
+    let later = render_with(&script.context(), &inline, &RenderOptions::new());
+    assert_eq!(names(&later.request), ["read"]);
+    assert_eq!(later.bytes.tools, first.bytes.tools);
+    let added = later
+        .request
+        .messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .find_map(|block| match block {
+            ContentBlock::ToolAddition { tools } => Some(tools.clone()),
+            _ => None,
+        })
+        .expect("a tool_addition for grep");
+    assert_eq!(added.len(), 1);
+    assert_eq!(added[0].name, "grep");
+}

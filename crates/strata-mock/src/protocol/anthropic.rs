@@ -68,6 +68,59 @@ fn check_block(block: &Value) -> Result<&str, String> {
     Ok(kind)
 }
 
+/// The tool a `tool_addition` block defines inline, checked as a `tools` entry (anthropic-python
+/// 2.17.0 `BetaToolChangeToolDefinitionParam`, beta `inline-tools-2026-09-15`): `None` for a
+/// reference to a declared tool.
+fn inline_tool(block: &Value) -> Result<Option<DeclaredTool>, String> {
+    let tool = block.get("tool").ok_or("Field required")?;
+    if tool.get("type").and_then(Value::as_str) != Some("tool_definition") {
+        return Ok(None);
+    }
+    let definition = tool
+        .get("definition")
+        .filter(|d| d.is_object())
+        .ok_or("tool_definition.definition: Field required")?;
+    let name = definition
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("tool_definition.definition.name: Field required")?;
+    let custom = definition
+        .get("type")
+        .and_then(Value::as_str)
+        .is_none_or(|t| t == "custom");
+    let schema = definition.get("input_schema");
+    if custom && !schema.is_some_and(Value::is_object) {
+        return Err("tool_definition.definition.input_schema: Field required".into());
+    }
+    Ok(Some(DeclaredTool::new(name, schema)))
+}
+
+/// `body` as the model is shown it: a system message with `clear_at: "next_user_message"` is
+/// left out once a later `role: "user"` message exists ("it stays in the array but is no
+/// longer shown to the model", anthropic-python 2.17.0 `BetaSystemMessageParam.clear_at`).
+pub fn shown(body: &Value) -> Value {
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+        return body.clone();
+    };
+    let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_owned);
+    let kept: Vec<Value> = messages
+        .iter()
+        .enumerate()
+        .filter(|(i, m)| {
+            let cleared = role(m).as_deref() == Some("system")
+                && m.get("clear_at").and_then(Value::as_str) == Some("next_user_message");
+            !(cleared
+                && messages[i + 1..]
+                    .iter()
+                    .any(|later| role(later).as_deref() == Some("user")))
+        })
+        .map(|(_, m)| m.clone())
+        .collect();
+    let mut shown = body.clone();
+    shown["messages"] = Value::Array(kept);
+    shown
+}
+
 /// The deterministic signature sent with a thinking block.
 pub fn signature(thinking: &str) -> String {
     format!("mock-sig-{:016x}", crate::tokens::hash_str(thinking))
@@ -240,6 +293,27 @@ impl Wire for Anthropic {
             if role == "assistant" {
                 conversation.assistant_turns += 1;
             }
+            // anthropic-python 2.17.0 `BetaSystemMessageParam.clear_at` (beta
+            // `mid-conversation-system-clear-at-2026-08-21`): only on system messages. The
+            // message stays in the prefix either way ([`shown`] hides it from the model).
+            match message.get("clear_at") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(_)) if role != "system" => {
+                    return Err(format!(
+                        "messages.{i}.clear_at: only permitted on role \"system\" messages"
+                    ));
+                }
+                Some(Value::String(when)) if when == "never" => {}
+                Some(Value::String(when)) if when == "next_user_message" => features.push((
+                    "system-clear-at",
+                    format!("messages.{i}.clear_at: Extra inputs are not permitted"),
+                )),
+                Some(other) => {
+                    return Err(format!(
+                        "messages.{i}.clear_at: Input should be 'next_user_message' or 'never', got {other}"
+                    ));
+                }
+            }
             // Per-message output configuration (anthropic-python 2.17.0
             // `BetaSystemMessageOutputConfigParam`, beta
             // `mid-conversation-output-config-2026-07-01`): only on system messages; the
@@ -294,6 +368,22 @@ impl Wire for Anthropic {
                         if kind == "thinking" {
                             check_signature(block)
                                 .map_err(|e| format!("messages.{i}.content.{j}.{e}"))?;
+                        }
+                        if kind == "tool_addition"
+                            && let Some(defined) = inline_tool(block)
+                                .map_err(|e| format!("messages.{i}.content.{j}.tool.{e}"))?
+                        {
+                            if conversation.tools.iter().any(|t| t.name == defined.name) {
+                                return Err(format!(
+                                    "messages.{i}.content.{j}: tool name '{}' is already declared",
+                                    defined.name
+                                ));
+                            }
+                            conversation.tools.push(defined);
+                            features.push((
+                                "inline-tools",
+                                format!("messages.{i}.content.{j}.tool: Input tag 'tool_definition' found using 'type' does not match any of the expected tags: 'tool_reference', 'mcp_tool_reference', 'mcp_toolset_reference'"),
+                            ));
                         }
                         let text = canonical_without(block, "cache_control");
                         if matches!(kind, "thinking" | "redacted_thinking") {
@@ -352,6 +442,13 @@ impl Wire for Anthropic {
             features.push((
                 "diagnostics",
                 "diagnostics: Extra inputs are not permitted".into(),
+            ));
+        }
+        // Resolved by the server before parsing (crate::thread); only refused here.
+        if body.get("thread").is_some_and(|t| !t.is_null()) {
+            features.push((
+                "message-threads",
+                "thread: Extra inputs are not permitted".into(),
             ));
         }
         Ok(Parsed {
@@ -585,4 +682,32 @@ impl Wire for Anthropic {
 
 fn overloaded_status() -> StatusCode {
     StatusCode::from_u16(529).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cleared_reminder_is_shown_until_the_next_user_message_only() {
+        let reminder = json!({"role": "system", "clear_at": "next_user_message",
+            "content": [{"type": "text", "text": "reminder"}]});
+        let kept = json!({"role": "system", "clear_at": "never", "content": "kept"});
+        let body = json!({"messages": [
+            {"role": "user", "content": "a"}, reminder, kept,
+        ]});
+        assert_eq!(shown(&body), body, "no user message after it yet");
+        let mut later = body.clone();
+        later["messages"].as_array_mut().unwrap().extend([
+            json!({"role": "assistant", "content": "b"}),
+            json!({"role": "user", "content": "c"}),
+        ]);
+        let seen = shown(&later);
+        let texts = crate::scenario::transcript_of(&seen);
+        assert!(
+            !texts.contains("reminder") && texts.contains("kept"),
+            "{texts}"
+        );
+        assert_eq!(seen["messages"].as_array().unwrap().len(), 4);
+    }
 }
