@@ -332,7 +332,9 @@ impl State {
             _ => None,
         };
         record.continued = thread.as_ref().and_then(|t| t.continues.clone());
-        let mut value = thread.as_ref().map_or_else(|| sent.clone(), |t| t.body.clone());
+        let mut value = thread
+            .as_ref()
+            .map_or_else(|| sent.clone(), |t| t.body.clone());
         // A Gemini request naming an explicit cache is served as the cache's parts first.
         let mut explicit_tokens = 0;
         if W::PROTOCOL == Protocol::Gemini {

@@ -145,7 +145,7 @@ pub(crate) fn tools_chapter(context: &Context, layout: ToolLayout) -> Vec<ToolDe
     );
     tools.extend(
         all.iter()
-            .filter(|tool| later(tool) && !(layout.inline_later && !asked(tool)))
+            .filter(|tool| later(tool) && (!layout.inline_later || asked(tool)))
             .filter(shown)
             .map(|tool| definition(tool, layout.defer_later || asked(tool))),
     );
