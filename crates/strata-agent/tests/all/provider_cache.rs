@@ -208,8 +208,8 @@ async fn three_prompts(
     let catalog = Catalog::builtin().unwrap();
     let mut row = catalog.provider("anthropic").unwrap().clone();
     assert!(
-        row.capabilities("claude-sonnet-4-5").message_threads,
-        "on by default"
+        !row.capabilities("claude-sonnet-4-5").message_threads,
+        "off by default"
     );
     row.features.message_threads = threads;
     let provider = Arc::new(AnthropicProvider::for_row(
