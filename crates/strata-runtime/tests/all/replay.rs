@@ -72,9 +72,14 @@ fn recording() -> Vec<Op> {
 /// Runs `ops` on a fresh runtime on a fresh mock; returns the session file and the events,
 /// both as text with the run's own ids, times and directory put in canonical form.
 async fn play(ops: Vec<Op>) -> (Vec<Value>, Vec<Value>) {
-    let mut run: Running = start_agent(SCENARIO, |route, dir| {
-        std::fs::write(dir.join("a.txt"), "hello\n").unwrap();
-        agent(route, dir, CacheSettings::default())
+    // One directory for both plays: its path is in the prompt, and the mock counts the
+    // tokens of its characters, so two random directories would bill differently.
+    let fixed = std::env::temp_dir().join(format!("strata-replay-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&fixed);
+    std::fs::create_dir_all(&fixed).unwrap();
+    let mut run: Running = start_agent(SCENARIO, |route, _| {
+        std::fs::write(fixed.join("a.txt"), "hello\n").unwrap();
+        agent(route, &fixed, CacheSettings::default())
     })
     .await;
     for op in ops {
@@ -87,6 +92,7 @@ async fn play(ops: Vec<Op>) -> (Vec<Value>, Vec<Value>) {
     let path = agent.session().path().to_path_buf();
     let dir = path.parent().unwrap().to_path_buf();
     let file = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_dir_all(&fixed);
     let mut canon = Canon::new(&dir);
     let lines = file.lines().map(|line| canon.text(line)).collect();
     let mut canon = Canon::new(&dir);
