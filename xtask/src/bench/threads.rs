@@ -1,5 +1,5 @@
 //! `cargo xtask bench --only threads`: Anthropic message threads on a long tool loop. One
-//! prompt whose answer reads [`READS`] files one call at a time, played through the agent
+//! prompt whose answer reads `READS` files one call at a time, played through the agent
 //! (strata-agent, the Anthropic adapter) against strata-mock, with threads on and off; a third
 //! run pauses past a thread's lifetime on the mock's clock halfway, so the thread expires and
 //! the loop goes on through a full replay. Rows: requests, bytes uploaded, and time to first

@@ -162,7 +162,7 @@ fn figures(records: &[RequestRecord]) -> Figures {
     }
 }
 
-/// Runs both rows, prints them and writes [`OUT`] under `root`.
+/// Runs both rows, prints them and writes `OUT` under `root`.
 pub fn main(root: &Path, args: &[String]) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

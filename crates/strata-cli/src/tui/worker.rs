@@ -1033,7 +1033,7 @@ pub fn transcript_of(session: &Session) -> Vec<Item> {
     transcript_after(session, None)
 }
 
-/// [`transcript_of`] from the entry after `after` on (all of it when `after` is `None` or
+/// The transcript from the entry after `after` on (all of it when `after` is `None` or
 /// not on the branch).
 pub fn transcript_after(session: &Session, after: Option<&str>) -> Vec<Item> {
     let after = after.map(EntryId::new);
