@@ -146,17 +146,49 @@ fn lean_answer(tree: &Tree, reference: &strata_session::EntryRef<'_>) -> Option<
     }
     let line = reference.read_line().ok()?;
     let fields = serde_json::from_str::<AnswerLine>(&line).ok()?.message;
-    Some(RequestRecord {
-        id: reference.id().as_str().to_owned(),
-        kind: RequestKind::Answer,
-        usage: provider_usage(&fields.usage),
-        cost: fields.usage.cost.total,
+    Some(answer_record(
+        reference.id().as_str(),
+        &fields.provider,
+        &fields.model,
+        &fields.usage,
+        &fields.stop_reason,
+    ))
+}
+
+/// A request recorded with its stored usage (the timestamp is the entry's, set by the caller).
+fn stored_record(
+    id: &str,
+    kind: RequestKind,
+    provider: &str,
+    model: &str,
+    stored: &strata_session::Usage,
+) -> RequestRecord {
+    RequestRecord {
+        id: id.to_owned(),
+        kind,
+        provider: provider.to_owned(),
+        model: model.to_owned(),
+        usage: provider_usage(stored),
+        cost: stored.cost.total,
         timestamp_ms: None,
-        aborted: matches!(fields.stop_reason, StopReason::Aborted | StopReason::Error),
-        provider_diagnosis: stored_diagnosis(&fields.usage),
-        provider: fields.provider,
-        model: fields.model,
-    })
+        aborted: false,
+        provider_diagnosis: stored_diagnosis(stored),
+    }
+}
+
+/// An assistant message's request, from the typed message or its line alike: a stop by the
+/// user or an error marks it aborted.
+fn answer_record(
+    id: &str,
+    provider: &str,
+    model: &str,
+    usage: &strata_session::Usage,
+    stop: &StopReason,
+) -> RequestRecord {
+    RequestRecord {
+        aborted: matches!(stop, StopReason::Aborted | StopReason::Error),
+        ..stored_record(id, RequestKind::Answer, provider, model, usage)
+    }
 }
 
 /// The billed request `entry` records, if any: an assistant message, a compaction or branch
@@ -164,25 +196,19 @@ fn lean_answer(tree: &Tree, reference: &strata_session::EntryRef<'_>) -> Option<
 /// ping), or, in files from before Pi 1.x's shapes, a `custom` entry of
 /// [`USAGE_CUSTOM_TYPE`] or [`KEEP_WARM_CUSTOM_TYPE`].
 pub fn record_of(entry: &Entry) -> Option<RequestRecord> {
-    let id = entry.base().id.as_str().to_owned();
-    let record =
-        |kind, provider: &str, model: &str, stored: &strata_session::Usage| RequestRecord {
-            id: id.clone(),
-            kind,
-            provider: provider.to_owned(),
-            model: model.to_owned(),
-            usage: provider_usage(stored),
-            cost: stored.cost.total,
-            timestamp_ms: None,
-            aborted: false,
-            provider_diagnosis: stored_diagnosis(stored),
-        };
+    let id = entry.base().id.as_str();
+    let record = |kind, provider: &str, model: &str, stored: &strata_session::Usage| {
+        stored_record(id, kind, provider, model, stored)
+    };
     match entry {
         Entry::Message(message) => match &*message.message {
-            AgentMessage::Assistant(m) => Some(RequestRecord {
-                aborted: matches!(m.stop_reason, StopReason::Aborted | StopReason::Error),
-                ..record(RequestKind::Answer, &m.provider, &m.model, &m.usage)
-            }),
+            AgentMessage::Assistant(m) => Some(answer_record(
+                id,
+                &m.provider,
+                &m.model,
+                &m.usage,
+                &m.stop_reason,
+            )),
             _ => None,
         },
         Entry::Compaction(compaction) => compaction
