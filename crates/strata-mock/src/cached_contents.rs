@@ -26,6 +26,9 @@ struct Entry {
     tokens: u64,
     created_ms: u64,
     expire_ms: u64,
+    /// The wall clock at creation, so every read of the resource prints the same instants
+    /// (converting the virtual clock afresh on each read drifted by a millisecond).
+    wall_created_ms: u64,
 }
 
 /// Every explicit cache the server holds, and the storage they were billed.
@@ -89,8 +92,9 @@ impl CachedContents {
             tokens,
             created_ms: now_ms,
             expire_ms: now_ms.saturating_add(ttl_ms),
+            wall_created_ms: wall_now_ms(),
         };
-        let resource = resource(&name, &entry, now_ms);
+        let resource = resource(&name, &entry);
         self.entries.insert(name, entry);
         Ok(resource)
     }
@@ -98,7 +102,7 @@ impl CachedContents {
     /// The resource `name` at `now_ms`, `None` when unknown or expired.
     pub fn get(&self, name: &str, now_ms: u64) -> Option<Value> {
         let entry = self.live(name, now_ms)?;
-        Some(resource(name, entry, now_ms))
+        Some(resource(name, entry))
     }
 
     fn live(&self, name: &str, now_ms: u64) -> Option<&Entry> {
@@ -171,8 +175,8 @@ impl CachedContents {
     }
 }
 
-fn resource(name: &str, entry: &Entry, now_ms: u64) -> Value {
-    let wall = |at_ms: u64| rfc3339(wall_ms(now_ms, at_ms));
+fn resource(name: &str, entry: &Entry) -> Value {
+    let wall = |at_ms: u64| rfc3339(entry.wall_created_ms + at_ms.saturating_sub(entry.created_ms));
     json!({
         "name": name,
         "model": format!("models/{}", entry.model),
@@ -183,12 +187,11 @@ fn resource(name: &str, entry: &Entry, now_ms: u64) -> Value {
     })
 }
 
-/// The wall-clock milliseconds of virtual time `at_ms`, seen at virtual time `now_ms`.
-fn wall_ms(now_ms: u64, at_ms: u64) -> u64 {
-    let wall_now = std::time::SystemTime::now()
+/// The wall clock, in milliseconds since the epoch.
+fn wall_now_ms() -> u64 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    (wall_now + at_ms).saturating_sub(now_ms)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// `ttl` (`"300s"`, `"1.5s"`) or `expireTime` (RFC 3339, UTC) in milliseconds from now.
@@ -208,7 +211,7 @@ fn lifetime_ms(body: &Value) -> Result<u64, String> {
             let text = at.as_str().unwrap_or_default();
             let at = parse_rfc3339(text)
                 .ok_or_else(|| format!("Invalid value at 'cached_content.expire_time' ({text})"))?;
-            let now = wall_ms(0, 0);
+            let now = wall_now_ms();
             at.checked_sub(now)
                 .filter(|ms| *ms > 0)
                 .ok_or_else(|| "expire_time must be in the future".to_owned())
@@ -285,8 +288,27 @@ mod tests {
         assert_eq!(lifetime_ms(&json!({"ttl": "300s"})), Ok(300_000));
         assert!(lifetime_ms(&json!({"ttl": "5m"})).is_err());
         assert!(lifetime_ms(&json!({"ttl": "1s", "expireTime": "2030-01-01T00:00:00Z"})).is_err());
-        let in_a_minute = rfc3339(wall_ms(0, 60_000));
+        let in_a_minute = rfc3339(wall_now_ms() + 60_000);
         let ms = lifetime_ms(&json!({"expireTime": in_a_minute})).unwrap();
         assert!((58_000..=60_000).contains(&ms), "{ms}");
+    }
+
+    #[test]
+    fn a_cache_reads_back_with_the_times_it_was_created_with() {
+        let mut caches = CachedContents::default();
+        let created = caches
+            .create(&json!({"model": "models/m", "ttl": "300s"}), 1_000, |_| {
+                Ok(10)
+            })
+            .unwrap();
+        let name = created["name"].as_str().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        let read = caches.get(name, 2_500).unwrap();
+        for field in ["createTime", "expireTime"] {
+            assert_eq!(read[field], created[field], "{field}");
+        }
+        let created_ms = parse_rfc3339(created["createTime"].as_str().unwrap()).unwrap();
+        let expire_ms = parse_rfc3339(created["expireTime"].as_str().unwrap()).unwrap();
+        assert_eq!(expire_ms - created_ms, 300_000);
     }
 }
