@@ -125,7 +125,7 @@ impl Ui<'_> {
     }
 
     /// Sends the session runtime one of its operations (`strata_runtime::Op` as JSON, e.g.
-    /// `{"type":"follow_up","text":"…"}`; the kinds an extension may send are in
+    /// `{"op":"follow_up","args":{"text":"…","images":[]}}`; the kinds an extension may send are in
     /// `docs/extensions.md`). `Ok` once the runtime has queued it; `Err` with strata's reason
     /// when it refused it (or strata is gone).
     pub fn op(&mut self, op: Value) -> Result<(), String> {

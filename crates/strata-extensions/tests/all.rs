@@ -346,12 +346,12 @@ async fn an_extensions_operations_reach_the_runtime_and_its_answer_comes_back() 
     let seen = tokio::spawn(async move {
         let mut seen = Vec::new();
         while let Some(call) = ops.recv().await {
-            let answer = if call.op["type"] == "follow_up" {
+            let answer = if call.op["op"] == "follow_up" {
                 Ok(())
             } else {
                 Err(format!(
                     "`{}` is not an operation extensions may send",
-                    call.op["type"]
+                    call.op["op"]
                 ))
             };
             if let Some(reply) = call.reply {
@@ -372,10 +372,10 @@ async fn an_extensions_operations_reach_the_runtime_and_its_answer_comes_back() 
     )
     .await
     .unwrap();
-    let follow_up = r#"{"type":"follow_up","text":"and now the tests"}"#;
+    let follow_up = r#"{"op":"follow_up","args":{"text":"and now the tests","images":[]}}"#;
     assert_eq!(ext.command("op", follow_up).await.unwrap(), "op: ok");
     assert_eq!(
-        ext.command("op", r#"{"type":"shutdown"}"#).await.unwrap(),
+        ext.command("op", r#"{"op":"shutdown"}"#).await.unwrap(),
         "op: refused: `\"shutdown\"` is not an operation extensions may send"
     );
     ext.shutdown().await;
@@ -386,9 +386,9 @@ async fn an_extensions_operations_reach_the_runtime_and_its_answer_comes_back() 
         vec![
             (
                 "opper".to_owned(),
-                json!({"type":"follow_up","text":"and now the tests"})
+                json!({"op":"follow_up","args":{"text":"and now the tests","images":[]}})
             ),
-            ("opper".to_owned(), json!({"type":"shutdown"})),
+            ("opper".to_owned(), json!({"op":"shutdown"})),
         ]
     );
 

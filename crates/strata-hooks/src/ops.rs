@@ -5,7 +5,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 /// An operation an extension sent (`op`): one of the session runtime's own `Op`s as JSON
-/// (`strata_runtime::Op`, `type`-tagged snake_case), for the runtime to check and queue.
+/// (`strata_runtime::Op`: `{"op": NAME, "args": …}`, snake_case), for the runtime to check and queue.
 /// `reply` says whether it was taken (an `Err` is the extension's error answer).
 #[derive(Debug)]
 pub struct OpCall {

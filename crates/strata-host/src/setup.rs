@@ -490,6 +490,11 @@ impl Setup {
         ));
         match extensions {
             Some(set) => {
+                // The extensions' operations go to the session runtime started on this agent;
+                // a few may wait, more are refused as a flood.
+                let (ops, taken) = tokio::sync::mpsc::channel(16);
+                set.set_ops(ops);
+                agent.set_extension_ops(Some(taken));
                 agent.set_tool_source(Some(std::sync::Arc::new(set.tool_source(Some(mcp)))));
                 agent.set_extension_problems(Some(std::sync::Arc::new(
                     crate::extensions::ExtensionReports(std::sync::Arc::clone(&set)),

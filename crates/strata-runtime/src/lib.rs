@@ -33,6 +33,7 @@
 mod adapter;
 mod error;
 mod event;
+mod extension_ops;
 mod op;
 mod query;
 pub mod queue;

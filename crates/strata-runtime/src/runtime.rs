@@ -102,9 +102,10 @@ impl RuntimeHandle {
 /// Starts the runtime on `agent` (its events are taken over: do not subscribe elsewhere),
 /// making routes of the models operations name with `router`. Returns the handle, the event
 /// stream and the task, which gives the agent back after [`Op::Shutdown`] or once every
-/// handle is dropped.
+/// handle is dropped. The operations of the agent's extensions
+/// ([`Agent::set_extension_ops`]) are checked and queued beside the front end's.
 pub fn spawn(
-    agent: Agent,
+    mut agent: Agent,
     router: Arc<dyn Router>,
 ) -> (
     RuntimeHandle,
@@ -113,6 +114,9 @@ pub fn spawn(
 ) {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
+    if let Some(calls) = agent.take_extension_ops() {
+        tokio::spawn(crate::extension_ops::forward(calls, ops_tx.downgrade()));
+    }
     let mut runtime = SessionRuntime::new(agent, router, events_tx);
     let (status_tx, status_rx) = watch::channel(runtime.status(false));
     runtime.status_tx = Some(status_tx);

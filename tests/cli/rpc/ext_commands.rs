@@ -46,3 +46,36 @@ fn an_extensions_command_is_listed_by_get_commands_and_a_prompt_naming_it_runs_i
     assert!(!sent.contains("echo"), "{sent}");
     rpc.close();
 }
+
+/// An extension's `op` is one of the session runtime's own operations: a prompt it sends runs
+/// as the user's would (the model reads it, the front end sees the run), and one that would
+/// change the permission mode is refused with the reason, which the extension reads.
+#[test]
+fn an_extensions_prompt_operation_runs_and_a_permission_change_is_refused() {
+    let server = demo_mock();
+    let dir = project();
+    crate::support::asker_extension(dir.path());
+    let mut rpc = Rpc::start(dir.path(), &server, &["--no-session"]);
+    let prompt = json!({"op": "prompt", "args": {"text": "sent by the extension", "images": []}});
+    let answer = rpc.ok(json!({"type": "prompt", "message": format!("/op {prompt}")}));
+    assert_eq!(answer, json!({"disposition": "handled"}));
+    let notify = |rpc: &mut Rpc| {
+        let events = rpc.until(|e| e["type"] == "extension_ui_request" && e["method"] == "notify");
+        events.last().unwrap()["message"].clone()
+    };
+    assert_eq!(notify(&mut rpc), "op: ok");
+    rpc.until_agent_end();
+    let sent = server.requests()[0].body.as_ref().unwrap().to_string();
+    assert!(sent.contains("sent by the extension"), "{sent}");
+    let requests = server.requests().len();
+
+    let escalate = json!({"op": "set_permission_mode", "args": "auto"});
+    rpc.ok(json!({"type": "prompt", "message": format!("/op {escalate}")}));
+    let refused = notify(&mut rpc);
+    assert_eq!(
+        refused,
+        "op: refused: `set_permission_mode` is not an operation extensions may send: permissions are the user's to change and answer"
+    );
+    assert_eq!(server.requests().len(), requests);
+    rpc.close();
+}
