@@ -61,6 +61,14 @@ mod tests {
         let op = admit(json!({"op": "follow_up", "args": {"text": "go on", "images": []}}));
         assert_eq!(op, Ok(Op::FollowUp(crate::UserInput::text("go on"))));
         assert_eq!(admit(json!({"op": "abort"})), Ok(Op::Abort));
+        let note = json!({"op": "append_custom", "args": {"custom_type": "note", "data": [1]}});
+        assert_eq!(
+            admit(note),
+            Ok(Op::AppendCustom {
+                custom_type: "note".into(),
+                data: Some(json!([1]))
+            })
+        );
         let answer = strata_permissions::Answer::AllowOnce;
         for refused in [
             Op::SetPermissionMode(strata_permissions::Mode::Auto),

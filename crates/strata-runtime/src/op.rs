@@ -111,6 +111,15 @@ pub enum Op {
     /// `/label` does); `None` clears its label.
     #[serde(rename = "label")]
     LabelLeaf(Option<String>),
+    /// Appends a `custom` entry: an extension's own state, kept in the session and never sent
+    /// to the model (Pi's `appendEntry(customType, data)`).
+    AppendCustom {
+        /// The extension's identifier for its entries.
+        custom_type: String,
+        /// What it keeps.
+        #[serde(default)]
+        data: Option<serde_json::Value>,
+    },
     /// Re-sends the last request now to keep its cache warm, when the plan allows a ping.
     KeepWarm,
     /// Switches the permission mode (acts at once, also during a run: the next tool call is
@@ -224,6 +233,7 @@ impl Op {
             Self::SetAutoCompaction(_) => OpName::SetAutoCompaction,
             Self::SetSessionName(_) => OpName::SetSessionName,
             Self::LabelLeaf(_) => OpName::LabelLeaf,
+            Self::AppendCustom { .. } => OpName::AppendCustom,
             Self::KeepWarm => OpName::KeepWarm,
             Self::SetPermissionMode(_) => OpName::SetPermissionMode,
             Self::AnswerPermission { .. } => OpName::AnswerPermission,
@@ -311,6 +321,8 @@ pub enum OpName {
     /// [`Op::LabelLeaf`].
     #[serde(rename = "label")]
     LabelLeaf,
+    /// [`Op::AppendCustom`].
+    AppendCustom,
     /// [`Op::KeepWarm`].
     KeepWarm,
     /// [`Op::SetPermissionMode`].
@@ -350,6 +362,7 @@ impl OpName {
             Self::SetAutoCompaction => "set_auto_compaction",
             Self::SetSessionName => "set_session_name",
             Self::LabelLeaf => "label",
+            Self::AppendCustom => "append_custom",
             Self::KeepWarm => "keep_warm",
             Self::SetPermissionMode => "set_permission_mode",
             Self::AnswerPermission => "answer_permission",

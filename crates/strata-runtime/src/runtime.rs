@@ -282,6 +282,12 @@ impl SessionRuntime {
                 .map(|_| self.emit(RuntimeEvent::SessionNamed { name }))
                 .map_err(RuntimeError::from),
             Op::LabelLeaf(label) => self.label_leaf(label),
+            Op::AppendCustom { custom_type, data } => self
+                .agent
+                .session_mut()
+                .append_custom(&custom_type, data)
+                .map(|_| self.announce_last_entry())
+                .map_err(RuntimeError::from),
             Op::KeepWarm => self
                 .agent
                 .keep_warm()

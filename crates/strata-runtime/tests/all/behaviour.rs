@@ -488,6 +488,57 @@ async fn a_label_goes_on_the_last_real_entry_and_a_second_label_replaces_it() {
     assert_eq!(reopened.tree().label_of(&answer), Some("checkpoint"));
 }
 
+/// An extension's state (`append_custom`, Pi's `appendEntry`) is kept in the session, announced,
+/// and never reaches the model: the next request is the one without it.
+#[tokio::test]
+async fn a_custom_entry_is_kept_in_the_session_and_never_sent() {
+    let mut run = start(TWO_ANSWERS).await;
+    run.send(Op::Prompt("one".into()));
+    run.settled().await;
+    run.send(Op::AppendCustom {
+        custom_type: "sticky-note".into(),
+        data: Some(serde_json::json!({"goal": "keep the tests green"})),
+    });
+    let seen = run
+        .until(|e| {
+            matches!(
+                e,
+                RuntimeEvent::EntryAppended {
+                    entry: Entry::Custom(_)
+                }
+            )
+        })
+        .await;
+    let Some(RuntimeEvent::EntryAppended {
+        entry: Entry::Custom(custom),
+    }) = seen.last()
+    else {
+        panic!("{seen:?}");
+    };
+    assert_eq!(custom.custom_type, "sticky-note");
+    run.send(Op::Prompt("two".into()));
+    run.settled().await;
+    let sent = run.server.requests()[1].body.clone().unwrap().to_string();
+    assert!(!sent.contains("keep the tests green"), "{sent}");
+    let agent = run.stop().await;
+    let reopened = Session::open(agent.session().path()).unwrap().session;
+    let kept: Vec<_> = reopened
+        .tree()
+        .iter()
+        .filter_map(|e| match e.entry() {
+            Ok(Entry::Custom(c)) => Some((c.custom_type, c.data)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        kept,
+        [(
+            "sticky-note".to_owned(),
+            Some(serde_json::json!({"goal": "keep the tests green"}))
+        )]
+    );
+}
+
 #[tokio::test]
 async fn the_next_request_is_rendered_with_the_sessions_retention_and_history() {
     let cache = CacheSettings {
