@@ -1,13 +1,13 @@
 //! What the agent reports while it works, for every front end (TUI, print, json, rpc).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use strata_context::render::Divergence;
 use strata_provider::{Cost, Usage};
 use strata_session::{AgentMessage, EntryId};
 
 /// One thing that happened. Sent on an unbounded channel; a slow reader never blocks the loop.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
     /// A run (one prompt and every turn it takes) started.

@@ -31,7 +31,7 @@ pub enum Answer {
 }
 
 /// A call put to the user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PermissionRequest {
     /// Answer with this id.
     pub id: String,

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use strata_agent::{AgentEvent, NoticeSource};
 use strata_provider::ThinkingLevel;
 use strata_session::EntryId;
@@ -10,7 +10,7 @@ use strata_session::EntryId;
 use crate::queue::QueuedTexts;
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunEnd {
     /// The model finished.
@@ -46,7 +46,7 @@ impl RunEnd {
 }
 
 /// Whether a message sent while a run goes on joined it or waits for the next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Disposition {
     /// It started a run.
@@ -58,7 +58,7 @@ pub enum Disposition {
 }
 
 /// One thing that happened, in order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RuntimeEvent {
     /// An event of the agent loop (text, tools, usage, compaction, …).

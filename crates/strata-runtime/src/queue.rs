@@ -40,7 +40,7 @@ impl QueueMode {
 }
 
 /// The texts waiting, oldest first (Pi's `queue_update` and `clear_queue` answer).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QueuedTexts {
     /// Steering messages not yet delivered.

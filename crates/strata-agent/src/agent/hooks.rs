@@ -37,7 +37,7 @@ pub struct HookNotice {
 
 /// Who said something for the user: a hook (by its event), an extension (by name), or the
 /// memory slots (a claim refused because another extension owns the slot).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum NoticeSource {
     /// A hook that ran for `event` (`UserPromptSubmit`, `PreToolUse`, …).

@@ -4,7 +4,7 @@
 //! order), one element per line, each line ending in `\n`. A request that only appends
 //! messages therefore byte-extends the previous one, as a prefix cache sees it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// FNV-1a 64 offset basis.
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -46,7 +46,7 @@ impl Fnv1a {
 }
 
 /// The three chapters of a request, in the order a prefix cache reads them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Chapter {
     /// Tool definitions (those in the prompt prefix).
@@ -77,7 +77,7 @@ impl ChapterDigest {
 }
 
 /// Where a request first differs from a previous one, over tools ‖ system ‖ messages.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Divergence {
     /// Byte for byte the same request.

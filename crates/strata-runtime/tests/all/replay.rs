@@ -48,6 +48,10 @@ fn recording() -> Vec<Op> {
             exclude_from_context: false,
         })),
         Op::LabelLeaf(Some("checkpoint".into())),
+        Op::AppendCustom {
+            custom_type: "replay-note".into(),
+            data: Some(serde_json::json!({"step": 6})),
+        },
         Op::SetModel(ModelRef::new("anthropic", "claude-3-5-haiku-latest")),
         Op::Prompt(UserInput::text("two")),
         Op::SetTools(vec!["read".into(), "bash".into()]),
@@ -95,6 +99,13 @@ async fn play(ops: Vec<Op>) -> (Vec<Value>, Vec<Value>) {
     let _ = std::fs::remove_dir_all(&fixed);
     let mut canon = Canon::new(&dir);
     let lines = file.lines().map(|line| canon.text(line)).collect();
+    // Events are data too: each reads back as the event it was.
+    for event in &events {
+        let json = serde_json::to_string(event).unwrap();
+        let read: RuntimeEvent =
+            serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+        assert_eq!(&read, event, "{json}");
+    }
     let mut canon = Canon::new(&dir);
     let events = events
         .iter()
@@ -165,7 +176,7 @@ async fn recorded_operations_replayed_on_a_fresh_runtime_write_the_same_session_
         .iter()
         .filter_map(|line| line["type"].as_str())
         .collect();
-    for wanted in ["session_info", "label", "model_change", "leaf"] {
+    for wanted in ["session_info", "label", "custom", "model_change", "leaf"] {
         assert!(types.contains(&wanted), "{wanted} in {types:?}");
     }
     assert!(
