@@ -1,9 +1,9 @@
 //! Workspace automation for strata: capability refresh, benchmarks, code generation checks.
 //!
 //! `cargo xtask refresh-capabilities [--from FILE] [--check]` regenerates
-//! `provider-data/models.json` and `provider-data/schema.json` (and the trimmed catalog
-//! snapshot `provider-data/catalog.json`) from a models.dev-format catalog merged with the
-//! hand-kept `provider-data/providers.toml`.
+//! `crates/strata-provider/data/models.json` and `crates/strata-provider/data/schema.json` (and the trimmed catalog
+//! snapshot `crates/strata-provider/data/catalog.json`) from a models.dev-format catalog merged with the
+//! hand-kept `crates/strata-provider/data/providers.toml`.
 //!
 //! `cargo xtask bench [--quick] [--only WORKLOAD] …` runs the cache-efficiency benchmark and
 //! the speed benches and rewrites `docs/benchmarks.md` (see [`xtask::bench`]).
@@ -24,11 +24,11 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   refresh-capabilities [--from FILE] [--check]
-      Regenerate provider-data/models.json and schema.json from a models.dev-format catalog
-      merged with provider-data/providers.toml.
+      Regenerate crates/strata-provider/data/models.json and schema.json from a models.dev-format catalog
+      merged with crates/strata-provider/data/providers.toml.
       --from FILE  read the catalog from FILE (models.dev api.json format) instead of the
                    live catalog; without it the live catalog is fetched and, when offline,
-                   the committed snapshot provider-data/catalog.json is used alone
+                   the committed snapshot crates/strata-provider/data/catalog.json is used alone
       --offline    use only the committed snapshot
       --check      write nothing; fail if regenerating would change a committed file
 ";

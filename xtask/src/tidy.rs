@@ -11,7 +11,8 @@ use anyhow::{Context, Result};
 pub const USAGE: &str = "  tidy
       Check the repository's rules: which strata crates each crate may depend on, no source
       file over 1,500 lines, no `WithAgent` anywhere (reads go through the runtime's typed
-      queries), the CLI and rpc line budgets.";
+      queries), no `include_str!`/`include_bytes!` reaching outside its crate (each crate
+      packages alone), the CLI and rpc line budgets.";
 
 /// Which strata crates each crate may name under `[dependencies]`, from the layers of
 /// docs/architecture.md: format and wire at the bottom, assembly and money on them, the loop,
@@ -78,6 +79,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-compaction",
             "strata-context",
             "strata-google",
+            // The extensions' operations arrive as `strata_hooks::OpCall`.
+            "strata-hooks",
             "strata-openai",
             "strata-openai-responses",
             "strata-permissions",
@@ -198,6 +201,7 @@ pub fn main(root: &Path) -> Result<()> {
         if text.contains("WithAgent") && file != "xtask/src/tidy.rs" {
             with_agent.insert(file.clone());
         }
+        problems.extend(outside_includes(file, &text));
     }
     ratchet("over 1,500 lines", &long, LONG_FILES, &mut problems);
     for file in &with_agent {
@@ -226,7 +230,9 @@ pub fn main(root: &Path) -> Result<()> {
         }
     }
     if problems.is_empty() {
-        println!("tidy: dependencies, file lengths, no WithAgent and line budgets hold");
+        println!(
+            "tidy: dependencies, file lengths, no WithAgent, crate-local includes and line budgets hold"
+        );
         return Ok(());
     }
     anyhow::bail!(
@@ -234,6 +240,50 @@ pub fn main(root: &Path) -> Result<()> {
         problems.len(),
         problems.join("\n  ")
     )
+}
+
+/// The `include_str!`/`include_bytes!` of `file` (a path under `crates/NAME/src`) whose path
+/// leaves `crates/NAME`: `cargo package` copies only the crate's own directory, so such a
+/// crate cannot be built from its package.
+fn outside_includes(file: &str, text: &str) -> Vec<String> {
+    let mut parts = file.split('/');
+    let (Some("crates"), Some(krate), Some("src")) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Vec::new();
+    };
+    let crate_dir = format!("crates/{krate}");
+    let file_dir = file.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let mut problems = Vec::new();
+    for macro_name in ["include_str!(\"", "include_bytes!(\""] {
+        for (at, _) in text.match_indices(macro_name) {
+            let rest = &text[at + macro_name.len()..];
+            let Some(path) = rest.split('"').next() else {
+                continue;
+            };
+            let resolved = normalize(&format!("{file_dir}/{path}"));
+            if !resolved.starts_with(&format!("{crate_dir}/")) {
+                problems.push(format!(
+                    "{file} includes {path}, outside {crate_dir}: move the file into the crate"
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// `a/b/../c` as `a/c`.
+fn normalize(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            part => out.push(part),
+        }
+    }
+    out.join("/")
 }
 
 /// A found set against its allow-list: new entries and stale ones are both problems.
@@ -311,4 +361,19 @@ fn rust_files(root: &Path) -> Result<Vec<String>> {
     }
     out.sort();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_include_outside_the_crate_is_a_problem_and_one_inside_is_not() {
+        let file = "crates/strata-provider/src/catalog.rs";
+        let outside = r#"const A: &str = include_str!("../../../provider-data/providers.toml");"#;
+        assert_eq!(outside_includes(file, outside).len(), 1);
+        let inside = r#"const A: &[u8] = include_bytes!("../data/models.json");"#;
+        assert!(outside_includes(file, inside).is_empty());
+        assert!(outside_includes("xtask/src/main.rs", outside).is_empty());
+    }
 }

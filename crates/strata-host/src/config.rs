@@ -89,7 +89,7 @@ impl Default for McpSettings {
     }
 }
 
-/// `[providers.<id>]`: any field of a table row (`provider-data/schema.json`), plus a key.
+/// `[providers.<id>]`: any field of a table row (`crates/strata-provider/data/schema.json`), plus a key.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ProviderSettings {

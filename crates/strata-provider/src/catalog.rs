@@ -19,9 +19,9 @@ use crate::table::{
 use crate::usage::Prices;
 
 /// The committed capability table, embedded at build time.
-pub const BUILTIN_PROVIDERS_TOML: &str = include_str!("../../../provider-data/providers.toml");
+pub const BUILTIN_PROVIDERS_TOML: &str = include_str!("../data/providers.toml");
 /// The committed generated model list, embedded at build time.
-pub const BUILTIN_MODELS_JSON: &str = include_str!("../../../provider-data/models.json");
+pub const BUILTIN_MODELS_JSON: &str = include_str!("../data/models.json");
 
 /// The format version of `providers.toml` this crate reads.
 pub const SCHEMA_VERSION: u32 = 1;

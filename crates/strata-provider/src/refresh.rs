@@ -17,13 +17,13 @@ use crate::table::{ProviderRow, ProviderTable, glob_match};
 use crate::usage::Prices;
 
 /// The hand-kept table, relative to the workspace root.
-pub const PROVIDERS_TOML_PATH: &str = "provider-data/providers.toml";
+pub const PROVIDERS_TOML_PATH: &str = "crates/strata-provider/data/providers.toml";
 /// The committed models.dev-format catalog snapshot (input), relative to the workspace root.
-pub const CATALOG_JSON_PATH: &str = "provider-data/catalog.json";
+pub const CATALOG_JSON_PATH: &str = "crates/strata-provider/data/catalog.json";
 /// The generated model list (output).
-pub const MODELS_JSON_PATH: &str = "provider-data/models.json";
+pub const MODELS_JSON_PATH: &str = "crates/strata-provider/data/models.json";
 /// The generated JSON Schema of provider config (output).
-pub const SCHEMA_JSON_PATH: &str = "provider-data/schema.json";
+pub const SCHEMA_JSON_PATH: &str = "crates/strata-provider/data/schema.json";
 /// The command that regenerates the outputs.
 pub const REFRESH_COMMAND: &str = "cargo xtask refresh-capabilities";
 

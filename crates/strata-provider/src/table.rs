@@ -1,4 +1,4 @@
-//! The hand-kept capability table (`provider-data/providers.toml`): one row per provider.
+//! The hand-kept capability table (`crates/strata-provider/data/providers.toml`): one row per provider.
 
 use std::collections::BTreeMap;
 

