@@ -12,7 +12,8 @@ pub const USAGE: &str = "  tidy
       Check the repository's rules: which strata crates each crate may depend on, no source
       file over 1,500 lines, no `WithAgent` anywhere (reads go through the runtime's typed
       queries), no `include_str!`/`include_bytes!` reaching outside its crate (each crate
-      packages alone), the CLI and rpc line budgets.";
+      packages alone), no HTTP transport under strata-context, strata-accounting and
+      strata-compaction, the CLI and rpc line budgets.";
 
 /// Which strata crates each crate may name under `[dependencies]`, from the layers of
 /// docs/architecture.md: format and wire at the bottom, assembly and money on them, the loop,
@@ -186,6 +187,7 @@ const BUDGETS: &[(&str, usize)] = &[
 pub fn main(root: &Path) -> Result<()> {
     let mut problems = Vec::new();
     dependencies(root, &mut problems)?;
+    no_transport(root, &mut problems)?;
     let files = rust_files(root)?;
     let mut long = BTreeSet::new();
     let mut with_agent = BTreeSet::new();
@@ -327,6 +329,48 @@ fn dependencies(root: &Path, problems: &mut Vec<String>) -> Result<()> {
             if dep.starts_with("strata-") && !allowed.contains(&dep.as_str()) {
                 problems.push(format!(
                     "{name} depends on {dep}, which its layer may not (xtask/src/tidy.rs ALLOWED)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Crates that build on strata-provider's neutral types and must not link its transport
+/// (`default-features = false`), with the crates each may not link.
+const NO_TRANSPORT: &[(&str, &[&str])] = &[
+    ("strata-context", &["reqwest", "tokio"]),
+    ("strata-accounting", &["reqwest", "tokio"]),
+    // It calls a model through the `Provider` trait (async), but sends no HTTP itself.
+    ("strata-compaction", &["reqwest"]),
+];
+
+/// Each crate of [`NO_TRANSPORT`] built alone (`cargo tree -e normal`) links none of its
+/// forbidden crates: one `workspace = true` dependency would bring the transport back.
+fn no_transport(root: &Path, problems: &mut Vec<String>) -> Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    for (krate, forbidden) in NO_TRANSPORT {
+        let out = std::process::Command::new(&cargo)
+            .current_dir(root)
+            .args([
+                "tree", "-q", "-e", "normal", "--prefix", "none", "-p", krate,
+            ])
+            .output()
+            .with_context(|| format!("running cargo tree -p {krate}"))?;
+        if !out.status.success() {
+            anyhow::bail!(
+                "cargo tree -p {krate} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let tree = String::from_utf8_lossy(&out.stdout);
+        for name in *forbidden {
+            if tree
+                .lines()
+                .any(|line| line.split(' ').next() == Some(*name))
+            {
+                problems.push(format!(
+                    "{krate} links {name}: depend on strata-provider with default-features = false"
                 ));
             }
         }

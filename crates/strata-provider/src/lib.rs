@@ -10,6 +10,7 @@
 pub mod capabilities;
 pub mod catalog;
 pub mod diagnosis;
+#[cfg(feature = "transport")]
 pub mod discovery;
 pub mod effort;
 pub mod error;
@@ -17,6 +18,7 @@ pub mod event;
 pub mod learned;
 pub mod model;
 pub mod pi;
+#[cfg(feature = "provider")]
 pub mod provider;
 pub mod refresh;
 pub mod request;
@@ -40,6 +42,7 @@ pub use error::{ApiKey, ProviderError};
 pub use event::{Event, EventStream, MessageAssembler, StopReason};
 pub use learned::{Learnable, LearnedCapabilities, LearnedError, Lesson};
 pub use model::{Modality, Model};
+#[cfg(feature = "provider")]
 pub use provider::{Completion, Provider, StreamOptions};
 pub use request::{
     Breakpoint, BreakpointPosition, CacheTtl, ContentBlock, Dialect, Message, PROVIDER_ITEM_TYPE,

@@ -6,9 +6,11 @@
 //! providers' own error codes from the research notes.
 
 use std::sync::LazyLock;
+#[cfg(feature = "transport")]
 use std::time::{Duration, SystemTime};
 
 use regex::RegexSet;
+#[cfg(feature = "transport")]
 use reqwest::header::HeaderMap;
 
 use crate::error::{ApiKey, ProviderError};
@@ -70,6 +72,7 @@ pub fn is_context_overflow(status: u16, body: &str) -> bool {
 }
 
 /// The delay a response asks for: `retry-after-ms`, or `retry-after` in seconds or as an HTTP date.
+#[cfg(feature = "transport")]
 pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let text = |name: &str| {
         headers
@@ -92,6 +95,7 @@ pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
 }
 
 /// The provider's request id, from whichever header it uses.
+#[cfg(feature = "transport")]
 pub fn request_id(headers: &HeaderMap) -> Option<String> {
     const NAMES: [&str; 5] = [
         "request-id",
@@ -125,6 +129,7 @@ pub fn scrub(text: &str, secrets: &[ApiKey]) -> String {
 }
 
 /// Classifies an HTTP error response; the body is scrubbed of `secrets` first.
+#[cfg(feature = "transport")]
 pub fn classify_response(
     status: u16,
     headers: &HeaderMap,
@@ -237,7 +242,7 @@ pub fn classify_stream_error(kind: &str, message: &str, body: &str) -> ProviderE
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "transport"))]
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;

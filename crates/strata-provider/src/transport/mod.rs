@@ -21,10 +21,15 @@
 pub mod assembly;
 pub mod auth;
 pub mod classify;
+#[cfg(feature = "transport")]
 pub mod client;
+#[cfg(feature = "transport")]
 pub mod driver;
+mod http_request;
 pub mod partial_json;
+#[cfg(feature = "transport")]
 pub mod resend;
+#[cfg(feature = "transport")]
 pub mod retry;
 pub mod sse;
 
@@ -33,15 +38,19 @@ pub use auth::{
     EnvLookup, auth_header, base_url, endpoint_speaking, expand_url, join_url, missing_key,
     process_env, process_env_lookup, resolve_api_key,
 };
-pub use classify::{
-    classify_response, classify_stream_error, is_context_overflow, request_id, retry_after, scrub,
-};
+#[cfg(feature = "transport")]
+pub use classify::{classify_response, request_id, retry_after};
+pub use classify::{classify_stream_error, is_context_overflow, scrub};
+#[cfg(feature = "transport")]
 pub use client::{
-    ByteStream, HttpClient, HttpRequest, RetryNotice, RetryObserver, StreamingResponse,
-    TransportConfig,
+    ByteStream, HttpClient, RetryNotice, RetryObserver, StreamingResponse, TransportConfig,
 };
+#[cfg(feature = "transport")]
 pub use driver::{FrameOutcome, ParseError, StreamDriver, StreamParser, drive, drive_with};
+pub use http_request::HttpRequest;
 pub use partial_json::{ArgumentsError, parse_arguments, parse_partial};
+#[cfg(feature = "transport")]
 pub use resend::Driver;
+#[cfg(feature = "transport")]
 pub use retry::RetryPolicy;
 pub use sse::{Flow, Frame, FrameDecoder, MAX_EVENT_BYTES, SseDecoder};

@@ -18,7 +18,8 @@ use std::sync::Arc;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{HttpClient, HttpRequest, StreamingResponse};
+use super::HttpRequest;
+use super::client::{HttpClient, StreamingResponse};
 use crate::error::ProviderError;
 use crate::event::{Event, EventStream};
 
