@@ -1354,6 +1354,8 @@ mod tests {
             cache_read: 0,
             cache_write_5m: 9_000,
             cache_write_1h: 0,
+            cache_storage: 0,
+            cache_create: 0,
         };
         let finish = |app: &mut App| {
             app.on_agent(AgentEvent::RequestStart {

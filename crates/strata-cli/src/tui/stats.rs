@@ -375,6 +375,7 @@ mod tests {
                 cache_read: 0.3,
                 cache_write_5m: 3.75,
                 cache_write_1h: 6.0,
+                cache_storage: 0.0,
             },
             chapter_tokens: [1_000, 2_000, 7_000],
         }
@@ -389,6 +390,8 @@ mod tests {
             cache_read: 900,
             cache_write_5m: 0,
             cache_write_1h: 0,
+            cache_storage: 0,
+            cache_create: 0,
         };
         let cost = Cost {
             input: 0.01,
@@ -427,6 +430,8 @@ mod tests {
             cache_read: 0,
             cache_write_5m: 4_000,
             cache_write_1h: 0,
+            cache_storage: 0,
+            cache_create: 0,
         };
         let warm = Usage {
             cache_read: 3_900,
@@ -463,6 +468,8 @@ mod tests {
             cache_read: 0,
             cache_write_5m: 2_000,
             cache_write_1h: 0,
+            cache_storage: 0,
+            cache_create: 0,
         };
         let at = |chapter| {
             Some(Divergence::At {
