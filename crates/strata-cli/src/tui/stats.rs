@@ -388,10 +388,7 @@ mod tests {
             input: 100,
             output: 50,
             cache_read: 900,
-            cache_write_5m: 0,
-            cache_write_1h: 0,
-            cache_storage: 0,
-            cache_create: 0,
+            ..Default::default()
         };
         let cost = Cost {
             input: 0.01,
@@ -427,11 +424,8 @@ mod tests {
         let cold = Usage {
             input: 20,
             output: 5,
-            cache_read: 0,
             cache_write_5m: 4_000,
-            cache_write_1h: 0,
-            cache_storage: 0,
-            cache_create: 0,
+            ..Default::default()
         };
         let warm = Usage {
             cache_read: 3_900,
@@ -465,11 +459,8 @@ mod tests {
         let usage = Usage {
             input: 10,
             output: 5,
-            cache_read: 0,
             cache_write_5m: 2_000,
-            cache_write_1h: 0,
-            cache_storage: 0,
-            cache_create: 0,
+            ..Default::default()
         };
         let at = |chapter| {
             Some(Divergence::At {

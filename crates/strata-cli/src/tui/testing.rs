@@ -108,9 +108,7 @@ pub fn usage(input: u64, read: u64, write: u64, output: u64) -> AgentEvent {
         output,
         cache_read: read,
         cache_write_5m: write,
-        cache_write_1h: 0,
-        cache_storage: 0,
-        cache_create: 0,
+        ..Default::default()
     };
     let prices = status().prices;
     let cost = Cost {
@@ -118,8 +116,7 @@ pub fn usage(input: u64, read: u64, write: u64, output: u64) -> AgentEvent {
         output: output as f64 * prices.output / 1e6,
         cache_read: read as f64 * prices.cache_read / 1e6,
         cache_write_5m: write as f64 * prices.cache_write_5m / 1e6,
-        cache_write_1h: 0.0,
-        explicit_cache: 0.0,
+        ..Default::default()
     };
     AgentEvent::Usage { usage, cost }
 }
