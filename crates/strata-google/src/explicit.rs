@@ -162,6 +162,21 @@ impl ExplicitCaches {
         }
     }
 
+    /// `body` naming the cache held for `model_id`, if it still holds `body`'s prefix and
+    /// lives: what a turn sends when a replacement could not be created.
+    pub fn reuse(&self, model_id: &str, body: &Value) -> Option<Value> {
+        let map = body.as_object()?;
+        let contents = map.get("contents").and_then(Value::as_array)?;
+        let head = serde_json::to_string(&head_of(map)).unwrap_or_default();
+        let held = self.lock();
+        let h = held.get(model_id)?;
+        let holds = h.head == head
+            && h.contents.len() < contents.len()
+            && h.contents[..] == contents[..h.contents.len()]
+            && Instant::now() < h.usable_until;
+        holds.then(|| suffix_body(body, &h.name, h.contents.len()))
+    }
+
     /// Records a cache created from `create` (named `name`, `tokens` counted) for `model_id`,
     /// replacing any earlier one.
     pub fn created(
@@ -288,6 +303,32 @@ mod tests {
             panic!("a suffix past the step gets a new cache");
         };
         assert_eq!(cached, 2, "the cache ends after the last model turn");
+    }
+
+    #[test]
+    fn a_live_cache_is_reused_when_its_replacement_cannot_be_made() {
+        let caches = ExplicitCaches::default();
+        let first = body(&[turn("user", "hi")]);
+        let Plan::Create { create, .. } = caches.plan("m", &first, &spec()) else {
+            panic!("cached");
+        };
+        assert_eq!(caches.reuse("m", &first), None, "nothing held yet");
+        caches.created("m", &create, "cachedContents/a", 210, &spec());
+        let later = body(&[
+            turn("user", "hi"),
+            turn("model", &"x".repeat(2_000)),
+            turn("user", "ok"),
+        ]);
+        assert!(matches!(
+            caches.plan("m", &later, &spec()),
+            Plan::Create { .. }
+        ));
+        let sent = caches.reuse("m", &later).unwrap();
+        assert_eq!(sent["cachedContent"], "cachedContents/a");
+        assert_eq!(sent["contents"], later["contents"]);
+        let mut other = later.clone();
+        other["systemInstruction"] = json!({"parts": [{"text": "other"}]});
+        assert_eq!(caches.reuse("m", &other), None, "another prefix");
     }
 
     #[test]

@@ -451,9 +451,13 @@ impl GoogleProvider {
                     }
                     Err(ProviderError::Cancelled) => return Err(ProviderError::Cancelled),
                     Err(error) => {
-                        // A cache is an optimisation: without one the turn goes out in full.
+                        // A cache is an optimisation: without a new one the turn uses the
+                        // one still held, else goes out in full.
                         tracing::warn!(provider = %self.row.id, model = %model.id, %error, "explicit cache not created");
-                        return Ok(Err(Usage::default()));
+                        match self.explicit.reuse(&model.id, body) {
+                            Some(sent) => (sent, Usage::default()),
+                            None => return Ok(Err(Usage::default())),
+                        }
                     }
                 }
             }
