@@ -31,6 +31,8 @@ fn bill(label: &str, records: &[RequestRecord], prices: &strata_provider::Prices
             cache_read: cache.cache_read,
             cache_write_5m: cache.cache_write_5m,
             cache_write_1h: cache.cache_write_1h,
+            cache_storage: 0,
+            cache_create: 0,
         };
         let cost = usage.cost(prices).total();
         println!(

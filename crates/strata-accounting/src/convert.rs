@@ -8,6 +8,18 @@ use strata_session::Extra;
 /// bucket and ignores it).
 pub const CACHE_WRITE_1H_FIELD: &str = "cacheWrite1h";
 
+/// Field of a session usage holding explicit-cache storage in token-seconds (Gemini
+/// `cachedContents`); Pi has no such bucket.
+pub const CACHE_STORAGE_FIELD: &str = "cacheStorage";
+
+/// Field of a session usage holding the tokens of explicit caches created for the request (a
+/// create request of their own, not in the prompt); Pi has no such bucket.
+pub const CACHE_CREATE_FIELD: &str = "cacheCreate";
+
+/// Field of a session cost holding what explicit caches cost (creates and storage, dollars);
+/// the cost's `total` includes it.
+pub const EXPLICIT_CACHE_COST_FIELD: &str = "explicitCache";
+
 /// Field of a session usage holding the provider's cache diagnosis of the request
 /// (`{reason, missedTokens}`; Pi ignores it).
 pub const CACHE_DIAGNOSIS_FIELD: &str = "cacheDiagnosis";
@@ -34,6 +46,21 @@ pub fn session_usage(usage: &Usage, cost: &Cost) -> strata_session::Usage {
             Value::from(usage.cache_write_1h),
         );
     }
+    let mut cost_extra = Extra::new();
+    for (field, value) in [
+        (CACHE_STORAGE_FIELD, usage.cache_storage),
+        (CACHE_CREATE_FIELD, usage.cache_create),
+    ] {
+        if value > 0 {
+            extra.insert(field.into(), Value::from(value));
+        }
+    }
+    if cost.explicit_cache > 0.0 {
+        cost_extra.insert(
+            EXPLICIT_CACHE_COST_FIELD.into(),
+            Value::from(cost.explicit_cache),
+        );
+    }
     strata_session::Usage {
         input: usage.input,
         output: usage.output,
@@ -46,7 +73,7 @@ pub fn session_usage(usage: &Usage, cost: &Cost) -> strata_session::Usage {
             cache_read: cost.cache_read,
             cache_write: cost.cache_write(),
             total: cost.total(),
-            extra: Extra::new(),
+            extra: cost_extra,
         },
         extra,
     }
@@ -61,12 +88,15 @@ pub fn provider_usage(stored: &strata_session::Usage) -> Usage {
         .and_then(Value::as_u64)
         .unwrap_or(0)
         .min(stored.cache_write);
+    let count = |field: &str| stored.extra.get(field).and_then(Value::as_u64).unwrap_or(0);
     Usage {
         input: stored.input,
         output: stored.output,
         cache_read: stored.cache_read,
         cache_write_5m: stored.cache_write - one_hour,
         cache_write_1h: one_hour,
+        cache_storage: count(CACHE_STORAGE_FIELD),
+        cache_create: count(CACHE_CREATE_FIELD),
     }
 }
 
@@ -84,6 +114,8 @@ mod tests {
             cache_read: 2000,
             cache_write_5m: 100,
             cache_write_1h: 5000,
+            cache_storage: 0,
+            cache_create: 0,
         };
         let prices = Prices {
             input: 5.0,
@@ -91,11 +123,46 @@ mod tests {
             cache_read: 0.5,
             cache_write_5m: 6.25,
             cache_write_1h: 10.0,
+            cache_storage: 0.0,
         };
         let stored = session_usage(&usage, &usage.cost(&prices));
         assert_eq!(stored.cache_write, 5100);
         let json = serde_json::to_value(&stored).unwrap();
         assert_eq!(json["cacheWrite1h"], 5000);
+        let read: strata_session::Usage = serde_json::from_value(json).unwrap();
+        assert_eq!(provider_usage(&read), usage);
+    }
+
+    #[test]
+    fn explicit_cache_creates_and_storage_survive_the_round_trip_and_are_in_the_total() {
+        let usage = Usage {
+            input: 100,
+            cache_read: 8_000,
+            cache_create: 8_000,
+            cache_storage: 8_000 * 300,
+            ..Usage::default()
+        };
+        let prices = Prices {
+            input: 0.3,
+            cache_read: 0.03,
+            cache_write_5m: 0.3,
+            cache_storage: 1.0,
+            ..Prices::default()
+        };
+        let cost = usage.cost(&prices);
+        let stored = session_usage(&usage, &cost);
+        let json = serde_json::to_value(&stored).unwrap();
+        assert_eq!(json["cacheStorage"], 2_400_000);
+        assert_eq!(json["cacheCreate"], 8_000);
+        assert_eq!(
+            json["cacheWrite"], 0,
+            "a create is not a write of this prompt"
+        );
+        let explicit = json["cost"]["explicitCache"].as_f64().unwrap();
+        let expected = 8_000.0 * 0.3 / 1e6 + 8_000.0 * 300.0 / 3600.0 / 1e6;
+        assert!((explicit - expected).abs() < 1e-15, "{explicit}");
+        let total = json["cost"]["total"].as_f64().unwrap();
+        assert!((total - cost.total()).abs() < 1e-15 && total > explicit);
         let read: strata_session::Usage = serde_json::from_value(json).unwrap();
         assert_eq!(provider_usage(&read), usage);
     }

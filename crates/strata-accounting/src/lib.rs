@@ -29,8 +29,8 @@ pub use cache::{
     cache_report,
 };
 pub use convert::{
-    CACHE_DIAGNOSIS_FIELD, CACHE_WRITE_1H_FIELD, provider_usage, record_diagnosis, session_usage,
-    stored_diagnosis,
+    CACHE_CREATE_FIELD, CACHE_DIAGNOSIS_FIELD, CACHE_STORAGE_FIELD, CACHE_WRITE_1H_FIELD,
+    EXPLICIT_CACHE_COST_FIELD, provider_usage, record_diagnosis, session_usage, stored_diagnosis,
 };
 pub use record::{
     KEEP_WARM_CUSTOM_TYPE, RequestKind, RequestRecord, USAGE_CUSTOM_TYPE, USAGE_FIELD, record_of,

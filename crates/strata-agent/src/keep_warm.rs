@@ -195,6 +195,7 @@ mod tests {
             cache_read: 0.5,
             cache_write_5m: 6.25,
             cache_write_1h: 10.0,
+            cache_storage: 0.0,
         };
         // 100k tokens read at $0.50/MTok, nothing generated.
         assert!((opus.ping_cost(100_000, &prices) - 0.05).abs() < 1e-12);

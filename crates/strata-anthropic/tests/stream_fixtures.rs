@@ -44,6 +44,8 @@ fn expected_usage() -> Usage {
         cache_read: 4000,
         cache_write_5m: 100,
         cache_write_1h: 2000,
+        cache_storage: 0,
+        cache_create: 0,
     }
 }
 

@@ -30,6 +30,8 @@ pub fn normalize_usage(usage: &Value) -> Usage {
         cache_read: count(usage.get("cacheReadInputTokens")),
         cache_write_5m: write_5m,
         cache_write_1h: write_1h,
+        cache_storage: 0,
+        cache_create: 0,
     }
 }
 
@@ -53,7 +55,9 @@ mod tests {
                 output: 40,
                 cache_read: 3000,
                 cache_write_5m: 500,
-                cache_write_1h: 1500
+                cache_write_1h: 1500,
+                cache_storage: 0,
+                cache_create: 0
             }
         );
         let plain = normalize_usage(

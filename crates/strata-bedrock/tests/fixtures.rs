@@ -44,7 +44,9 @@ fn full_stream_assembles_reasoning_text_and_two_tool_calls() {
             output: 80,
             cache_read: 4000,
             cache_write_5m: 500,
-            cache_write_1h: 1500
+            cache_write_1h: 1500,
+            cache_storage: 0,
+            cache_create: 0
         }
     );
     assert_eq!(

@@ -176,6 +176,7 @@ mod tests {
             cache_read: 0.3,
             cache_write_5m: 3.75,
             cache_write_1h: 6.0,
+            cache_storage: 0.0,
         }
     }
 
@@ -286,6 +287,7 @@ mod tests {
                 cache_read: 0.5,
                 cache_write_5m: 6.25,
                 cache_write_1h: 10.0,
+                cache_storage: 0.0,
             },
             false,
         );

@@ -462,6 +462,7 @@ mod tests {
             cache_read: 0.5,
             cache_write_5m: 6.25,
             cache_write_1h: 10.0,
+            cache_storage: 0.0,
         }
     }
 

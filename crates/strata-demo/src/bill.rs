@@ -85,6 +85,8 @@ pub fn usage_of(record: &RequestRecord) -> Usage {
         cache_read: cache.cache_read,
         cache_write_5m: cache.cache_write_5m,
         cache_write_1h: cache.cache_write_1h,
+        cache_storage: 0,
+        cache_create: 0,
     }
 }
 
@@ -161,6 +163,7 @@ mod tests {
             cache_read: 0.5,
             cache_write_5m: 0.0,
             cache_write_1h: 0.0,
+            cache_storage: 0.0,
         };
         let usage = Usage {
             input: 1_000_000,
@@ -168,6 +171,8 @@ mod tests {
             cache_read: 1_000_000,
             cache_write_5m: 1_000_000,
             cache_write_1h: 0,
+            cache_storage: 0,
+            cache_create: 0,
         };
         assert!((cost(&usage, &prices) - 4.5).abs() < 1e-9);
     }

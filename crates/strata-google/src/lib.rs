@@ -4,9 +4,11 @@
 //! - [`stream::GeminiParser`]: sans-IO parser of the `alt=sse` stream.
 //! - [`usage::normalize_usage`]: `usageMetadata` → [`strata_provider::Usage`].
 //! - [`provider::GoogleProvider`]: the [`strata_provider::Provider`] over HTTP.
+//! - [`explicit`]: explicit caches (`cachedContents`) on rows whose `explicit_cache` flag is on.
 //! - [`auth`]: API key, bearer token, or an `authorized_user` or `service_account` ADC file.
 
 pub mod auth;
+pub mod explicit;
 pub mod provider;
 pub mod request;
 pub mod stream;

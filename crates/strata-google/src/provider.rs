@@ -11,13 +11,14 @@ use strata_provider::transport::{
     drive, endpoint_speaking, join_url, process_env_lookup, resolve_api_key,
 };
 use strata_provider::{
-    ApiKey, AuthScheme, Completion, Endpoint, Event, EventStream, Model, Protocol, Provider,
-    ProviderError, ProviderRow, Request, StreamOptions,
+    ApiKey, AuthScheme, Completion, Endpoint, Event, EventStream, ExplicitCache, Model, Protocol,
+    Provider, ProviderError, ProviderRow, Request, StreamOptions, Usage,
 };
 use tokio::sync::OnceCell;
 use tracing::Instrument;
 
 use crate::auth::{AdcFile, GoogleCredentials, adc_path};
+use crate::explicit::{ExplicitCaches, Plan, create_usage, refused_for_cache, suffix_body};
 use crate::request::build_body;
 use crate::stream::GeminiParser;
 
@@ -69,6 +70,8 @@ pub struct GoogleProvider {
     adc_project: Arc<OnceLock<Option<String>>>,
     url_vars: BTreeMap<String, String>,
     env: EnvLookup,
+    /// Explicit caches created for this provider's requests (shared by its clones).
+    explicit: Arc<ExplicitCaches>,
 }
 
 impl std::fmt::Debug for GoogleProvider {
@@ -94,6 +97,7 @@ impl GoogleProvider {
             adc_project: Arc::new(OnceLock::new()),
             url_vars: BTreeMap::new(),
             env: process_env_lookup(),
+            explicit: Arc::new(ExplicitCaches::default()),
         }
     }
 
@@ -293,11 +297,29 @@ impl GoogleProvider {
         options: &StreamOptions,
         bearer: Option<&ApiKey>,
     ) -> Result<HttpRequest, ProviderError> {
-        let endpoint = self.endpoint(model)?;
         let caps = self.row.capabilities(&model.id);
         let url = self.url(model, "streamGenerateContent", options)?;
-        let mut http = HttpRequest::json_of(url, &build_body(model, request, &caps))?
-            .header("accept", "text/event-stream");
+        let http = self.prepare_body(
+            model,
+            &build_body(model, request, &caps),
+            url,
+            options,
+            bearer,
+        )?;
+        Ok(http.header("accept", "text/event-stream"))
+    }
+
+    /// The HTTP request posting `body` to `url`, authenticated for `model`.
+    fn prepare_body(
+        &self,
+        model: &Model,
+        body: &serde_json::Value,
+        url: String,
+        options: &StreamOptions,
+        bearer: Option<&ApiKey>,
+    ) -> Result<HttpRequest, ProviderError> {
+        let endpoint = self.endpoint(model)?;
+        let mut http = HttpRequest::json_of(url, body)?;
         http.max_retries = Some(options.max_retries);
         let key = self.api_key(&endpoint, options);
         match (bearer, key, endpoint.auth) {
@@ -325,6 +347,175 @@ impl GoogleProvider {
 }
 
 impl GoogleProvider {
+    /// Posts `http` and reads the whole answer as text (`method` names it in errors).
+    async fn post_whole(
+        &self,
+        http: &HttpRequest,
+        options: &StreamOptions,
+        method: &str,
+    ) -> Result<String, ProviderError> {
+        let response = self.client.post_json(http, &options.cancel).await?;
+        let mut body = response.first_chunk.to_vec();
+        let mut rest = response.body;
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = options.cancel.cancelled() => return Err(ProviderError::Cancelled),
+                next = rest.next() => next,
+            };
+            match next {
+                Some(chunk) => body.extend_from_slice(&chunk?),
+                None => break,
+            }
+        }
+        String::from_utf8(body).map_err(|_| ProviderError::Decode {
+            message: format!("{method} answered with a body that is not UTF-8"),
+        })
+    }
+
+    /// The `cachedContents` collection URL and the model's resource name there.
+    fn cache_urls(
+        &self,
+        model: &Model,
+        options: &StreamOptions,
+    ) -> Result<(String, String), ProviderError> {
+        let endpoint = self.endpoint(model)?;
+        let base = base_url(options.base_url.as_deref(), &endpoint, |k| self.var(k))?;
+        Ok(match self.api(model)? {
+            GoogleApi::AiStudio => (
+                join_url(&base, "cachedContents"),
+                format!("models/{}", model.id),
+            ),
+            GoogleApi::Vertex { project, location } => {
+                let parent = format!("projects/{project}/locations/{location}");
+                (
+                    join_url(&base, &format!("v1/{parent}/cachedContents")),
+                    format!("{parent}/publishers/google/models/{}", model.id),
+                )
+            }
+        })
+    }
+
+    /// Creates the explicit cache `create` describes; its name and the tokens it holds.
+    async fn create_cache(
+        &self,
+        model: &Model,
+        create: &serde_json::Value,
+        options: &StreamOptions,
+        bearer: Option<&ApiKey>,
+    ) -> Result<(String, u64), ProviderError> {
+        let (url, model_name) = self.cache_urls(model, options)?;
+        let mut create = create.clone();
+        create["model"] = serde_json::Value::String(model_name);
+        let http = self.prepare_body(model, &create, url, options, bearer)?;
+        let text = self
+            .post_whole(&http, options, "cachedContents.create")
+            .await?;
+        let resource: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| ProviderError::Decode {
+                message: format!("cachedContents.create answered with invalid JSON: {e}"),
+            })?;
+        let name = resource
+            .get("name")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| ProviderError::Decode {
+                message: "cachedContents.create answered without a name".into(),
+            })?;
+        let tokens = resource
+            .pointer("/usageMetadata/totalTokenCount")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0);
+        Ok((name.to_owned(), tokens))
+    }
+
+    /// Streams `body` through the explicit cache the plan picks. `Err(extra)` when the turn
+    /// must go out in full instead, with the usage already spent on a cache (a create whose
+    /// cache was then refused is still billed).
+    async fn stream_cached(
+        &self,
+        model: &Model,
+        body: &serde_json::Value,
+        spec: &ExplicitCache,
+        options: &StreamOptions,
+        bearer: Option<&ApiKey>,
+    ) -> Result<Result<EventStream, Usage>, ProviderError> {
+        let (sent, spent) = match self.explicit.plan(&model.id, body, spec) {
+            Plan::Full => return Ok(Err(Usage::default())),
+            Plan::Use { body, .. } => (body, Usage::default()),
+            Plan::Create { create, cached } => {
+                match self.create_cache(model, &create, options, bearer).await {
+                    Ok((name, tokens)) => {
+                        self.explicit
+                            .created(&model.id, &create, &name, tokens, spec);
+                        (suffix_body(body, &name, cached), create_usage(tokens, spec))
+                    }
+                    Err(ProviderError::Cancelled) => return Err(ProviderError::Cancelled),
+                    Err(error) => {
+                        // A cache is an optimisation: without a new one the turn uses the
+                        // one still held, else goes out in full.
+                        tracing::warn!(provider = %self.row.id, model = %model.id, %error, "explicit cache not created");
+                        match self.explicit.reuse(&model.id, body) {
+                            Some(sent) => (sent, Usage::default()),
+                            None => return Ok(Err(Usage::default())),
+                        }
+                    }
+                }
+            }
+        };
+        let url = self.url(model, "streamGenerateContent", options)?;
+        let http = self
+            .prepare_body(model, &sent, url, options, bearer)?
+            .header("accept", "text/event-stream");
+        match self.events(model, http, options).await {
+            Ok(stream) => Ok(Ok(with_extra_usage(stream, spent))),
+            Err(e) if refused_for_cache(e.status(), e.body()) => {
+                tracing::info!(provider = %self.row.id, model = %model.id, error = %e, "explicit cache refused; sending in full");
+                self.explicit.drop_cache(&model.id);
+                Ok(Err(spent))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn events(
+        &self,
+        model: &Model,
+        http: HttpRequest,
+        options: &StreamOptions,
+    ) -> Result<EventStream, ProviderError> {
+        let span =
+            tracing::debug_span!("provider_request", provider = %self.row.id, model = %model.id);
+        let cancel = options.cancel.clone();
+        let driver: Driver =
+            Arc::new(move |response| drive(response, GeminiParser::new(), cancel.clone()));
+        self.client
+            .stream_events(http, &options.cancel, driver)
+            .instrument(span)
+            .await
+    }
+}
+
+/// `stream` with `extra` (a cache's create and storage) added to every usage it reports.
+fn with_extra_usage(stream: EventStream, extra: Usage) -> EventStream {
+    if extra == Usage::default() {
+        return stream;
+    }
+    Box::pin(stream.map(move |event| match event {
+        Event::Usage(usage) => Event::Usage(usage + extra),
+        Event::Done {
+            stop_reason,
+            message,
+            usage,
+        } => Event::Done {
+            stop_reason,
+            message,
+            usage: usage + extra,
+        },
+        other => other,
+    }))
+}
+
+impl GoogleProvider {
     /// Sends `request` to the non-streaming `:generateContent` method and returns the answer.
     ///
     /// The same parser reads the single response, so usage, signatures and stop reasons are
@@ -344,23 +535,7 @@ impl GoogleProvider {
         http.url = self.url(model, "generateContent", options)?;
         http.headers
             .retain(|(name, _)| !name.eq_ignore_ascii_case("accept"));
-        let response = self.client.post_json(&http, &options.cancel).await?;
-        let mut body = response.first_chunk.to_vec();
-        let mut rest = response.body;
-        loop {
-            let next = tokio::select! {
-                biased;
-                () = options.cancel.cancelled() => return Err(ProviderError::Cancelled),
-                next = rest.next() => next,
-            };
-            match next {
-                Some(chunk) => body.extend_from_slice(&chunk?),
-                None => break,
-            }
-        }
-        let text = String::from_utf8(body).map_err(|_| ProviderError::Decode {
-            message: "generateContent answered with a body that is not UTF-8".into(),
-        })?;
+        let text = self.post_whole(&http, options, "generateContent").await?;
         let mut parser = GeminiParser::new();
         let mut events = Vec::new();
         let decode = |e: ParseError| match e {
@@ -415,15 +590,20 @@ impl Provider for GoogleProvider {
             () = options.cancel.cancelled() => return Err(ProviderError::Cancelled),
             token = self.bearer(model, options) => token?,
         };
+        let caps = self.row.capabilities(&model.id);
+        let mut spent = Usage::default();
+        if let Some(spec) = caps.explicit_cache() {
+            let body = build_body(model, request, &caps);
+            match self
+                .stream_cached(model, &body, spec, options, bearer.as_ref())
+                .await?
+            {
+                Ok(stream) => return Ok(stream),
+                Err(extra) => spent = extra,
+            }
+        }
         let http = self.prepare(model, request, options, bearer.as_ref())?;
-        let span =
-            tracing::debug_span!("provider_request", provider = %self.row.id, model = %model.id);
-        let cancel = options.cancel.clone();
-        let driver: Driver =
-            Arc::new(move |response| drive(response, GeminiParser::new(), cancel.clone()));
-        self.client
-            .stream_events(http, &options.cancel, driver)
-            .instrument(span)
-            .await
+        let stream = self.events(model, http, options).await?;
+        Ok(with_extra_usage(stream, spent))
     }
 }

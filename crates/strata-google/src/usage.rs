@@ -40,6 +40,8 @@ impl UsageMetadata {
             cache_read: cached,
             cache_write_5m: 0,
             cache_write_1h: 0,
+            cache_storage: 0,
+            cache_create: 0,
         }
     }
 }
@@ -79,7 +81,9 @@ mod tests {
                 output: 250,
                 cache_read: 8_192,
                 cache_write_5m: 0,
-                cache_write_1h: 0
+                cache_write_1h: 0,
+                cache_storage: 0,
+                cache_create: 0
             }
         );
         assert_eq!(usage.total_tokens(), 10_250);

@@ -8,6 +8,7 @@
 )]
 
 mod auth;
+mod explicit;
 mod fixtures;
 mod mock;
 mod rows;

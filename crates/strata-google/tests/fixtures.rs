@@ -44,7 +44,9 @@ fn full_stream_keeps_signatures_on_their_parts_and_subtracts_cached_tokens() {
             output: 100,
             cache_read: 8192,
             cache_write_5m: 0,
-            cache_write_1h: 0
+            cache_write_1h: 0,
+            cache_storage: 0,
+            cache_create: 0
         }
     );
     assert_eq!(

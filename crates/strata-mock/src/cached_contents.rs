@@ -37,6 +37,7 @@ pub struct CachedContents {
     entries: HashMap<String, Entry>,
     next: u64,
     storage_token_hours: f64,
+    created_tokens: u64,
 }
 
 /// What a `generateContent` naming a cache becomes.
@@ -86,6 +87,7 @@ impl CachedContents {
         self.next += 1;
         let name = format!("cachedContents/mock{:012}", self.next);
         self.storage_token_hours += tokens as f64 * ttl_ms as f64 / 3_600_000.0;
+        self.created_tokens += tokens;
         let entry = Entry {
             model,
             body: parts,
@@ -167,6 +169,11 @@ impl CachedContents {
             body,
             cached_tokens: entry.tokens,
         }))
+    }
+
+    /// Tokens of every cache created so far (billed at the input price when created).
+    pub fn created_tokens(&self) -> u64 {
+        self.created_tokens
     }
 
     /// Storage billed so far, in token-hours (each cache's tokens times its lifetime).

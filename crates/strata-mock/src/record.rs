@@ -66,13 +66,17 @@ pub struct RequestRecord {
     /// milliseconds; 0 for a refusal.
     #[serde(default)]
     pub ttft_ms: f64,
-    /// A message-thread continue's body as sent (only the new messages), when the server
-    /// records bodies.
+    /// A message-thread continue's body as sent (only the new messages), or a Gemini request's
+    /// that named an explicit cache (only what follows the cache), when the server records
+    /// bodies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread_body: Option<Value>,
     /// Bytes of the request body as received (what the client uploaded).
     #[serde(default)]
     pub body_bytes: u64,
+    /// The Gemini explicit cache (`cachedContent`) the request named and was served from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_content: Option<String>,
     /// Anthropic message threads: the response this request continued (its body held only
     /// the new messages); `None` for a full request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,6 +112,7 @@ impl RequestRecord {
             thread_body: None,
             body_bytes: 0,
             continued: None,
+            cached_content: None,
         }
     }
 }

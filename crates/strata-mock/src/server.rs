@@ -343,6 +343,10 @@ impl State {
                 Ok(Some(resolved)) => {
                     value = resolved.body;
                     explicit_tokens = resolved.cached_tokens;
+                    record.cached_content = sent
+                        .get("cachedContent")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
                 }
                 Ok(None) => {}
                 Err(CacheRefusal::NotFound(message)) => {
@@ -388,7 +392,7 @@ impl State {
         };
         if self.config.record_bodies {
             record.body = Some(value.clone());
-            if record.continued.is_some() {
+            if record.continued.is_some() || record.cached_content.is_some() {
                 record.thread_body = Some(sent.clone());
             }
         }
@@ -1176,6 +1180,12 @@ impl MockServer {
     /// Gemini explicit-cache storage billed so far, in token-hours.
     pub fn cached_content_storage_token_hours(&self) -> f64 {
         lock(&self.state.cached_contents).storage_token_hours()
+    }
+
+    /// Tokens of every Gemini explicit cache created so far (each create is billed at the
+    /// input price).
+    pub fn cached_content_created_tokens(&self) -> u64 {
+        lock(&self.state.cached_contents).created_tokens()
     }
 
     /// Moves the virtual clock forward; returns the new time in milliseconds.

@@ -19,6 +19,8 @@ pub fn normalize_usage(usage: &Value) -> Usage {
         cache_read,
         cache_write_5m: cache_write,
         cache_write_1h: 0,
+        cache_storage: 0,
+        cache_create: 0,
     }
 }
 
@@ -44,7 +46,9 @@ mod tests {
                 output: 120,
                 cache_read: 3968,
                 cache_write_5m: 512,
-                cache_write_1h: 0
+                cache_write_1h: 0,
+                cache_storage: 0,
+                cache_create: 0
             }
         );
         assert_eq!(usage.prompt_tokens(), 5000);

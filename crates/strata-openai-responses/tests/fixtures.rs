@@ -47,7 +47,9 @@ fn full_stream_assembles_reasoning_text_and_parallel_calls() {
             output: 300,
             cache_read: 4096,
             cache_write_5m: 0,
-            cache_write_1h: 0
+            cache_write_1h: 0,
+            cache_storage: 0,
+            cache_create: 0
         }
     );
     let reasoning_item = json!({"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Read both files."},{"type":"summary_text","text":"Then answer."}],"encrypted_content":"gAAAA-opaque=="});

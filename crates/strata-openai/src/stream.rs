@@ -152,6 +152,8 @@ pub fn normalize_usage(wire: &WireUsage, dialect: UsageDialect) -> Usage {
         cache_read: read,
         cache_write_5m: write,
         cache_write_1h: 0,
+        cache_storage: 0,
+        cache_create: 0,
     }
 }
 
@@ -299,6 +301,8 @@ mod tests {
                 cache_read: 6000,
                 cache_write_5m: 3000,
                 cache_write_1h: 0,
+                cache_storage: 0,
+                cache_create: 0,
             }
         );
         assert_eq!(usage.prompt_tokens(), 10_000);

@@ -46,6 +46,8 @@ fn parallel_tool_calls_interleaved_by_index_assemble() {
         cache_read: 4800,
         cache_write_5m: 0,
         cache_write_1h: 0,
+        cache_storage: 0,
+        cache_create: 0,
     };
     assert_eq!(
         events.last(),

@@ -25,6 +25,8 @@ fn bench_catalog(c: &mut Criterion) {
             cache_read: 48_000,
             cache_write_5m: 3_500,
             cache_write_1h: 0,
+            cache_storage: 0,
+            cache_create: 0,
         };
         b.iter(|| {
             catalog

@@ -38,6 +38,8 @@ fn main() -> Result<(), CatalogError> {
         cache_read: 48_000,
         cache_write_5m: 3_500,
         cache_write_1h: 0,
+        cache_storage: 0,
+        cache_create: 0,
     };
     let cost = usage.cost(&model.prices);
     let caps = catalog.capabilities(&model.provider, &model.id);

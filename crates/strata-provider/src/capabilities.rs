@@ -294,6 +294,19 @@ impl PeakPricing {
     }
 }
 
+/// Explicit caches as a row offers them (Gemini `cachedContents`): a resource created ahead of
+/// the requests that name it, billed at the input price when created plus storage per hour.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExplicitCache {
+    /// Fewest tokens a cache may hold (the model's documented minimum).
+    pub min_tokens: u32,
+    /// Lifetime asked for at creation, in seconds.
+    pub ttl_secs: u32,
+    /// Storage, USD per million tokens per hour.
+    pub storage_price: f64,
+}
+
 /// Everything render and adapters need to know about one provider + model.
 ///
 /// `Default` is the conservative answer for an unknown provider: no cache, no
@@ -379,6 +392,13 @@ pub struct Capabilities {
     /// still stay in the cached prefix (Anthropic `clear_at: "next_user_message"`).
     #[serde(default)]
     pub system_clear_at: bool,
+    /// Use explicit caches ([`Capabilities::explicit_cache_offer`]) for the stable prefix.
+    /// Off by default: it pays storage and create requests where implicit caching is free.
+    #[serde(default)]
+    pub explicit_cache: bool,
+    /// The explicit caches the row offers, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explicit_cache_offer: Option<ExplicitCache>,
 }
 
 impl Default for Capabilities {
@@ -410,6 +430,8 @@ impl Default for Capabilities {
             message_threads: false,
             inline_tools: false,
             system_clear_at: false,
+            explicit_cache: false,
+            explicit_cache_offer: None,
         }
     }
 }
@@ -482,10 +504,18 @@ impl Capabilities {
                     cache_read: prices.cache_read * m,
                     cache_write_5m: prices.cache_write_5m * m,
                     cache_write_1h: prices.cache_write_1h * m,
+                    cache_storage: prices.cache_storage * m,
                 }
             }
             _ => *prices,
         }
+    }
+
+    /// The explicit caches to use, when the row offers them and uses them.
+    pub fn explicit_cache(&self) -> Option<&ExplicitCache> {
+        self.explicit_cache_offer
+            .as_ref()
+            .filter(|_| self.explicit_cache)
     }
 
     /// The output cap of a request that only warms the cache: 0 where the row has an

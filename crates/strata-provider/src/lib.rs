@@ -29,8 +29,9 @@ pub mod transport;
 pub mod usage;
 
 pub use capabilities::{
-    CacheKeyParam, CacheRetention, CacheStyle, Capabilities, Feature, FeatureHeader, ParamLocation,
-    PeakPricing, Prewarm, Protocol, ReasoningStyle, SystemRole, UsageDialect, WireQuirks,
+    CacheKeyParam, CacheRetention, CacheStyle, Capabilities, ExplicitCache, Feature, FeatureHeader,
+    ParamLocation, PeakPricing, Prewarm, Protocol, ReasoningStyle, SystemRole, UsageDialect,
+    WireQuirks,
 };
 pub use catalog::{
     Catalog, CatalogError, ConfigFormat, GuessedModel, ModelsFile, ProviderSummary, Support,

@@ -291,6 +291,7 @@ pub fn derive_prices(
         cache_read: round_price(cache_read.unwrap_or(input * m.cache_read)),
         cache_write_5m: round_price(cache_write_5m),
         cache_write_1h: round_price(cache_write_1h),
+        cache_storage: round_price(caps.explicit_cache_offer.map_or(0.0, |e| e.storage_price)),
     }
 }
 

@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::capabilities::{
-    CacheKeyParam, CacheStyle, Capabilities, FeatureHeader, PeakPricing, Prewarm, Protocol,
-    ReasoningStyle, SystemRole, WireQuirks,
+    CacheKeyParam, CacheStyle, Capabilities, ExplicitCache, FeatureHeader, PeakPricing, Prewarm,
+    Protocol, ReasoningStyle, SystemRole, WireQuirks,
 };
 use crate::model::Modality;
 use crate::request::CacheTtl;
@@ -89,6 +89,9 @@ pub struct CacheSpec {
     /// Peak-hour prices (the catalog's prices are off-peak).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak: Option<PeakPricing>,
+    /// Explicit caches the provider offers (used only where `features.explicit_cache`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explicit: Option<ExplicitCache>,
 }
 
 fn is_no_prewarm(p: &Prewarm) -> bool {
@@ -112,6 +115,7 @@ impl Default for CacheSpec {
             write_1h_multiplier: None,
             prewarm: Prewarm::None,
             peak: None,
+            explicit: None,
         }
     }
 }
@@ -166,6 +170,8 @@ pub struct FeatureSpec {
     pub inline_tools: bool,
     /// Mid-conversation system messages can be shown until the next user message only.
     pub system_clear_at: bool,
+    /// The stable prefix goes into an explicit cache (`cache.explicit`) that requests name.
+    pub explicit_cache: bool,
 }
 
 impl Default for FeatureSpec {
@@ -185,6 +191,7 @@ impl Default for FeatureSpec {
             message_threads: false,
             inline_tools: false,
             system_clear_at: false,
+            explicit_cache: false,
         }
     }
 }
@@ -386,6 +393,12 @@ pub struct ModelOverride {
     /// `clear_at` on system messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_clear_at: Option<bool>,
+    /// Use explicit caches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explicit_cache: Option<bool>,
+    /// Explicit caches offered (replace the row's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explicit: Option<ExplicitCache>,
     /// Reasoning style.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningStyle>,
@@ -497,6 +510,8 @@ impl ProviderRow {
             message_threads: self.features.message_threads,
             inline_tools: self.features.inline_tools,
             system_clear_at: self.features.system_clear_at,
+            explicit_cache: self.features.explicit_cache,
+            explicit_cache_offer: self.cache.explicit,
         }
     }
 
@@ -607,7 +622,11 @@ pub(crate) fn apply_override(caps: &mut Capabilities, o: &ModelOverride) {
         (o.message_threads, &mut caps.message_threads),
         (o.inline_tools, &mut caps.inline_tools),
         (o.system_clear_at, &mut caps.system_clear_at),
+        (o.explicit_cache, &mut caps.explicit_cache),
     ];
+    if let Some(v) = o.explicit {
+        caps.explicit_cache_offer = Some(v);
+    }
     for (value, slot) in flags {
         if let Some(v) = value {
             *slot = v;

@@ -19,6 +19,23 @@ pub struct Usage {
     pub cache_write_5m: u64,
     /// Input tokens written to the cache with a 1-hour lifetime.
     pub cache_write_1h: u64,
+    /// Explicit-cache storage paid for, in token-seconds (Gemini `cachedContents`: the cache's
+    /// tokens times the lifetime asked at creation). Not prompt tokens: priced per token-hour.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_storage: u64,
+    /// Tokens of explicit caches created for this request by a request of their own (Gemini
+    /// `cachedContents.create`), billed at the input price. Not prompt tokens: this request
+    /// reads them (`cache_read`), so counting them in the prompt would count them twice.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_create: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl Usage {
@@ -56,6 +73,8 @@ impl Usage {
             cache_read: per_token(self.cache_read, prices.cache_read),
             cache_write_5m: per_token(self.cache_write_5m, prices.cache_write_5m),
             cache_write_1h: per_token(self.cache_write_1h, prices.cache_write_1h),
+            explicit_cache: per_token(self.cache_create, prices.input)
+                + per_token(self.cache_storage, prices.cache_storage) / 3600.0,
         }
     }
 }
@@ -70,6 +89,8 @@ impl std::ops::Add for Usage {
             cache_read: self.cache_read + rhs.cache_read,
             cache_write_5m: self.cache_write_5m + rhs.cache_write_5m,
             cache_write_1h: self.cache_write_1h + rhs.cache_write_1h,
+            cache_storage: self.cache_storage + rhs.cache_storage,
+            cache_create: self.cache_create + rhs.cache_create,
         }
     }
 }
@@ -93,6 +114,9 @@ pub struct Prices {
     pub cache_write_5m: f64,
     /// Input written to the cache with a 1-hour lifetime.
     pub cache_write_1h: f64,
+    /// Explicit-cache storage, USD per million tokens per hour (0 where the row has none).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub cache_storage: f64,
 }
 
 impl Prices {
@@ -104,6 +128,7 @@ impl Prices {
             cache_read: input * multipliers.cache_read,
             cache_write_5m: input * multipliers.cache_write_5m,
             cache_write_1h: input * multipliers.cache_write_1h,
+            cache_storage: 0.0,
         }
     }
 }
@@ -143,6 +168,9 @@ pub struct Cost {
     pub cache_write_5m: f64,
     /// 1-hour cache writes.
     pub cache_write_1h: f64,
+    /// Explicit caches outside the prompt: their create requests and their storage.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub explicit_cache: f64,
 }
 
 impl Cost {
@@ -153,7 +181,7 @@ impl Cost {
 
     /// The sum of every bucket.
     pub fn total(&self) -> f64 {
-        self.input + self.output + self.cache_read + self.cache_write()
+        self.input + self.output + self.cache_read + self.cache_write() + self.explicit_cache
     }
 }
 
@@ -167,6 +195,7 @@ impl std::ops::Add for Cost {
             cache_read: self.cache_read + rhs.cache_read,
             cache_write_5m: self.cache_write_5m + rhs.cache_write_5m,
             cache_write_1h: self.cache_write_1h + rhs.cache_write_1h,
+            explicit_cache: self.explicit_cache + rhs.explicit_cache,
         }
     }
 }
@@ -193,6 +222,7 @@ mod tests {
             cache_read: 0.5,
             cache_write_5m: 6.25,
             cache_write_1h: 10.0,
+            cache_storage: 0.0,
         }
     }
 
@@ -204,6 +234,8 @@ mod tests {
             cache_read: 100_000,
             cache_write_5m: 4_000,
             cache_write_1h: 3_000,
+            cache_storage: 0,
+            cache_create: 0,
         };
         let cost = usage.cost(&opus());
         assert!(close(cost.input, 0.005));
@@ -237,6 +269,8 @@ mod tests {
             cache_read: 80,
             cache_write_5m: 6,
             cache_write_1h: 4,
+            cache_storage: 0,
+            cache_create: 0,
         };
         assert_eq!(usage.prompt_tokens(), 100);
         assert_eq!(usage.total_tokens(), 105);
@@ -245,6 +279,31 @@ mod tests {
         let mut sum = usage;
         sum += usage;
         assert_eq!(sum.cache_read, 160);
+    }
+
+    #[test]
+    fn explicit_caches_are_priced_outside_the_prompt_and_counted_in_the_total() {
+        // 10,000 tokens created, then kept for 30 minutes at $4.50 per million token-hours.
+        let usage = Usage {
+            cache_create: 10_000,
+            cache_storage: 10_000 * 1_800,
+            ..Usage::default()
+        };
+        let prices = Prices {
+            input: 1.25,
+            cache_write_5m: 9.0,
+            cache_storage: 4.5,
+            ..Prices::default()
+        };
+        let cost = usage.cost(&prices);
+        // The create at the input price (not the write price), the storage per token-hour.
+        assert!(close(cost.explicit_cache, 0.0125 + 0.0225), "{cost:?}");
+        assert!(close(cost.total(), 0.0125 + 0.0225));
+        assert_eq!(
+            usage.prompt_tokens(),
+            0,
+            "a create and storage are not prompt tokens"
+        );
     }
 
     #[test]

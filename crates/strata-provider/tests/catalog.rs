@@ -367,6 +367,8 @@ fn models_resolve_by_qualified_name_and_price_usage() {
         cache_read: 50_000,
         cache_write_5m: 10_000,
         cache_write_1h: 0,
+        cache_storage: 0,
+        cache_create: 0,
     };
     let cost = usage.cost(&sonnet.prices);
     assert!((cost.total() - (0.006 + 0.015 + 0.015 + 0.0375)).abs() < 1e-9);

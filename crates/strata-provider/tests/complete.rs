@@ -40,6 +40,7 @@ fn model() -> Model {
             cache_read: 0.3,
             cache_write_5m: 3.75,
             cache_write_1h: 6.0,
+            cache_storage: 0.0,
         },
     }
 }
@@ -52,6 +53,8 @@ async fn complete_returns_the_done_message_and_prices_it() {
         cache_read: 1_000_000,
         cache_write_5m: 0,
         cache_write_1h: 0,
+        cache_storage: 0,
+        cache_create: 0,
     };
     let message = Message::assistant_text("hi");
     let provider = Scripted(vec![

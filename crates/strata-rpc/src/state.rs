@@ -268,6 +268,7 @@ mod tests {
                 cache_read: 230,
                 cache_write_5m: 15,
                 cache_write_1h: 5,
+                ..Default::default()
             },
             cost: 0.75,
         };

@@ -15,6 +15,7 @@ pub mod chart;
 pub mod delegate;
 pub mod driver;
 pub mod forgetting;
+pub mod gemini_cache;
 pub mod ideal;
 pub mod mcp_churn;
 pub mod model;
@@ -72,6 +73,8 @@ pub const USAGE: &str =
                    model), docs/bench-transport.md
       `--only threads` instead compares Anthropic message threads with full requests on a
                    long tool loop: upload bytes and time to first token (docs/bench-threads.md)
+      `--only gemini-cache` instead compares Gemini explicit caches with implicit caching on
+                   a long tool loop: cost with creates and storage (docs/bench-gemini-cache.md)
       --json FILE  also write every run, request by request, as JSON
       --debug      run in the debug build (by default the command re-runs itself in release)";
 
@@ -245,6 +248,10 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
     }
     if threads::selected(args) {
         return threads::main(root, args);
+    }
+    if gemini_cache::selected(args) {
+        // Forty-odd requests: the debug build is enough.
+        return gemini_cache::main(root, args);
     }
     if delegate::selected(args) {
         // Small enough for the debug build: no release re-run.

@@ -443,6 +443,7 @@ mod tests {
             cache_read: 0.5,
             cache_write_5m: 6.25,
             cache_write_1h: 10.0,
+            cache_storage: 0.0,
         };
         // 1,000 tokens, 400 written at 5m and 100 at 1h, of which only 250 are new.
         let cache = Accounting {

@@ -213,6 +213,7 @@ pub fn model() -> Model {
             cache_read: 0.3,
             cache_write_5m: 3.75,
             cache_write_1h: 6.0,
+            cache_storage: 0.0,
         },
     }
 }

@@ -576,8 +576,8 @@ fn claude_code_request(line: &Value, catalog: &Catalog) -> Option<RequestRecord>
             input: number("input_tokens"),
             cache_read: number("cache_read_input_tokens"),
             cache_write_5m: number("cache_creation_input_tokens"),
-            cache_write_1h: 0,
             output: number("output_tokens"),
+            ..Usage::default()
         },
         cost: 0.0,
         timestamp_ms: line["timestamp"]

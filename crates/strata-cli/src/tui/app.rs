@@ -1351,9 +1351,8 @@ mod tests {
         let cold = strata_provider::Usage {
             input: 30,
             output: 5,
-            cache_read: 0,
             cache_write_5m: 9_000,
-            cache_write_1h: 0,
+            ..Default::default()
         };
         let finish = |app: &mut App| {
             app.on_agent(AgentEvent::RequestStart {

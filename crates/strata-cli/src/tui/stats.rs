@@ -375,6 +375,7 @@ mod tests {
                 cache_read: 0.3,
                 cache_write_5m: 3.75,
                 cache_write_1h: 6.0,
+                cache_storage: 0.0,
             },
             chapter_tokens: [1_000, 2_000, 7_000],
         }
@@ -387,8 +388,7 @@ mod tests {
             input: 100,
             output: 50,
             cache_read: 900,
-            cache_write_5m: 0,
-            cache_write_1h: 0,
+            ..Default::default()
         };
         let cost = Cost {
             input: 0.01,
@@ -424,9 +424,8 @@ mod tests {
         let cold = Usage {
             input: 20,
             output: 5,
-            cache_read: 0,
             cache_write_5m: 4_000,
-            cache_write_1h: 0,
+            ..Default::default()
         };
         let warm = Usage {
             cache_read: 3_900,
@@ -460,9 +459,8 @@ mod tests {
         let usage = Usage {
             input: 10,
             output: 5,
-            cache_read: 0,
             cache_write_5m: 2_000,
-            cache_write_1h: 0,
+            ..Default::default()
         };
         let at = |chapter| {
             Some(Divergence::At {

@@ -48,6 +48,7 @@ pub fn status() -> Status {
             cache_read: 0.3,
             cache_write_5m: 3.75,
             cache_write_1h: 6.0,
+            cache_storage: 0.0,
         },
         chapter_tokens: [1_200, 2_400, 8_000],
         tree: Vec::new(),
@@ -71,6 +72,7 @@ pub fn option(name: &str, usable: bool, write: f64) -> ModelOption {
             cache_read: write / 10.0,
             cache_write_5m: write,
             cache_write_1h: write * 2.0,
+            cache_storage: 0.0,
         },
     }
 }
@@ -106,7 +108,7 @@ pub fn usage(input: u64, read: u64, write: u64, output: u64) -> AgentEvent {
         output,
         cache_read: read,
         cache_write_5m: write,
-        cache_write_1h: 0,
+        ..Default::default()
     };
     let prices = status().prices;
     let cost = Cost {
@@ -114,7 +116,7 @@ pub fn usage(input: u64, read: u64, write: u64, output: u64) -> AgentEvent {
         output: output as f64 * prices.output / 1e6,
         cache_read: read as f64 * prices.cache_read / 1e6,
         cache_write_5m: write as f64 * prices.cache_write_5m / 1e6,
-        cache_write_1h: 0.0,
+        ..Default::default()
     };
     AgentEvent::Usage { usage, cost }
 }

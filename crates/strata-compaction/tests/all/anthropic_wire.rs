@@ -162,6 +162,8 @@ impl Provider for AnthropicWire {
             cache_read: number(&usage_json["cache_read_input_tokens"]),
             cache_write_5m: number(&usage_json["cache_creation"]["ephemeral_5m_input_tokens"]),
             cache_write_1h: number(&usage_json["cache_creation"]["ephemeral_1h_input_tokens"]),
+            cache_storage: 0,
+            cache_create: 0,
         };
         let text: String = value["content"]
             .as_array()

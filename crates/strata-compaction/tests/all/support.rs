@@ -86,6 +86,7 @@ pub fn model(id: &str) -> Model {
             cache_read: 0.3,
             cache_write_5m: 3.75,
             cache_write_1h: 6.0,
+            cache_storage: 0.0,
         },
     }
 }
@@ -231,6 +232,7 @@ pub fn opus() -> strata_compaction::CachePrices {
             cache_read: 0.5,
             cache_write_5m: 6.25,
             cache_write_1h: 10.0,
+            cache_storage: 0.0,
         },
         false,
     )
