@@ -397,3 +397,117 @@ fn the_tui_splits_the_childrens_cost_out_lists_the_child_and_opens_it() {
     );
     tmux.ok(&["send-keys", "-t", "strata", "Escape"]);
 }
+
+/// The parent starts a child in the background; past the script every request echoes its
+/// last user text: the child answers with its task, the parent with what it last read.
+const BACKGROUND: &str = r#"name = "background"
+[[turn]]
+[[turn.tool_call]]
+tool = "task"
+args = { description = "look around", prompt = "Say what you see.", run_in_background = true }
+"#;
+
+const FORK_RESULT: &str = "Running in a child agent: your task follows.";
+
+/// The parent's requests (not the forked child's), in order, without cache markers (where
+/// the breakpoints sit is not content).
+fn parent_requests(server: &strata_mock::MockServer) -> Vec<Value> {
+    server
+        .requests()
+        .into_iter()
+        .filter_map(|r| r.body)
+        // A fork's copy of the call reads its own result (`strata_subagents::FORK_RESULT`).
+        .filter(|body| !body["messages"][2].to_string().contains(FORK_RESULT))
+        .map(|mut body| {
+            strip_cache_control(&mut body);
+            body
+        })
+        .collect()
+}
+
+fn strip_cache_control(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("cache_control");
+            map.values_mut().for_each(strip_cache_control);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_cache_control),
+        _ => {}
+    }
+}
+
+/// `next` starts with every byte of `previous`: the same tools and system, and `previous`'s
+/// messages, serialized, a prefix of `next`'s.
+fn assert_extends(previous: &Value, next: &Value) {
+    assert_eq!(previous["tools"], next["tools"]);
+    assert_eq!(previous["system"], next["system"]);
+    let before = previous["messages"].to_string();
+    let after = next["messages"].to_string();
+    let open = before.strip_suffix(']').unwrap_or(&before);
+    assert!(after.starts_with(open), "{before}\n---\n{after}");
+}
+
+/// Runs the background scenario in `dir`; returns the output, the parent's requests and the
+/// parent's file.
+fn run_background(dir: &Path) -> (Output, Vec<Value>, std::path::PathBuf) {
+    let server = mock_with(strata_mock::Scenario::from_toml(BACKGROUND, "test").unwrap());
+    let session = dir.join("parent.jsonl");
+    let out = run(dir, &server.base_url(), &session, &["--yes"]);
+    (out, parent_requests(&server), session)
+}
+
+#[test]
+fn a_background_childs_answer_reaches_the_parent_later_at_the_end_of_its_conversation() {
+    let dir = project();
+    let (out, parent, session) = run_background(dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        parent.len(),
+        3,
+        "the call, after its result, after the answer"
+    );
+    // The call returned at once: the parent's next request holds the result naming the
+    // child, and no answer yet.
+    let second = parent[1]["messages"].to_string();
+    assert!(second.contains("in the background"), "{second}");
+    assert!(second.contains("parent.subagents"), "{second}");
+    assert!(!second.contains("task-notification"), "{second}");
+    // The answer came later, at the end: the request before is a prefix of the one after.
+    assert_extends(&parent[1], &parent[2]);
+    let last = parent[2]["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["role"], "user", "{last}");
+    let arrived = last["content"].to_string();
+    assert!(arrived.contains("<task-notification>"), "{arrived}");
+    assert!(arrived.contains("(look around) completed"), "{arrived}");
+    assert!(
+        arrived.contains("Say what you see."),
+        "the child's answer: {arrived}"
+    );
+    // Print mode waited for it: the last run read it (the mock echoes it).
+    assert!(
+        text(&out.stdout).contains("completed"),
+        "{}",
+        text(&out.stdout)
+    );
+    // The parent's file was only appended to, the notification its last user message.
+    let file = std::fs::read_to_string(&session).unwrap();
+    assert!(file.contains("task-notification"), "{file}");
+}
+
+#[test]
+fn a_failing_background_childs_error_arrives_as_a_message() {
+    let dir = project();
+    let global = dir.path().join(".config/strata");
+    std::fs::create_dir_all(&global).unwrap();
+    std::fs::write(global.join("config.toml"), "[subagents]\nmax_tokens = 1\n").unwrap();
+    let (out, parent, _) = run_background(dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(parent.len(), 3, "{parent:?}");
+    let last = parent[2]["messages"].as_array().unwrap().last().unwrap();
+    let arrived = last["content"].to_string();
+    assert!(arrived.contains("(look around) failed"), "{arrived}");
+    assert!(
+        arrived.contains("stopped at its budget (1 tokens)"),
+        "{arrived}"
+    );
+}

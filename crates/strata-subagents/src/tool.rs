@@ -268,6 +268,11 @@ impl Tool for TaskTool {
             "prompt": {
                 "type": "string",
                 "description": "The task for the child agent, with everything it needs to know"
+            },
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Run the child in the background: the call returns at once and \
+                    its answer arrives later as a message; meanwhile go on with other work"
             }
         });
         if !self.subagents.agents.agents.is_empty()

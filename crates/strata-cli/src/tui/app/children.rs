@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
+use strata_host::subagents::STATUS_RUNNING;
 use strata_session::SpawnDecision;
 
 use super::{App, Effect, Level};
@@ -36,7 +37,7 @@ impl ChildStatus {
     /// `running`, `done` or `failed`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Self::Running => strata_host::subagents::STATUS_RUNNING,
+            Self::Running => STATUS_RUNNING,
             Self::Done => strata_host::subagents::STATUS_DONE,
             Self::Failed => strata_host::subagents::STATUS_FAILED,
         }
@@ -157,18 +158,19 @@ impl App {
         let requests = details
             .and_then(|d| d["subagent"]["requests"].as_u64())
             .unwrap_or(0);
-        let status = if failed {
-            ChildStatus::Failed
-        } else {
-            ChildStatus::Done
+        // A background child's result says only that it started: its updates go on.
+        let running = details.is_some_and(|d| d["subagent"]["status"] == STATUS_RUNNING);
+        let status = match (running, failed) {
+            (true, _) => ChildStatus::Running,
+            (false, true) => ChildStatus::Failed,
+            (false, false) => ChildStatus::Done,
         };
         match self.children.row(call_id) {
             Some(row) => {
-                row.status = status;
-                row.activity = decision.outcome;
-                row.cost = decision.cost;
+                (row.status, row.activity) = (status, decision.outcome);
+                row.cost = decision.cost.max(row.cost);
                 row.requests = row.requests.max(requests);
-                row.counted = true;
+                row.counted = !running;
             }
             None => self.children.rows.push(ChildRow {
                 call_id: call_id.to_owned(),
@@ -179,7 +181,7 @@ impl App {
                 requests,
                 cost: decision.cost,
                 session: decision.session,
-                counted: true,
+                counted: !running,
             }),
         }
     }
