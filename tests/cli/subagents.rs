@@ -304,6 +304,33 @@ fn json_mode_carries_the_childs_progress_as_the_calls_updates() {
         .find(|l| l["type"] == "tool_execution_end" && l["toolCallId"] == call_id)
         .expect("the task call ended");
     assert_eq!(end["isError"], false, "{end}");
+    assert_child_records(&lines, &call_id, &dir.path().join("parent.subagents"));
+}
+
+/// The child's own events as `strata_child` records tagged by the call, its file and its
+/// depth: its start, its loop's events (its bash call among them), its end, in that order.
+fn assert_child_records(lines: &[Value], call_id: &Value, children_dir: &Path) {
+    let records: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "strata_child")
+        .collect();
+    assert!(records.len() > 2, "{lines:?}");
+    for record in &records {
+        assert_eq!(&record["child"], call_id, "{record}");
+        assert_eq!(record["depth"], 1, "{record}");
+        let session = record["session"].as_str().unwrap_or_default();
+        assert!(Path::new(session).starts_with(children_dir), "{record}");
+    }
+    let kinds: Vec<&str> = records
+        .iter()
+        .filter_map(|r| r["event"]["type"].as_str())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"started"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"ended"), "{kinds:?}");
+    assert!(kinds.contains(&"agent_start"), "{kinds:?}");
+    let ended = &records.last().unwrap()["event"];
+    assert_eq!(ended["outcome"], "stop", "{ended}");
+    assert!(ended["cost"].as_f64().unwrap_or(0.0) > 0.0, "{ended}");
 }
 
 /// The parent delegates; the child answers without tools; the parent ends.
@@ -486,8 +513,9 @@ fn a_background_childs_answer_reaches_the_parent_later_at_the_end_of_its_convers
     // Print mode waited for it: the last run read it (the mock echoes it).
     assert!(
         text(&out.stdout).contains("completed"),
-        "{}",
-        text(&out.stdout)
+        "{}\n{}",
+        text(&out.stdout),
+        std::fs::read_to_string(&session).unwrap_or_default()
     );
     // The parent's file was only appended to, the notification its last user message.
     let file = std::fs::read_to_string(&session).unwrap();
@@ -509,5 +537,98 @@ fn a_failing_background_childs_error_arrives_as_a_message() {
     assert!(
         arrived.contains("stopped at its budget (1 tokens)"),
         "{arrived}"
+    );
+}
+
+#[test]
+fn rpc_session_stats_add_the_childrens_cost_as_strata_stats_counts_it() {
+    let server = mock_with(strata_mock::Scenario::from_toml(TUI_DELEGATION, "rpc").unwrap());
+    let dir = project();
+    let session = dir.path().join("parent.jsonl");
+    let session_arg = session.display().to_string();
+    let mut rpc = crate::rpc::Rpc::start(
+        dir.path(),
+        &server,
+        &[
+            "--tools",
+            "read,bash,edit,write,task",
+            "--session",
+            &session_arg,
+        ],
+    );
+    rpc.prompt_and_wait("delegate it");
+    let stats = rpc.ok(serde_json::json!({"type": "get_session_stats"}));
+    rpc.close();
+    // `strata stats` reads the same files: the children's requests and cost, and what the
+    // fork read of the parent's prefix.
+    let printed: Value =
+        serde_json::from_str(&strata_ok(&["stats", "--json", &session_arg])).unwrap();
+    let child = &printed[0]["children"][0];
+    let child_cost: f64 = child["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["cost"].as_f64().unwrap())
+        .sum();
+    let children = &stats["children"];
+    assert_eq!(children["sessions"], 1, "{stats}");
+    assert_eq!(children["requests"], 1, "{stats}");
+    assert!(child_cost > 0.0, "{child}");
+    assert!(
+        (children["cost"].as_f64().unwrap() - child_cost).abs() < 1e-12,
+        "{stats}\n{child}"
+    );
+    assert_eq!(children["cacheReadFromParent"], child["read_from_parent"]);
+    assert!(
+        children["cacheReadFromParent"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+    // Pi's figures stay the file's own; the total with children adds theirs.
+    let own = stats["cost"].as_f64().unwrap();
+    let with = &stats["withChildren"];
+    assert!((with["cost"].as_f64().unwrap() - (own + child_cost)).abs() < 1e-12);
+    assert_eq!(
+        with["requests"], 3,
+        "the parent's two and the child's one: {stats}"
+    );
+    assert_eq!(
+        with["tokens"]["total"].as_u64().unwrap(),
+        stats["tokens"]["total"].as_u64().unwrap() + children["tokens"]["total"].as_u64().unwrap()
+    );
+}
+
+#[test]
+fn rpc_sends_the_childs_own_events_tagged_by_child_session_and_depth() {
+    let server = mock_with(delegation_scenario());
+    let dir = project();
+    let session = dir.path().join("parent.jsonl");
+    let session_arg = session.display().to_string();
+    let mut rpc = crate::rpc::Rpc::start(
+        dir.path(),
+        &server,
+        &[
+            "--tools",
+            "read,bash,edit,write,task",
+            "--session",
+            &session_arg,
+            "--yes",
+        ],
+    );
+    let events = rpc.prompt_and_wait("go");
+    rpc.close();
+    let call_id = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_start" && e["toolName"] == "task")
+        .map(|e| e["toolCallId"].clone())
+        .expect("the task call started");
+    assert_child_records(&events, &call_id, &dir.path().join("parent.subagents"));
+    // Its bash call among its own events, never as the parent's.
+    assert!(events.iter().any(|e| e["type"] == "strata_child"
+        && e["event"]["type"] == "tool_start"
+        && e["event"]["name"] == "bash"));
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["type"] == "tool_execution_start" && e["toolName"] == "bash")
     );
 }

@@ -382,6 +382,10 @@ impl SessionRuntime {
                 });
                 None
             }
+            strata_tools::Posted::Record(record) => {
+                self.emit(RuntimeEvent::Record { record });
+                None
+            }
         }
     }
 
@@ -481,6 +485,9 @@ impl SessionRuntime {
                     strata_tools::Posted::Message(text) => control.arrive(text),
                     strata_tools::Posted::Update { id, output } => {
                         let _ = out.send(RuntimeEvent::Agent { event: tool_update(id, output) });
+                    }
+                    strata_tools::Posted::Record(record) => {
+                        let _ = out.send(RuntimeEvent::Record { record });
                     }
                 },
                 op = ops.recv(), if !closed => {

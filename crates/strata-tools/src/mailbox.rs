@@ -25,6 +25,8 @@ pub enum Posted {
         /// The partial output.
         output: ToolOutput,
     },
+    /// A record about the work for front ends (a child agent's event), with its own `type`.
+    Record(serde_json::Value),
 }
 
 /// The posting side, handed to tool calls in [`crate::ToolContext::mailbox`].
@@ -71,6 +73,11 @@ impl Mailbox {
             mailbox: self.clone(),
             unposted: Some(unposted.into()),
         }
+    }
+
+    /// Sends a record for front ends.
+    pub fn record(&self, record: serde_json::Value) {
+        let _ = self.sender.send(Posted::Record(record));
     }
 
     /// Sends progress of the work call `id` started.
