@@ -78,6 +78,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-compaction",
             "strata-context",
             "strata-google",
+            "strata-hooks",
             "strata-openai",
             "strata-openai-responses",
             "strata-permissions",
