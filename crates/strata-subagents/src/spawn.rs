@@ -274,13 +274,13 @@ async fn run_child(
                 &path,
                 &ToolOutput::error("the child agent ended without an answer (it was stopped)"),
             );
-            Some((mailbox.clone(), mailbox.promise(fallback)))
+            Some((mailbox, mailbox.promise(fallback)))
         }
         _ => None,
     };
     // A background child's progress outlives the call: it goes out through the mailbox.
     let updates = match &background {
-        Some((mailbox, _)) => Some(forward_updates(mailbox.clone(), call.id.clone())),
+        Some((mailbox, _)) => Some(forward_updates((*mailbox).clone(), call.id.clone())),
         None => updates,
     };
     let progress = Progress {
@@ -321,7 +321,7 @@ async fn run_child(
     };
     match background {
         None => Ok(running.finish().await),
-        Some((mailbox, posting)) => Ok(running.in_background(mailbox, posting)),
+        Some((_, posting)) => Ok(running.in_background(posting)),
     }
 }
 
@@ -351,7 +351,7 @@ impl Running {
     /// Runs it in a task of its own: the call returns at once, naming the child; its answer
     /// (or its error) is posted to the parent's conversation when it ends, and its progress
     /// goes out as the call's updates meanwhile.
-    fn in_background(self, mailbox: Mailbox, posting: Posting) -> ToolOutput {
+    fn in_background(self, posting: Posting) -> ToolOutput {
         let line = format!(
             "Started child agent `{}` ({}) in the background: {}. Its session: {}. Its answer \
              will arrive later as a message in this conversation; go on with other work \
@@ -391,12 +391,12 @@ impl Running {
                 }
             };
             posting.post(notification(&call_id, &description, &session, &output));
-            drop(mailbox);
         });
         ToolOutput::text(line).with_details(details)
     }
 
-    /// Drives the child to its end: its result for the parent, and the result's details.
+    /// Drives the child to its end: its result for the parent, with the run's facts in the
+    /// details.
     async fn finish(self) -> ToolOutput {
         let Self {
             subagents,
