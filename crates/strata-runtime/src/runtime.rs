@@ -647,6 +647,10 @@ impl SessionRuntime {
         let mut wanted = self.agent.wanted_thinking()?;
         self.agent.switch_session(session);
         self.queue.clear(&self.agent.control());
+        // Background work belonged to the file left: closing its inbox stops it (its files
+        // stay as written), so no answer lands in another session.
+        self.inbox = self.agent.open_mailbox();
+        self.arrived.clear();
         // The file is read once: the model it names comes from the session just adopted.
         let named = match follow_model {
             true => self

@@ -3,6 +3,7 @@
 //! and an abort while idle stops the work, whose message still arrives.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -13,9 +14,11 @@ use strata_tools::{Access, Tool, ToolCall, ToolContext, ToolOutput, ToolSet, Upd
 
 use crate::support::{final_texts, session, start_agent};
 
-/// Returns at once; posts `done` after `delay`, or `stopped` when the call's abort fires.
+/// Returns at once; posts `done` after `delay`, or `stopped` when the call's abort fires;
+/// notes in `closed` that its inbox went away (the session it belonged to was left).
 struct Later {
     delay: Duration,
+    closed: Arc<AtomicBool>,
 }
 
 #[async_trait]
@@ -42,11 +45,12 @@ impl Tool for Later {
             return ToolOutput::error("no mailbox");
         };
         let posting = mailbox.promise("dropped");
-        let (cancel, delay) = (ctx.cancel.clone(), self.delay);
+        let (cancel, delay, closed) = (ctx.cancel.clone(), self.delay, self.closed.clone());
         tokio::spawn(async move {
             tokio::select! {
                 () = tokio::time::sleep(delay) => posting.post("done: the work's answer"),
                 () = cancel.cancelled() => posting.post("stopped: the work was aborted"),
+                () = posting.closed() => closed.store(true, Ordering::SeqCst),
             }
         });
         ToolOutput::text("started")
@@ -67,9 +71,16 @@ text = "meanwhile, nothing else to do"
 fn with_later(
     delay: Duration,
 ) -> impl FnOnce(&strata_runtime::ModelRoute, &std::path::Path) -> Agent {
+    with_later_noting(delay, Arc::default())
+}
+
+fn with_later_noting(
+    delay: Duration,
+    closed: Arc<AtomicBool>,
+) -> impl FnOnce(&strata_runtime::ModelRoute, &std::path::Path) -> Agent {
     move |route, dir| {
         let mut tools = ToolSet::new();
-        tools.insert(Arc::new(Later { delay }));
+        tools.insert(Arc::new(Later { delay, closed }));
         let config = strata_agent::AgentConfig {
             cache: CacheSettings::default(),
             ..route.agent_config(dir)
@@ -130,4 +141,22 @@ async fn await_background_runs_each_answer_before_the_ops_after_it() {
         ends,
         ["meanwhile, nothing else to do", "done: the work's answer"]
     );
+}
+
+#[tokio::test]
+async fn leaving_the_session_stops_its_background_work_and_nothing_lands_in_the_next() {
+    let closed = Arc::new(AtomicBool::new(false));
+    let make = with_later_noting(Duration::from_millis(400), closed.clone());
+    let mut r = start_agent(SCENARIO, make).await;
+    r.send(Op::Prompt("start it".into()));
+    r.settled().await;
+    r.send(Op::NewSession { parent: None });
+    r.session_changed().await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert!(
+        closed.load(Ordering::SeqCst),
+        "the work heard its session end"
+    );
+    assert_eq!(r.server.requests().len(), 2, "no run started for it");
+    r.stop().await;
 }
