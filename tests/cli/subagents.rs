@@ -304,6 +304,33 @@ fn json_mode_carries_the_childs_progress_as_the_calls_updates() {
         .find(|l| l["type"] == "tool_execution_end" && l["toolCallId"] == call_id)
         .expect("the task call ended");
     assert_eq!(end["isError"], false, "{end}");
+    assert_child_records(&lines, &call_id, &dir.path().join("parent.subagents"));
+}
+
+/// The child's own events as `strata_child` records tagged by the call, its file and its
+/// depth: its start, its loop's events (its bash call among them), its end, in that order.
+fn assert_child_records(lines: &[Value], call_id: &Value, children_dir: &Path) {
+    let records: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "strata_child")
+        .collect();
+    assert!(records.len() > 2, "{lines:?}");
+    for record in &records {
+        assert_eq!(&record["child"], call_id, "{record}");
+        assert_eq!(record["depth"], 1, "{record}");
+        let session = record["session"].as_str().unwrap_or_default();
+        assert!(Path::new(session).starts_with(children_dir), "{record}");
+    }
+    let kinds: Vec<&str> = records
+        .iter()
+        .filter_map(|r| r["event"]["type"].as_str())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"started"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"ended"), "{kinds:?}");
+    assert!(kinds.contains(&"agent_start"), "{kinds:?}");
+    let ended = &records.last().unwrap()["event"];
+    assert_eq!(ended["outcome"], "stop", "{ended}");
+    assert!(ended["cost"].as_f64().unwrap_or(0.0) > 0.0, "{ended}");
 }
 
 /// The parent delegates; the child answers without tools; the parent ends.
@@ -396,4 +423,212 @@ fn the_tui_splits_the_childrens_cost_out_lists_the_child_and_opens_it() {
         &["Session tree", "↳ child (fork): look around"],
     );
     tmux.ok(&["send-keys", "-t", "strata", "Escape"]);
+}
+
+/// The parent starts a child in the background; past the script every request echoes its
+/// last user text: the child answers with its task, the parent with what it last read.
+const BACKGROUND: &str = r#"name = "background"
+[[turn]]
+[[turn.tool_call]]
+tool = "task"
+args = { description = "look around", prompt = "Say what you see.", run_in_background = true }
+"#;
+
+const FORK_RESULT: &str = "Running in a child agent: your task follows.";
+
+/// The parent's requests (not the forked child's), in order, without cache markers (where
+/// the breakpoints sit is not content).
+fn parent_requests(server: &strata_mock::MockServer) -> Vec<Value> {
+    server
+        .requests()
+        .into_iter()
+        .filter_map(|r| r.body)
+        // A fork's copy of the call reads its own result (`strata_subagents::FORK_RESULT`).
+        .filter(|body| !body["messages"][2].to_string().contains(FORK_RESULT))
+        .map(|mut body| {
+            strip_cache_control(&mut body);
+            body
+        })
+        .collect()
+}
+
+fn strip_cache_control(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("cache_control");
+            map.values_mut().for_each(strip_cache_control);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_cache_control),
+        _ => {}
+    }
+}
+
+/// `next` starts with every byte of `previous`: the same tools and system, and `previous`'s
+/// messages, serialized, a prefix of `next`'s.
+fn assert_extends(previous: &Value, next: &Value) {
+    assert_eq!(previous["tools"], next["tools"]);
+    assert_eq!(previous["system"], next["system"]);
+    let before = previous["messages"].to_string();
+    let after = next["messages"].to_string();
+    let open = before.strip_suffix(']').unwrap_or(&before);
+    assert!(after.starts_with(open), "{before}\n---\n{after}");
+}
+
+/// Runs the background scenario in `dir`; returns the output, the parent's requests and the
+/// parent's file.
+fn run_background(dir: &Path) -> (Output, Vec<Value>, std::path::PathBuf) {
+    let server = mock_with(strata_mock::Scenario::from_toml(BACKGROUND, "test").unwrap());
+    let session = dir.join("parent.jsonl");
+    let out = run(dir, &server.base_url(), &session, &["--yes"]);
+    (out, parent_requests(&server), session)
+}
+
+#[test]
+fn a_background_childs_answer_reaches_the_parent_later_at_the_end_of_its_conversation() {
+    let dir = project();
+    let (out, parent, session) = run_background(dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        parent.len(),
+        3,
+        "the call, after its result, after the answer"
+    );
+    // The call returned at once: the parent's next request holds the result naming the
+    // child, and no answer yet.
+    let second = parent[1]["messages"].to_string();
+    assert!(second.contains("in the background"), "{second}");
+    assert!(second.contains("parent.subagents"), "{second}");
+    assert!(!second.contains("task-notification"), "{second}");
+    // The answer came later, at the end: the request before is a prefix of the one after.
+    assert_extends(&parent[1], &parent[2]);
+    let last = parent[2]["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["role"], "user", "{last}");
+    let arrived = last["content"].to_string();
+    assert!(arrived.contains("<task-notification>"), "{arrived}");
+    assert!(arrived.contains("(look around) completed"), "{arrived}");
+    assert!(
+        arrived.contains("Say what you see."),
+        "the child's answer: {arrived}"
+    );
+    // Print mode waited for it: the last run read it (the mock echoes it).
+    assert!(
+        text(&out.stdout).contains("completed"),
+        "{}\n{}",
+        text(&out.stdout),
+        std::fs::read_to_string(&session).unwrap_or_default()
+    );
+    // The parent's file was only appended to, the notification its last user message.
+    let file = std::fs::read_to_string(&session).unwrap();
+    assert!(file.contains("task-notification"), "{file}");
+}
+
+#[test]
+fn a_failing_background_childs_error_arrives_as_a_message() {
+    let dir = project();
+    let global = dir.path().join(".config/strata");
+    std::fs::create_dir_all(&global).unwrap();
+    std::fs::write(global.join("config.toml"), "[subagents]\nmax_tokens = 1\n").unwrap();
+    let (out, parent, _) = run_background(dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(parent.len(), 3, "{parent:?}");
+    let last = parent[2]["messages"].as_array().unwrap().last().unwrap();
+    let arrived = last["content"].to_string();
+    assert!(arrived.contains("(look around) failed"), "{arrived}");
+    assert!(
+        arrived.contains("stopped at its budget (1 tokens)"),
+        "{arrived}"
+    );
+}
+
+#[test]
+fn rpc_session_stats_add_the_childrens_cost_as_strata_stats_counts_it() {
+    let server = mock_with(strata_mock::Scenario::from_toml(TUI_DELEGATION, "rpc").unwrap());
+    let dir = project();
+    let session = dir.path().join("parent.jsonl");
+    let session_arg = session.display().to_string();
+    let mut rpc = crate::rpc::Rpc::start(
+        dir.path(),
+        &server,
+        &[
+            "--tools",
+            "read,bash,edit,write,task",
+            "--session",
+            &session_arg,
+        ],
+    );
+    rpc.prompt_and_wait("delegate it");
+    let stats = rpc.ok(serde_json::json!({"type": "get_session_stats"}));
+    rpc.close();
+    // `strata stats` reads the same files: the children's requests and cost, and what the
+    // fork read of the parent's prefix.
+    let printed: Value =
+        serde_json::from_str(&strata_ok(&["stats", "--json", &session_arg])).unwrap();
+    let child = &printed[0]["children"][0];
+    let child_cost: f64 = child["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["cost"].as_f64().unwrap())
+        .sum();
+    let children = &stats["children"];
+    assert_eq!(children["sessions"], 1, "{stats}");
+    assert_eq!(children["requests"], 1, "{stats}");
+    assert!(child_cost > 0.0, "{child}");
+    assert!(
+        (children["cost"].as_f64().unwrap() - child_cost).abs() < 1e-12,
+        "{stats}\n{child}"
+    );
+    assert_eq!(children["cacheReadFromParent"], child["read_from_parent"]);
+    assert!(
+        children["cacheReadFromParent"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+    // Pi's figures stay the file's own; the total with children adds theirs.
+    let own = stats["cost"].as_f64().unwrap();
+    let with = &stats["withChildren"];
+    assert!((with["cost"].as_f64().unwrap() - (own + child_cost)).abs() < 1e-12);
+    assert_eq!(
+        with["requests"], 3,
+        "the parent's two and the child's one: {stats}"
+    );
+    assert_eq!(
+        with["tokens"]["total"].as_u64().unwrap(),
+        stats["tokens"]["total"].as_u64().unwrap() + children["tokens"]["total"].as_u64().unwrap()
+    );
+}
+
+#[test]
+fn rpc_sends_the_childs_own_events_tagged_by_child_session_and_depth() {
+    let server = mock_with(delegation_scenario());
+    let dir = project();
+    let session = dir.path().join("parent.jsonl");
+    let session_arg = session.display().to_string();
+    let mut rpc = crate::rpc::Rpc::start(
+        dir.path(),
+        &server,
+        &[
+            "--tools",
+            "read,bash,edit,write,task",
+            "--session",
+            &session_arg,
+            "--yes",
+        ],
+    );
+    let events = rpc.prompt_and_wait("go");
+    rpc.close();
+    let call_id = events
+        .iter()
+        .find(|e| e["type"] == "tool_execution_start" && e["toolName"] == "task")
+        .map(|e| e["toolCallId"].clone())
+        .expect("the task call started");
+    assert_child_records(&events, &call_id, &dir.path().join("parent.subagents"));
+    // Its bash call among its own events, never as the parent's.
+    assert!(events.iter().any(|e| e["type"] == "strata_child"
+        && e["event"]["type"] == "tool_start"
+        && e["event"]["name"] == "bash"));
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["type"] == "tool_execution_start" && e["toolName"] == "bash")
+    );
 }

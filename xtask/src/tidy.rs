@@ -180,9 +180,7 @@ const LONG_FILES: &[&str] = &["crates/strata-cli/src/tui/app.rs"];
 /// 7,000 (CLI) and 2,000 (rpc).
 const BUDGETS: &[(&str, usize)] = &[
     ("crates/strata-cli/src", 14_981),
-    // One line up: a test's `Usage` literal needs `..Default::default()` since the type
-    // gained explicit-cache fields (the CLI's literals shrank by more).
-    ("crates/strata-rpc/src", 4_594),
+    ("crates/strata-rpc/src", 4_593),
 ];
 
 /// Runs every rule under `root`; the error lists every breach.

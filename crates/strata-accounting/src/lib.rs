@@ -17,6 +17,7 @@
 
 mod attribution;
 mod cache;
+mod children;
 mod convert;
 mod record;
 mod totals;
@@ -28,6 +29,7 @@ pub use cache::{
     BelowMinimum, BreakCause, CacheBreak, CacheReport, Disagreement, MIN_CACHEABLE, cache_minimum,
     cache_report,
 };
+pub use children::{ChildRecords, ChildrenTotals, children, own_part, priced_records};
 pub use convert::{
     CACHE_CREATE_FIELD, CACHE_DIAGNOSIS_FIELD, CACHE_STORAGE_FIELD, CACHE_WRITE_1H_FIELD,
     EXPLICIT_CACHE_COST_FIELD, provider_usage, record_diagnosis, session_usage, stored_diagnosis,

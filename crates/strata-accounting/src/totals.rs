@@ -38,6 +38,14 @@ impl Totals {
         self.cost += record.cost;
     }
 
+    /// Adds another set's sums (a parent's and its children's).
+    pub fn merge(&mut self, other: &Self) {
+        self.requests += other.requests;
+        self.pings += other.pings;
+        self.usage += other.usage;
+        self.cost += other.cost;
+    }
+
     /// Share of the prompt tokens read from the cache (`None` before any prompt).
     pub fn hit_rate(&self) -> Option<f64> {
         (self.usage.prompt_tokens() > 0).then(|| self.usage.cache_hit_rate())

@@ -185,6 +185,9 @@ pub struct Agent {
     /// The extensions' operations, until the session runtime takes them (agent::hooks);
     /// shared by clones, taken once.
     extension_ops: Arc<Mutex<Option<tokio::sync::mpsc::Receiver<strata_hooks::OpCall>>>>,
+    /// Where tool work that outlives its call posts to the conversation, once a driver
+    /// opened the inbox ([`Agent::open_mailbox`]).
+    mailbox: Option<strata_tools::Mailbox>,
     /// Context `PreToolUse` hooks added, appended after the batch's results.
     pending_hook_context: Vec<hooks::HookText>,
     /// The `SessionStart` source due at the next prompt (`startup`, `resume`, `clear`);
@@ -241,6 +244,7 @@ impl Agent {
             hook_notices: Vec::new(),
             extension_problems: None,
             extension_ops: Arc::default(),
+            mailbox: None,
             pending_hook_context: Vec::new(),
             hook_stop: None,
             memory: None,
@@ -288,6 +292,15 @@ impl Agent {
         self.retry_events.attach(Some(sender.clone()));
         self.events = Some(sender);
         receiver
+    }
+
+    /// Lets tool work outlive its call (a background child agent): its messages arrive in the
+    /// returned inbox, for the caller to deliver at the end of the conversation. Without it
+    /// such work runs within its call. Replaces an earlier inbox.
+    pub fn open_mailbox(&mut self) -> strata_tools::Inbox {
+        let (mailbox, inbox) = strata_tools::Mailbox::channel();
+        self.mailbox = Some(mailbox);
+        inbox
     }
 
     /// The steering queue and abort switch, to hand to a front end.
@@ -861,7 +874,8 @@ impl Agent {
         Ok((message, stop))
     }
 
-    /// Appends queued steering messages as user messages; returns how many.
+    /// Appends queued steering messages, then background work's arrivals, as user messages;
+    /// returns how many.
     fn deliver_steering(&mut self) -> Result<usize, AgentError> {
         let queued = self.control.take_steering();
         let count = queued.len();
@@ -871,7 +885,13 @@ impl Agent {
         if count > 0 {
             self.emit(AgentEvent::SteeringDelivered { count });
         }
-        Ok(count)
+        // Background work's messages go after the user's: the run goes on for them too.
+        let arrivals = self.control.take_arrivals();
+        let arrived = arrivals.len();
+        for text in arrivals {
+            self.append_user(text, Vec::new())?;
+        }
+        Ok(count + arrived)
     }
 
     fn append_user(

@@ -135,3 +135,46 @@ pub fn delegation(
         Arc::new(router),
     ))
 }
+
+/// rpc `get_session_stats`'s fields for the children of the session at `path`, beside Pi's:
+/// `children` (their requests, tokens and cost at every depth, and `cacheReadFromParent`, what
+/// forked children read of the parent's prefix) and `withChildren` (the session's own
+/// `totals` plus theirs). The figures `strata stats` prints, from the same reading
+/// ([`strata_accounting::children`]); empty without children.
+pub fn children_stats(
+    path: impl AsRef<std::path::Path>,
+    totals: &strata_accounting::Totals,
+) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::json;
+    let mut fields = serde_json::Map::new();
+    let Ok(catalog) = strata_provider::Catalog::builtin_shared() else {
+        return fields;
+    };
+    let (children, _) = strata_accounting::children(path.as_ref(), catalog);
+    if children.is_empty() {
+        return fields;
+    }
+    let theirs = strata_accounting::ChildrenTotals::of(&children);
+    let tokens = |t: &strata_accounting::Totals| {
+        let u = &t.usage;
+        json!({"input": u.input, "output": u.output, "cacheRead": u.cache_read,
+            "cacheWrite": u.cache_write(), "total": u.input + u.output + u.cache_read + u.cache_write()})
+    };
+    let mut all = *totals;
+    all.merge(&theirs.totals);
+    fields.insert(
+        "children".into(),
+        json!({
+            "sessions": children.len(),
+            "requests": theirs.totals.requests,
+            "tokens": tokens(&theirs.totals),
+            "cost": theirs.totals.cost,
+            "cacheReadFromParent": theirs.read_from_parents,
+        }),
+    );
+    fields.insert(
+        "withChildren".into(),
+        json!({"requests": all.requests, "tokens": tokens(&all), "cost": all.cost}),
+    );
+    fields
+}

@@ -94,6 +94,7 @@ impl JsonStream {
             RuntimeEvent::EntryAppended { entry } => {
                 vec![json!({"type": "entry_appended", "entry": entry})]
             }
+            RuntimeEvent::Record { record } => vec![record],
             RuntimeEvent::Notice { source, text } => {
                 vec![crate::events::notice_record(&source, &text)]
             }
@@ -128,14 +129,13 @@ fn header_record(header: &strata_session::SessionHeader) -> Value {
 /// strata's record for an agent event Pi's stream has no shape for: its own serialisation with
 /// the type prefixed.
 fn strata_extra(event: &AgentEvent) -> Option<Value> {
-    let extra = matches!(
+    if !matches!(
         event,
         AgentEvent::RequestStart { .. }
             | AgentEvent::Usage { .. }
             | AgentEvent::KeepWarm { .. }
             | AgentEvent::SystemUpdate { .. }
-    );
-    if !extra {
+    ) {
         return None;
     }
     let mut value = serde_json::to_value(event).ok()?;

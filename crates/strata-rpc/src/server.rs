@@ -630,11 +630,10 @@ impl<H: Host> Server<H> {
             RuntimeEvent::Accepted { .. } | RuntimeEvent::Settled => {}
             RuntimeEvent::Answered { id, answer } => self.answered(id, answer),
             RuntimeEvent::Notice { source, text } => self.out.send(&notice_record(&source, &text)),
+            RuntimeEvent::Record { record } => self.out.send(&record),
             RuntimeEvent::PermissionRequested { request } => self.ask_permission(&request),
             RuntimeEvent::PermissionModeChanged { .. } | RuntimeEvent::FilesRestored { .. } => {
-                if let Some(record) = rules_record(&event) {
-                    self.out.send(&record);
-                }
+                self.out.send_all(rules_record(&event).as_slice());
             }
             RuntimeEvent::RunEnded {
                 end,

@@ -121,19 +121,16 @@ impl View {
     pub fn stats(&self) -> Value {
         let messages = &self.snapshot.messages;
         let count = |role: &str| messages.iter().filter(|m| m["role"] == role).count();
-        let tool_calls: usize = messages
+        let tool_calls = messages
             .iter()
             .filter(|m| m["role"] == "assistant")
-            .map(|m| {
-                m["content"]
-                    .as_array()
-                    .map_or(0, |c| c.iter().filter(|b| b["type"] == "toolCall").count())
-            })
-            .sum();
-        let totals = &self.snapshot.totals;
-        let (input, output) = (totals.usage.input, totals.usage.output);
-        let (cache_read, cache_write) = (totals.usage.cache_read, totals.usage.cache_write());
-        let cost = totals.cost;
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|b| b["type"] == "toolCall")
+            .count();
+        let (totals, usage) = (&self.snapshot.totals, &self.snapshot.totals.usage);
+        let (input, output, cost) = (usage.input, usage.output, totals.cost);
+        let (cache_read, cache_write) = (usage.cache_read, usage.cache_write());
         let mut stats = Map::new();
         stats.insert("sessionFile".into(), json!(self.snapshot.session_file));
         stats.insert("sessionId".into(), json!(self.snapshot.session_id));
@@ -153,6 +150,9 @@ impl View {
             }),
         );
         stats.insert("cost".into(), json!(cost));
+        // strata's: the children's requests (Pi's figures above are this file's alone).
+        let file = &self.snapshot.session_file;
+        stats.extend(strata_host::subagents::children_stats(file, totals));
         if let Some(usage) = context_usage(messages, self.snapshot.context_window) {
             stats.insert("contextUsage".into(), usage);
         }

@@ -91,6 +91,12 @@ pub enum RuntimeEvent {
     },
     /// Nothing runs and nothing is queued: the runtime waits for the next operation.
     Settled,
+    /// A record tool work sent for front ends, passed on as is (a child agent's event, tagged
+    /// by child: `strata_child`, docs/rpc.md); rpc and `--mode json` write it as a line.
+    Record {
+        /// The record, with its own `type`.
+        record: serde_json::Value,
+    },
     /// The model changed.
     ModelChanged {
         /// Provider id.

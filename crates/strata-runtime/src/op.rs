@@ -151,7 +151,12 @@ pub enum Op {
     /// Appends a shell command the user ran (`!cmd`, rpc's `bash`) and its output to the
     /// session, so the next request carries it (unless it is kept out of the context).
     RecordBash(Box<BashRecord>),
-    /// Finishes the queue and ends the task, returning the agent.
+    /// Waits for the tool work still running in the background (children started with
+    /// `run_in_background`), running each answer as it arrives, until none is pending: print
+    /// mode sends it before [`Op::Shutdown`], which would stop that work.
+    AwaitBackground,
+    /// Finishes the queue and ends the task, returning the agent; background work still
+    /// running is stopped (its files stay as written).
     Shutdown,
 }
 
@@ -240,6 +245,7 @@ impl Op {
             Self::RewindFiles { .. } => OpName::RewindFiles,
             Self::Query { .. } => OpName::Query,
             Self::RecordBash(_) => OpName::RecordBash,
+            Self::AwaitBackground => OpName::AwaitBackground,
             Self::Shutdown => OpName::Shutdown,
         }
     }
@@ -335,6 +341,8 @@ pub enum OpName {
     Query,
     /// [`Op::RecordBash`].
     RecordBash,
+    /// [`Op::AwaitBackground`].
+    AwaitBackground,
     /// [`Op::Shutdown`].
     Shutdown,
 }
@@ -369,6 +377,7 @@ impl OpName {
             Self::RewindFiles => "rewind_files",
             Self::Query => "query",
             Self::RecordBash => "record_bash",
+            Self::AwaitBackground => "await_background",
             Self::Shutdown => "shutdown",
         }
     }

@@ -147,6 +147,10 @@ struct SessionRuntime {
     /// Permission questions from the gate, and the answers they wait for.
     asks: mpsc::UnboundedReceiver<strata_permissions::PendingAsk>,
     waiting: HashMap<String, tokio::sync::oneshot::Sender<strata_permissions::Answer>>,
+    /// Messages from tool work that outlived its call (a background child's answer).
+    inbox: strata_tools::Inbox,
+    /// Arrivals a run ended before delivering: each runs next, as a follow-up would.
+    arrived: VecDeque<String>,
 }
 
 impl SessionRuntime {
@@ -156,6 +160,8 @@ impl SessionRuntime {
         out: mpsc::UnboundedSender<RuntimeEvent>,
     ) -> Self {
         let agent_events = agent.subscribe();
+        // Background work posts here; dropping the runtime closes it, which stops that work.
+        let inbox = agent.open_mailbox();
         // The gate's questions come here and leave as events.
         let (ask_tx, asks) = mpsc::unbounded_channel();
         if let Some(gate) = &agent.tool_rules().gate {
@@ -172,6 +178,8 @@ impl SessionRuntime {
             unsettled: false,
             asks,
             waiting: HashMap::new(),
+            inbox,
+            arrived: VecDeque::new(),
         }
     }
 
@@ -185,9 +193,17 @@ impl SessionRuntime {
                         self.emit(RuntimeEvent::Settled);
                     }
                     let ping_due = self.agent.keep_warm_due();
-                    tokio::select! {
-                        op = ops.recv() => op,
-                        () = ping_due => Some(Op::KeepWarm),
+                    // Idle: a background child's answer wakes the session as a prompt.
+                    match self.arrived.pop_front() {
+                        Some(text) => Some(Op::Prompt(UserInput::text(text))),
+                        None => tokio::select! {
+                            op = ops.recv() => op,
+                            () = ping_due => Some(Op::KeepWarm),
+                            Some(posted) = self.inbox.recv() => match self.posted(posted) {
+                                Some(text) => Some(Op::Prompt(UserInput::text(text))),
+                                None => continue,
+                            },
+                        },
                     }
                 }
             };
@@ -236,8 +252,13 @@ impl SessionRuntime {
                 self.queue.follow_up_mode = mode;
                 Ok(())
             }
-            // Nothing runs: nothing to stop.
-            Op::Abort => Ok(()),
+            // No run to stop; background children still running are the session's to stop.
+            Op::Abort => {
+                if self.inbox.pending() > 0 {
+                    self.agent.control().abort();
+                }
+                Ok(())
+            }
             Op::Compact { focus } => self
                 .agent
                 .compact(CompactionReason::Manual, focus.as_deref())
@@ -323,6 +344,10 @@ impl SessionRuntime {
                 ))
                 .map(|_| ())
                 .map_err(RuntimeError::from),
+            Op::AwaitBackground => {
+                self.await_background(ops).await;
+                Ok(())
+            }
             Op::Shutdown => Ok(()),
         };
         if let Err(error) = result {
@@ -331,6 +356,42 @@ impl SessionRuntime {
                 op: name,
                 error: error.to_string(),
             });
+        }
+    }
+
+    /// Runs every background arrival as it comes until no background work is pending.
+    async fn await_background(&mut self, ops: &mut mpsc::UnboundedReceiver<Op>) {
+        loop {
+            let next = match self.arrived.pop_front() {
+                Some(text) => text,
+                None if self.inbox.is_idle() => return,
+                // Something is pending: its posting (or its drop) sends a message.
+                None => match self.inbox.recv().await {
+                    Some(posted) => match self.posted(posted) {
+                        Some(text) => text,
+                        None => continue,
+                    },
+                    None => return,
+                },
+            };
+            self.run_prompts(UserInput::text(next), ops).await;
+        }
+    }
+
+    /// A background posting while idle: a message to run (returned), or progress to pass on.
+    fn posted(&mut self, posted: strata_tools::Posted) -> Option<String> {
+        match posted {
+            strata_tools::Posted::Message(text) => Some(text),
+            strata_tools::Posted::Update { id, output } => {
+                self.emit(RuntimeEvent::Agent {
+                    event: tool_update(id, output),
+                });
+                None
+            }
+            strata_tools::Posted::Record(record) => {
+                self.emit(RuntimeEvent::Record { record });
+                None
+            }
         }
     }
 
@@ -355,8 +416,13 @@ impl SessionRuntime {
             // A run that finished continues with the queued follow-ups (before operations
             // that arrived meanwhile, none of which stopped it); one that did not leaves them
             // queued for the next prompt.
+            // Background answers that came after the run's last turn boundary run next.
+            self.arrived.extend(self.agent.control().take_arrivals());
             if end == RunEnd::Stop {
                 next = self.queue.next_follow_up();
+            }
+            if next.is_none() && end == RunEnd::Stop {
+                next = self.arrived.pop_front().map(UserInput::text);
             }
             self.emit(RuntimeEvent::RunEnded {
                 end,
@@ -391,6 +457,7 @@ impl SessionRuntime {
             deferred,
             asks,
             waiting,
+            inbox,
             ..
         } = self;
         // Steering queued for this run (or left from the last) is handed over as it starts.
@@ -419,6 +486,16 @@ impl SessionRuntime {
                     let _ = out.send(RuntimeEvent::PermissionRequested { request });
                 }
                 result = &mut run => return result,
+                // Delivered at the next turn boundary, after the user's steering.
+                Some(posted) = inbox.recv() => match posted {
+                    strata_tools::Posted::Message(text) => control.arrive(text),
+                    strata_tools::Posted::Update { id, output } => {
+                        let _ = out.send(RuntimeEvent::Agent { event: tool_update(id, output) });
+                    }
+                    strata_tools::Posted::Record(record) => {
+                        let _ = out.send(RuntimeEvent::Record { record });
+                    }
+                },
                 op = ops.recv(), if !closed => {
                     // Every handle dropped: nothing more will arrive; the run finishes.
                     let Some(op) = op else {
@@ -576,6 +653,10 @@ impl SessionRuntime {
         let mut wanted = self.agent.wanted_thinking()?;
         self.agent.switch_session(session);
         self.queue.clear(&self.agent.control());
+        // Background work belonged to the file left: closing its inbox stops it (its files
+        // stay as written), so no answer lands in another session.
+        self.inbox = self.agent.open_mailbox();
+        self.arrived.clear();
         // The file is read once: the model it names comes from the session just adopted.
         let named = match follow_model {
             true => self
@@ -711,5 +792,14 @@ fn status_of(agent: &mut Agent, running: bool, queued: usize) -> Status {
         running,
         queued,
         totals: Totals::of(&strata_accounting::records(session.tree())),
+    }
+}
+
+/// A background call's progress, as the call's own updates are.
+fn tool_update(id: String, output: strata_tools::ToolOutput) -> AgentEvent {
+    AgentEvent::ToolUpdate {
+        id,
+        text: output.text_content(),
+        details: output.details,
     }
 }

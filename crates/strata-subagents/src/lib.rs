@@ -16,7 +16,7 @@ mod spawn;
 mod tool;
 
 pub use definition::{AgentDefinition, AgentFolders, DefinitionError, Loaded, Scope, load, parse};
-pub use event::{ChildEvent, ChildEventKind};
+pub use event::{CHILD_RECORD_TYPE, ChildEvent, ChildEventKind};
 pub use pricing::{CacheModel, Decision, SpawnInputs, SpawnMode, Start, choose};
 pub use spawn::{
     FORK_PREAMBLE, FORK_RESULT, SIBLING_RESULT, SPAWNED_BY_FIELD, STATUS_DONE, STATUS_FAILED,

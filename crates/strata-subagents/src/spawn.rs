@@ -11,7 +11,9 @@ use strata_agent::{Agent, AgentEvent, convert};
 use strata_context::{RenderOptions, Renderer};
 use strata_runtime::ModelRoute;
 use strata_session::{AgentMessage, Entry, EntryId, Session, WriteOptions};
-use strata_tools::{CallerSession, ToolContext, ToolOutput, ToolSet, UpdateSender};
+use strata_tools::{
+    CallerSession, Mailbox, Posting, ToolContext, ToolOutput, ToolSet, UpdateSender,
+};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
@@ -45,6 +47,9 @@ struct TaskArgs {
     // Claude Code's models call it `subagent_type`.
     #[serde(default, alias = "subagent_type")]
     agent: Option<String>,
+    // Claude Code's name; `background` as pi-subagents' models may say it.
+    #[serde(default, alias = "background")]
+    run_in_background: bool,
 }
 
 /// Runs one delegation call to its tool result; every failure is an error result.
@@ -259,6 +264,25 @@ async fn run_child(
         ..settings.budget
     };
     let events = agent.subscribe();
+    // In the background only where the parent's driver delivers later messages (a child's
+    // own children run within their call: nobody wakes a child that has ended).
+    let background = match (&ctx.mailbox, args.run_in_background) {
+        (Some(mailbox), true) => {
+            let fallback = notification(
+                &call.id,
+                &args.description,
+                &path,
+                &ToolOutput::error("the child agent ended without an answer (it was stopped)"),
+            );
+            Some((mailbox, mailbox.promise(fallback)))
+        }
+        _ => None,
+    };
+    // A background child's progress outlives the call: it goes out through the mailbox.
+    let updates = match &background {
+        Some((mailbox, _)) => Some(forward_updates((*mailbox).clone(), call.id.clone())),
+        None => updates,
+    };
     let progress = Progress {
         sender: updates,
         start: decision.start.as_str(),
@@ -278,107 +302,248 @@ async fn run_child(
             description: args.description.clone(),
         },
     });
-    let watcher = tokio::spawn(watch(
+    let running = Running {
+        subagents: Arc::clone(subagents),
+        agent,
+        task,
         events,
-        agent.control(),
-        ctx.cancel.clone(),
         budget,
-        Tag {
-            subagents: Arc::clone(subagents),
-            child: call.id.clone(),
-            session: path.clone(),
-            depth: depth + 1,
-        },
+        cancel: ctx.cancel.child_token(),
         progress,
-    ));
-    let result = agent.prompt(task).await;
-    // The loop's event channel closes with the agent: the watcher ends.
-    drop(agent);
-    let (watched, progress) = watcher.await.unwrap_or_default();
-
-    let (output, outcome) = match (result, &watched.stop) {
-        (_, Some(Stop::Budget(limit))) => (
-            Err(format!(
-                "the child agent stopped at its budget ({limit}); its session: {}",
-                path.display()
-            )),
-            "budget",
-        ),
-        (_, Some(Stop::Parent)) => (Err(strata_tools::ABORTED_MESSAGE.to_owned()), "aborted"),
-        (Err(error), None) => (
-            Err(format!(
-                "the child agent failed: {error}; its session: {}",
-                path.display()
-            )),
-            "error",
-        ),
-        (Ok(summary), None) if summary.reason == "stop" => (Ok(summary.final_text), "stop"),
-        (Ok(summary), None) => (
-            Err(format!(
-                "the child agent ended with `{}`{}; its session: {}",
-                summary.reason,
-                if summary.final_text.is_empty() {
-                    String::new()
-                } else {
-                    format!(" after writing: {}", summary.final_text)
-                },
-                path.display()
-            )),
-            if summary.reason == "aborted" {
-                "aborted"
-            } else {
-                "error"
-            },
-        ),
+        call_id: call.id.clone(),
+        path,
+        description: args.description,
+        agent_name: definition.map(|d| d.name),
+        start: decision.start.as_str(),
+        reason: decision.reason,
+        depth: depth + 1,
+        _slot,
     };
-    // The last update says how it ended, so a front end that shows running children from
-    // the updates alone sees the child's final state before the result arrives.
-    if let Some(progress) = &progress {
-        let status = if output.is_ok() {
-            STATUS_DONE
-        } else {
-            STATUS_FAILED
-        };
-        progress.send(status, outcome, &watched);
+    match background {
+        None => Ok(running.finish().await),
+        Some((_, posting)) => Ok(running.in_background(posting)),
     }
-    let details = json!({
-        "subagent": {
-            "session": path.display().to_string(),
-            "description": args.description,
-            "agent": definition.as_ref().map(|d| d.name.clone()),
-            "start": decision.start.as_str(),
-            "reason": decision.reason,
-            "depth": depth + 1,
-            "outcome": outcome,
-            "turns": watched.turns,
-            "requests": watched.requests,
-            "usage": {
-                "input": watched.input,
-                "output": watched.output,
-                "cacheRead": watched.cache_read,
-                "cacheWrite": watched.cache_write,
-                "cost": watched.cost,
+}
+
+/// A child built and started, to be driven to its end.
+struct Running {
+    subagents: Arc<Subagents>,
+    agent: Agent,
+    task: String,
+    events: UnboundedReceiver<AgentEvent>,
+    budget: Budget,
+    /// The parent's abort (a child of its token, so a background child can also be stopped
+    /// alone when the parent's session ends).
+    cancel: CancellationToken,
+    progress: Progress,
+    call_id: String,
+    path: PathBuf,
+    description: String,
+    agent_name: Option<String>,
+    start: &'static str,
+    reason: String,
+    depth: u32,
+    /// Its place among the parallel children, held until it ends.
+    _slot: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl Running {
+    /// Runs it in a task of its own: the call returns at once, naming the child; its answer
+    /// (or its error) is posted to the parent's conversation when it ends, and its progress
+    /// goes out as the call's updates meanwhile.
+    fn in_background(self, posting: Posting) -> ToolOutput {
+        let line = format!(
+            "Started child agent `{}` ({}) in the background: {}. Its session: {}. Its answer \
+             will arrive later as a message in this conversation; go on with other work \
+             meanwhile and do not wait for it.",
+            self.call_id,
+            self.start,
+            self.description,
+            self.path.display()
+        );
+        let details = json!({
+            "subagent": {
+                "session": self.path.display().to_string(),
+                "description": self.description,
+                "agent": self.agent_name,
+                "start": self.start,
+                "reason": self.reason,
+                "depth": self.depth,
+                "background": true,
+                "status": STATUS_RUNNING,
+                "outcome": "background",
+            }
+        });
+        tokio::spawn(async move {
+            let call_id = self.call_id.clone();
+            let description = self.description.clone();
+            let session = self.path.clone();
+            let cancel = self.cancel.clone();
+            let drive = self.finish();
+            tokio::pin!(drive);
+            // The parent's session ended: nobody will read the answer; stop the child (its
+            // file stays as written).
+            let output = tokio::select! {
+                done = &mut drive => done,
+                () = posting.closed() => {
+                    cancel.cancel();
+                    drive.await
+                }
+            };
+            posting.post(notification(&call_id, &description, &session, &output));
+        });
+        ToolOutput::text(line).with_details(details)
+    }
+
+    /// Drives the child to its end: its result for the parent, with the run's facts in the
+    /// details.
+    async fn finish(self) -> ToolOutput {
+        let Self {
+            subagents,
+            mut agent,
+            task,
+            events,
+            budget,
+            cancel,
+            progress,
+            call_id,
+            path,
+            description,
+            agent_name,
+            start,
+            reason,
+            depth,
+            _slot,
+        } = self;
+        let watcher = tokio::spawn(watch(
+            events,
+            agent.control(),
+            cancel,
+            budget,
+            Tag {
+                subagents: Arc::clone(&subagents),
+                child: call_id.clone(),
+                session: path.clone(),
+                depth,
             },
-            "firstRequest": watched.first.map(|(prompt, read)| json!({
-                "prompt": prompt,
-                "cacheRead": read,
-            })),
+            progress,
+        ));
+        let result = agent.prompt(task).await;
+        // The loop's event channel closes with the agent: the watcher ends.
+        drop(agent);
+        let (watched, progress) = watcher.await.unwrap_or_default();
+
+        let (output, outcome) = match (result, &watched.stop) {
+            (_, Some(Stop::Budget(limit))) => (
+                Err(format!(
+                    "the child agent stopped at its budget ({limit}); its session: {}",
+                    path.display()
+                )),
+                "budget",
+            ),
+            (_, Some(Stop::Parent)) => (Err(strata_tools::ABORTED_MESSAGE.to_owned()), "aborted"),
+            (Err(error), None) => (
+                Err(format!(
+                    "the child agent failed: {error}; its session: {}",
+                    path.display()
+                )),
+                "error",
+            ),
+            (Ok(summary), None) if summary.reason == "stop" => (Ok(summary.final_text), "stop"),
+            (Ok(summary), None) => (
+                Err(format!(
+                    "the child agent ended with `{}`{}; its session: {}",
+                    summary.reason,
+                    if summary.final_text.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" after writing: {}", summary.final_text)
+                    },
+                    path.display()
+                )),
+                if summary.reason == "aborted" {
+                    "aborted"
+                } else {
+                    "error"
+                },
+            ),
+        };
+        // The last update says how it ended, so a front end that shows running children from
+        // the updates alone sees the child's final state before the result arrives.
+        if let Some(progress) = &progress {
+            let status = if output.is_ok() {
+                STATUS_DONE
+            } else {
+                STATUS_FAILED
+            };
+            progress.send(status, outcome, &watched);
+        }
+        let details = json!({
+            "subagent": {
+                "session": path.display().to_string(),
+                "description": description,
+                "agent": agent_name,
+                "start": start,
+                "reason": reason,
+                "depth": depth,
+                "outcome": outcome,
+                "turns": watched.turns,
+                "requests": watched.requests,
+                "usage": {
+                    "input": watched.input,
+                    "output": watched.output,
+                    "cacheRead": watched.cache_read,
+                    "cacheWrite": watched.cache_write,
+                    "cost": watched.cost,
+                },
+                "firstRequest": watched.first.map(|(prompt, read)| json!({
+                    "prompt": prompt,
+                    "cacheRead": read,
+                })),
+            }
+        });
+        subagents.emit(ChildEvent {
+            child: call_id,
+            session: path,
+            depth,
+            kind: ChildEventKind::Ended {
+                is_error: output.is_err(),
+                outcome: outcome.to_owned(),
+                cost: watched.cost,
+            },
+        });
+        match output {
+            Ok(text) => ToolOutput::text(text).with_details(details),
+            Err(message) => ToolOutput::error(message).with_details(details),
+        }
+    }
+}
+
+/// A sender whose outputs go out as updates of call `id` through `mailbox`.
+fn forward_updates(mailbox: Mailbox, id: String) -> UpdateSender {
+    let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<ToolOutput>();
+    tokio::spawn(async move {
+        while let Some(output) = receiver.recv().await {
+            mailbox.update(id.clone(), output);
         }
     });
-    subagents.emit(ChildEvent {
-        child: call.id.clone(),
-        session: path,
-        depth: depth + 1,
-        kind: ChildEventKind::Ended {
-            is_error: output.is_err(),
-            outcome: outcome.to_owned(),
-            cost: watched.cost,
-        },
-    });
-    Ok(match output {
-        Ok(text) => ToolOutput::text(text).with_details(details),
-        Err(message) => ToolOutput::error(message).with_details(details),
-    })
+    sender
+}
+
+/// The message a background child's end posts to the parent: who it was, how it ended, and
+/// its answer or error, marked so the model cannot take it for the user's words.
+fn notification(call_id: &str, description: &str, session: &Path, output: &ToolOutput) -> String {
+    let status = if output.is_error {
+        "failed"
+    } else {
+        "completed"
+    };
+    format!(
+        "<task-notification>\nBackground child agent `{call_id}` ({description}) {status}. Its \
+         session: {}\n<result>\n{}\n</result>\n</task-notification>",
+        session.display(),
+        output.text_content()
+    )
 }
 
 /// Whether an agent file's `model` names the parent's model.

@@ -126,6 +126,9 @@ pub struct Subagents {
     pub(crate) router: Option<Arc<dyn ModelRouter>>,
     pub(crate) slots: Arc<Semaphore>,
     pub(crate) events: Mutex<Option<UnboundedSender<ChildEvent>>>,
+    /// The parent's mailbox (from its calls): every child's events go out through it as
+    /// `strata_child` records, so rpc and `--mode json` carry them.
+    pub(crate) records: Mutex<Option<strata_tools::Mailbox>>,
     description: String,
 }
 
@@ -149,6 +152,7 @@ impl Subagents {
             settings,
             router: None,
             events: Mutex::new(None),
+            records: Mutex::new(None),
             description,
         })
     }
@@ -168,6 +172,7 @@ impl Subagents {
             settings,
             router: Some(router),
             events: Mutex::new(None),
+            records: Mutex::new(None),
             description,
         })
     }
@@ -216,6 +221,11 @@ impl Subagents {
     }
 
     pub(crate) fn emit(&self, event: ChildEvent) {
+        if let Ok(slot) = self.records.lock()
+            && let Some(mailbox) = slot.as_ref()
+        {
+            mailbox.record(event.record());
+        }
         if let Ok(slot) = self.events.lock()
             && let Some(sender) = slot.as_ref()
         {
@@ -268,6 +278,11 @@ impl Tool for TaskTool {
             "prompt": {
                 "type": "string",
                 "description": "The task for the child agent, with everything it needs to know"
+            },
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Run the child in the background: the call returns at once and \
+                    its answer arrives later as a message; meanwhile go on with other work"
             }
         });
         if !self.subagents.agents.agents.is_empty()
@@ -307,6 +322,12 @@ impl Tool for TaskTool {
         ctx: &ToolContext,
         updates: Option<UpdateSender>,
     ) -> ToolOutput {
+        // The parent's calls carry its mailbox; its children's calls (deeper) do not.
+        if let Some(mailbox) = &ctx.mailbox
+            && let Ok(mut slot) = self.subagents.records.lock()
+        {
+            *slot = Some(mailbox.clone());
+        }
         crate::spawn::run(&self.subagents, self.depth, call, ctx, updates).await
     }
 }

@@ -175,6 +175,9 @@ pub struct ToolContext {
     pub caller: Option<CallerSession>,
     /// The OS sandbox bash commands run in (`None`: unsandboxed).
     pub sandbox: Option<Sandbox>,
+    /// Where work that outlives the call posts its message to the conversation, when the
+    /// loop's driver delivers such messages (`None`: the call must finish its work itself).
+    pub mailbox: Option<crate::Mailbox>,
 }
 
 /// The session a tool call was made in, as the loop running the call knows it.
@@ -213,6 +216,7 @@ impl ToolContext {
             environment: ToolEnvironment::default(),
             caller: None,
             sandbox: None,
+            mailbox: None,
         }
     }
 }

@@ -12,6 +12,9 @@ pub struct Control {
 #[derive(Debug, Default)]
 struct ControlState {
     steering: VecDeque<(String, Vec<ImageContent>)>,
+    /// Messages from work that outlived its tool call, delivered with the steering but
+    /// counted apart (the front end's steering queue knows nothing of them).
+    arrivals: VecDeque<String>,
     cancel: CancellationToken,
 }
 
@@ -33,6 +36,22 @@ impl Control {
         if let Ok(state) = self.inner.lock() {
             state.cancel.cancel();
         }
+    }
+
+    /// Queues a message a tool's background work posted (a child agent's answer), delivered
+    /// at the next turn boundary like steering.
+    pub fn arrive(&self, text: impl Into<String>) {
+        if let Ok(mut state) = self.inner.lock() {
+            state.arrivals.push_back(text.into());
+        }
+    }
+
+    /// The arrivals not delivered (the run ended first): the driver runs them next.
+    pub fn take_arrivals(&self) -> Vec<String> {
+        self.inner
+            .lock()
+            .map(|mut s| s.arrivals.drain(..).collect())
+            .unwrap_or_default()
     }
 
     /// Drops the steering messages not yet delivered; returns how many.

@@ -36,6 +36,7 @@ impl Agent {
         let mut ctx = self.config.tool_settings.context(self.config.cwd.clone());
         ctx.cancel = cancel.clone();
         ctx.caller = Some(self.caller_session());
+        ctx.mailbox = self.mailbox.clone();
         let wire_calls: Vec<strata_tools::ToolCall> = calls
             .iter()
             .zip(&gates)

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::Serialize;
 use serde_json::Value;
-use strata_accounting::{CacheReport, RequestKind, RequestRecord, Totals, cache_report, records};
+use strata_accounting::{CacheReport, RequestKind, RequestRecord, Totals, cache_report};
 use strata_provider::{Catalog, Usage};
 use strata_session::{EntryKind, Session};
 
@@ -435,18 +435,9 @@ fn read_children(parent: &Path, catalog: &Catalog) -> Vec<ChildStats> {
                 continue;
             }
         };
-        // A fork holds a copy of the parent's path up to the spawning entry: those requests
-        // are the parent's, already counted there.
-        if let Some(at) = log.records.iter().position(|r| r.id == child.entry_id) {
-            log.records.drain(..=at);
-            log.requests.drain(..=at);
-        }
-        // A fork's first request re-reads the parent's prefix: what it read came from the
-        // parent's writes (a fresh child's first request reads nothing of the parent's).
-        let read_from_parent = match (child.start.as_str(), log.records.first()) {
-            ("fork", Some(first)) => first.usage.cache_read,
-            _ => 0,
-        };
+        // A fork's copy of the parent's requests left out, as rpc's stats leave it out.
+        let (dropped, read_from_parent) = strata_accounting::own_part(&child, &mut log.records);
+        log.requests.drain(..dropped);
         children.push(ChildStats {
             start: child.start,
             description: child.description,
@@ -498,12 +489,7 @@ fn session_records(
             EntryKind::System | EntryKind::ContextEdit | EntryKind::Leaf
         )
     });
-    let mut records = records(tree);
-    for record in &mut records {
-        if let Some(model) = catalog.model(&record.provider, &record.model) {
-            record.price_if_missing(&model.prices);
-        }
-    }
+    let records = strata_accounting::priced_records(tree, catalog);
     (if strata { "strata" } else { "pi" }, records)
 }
 

@@ -154,7 +154,8 @@ async fn run_prompt(setup: &Setup, mode: Mode, prompts: Vec<UserInput>) -> anyho
     for prompt in prompts {
         handle.send(Op::Prompt(prompt))?;
     }
-    // Queued behind the prompts: the runtime ends once the run has.
+    // Queued behind the prompts: background children's answers run, then the runtime ends.
+    handle.send(Op::AwaitBackground)?;
     handle.send(Op::Shutdown)?;
     drop(handle);
     let ended = output::print_events(events, json).await?;

@@ -25,7 +25,8 @@ pub struct Ended {
 
 /// Prints the agent's events as they come — in json mode (`json` is `Some`) as Pi's json-mode
 /// records, one line each; nothing in text mode (the final answer is printed at the end) —
-/// until the stream ends; returns the first run's end.
+/// until the stream ends; returns the last run's end (a background child's answer runs after
+/// the prompt's), or the first that did not stop.
 pub async fn print_events(
     mut events: UnboundedReceiver<RuntimeEvent>,
     mut json: Option<JsonStream>,
@@ -53,7 +54,7 @@ pub async fn print_events(
                 final_text,
                 error,
                 ..
-            } if ended.is_none() => {
+            } if ended.as_ref().is_none_or(|e: &Ended| e.end == RunEnd::Stop) => {
                 ended = Some(Ended {
                     end: *end,
                     final_text: final_text.clone(),

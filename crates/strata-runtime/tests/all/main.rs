@@ -10,6 +10,7 @@
 
 mod support;
 
+mod background;
 mod behaviour;
 mod fold_cuts;
 mod notices;

@@ -312,11 +312,13 @@ async fn a_fresh_child_writes_its_own_prefix() {
     assert_eq!(run.final_text, "Parent: done.");
     let records = h.server.requests();
     let child = cache(&records[1]);
+    // It shares the parent's tools and system chapters (the same head, the same cache
+    // route), so it reads those; its messages are its own and written.
     assert_eq!(
-        child.cache_read, 0,
-        "nothing of the parent's prefix: {child:?}"
+        child.messages.read, 0,
+        "nothing of the parent's conversation: {child:?}"
     );
-    assert!(child.cache_write > 0, "it writes its own: {child:?}");
+    assert!(child.messages.written > 0, "it writes its own: {child:?}");
     assert!(
         child.input_tokens < cache(&records[0]).input_tokens / 2,
         "its prompt is its own, not the parent's"

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
+use strata_host::subagents::STATUS_RUNNING;
 use strata_session::SpawnDecision;
 
 use super::{App, Effect, Level};
@@ -36,7 +37,7 @@ impl ChildStatus {
     /// `running`, `done` or `failed`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Self::Running => strata_host::subagents::STATUS_RUNNING,
+            Self::Running => STATUS_RUNNING,
             Self::Done => strata_host::subagents::STATUS_DONE,
             Self::Failed => strata_host::subagents::STATUS_FAILED,
         }
@@ -113,11 +114,8 @@ impl App {
         let status = ChildStatus::parse(&text("status"));
         let requests = subagent["requests"].as_u64().unwrap_or(0);
         let cost = subagent["usage"]["cost"].as_f64().unwrap_or(0.0);
-        let viewed = self
-            .children
-            .viewing
-            .as_ref()
-            .is_some_and(|view| view.session.to_string_lossy() == text("session"));
+        let viewing = self.children.viewing.as_ref();
+        let viewed = viewing.is_some_and(|v| v.session.to_string_lossy() == text("session"));
         match self.children.row(call_id) {
             Some(row) => {
                 // A result may have arrived first; it has the last word.
@@ -154,21 +152,21 @@ impl App {
             return;
         };
         self.stats.children_cost += decision.cost;
-        let requests = details
-            .and_then(|d| d["subagent"]["requests"].as_u64())
-            .unwrap_or(0);
-        let status = if failed {
-            ChildStatus::Failed
-        } else {
-            ChildStatus::Done
+        let subagent = details.map(|d| &d["subagent"]);
+        let requests = subagent.and_then(|s| s["requests"].as_u64()).unwrap_or(0);
+        // A background child's result says only that it started: its updates go on.
+        let running = subagent.is_some_and(|s| s["status"] == STATUS_RUNNING);
+        let status = match (running, failed) {
+            (true, _) => ChildStatus::Running,
+            (false, true) => ChildStatus::Failed,
+            (false, false) => ChildStatus::Done,
         };
         match self.children.row(call_id) {
             Some(row) => {
-                row.status = status;
-                row.activity = decision.outcome;
-                row.cost = decision.cost;
+                (row.status, row.activity) = (status, decision.outcome);
+                row.cost = decision.cost.max(row.cost);
                 row.requests = row.requests.max(requests);
-                row.counted = true;
+                row.counted = !running;
             }
             None => self.children.rows.push(ChildRow {
                 call_id: call_id.to_owned(),
@@ -179,7 +177,7 @@ impl App {
                 requests,
                 cost: decision.cost,
                 session: decision.session,
-                counted: true,
+                counted: !running,
             }),
         }
     }
@@ -396,6 +394,20 @@ mod tests {
         });
         app.on_agent(AgentEvent::AgentStart);
         assert!(!screen(&app, 120, 20).contains("make a file"));
+    }
+
+    #[test]
+    fn a_background_childs_result_leaves_it_running_until_its_updates_say_it_ended() {
+        let mut app = app();
+        app.on_agent(AgentEvent::AgentStart);
+        let mut result = crate::tui::testing::tool_result("call_1", "task", "started", false);
+        result["details"] = json!({"subagent": {"status": "running", "reason": "fork: cheaper",
+            "outcome": "background", "description": "make a file", "start": "fork"}});
+        app.on_agent(message_end(result));
+        let status = |app: &App| app.children.of_this_run()[0].status;
+        assert_eq!(status(&app), super::ChildStatus::Running);
+        app.on_agent(progress("done", 2, 0.005));
+        assert_eq!(status(&app), super::ChildStatus::Done);
     }
 
     #[test]
