@@ -21,14 +21,9 @@ struct Setup {
     model: Model,
 }
 
-/// The Anthropic row with message threads and inline tool definitions on (the table has
-/// them off by default): what these tests exercise.
 async fn setup(config: MockConfig) -> Setup {
     let catalog = Catalog::builtin().unwrap();
-    let mut row = catalog.provider("anthropic").unwrap().clone();
-    row.features.message_threads = true;
-    row.features.inline_tools = true;
-    setup_row(config, &row).await
+    setup_row(config, catalog.provider("anthropic").unwrap()).await
 }
 
 /// The Anthropic row with message threads off: every request goes in full, for tests that

@@ -87,7 +87,7 @@ pub fn print(
     let protocol = row.endpoint(&model_id).protocol;
     match catalog.model(&provider, &model_id) {
         Some(model) => {
-            let wire = wire_request(row, protocol, &model, &rendered.request)
+            let wire = wire_request(row, protocol, &model, &rendered.request, session)
                 .map_err(|e| anyhow::anyhow!("building the {protocol} wire request: {e}"))?;
             let body: Value = serde_json::from_slice(&wire.body)
                 .with_context(|| format!("the {protocol} adapter built a body that is not JSON"))?;
@@ -147,12 +147,14 @@ fn wire_request(
     protocol: Protocol,
     model: &Model,
     request: &Request,
+    session: &Session,
 ) -> anyhow::Result<HttpRequest> {
+    let session_id = session.header().id.clone();
     let environment: EnvLookup = Arc::new(process_env);
-    build_with(row, protocol, model, request, environment).or_else(|_| {
+    build_with(row, protocol, model, request, &session_id, environment).or_else(|_| {
         let placeholders: EnvLookup =
             Arc::new(|name: &str| process_env(name).or_else(|| Some(format!("{{{name}}}"))));
-        build_with(row, protocol, model, request, placeholders)
+        build_with(row, protocol, model, request, &session_id, placeholders)
     })
 }
 
@@ -165,11 +167,16 @@ fn build_with(
     protocol: Protocol,
     model: &Model,
     request: &Request,
+    session_id: &str,
     env: EnvLookup,
 ) -> anyhow::Result<HttpRequest> {
     let client = HttpClient::new(&TransportConfig::default())?;
+    // With the session's id, as a run sends: a fresh adapter holds no message thread, so a
+    // threaded row prints the full request that opens one (`thread: create`), which is what
+    // a run sends for a request that does not extend the one before it.
     let stream = StreamOptions {
         api_key: Some(ApiKey::new(PLACEHOLDER_KEY)),
+        session_id: Some(session_id.to_owned()),
         ..StreamOptions::default()
     };
     // Bedrock signs for the region a run would use; the URL names it. A placeholder key
