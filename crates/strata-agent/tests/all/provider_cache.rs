@@ -307,7 +307,7 @@ fn chapter_tokens(split: &strata_mock::Split) -> u64 {
 /// thread that expires later is replayed in full without losing the turn.
 #[tokio::test]
 async fn with_threads_and_inline_tools_a_compaction_keeps_the_prefix_and_an_expired_thread_replays()
- {
+{
     let catalog = Catalog::builtin().unwrap();
     let row = catalog.provider("anthropic").unwrap();
     let model = catalog.model("anthropic", "claude-opus-4-8").unwrap();

@@ -568,5 +568,8 @@ fn an_inline_tool_redefined_mid_chain_goes_to_the_tools_chapter() {
     script.user("search with the new one");
     let redefined = render_with(&script.context(), &inline, &RenderOptions::new());
     assert_eq!(names(&redefined.request), ["read", "grep"]);
-    assert_eq!(redefined.request.tools[1].description, "Search, version two.");
+    assert_eq!(
+        redefined.request.tools[1].description,
+        "Search, version two."
+    );
 }
