@@ -87,7 +87,7 @@ pub fn print(
     let protocol = row.endpoint(&model_id).protocol;
     match catalog.model(&provider, &model_id) {
         Some(model) => {
-            let wire = wire_request(row, protocol, &model, &rendered.request, session)
+            let wire = wire_request(row, protocol, &model, &rendered.request)
                 .map_err(|e| anyhow::anyhow!("building the {protocol} wire request: {e}"))?;
             let body: Value = serde_json::from_slice(&wire.body)
                 .with_context(|| format!("the {protocol} adapter built a body that is not JSON"))?;
@@ -138,23 +138,20 @@ fn printable_headers(wire: &HttpRequest) -> Vec<[String; 2]> {
         .collect()
 }
 
-/// The HTTP request the adapter for `protocol` would send for `request`, built by the adapter
-/// itself. A placeholder key stands in for the real one (the body does not depend on it; the
-/// headers carrying it are printed redacted). URL variables come from the environment; when one is unset,
-/// the URL keeps its `{VAR}` placeholder rather than failing.
+/// The HTTP request the adapter for `protocol` builds for `request`: a placeholder key (printed
+/// redacted), URL variables from the environment (unset: `{VAR}`), the session id (the cache
+/// key) as in a run, so a threaded row prints the `thread: create` a fresh adapter sends.
 fn wire_request(
     row: &ProviderRow,
     protocol: Protocol,
     model: &Model,
     request: &Request,
-    session: &Session,
 ) -> anyhow::Result<HttpRequest> {
-    let session_id = session.header().id.clone();
     let environment: EnvLookup = Arc::new(process_env);
-    build_with(row, protocol, model, request, &session_id, environment).or_else(|_| {
+    build_with(row, protocol, model, request, environment).or_else(|_| {
         let placeholders: EnvLookup =
             Arc::new(|name: &str| process_env(name).or_else(|| Some(format!("{{{name}}}"))));
-        build_with(row, protocol, model, request, &session_id, placeholders)
+        build_with(row, protocol, model, request, placeholders)
     })
 }
 
@@ -167,16 +164,12 @@ fn build_with(
     protocol: Protocol,
     model: &Model,
     request: &Request,
-    session_id: &str,
     env: EnvLookup,
 ) -> anyhow::Result<HttpRequest> {
     let client = HttpClient::new(&TransportConfig::default())?;
-    // With the session's id, as a run sends: a fresh adapter holds no message thread, so a
-    // threaded row prints the full request that opens one (`thread: create`), which is what
-    // a run sends for a request that does not extend the one before it.
     let stream = StreamOptions {
         api_key: Some(ApiKey::new(PLACEHOLDER_KEY)),
-        session_id: Some(session_id.to_owned()),
+        session_id: request.cache_key.clone(),
         ..StreamOptions::default()
     };
     // Bedrock signs for the region a run would use; the URL names it. A placeholder key
