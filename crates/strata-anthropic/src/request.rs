@@ -341,10 +341,11 @@ fn api_role(role: Role, caps: &Capabilities) -> &'static str {
 fn messages_json(request: &Request, caps: &Capabilities, markers: &Markers) -> Vec<Value> {
     let (messages, dialect) = (&request.messages, request.dialect);
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
+    let mut defined = std::collections::HashSet::new();
     for (index, message) in messages.iter().enumerate() {
         let role = api_role(message.role, caps);
         let mut blocks = if message.role == Role::System {
-            system_blocks(message, caps, request)
+            system_blocks(message, caps, request, &mut defined)
         } else {
             message
                 .content
@@ -388,8 +389,15 @@ fn messages_json(request: &Request, caps: &Capabilities, markers: &Markers) -> V
 /// `mid_conv_system` wrapper of 0.121–0.122 is gone), or (without that feature) the text
 /// blocks alone for a user turn. An added tool the tools chapter does not declare is defined
 /// in its block where the row allows it (anthropic-python 2.17.0
-/// `BetaToolChangeToolDefinitionParam`: `definition` is what a `tools` entry holds).
-fn system_blocks(message: &Message, caps: &Capabilities, request: &Request) -> Vec<Value> {
+/// `BetaToolChangeToolDefinitionParam`: `definition` is what a `tools` entry holds), the
+/// first time only: a name is declared once per request, so a tool added again after its
+/// removal is referenced (`defined` holds the names defined inline so far).
+fn system_blocks(
+    message: &Message,
+    caps: &Capabilities,
+    request: &Request,
+    defined: &mut std::collections::HashSet<String>,
+) -> Vec<Value> {
     let mut inner = Vec::new();
     for block in &message.content {
         match block {
@@ -398,7 +406,10 @@ fn system_blocks(message: &Message, caps: &Capabilities, request: &Request) -> V
             }
             ContentBlock::ToolAddition { tools } if caps.tool_addition => {
                 for t in tools {
-                    let tool = if caps.inline_tools && !declared(request, &t.name) {
+                    let tool = if caps.inline_tools
+                        && !declared(request, &t.name)
+                        && defined.insert(t.name.clone())
+                    {
                         let mut definition = tool_json(t, caps, request.dialect);
                         if let Value::Object(fields) = &mut definition {
                             // Offered from here on: nothing to load through a search.

@@ -7,7 +7,10 @@
 //! full, and [`Threads`] cuts it down only when it extends, byte for byte, the full request
 //! the thread holds (same fields besides the messages, the same messages before the reply).
 //! Anything else — the first request, a compaction, a tool-list change, a refused continue —
-//! is sent in full with `thread: {type: "create"}`. Nothing of a thread is in the session.
+//! is sent in full with `thread: {type: "create"}`. A request that extends the thread but
+//! whose breakpoints all sit in the held messages (the summary request) is sent in full
+//! without `thread`, so that it reads what the full request would. Nothing of a thread is in
+//! the session.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,7 +33,8 @@ struct Held {
 /// How one request uses the session's thread.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ThreadUse {
-    /// No thread: a warm-up ping, or a request without a session.
+    /// No thread: a warm-up ping, a request without a session, or one whose message
+    /// breakpoints all sit in the messages a continue would leave out.
     Off,
     /// The full request, opening a thread.
     Create,
@@ -97,6 +101,26 @@ fn split(body: &Value) -> (Value, Vec<Value>) {
     (Value::Object(rest), messages)
 }
 
+/// Whether `value` holds a `cache_control` marker.
+fn has_marker(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .any(|(key, value)| key == "cache_control" || has_marker(value)),
+        Value::Array(items) => items.iter().any(has_marker),
+        _ => false,
+    }
+}
+
+/// Whether the body's messages carry a cache marker before index `from` and none from it on.
+fn marks_only_before(body: &Value, from: usize) -> bool {
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+        return false;
+    };
+    let (held, sent) = messages.split_at(from.min(messages.len()));
+    held.iter().any(has_marker) && !sent.iter().any(has_marker)
+}
+
 impl Threads {
     /// No threads yet.
     pub fn new() -> Self {
@@ -130,6 +154,16 @@ impl Threads {
                 && messages[held_len].get("role").and_then(Value::as_str) == Some("assistant");
             extends.then(|| (held.response_id.clone(), held_len + 1))
         });
+        // A continue carries only the markers of the messages it sends. When the body's
+        // message breakpoints all sit in the held part (a summary request reads the history up
+        // to the last answer and writes nothing after it), a continue would read only the
+        // tools and system chapters: such a request goes in full outside the thread, which
+        // stays as it is for the next request.
+        if let Some((_, from)) = &continued
+            && marks_only_before(body, *from)
+        {
+            return (ThreadUse::Off, None);
+        }
         let Some(fields) = body.as_object_mut() else {
             return (ThreadUse::Off, None);
         };
@@ -309,6 +343,39 @@ mod tests {
         assert_eq!(
             threads.apply(Some("s"), &mut next("a")).0,
             ThreadUse::Create
+        );
+    }
+
+    #[test]
+    fn a_request_whose_breakpoints_sit_in_the_held_part_goes_in_full_and_keeps_the_thread() {
+        let threads = Threads::new();
+        let mut first = body(json!([{"role": "user", "content": [{"type": "text", "text": "a"}]}]));
+        hold(&threads, "s", &mut first, "msg_1");
+        // A summary request: its read breakpoint on the held message, none after it.
+        let summary = body(json!([
+            {"role": "user", "content": [{"type": "text", "text": "a",
+                "cache_control": {"type": "ephemeral"}}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "b"}]},
+            {"role": "user", "content": [{"type": "text", "text": "summarise"}]},
+        ]));
+        let mut sent = summary.clone();
+        let (used, pending) = threads.apply(Some("s"), &mut sent);
+        assert_eq!(used, ThreadUse::Off);
+        assert!(pending.is_none());
+        assert_eq!(sent, summary, "sent as rendered, marker kept");
+        // The thread is still there for a request that carries its own breakpoint.
+        let mut next = body(json!([
+            {"role": "user", "content": [{"type": "text", "text": "a",
+                "cache_control": {"type": "ephemeral"}}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "b"}]},
+            {"role": "user", "content": [{"type": "text", "text": "c",
+                "cache_control": {"type": "ephemeral"}}]},
+        ]));
+        assert_eq!(
+            threads.apply(Some("s"), &mut next).0,
+            ThreadUse::Continue {
+                previous_message_id: "msg_1".into()
+            }
         );
     }
 

@@ -41,12 +41,7 @@ fn entry(name: &str, http: &strata_provider::transport::HttpRequest) -> Value {
 async fn the_beta_bodies_the_sdk_judges_are_what_the_adapter_builds() {
     let server = MockServer::start(MockConfig::new()).await.unwrap();
     let catalog = Catalog::builtin().unwrap();
-    // Threads and inline definitions are off by default in the table: on here, to build
-    // their shapes.
-    let mut threaded = catalog.provider("anthropic").unwrap().clone();
-    threaded.features.message_threads = true;
-    threaded.features.inline_tools = true;
-    let threaded = &threaded;
+    let threaded = catalog.provider("anthropic").unwrap();
     // The shapes below without a thread; the thread's own shapes come last.
     let mut row = threaded.clone();
     row.features.message_threads = false;

@@ -21,14 +21,9 @@ struct Setup {
     model: Model,
 }
 
-/// The Anthropic row with message threads and inline tool definitions on (the table has
-/// them off by default): what these tests exercise.
 async fn setup(config: MockConfig) -> Setup {
     let catalog = Catalog::builtin().unwrap();
-    let mut row = catalog.provider("anthropic").unwrap().clone();
-    row.features.message_threads = true;
-    row.features.inline_tools = true;
-    setup_row(config, &row).await
+    setup_row(config, catalog.provider("anthropic").unwrap()).await
 }
 
 /// The Anthropic row with message threads off: every request goes in full, for tests that
@@ -1036,6 +1031,49 @@ async fn a_tool_added_mid_session_is_defined_inline_and_the_model_can_call_it() 
         body["messages"][1]["content"][0]["tool"],
         json!({"type": "tool_reference", "name": "grep"})
     );
+}
+
+/// A tool defined inline, withdrawn and added again: a request declares a name once, so the
+/// second addition refers to the first definition and the mock accepts the request.
+#[tokio::test]
+async fn a_tool_added_again_after_its_removal_is_referenced_not_defined_twice() {
+    let mut s = setup(MockConfig::new()).await;
+    s.model = Catalog::builtin()
+        .unwrap()
+        .model("anthropic", "claude-opus-4-8")
+        .unwrap();
+    s.server
+        .load_scenario(Scenario::from_toml("[[turn]]\ntext = \"ok\"\n", "t").unwrap());
+    let mut request = long_request("find it");
+    request.model = "claude-opus-4-8".into();
+    let system = |block: ContentBlock| Message {
+        role: strata_provider::Role::System,
+        content: vec![block],
+    };
+    request.messages.push(system(ContentBlock::ToolAddition {
+        tools: vec![tool("grep")],
+    }));
+    request.messages.push(system(ContentBlock::ToolRemoval {
+        names: vec!["grep".into()],
+    }));
+    request.messages.push(system(ContentBlock::ToolAddition {
+        tools: vec![tool("grep")],
+    }));
+    let events = s.collect(&request, &s.options()).await;
+    let (stop, _, _) = done(&events);
+    assert_eq!(*stop, StopReason::EndTurn, "{events:?}");
+    let record = &s.server.requests()[0];
+    assert_eq!(record.status, 200, "{record:?}");
+    let body = record.body.clone().unwrap();
+    let tools: Vec<&serde_json::Value> = body["messages"][1]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| &block["tool"])
+        .collect();
+    assert_eq!(tools.len(), 3, "{body}");
+    assert_eq!(tools[0]["type"], "tool_definition");
+    assert_eq!(tools[2], &json!({"type": "tool_reference", "name": "grep"}));
 }
 
 /// A tool loop on a message thread: after the first request each sends only what follows the

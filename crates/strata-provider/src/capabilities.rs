@@ -647,9 +647,7 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let opus = catalog.capabilities("anthropic", "claude-opus-4-8");
-        // Threads and inline definitions are off by default until a full request after a
-        // compaction keeps the cache with them (the demo missed it); their headers are ready.
-        assert!(!opus.message_threads && !opus.inline_tools && opus.system_clear_at);
+        assert!(opus.message_threads && opus.inline_tools && opus.system_clear_at);
         assert_eq!(
             header(&opus, Feature::MessageThreads),
             ["message-threads-2026-08-12"]
@@ -662,9 +660,9 @@ mod tests {
             header(&opus, Feature::SystemClearAt),
             ["mid-conversation-system-clear-at-2026-08-21"]
         );
-        // Sonnet 5 has no mid-conversation system messages.
+        // Sonnet 5 has no mid-conversation system messages: threads only.
         let sonnet = catalog.capabilities("anthropic", "claude-sonnet-5");
-        assert!(!sonnet.inline_tools && !sonnet.system_clear_at);
+        assert!(sonnet.message_threads && !sonnet.inline_tools && !sonnet.system_clear_at);
         // Another row speaking Messages does not claim Anthropic's threads.
         let minimax = catalog.capabilities("minimax", "MiniMax-M2");
         assert!(!minimax.message_threads && !minimax.inline_tools);

@@ -543,7 +543,21 @@ async fn pause_between_prompts(
     }
     server.advance_clock(pause - waited);
     let second = agent.prompt("two").await.unwrap().final_text;
-    (agent, second, server.requests())
+    // Pings leave the message thread alone, so after the pause it has expired: the turn's
+    // continue is refused and the request goes again in full. The rows are the answered ones.
+    let (answered, refused): (Vec<_>, Vec<_>) = server
+        .requests()
+        .into_iter()
+        .partition(|record| record.status == 200);
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(
+        refused[0]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("thread_not_found")),
+        "{refused:?}"
+    );
+    (agent, second, answered)
 }
 
 #[tokio::test]

@@ -208,8 +208,8 @@ async fn three_prompts(
     let catalog = Catalog::builtin().unwrap();
     let mut row = catalog.provider("anthropic").unwrap().clone();
     assert!(
-        !row.capabilities("claude-sonnet-4-5").message_threads,
-        "off by default"
+        row.capabilities("claude-sonnet-4-5").message_threads,
+        "on by default"
     );
     row.features.message_threads = threads;
     let provider = Arc::new(AnthropicProvider::for_row(
@@ -294,4 +294,176 @@ async fn a_thread_that_expires_mid_session_is_replayed_in_full_and_the_session_g
     assert_eq!(threaded, plain);
     assert_eq!(threaded.len(), 6);
     assert!(!file.contains("\"thread\"") && !file.contains("thread_not_found"));
+}
+
+/// Prompt tokens of a chapter, read, written or not cached.
+fn chapter_tokens(split: &strata_mock::Split) -> u64 {
+    split.read + split.written + split.uncached
+}
+
+/// With the table's defaults on a row that has both (Opus 4.8: message threads and inline
+/// tool definitions on), a compaction keeps the cache: its summary request reads the whole
+/// previous prompt, the first request after it reads the tools and system chapters, and a
+/// thread that expires later is replayed in full without losing the turn.
+#[tokio::test]
+async fn with_threads_and_inline_tools_a_compaction_keeps_the_prefix_and_an_expired_thread_replays()
+{
+    let catalog = Catalog::builtin().unwrap();
+    let row = catalog.provider("anthropic").unwrap();
+    let model = catalog.model("anthropic", "claude-opus-4-8").unwrap();
+    let capabilities = row.capabilities(&model.id);
+    assert!(
+        capabilities.message_threads && capabilities.inline_tools,
+        "on by default"
+    );
+    let profile = strata_mock::ModelProfile::from_capabilities(
+        strata_mock::Protocol::Anthropic,
+        &model.id,
+        &capabilities,
+    );
+    let server = strata_mock::MockServer::start(strata_mock::MockConfig::new().with_model(
+        strata_mock::ModelRule {
+            protocol: Some(strata_mock::Protocol::Anthropic),
+            pattern: model.id.clone(),
+            profile,
+        },
+    ))
+    .await
+    .unwrap();
+    server.load_scenario(
+        // A long first answer, so that the summary is smaller than what it replaces.
+        strata_mock::Scenario::from_toml(
+            &format!(
+                "playback = \"sequence\"\n\
+                 [[turn]]\ntext = \"First answer.{}\"\n[[turn]]\ntext = \"Second answer.\"\n\
+                 [[turn]]\ntext = \"Third answer.\"\n[[turn]]\ntext = \"Fourth answer.\"\n\
+                 [[summary]]\ntext = \"## Goal\\nAnswer the prompts.\"\n",
+                " More.".repeat(100)
+            ),
+            "test",
+        )
+        .unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(AnthropicProvider::for_row(
+        row,
+        HttpClient::new(&TransportConfig::default()).unwrap(),
+    ));
+    let config = AgentConfig {
+        cwd: dir.path().to_path_buf(),
+        capabilities,
+        api: "anthropic-messages".into(),
+        model,
+        max_tokens: Some(4096),
+        global_dir: None,
+        custom_intro: None,
+        append_system_prompt: Some("Answer carefully. ".repeat(200)),
+        stream: StreamOptions {
+            base_url: Some(server.base_url()),
+            api_key: Some(ApiKey::new("test-key")),
+            ..StreamOptions::default()
+        },
+        render_policy: strata_context::RenderPolicy::Strata,
+        // Small, so that the short conversation has something to summarise.
+        compaction: strata_compaction::CompactionSettings {
+            keep_recent_tokens: 5,
+            ..strata_compaction::CompactionSettings::default()
+        },
+        summary_model: None,
+        cache: CacheSettings::default(),
+        tool_settings: strata_tools::ToolSettings::default(),
+    };
+    let mut agent = Agent::new(
+        new_session(dir.path()),
+        provider,
+        ToolSet::default_set(),
+        config,
+    );
+    assert!(
+        agent
+            .prompt("one")
+            .await
+            .unwrap()
+            .final_text
+            .starts_with("First answer.")
+    );
+    assert_eq!(
+        agent.prompt("two").await.unwrap().final_text,
+        "Second answer."
+    );
+    agent
+        .compact(strata_compaction::CompactionReason::Manual, None)
+        .await
+        .unwrap()
+        .expect("something to summarise");
+    assert_eq!(
+        agent.prompt("three").await.unwrap().final_text,
+        "Third answer."
+    );
+    let records = server.requests();
+    let summaries: Vec<usize> = (0..records.len())
+        .filter(|&i| records[i].summary.is_some())
+        .collect();
+    assert!(!summaries.is_empty(), "{records:#?}");
+    let (first_summary, last_summary) = (summaries[0], summaries[summaries.len() - 1]);
+    // The summary request reads everything the last turn's request held (a continue would
+    // have dropped its breakpoint and read only the tools and system chapters).
+    let before = records[first_summary - 1].cache.unwrap();
+    let summary = records[first_summary].cache.unwrap();
+    assert_eq!(summary.cache_read, before.input_tokens, "{records:#?}");
+    // The first request after the compaction opens a new thread with a full request whose
+    // tools and system chapters are those cached before it: it reads them.
+    let after = &records[last_summary + 1];
+    assert_eq!(
+        after.body.as_ref().unwrap()["thread"],
+        serde_json::json!({"type": "create"})
+    );
+    let cache = after.cache.unwrap();
+    let prefix = chapter_tokens(&cache.tools) + chapter_tokens(&cache.system);
+    assert!(cache.cache_read > 0, "{records:#?}");
+    assert_eq!(cache.cache_read, prefix, "{records:#?}");
+    assert_eq!(
+        (chapter_tokens(&cache.tools), chapter_tokens(&cache.system)),
+        (
+            chapter_tokens(&before.tools),
+            chapter_tokens(&before.system)
+        ),
+        "the compaction left the tools and system chapters as they were"
+    );
+
+    // The thread expires: the continue is refused, the turn goes again in full and answers.
+    let sent = records.len();
+    server.advance_clock(std::time::Duration::from_secs(
+        strata_mock::thread::LIFETIME_MS / 1000 + 60,
+    ));
+    assert_eq!(
+        agent.prompt("four").await.unwrap().final_text,
+        "Fourth answer."
+    );
+    let records = server.requests();
+    let statuses: Vec<u16> = records[sent..].iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [404, 200], "{records:#?}");
+    assert!(
+        records[sent]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("thread_not_found"))
+    );
+    assert_eq!(
+        records[sent + 1].body.as_ref().unwrap()["thread"],
+        serde_json::json!({"type": "create"})
+    );
+    let texts: Vec<String> = transcript(agent.session())
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect();
+    assert!(
+        texts.ends_with(&[
+            "three".to_owned(),
+            "Third answer.".to_owned(),
+            "four".to_owned(),
+            "Fourth answer.".to_owned()
+        ]),
+        "{texts:?}"
+    );
 }

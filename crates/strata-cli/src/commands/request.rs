@@ -138,10 +138,9 @@ fn printable_headers(wire: &HttpRequest) -> Vec<[String; 2]> {
         .collect()
 }
 
-/// The HTTP request the adapter for `protocol` would send for `request`, built by the adapter
-/// itself. A placeholder key stands in for the real one (the body does not depend on it; the
-/// headers carrying it are printed redacted). URL variables come from the environment; when one is unset,
-/// the URL keeps its `{VAR}` placeholder rather than failing.
+/// The HTTP request the adapter for `protocol` builds for `request`: a placeholder key (printed
+/// redacted), URL variables from the environment (unset: `{VAR}`), the session id (the cache
+/// key) as in a run, so a threaded row prints the `thread: create` a fresh adapter sends.
 fn wire_request(
     row: &ProviderRow,
     protocol: Protocol,
@@ -170,6 +169,7 @@ fn build_with(
     let client = HttpClient::new(&TransportConfig::default())?;
     let stream = StreamOptions {
         api_key: Some(ApiKey::new(PLACEHOLDER_KEY)),
+        session_id: request.cache_key.clone(),
         ..StreamOptions::default()
     };
     // Bedrock signs for the region a run would use; the URL names it. A placeholder key

@@ -143,9 +143,14 @@ pub(crate) fn tools_chapter(context: &Context, layout: ToolLayout) -> Vec<ToolDe
             .filter(shown)
             .map(|tool| definition(tool, true)),
     );
+    // A tool defined inline cannot be defined again in the same request, so one redefined
+    // mid-chain goes to the chapter with its latest definition (rewritten from there, as
+    // without inline definitions) and its additions refer to it.
+    let inline =
+        |tool: &LedgerTool| layout.inline_later && !asked(tool) && tool.redefined_by.is_none();
     tools.extend(
         all.iter()
-            .filter(|tool| later(tool) && (!layout.inline_later || asked(tool)))
+            .filter(|tool| later(tool) && !inline(tool))
             .filter(shown)
             .map(|tool| definition(tool, layout.defer_later || asked(tool))),
     );

@@ -533,3 +533,43 @@ fn inline_tools_leave_the_tools_chapter_as_the_chain_started_it() {
     assert_eq!(added.len(), 1);
     assert_eq!(added[0].name, "grep");
 }
+
+/// With inline tool definitions, a tool withdrawn and added again unchanged stays out of the
+/// tools chapter (the adapter refers to its first definition); one added again with another
+/// definition goes to the chapter with it, since a request defines a name inline once.
+#[test]
+fn an_inline_tool_redefined_mid_chain_goes_to_the_tools_chapter() {
+    let inline = strata_provider::Capabilities {
+        inline_tools: true,
+        ..full()
+    };
+    let names = |request: &strata_provider::Request| -> Vec<String> {
+        request.tools.iter().map(|t| t.name.clone()).collect()
+    };
+    let mut script = Script::new();
+    script.system(sections(), &[tool("read")], &[]);
+    script.user("hi");
+    script.assistant("hello");
+    script.system(json!({}), &[tool("grep")], &[]);
+    script.user("search");
+    script.assistant("found");
+    script.system(json!({}), &[], &["grep"]);
+    script.user("stop searching");
+    script.assistant("ok");
+    script.system(json!({}), &[tool("grep")], &[]);
+    script.user("search again");
+    let readded = render_with(&script.context(), &inline, &RenderOptions::new());
+    assert_eq!(names(&readded.request), ["read"]);
+
+    script.assistant("found again");
+    let mut changed = tool("grep");
+    changed["description"] = json!("Search, version two.");
+    script.system(json!({}), &[changed], &[]);
+    script.user("search with the new one");
+    let redefined = render_with(&script.context(), &inline, &RenderOptions::new());
+    assert_eq!(names(&redefined.request), ["read", "grep"]);
+    assert_eq!(
+        redefined.request.tools[1].description,
+        "Search, version two."
+    );
+}
