@@ -139,10 +139,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "strata-rpc",
         &[
-            "strata-accounting",
             "strata-agent",
-            "strata-compaction",
-            "strata-context",
             "strata-host",
             "strata-mcp",
             "strata-provider",
@@ -180,7 +177,7 @@ const LONG_FILES: &[&str] = &["crates/strata-cli/src/tui/app.rs"];
 /// 7,000 (CLI) and 2,000 (rpc).
 const BUDGETS: &[(&str, usize)] = &[
     ("crates/strata-cli/src", 14_981),
-    ("crates/strata-rpc/src", 4_593),
+    ("crates/strata-rpc/src", 4_585),
 ];
 
 /// Runs every rule under `root`; the error lists every breach.

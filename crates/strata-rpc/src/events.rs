@@ -584,15 +584,7 @@ pub fn compaction_result(session_file: &std::path::Path, id: &EntryId) -> Option
     let Entry::Compaction(entry) = tree.entry(id).ok()? else {
         return None;
     };
-    // Pi 1.x's heuristic over the context rebuilt right after the compaction: every message
-    // estimated from its text (the kept answers' usage describes the context before it).
-    let after = strata_context::build(tree, Some(id)).ok().map(|context| {
-        context
-            .messages
-            .iter()
-            .map(|m| strata_compaction::estimate_message_tokens(&m.message))
-            .sum::<u64>()
-    });
+    let after = strata_runtime::read_model::tokens_after_compaction(tree, id);
     let mut data = json!({
         "summary": entry.summary,
         "firstKeptEntryId": entry.first_kept_entry_id,

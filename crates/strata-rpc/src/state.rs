@@ -34,7 +34,7 @@ pub struct Snapshot {
     /// The context's messages in Pi's shape.
     pub messages: Vec<Value>,
     /// Every request the session file records (all branches, summaries and pings), added up.
-    pub totals: strata_accounting::Totals,
+    pub totals: strata_runtime::Totals,
     /// The permission mode (`None`: no rules gate).
     pub permission_mode: Option<strata_runtime::permissions::Mode>,
 }
@@ -259,7 +259,7 @@ mod tests {
     fn stats_count_roles_and_report_the_accounted_totals() {
         let mut shared = View::default();
         shared.snapshot.context_window = 1000;
-        shared.snapshot.totals = strata_accounting::Totals {
+        shared.snapshot.totals = strata_runtime::Totals {
             requests: 2,
             pings: 0,
             usage: strata_provider::Usage {

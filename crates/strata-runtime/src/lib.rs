@@ -55,6 +55,8 @@ pub use query::{
 pub use queue::{MessageQueue, QueueMode, QueuedTexts};
 pub use route::{ModelRef, ModelRoute, NoRoutes, RouteError, Router};
 pub use runtime::{RuntimeClosed, RuntimeHandle, Status, spawn};
+/// The accounting vocabulary the runtime's answers and status carry.
+pub use strata_accounting::{Attribution, Totals};
 /// Who a [`RuntimeEvent::Notice`] is from.
 pub use strata_agent::NoticeSource;
 /// The rules layer the runtime's permission Ops and events carry (modes, answers, questions,

@@ -472,3 +472,23 @@ pub fn delegation_lines(tree: &strata_session::Tree, leaf: Option<&str>) -> Vec<
     }
     lines
 }
+
+/// What each hook and extension cost in cache writes, summed over the session's entries
+/// (`/extensions`, `/hooks` and their rpc queries).
+pub fn attributions(tree: &strata_session::Tree) -> Vec<strata_accounting::Attribution> {
+    strata_accounting::attributions(tree)
+}
+
+/// Pi 1.x's estimate of the context right after the compaction `id`: every message of the
+/// context rebuilt there, estimated from its text (the kept answers' usage describes the
+/// context before it). `None` when `id` is not a compaction the tree can rebuild from.
+pub fn tokens_after_compaction(tree: &strata_session::Tree, id: &EntryId) -> Option<u64> {
+    let context = strata_context::build(tree, Some(id)).ok()?;
+    Some(
+        context
+            .messages
+            .iter()
+            .map(|m| strata_compaction::estimate_message_tokens(&m.message))
+            .sum(),
+    )
+}

@@ -73,7 +73,7 @@ impl<H: Host> Server<H> {
     pub(crate) fn loaded_json(&self, extensions: bool) -> Value {
         let attributed = self
             .read_session()
-            .map(|session| strata_accounting::attributions(session.tree()))
+            .map(|session| strata_runtime::read_model::attributions(session.tree()))
             .unwrap_or_default();
         let loaded = self.options.loaded.clone().unwrap_or_default();
         if extensions {
