@@ -36,6 +36,6 @@ pub use convert::{
 };
 pub use record::{
     KEEP_WARM_CUSTOM_TYPE, RequestKind, RequestRecord, USAGE_CUSTOM_TYPE, USAGE_FIELD, record_of,
-    records,
+    records, records_from,
 };
 pub use totals::Totals;

@@ -93,7 +93,15 @@ impl RequestRecord {
 
 /// Every billed request in `tree`, in file order, on every branch (all were paid).
 pub fn records(tree: &Tree) -> Vec<RequestRecord> {
+    records_from(tree, 0)
+}
+
+/// The billed requests of the entries from position `start` on, in file order: what a
+/// session's totals gain since they were counted up to `start` (a file only grows, so the
+/// sum of the two parts is [`records`]' sum, in the same order).
+pub fn records_from(tree: &Tree, start: usize) -> Vec<RequestRecord> {
     tree.iter()
+        .skip(start)
         .filter(|entry| {
             matches!(
                 entry.kind(),

@@ -84,6 +84,7 @@ async fn a_fork_appends_to_a_new_file_holding_the_path_and_switching_back_finds_
     let first_answer = first.leaf.clone().unwrap();
     run.send(Op::Prompt("two".into()));
     run.settled().await;
+    totals_match_the_file(&mut run).await;
 
     run.send(Op::Fork {
         leaf: Some(first_answer.clone()),
@@ -92,6 +93,7 @@ async fn a_fork_appends_to_a_new_file_holding_the_path_and_switching_back_finds_
     assert_ne!(forked, first.session_path);
     run.send(Op::Prompt("three".into()));
     assert_eq!(run_end(&run.settled().await), RunEnd::Stop);
+    totals_match_the_file(&mut run).await;
     let fork = Session::open(&forked).unwrap().session;
     let texts = user_texts(&fork);
     assert_eq!(
@@ -109,6 +111,7 @@ async fn a_fork_appends_to_a_new_file_holding_the_path_and_switching_back_finds_
         follow_model: false,
     });
     run.session_changed().await;
+    totals_match_the_file(&mut run).await;
     run.send(Op::NewSession { parent: None });
     run.session_changed().await;
     let agent = run.stop().await;
@@ -120,6 +123,18 @@ async fn a_fork_appends_to_a_new_file_holding_the_path_and_switching_back_finds_
         "the first file is as it was"
     );
     assert_eq!(user_texts(agent.session()), Vec::<String>::new());
+}
+
+/// The totals in the runtime's state (counted on as entries are appended) are those of a full
+/// pass over the file it is on.
+async fn totals_match_the_file(run: &mut crate::support::Running) {
+    let Answer::State(state) = run.query(Query::State).await else {
+        panic!("not a state");
+    };
+    let file = Session::open(&state.session_path).unwrap().session;
+    let counted = strata_accounting::Totals::of(&records(file.tree()));
+    assert!(counted.requests > 0, "{}", state.session_path.display());
+    assert_eq!(state.totals, counted, "{}", state.session_path.display());
 }
 
 fn user_texts(session: &Session) -> Vec<String> {
