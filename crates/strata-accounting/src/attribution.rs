@@ -78,7 +78,14 @@ pub fn attributions_of(entry: &Entry) -> Vec<Attribution> {
 
 /// Every attribution in `tree`, summed per source, costliest first.
 pub fn attributions(tree: &Tree) -> Vec<Attribution> {
-    let mut sums: BTreeMap<String, Attribution> = BTreeMap::new();
+    let mut sums = BTreeMap::new();
+    add_attributions(&mut sums, tree, 0);
+    sorted_attributions(&sums)
+}
+
+/// Adds the attributions of `tree`'s entries from position `start` on to `sums` (per source,
+/// in file order, so counting on from a position sums exactly as one pass does).
+pub fn add_attributions(sums: &mut BTreeMap<String, Attribution>, tree: &Tree, start: usize) {
     // Only custom entries carry the field; the others (almost every line) are ruled out by
     // their kind, and custom ones without it by a substring test, before anything is parsed.
     let needle = format!("\"{ATTRIBUTION_FIELD}\"");
@@ -90,7 +97,7 @@ pub fn attributions(tree: &Tree) -> Vec<Attribution> {
             .read_line()
             .is_ok_and(|line| line.contains(needle.as_str()))
     };
-    for reference in tree.iter().filter(carries) {
+    for reference in tree.iter().skip(start).filter(carries) {
         let Ok(entry) = reference.entry() else {
             continue;
         };
@@ -104,7 +111,11 @@ pub fn attributions(tree: &Tree) -> Vec<Attribution> {
             sum.cost += item.cost;
         }
     }
-    let mut all: Vec<Attribution> = sums.into_values().collect();
+}
+
+/// `sums` as a list, costliest first.
+pub fn sorted_attributions(sums: &BTreeMap<String, Attribution>) -> Vec<Attribution> {
+    let mut all: Vec<Attribution> = sums.values().cloned().collect();
     all.sort_by(|a, b| b.cost.total_cmp(&a.cost).then(a.source.cmp(&b.source)));
     all
 }

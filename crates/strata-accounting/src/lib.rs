@@ -23,7 +23,8 @@ mod record;
 mod totals;
 
 pub use attribution::{
-    ATTRIBUTION_CUSTOM_TYPE, ATTRIBUTION_FIELD, Attribution, attributions, attributions_of,
+    ATTRIBUTION_CUSTOM_TYPE, ATTRIBUTION_FIELD, Attribution, add_attributions, attributions,
+    attributions_of, sorted_attributions,
 };
 pub use cache::{
     BelowMinimum, BreakCause, CacheBreak, CacheReport, Disagreement, MIN_CACHEABLE, cache_minimum,

@@ -19,10 +19,11 @@ use crate::query::{
 pub(crate) fn answer(
     agent: &mut Agent,
     query: Query,
-    status: impl FnOnce(&mut Agent) -> crate::Status,
+    counter: &mut StatsCounter,
+    status: impl FnOnce(&mut Agent, &mut StatsCounter) -> crate::Status,
 ) -> Answer {
     let result = match query {
-        Query::State => Ok(Answer::State(Box::new(status(agent)))),
+        Query::State => Ok(Answer::State(Box::new(status(agent, counter)))),
         Query::Messages => agent
             .context()
             .map(|context| Answer::Messages {
@@ -48,7 +49,7 @@ pub(crate) fn answer(
                 |(parent, text)| Answer::ForkPoint { parent, text },
             );
         }
-        Query::Stats => Ok(Answer::Stats(Box::new(stats(agent.session())))),
+        Query::Stats => Ok(Answer::Stats(Box::new(counter.count(agent.session())))),
         Query::NextRequest => {
             next_request(agent).map(|report| Answer::NextRequest(Box::new(report)))
         }
@@ -336,34 +337,66 @@ fn describe(entry: &Entry) -> Option<RowKind> {
 /// Every request the file records (all branches: all were paid), keep-warm pings and
 /// summaries included; the last answer's figures; what the children cost; messages by role.
 pub fn stats(session: &Session) -> SessionStats {
-    let tree = session.tree();
-    let records = strata_accounting::records(tree);
-    let last = records
-        .iter()
-        .rev()
-        .find(|record| record.kind == strata_accounting::RequestKind::Answer);
-    let mut messages = RoleCounts::default();
-    for entry in tree.iter() {
-        match entry.kind() {
-            EntryKind::Message(Role::User) => messages.user += 1,
-            EntryKind::Message(Role::Assistant) => messages.assistant += 1,
-            EntryKind::Message(Role::ToolResult) => messages.tool_results += 1,
-            EntryKind::Message(Role::BashExecution) => messages.bash += 1,
-            _ => {}
+    StatsCounter::default().count(session)
+}
+
+/// [`SessionStats`] counted over a session file's entries in order, going on from where the
+/// last count stopped: a file only grows, so the runtime counts each entry once however often
+/// its status and stats are asked for (a full pass over a long session at every operation
+/// cost more than the operation). Another file is counted afresh.
+#[derive(Debug, Default)]
+pub struct StatsCounter {
+    path: std::path::PathBuf,
+    entries: usize,
+    totals: strata_accounting::Totals,
+    /// The last answer's tokens and dollars.
+    last: Option<(strata_provider::Usage, f64)>,
+    children_cost: f64,
+    attributed: BTreeMap<String, strata_accounting::Attribution>,
+    messages: RoleCounts,
+}
+
+impl StatsCounter {
+    /// The stats of `session` as it stands, counting only the entries not counted before.
+    pub fn count(&mut self, session: &Session) -> SessionStats {
+        let tree = session.tree();
+        if self.path != session.path() || tree.len() < self.entries {
+            *self = Self {
+                path: session.path().to_path_buf(),
+                ..Self::default()
+            };
         }
-    }
-    SessionStats {
-        totals: strata_accounting::Totals::of(&records),
-        last: last.map(|record| record.usage),
-        last_cost: last.map_or(0.0, |record| record.cost),
+        let start = self.entries;
+        for record in strata_accounting::records_from(tree, start) {
+            if record.kind == strata_accounting::RequestKind::Answer {
+                self.last = Some((record.usage, record.cost));
+            }
+            self.totals.add(&record);
+        }
+        for entry in tree.iter().skip(start) {
+            match entry.kind() {
+                EntryKind::Message(Role::User) => self.messages.user += 1,
+                EntryKind::Message(Role::Assistant) => self.messages.assistant += 1,
+                EntryKind::Message(Role::ToolResult) => self.messages.tool_results += 1,
+                EntryKind::Message(Role::BashExecution) => self.messages.bash += 1,
+                _ => {}
+            }
+        }
         // The children's requests are in their own files; their results say what they cost.
-        children_cost: strata_session::delegation_results(tree)
-            .iter()
-            .map(|decision| decision.cost)
-            .sum(),
-        attributed: strata_accounting::attributions(tree),
-        messages,
-        entries: tree.len(),
+        for decision in strata_session::delegation_results_from(tree, start) {
+            self.children_cost += decision.cost;
+        }
+        strata_accounting::add_attributions(&mut self.attributed, tree, start);
+        self.entries = tree.len();
+        SessionStats {
+            totals: self.totals,
+            last: self.last.map(|(usage, _)| usage),
+            last_cost: self.last.map_or(0.0, |(_, cost)| cost),
+            children_cost: self.children_cost,
+            attributed: strata_accounting::sorted_attributions(&self.attributed),
+            messages: self.messages,
+            entries: tree.len(),
+        }
     }
 }
 

@@ -17,6 +17,7 @@ use crate::error::RuntimeError;
 use crate::event::{Disposition, RunEnd, RuntimeEvent};
 use crate::op::{Op, OpName, UserInput, WhileRunning};
 use crate::queue::MessageQueue;
+use crate::read_model::StatsCounter;
 use crate::route::{ModelRef, Router};
 use crate::sessions;
 
@@ -151,8 +152,8 @@ struct SessionRuntime {
     inbox: strata_tools::Inbox,
     /// Arrivals a run ended before delivering: each runs next, as a follow-up would.
     arrived: VecDeque<String>,
-    /// The session's totals as of the entries counted so far.
-    accounted: Accounted,
+    /// The session's stats as of the entries counted so far.
+    counted: StatsCounter,
 }
 
 impl SessionRuntime {
@@ -182,7 +183,7 @@ impl SessionRuntime {
             waiting: HashMap::new(),
             inbox,
             arrived: VecDeque::new(),
-            accounted: Accounted::default(),
+            counted: StatsCounter::default(),
         }
     }
 
@@ -333,10 +334,12 @@ impl SessionRuntime {
             Op::Query { id, query } => {
                 self.forward_agent_events();
                 let queued = self.queue.len();
-                let accounted = &mut self.accounted;
-                let answer = crate::read_model::answer(&mut self.agent, query, |agent| {
-                    status_of(agent, false, queued, accounted)
-                });
+                let answer = crate::read_model::answer(
+                    &mut self.agent,
+                    query,
+                    &mut self.counted,
+                    |agent, counted| status_of(agent, false, queued, counted),
+                );
                 self.emit(RuntimeEvent::Answered { id, answer });
                 Ok(())
             }
@@ -753,7 +756,7 @@ impl SessionRuntime {
             &mut self.agent,
             running,
             self.queue.len(),
-            &mut self.accounted,
+            &mut self.counted,
         )
     }
 
@@ -766,7 +769,12 @@ impl SessionRuntime {
 }
 
 /// The runtime's state: the agent's model, session and tools, with the run and queue state.
-fn status_of(agent: &mut Agent, running: bool, queued: usize, accounted: &mut Accounted) -> Status {
+fn status_of(
+    agent: &mut Agent,
+    running: bool,
+    queued: usize,
+    counted: &mut StatsCounter,
+) -> Status {
     let thinking = agent.thinking().unwrap_or(ThinkingLevel::Off);
     let permission_mode = agent.tool_rules().gate.as_ref().map(|gate| gate.mode());
     let config = agent.config();
@@ -800,34 +808,7 @@ fn status_of(agent: &mut Agent, running: bool, queued: usize, accounted: &mut Ac
         permission_mode,
         running,
         queued,
-        totals: accounted.totals(session),
-    }
-}
-
-/// The session's totals, counted once and then only over the entries appended since: the
-/// status is published at every operation, and a full pass over a long session's file each
-/// time cost more than the operation. A file only grows; another file is counted afresh.
-#[derive(Debug, Default)]
-struct Accounted {
-    path: PathBuf,
-    entries: usize,
-    totals: Totals,
-}
-
-impl Accounted {
-    fn totals(&mut self, session: &strata_session::Session) -> Totals {
-        let tree = session.tree();
-        if self.path != session.path() || tree.len() < self.entries {
-            *self = Self {
-                path: session.path().to_path_buf(),
-                ..Self::default()
-            };
-        }
-        for record in strata_accounting::records_from(tree, self.entries) {
-            self.totals.add(&record);
-        }
-        self.entries = tree.len();
-        self.totals
+        totals: counted.count(session).totals,
     }
 }
 

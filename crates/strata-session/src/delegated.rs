@@ -157,7 +157,12 @@ pub fn spawn_decisions(tree: &Tree, leaf: Option<&str>) -> Vec<SpawnDecision> {
 /// Every delegation result the session records, on any branch (all were paid for), in file
 /// order.
 pub fn delegation_results(tree: &Tree) -> Vec<SpawnDecision> {
-    tree.iter().filter_map(decision_of).collect()
+    delegation_results_from(tree, 0)
+}
+
+/// [`delegation_results`] of the entries from position `start` on.
+pub fn delegation_results_from(tree: &Tree, start: usize) -> Vec<SpawnDecision> {
+    tree.iter().skip(start).filter_map(decision_of).collect()
 }
 
 fn decision_of(entry: EntryRef<'_>) -> Option<SpawnDecision> {

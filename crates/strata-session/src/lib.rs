@@ -39,7 +39,7 @@ pub use fast::canonical;
 
 pub use delegated::{
     Delegated, SpawnDecision, child_title, delegated_by_entry, delegated_from, delegation_results,
-    spawn_decisions, try_delegated_from,
+    delegation_results_from, spawn_decisions, try_delegated_from,
 };
 pub use entry::{
     BranchSummaryEntry, CACHE_WARM_KIND, CompactionEntry, ContextAction, ContextEditEntry,

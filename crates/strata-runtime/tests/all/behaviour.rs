@@ -125,16 +125,20 @@ async fn a_fork_appends_to_a_new_file_holding_the_path_and_switching_back_finds_
     assert_eq!(user_texts(agent.session()), Vec::<String>::new());
 }
 
-/// The totals in the runtime's state (counted on as entries are appended) are those of a full
-/// pass over the file it is on.
+/// The totals in the runtime's state and its stats (counted on as entries are appended) are
+/// those of one pass over the file it is on.
 async fn totals_match_the_file(run: &mut crate::support::Running) {
     let Answer::State(state) = run.query(Query::State).await else {
         panic!("not a state");
+    };
+    let Answer::Stats(stats) = run.query(Query::Stats).await else {
+        panic!("not stats");
     };
     let file = Session::open(&state.session_path).unwrap().session;
     let counted = strata_accounting::Totals::of(&records(file.tree()));
     assert!(counted.requests > 0, "{}", state.session_path.display());
     assert_eq!(state.totals, counted, "{}", state.session_path.display());
+    assert_eq!(*stats, strata_runtime::read_model::stats(&file));
 }
 
 fn user_texts(session: &Session) -> Vec<String> {
