@@ -533,11 +533,7 @@ fn workload_settings() -> Result<Workload> {
 
 /// Plays the workload with strata in `mode` on `cache_model`.
 pub fn run_strata(shape: Shape, mode: Mode, cache_model: CacheModel) -> Result<StrataRun> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the runtime")?;
+    let runtime = super::driver::runtime()?;
     runtime.block_on(play_strata(shape, mode, cache_model))
 }
 

@@ -68,12 +68,16 @@ pub fn run_with_usage(
     strategy: Strategy,
     cache_model: CacheModel,
 ) -> Result<(Run, AgentUsage)> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    runtime()?.block_on(play(workload, strategy, cache_model))
+}
+
+/// The runtime every bench plays on: two workers, as on the CI machine.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .context("starting the runtime")?;
-    runtime.block_on(play(workload, strategy, cache_model))
+        .context("starting the runtime")
 }
 
 /// Whether the linked strata-mock plays `playback = "sequence"` scenarios.

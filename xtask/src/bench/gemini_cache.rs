@@ -264,11 +264,7 @@ fn table(runs: &[Figures]) -> String {
 /// Runs the four modes and prints and writes the table (`docs/bench-gemini-cache.md`, below
 /// the document's hand-written part, which is kept).
 pub fn main(root: &Path, _args: &[String]) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the runtime")?;
+    let runtime = super::driver::runtime()?;
     let mut runs = Vec::new();
     for mode in Mode::ALL {
         let run = runtime

@@ -376,11 +376,7 @@ pub fn run_strata(
     strategy: Strategy,
     cache_model: CacheModel,
 ) -> Result<(Run, Searches)> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the runtime")?;
+    let runtime = super::driver::runtime()?;
     runtime.block_on(play_strata(
         workload,
         period,

@@ -164,11 +164,7 @@ fn figures(records: &[RequestRecord]) -> Figures {
 
 /// Runs both rows, prints them and writes `OUT` under `root`.
 pub fn main(root: &Path, args: &[String]) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the runtime")?;
+    let runtime = super::driver::runtime()?;
     let http = figures(&runtime.block_on(play(false))?);
     let socket = figures(&runtime.block_on(play(true))?);
     let command = std::iter::once("cargo xtask bench".to_owned())
