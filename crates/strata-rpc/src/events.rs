@@ -577,7 +577,8 @@ impl EventMapper {
 }
 
 /// Pi's `CompactionResult` (`summary`, `firstKeptEntryId`, `tokensBefore`, `details`) of the
-/// compaction entry `id`, read back from the session file.
+/// compaction entry `id`, read back from the session file (an automatic compaction is reported
+/// while the run holds the session).
 pub fn compaction_result(session_file: &std::path::Path, id: &EntryId) -> Option<Value> {
     let opened = Session::open(session_file).ok()?;
     let tree = opened.session.tree();
@@ -585,17 +586,22 @@ pub fn compaction_result(session_file: &std::path::Path, id: &EntryId) -> Option
         return None;
     };
     let after = strata_runtime::read_model::tokens_after_compaction(tree, id);
+    Some(compaction_json(&entry, after))
+}
+
+/// Pi's `CompactionResult` of a compaction entry, with the context's estimate after it.
+pub fn compaction_json(entry: &strata_session::CompactionEntry, after: Option<u64>) -> Value {
     let mut data = json!({
         "summary": entry.summary,
         "firstKeptEntryId": entry.first_kept_entry_id,
         "tokensBefore": entry.tokens_before,
         "estimatedTokensAfter": after,
-        "details": entry.details.unwrap_or(json!({})),
+        "details": entry.details.clone().unwrap_or(json!({})),
     });
     if let Some(usage) = &entry.usage {
         data["usage"] = serde_json::to_value(usage).unwrap_or(Value::Null);
     }
-    Some(data)
+    data
 }
 
 /// A notice for the user as a record: an extension's problem as Pi's `extension_error`

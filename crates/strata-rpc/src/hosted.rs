@@ -37,8 +37,6 @@ where
         global_dir: setup.sources.global_dir.clone(),
         project_trusted: setup.trust.trusted,
         max_retries: setup.config.max_retries,
-        temp_dir: setup.run.temp_dir.clone(),
-        environment: setup.tool_settings().environment,
         mcp: Some(mcp.clone()),
         loaded: Some(setup.loaded()),
         extension_ui: setup.extension_ui(),

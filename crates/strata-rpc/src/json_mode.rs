@@ -105,6 +105,8 @@ impl JsonStream {
             | RuntimeEvent::Navigated { .. }
             | RuntimeEvent::Labelled { .. }
             | RuntimeEvent::Answered { .. }
+            | RuntimeEvent::BashOutput { .. }
+            | RuntimeEvent::BashEnded { .. }
             | RuntimeEvent::Failed { .. } => Vec::new(),
             // strata's own records: the rules layer has no shape in Pi's stream.
             RuntimeEvent::PermissionRequested { .. }

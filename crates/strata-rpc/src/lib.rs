@@ -23,16 +23,13 @@
 //! # Ok(()) }
 //! ```
 
-pub mod bash;
 pub mod commands;
 mod endpoint_host;
-pub mod entries;
 pub mod events;
 mod hosted;
 pub mod json_mode;
 pub mod protocol;
 mod server;
-pub mod sessions;
 pub mod skills;
 pub mod state;
 

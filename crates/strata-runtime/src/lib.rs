@@ -41,6 +41,7 @@ pub mod read_model;
 mod route;
 mod runtime;
 pub mod sessions;
+mod shell;
 
 pub use adapter::{
     AdapterError, AdapterOptions, BedrockAuth, adapter_for, adapter_with, use_learned_capabilities,
@@ -49,8 +50,8 @@ pub use error::RuntimeError;
 pub use event::{Disposition, RunEnd, RuntimeEvent};
 pub use op::{BashRecord, Op, OpName, UserInput};
 pub use query::{
-    Answer, ChapterSize, ContextReport, Query, RoleCounts, RowKind, SessionStats, ToolCallItem,
-    TranscriptItem, TreeRow,
+    Answer, ChapterSize, ContextReport, EntryNode, Query, RoleCounts, RowKind, SessionStats,
+    ToolCallItem, TranscriptItem, TreeRow, UserMessage,
 };
 pub use queue::{MessageQueue, QueueMode, QueuedTexts};
 pub use route::{ModelRef, ModelRoute, NoRoutes, RouteError, Router};
