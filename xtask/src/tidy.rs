@@ -136,18 +136,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // The views: rpc and the CLI. Their lists are ratchets towards the host and the runtime
     // alone (issue #36: rpc at most 2 strata crates, the CLI at most 5).
-    (
-        "strata-rpc",
-        &[
-            "strata-agent",
-            "strata-host",
-            "strata-mcp",
-            "strata-provider",
-            "strata-runtime",
-            "strata-session",
-            "strata-tools",
-        ],
-    ),
+    ("strata-rpc", &["strata-host", "strata-runtime"]),
     (
         "strata-cli",
         &[
@@ -177,7 +166,7 @@ const LONG_FILES: &[&str] = &["crates/strata-cli/src/tui/app.rs"];
 /// 7,000 (CLI) and 2,000 (rpc).
 const BUDGETS: &[(&str, usize)] = &[
     ("crates/strata-cli/src", 14_981),
-    ("crates/strata-rpc/src", 4_585),
+    ("crates/strata-rpc/src", 4_136),
 ];
 
 /// Runs every rule under `root`; the error lists every breach.

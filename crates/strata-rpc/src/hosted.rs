@@ -5,9 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use strata_host::{ModelChoice, Setup};
-use strata_provider::Model;
-use strata_provider::transport::RetryObserver;
-use strata_runtime::ModelRoute;
+use strata_runtime::{Model, ModelRoute, RetryObserver};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::{Host, ServeError, ServeOptions};

@@ -43,14 +43,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
-use strata_agent::{Agent, AgentEvent, RetryEvents};
-use strata_provider::transport::RetryObserver;
-use strata_provider::{Model, ThinkingLevel};
 use strata_runtime::{
-    Answer, ModelRef, ModelRoute, Op, OpName, Query as Read, QueueMode, Router, RunEnd,
-    RuntimeEvent, RuntimeHandle, UserInput,
+    Agent, AgentEvent, Answer, EntryId, ImageContent, Model, ModelRef, ModelRoute, Op, OpName,
+    Query as Read, QueueMode, RetryEvents, RetryObserver, Router, RunEnd, RuntimeEvent,
+    RuntimeHandle, ThinkingLevel, UserInput,
 };
-use strata_session::{EntryId, ImageContent};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
@@ -123,7 +120,7 @@ pub struct ServeOptions {
     /// The configured retry limit (`set_auto_retry true` restores it).
     pub max_retries: u32,
     /// The MCP servers strata's MCP commands act on (none when `None`).
-    pub mcp: Option<strata_mcp::McpManager>,
+    pub mcp: Option<strata_host::mcp::McpManager>,
     /// The extensions and hooks `get_extensions` and `get_hooks` list (none when `None`).
     pub loaded: Option<strata_host::Loaded>,
     /// Extensions' UI requests, put to the client as `extension_ui_request`s.

@@ -3,8 +3,7 @@
 //! run so far, from its events).
 
 use serde_json::{Map, Value, json};
-use strata_provider::Model;
-use strata_runtime::{Answer, BashRecord, QueueMode, QueuedTexts, Status};
+use strata_runtime::{Answer, BashRecord, Model, QueueMode, QueuedTexts, Status};
 
 /// Pi's answer to a read sent as a command's operation (`get_entries`, `get_tree`,
 /// `get_fork_messages`).
@@ -288,7 +287,7 @@ mod tests {
         shared.snapshot.totals = strata_runtime::Totals {
             requests: 2,
             pings: 0,
-            usage: strata_provider::Usage {
+            usage: strata_runtime::Usage {
                 input: 11,
                 output: 7,
                 cache_read: 230,
