@@ -127,3 +127,53 @@ impl McpControl {
             .map_err(McpControlError::Auth)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stdio(name: &str) -> strata_mcp::ServerConfig {
+        strata_mcp::ServerConfig {
+            name: name.into(),
+            transport: strata_mcp::Transport::Stdio {
+                command: "sleep".into(),
+                args: vec!["600".into()],
+                env: Default::default(),
+                cwd: None,
+            },
+            enabled: true,
+            timeout: Duration::from_secs(30),
+            allow_tools: Vec::new(),
+            deny_tools: Vec::new(),
+            exposure: strata_mcp::config::Exposure::Direct,
+            description: None,
+            source: strata_mcp::Source {
+                kind: strata_mcp::SourceKind::Session,
+                path: None,
+            },
+            spec: strata_mcp::ServerSpec::default(),
+            token_dir: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn unknown_servers_are_refused_and_a_stdio_server_has_no_sign_in() {
+        let manager = McpManager::new(vec![stdio("local")], Duration::from_millis(50));
+        let control = McpControl::new(manager.clone());
+        let names: Vec<String> = control.servers().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["local"]);
+        let unknown = McpControlError::Unknown("nope".into());
+        assert_eq!(control.reconnect("nope"), Err(unknown.clone()));
+        assert_eq!(control.set_enabled("nope", false), Err(unknown.clone()));
+        assert_eq!(
+            control.log_out("nope", false).await.err(),
+            Some(unknown.clone())
+        );
+        assert_eq!(unknown.to_string(), "no MCP server \"nope\"");
+        let Err(McpControlError::Auth(why)) = control.log_out("local", false).await else {
+            panic!("a stdio server signed out");
+        };
+        assert!(why.contains("has no sign-in"), "{why}");
+        manager.shutdown().await;
+    }
+}
