@@ -22,10 +22,19 @@ pub enum Query {
     /// The context's messages in Pi's JSON shape: [`Answer::Messages`].
     Messages,
     /// The branch at the leaf, from the entry after `after` on (all of it when `None` or not
-    /// on the branch): [`Answer::Transcript`].
+    /// on the branch): [`Answer::Transcript`]. `last` and `before` window it, so a view shows
+    /// the end of a long session without reading the rest of it, and the earlier part as the
+    /// user scrolls up.
     Transcript {
         /// Where to start.
         after: Option<EntryId>,
+        /// At most this many entries, the last ones of the range (`None`: all of them).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last: Option<usize>,
+        /// Only entries before this one on the branch (`None`, or not on the branch: up to
+        /// the leaf).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        before: Option<EntryId>,
     },
     /// The whole tree, depth first: [`Answer::Tree`].
     Tree,
@@ -84,6 +93,13 @@ pub enum Answer {
     Transcript {
         /// The items, oldest first.
         items: Vec<TranscriptItem>,
+        /// How many entries of the branch come before the window (0: it starts at the root
+        /// or at `after`).
+        #[serde(default)]
+        earlier: usize,
+        /// The window's first entry: `before` for the part above it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first: Option<EntryId>,
     },
     /// [`Query::Tree`].
     Tree {

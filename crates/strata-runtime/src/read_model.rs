@@ -36,9 +36,23 @@ pub(crate) fn answer(
                     .collect(),
             })
             .map_err(RuntimeError::from),
-        Query::Transcript { after } => Ok(Answer::Transcript {
-            items: transcript(agent.session(), after.as_ref()),
-        }),
+        Query::Transcript {
+            after,
+            last,
+            before,
+        } => {
+            let window = transcript_window(
+                agent.session(),
+                after.as_ref(),
+                before.as_ref(),
+                last.unwrap_or(usize::MAX),
+            );
+            Ok(Answer::Transcript {
+                items: window.items,
+                earlier: window.earlier,
+                first: window.first,
+            })
+        }
         Query::Tree => Ok(Answer::Tree {
             rows: tree_rows(agent.session()),
         }),
@@ -83,16 +97,52 @@ pub(crate) fn answer(
 /// The branch at the session's leaf as transcript items, from the entry after `after` on
 /// (all of it when `after` is `None` or not on the branch).
 pub fn transcript(session: &Session, after: Option<&EntryId>) -> Vec<TranscriptItem> {
+    transcript_window(session, after, None, usize::MAX).items
+}
+
+/// A part of the branch as transcript items: [`Query::Transcript`]'s answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TranscriptWindow {
+    /// The items, oldest first.
+    pub items: Vec<TranscriptItem>,
+    /// Entries of the branch before the window (after `after`).
+    pub earlier: usize,
+    /// The window's first entry.
+    pub first: Option<EntryId>,
+}
+
+/// The branch's entries after `after` and before `before`, at most the `last` of them, as
+/// transcript items. Only the window's lines are read, so the end of a 100k-entry session
+/// costs what its last screens cost. A window never starts on a tool result: it takes the
+/// call the result belongs to with it.
+pub fn transcript_window(
+    session: &Session,
+    after: Option<&EntryId>,
+    before: Option<&EntryId>,
+    last: usize,
+) -> TranscriptWindow {
     let tree = session.tree();
     let Some(leaf) = session.leaf() else {
-        return Vec::new();
+        return TranscriptWindow {
+            items: Vec::new(),
+            earlier: 0,
+            first: None,
+        };
     };
     let branch = tree.branch(leaf.as_str());
     let start = after
         .and_then(|after| branch.iter().position(|e| e.id() == after))
         .map_or(0, |at| at + 1);
+    let end = before
+        .and_then(|before| branch.iter().position(|e| e.id() == before))
+        .map_or(branch.len(), |at| at.max(start));
+    let mut from = end.saturating_sub(last).max(start);
+    // Results belong under their call: step back to the assistant message that made it.
+    while from > start && branch[from].kind() == EntryKind::Message(Role::ToolResult) {
+        from -= 1;
+    }
     let mut items = Vec::new();
-    for entry in branch.into_iter().skip(start) {
+    for entry in &branch[from..end] {
         let Ok(entry) = entry.entry() else {
             continue;
         };
@@ -105,7 +155,7 @@ pub fn transcript(session: &Session, after: Option<&EntryId>) -> Vec<TranscriptI
                 summary: summary.summary,
             }),
             // The model a session starts with is the footer's; only later switches are news.
-            Entry::ModelChange(change) if !items.is_empty() => {
+            Entry::ModelChange(change) if !items.is_empty() || from > 0 => {
                 items.push(TranscriptItem::ModelChange {
                     provider: change.provider,
                     model: change.model_id,
@@ -114,7 +164,11 @@ pub fn transcript(session: &Session, after: Option<&EntryId>) -> Vec<TranscriptI
             _ => {}
         }
     }
-    items
+    TranscriptWindow {
+        items,
+        earlier: from - start,
+        first: (from < end).then(|| branch[from].id().clone()),
+    }
 }
 
 fn push_message(items: &mut Vec<TranscriptItem>, message: AgentMessage) {

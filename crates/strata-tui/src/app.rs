@@ -159,6 +159,12 @@ pub struct App {
     pub expand_thinking: bool,
     /// Lines scrolled up from the bottom (0: follow the end).
     pub scroll: usize,
+    /// Entries of the branch above the transcript's first item, not read yet.
+    pub earlier: usize,
+    /// The transcript's first entry: the next window up ends there.
+    earlier_end: Option<strata_session::EntryId>,
+    /// A window above is being read.
+    loading_earlier: bool,
     /// A list drawn over the transcript.
     pub picker: Option<Picker>,
     /// Messages to send as prompts once the run ends (Alt+Enter while busy).
@@ -222,6 +228,9 @@ impl App {
             expand_tools: false,
             expand_thinking: false,
             scroll: 0,
+            earlier: 0,
+            earlier_end: None,
+            loading_earlier: false,
             picker: None,
             follow_ups: VecDeque::new(),
             steering: Vec::new(),
@@ -262,6 +271,17 @@ impl App {
             level,
             text: text.into(),
         }));
+    }
+
+    /// The view scrolled to the transcript's top: read the window above it, if any.
+    pub fn reached_top(&mut self) {
+        if self.earlier == 0 || self.loading_earlier || self.children.viewing.is_some() {
+            return;
+        }
+        if let Some(end) = self.earlier_end.clone() {
+            self.loading_earlier = true;
+            self.send(Command::Earlier(end));
+        }
     }
 
     /// Opens the session picker, as `/resume` does (`strata --resume`).
@@ -872,7 +892,10 @@ impl App {
         match reply {
             Reply::Attached(attached) => {
                 let attached = *attached;
-                self.items = attached.transcript;
+                self.items = attached.transcript.items;
+                self.earlier = attached.transcript.earlier;
+                self.earlier_end = attached.transcript.first;
+                self.loading_earlier = false;
                 self.stats = attached.stats;
                 for prompt in &attached.history {
                     self.editor.remember(prompt);
@@ -890,6 +913,14 @@ impl App {
                     self.stats.model_switched(&self.status.model, &status.model);
                 }
                 self.status = *status;
+            }
+            Reply::Earlier(window) => {
+                let window = *window;
+                // Lines count from the bottom, so what is on screen stays where it is.
+                self.items.splice(0..0, window.items);
+                self.earlier = window.earlier;
+                self.earlier_end = window.first;
+                self.loading_earlier = false;
             }
             Reply::Busy(what) => self.busy = Some(what),
             Reply::Idle => {

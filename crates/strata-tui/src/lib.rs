@@ -238,6 +238,9 @@ fn event_loop(
                 .context("drawing the screen")?;
             if let Some(max) = max_scroll {
                 app.scroll = app.scroll.min(max);
+                if app.scroll == max {
+                    app.reached_top();
+                }
             }
             dirty = false;
         }

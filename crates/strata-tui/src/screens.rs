@@ -381,3 +381,58 @@ fn the_tools_picker_states_what_the_change_costs() {
     app.on_key(key(KeyCode::Char(' ')), Instant::now());
     insta::assert_snapshot!(screen(&app, 100, 16));
 }
+
+#[test]
+fn a_long_session_shows_its_end_and_reads_the_part_above_when_scrolled_to_the_top() {
+    use super::app::{Effect, Item};
+    use super::worker::{Attached, Command, Window};
+    use strata_session::EntryId;
+
+    let mut app = app();
+    app.on_reply(Reply::Attached(Box::new(Attached {
+        status: super::testing::status(),
+        transcript: Window {
+            items: vec![
+                Item::User("the last prompt".into()),
+                Item::Assistant("done".into()),
+            ],
+            earlier: 1_200,
+            first: Some(EntryId::new("e0000400")),
+        },
+        stats: Default::default(),
+        history: Vec::new(),
+        control: None,
+    })));
+    let shown = screen(&app, 80, 16);
+    assert!(
+        shown.contains("1200 earlier entries of this branch"),
+        "{shown}"
+    );
+
+    // At the top, the window above is asked for once, ending where the transcript begins.
+    app.reached_top();
+    app.reached_top();
+    let asked: Vec<EntryId> = app
+        .take_effects()
+        .into_iter()
+        .filter_map(|effect| match effect {
+            Effect::Worker(Command::Earlier(end)) => Some(end),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked, vec![EntryId::new("e0000400")]);
+
+    app.on_reply(Reply::Earlier(Box::new(Window {
+        items: vec![Item::User("the first prompt".into())],
+        earlier: 0,
+        first: Some(EntryId::new("e0000001")),
+    })));
+    app.on_reply(Reply::Idle);
+    assert!(matches!(&app.items[0], Item::User(text) if text == "the first prompt"));
+    assert_eq!(app.items.len(), 3);
+    let shown = screen(&app, 80, 16);
+    assert!(!shown.contains("earlier entries"), "{shown}");
+    // Nothing is left above: no more reads.
+    app.reached_top();
+    assert!(app.take_effects().is_empty());
+}

@@ -86,6 +86,13 @@ pub fn transcript_tail(app: &App, width: u16, wanted: usize) -> Vec<Line<'static
         total += lines.len();
         chunks.push(lines);
     }
+    if total < wanted && app.children.viewing.is_none() && app.earlier > 0 {
+        let text = format!(
+            "⋯ {} earlier entries of this branch (scroll up to read them)",
+            app.earlier
+        );
+        chunks.push(vec![Line::styled(text, MUTED), Line::default()]);
+    }
     if total < wanted
         && app.children.viewing.is_none()
         && let Some(banner) = &app.banner

@@ -28,6 +28,8 @@ use strata_host::{Setup, SetupRouter};
 pub enum Command {
     /// Run a prompt to the end.
     Prompt(String),
+    /// The part of the branch before this entry, one window ([`ATTACH_ENTRIES`]) of it.
+    Earlier(EntryId),
     /// Compact now, with optional focus instructions.
     Compact(Option<String>),
     /// Switch model (`provider/id[:thinking]`).
@@ -134,6 +136,8 @@ pub enum Reply {
     Busy(String),
     /// Ready for the next command.
     Idle,
+    /// The window of the branch above what is shown.
+    Earlier(Box<Window>),
     /// Something to tell the user.
     Notice(String),
     /// Something to heed (a hook's or an extension's notice).
@@ -160,13 +164,29 @@ pub enum Reply {
     },
 }
 
+/// How many entries of the branch a window of the transcript reads: the end of a long session
+/// shows at once, and the part above it as the user scrolls up (Pi shows the messages since
+/// the last compaction; this shows more, and all of it on the way up).
+pub const ATTACH_ENTRIES: usize = 400;
+
+/// A part of the branch as items, and what is above it.
+#[derive(Debug, Default)]
+pub struct Window {
+    /// The items, oldest first.
+    pub items: Vec<Item>,
+    /// Entries of the branch above them (0: the whole branch is shown).
+    pub earlier: usize,
+    /// The first entry shown: where the next window up ends.
+    pub first: Option<EntryId>,
+}
+
 /// A session the UI now shows.
 #[derive(Debug)]
 pub struct Attached {
     /// Model, tools, session.
     pub status: Status,
-    /// The branch so far.
-    pub transcript: Vec<Item>,
+    /// The end of the branch so far, and what is above it.
+    pub transcript: Window,
     /// Counters from the stored assistant messages.
     pub stats: Stats,
     /// The session's prompts, for the editor's history.
@@ -491,14 +511,9 @@ impl Live {
     /// Sends the UI the current session, its transcript and counters.
     async fn attach(&mut self) -> anyhow::Result<()> {
         let (status, stats) = self.status().await?;
-        let transcript = match self
-            .read(Vec::new(), Query::Transcript { after: None })
-            .await?
-        {
-            Answer::Transcript { items } => items.into_iter().map(item_of).collect::<Vec<_>>(),
-            other => return Err(unexpected(&other)),
-        };
+        let transcript = self.window(None).await?;
         let history = transcript
+            .items
             .iter()
             .filter_map(|item| match item {
                 Item::User(text) => Some(text.clone()),
@@ -513,6 +528,27 @@ impl Live {
             control: Some(self.control.clone()),
         })));
         Ok(())
+    }
+
+    /// The last [`ATTACH_ENTRIES`] entries of the branch before `before` (the leaf: `None`).
+    async fn window(&mut self, before: Option<EntryId>) -> anyhow::Result<Window> {
+        let query = Query::Transcript {
+            after: None,
+            last: Some(ATTACH_ENTRIES),
+            before,
+        };
+        match self.read(Vec::new(), query).await? {
+            Answer::Transcript {
+                items,
+                earlier,
+                first,
+            } => Ok(Window {
+                items: items.into_iter().map(item_of).collect(),
+                earlier,
+                first,
+            }),
+            other => Err(unexpected(&other)),
+        }
     }
 
     async fn refresh_status(&mut self) -> anyhow::Result<()> {
@@ -625,6 +661,10 @@ impl Worker {
         match command {
             Command::Prompt(text) => {
                 live.ops(vec![Op::Prompt(UserInput::text(text))]).await?;
+            }
+            Command::Earlier(before) => {
+                let window = live.window(Some(before)).await?;
+                live.reply(Reply::Earlier(Box::new(window)));
             }
             Command::RewindFiles => {
                 live.ops(vec![Op::RewindFiles { target: None }]).await?;
@@ -1402,7 +1442,7 @@ mod one_read_model {
         serving.await.expect("serving").expect("served");
 
         // Transcript: the user and answer texts of the branch, in order.
-        let tui_texts: Vec<&str> = (attached.transcript.iter())
+        let tui_texts: Vec<&str> = (attached.transcript.items.iter())
             .filter_map(|item| match item {
                 Item::User(text) | Item::Assistant(text) => Some(text.as_str()),
                 _ => None,
@@ -1431,7 +1471,10 @@ mod one_read_model {
         );
         assert_eq!(tui_texts, rpc_texts);
         let bash = |item: &Item| matches!(item, Item::Tool(tool) if tool.arguments == "echo hi");
-        assert!(attached.transcript.iter().any(bash), "the recorded command");
+        assert!(
+            attached.transcript.items.iter().any(bash),
+            "the recorded command"
+        );
 
         // Stats: every request the file records, the same figures.
         let (stats, tokens) = (&answers[1], &answers[1]["tokens"]);

@@ -270,3 +270,104 @@ text = "Done."
     assert_eq!(roles.iter().filter(|r| **r == "bashExecution").count(), 1);
     run.stop().await;
 }
+
+const TOOL_TURNS: &str = r#"
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "echo one" }
+[[turn]]
+text = "Ran one."
+[[turn]]
+[[turn.tool_call]]
+tool = "bash"
+args = { command = "echo two" }
+[[turn]]
+text = "Ran two."
+"#;
+
+async fn window(
+    run: &mut Running,
+    last: usize,
+    before: Option<EntryId>,
+) -> (Vec<strata_runtime::TranscriptItem>, usize, Option<EntryId>) {
+    match run
+        .query(Query::Transcript {
+            after: None,
+            last: Some(last),
+            before,
+        })
+        .await
+    {
+        Answer::Transcript {
+            items,
+            earlier,
+            first,
+        } => (items, earlier, first),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_transcripts_windows_read_back_to_the_whole_branch_and_keep_results_under_their_calls()
+{
+    let mut run = start(TOOL_TURNS).await;
+    run.send(Op::Prompt("one".into()));
+    run.settled().await;
+    run.send(Op::Prompt("two".into()));
+    run.settled().await;
+    let whole = match run
+        .query(Query::Transcript {
+            after: None,
+            last: None,
+            before: None,
+        })
+        .await
+    {
+        Answer::Transcript { items, earlier, .. } => {
+            assert_eq!(earlier, 0, "the whole branch has nothing before it");
+            items
+        }
+        other => panic!("{other:?}"),
+    };
+
+    // The last entry alone is the final answer; scrolling up reads window after window.
+    let (tail, earlier, first) = window(&mut run, 1, None).await;
+    assert_eq!(tail, whole[whole.len() - 1..]);
+    assert!(earlier > 0);
+    let mut read = tail;
+    let mut before = first;
+    let mut left = earlier;
+    while left > 0 {
+        // Two entries can begin on a call's result: the window then takes the assistant
+        // message that made the call, so the result shows under it.
+        let (mut items, earlier, first) = window(&mut run, 2, before.clone()).await;
+        for item in &items {
+            if let strata_runtime::TranscriptItem::Tool(call) = item {
+                assert!(
+                    call.failed.is_some(),
+                    "a call shown without its result: {call:?}"
+                );
+            }
+        }
+        assert!(earlier < left, "each window moves up");
+        items.append(&mut read);
+        read = items;
+        before = first;
+        left = earlier;
+    }
+    assert_eq!(read, whole, "the windows add up to the branch");
+    let outputs: Vec<&str> = whole
+        .iter()
+        .filter_map(|item| match item {
+            strata_runtime::TranscriptItem::Tool(call) => Some(call.output.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(outputs.len(), 2);
+    assert!(
+        outputs
+            .iter()
+            .all(|output| output.contains("one") || output.contains("two"))
+    );
+}

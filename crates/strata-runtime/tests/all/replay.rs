@@ -64,7 +64,11 @@ fn recording() -> Vec<Op> {
         Op::Prompt(UserInput::text("three")),
         Op::Query {
             id: 1,
-            query: Query::Transcript { after: None },
+            query: Query::Transcript {
+                after: None,
+                last: None,
+                before: None,
+            },
         },
         Op::Query {
             id: 2,
@@ -141,7 +145,7 @@ impl Canon {
                     match key.as_str() {
                         "timestamp" | "duration_ms" | "elapsed_ms" => *value = Value::Null,
                         "id" | "parentId" | "targetId" | "entry" | "leaf" | "target"
-                        | "firstKeptEntryId" | "fromId" | "parent_id" | "entry_id"
+                        | "firstKeptEntryId" | "fromId" | "parent_id" | "entry_id" | "first"
                             if value.is_string() =>
                         {
                             let next = format!("#{}", self.ids.len());
@@ -203,6 +207,13 @@ fn queries_answers_and_failures_round_trip_through_json() {
         Query::Messages,
         Query::Transcript {
             after: Some(EntryId::new("a0000001")),
+            last: None,
+            before: None,
+        },
+        Query::Transcript {
+            after: None,
+            last: Some(200),
+            before: Some(EntryId::new("u0000009")),
         },
         Query::Tree,
         Query::ForkPoints,
