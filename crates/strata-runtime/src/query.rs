@@ -349,7 +349,7 @@ impl RowKind {
 
 /// Every request the session file records (all branches: all were paid), keep-warm pings and
 /// summaries included, and what the file holds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionStats {
     /// The requests added up.
     pub totals: Totals,

@@ -16,8 +16,9 @@ use tokio::task::JoinHandle;
 use crate::error::RuntimeError;
 use crate::event::{Disposition, RunEnd, RuntimeEvent};
 use crate::op::{Op, OpName, UserInput, WhileRunning};
+use crate::query::Query;
 use crate::queue::MessageQueue;
-use crate::read_model::StatsCounter;
+use crate::read_model::Counting;
 use crate::route::{ModelRef, Router};
 use crate::sessions;
 use crate::shell::UserShell;
@@ -68,8 +69,12 @@ pub struct Status {
     pub running: bool,
     /// Steering and follow-up messages waiting.
     pub queued: usize,
-    /// Every request the session file records, added up.
+    /// Every request the session file records, added up (as far as counted: see `counting`).
     pub totals: Totals,
+    /// A long session's first count runs beside the runtime; `totals` follow when it ends
+    /// (the status is published again then).
+    #[serde(default)]
+    pub counting: bool,
 }
 
 /// The front end's side: send operations, read the status.
@@ -153,8 +158,8 @@ struct SessionRuntime {
     inbox: strata_tools::Inbox,
     /// Arrivals a run ended before delivering: each runs next, as a follow-up would.
     arrived: VecDeque<String>,
-    /// The session's stats as of the entries counted so far.
-    counted: StatsCounter,
+    /// The session's stats as of the entries counted so far (a long first pass beside).
+    counting: Counting,
     /// The user's own shell command.
     shell: UserShell,
 }
@@ -191,7 +196,7 @@ impl SessionRuntime {
             waiting: HashMap::new(),
             inbox,
             arrived: VecDeque::new(),
-            counted: StatsCounter::default(),
+            counting: Counting::default(),
         }
     }
 
@@ -218,6 +223,8 @@ impl SessionRuntime {
                             }
                             op = ops.recv() => op,
                             () = ping_due => Some(Op::KeepWarm),
+                            // A long first count ended: published at the loop's top.
+                            () = self.counting.passed() => continue,
                             Some(posted) = self.inbox.recv() => match self.posted(posted) {
                                 Some(text) => Some(Op::Prompt(UserInput::text(text))),
                                 None => continue,
@@ -361,12 +368,17 @@ impl SessionRuntime {
                 .map_err(RuntimeError::from),
             Op::Query { id, query } => {
                 self.forward_agent_events();
+                // Their totals are whole: a first count under way is waited for (the
+                // published status says it is under way instead).
+                if matches!(query, Query::Stats | Query::State) {
+                    self.counting.settle().await;
+                }
                 let queued = self.queue.len();
                 let answer = crate::read_model::answer(
                     &mut self.agent,
                     query,
-                    &mut self.counted,
-                    |agent, counted| status_of(agent, false, queued, counted),
+                    &mut self.counting,
+                    |agent, counting| status_of(agent, false, queued, counting),
                 );
                 self.emit(RuntimeEvent::Answered { id, answer });
                 Ok(())
@@ -811,7 +823,7 @@ impl SessionRuntime {
             &mut self.agent,
             running,
             self.queue.len(),
-            &mut self.counted,
+            &mut self.counting,
         )
     }
 
@@ -824,12 +836,8 @@ impl SessionRuntime {
 }
 
 /// The runtime's state: the agent's model, session and tools, with the run and queue state.
-fn status_of(
-    agent: &mut Agent,
-    running: bool,
-    queued: usize,
-    counted: &mut StatsCounter,
-) -> Status {
+fn status_of(agent: &mut Agent, running: bool, queued: usize, counting: &mut Counting) -> Status {
+    let totals = counting.totals(agent.session());
     let thinking = agent.thinking().unwrap_or(ThinkingLevel::Off);
     let permission_mode = agent.tool_rules().gate.as_ref().map(|gate| gate.mode());
     let config = agent.config();
@@ -863,7 +871,8 @@ fn status_of(
         permission_mode,
         running,
         queued,
-        totals: counted.count(session).totals,
+        counting: totals.is_none(),
+        totals: totals.unwrap_or_default(),
     }
 }
 

@@ -914,6 +914,11 @@ impl App {
                 }
                 self.status = *status;
             }
+            Reply::Counted(counted) => {
+                let (status, stats) = *counted;
+                self.status = status;
+                self.stats = stats;
+            }
             Reply::Earlier(window) => {
                 let window = *window;
                 // Lines count from the bottom, so what is on screen stays where it is.

@@ -136,6 +136,8 @@ pub enum Reply {
     Busy(String),
     /// Ready for the next command.
     Idle,
+    /// A long session's counters, counted after it was shown.
+    Counted(Box<(Status, Stats)>),
     /// The window of the branch above what is shown.
     Earlier(Box<Window>),
     /// Something to tell the user.
@@ -508,9 +510,21 @@ impl Live {
         }
     }
 
-    /// Sends the UI the current session, its transcript and counters.
+    /// Sends the UI the current session, its transcript and counters. While the runtime
+    /// counts a long session's first pass, the prompt shows at once with the published state,
+    /// and the counters follow ([`Reply::Counted`]) when the count is done.
     async fn attach(&mut self) -> anyhow::Result<()> {
-        let (status, stats) = self.status().await?;
+        let (status, stats) = if self.handle.status().counting {
+            let next = self.read(Vec::new(), Query::NextRequest).await?;
+            let state = self.handle.status();
+            (
+                self.status_from(state, next, &SessionStats::default()),
+                None,
+            )
+        } else {
+            let (status, stats) = self.status().await?;
+            (status, Some(stats))
+        };
         let transcript = self.window(None).await?;
         let history = transcript
             .items
@@ -523,10 +537,14 @@ impl Live {
         self.reply(Reply::Attached(Box::new(Attached {
             status,
             transcript,
-            stats: Stats::of(&stats),
+            stats: stats.as_ref().map(Stats::of).unwrap_or_default(),
             history,
             control: Some(self.control.clone()),
         })));
+        if stats.is_none() {
+            let (status, stats) = self.status().await?;
+            self.reply(Reply::Counted(Box::new((status, Stats::of(&stats)))));
+        }
         Ok(())
     }
 
@@ -566,20 +584,15 @@ impl Live {
         else {
             anyhow::bail!("the runtime answered the status reads out of order");
         };
+        Ok((self.status_from(*state, next, &stats), *stats))
+    }
+
+    fn status_from(&self, state: RuntimeStatus, next: Answer, stats: &SessionStats) -> Status {
         let (thinking, chapter_tokens) = match next {
             Answer::NextRequest(next) => (next.thinking, next.chapter_tokens()),
             _ => (ThinkingLevel::Off, [0; 3]),
         };
-        Ok((
-            status_of(
-                *state,
-                &stats,
-                thinking,
-                chapter_tokens,
-                self.models.clone(),
-            ),
-            *stats,
-        ))
+        status_of(state, stats, thinking, chapter_tokens, self.models.clone())
     }
 }
 

@@ -371,3 +371,79 @@ async fn the_transcripts_windows_read_back_to_the_whole_branch_and_keep_results_
             .all(|output| output.contains("one") || output.contains("two"))
     );
 }
+
+/// A session of `pairs` prompts and answers, each answer billed, written as Pi writes them.
+fn long_session(path: &std::path::Path, pairs: usize) {
+    use std::fmt::Write as _;
+    let mut text = String::from(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"long\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/\"}\n",
+    );
+    let mut parent = "null".to_owned();
+    for n in 0..pairs * 2 {
+        let id = format!("{n:08x}");
+        let message = if n % 2 == 0 {
+            format!("{{\"role\":\"user\",\"content\":\"question {n}\",\"timestamp\":{n}}}")
+        } else {
+            format!(
+                "{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"answer {n}\"}}],\"api\":\"anthropic-messages\",\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\",\"usage\":{{\"input\":10,\"output\":5,\"cacheRead\":100,\"cacheWrite\":20,\"totalTokens\":135,\"cost\":{{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}}},\"stopReason\":\"stop\",\"timestamp\":{n}}}"
+            )
+        };
+        let _ = writeln!(
+            text,
+            "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{message}}}"
+        );
+        parent = format!("\"{id}\"");
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[tokio::test]
+async fn a_long_sessions_first_count_runs_beside_and_its_totals_go_on_from_it() {
+    let pairs = strata_runtime::read_model::COUNT_INLINE_ENTRIES; // twice as many entries
+    let mut path = None;
+    let mut run = crate::support::start_agent(THREE_ANSWERS, |route, dir| {
+        let file = dir.join("long.jsonl");
+        long_session(&file, pairs);
+        path = Some(file.clone());
+        let opened =
+            strata_session::Session::open_writable(&file, strata_session::WriteOptions::default())
+                .unwrap();
+        let mut agent = crate::support::agent(route, dir, strata_agent::CacheSettings::default());
+        agent.switch_session(opened.session);
+        agent
+    })
+    .await;
+    // The runtime has not run yet: its first status says the count is under way.
+    let first = run.handle.status();
+    assert!(first.counting, "{first:?}");
+    assert_eq!(first.totals.requests, 0);
+
+    // The state and the stats wait for the count, then are the whole file's, as one pass
+    // over it says.
+    let whole = strata_runtime::read_model::stats(
+        &strata_session::Session::open(path.as_ref().unwrap())
+            .unwrap()
+            .session,
+    );
+    assert_eq!(whole.totals.requests, pairs);
+    let Answer::Stats(stats) = run.query(Query::Stats).await else {
+        panic!("no stats");
+    };
+    assert_eq!(*stats, whole);
+    assert!(!run.handle.status().counting);
+    assert_eq!(run.handle.status().totals, whole.totals);
+    let Answer::State(state) = run.query(Query::State).await else {
+        panic!("no state");
+    };
+    assert!(!state.counting);
+    assert_eq!(state.totals, whole.totals);
+
+    // The count goes on from where the pass stopped: a new answer adds one request.
+    run.send(Op::Prompt("one more".into()));
+    run.settled().await;
+    let Answer::Stats(after) = run.query(Query::Stats).await else {
+        panic!("no stats");
+    };
+    assert_eq!(after.totals.requests, pairs + 1);
+    assert_eq!(after.messages.user, pairs + 1);
+}
