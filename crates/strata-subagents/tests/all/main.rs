@@ -5,4 +5,5 @@
     reason = "test helpers outside #[test] functions unwrap like the tests do"
 )]
 
+mod background;
 mod spawn;
