@@ -1193,8 +1193,15 @@ fn floor_section(runs: &[StrataRun], peers: &[PeerRow]) -> String {
          knows the content is no longer needed, which here would be reading the script. The conversations' tokens are those of strata's `fresh` run on that cache \
          (its tool outputs as its tools render them). `with head` adds the smallest head here, \
          strata's tools and system chapters, written once and read by every other request.\n\n\
-         | workload | cache | requests | written | sent, not read again | read | output | floor (USD) | with head (USD) | strata auto (USD) | auto ÷ floor with head |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         `last tails written` is what writing the tails sent but not read again costs over \
+         sending them: a harness cannot know a request is its conversation's last (a child may \
+         always call another tool), and not writing a tail that is read again costs its input \
+         price once more, so strata writes every tail and pays this. `auto uncached` is the \
+         input `auto` paid neither read nor written: where a cache keeps whole blocks (OpenAI \
+         128 tokens, DeepSeek 64) each request pays the part past its last whole block as \
+         input, and the next request pays it again.\n\n\
+         | workload | cache | requests | written | sent, not read again | read | output | floor (USD) | with head (USD) | strata auto (USD) | auto ÷ floor with head | auto − floor with head | last tails written | auto uncached |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mut lines = Vec::new();
     let mut below = 0;
@@ -1204,7 +1211,7 @@ fn floor_section(runs: &[StrataRun], peers: &[PeerRow]) -> String {
         let auto = cost_of(runs, workload, cache, Mode::Auto);
         let _ = writeln!(
             out,
-            "| {workload} | {cache} | {} | {} | {} | {} | {} | {:.4} | {:.4} | {} | {} |",
+            "| {workload} | {cache} | {} | {} | {} | {} | {} | {:.4} | {:.4} | {} | {} | {} | {:.4} | {} |",
             floor.requests,
             crate::bench::table::thousands(floor.written),
             crate::bench::table::thousands(floor.unread),
@@ -1217,6 +1224,21 @@ fn floor_section(runs: &[StrataRun], peers: &[PeerRow]) -> String {
                 || "–".to_owned(),
                 |a| format!("{:.2}x", a / floor.cost_with_head)
             ),
+            auto.map_or_else(
+                || "–".to_owned(),
+                |a| format!("{:.4}", a - floor.cost_with_head)
+            ),
+            floor.tail_premium,
+            runs.iter()
+                .find(|r| {
+                    &r.run.workload == workload
+                        && &r.run.cache_model == cache
+                        && r.run.strategy == Mode::Auto.name()
+                })
+                .map_or_else(
+                    || "–".to_owned(),
+                    |r| format!("{:.4}", r.split.parent.uncached + r.split.children.uncached)
+                ),
         );
         for peer in peers
             .iter()

@@ -97,6 +97,9 @@ pub struct Floor {
     pub head: u64,
     /// The floor with no head at all, USD.
     pub cost: f64,
+    /// What writing [`Floor::unread`] would cost over sending it, USD: a harness pays it
+    /// when it cannot know a request is its conversation's last.
+    pub tail_premium: f64,
     /// The floor with [`Floor::head`] written once and read by every later request, USD.
     pub cost_with_head: f64,
 }
@@ -158,6 +161,7 @@ impl Floor {
             prices.input
         };
         let usd = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+        floor.tail_premium = usd(floor.unread, write) - usd(floor.unread, write.min(prices.input));
         floor.cost = usd(floor.written, write)
             + usd(floor.unread, write.min(prices.input))
             + usd(floor.read, prices.cache_read)
@@ -278,6 +282,7 @@ mod tests {
         assert_eq!(floor.output, 4);
         let expected = (150.0 * 2.0 + 60.0 * 1.0 + 150.0 * 0.1 + 4.0 * 10.0) / 1e6;
         assert!((floor.cost - expected).abs() < 1e-12, "{}", floor.cost);
+        assert!((floor.tail_premium - 60.0 * (2.0 - 1.0) / 1e6).abs() < 1e-12);
         let split = Split::of(&records, "m", &owners, &prices);
         assert!((split.children.writes - 130.0 * 2.0 / 1e6).abs() < 1e-12);
         assert!((split.parent.writes - 230.0 * 2.0 / 1e6).abs() < 1e-12);
