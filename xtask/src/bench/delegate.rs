@@ -1266,6 +1266,23 @@ fn floor_section(runs: &[StrataRun], peers: &[PeerRow]) -> String {
         }
     }
     out.push('\n');
+    if let Some(fresh) = runs.iter().find(|r| r.run.strategy == Mode::Fresh.name()) {
+        let _ = writeln!(
+            out,
+            "Savings looked for in strata's own requests, none taken: the head (strata's tools \
+             and system chapters, {} tokens) costs ${:.4} over the whole {} / {} run, every \
+             child reading the parent's cached copy; a child with fewer tools would write a head \
+             of its own, which costs more than the reads it saves. strata writes each new tail \
+             once (its `written` above is the floor's written and last tails plus the head), so \
+             no breakpoint moves pay. A child's dead-end read could be masked after it, but only \
+             a harness knowing it a dead end could drop it, which here means reading the \
+             script. The child's answer reaches the parent as the tool result's text alone.\n",
+            crate::bench::table::thousands(fresh.floor.head),
+            fresh.floor.cost_with_head - fresh.floor.cost,
+            fresh.run.workload,
+            fresh.run.cache_model,
+        );
+    }
     if !lines.is_empty() {
         out.push_str(
             "The goal's target for each fresh-child peer against the floor: a target below the \
