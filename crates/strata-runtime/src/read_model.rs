@@ -386,6 +386,16 @@ impl StatsCounter {
         for decision in strata_session::delegation_results_from(tree, start) {
             self.children_cost += decision.cost;
         }
+        // A background child's result only says it started; the message its end posted names
+        // its file, which holds what it cost (a file that cannot be read adds nothing).
+        for child in strata_session::notified_children_from(tree, start) {
+            if let Ok(opened) = Session::open(&child.session) {
+                self.children_cost += strata_accounting::records_from(opened.session.tree(), 0)
+                    .iter()
+                    .map(|record| record.cost)
+                    .sum::<f64>();
+            }
+        }
         strata_accounting::add_attributions(&mut self.attributed, tree, start);
         self.entries = tree.len();
         SessionStats {

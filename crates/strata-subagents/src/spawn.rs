@@ -530,19 +530,16 @@ fn forward_updates(mailbox: Mailbox, id: String) -> UpdateSender {
     sender
 }
 
-/// The message a background child's end posts to the parent: who it was, how it ended, and
-/// its answer or error, marked so the model cannot take it for the user's words.
+/// The message a background child's end posts to the parent (strata-session's
+/// [`strata_session::task_notification`], which the read model also reads back to count the
+/// child's cost from its file).
 fn notification(call_id: &str, description: &str, session: &Path, output: &ToolOutput) -> String {
-    let status = if output.is_error {
-        "failed"
-    } else {
-        "completed"
-    };
-    format!(
-        "<task-notification>\nBackground child agent `{call_id}` ({description}) {status}. Its \
-         session: {}\n<result>\n{}\n</result>\n</task-notification>",
-        session.display(),
-        output.text_content()
+    strata_session::task_notification(
+        call_id,
+        description,
+        output.is_error,
+        session,
+        &output.text_content(),
     )
 }
 
