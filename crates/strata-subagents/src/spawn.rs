@@ -182,13 +182,26 @@ async fn run_child(
         .unwrap_or(settings.mode);
     let decision = choose(mode, &inputs, &cache);
 
-    // Wait for a slot; the parent's abort ends the wait.
-    let _slot = tokio::select! {
-        biased;
-        () = ctx.cancel.cancelled() => return Err(strata_tools::ABORTED_MESSAGE.to_owned()),
-        permit = Arc::clone(&subagents.slots).acquire_owned() => {
-            permit.map_err(|_| "delegation slots closed".to_owned())?
+    // The parent waits for a slot (its abort ends the wait). A child holds a slot of its
+    // own, so it does not wait: children all waiting on each other's slots would never end.
+    let _slot = if depth == 0 {
+        tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => return Err(strata_tools::ABORTED_MESSAGE.to_owned()),
+            permit = Arc::clone(&subagents.slots).acquire_owned() => {
+                permit.map_err(|_| "delegation slots closed".to_owned())?
+            }
         }
+    } else {
+        Arc::clone(&subagents.slots)
+            .try_acquire_owned()
+            .map_err(|_| {
+                format!(
+                    "no delegation slot is free (subagents.max_parallel = {}, all held by \
+                     running children, this one included); do the task yourself",
+                    settings.max_parallel
+                )
+            })?
     };
 
     let path = child_path(ctx.caller.as_ref(), &call.id);

@@ -567,6 +567,34 @@ async fn the_depth_limit_refuses_a_grandchild() {
 }
 
 #[tokio::test]
+async fn a_child_refuses_to_delegate_when_no_slot_is_free_rather_than_wait_for_its_own() {
+    let mut h = harness(
+        CHILD_DELEGATES,
+        SubagentSettings {
+            mode: SpawnMode::Fork,
+            max_depth: 2,
+            max_parallel: 1,
+            ..SubagentSettings::default()
+        },
+    )
+    .await;
+    // The child holds the only slot: a grandchild waiting for it would wait forever.
+    let run = tokio::time::timeout(Duration::from_secs(10), h.parent.prompt(long_prompt()))
+        .await
+        .expect("the run ended")
+        .unwrap();
+    assert_eq!(run.final_text, "Parent: done.");
+    let files = child_files(&h);
+    assert_eq!(files.len(), 1, "no grandchild was spawned");
+    let child = Session::open(&files[0]).unwrap().session;
+    let refused = tool_results(&child)
+        .into_iter()
+        .find(|(text, _, _)| text.contains("no delegation slot is free"))
+        .expect("the child's own delegation was refused");
+    assert!(refused.1, "as an error");
+}
+
+#[tokio::test]
 async fn a_killed_parent_leaves_every_child_file_readable() {
     let h = harness(CHILD_HANGS, settings(SpawnMode::Fork)).await;
     let Harness {
