@@ -148,6 +148,23 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-tools",
         ],
     ),
+    // The terminal UI, a view: the host and the runtime, and the crates whose types its
+    // screens show (towards the host and the runtime alone, as the other views).
+    (
+        "strata-tui",
+        &[
+            "strata-accounting",
+            "strata-agent",
+            "strata-context",
+            "strata-export",
+            "strata-host",
+            "strata-mcp",
+            "strata-provider",
+            "strata-runtime",
+            "strata-session",
+            "strata-tools",
+        ],
+    ),
     (
         "strata-cli",
         &[
@@ -163,6 +180,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "strata-runtime",
             "strata-session",
             "strata-tools",
+            "strata-tui",
         ],
     ),
 ];
@@ -171,12 +189,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
 const MAX_FILE_LINES: usize = 1_500;
 
 /// Files over [`MAX_FILE_LINES`] today, to be split (issue #36); the list only shrinks.
-const LONG_FILES: &[&str] = &["crates/strata-cli/src/tui/app.rs"];
+const LONG_FILES: &[&str] = &["crates/strata-tui/src/app.rs"];
 
 /// Line budgets of the views' sources: ratchets at the figures reached, towards issue #36's
-/// 7,000 (CLI) and 2,000 (rpc).
+/// 7,000 (CLI) and 2,000 (rpc). The terminal UI left the CLI for its own crate; its budget
+/// keeps it from growing unseen.
 const BUDGETS: &[(&str, usize)] = &[
-    ("crates/strata-cli/src", 14_981),
+    ("crates/strata-cli/src", 4_365),
+    ("crates/strata-tui/src", 10_408),
     ("crates/strata-rpc/src", 4_585),
 ];
 

@@ -4,12 +4,9 @@ mod args;
 mod commands;
 mod error_text;
 mod exit;
-mod export;
 mod key;
-mod output_file;
 mod permissions;
 mod run;
-mod tui;
 
 use std::io::Write;
 use std::process::ExitCode;

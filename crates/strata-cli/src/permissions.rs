@@ -42,7 +42,7 @@ pub fn asks(run: &RunArgs, interactive: bool) -> AskPolicy {
     if run.yes {
         return AskPolicy::Yes;
     }
-    if run.mode == Mode::Rpc || (interactive && crate::tui::ANSWERS_PERMISSIONS) {
+    if run.mode == Mode::Rpc || (interactive && strata_tui::ANSWERS_PERMISSIONS) {
         return AskPolicy::FrontEnd;
     }
     let how = if interactive {

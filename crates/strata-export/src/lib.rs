@@ -16,6 +16,7 @@
 //! ```
 
 mod chart;
+mod file;
 mod highlight;
 mod html;
 mod markdown;
@@ -23,5 +24,6 @@ mod permissions;
 mod render;
 mod tools;
 
+pub use file::{ExportError, Exported, Overwrite, export_html, write_output};
 pub use html::escape;
 pub use render::page;

@@ -26,6 +26,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+pub mod browser;
 pub mod choose;
 pub mod config;
 pub mod config_edit;

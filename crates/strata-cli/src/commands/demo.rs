@@ -100,13 +100,13 @@ fn interactive(
          (with a summary), then /compact again.",
         repo.display()
     );
-    let result = crate::tui::run_with(
+    let result = strata_tui::run_with(
         setup,
         runtime,
-        crate::tui::TuiOptions {
+        strata_tui::TuiOptions {
             queued_prompts,
             banner: Some(banner),
-            ..crate::tui::TuiOptions::default()
+            ..strata_tui::TuiOptions::default()
         },
     );
     // The bill, as the non-interactive demo ends: every request the session made, priced.

@@ -214,7 +214,7 @@ fn login(
             .with_context(|| format!("signing in to MCP server \"{name}\""))?;
         let url = pending.authorization_url();
         println!("Sign in to MCP server \"{name}\" ({}) in a browser:\n\n  {url}\n", server.target());
-        println!("{}", open_browser(url));
+        println!("{}", strata_host::browser::open(url));
         println!(
             "Waiting up to {} s for the browser to come back to 127.0.0.1 (Ctrl+C stops)…",
             wait.as_secs()
@@ -502,36 +502,4 @@ fn list(
         );
     }
     Ok(())
-}
-
-/// Opens `url` with `$BROWSER` when it is set (never required: the URL is printed too), and
-/// says what happened.
-pub fn open_browser(url: &str) -> String {
-    let Some(browser) = std::env::var_os("BROWSER").filter(|value| !value.is_empty()) else {
-        return "Open it in any browser ($BROWSER is not set, so strata opens none).".to_owned();
-    };
-    // `$BROWSER` may list several commands separated by `:`; the first is used.
-    let browser = browser.to_string_lossy().into_owned();
-    let first = browser.split(':').next().unwrap_or_default();
-    let mut words = first.split_whitespace();
-    let Some(program) = words.next() else {
-        return "Open it in any browser ($BROWSER is empty).".to_owned();
-    };
-    match std::process::Command::new(program)
-        .args(words)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-    {
-        Ok(mut child) => {
-            // Reaped in the background: a browser launcher may outlive the command.
-            std::thread::spawn(move || child.wait());
-            format!("Opened with $BROWSER ({program}).")
-        }
-        Err(error) => {
-            format!("$BROWSER ({program}) did not start ({error}); open the URL yourself.")
-        }
-    }
 }

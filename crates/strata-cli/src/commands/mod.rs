@@ -4,7 +4,7 @@ mod config;
 pub(crate) mod context;
 #[cfg(feature = "demo")]
 mod demo;
-mod export;
+pub(crate) mod export;
 mod fork;
 pub mod mcp;
 mod models;

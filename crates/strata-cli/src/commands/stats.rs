@@ -229,7 +229,7 @@ fn write_attributed(
     out: &mut impl std::io::Write,
     attributed: &[strata_accounting::Attribution],
 ) -> anyhow::Result<()> {
-    for line in crate::tui::stats::attribution_lines(attributed) {
+    for line in strata_tui::stats::attribution_lines(attributed) {
         writeln!(out, "  {line}")?;
     }
     Ok(())

@@ -40,7 +40,7 @@ pub fn run(run: &RunArgs) -> anyhow::Result<()> {
     if run.mode == Mode::Rpc {
         crate::exit::exit_on_signals(&runtime, false);
         let export: strata_rpc::HtmlExport = Box::new(|file, output| {
-            crate::export::export_html(file, output, crate::export::Overwrite::Refuse)
+            crate::commands::export::write(file, output, strata_export::Overwrite::Refuse)
                 .map_err(|e| format!("{e:#}"))
         });
         return runtime
@@ -64,12 +64,12 @@ pub fn run(run: &RunArgs) -> anyhow::Result<()> {
                 "images given with @path go with -p; in the terminal UI, paste the path in the editor"
             );
         }
-        let options = crate::tui::TuiOptions {
+        let options = strata_tui::TuiOptions {
             resume: run.resume,
             initial_prompts: prompts.into_iter().map(|p| p.text).collect(),
-            ..crate::tui::TuiOptions::default()
+            ..strata_tui::TuiOptions::default()
         };
-        return crate::tui::run(setup, &runtime, options);
+        return strata_tui::run(setup, &runtime, options);
     }
     runtime.block_on(run_prompt(&setup, run.mode, prompts))
 }
@@ -81,7 +81,7 @@ fn export(paths: &[std::path::PathBuf]) -> anyhow::Result<()> {
         [file, output] => (file, Some(output.as_path())),
         _ => anyhow::bail!("--export takes a session file and optionally the HTML file to write"),
     };
-    let path = crate::export::export_html(file, output, crate::export::Overwrite::Refuse)?;
+    let path = crate::commands::export::write(file, output, strata_export::Overwrite::Refuse)?;
     println!("{}", path.display());
     Ok(())
 }
