@@ -614,62 +614,74 @@ async fn a_dropped_parent_runtime_stops_its_background_child_and_loses_nothing()
     );
 }
 
-/// What the requests recorded in `file` cost, as the read model totals them.
-fn file_cost(file: &Path) -> f64 {
-    let opened = Session::open(file).unwrap();
-    strata_runtime::read_model::stats(&opened.session)
-        .totals
-        .cost
+/// What the child in `file` spent itself: its answers that are not the parent's (a fork's file
+/// opens with a copy of the parent's path, ids and all).
+fn own_cost(file: &Path, parent: &Session) -> f64 {
+    let child = Session::open(file).unwrap().session;
+    let tree = child.tree();
+    tree.iter()
+        .filter(|entry| parent.tree().entry(entry.id()).is_err())
+        .filter_map(|entry| match entry.entry().unwrap() {
+            Entry::Message(m) => match m.message.into_message() {
+                AgentMessage::Assistant(a) => Some(a.usage.cost.total),
+                _ => None,
+            },
+            _ => None,
+        })
+        .sum()
 }
 
 #[tokio::test]
 async fn a_resumed_sessions_stats_count_what_its_background_children_cost() {
-    let h = harness(
-        TWO_IN_BACKGROUND,
-        SubagentSettings {
-            mode: SpawnMode::Fresh,
-            max_parallel: 1,
-            ..SubagentSettings::default()
-        },
-    )
-    .await;
-    let Harness {
-        dir,
-        server,
-        subagents: _subagents,
-        parent,
-    } = h;
-    let parent_path = parent.session().path().to_path_buf();
-    let (handle, mut events, task) = strata_runtime::spawn(parent, router(&server));
-    handle
-        .send(Op::Prompt(long_prompt().as_str().into()))
-        .unwrap();
-    handle.send(Op::AwaitBackground).unwrap();
-    handle.send(Op::Shutdown).unwrap();
-    tokio::time::timeout(PATIENCE, async { while events.recv().await.is_some() {} })
-        .await
-        .expect("the session hung");
-    task.await.unwrap();
+    for mode in [SpawnMode::Fresh, SpawnMode::Fork] {
+        let h = harness(
+            TWO_IN_BACKGROUND,
+            SubagentSettings {
+                mode,
+                max_parallel: 1,
+                ..SubagentSettings::default()
+            },
+        )
+        .await;
+        let Harness {
+            dir,
+            server,
+            subagents: _subagents,
+            parent,
+        } = h;
+        let parent_path = parent.session().path().to_path_buf();
+        let (handle, mut events, task) = strata_runtime::spawn(parent, router(&server));
+        handle
+            .send(Op::Prompt(long_prompt().as_str().into()))
+            .unwrap();
+        handle.send(Op::AwaitBackground).unwrap();
+        handle.send(Op::Shutdown).unwrap();
+        tokio::time::timeout(PATIENCE, async { while events.recv().await.is_some() {} })
+            .await
+            .expect("the session hung");
+        task.await.unwrap();
 
-    let children: Vec<_> = std::fs::read_dir(dir.path().join("parent.subagents"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(children.len(), 2);
-    let spent: f64 = children.iter().map(|file| file_cost(file)).sum();
-    assert!(spent > 0.0, "the children made priced requests");
-    // Their delegation results carry no cost (they only say the child started)...
-    let resumed = Session::open(&parent_path).unwrap().session;
-    let from_results: f64 = strata_session::delegation_results(resumed.tree())
-        .iter()
-        .map(|decision| decision.cost)
-        .sum();
-    assert_eq!(from_results, 0.0);
-    // ...so the stats of the reopened session read it from the files their ends name.
-    let stats = strata_runtime::read_model::stats(&resumed);
-    assert!(
-        (stats.children_cost - spent).abs() < 1e-12,
-        "{} against {spent}",
-        stats.children_cost
-    );
+        let resumed = Session::open(&parent_path).unwrap().session;
+        let children: Vec<_> = std::fs::read_dir(dir.path().join("parent.subagents"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(children.len(), 2);
+        let spent: f64 = children.iter().map(|file| own_cost(file, &resumed)).sum();
+        assert!(spent > 0.0, "{mode:?}: the children made priced requests");
+        // Their delegation results carry no cost (they only say the child started)...
+        let from_results: f64 = strata_session::delegation_results(resumed.tree())
+            .iter()
+            .map(|decision| decision.cost)
+            .sum();
+        assert_eq!(from_results, 0.0);
+        // ...so the stats of the reopened session read it from the files their ends name,
+        // a fork's copy of the parent's requests left out.
+        let stats = strata_runtime::read_model::stats(&resumed);
+        assert!(
+            (stats.children_cost - spent).abs() < 1e-12,
+            "{mode:?}: {} against {spent}",
+            stats.children_cost
+        );
+    }
 }
