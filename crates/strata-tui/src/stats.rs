@@ -23,7 +23,9 @@ pub struct Stats {
     /// Dollars over the session, summaries included.
     pub cost: f64,
     /// Dollars the session's child agents spent (the ended ones: their delegation results'
-    /// `details.subagent.usage.cost`), in their own files and not in [`Self::cost`].
+    /// `details.subagent.usage.cost`; on resume also the background ones whose end the
+    /// conversation holds, read from their files), in their own files and not in
+    /// [`Self::cost`].
     pub children_cost: f64,
     /// Requests counted.
     pub requests: usize,

@@ -485,6 +485,73 @@ mod tests {
         assert_eq!(stats.children_cost, 0.0042);
     }
 
+    /// [`delegation`] with the child started in the background: its result only says it
+    /// started (no cost), and the message of its end is appended when `ended`.
+    fn background_delegation(ended: bool) -> (tempfile::TempDir, PathBuf) {
+        let (dir, parent, child) = delegation();
+        let text = std::fs::read_to_string(&parent).unwrap();
+        let started = text.replace(
+            "\"outcome\": \"stop\", \"turns\": 1, \"requests\": 1, \"usage\": {\"input\": 100, \
+             \"output\": 20, \"cacheRead\": 8000, \"cacheWrite\": 0, \"cost\": 0.0042}",
+            "\"background\": true, \"status\": \"running\", \"outcome\": \"background\"",
+        );
+        assert_ne!(started, text, "the fixture's result was rewritten");
+        std::fs::write(&parent, started).unwrap();
+        if ended {
+            let mut session = strata_session::Session::open_writable(
+                &parent,
+                strata_session::WriteOptions::default(),
+            )
+            .unwrap()
+            .session;
+            let notification = strata_session::task_notification(
+                "call_1",
+                "make a file",
+                false,
+                &child,
+                "the child made the file",
+            );
+            session
+                .append_message(strata_session::AgentMessage::User(
+                    strata_session::UserMessage {
+                        content: strata_session::MessageContent::Text(notification),
+                        timestamp: 7,
+                        extra: Default::default(),
+                    },
+                ))
+                .unwrap();
+        }
+        (dir, parent)
+    }
+
+    #[test]
+    fn a_resumed_sessions_footer_counts_its_ended_background_childrens_cost() {
+        let resume = |ended| {
+            let (_dir, parent) = background_delegation(ended);
+            let session = strata_session::Session::open(&parent).unwrap().session;
+            let mut app = app();
+            app.stats = crate::worker::stats_of(&session);
+            app
+        };
+        // Still running when the session was left: nothing says what it spent.
+        let running = resume(false);
+        assert_eq!(running.stats.children_cost, 0.0);
+        assert!(
+            !footer(&running).contains("children"),
+            "{}",
+            footer(&running)
+        );
+        // Ended: its own requests (not the fork's copy of the parent's, $0.01) count.
+        let ended = resume(true);
+        assert!((ended.stats.children_cost - 0.0042).abs() < 1e-12);
+        let expected = format!(
+            "{} (children {})",
+            stats::dollars(ended.stats.cost + 0.0042),
+            stats::dollars(0.0042)
+        );
+        assert!(footer(&ended).contains(&expected), "{}", footer(&ended));
+    }
+
     #[test]
     fn context_says_how_each_child_on_the_branch_started_and_why() {
         let (_dir, parent, _child) = delegation();
