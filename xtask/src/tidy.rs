@@ -136,18 +136,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // The views: rpc and the CLI. Their lists are ratchets towards the host and the runtime
     // alone (issue #36: rpc at most 2 strata crates, the CLI at most 5).
-    (
-        "strata-rpc",
-        &[
-            "strata-agent",
-            "strata-host",
-            "strata-mcp",
-            "strata-provider",
-            "strata-runtime",
-            "strata-session",
-            "strata-tools",
-        ],
-    ),
+    ("strata-rpc", &["strata-host", "strata-runtime"]),
     // The terminal UI, a view: the host and the runtime, and the crates whose types its
     // screens show (towards the host and the runtime alone, as the other views).
     (
@@ -197,7 +186,7 @@ const LONG_FILES: &[&str] = &["crates/strata-tui/src/app.rs"];
 const BUDGETS: &[(&str, usize)] = &[
     ("crates/strata-cli/src", 4_364),
     ("crates/strata-tui/src", 10_408),
-    ("crates/strata-rpc/src", 4_585),
+    ("crates/strata-rpc/src", 4_136),
 ];
 
 /// Runs every rule under `root`; the error lists every breach.

@@ -458,6 +458,17 @@ impl Layers {
     }
 }
 
+/// The skills visible from `cwd` and the user's config dir `global_dir`; the project's own
+/// only once the user trusts the project (the rule the agent's prompt follows).
+pub fn skills(global_dir: Option<&Path>, cwd: &Path, trusted: bool) -> Vec<Skill> {
+    strata_agent::resources::skills(&strata_agent::prompt::skill_roots_for(
+        global_dir, cwd, trusted,
+    ))
+}
+
+/// A skill: its name, description and `SKILL.md`.
+pub use strata_agent::resources::Skill;
+
 /// One line naming the skills of an untrusted project (under `cwd` and its parents) that are
 /// not offered, if there are any.
 pub fn ignored_skills_notice(cwd: &Path) -> Option<String> {

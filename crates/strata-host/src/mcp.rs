@@ -9,11 +9,17 @@ use std::time::Duration;
 use anyhow::Context as _;
 use figment::Figment;
 use figment::providers::{Format, Toml};
-use strata_mcp::{Discovered, Discovery, McpManager, ServerConfig, ServerSpec, Transport};
+use strata_mcp::{Discovered, Discovery, ServerConfig, ServerSpec, Transport};
 use strata_tools::ToolEnvironment;
 
 use crate::config::{Config, Sources};
 use crate::config_edit::{read_document, write_document};
+
+mod control;
+
+pub use control::{LoggedOut, McpControl, McpControlError};
+/// The session's MCP servers, for views that name them without depending on strata-mcp.
+pub use strata_mcp::McpManager;
 
 /// strata's user-level config file.
 pub fn user_config_path(sources: &Sources) -> Option<PathBuf> {

@@ -1,8 +1,6 @@
 //! A [`Host`] for programs that send every model to one endpoint.
 
-use strata_provider::transport::{HttpClient, RetryObserver, TransportConfig};
-use strata_provider::{ApiKey, Catalog, Model, StreamOptions};
-use strata_runtime::ModelRoute;
+use strata_runtime::{Catalog, Endpoint, Model, ModelRoute, RetryObserver};
 
 use crate::Host;
 
@@ -48,19 +46,13 @@ impl EndpointHost {
                 self.provider
             ));
         }
-        let mut client = HttpClient::new(&TransportConfig::default()).map_err(|e| e.to_string())?;
-        if let Some(observer) = retries {
-            client = client.with_retry_observer(observer);
-        }
-        let mut stream = StreamOptions {
-            base_url: Some(self.base_url.clone()),
-            api_key: Some(ApiKey::new(self.api_key.clone())),
-            ..StreamOptions::default()
+        let endpoint = Endpoint {
+            base_url: &self.base_url,
+            api_key: &self.api_key,
+            max_retries: self.max_retries,
+            retries,
         };
-        if let Some(limit) = self.max_retries {
-            stream.max_retries = limit;
-        }
-        ModelRoute::in_catalog(&self.catalog, provider, model_id, client, stream)
+        ModelRoute::to_endpoint(&self.catalog, provider, model_id, endpoint)
             .map_err(|e| e.to_string())
     }
 }

@@ -12,9 +12,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
-use strata_agent::{AgentEvent, NoticeSource};
-use strata_provider::transport::parse_partial;
-use strata_session::{AgentMessage, Entry, EntryId, Session};
+use strata_runtime::{
+    AgentEvent, AgentMessage, Entry, EntryId, NoticeSource, Session, parse_partial,
+};
 
 /// The kind of the content block being streamed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -399,7 +399,7 @@ impl EventMapper {
             }),
         );
         partial.insert("stopReason".into(), json!("stop"));
-        partial.insert("timestamp".into(), json!(strata_session::now_unix_millis()));
+        partial.insert("timestamp".into(), json!(strata_runtime::now_unix_millis()));
         out.push(json!({"type": "message_start", "message": Value::Object(partial.clone())}));
         self.partial = Some(partial);
         self.block = None;
@@ -496,7 +496,7 @@ impl EventMapper {
         let value = message.to_json();
         match message {
             AgentMessage::Assistant(assistant) => {
-                if assistant.stop_reason != strata_session::StopReason::Error {
+                if assistant.stop_reason != strata_runtime::StopReason::Error {
                     self.retry_succeeded(out);
                 }
                 self.open_turn(out);
@@ -577,7 +577,8 @@ impl EventMapper {
 }
 
 /// Pi's `CompactionResult` (`summary`, `firstKeptEntryId`, `tokensBefore`, `details`) of the
-/// compaction entry `id`, read back from the session file.
+/// compaction entry `id`, read back from the session file (an automatic compaction is reported
+/// while the run holds the session).
 pub fn compaction_result(session_file: &std::path::Path, id: &EntryId) -> Option<Value> {
     let opened = Session::open(session_file).ok()?;
     let tree = opened.session.tree();
@@ -585,17 +586,22 @@ pub fn compaction_result(session_file: &std::path::Path, id: &EntryId) -> Option
         return None;
     };
     let after = strata_runtime::read_model::tokens_after_compaction(tree, id);
+    Some(compaction_json(&entry, after))
+}
+
+/// Pi's `CompactionResult` of a compaction entry, with the context's estimate after it.
+pub fn compaction_json(entry: &strata_runtime::CompactionEntry, after: Option<u64>) -> Value {
     let mut data = json!({
         "summary": entry.summary,
         "firstKeptEntryId": entry.first_kept_entry_id,
         "tokensBefore": entry.tokens_before,
         "estimatedTokensAfter": after,
-        "details": entry.details.unwrap_or(json!({})),
+        "details": entry.details.clone().unwrap_or(json!({})),
     });
     if let Some(usage) = &entry.usage {
         data["usage"] = serde_json::to_value(usage).unwrap_or(Value::Null);
     }
-    Some(data)
+    data
 }
 
 /// A notice for the user as a record: an extension's problem as Pi's `extension_error`

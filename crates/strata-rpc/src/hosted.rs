@@ -5,9 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use strata_host::{ModelChoice, Setup};
-use strata_provider::Model;
-use strata_provider::transport::RetryObserver;
-use strata_runtime::ModelRoute;
+use strata_runtime::{Model, ModelRoute, RetryObserver};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::{Host, ServeError, ServeOptions};
@@ -37,8 +35,6 @@ where
         global_dir: setup.sources.global_dir.clone(),
         project_trusted: setup.trust.trusted,
         max_retries: setup.config.max_retries,
-        temp_dir: setup.run.temp_dir.clone(),
-        environment: setup.tool_settings().environment,
         mcp: Some(mcp.clone()),
         loaded: Some(setup.loaded()),
         extension_ui: setup.extension_ui(),

@@ -8,7 +8,7 @@
 //! of every reader) sees exactly Pi's stream.
 
 use serde_json::{Value, json};
-use strata_agent::{Agent, AgentEvent};
+use strata_runtime::{Agent, AgentEvent};
 use strata_runtime::{RunEnd, RuntimeEvent};
 
 use crate::events::{EventMapper, Origin};
@@ -105,6 +105,8 @@ impl JsonStream {
             | RuntimeEvent::Navigated { .. }
             | RuntimeEvent::Labelled { .. }
             | RuntimeEvent::Answered { .. }
+            | RuntimeEvent::BashOutput { .. }
+            | RuntimeEvent::BashEnded { .. }
             | RuntimeEvent::Failed { .. } => Vec::new(),
             // strata's own records: the rules layer has no shape in Pi's stream.
             RuntimeEvent::PermissionRequested { .. }
@@ -117,7 +119,7 @@ impl JsonStream {
 }
 
 /// The header as Pi writes it as the stream's first record: `type` first, then its fields.
-fn header_record(header: &strata_session::SessionHeader) -> Value {
+fn header_record(header: &strata_runtime::SessionHeader) -> Value {
     let mut record = serde_json::Map::new();
     record.insert("type".into(), json!("session"));
     if let Ok(Value::Object(fields)) = serde_json::to_value(header) {
@@ -147,7 +149,7 @@ fn strata_extra(event: &AgentEvent) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use strata_provider::{Cost, Usage};
+    use strata_runtime::{Cost, Usage};
 
     #[test]
     fn strata_events_without_a_pi_shape_are_prefixed_and_others_are_not_extra() {

@@ -15,24 +15,21 @@
 //!   program as for `strata --mode rpc`.
 //!
 //! ```no_run
-//! # async fn run(agent: strata_agent::Agent, host: impl strata_rpc::Host) -> Result<(), strata_rpc::ServeError> {
-//! let retries = strata_agent::RetryEvents::default();
+//! # async fn run(agent: strata_runtime::Agent, host: impl strata_rpc::Host) -> Result<(), strata_rpc::ServeError> {
+//! let retries = strata_runtime::RetryEvents::default();
 //! let options = strata_rpc::ServeOptions::default();
 //! let agent = strata_rpc::serve(tokio::io::stdin(), tokio::io::stdout(), agent, retries, host, options).await?;
 //! println!("session: {}", agent.session().path().display());
 //! # Ok(()) }
 //! ```
 
-pub mod bash;
 pub mod commands;
 mod endpoint_host;
-pub mod entries;
 pub mod events;
 mod hosted;
 pub mod json_mode;
 pub mod protocol;
 mod server;
-pub mod sessions;
 pub mod skills;
 pub mod state;
 

@@ -11,8 +11,12 @@
 //! A command that changes the agent is answered once the runtime has run its operations:
 //! the view sends them followed by [`Op::Query`]s for the runtime's state (and what the
 //! command reads), and answers when the last comes back (after every event the operations
-//! caused). Reads during a run are answered at once from the last state read plus the run's
-//! messages.
+//! caused). `get_state`, `get_messages`, `get_session_stats` and `get_last_assistant_text`
+//! during a run are answered at once from the last state read plus the run's messages; the
+//! session's other reads (`get_entries`, `get_tree`, `get_fork_messages`, `get_extensions`,
+//! `get_hooks`) are the runtime's answers, after the run. `bash` is the runtime's
+//! [`Op::Bash`]: it starts at once, its output streams as `bash_execution_update`, and it is
+//! answered when the runtime reports its end.
 //!
 //! Supported: prompt (images included; streamingBehavior steer/followUp while running;
 //! `/skill:name` expanded), steer and follow_up (with images), abort, clear_queue,
@@ -39,26 +43,19 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
-use strata_agent::{Agent, AgentEvent, RetryEvents};
-use strata_provider::transport::RetryObserver;
-use strata_provider::{Model, ThinkingLevel};
 use strata_runtime::{
-    Answer, ModelRef, ModelRoute, Op, OpName, Query as Read, QueueMode, Router, RunEnd,
-    RuntimeEvent, RuntimeHandle, UserInput,
+    Agent, AgentEvent, Answer, EntryId, ImageContent, Model, ModelRef, ModelRoute, Op, OpName,
+    Query as Read, QueueMode, RetryEvents, RetryObserver, Router, RunEnd, RuntimeEvent,
+    RuntimeHandle, ThinkingLevel, UserInput,
 };
-use strata_session::{BashExecutionMessage, EntryId, ImageContent, Session};
-use strata_tools::CancellationToken;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
-use crate::bash;
 use crate::commands::{self, Command, Request, StreamingBehavior};
-use crate::entries;
-use crate::events::{EventMapper, Origin, compaction_result, notice_record};
+use crate::events::{EventMapper, Origin, compaction_json, notice_record};
 use crate::protocol::{Id, Out, failure, success};
-use crate::sessions;
 use crate::skills;
-use crate::state::{self, Snapshot, View};
+use crate::state::{self, Snapshot, View, bash_result, read_json};
 
 /// Thinking levels `set_thinking_level` takes (Pi's names, lowest first).
 const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
@@ -113,7 +110,8 @@ pub trait Host: Send + 'static {
 /// What the server needs besides the host: where commands run and what they may read.
 #[derive(Debug, Clone, Default)]
 pub struct ServeOptions {
-    /// The working directory `bash` commands run in and project skills are found from.
+    /// The working directory project skills are found from (`bash` commands run in the
+    /// agent's, with its tools' settings).
     pub cwd: PathBuf,
     /// The user's config directory (global skills).
     pub global_dir: Option<PathBuf>,
@@ -121,17 +119,12 @@ pub struct ServeOptions {
     pub project_trusted: bool,
     /// The configured retry limit (`set_auto_retry true` restores it).
     pub max_retries: u32,
-    /// Where a cut `bash` output is saved whole (the system temp dir when `None`).
-    pub temp_dir: Option<PathBuf>,
     /// The MCP servers strata's MCP commands act on (none when `None`).
-    pub mcp: Option<strata_mcp::McpManager>,
+    pub mcp: Option<strata_host::mcp::McpManager>,
     /// The extensions and hooks `get_extensions` and `get_hooks` list (none when `None`).
     pub loaded: Option<strata_host::Loaded>,
     /// Extensions' UI requests, put to the client as `extension_ui_request`s.
     pub extension_ui: strata_host::extensions::ExtensionUi,
-    /// What `bash` commands may read of strata's environment: the tools' policy (no
-    /// credentials unless allowed).
-    pub environment: strata_tools::ToolEnvironment,
 }
 
 /// Why the server stopped other than by its input ending.
@@ -204,7 +197,6 @@ where
                         "the command line is {bytes} bytes, over the {MAX_LINE_BYTES} an rpc line may hold; it was skipped"
                     ),
                 )),
-                Some(Input::BashDone { id, message }) => server.bash_done(&id, *message),
                 Some(Input::ExtensionUi(call)) => server.ask_extension(call),
                 Some(Input::NotACommand(request)) => server.dispatch_checked(*request),
                 Some(Input::CommandDone { request, result }) => server.command_done(&request, result),
@@ -276,13 +268,6 @@ enum Input {
         request: Box<Request>,
         /// Its text, or why it failed.
         result: Result<strata_host::loaded::CommandOutput, String>,
-    },
-    /// A `bash` command finished.
-    BashDone {
-        /// The command's id.
-        id: Id,
-        /// The message to record.
-        message: Box<BashExecutionMessage>,
     },
 }
 
@@ -399,8 +384,16 @@ struct InFlight {
 enum Finish {
     /// With this data.
     Data(Option<Value>),
-    /// `fork`: the message's text, and the files' differences when they differ.
-    Fork(String),
+    /// `fork`: the message's text (read before it), and the files' differences when they
+    /// differ.
+    Fork,
+    /// With the answer to the query sent as its operation, in Pi's shape.
+    Read,
+    /// `get_extensions` or `get_hooks`, with what each cost.
+    Loaded {
+        /// Extensions, else hooks.
+        extensions: bool,
+    },
     /// `rewind_files` with `dryRun`: what the restore would do.
     Preview(Option<EntryId>),
     /// `set_permission_mode`: the mode in effect (`mode` where there is no gate).
@@ -443,7 +436,8 @@ struct Server<H> {
     clearing: VecDeque<Id>,
     /// `abort` answers, sent once the aborted run has ended (Pi answers when idle).
     abort_replies: Vec<Value>,
-    bash_cancel: Option<CancellationToken>,
+    /// `bash` commands not yet ended, oldest first (the runtime runs one at a time).
+    bash_ids: VecDeque<Id>,
     /// The configured retry limit (`set_auto_retry false` sets 0, `true` restores this).
     max_retries: u32,
     /// The limit in effect (what `auto_retry_*` events count against).
@@ -481,7 +475,7 @@ impl<H: Host> Server<H> {
             in_flight: VecDeque::new(),
             clearing: VecDeque::new(),
             abort_replies: Vec::new(),
-            bash_cancel: None,
+            bash_ids: VecDeque::new(),
             max_retries,
             current_retries: max_retries,
             permission_asks: std::collections::HashMap::new(),
@@ -497,17 +491,17 @@ impl<H: Host> Server<H> {
     fn request(&mut self, id: Id, kind: &str, ops: Vec<Op>, finish: Finish) {
         let mut reads = vec![Read::State, Read::Messages];
         match &finish {
-            Finish::Fork(_) => reads.push(Read::RewindPreview { target: None }),
+            Finish::Fork => reads.push(Read::RewindPreview { target: None }),
             Finish::Preview(target) => reads.push(Read::RewindPreview {
                 target: target.clone(),
             }),
+            Finish::Compact => reads.push(Read::Compaction { entry: None }),
             _ => {}
         }
         let mut sent = ops.into_iter().try_for_each(|op| self.handle.send(op));
         for query in reads {
-            self.next_query += 1;
-            let id = self.next_query;
-            sent = sent.and_then(|()| self.handle.send(Op::Query { id, query }));
+            let op = self.read(query);
+            sent = sent.and_then(|()| self.handle.send(op));
         }
         if let Err(error) = sent {
             if !matches!(finish, Finish::Silent) {
@@ -524,6 +518,21 @@ impl<H: Host> Server<H> {
             failure: None,
             compacted: None,
         });
+    }
+
+    /// A query with the next id: its answer goes to the command that sends it.
+    fn read(&mut self, query: Read) -> Op {
+        self.next_query += 1;
+        Op::Query {
+            id: self.next_query,
+            query,
+        }
+    }
+
+    /// A command answered with what `query` reads (once the operations before it ran).
+    fn read_command(&mut self, id: Id, kind: &str, query: Read) {
+        let op = self.read(query);
+        self.request(id, kind, vec![op], Finish::Read);
     }
 
     /// Reads the agent's state into the view (nothing is answered).
@@ -545,16 +554,25 @@ impl<H: Host> Server<H> {
     }
 
     fn on_answer(&mut self, done: InFlight) {
-        let mut answers = done.answers.into_iter();
-        match (answers.next(), answers.next()) {
-            (Some(Answer::State(state)), Some(Answer::Messages { messages })) => {
+        // The view's state and messages; the rest is what the command reads, in order.
+        let (mut state, mut messages, mut reads) = (None, None, Vec::new());
+        for answer in done.answers {
+            match answer {
+                Answer::State(read) if state.is_none() => state = Some(read),
+                Answer::Messages { messages: read } if messages.is_none() => messages = Some(read),
+                other => reads.push(other),
+            }
+        }
+        match (state, messages) {
+            (Some(state), Some(messages)) => {
                 let mut snapshot = Snapshot::of(&state, messages);
                 snapshot.model = self.model_json_of(&snapshot.provider, &snapshot.model_id);
                 self.view.snapshot = snapshot;
             }
             (state, messages) => eprintln!("strata rpc: reading the state: {state:?} {messages:?}"),
         }
-        let read = answers.next();
+        let mut reads = reads.into_iter();
+        let read = reads.next();
         if matches!(done.finish, Finish::Compact) {
             self.view.compacting = false;
         }
@@ -570,7 +588,24 @@ impl<H: Host> Server<H> {
             (_, Finish::Silent) => return,
             (Some(error), Finish::Compact) => Err(format!("Compaction failed: {error}")),
             (Some(error), _) => Err(error),
-            (None, Finish::Compact) => self.compaction_answer(compacted),
+            (None, Finish::Compact) => match (compacted.flatten(), read) {
+                (None, _) => Err("Nothing to compact (session too small)".to_owned()),
+                (
+                    Some(_),
+                    Some(Answer::Compaction {
+                        entry,
+                        tokens_after,
+                    }),
+                ) => Ok(Some(compaction_json(&entry, tokens_after))),
+                (Some(_), other) => Err(format!("reading the compaction back: {other:?}")),
+            },
+            (None, Finish::Read) => read_json(read).map(Some),
+            (None, Finish::Loaded { extensions }) => match read {
+                Some(Answer::Attributions { attributed }) => {
+                    Ok(Some(self.loaded_json(extensions, &attributed)))
+                }
+                other => Err(format!("the runtime answered {other:?}")),
+            },
             (None, Finish::Query(query)) => Ok(Some(self.query(query))),
             (None, Finish::CycledModel(model)) => Ok(Some(json!({
                 "model": model,
@@ -581,16 +616,20 @@ impl<H: Host> Server<H> {
                 Ok(Some(json!({"level": self.view.snapshot.thinking_level})))
             }
             (None, Finish::Data(data)) => Ok(data),
-            (None, Finish::Fork(text)) => {
-                let mut data = json!({"text": text, "cancelled": false});
-                // The offer: the files differ from the fork point.
-                if let Some(Answer::RewindPreview(preview)) = read
-                    && preview.changes_files()
-                {
-                    data["filesDiffer"] = json!(preview);
+            (None, Finish::Fork) => match read {
+                // The fork point read before the fork, then the files' state after it.
+                Some(Answer::ForkPoint { text, .. }) => {
+                    let mut data = json!({"text": text, "cancelled": false});
+                    // The offer: the files differ from the fork point.
+                    if let Some(Answer::RewindPreview(preview)) = reads.next()
+                        && preview.changes_files()
+                    {
+                        data["filesDiffer"] = json!(preview);
+                    }
+                    Ok(Some(data))
                 }
-                Ok(Some(data))
-            }
+                other => Err(format!("the runtime answered {other:?}")),
+            },
             (None, Finish::Preview(_)) => match read {
                 Some(Answer::RewindPreview(preview)) => Ok(Some(json!(preview))),
                 Some(Answer::Failed { error }) => Err(error),
@@ -607,18 +646,6 @@ impl<H: Host> Server<H> {
         });
     }
 
-    fn compaction_answer(
-        &self,
-        compacted: Option<Option<EntryId>>,
-    ) -> Result<Option<Value>, String> {
-        match compacted.flatten() {
-            Some(entry) => compaction_result(Path::new(&self.view.snapshot.session_file), &entry)
-                .map(Some)
-                .ok_or_else(|| "the compaction entry could not be read back".to_owned()),
-            None => Err("Nothing to compact (session too small)".to_owned()),
-        }
-    }
-
     fn on_event(&mut self, event: RuntimeEvent) {
         match event {
             RuntimeEvent::Agent { event } => {
@@ -628,6 +655,22 @@ impl<H: Host> Server<H> {
                 self.out.send_all(&self.mapper.handle(event));
             }
             RuntimeEvent::Accepted { .. } | RuntimeEvent::Settled => {}
+            RuntimeEvent::BashOutput { delta } => {
+                // Pi 1.x streams the output, tagged with the command's id when it has one.
+                let mut update = json!({"type": "bash_execution_update", "delta": delta});
+                if let Some(Some(id)) = self.bash_ids.front() {
+                    update["id"] = id.clone();
+                }
+                self.out.send(&update);
+            }
+            RuntimeEvent::BashEnded { record } => {
+                let id = self.bash_ids.pop_front().flatten();
+                self.out
+                    .send(&success(&id, "bash", Some(bash_result(&record))));
+                if !self.view.streaming {
+                    self.refresh();
+                }
+            }
             RuntimeEvent::Answered { id, answer } => self.answered(id, answer),
             RuntimeEvent::Notice { source, text } => self.out.send(&notice_record(&source, &text)),
             RuntimeEvent::Record { record } => self.out.send(&record),
@@ -690,7 +733,7 @@ impl<H: Host> Server<H> {
                 }
             }
             RuntimeEvent::Failed { op, error } => match self.in_flight.front_mut() {
-                Some(done) if !matches!(op, OpName::KeepWarm | OpName::RecordBash) => {
+                Some(done) if !matches!(op, OpName::KeepWarm | OpName::Bash) => {
                     done.failure.get_or_insert(error);
                 }
                 _ => eprintln!("strata rpc: {op}: {error}"),
@@ -763,13 +806,12 @@ impl<H: Host> Server<H> {
             Command::GetLastAssistantText => {
                 return self.query_command(id, &kind, Query::LastAssistantText, busy);
             }
-            Command::GetEntries { since } => self
-                .session_file()
-                .and_then(|file| entries::entries(&file, since.as_deref()).map(Some)),
-            Command::GetTree => self
-                .session_file()
-                .and_then(|file| entries::tree(&file).map(Some)),
-            Command::GetForkMessages => self.fork_messages(),
+            Command::GetEntries { since } => {
+                let since = since.map(EntryId::new);
+                return self.read_command(id, &kind, Read::Entries { since });
+            }
+            Command::GetTree => return self.read_command(id, &kind, Read::EntryTree),
+            Command::GetForkMessages => return self.read_command(id, &kind, Read::UserMessages),
             Command::GetAvailableModels => {
                 Ok(Some(json!({"models": self.available_models_json()})))
             }
@@ -782,11 +824,14 @@ impl<H: Host> Server<H> {
             Command::Bash {
                 command,
                 exclude_from_context,
-            } => return self.bash(command, exclude_from_context, id),
+            } => {
+                // Answered when the runtime reports its end (one command at a time).
+                self.bash_ids.push_back(id);
+                let exclude = exclude_from_context;
+                return self.send(Op::Bash { command, exclude });
+            }
             Command::AbortBash => {
-                if let Some(cancel) = self.bash_cancel.take() {
-                    cancel.cancel();
-                }
+                self.send(Op::AbortBash);
                 Ok(None)
             }
             Command::AbortRetry => Err(
@@ -795,8 +840,11 @@ impl<H: Host> Server<H> {
             ),
             Command::ExportHtml { output_path } => self.export_html(output_path.as_deref()),
             Command::GetMcpServers => Ok(Some(self.mcp_servers())),
-            Command::GetExtensions => Ok(Some(self.loaded_json(true))),
-            Command::GetHooks => Ok(Some(self.loaded_json(false))),
+            Command::GetExtensions | Command::GetHooks => {
+                let extensions = matches!(command, Command::GetExtensions);
+                let op = self.read(Read::Attributions);
+                return self.request(id, &kind, vec![op], Finish::Loaded { extensions });
+            }
             Command::McpReconnect { server } => self.mcp_reconnect(server.as_deref()),
             Command::McpLogin { server } => return self.mcp_login(server.as_deref(), id),
             Command::McpLogout {
@@ -842,24 +890,23 @@ impl<H: Host> Server<H> {
             Command::Fork {
                 entry_id,
                 restore_files,
-            } => match self.fork_point(&entry_id) {
-                Ok((leaf, text)) => {
-                    let mut ops = vec![Op::Fork { leaf }];
-                    if restore_files == Some(true) {
-                        ops.push(Op::RewindFiles { target: None });
-                    }
-                    return self.request(id, &kind, ops, Finish::Fork(text));
+            } => {
+                let entry = EntryId::new(entry_id);
+                // The message's text is read before the fork, from the session it leaves.
+                let mut ops = vec![
+                    self.read(Read::ForkPoint {
+                        entry: entry.clone(),
+                    }),
+                    Op::ForkBefore { entry },
+                ];
+                if restore_files == Some(true) {
+                    ops.push(Op::RewindFiles { target: None });
                 }
-                Err(error) => Err(error),
-            },
-            Command::Clone => match self.current_leaf() {
-                Ok(Some(leaf)) => {
-                    let op = Op::Fork { leaf: Some(leaf) };
-                    return self.moved(id, &kind, op, json!({"cancelled": false}));
-                }
-                Ok(None) => Err("Cannot clone session: no current entry selected".to_owned()),
-                Err(error) => Err(error),
-            },
+                return self.request(id, &kind, ops, Finish::Fork);
+            }
+            Command::Clone => {
+                return self.moved(id, &kind, Op::Clone, json!({"cancelled": false}));
+            }
             Command::SetModel { provider, model_id } => {
                 return self.set_model(id, &kind, &provider, &model_id);
             }
@@ -1049,56 +1096,6 @@ impl<H: Host> Server<H> {
         Ok(None)
     }
 
-    // ---------------------------------------------------------------- bash
-
-    fn bash(&mut self, line: String, exclude: bool, id: Id) {
-        let cancel = CancellationToken::new();
-        if let Some(previous) = self.bash_cancel.replace(cancel.clone()) {
-            previous.cancel();
-        }
-        let cwd = self.options.cwd.clone();
-        let temp_dir = self.options.temp_dir.clone();
-        let environment = self.options.environment.clone();
-        let inputs = self.inputs.clone();
-        let out = self.out.clone();
-        let update_id = id.clone();
-        // Pi 1.x streams the output, tagged with the command's id when it has one.
-        let sink: bash::OutputSink = Arc::new(move |delta: &str| {
-            let mut update = json!({"type": "bash_execution_update", "delta": delta});
-            if let Some(id) = &update_id {
-                update["id"] = id.clone();
-            }
-            out.send(&update);
-        });
-        tokio::spawn(async move {
-            let mut message = bash::run_streaming(
-                &line,
-                &cwd,
-                temp_dir.as_deref(),
-                &environment,
-                cancel,
-                Some(sink),
-            )
-            .await;
-            message.exclude_from_context = exclude.then_some(true);
-            let _ = inputs.send(Input::BashDone {
-                id,
-                message: Box::new(message),
-            });
-        });
-    }
-
-    /// The output is answered at once and appended to the session between the runtime's
-    /// operations (during a run: after it), so the next prompt's request carries it.
-    fn bash_done(&mut self, id: &Id, message: BashExecutionMessage) {
-        let data = bash::result_json(&message);
-        self.send(Op::RecordBash(Box::new(message.into())));
-        self.out.send(&success(id, "bash", Some(data)));
-        if !self.view.streaming {
-            self.refresh();
-        }
-    }
-
     // ---------------------------------------------------------------- model and thinking
 
     fn set_model(&mut self, id: Id, kind: &str, provider: &str, model_id: &str) {
@@ -1200,8 +1197,7 @@ impl<H: Host> Server<H> {
 
     // ---------------------------------------------------------------- files
 
-    /// The session file commands read from disk (its entries are never rewritten, so a read
-    /// during a run sees every line written so far).
+    /// The session file `export_html` writes out.
     fn session_file(&self) -> Result<PathBuf, String> {
         let file = &self.view.snapshot.session_file;
         if file.is_empty() {
@@ -1210,31 +1206,11 @@ impl<H: Host> Server<H> {
         Ok(PathBuf::from(file))
     }
 
-    fn read_session(&self) -> Result<Session, String> {
-        let file = self.session_file()?;
-        sessions::read(&file)
-    }
-
-    fn fork_point(&self, entry_id: &str) -> Result<(Option<EntryId>, String), String> {
-        // Read from the file, not the runtime: a fork during a run is answered at once.
-        strata_runtime::read_model::fork_point(&self.read_session()?, &EntryId::new(entry_id))
-    }
-
-    fn current_leaf(&self) -> Result<Option<EntryId>, String> {
-        Ok(self.read_session()?.leaf().cloned())
-    }
-
     fn export_html(&mut self, output: Option<&str>) -> Result<Option<Value>, String> {
         let file = self.session_file()?;
         let output = output.map(Path::new);
         let path = self.host().export_html(&file, output)?;
         Ok(Some(json!({"path": path.display().to_string()})))
-    }
-
-    fn fork_messages(&self) -> Result<Option<Value>, String> {
-        let file = self.session_file()?;
-        let messages = sessions::user_messages(&file)?;
-        Ok(Some(json!({"messages": messages})))
     }
 }
 
@@ -1269,7 +1245,6 @@ mod line_limit_tests {
                 Input::Line(line) => out.push(Ok(line)),
                 Input::TooLong(bytes) => out.push(Err(bytes)),
                 Input::Closed
-                | Input::BashDone { .. }
                 | Input::ExtensionUi(_)
                 | Input::NotACommand(_)
                 | Input::CommandDone { .. } => {}

@@ -4,16 +4,12 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use strata_agent::resources::{Skill, skills};
+use strata_host::config::Skill;
 
 /// The skills visible from `cwd` and the global config dir; the project's own only once the
 /// user trusts the project (the same rule the agent's prompt follows).
 pub fn find(global_dir: Option<&Path>, cwd: &Path, project_trusted: bool) -> Vec<Skill> {
-    skills(&strata_agent::prompt::skill_roots_for(
-        global_dir,
-        cwd,
-        project_trusted,
-    ))
+    strata_host::config::skills(global_dir, cwd, project_trusted)
 }
 
 /// `get_commands` entries: `skill:<name>` for each skill.

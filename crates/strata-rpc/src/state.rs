@@ -3,8 +3,33 @@
 //! run so far, from its events).
 
 use serde_json::{Map, Value, json};
-use strata_provider::Model;
-use strata_runtime::{QueueMode, QueuedTexts, Status};
+use strata_runtime::{Answer, BashRecord, Model, QueueMode, QueuedTexts, Status};
+
+/// Pi's answer to a read sent as a command's operation (`get_entries`, `get_tree`,
+/// `get_fork_messages`).
+pub fn read_json(answer: Option<Answer>) -> Result<Value, String> {
+    match answer {
+        Some(Answer::Entries { entries, leaf }) => Ok(json!({"entries": entries, "leafId": leaf})),
+        Some(Answer::EntryTree { roots, leaf }) => Ok(json!({"tree": roots, "leafId": leaf})),
+        Some(Answer::UserMessages { messages }) => Ok(json!({"messages": messages})),
+        Some(Answer::Failed { error }) => Err(error),
+        other => Err(format!("the runtime answered {other:?}")),
+    }
+}
+
+/// Pi's `BashResult`: the `bash` response data.
+pub fn bash_result(record: &BashRecord) -> Value {
+    let mut data = json!({
+        "output": record.output,
+        "exitCode": record.exit_code,
+        "cancelled": record.cancelled,
+        "truncated": record.truncated,
+    });
+    if let Some(path) = &record.full_output_path {
+        data["fullOutputPath"] = json!(path);
+    }
+    data
+}
 
 /// The agent's state as read between operations.
 #[derive(Debug, Clone, Default)]
@@ -262,7 +287,7 @@ mod tests {
         shared.snapshot.totals = strata_runtime::Totals {
             requests: 2,
             pings: 0,
-            usage: strata_provider::Usage {
+            usage: strata_runtime::Usage {
                 input: 11,
                 output: 7,
                 cache_read: 230,

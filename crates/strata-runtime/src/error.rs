@@ -25,6 +25,12 @@ pub enum RuntimeError {
     /// [`crate::Op::SetTools`] named a tool that is neither held nor built in.
     #[error("unknown tool `{0}`")]
     UnknownTool(String),
+    /// [`crate::Op::ForkBefore`] named no user message (Pi's words).
+    #[error("{0}")]
+    ForkPoint(String),
+    /// [`crate::Op::Clone`] before the session had an entry (Pi's words).
+    #[error("Cannot clone session: no current entry selected")]
+    NothingToClone,
     /// The router reached no route to the model an operation named.
     #[error("{0}")]
     Route(String),

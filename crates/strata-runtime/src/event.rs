@@ -89,6 +89,18 @@ pub enum RuntimeEvent {
         /// The entry as persisted.
         entry: strata_session::Entry,
     },
+    /// Output of the user's shell command ([`crate::Op::Bash`]) as it arrives, whole UTF-8
+    /// characters only; the pieces joined are the whole output.
+    BashOutput {
+        /// The new output.
+        delta: String,
+    },
+    /// The user's shell command ended (its output cut as the bash tool cuts it). The runtime
+    /// appends it to the session before its next operation, or once the run going on ends.
+    BashEnded {
+        /// The command and how it ended.
+        record: Box<crate::BashRecord>,
+    },
     /// Nothing runs and nothing is queued: the runtime waits for the next operation.
     Settled,
     /// A record tool work sent for front ends, passed on as is (a child agent's event, tagged

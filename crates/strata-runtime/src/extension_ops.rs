@@ -22,6 +22,9 @@ pub(crate) fn admit(op: Value) -> Result<Op, String> {
         }
         OpName::Shutdown => "only the front end ends the session",
         OpName::RecordBash => "it records a command strata did not run",
+        OpName::Bash | OpName::AbortBash => {
+            "the user's own commands run outside the permission rules"
+        }
         OpName::Query => "its answer goes to the front end; extensions read the events",
         OpName::AwaitBackground => "it would hold every operation until background work ends",
         _ => return Ok(op),

@@ -41,6 +41,7 @@ pub mod read_model;
 mod route;
 mod runtime;
 pub mod sessions;
+mod shell;
 
 pub use adapter::{
     AdapterError, AdapterOptions, BedrockAuth, adapter_for, adapter_with, use_learned_capabilities,
@@ -49,16 +50,30 @@ pub use error::RuntimeError;
 pub use event::{Disposition, RunEnd, RuntimeEvent};
 pub use op::{BashRecord, Op, OpName, UserInput};
 pub use query::{
-    Answer, ChapterSize, ContextReport, Query, RoleCounts, RowKind, SessionStats, ToolCallItem,
-    TranscriptItem, TreeRow,
+    Answer, ChapterSize, ContextReport, EntryNode, Query, RoleCounts, RowKind, SessionStats,
+    ToolCallItem, TranscriptItem, TreeRow, UserMessage,
 };
 pub use queue::{MessageQueue, QueueMode, QueuedTexts};
-pub use route::{ModelRef, ModelRoute, NoRoutes, RouteError, Router};
+pub use route::{Endpoint, ModelRef, ModelRoute, NoRoutes, RouteError, Router};
 pub use runtime::{RuntimeClosed, RuntimeHandle, Status, spawn};
 /// The accounting vocabulary the runtime's answers and status carry.
 pub use strata_accounting::{Attribution, Totals};
 /// Who a [`RuntimeEvent::Notice`] is from.
 pub use strata_agent::NoticeSource;
+/// The boundary's vocabulary: the agent [`spawn`] takes and the events it forwards, the
+/// models, levels and usage the operations, status and answers carry, the session's entries
+/// and messages the answers and events carry, so a front end needs no crate below the runtime.
+pub use strata_agent::{Agent, AgentEvent, RetryEvents};
 /// The rules layer the runtime's permission Ops and events carry (modes, answers, questions,
 /// the sandbox helper's entry point), for front ends that depend on the runtime alone.
 pub use strata_permissions as permissions;
+/// Retries reported by a route's transport ([`RetryEvents::observer`]), and the lenient parse
+/// of a tool call's arguments while they stream.
+pub use strata_provider::transport::{RetryObserver, parse_partial};
+/// Models and their catalog (routes are built from it), levels, usage and money.
+pub use strata_provider::{Catalog, Cost, Model, Prices, ThinkingLevel, Usage};
+/// The session's entries and messages as the answers and events carry them.
+pub use strata_session::{
+    AgentMessage, BashExecutionMessage, CompactionEntry, Entry, EntryId, ImageContent, Session,
+    SessionHeader, StopReason, now_unix_millis,
+};

@@ -35,9 +35,10 @@ impl From<&str> for UserInput {
     }
 }
 
-/// One operation, queued in order. While a run goes on, `Steer`, `FollowUp` and `Abort` act on
-/// it at once; `Compact`, `Navigate`, `Fork`, `NewSession` and `SwitchSession` abort it first
-/// (as Pi does) and run after it; every other operation waits for it to end.
+/// One operation, queued in order. While a run goes on, `Steer`, `FollowUp`, `Abort`, `Bash`
+/// and `AbortBash` act at once; `Compact`, `Navigate`, the forks, `NewSession` and
+/// `SwitchSession` abort it first (as Pi does) and run after it; every other operation waits
+/// for it to end.
 ///
 /// Plain data: an operation round-trips through serde (`{"op": "prompt", "args": {...}}`), so
 /// a sequence of them can be recorded and replayed, or sent from another process.
@@ -78,6 +79,16 @@ pub enum Op {
         /// The last entry the new file keeps.
         leaf: Option<EntryId>,
     },
+    /// Writes a new session file holding the path to the parent of the user message `entry`
+    /// and appends to it (Pi's `fork`: the message is the one to edit and send again). Fails
+    /// when `entry` is no user message.
+    ForkBefore {
+        /// The user message.
+        entry: EntryId,
+    },
+    /// Writes a new session file holding the path to the leaf and appends to it (Pi's
+    /// `clone`); fails while the session has no entry.
+    Clone,
     /// Starts a new session file next to the current one.
     NewSession {
         /// `parentSession` of the new header.
@@ -148,8 +159,22 @@ pub enum Op {
         /// The read.
         query: crate::Query,
     },
-    /// Appends a shell command the user ran (`!cmd`, rpc's `bash`) and its output to the
-    /// session, so the next request carries it (unless it is kept out of the context).
+    /// Runs a shell command the user typed (`!cmd`, rpc's `bash`) with strata-tools' bash
+    /// (the tools' shell, limits, environment policy and temp dir; no sandbox: the user runs
+    /// it), starting at once, also during a run; a command still running is cancelled first.
+    /// Its output streams as [`crate::RuntimeEvent::BashOutput`], its end is
+    /// [`crate::RuntimeEvent::BashEnded`], and it is appended to the session as
+    /// [`Op::RecordBash`] would, once no run goes on.
+    Bash {
+        /// The command line.
+        command: String,
+        /// `!!cmd`: kept in the session, never sent to the model.
+        exclude: bool,
+    },
+    /// Cancels the user's shell command running now (acts at once, also during a run).
+    AbortBash,
+    /// Appends a shell command the user ran elsewhere and its output to the session, so the
+    /// next request carries it (unless it is kept out of the context).
     RecordBash(Box<BashRecord>),
     /// Waits for the tool work still running in the background (children started with
     /// `run_in_background`), running each answer as it arrives, until none is pending: print
@@ -229,6 +254,8 @@ impl Op {
             Self::Compact { .. } => OpName::Compact,
             Self::Navigate { .. } => OpName::Navigate,
             Self::Fork { .. } => OpName::Fork,
+            Self::ForkBefore { .. } => OpName::ForkBefore,
+            Self::Clone => OpName::Clone,
             Self::NewSession { .. } => OpName::NewSession,
             Self::SwitchSession { .. } => OpName::SwitchSession,
             Self::SetModel(_) => OpName::SetModel,
@@ -244,6 +271,8 @@ impl Op {
             Self::AnswerPermission { .. } => OpName::AnswerPermission,
             Self::RewindFiles { .. } => OpName::RewindFiles,
             Self::Query { .. } => OpName::Query,
+            Self::Bash { .. } => OpName::Bash,
+            Self::AbortBash => OpName::AbortBash,
             Self::RecordBash(_) => OpName::RecordBash,
             Self::AwaitBackground => OpName::AwaitBackground,
             Self::Shutdown => OpName::Shutdown,
@@ -257,6 +286,8 @@ impl Op {
             Self::Compact { .. }
                 | Self::Navigate { .. }
                 | Self::Fork { .. }
+                | Self::ForkBefore { .. }
+                | Self::Clone
                 | Self::NewSession { .. }
                 | Self::SwitchSession { .. }
         )
@@ -278,6 +309,8 @@ impl Op {
             },
             Self::SetPermissionMode(mode) => WhileRunning::SetPermissionMode(mode),
             Self::AnswerPermission { id, answer } => WhileRunning::Answer { id, answer },
+            Self::Bash { command, exclude } => WhileRunning::Bash { command, exclude },
+            Self::AbortBash => WhileRunning::AbortBash,
             op if op.aborts_run() => WhileRunning::AbortThen(op),
             op => WhileRunning::After(op),
         }
@@ -308,6 +341,10 @@ pub enum OpName {
     Navigate,
     /// [`Op::Fork`].
     Fork,
+    /// [`Op::ForkBefore`].
+    ForkBefore,
+    /// [`Op::Clone`].
+    Clone,
     /// [`Op::NewSession`].
     NewSession,
     /// [`Op::SwitchSession`].
@@ -339,6 +376,10 @@ pub enum OpName {
     RewindFiles,
     /// [`Op::Query`].
     Query,
+    /// [`Op::Bash`].
+    Bash,
+    /// [`Op::AbortBash`].
+    AbortBash,
     /// [`Op::RecordBash`].
     RecordBash,
     /// [`Op::AwaitBackground`].
@@ -361,6 +402,8 @@ impl OpName {
             Self::Compact => "compact",
             Self::Navigate => "navigate",
             Self::Fork => "fork",
+            Self::ForkBefore => "fork_before",
+            Self::Clone => "clone",
             Self::NewSession => "new_session",
             Self::SwitchSession => "switch_session",
             Self::SetModel => "set_model",
@@ -376,6 +419,8 @@ impl OpName {
             Self::AnswerPermission => "answer_permission",
             Self::RewindFiles => "rewind_files",
             Self::Query => "query",
+            Self::Bash => "bash",
+            Self::AbortBash => "abort_bash",
             Self::RecordBash => "record_bash",
             Self::AwaitBackground => "await_background",
             Self::Shutdown => "shutdown",
@@ -404,6 +449,11 @@ pub(crate) enum WhileRunning {
         id: String,
         answer: strata_permissions::Answer,
     },
+    Bash {
+        command: String,
+        exclude: bool,
+    },
+    AbortBash,
     AbortThen(Op),
     After(Op),
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use strata_accounting::{Attribution, Totals};
 use strata_permissions::checkpoint::RestoreReport;
 use strata_provider::{ThinkingLevel, Usage};
-use strata_session::EntryId;
+use strata_session::{Entry, EntryId};
 
 use crate::runtime::Status;
 
@@ -36,6 +36,27 @@ pub enum Query {
         /// The user message.
         entry: EntryId,
     },
+    /// Every entry (the header excluded) in append order, or only those after `since`:
+    /// [`Answer::Entries`]. An unknown `since` fails, as Pi's `get_entries` does.
+    Entries {
+        /// The cursor: the last entry already seen.
+        since: Option<EntryId>,
+    },
+    /// Every entry as the tree the entries form (Pi's `get_tree`): [`Answer::EntryTree`].
+    EntryTree,
+    /// Every user message with text in file order, all branches (Pi's `get_fork_messages`):
+    /// [`Answer::UserMessages`].
+    UserMessages,
+    /// The compaction entry `entry` (`None`: the newest in the file, e.g. the one an
+    /// [`crate::Op::Compact`] just appended) with Pi's estimate of the context after it:
+    /// [`Answer::Compaction`].
+    Compaction {
+        /// The compaction entry.
+        entry: Option<EntryId>,
+    },
+    /// What each hook and extension cost in cache writes over the file:
+    /// [`Answer::Attributions`].
+    Attributions,
     /// Every request the file records, added up, and the messages by role: [`Answer::Stats`].
     Stats,
     /// The next request's chapters, policy and breakpoints: [`Answer::NextRequest`].
@@ -81,6 +102,37 @@ pub enum Answer {
         /// The message's text.
         text: String,
     },
+    /// [`Query::Entries`].
+    Entries {
+        /// The entries as the file holds them.
+        entries: Vec<Entry>,
+        /// The session's leaf.
+        leaf: Option<EntryId>,
+    },
+    /// [`Query::EntryTree`].
+    EntryTree {
+        /// Entries without a parent (or whose parent is missing), in append order.
+        roots: Vec<EntryNode>,
+        /// The session's leaf.
+        leaf: Option<EntryId>,
+    },
+    /// [`Query::UserMessages`].
+    UserMessages {
+        /// The messages, oldest first.
+        messages: Vec<UserMessage>,
+    },
+    /// [`Query::Compaction`].
+    Compaction {
+        /// The entry.
+        entry: Box<strata_session::CompactionEntry>,
+        /// The context's estimated tokens right after it (`None`: it cannot be rebuilt).
+        tokens_after: Option<u64>,
+    },
+    /// [`Query::Attributions`].
+    Attributions {
+        /// By hook or extension.
+        attributed: Vec<Attribution>,
+    },
     /// [`Query::Stats`].
     Stats(Box<SessionStats>),
     /// [`Query::NextRequest`].
@@ -92,6 +144,29 @@ pub enum Answer {
         /// Why.
         error: String,
     },
+}
+
+/// One entry of [`Answer::EntryTree`] with its subtree; serialised as Pi's tree node
+/// (`{entry, children, label?}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntryNode {
+    /// The entry.
+    pub entry: Entry,
+    /// Its children in append order.
+    pub children: Vec<EntryNode>,
+    /// Its label, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// A user message a fork may start before; serialised as Pi's `{entryId, text}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessage {
+    /// The message's entry.
+    pub entry_id: EntryId,
+    /// Its text.
+    pub text: String,
 }
 
 /// One item of a branch as a transcript shows it.

@@ -1,6 +1,8 @@
 //! The one read model: every [`Query`] answered from the session the agent holds (its tree in
 //! memory, the context the agent built), so the TUI, rpc and any other front end see the same
-//! transcript, tree, stats and state.
+//! transcript, tree, stats and state; [`entries`] reads them as Pi's session commands do.
+
+pub mod entries;
 
 use std::collections::BTreeMap;
 
@@ -49,6 +51,21 @@ pub(crate) fn answer(
                 |(parent, text)| Answer::ForkPoint { parent, text },
             );
         }
+        Query::Entries { since } => {
+            return entries::entries(agent.session(), since.as_ref())
+                .unwrap_or_else(|error| Answer::Failed { error });
+        }
+        Query::EntryTree => Ok(entries::entry_tree(agent.session())),
+        Query::UserMessages => Ok(Answer::UserMessages {
+            messages: entries::user_messages(agent.session()),
+        }),
+        Query::Compaction { entry } => {
+            return entries::compaction(agent.session(), entry.as_ref())
+                .unwrap_or_else(|error| Answer::Failed { error });
+        }
+        Query::Attributions => Ok(Answer::Attributions {
+            attributed: attributions(agent.session().tree()),
+        }),
         Query::Stats => Ok(Answer::Stats(Box::new(counter.count(agent.session())))),
         Query::NextRequest => {
             next_request(agent).map(|report| Answer::NextRequest(Box::new(report)))

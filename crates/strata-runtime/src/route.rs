@@ -87,6 +87,19 @@ impl std::fmt::Debug for ModelRoute {
     }
 }
 
+/// One endpoint every request goes to ([`ModelRoute::to_endpoint`]).
+#[derive(Clone)]
+pub struct Endpoint<'a> {
+    /// The base URL.
+    pub base_url: &'a str,
+    /// The key sent to it.
+    pub api_key: &'a str,
+    /// The retry limit (`None`: the transport's default).
+    pub max_retries: Option<u32>,
+    /// Told about each retry.
+    pub retries: Option<strata_provider::transport::RetryObserver>,
+}
+
 impl ModelRoute {
     /// The route to `model` of `row`, through the adapter of the model's endpoint protocol.
     pub fn for_row(
@@ -132,13 +145,35 @@ impl ModelRoute {
         base_url: &str,
         api_key: &str,
     ) -> Result<Self, RouteError> {
-        let client = HttpClient::new(&TransportConfig::default())
+        let endpoint = Endpoint {
+            base_url,
+            api_key,
+            max_retries: None,
+            retries: None,
+        };
+        Self::to_endpoint(catalog, provider, model_id, endpoint)
+    }
+
+    /// [`Self::to_base_url`] with the endpoint's retry limit and an observer of its retries.
+    pub fn to_endpoint(
+        catalog: &Catalog,
+        provider: &str,
+        model_id: &str,
+        endpoint: Endpoint<'_>,
+    ) -> Result<Self, RouteError> {
+        let mut client = HttpClient::new(&TransportConfig::default())
             .map_err(|e| RouteError::Client(e.to_string()))?;
-        let stream = StreamOptions {
-            base_url: Some(base_url.to_owned()),
-            api_key: Some(ApiKey::new(api_key)),
+        if let Some(observer) = endpoint.retries {
+            client = client.with_retry_observer(observer);
+        }
+        let mut stream = StreamOptions {
+            base_url: Some(endpoint.base_url.to_owned()),
+            api_key: Some(ApiKey::new(endpoint.api_key)),
             ..StreamOptions::default()
         };
+        if let Some(limit) = endpoint.max_retries {
+            stream.max_retries = limit;
+        }
         Self::in_catalog(catalog, provider, model_id, client, stream)
     }
 

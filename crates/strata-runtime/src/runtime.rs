@@ -20,6 +20,7 @@ use crate::queue::MessageQueue;
 use crate::read_model::StatsCounter;
 use crate::route::{ModelRef, Router};
 use crate::sessions;
+use crate::shell::UserShell;
 
 /// What a front end may read at any time: the state as of the last time the runtime was idle
 /// (`running` says whether a run goes on now); also the answer to [`crate::Query::State`].
@@ -154,6 +155,8 @@ struct SessionRuntime {
     arrived: VecDeque<String>,
     /// The session's stats as of the entries counted so far.
     counted: StatsCounter,
+    /// The user's own shell command.
+    shell: UserShell,
 }
 
 impl SessionRuntime {
@@ -170,7 +173,12 @@ impl SessionRuntime {
         if let Some(gate) = &agent.tool_rules().gate {
             gate.set_asker(Some(ask_tx));
         }
+        let shell = UserShell::new(
+            agent.config().tool_settings.clone(),
+            agent.config().cwd.clone(),
+        );
         Self {
+            shell,
             agent,
             router,
             agent_events,
@@ -201,6 +209,13 @@ impl SessionRuntime {
                     match self.arrived.pop_front() {
                         Some(text) => Some(Op::Prompt(UserInput::text(text))),
                         None => tokio::select! {
+                            biased;
+                            // Before the next operation: one sent after the command's end
+                            // finds it in the session.
+                            Some(message) = self.shell.ended.recv() => {
+                                self.record_bash(message);
+                                continue;
+                            }
                             op = ops.recv() => op,
                             () = ping_due => Some(Op::KeepWarm),
                             Some(posted) = self.inbox.recv() => match self.posted(posted) {
@@ -217,6 +232,10 @@ impl SessionRuntime {
             match op {
                 None | Some(Op::Shutdown) => break,
                 Some(op) => self.handle(op, &mut ops).await,
+            }
+            // Commands that ended during the operation (a run) join the session after it.
+            while let Ok(message) = self.shell.ended.try_recv() {
+                self.record_bash(message);
             }
             self.forward_agent_events();
             self.emit_notices();
@@ -284,6 +303,15 @@ impl SessionRuntime {
                 .map_err(RuntimeError::from),
             Op::Fork { leaf } => sessions::fork(self.agent.session(), leaf.as_ref())
                 .and_then(|s| self.adopt(s, false)),
+            Op::ForkBefore { entry } => crate::read_model::fork_point(self.agent.session(), &entry)
+                .map_err(RuntimeError::ForkPoint)
+                .and_then(|(leaf, _)| sessions::fork(self.agent.session(), leaf.as_ref()))
+                .and_then(|s| self.adopt(s, false)),
+            Op::Clone => match self.agent.session().leaf().cloned() {
+                Some(leaf) => sessions::fork(self.agent.session(), Some(&leaf))
+                    .and_then(|s| self.adopt(s, false)),
+                None => Err(RuntimeError::NothingToClone),
+            },
             Op::NewSession { parent } => {
                 let dir = sessions::dir_of(self.agent.session());
                 let cwd = self.agent.config().cwd.display().to_string();
@@ -341,6 +369,14 @@ impl SessionRuntime {
                     |agent, counted| status_of(agent, false, queued, counted),
                 );
                 self.emit(RuntimeEvent::Answered { id, answer });
+                Ok(())
+            }
+            Op::Bash { command, exclude } => {
+                self.shell.start(command, exclude, self.out.clone());
+                Ok(())
+            }
+            Op::AbortBash => {
+                self.shell.abort();
                 Ok(())
             }
             Op::RecordBash(record) => self
@@ -465,6 +501,7 @@ impl SessionRuntime {
             asks,
             waiting,
             inbox,
+            shell,
             ..
         } = self;
         // Steering queued for this run (or left from the last) is handed over as it starts.
@@ -564,6 +601,10 @@ impl SessionRuntime {
                                 }
                             }
                         }
+                        WhileRunning::Bash { command, exclude } => {
+                            shell.start(command, exclude, out.clone());
+                        }
+                        WhileRunning::AbortBash => shell.abort(),
                         WhileRunning::AbortThen(op) => {
                             control.abort();
                             deferred.push_back(op);
@@ -718,6 +759,20 @@ impl SessionRuntime {
         self.emit(RuntimeEvent::QueueChanged {
             texts: self.queue.texts(),
         });
+    }
+
+    /// Appends the user's command that ended; a failure is the `bash` operation's.
+    fn record_bash(&mut self, message: strata_session::BashExecutionMessage) {
+        let appended = self
+            .agent
+            .session_mut()
+            .append_message(strata_session::AgentMessage::BashExecution(message));
+        if let Err(error) = appended {
+            self.emit(RuntimeEvent::Failed {
+                op: OpName::Bash,
+                error: error.to_string(),
+            });
+        }
     }
 
     /// [`RuntimeEvent::EntryAppended`] for the entry just written.

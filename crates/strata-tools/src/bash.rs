@@ -208,11 +208,24 @@ impl BashTool {
         command: &str,
         ctx: &ToolContext,
     ) -> std::io::Result<CommandRun> {
+        self.run_command_streaming(command, ctx, None).await
+    }
+
+    /// [`Self::run_command`], handing the output to `deltas` as it arrives (whole UTF-8
+    /// characters only; the pieces joined are the whole output, before any cut).
+    pub async fn run_command_streaming(
+        &self,
+        command: &str,
+        ctx: &ToolContext,
+        deltas: Option<&mut (dyn FnMut(&str) + Send)>,
+    ) -> std::io::Result<CommandRun> {
         let script = match &self.command_prefix {
             Some(prefix) => format!("{prefix}\n{command}"),
             None => command.to_owned(),
         };
-        let (sink, ending) = collect(&self.shell, &script, None, ctx, None).await?;
+        let mut deltas = deltas.map(Utf8Deltas::new);
+        let (sink, ending) =
+            collect(&self.shell, &script, None, ctx, None, deltas.as_mut()).await?;
         let snapshot = sink.snapshot();
         let (exit_code, cancelled, timed_out) = match ending {
             Ending::Exited(status) => (status.code(), false, false),
@@ -241,7 +254,7 @@ async fn run(
     ctx: &ToolContext,
     updates: Option<UpdateSender>,
 ) -> std::io::Result<ToolOutput> {
-    let (sink, ending) = collect(shell, script, requested_timeout, ctx, updates).await?;
+    let (sink, ending) = collect(shell, script, requested_timeout, ctx, updates, None).await?;
     let mut output = finish(&sink, ending);
     if let Some(sandbox) = &ctx.sandbox
         && output.is_error
@@ -264,6 +277,7 @@ async fn collect(
     requested_timeout: Option<f64>,
     ctx: &ToolContext,
     updates: Option<UpdateSender>,
+    mut deltas: Option<&mut Utf8Deltas<'_>>,
 ) -> std::io::Result<(OutputSink, Ending)> {
     // One pipe for stdout and stderr keeps their lines in the order they were written.
     let (reader, writer) = std::io::pipe()?;
@@ -344,6 +358,9 @@ async fn collect(
                 Ok(0) | Err(_) => eof = true,
                 Ok(n) => {
                     sink.push(&buf[..n]);
+                    if let Some(deltas) = deltas.as_deref_mut() {
+                        deltas.push(&buf[..n]);
+                    }
                     send_update(&updates, &sink, &mut last_update);
                 }
             },
@@ -358,7 +375,7 @@ async fn collect(
         let _ = child.wait().await;
     }
     if !eof {
-        drain(&mut pipe, &mut buf, &mut sink).await;
+        drain(&mut pipe, &mut buf, &mut sink, deltas).await;
     }
     sink.finish();
     Ok((sink, ending))
@@ -381,13 +398,51 @@ fn looks_refused(output: &str) -> bool {
 }
 
 /// Reads what is left in the pipe, for a bounded time.
-async fn drain(pipe: &mut tokio::net::unix::pipe::Receiver, buf: &mut [u8], sink: &mut OutputSink) {
+async fn drain(
+    pipe: &mut tokio::net::unix::pipe::Receiver,
+    buf: &mut [u8],
+    sink: &mut OutputSink,
+    mut deltas: Option<&mut Utf8Deltas<'_>>,
+) {
     let until = Instant::now() + DRAIN_AFTER_EXIT;
     while let Ok(Ok(n)) = tokio::time::timeout_at(until, pipe.read(buf)).await {
         if n == 0 {
             break;
         }
         sink.push(&buf[..n]);
+        if let Some(deltas) = deltas.as_deref_mut() {
+            deltas.push(&buf[..n]);
+        }
+    }
+}
+
+/// Hands output on as text, holding back the bytes of a character split across reads.
+struct Utf8Deltas<'a> {
+    send: &'a mut (dyn FnMut(&str) + Send),
+    carry: Vec<u8>,
+}
+
+impl<'a> Utf8Deltas<'a> {
+    fn new(send: &'a mut (dyn FnMut(&str) + Send)) -> Self {
+        Self {
+            send,
+            carry: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        self.carry.extend_from_slice(bytes);
+        let whole = match std::str::from_utf8(&self.carry) {
+            Ok(_) => self.carry.len(),
+            // An invalid byte (not a split character) is passed on replaced.
+            Err(error) if error.error_len().is_some() => self.carry.len(),
+            Err(error) => error.valid_up_to(),
+        };
+        let text = String::from_utf8_lossy(&self.carry[..whole]).into_owned();
+        self.carry.drain(..whole);
+        if !text.is_empty() {
+            (self.send)(&text);
+        }
     }
 }
 

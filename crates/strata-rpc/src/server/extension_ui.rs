@@ -70,16 +70,16 @@ pub(crate) fn answer(
 impl<H: Host> Server<H> {
     /// `get_extensions` (`{extensions}`) or `get_hooks` (`{hooks, skipped}`), with what each
     /// cost in cache writes in the session so far.
-    pub(crate) fn loaded_json(&self, extensions: bool) -> Value {
-        let attributed = self
-            .read_session()
-            .map(|session| strata_runtime::read_model::attributions(session.tree()))
-            .unwrap_or_default();
+    pub(crate) fn loaded_json(
+        &self,
+        extensions: bool,
+        attributed: &[strata_runtime::Attribution],
+    ) -> Value {
         let loaded = self.options.loaded.clone().unwrap_or_default();
         if extensions {
-            json!({"extensions": loaded.extensions(&attributed)})
+            json!({"extensions": loaded.extensions(attributed)})
         } else {
-            json!({"hooks": loaded.hooks(&attributed), "skipped": loaded.hook_problems()})
+            json!({"hooks": loaded.hooks(attributed), "skipped": loaded.hook_problems()})
         }
     }
 

@@ -1,11 +1,11 @@
 //! rpc commands for MCP servers (strata's own; Pi's protocol has none): `get_mcp_servers`,
 //! `mcp_reconnect {server}`, `mcp_set_enabled {server, enabled}`, `mcp_login {server}`,
-//! `mcp_logout {server}`.
+//! `mcp_logout {server}`, mapped onto the host's [`McpControl`].
 //! Changes start at once and reach the tool set at the next prompt; `get_mcp_servers` shows
 //! their progress.
 
 use serde_json::{Value, json};
-use strata_mcp::McpManager;
+use strata_host::mcp::McpControl;
 
 use super::{Host, Server};
 use crate::protocol::{Id, failure, success};
@@ -13,31 +13,32 @@ use crate::protocol::{Id, failure, success};
 /// How long an rpc sign-in waits for the browser.
 const SIGN_IN_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
+/// What withdrawn tools do to the request, said before it lands.
+const WITHDRAWN: &str =
+    "tools withdrawn; the removal is said at the end, the tools array keeps them";
+
 impl<H: Host> Server<H> {
     pub(crate) fn mcp_servers(&self) -> Value {
-        let servers = self.options.mcp.as_ref().map(McpManager::status);
+        let servers = self.mcp().map(|control| control.servers());
         json!({"servers": servers.unwrap_or_default()})
     }
 
-    fn known_server(
-        &self,
-        kind: &str,
-        server: Option<&str>,
-    ) -> Result<(String, McpManager), String> {
+    fn mcp(&self) -> Option<McpControl> {
+        self.options.mcp.clone().map(McpControl::new)
+    }
+
+    /// The control and the `server` field, or the command's error.
+    fn mcp_for(&self, kind: &str, server: Option<&str>) -> Result<(McpControl, String), String> {
         let server = server.ok_or_else(|| format!("{kind} needs a string field `server`"))?;
-        match &self.options.mcp {
-            Some(manager) if manager.status().iter().any(|s| s.name == server) => {
-                Ok((server.to_owned(), manager.clone()))
-            }
-            _ => Err(format!("no MCP server \"{server}\"")),
+        match self.mcp() {
+            Some(control) => Ok((control, server.to_owned())),
+            None => Err(format!("no MCP server \"{server}\"")),
         }
     }
 
     pub(crate) fn mcp_reconnect(&mut self, server: Option<&str>) -> Result<Option<Value>, String> {
-        let (server, manager) = self.known_server("mcp_reconnect", server)?;
-        tokio::spawn(async move {
-            let _ = manager.reconnect(&server).await;
-        });
+        let (control, server) = self.mcp_for("mcp_reconnect", server)?;
+        control.reconnect(&server).map_err(|e| e.to_string())?;
         Ok(None)
     }
 
@@ -47,60 +48,43 @@ impl<H: Host> Server<H> {
         enabled: Option<bool>,
     ) -> Result<Option<Value>, String> {
         let kind = "mcp_set_enabled";
-        let (server, manager) = self.known_server(kind, server)?;
+        let (control, server) = self.mcp_for(kind, server)?;
         let enabled = enabled.ok_or_else(|| format!("{kind} needs a boolean field `enabled`"))?;
-        let tools = manager.tools_of(&server);
-        tokio::spawn(async move {
-            let _ = manager.set_enabled(&server, enabled).await;
-        });
-        // What the change does to the tool set, said before it lands.
+        let tools = control
+            .set_enabled(&server, enabled)
+            .map_err(|e| e.to_string())?;
         Ok(Some(json!({
             "tools": tools,
-            "effect": if enabled { "tools added at the end (tool_addition where the provider has it)" } else { "tools withdrawn; the removal is said at the end, the tools array keeps them" },
+            "effect": if enabled { "tools added at the end (tool_addition where the provider has it)" } else { WITHDRAWN },
         })))
     }
 
-    /// Revokes the server's tokens where the authorization server offers it, removes the
-    /// token file and reconnects the server; answers (once the revocation is done, at most
-    /// [`strata_mcp::auth::revoke::REVOCATION_TIMEOUT`]) with what happened and the tools the
-    /// reconnect withdraws (said at the end, the tools array keeps them).
+    /// Answers once the revocation is done with what happened and the tools the reconnect
+    /// withdraws.
     pub(crate) fn mcp_logout(&mut self, server: Option<&str>, forget_client: bool, id: Id) {
         let kind = "mcp_logout";
-        let (server, manager) = match self.known_server(kind, server) {
-            Ok(known) => known,
+        let (control, server) = match self.mcp_for(kind, server) {
+            Ok(found) => found,
             Err(error) => return self.out.send(&failure(&id, kind, error)),
-        };
-        let Some(config) = manager.server_config(&server) else {
-            return self
-                .out
-                .send(&failure(&id, kind, format!("no MCP server \"{server}\"")));
         };
         let out = self.out.clone();
         tokio::spawn(async move {
-            let report = match strata_mcp::auth::log_out(&config, forget_client).await {
-                Ok(report) => report,
-                Err(error) => return out.send(&failure(&id, kind, error)),
+            let out_of = match control.log_out(&server, forget_client).await {
+                Ok(done) => done,
+                Err(error) => return out.send(&failure(&id, kind, error.to_string())),
             };
-            let removed = report.removed_tokens;
-            let tools = if removed {
-                manager.tools_of(&server)
-            } else {
-                Vec::new()
-            };
+            let removed = out_of.report.removed_tokens;
             out.send(&success(
                 &id,
                 kind,
                 Some(json!({
                     "removed": removed,
-                    "tokenFile": report.token_file.display().to_string(),
-                    "revocation": report.revocation_sentence(),
-                    "tools": tools,
-                    "effect": if removed { "tools withdrawn; the removal is said at the end, the tools array keeps them" } else { "no stored sign-in: nothing changes" },
+                    "tokenFile": out_of.report.token_file.display().to_string(),
+                    "revocation": out_of.report.revocation_sentence(),
+                    "tools": out_of.withdrawn,
+                    "effect": if removed { WITHDRAWN } else { "no stored sign-in: nothing changes" },
                 })),
             ));
-            if removed {
-                let _ = manager.reconnect(&server).await;
-            }
         });
     }
 
@@ -108,13 +92,13 @@ impl<H: Host> Server<H> {
     /// browser here); the wait for the browser and the reconnect run in the background.
     pub(crate) fn mcp_login(&mut self, server: Option<&str>, id: Id) {
         let kind = "mcp_login";
-        let (server, manager) = match self.known_server(kind, server) {
-            Ok(known) => known,
+        let (control, server) = match self.mcp_for(kind, server) {
+            Ok(found) => found,
             Err(error) => return self.out.send(&failure(&id, kind, error)),
         };
         let out = self.out.clone();
         tokio::spawn(async move {
-            match strata_mcp::auth::begin_sign_in(&manager, &server, SIGN_IN_WAIT).await {
+            match control.begin_sign_in(&server, SIGN_IN_WAIT).await {
                 Ok(begun) => out.send(&success(
                     &id,
                     kind,
@@ -123,7 +107,7 @@ impl<H: Host> Server<H> {
                         "waitSeconds": begun.wait.as_secs(),
                     })),
                 )),
-                Err(error) => out.send(&failure(&id, kind, error)),
+                Err(error) => out.send(&failure(&id, kind, error.to_string())),
             }
         });
     }

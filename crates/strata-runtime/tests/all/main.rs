@@ -14,5 +14,6 @@ mod background;
 mod behaviour;
 mod fold_cuts;
 mod notices;
+mod reads;
 mod replay;
 mod rules;

@@ -307,6 +307,57 @@ async fn a_users_command_runs_like_a_call_and_reports_its_raw_output_and_code() 
     assert_eq!(run.full_output_path, None);
 }
 
+/// The user's command streams its output as text: a character split across writes arrives
+/// whole, and the pieces joined are the whole output (rpc's `bash_execution_update`).
+#[tokio::test]
+async fn a_users_command_streams_whole_characters_that_join_to_the_output() {
+    let env = Env::new();
+    let mut pieces: Vec<String> = Vec::new();
+    let mut collect = |text: &str| pieces.push(text.to_owned());
+    // "é" is 0xC3 0xA9: its two bytes are written apart.
+    let run = strata_tools::BashTool::default()
+        .run_command_streaming(
+            "printf 'a\\303'; sleep 0.2; printf '\\251b\\n'",
+            &env.ctx,
+            Some(&mut collect),
+        )
+        .await
+        .unwrap();
+    assert_eq!(run.output, "aéb");
+    assert_eq!(pieces.concat(), "aéb\n");
+    assert!(pieces.iter().all(|p| !p.contains('\u{fffd}')), "{pieces:?}");
+}
+
+/// Cancelling kills the command at once; a long output keeps its tail and saves the whole.
+#[tokio::test]
+async fn a_users_command_is_cancelled_and_a_long_output_cut_and_saved() {
+    let mut env = Env::new();
+    let cancel = env.ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        cancel.cancel();
+    });
+    let started = std::time::Instant::now();
+    let run = strata_tools::BashTool::default()
+        .run_command("echo begun; sleep 30", &env.ctx)
+        .await
+        .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(run.cancelled);
+    assert_eq!(run.exit_code, None);
+    assert_eq!(run.output, "begun");
+
+    env.ctx.cancel = strata_tools::CancellationToken::new();
+    let run = strata_tools::BashTool::default()
+        .run_command("seq 1 3000", &env.ctx)
+        .await
+        .unwrap();
+    assert!(run.truncated);
+    assert!(run.output.ends_with("3000") && !run.output.starts_with("1\n"));
+    let whole = std::fs::read_to_string(run.full_output_path.unwrap()).unwrap();
+    assert!(whole.starts_with("1\n2\n"));
+}
+
 #[test]
 fn project_files_respect_gitignore_and_skip_git() {
     let dir = tempfile::tempdir().unwrap();
