@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 use crate::support::{mock_with, project, strata_ok, text, tmux_available};
-use crate::tui::{Tmux, strata_command_on, type_line};
+use crate::tui::{Tmux, quoted, strata_command_on, type_line};
 
 /// The parent delegates; the child runs `echo ran > ran.txt` and answers; the parent ends.
 fn delegation_scenario() -> strata_mock::Scenario {
@@ -520,6 +520,60 @@ fn a_background_childs_answer_reaches_the_parent_later_at_the_end_of_its_convers
     // The parent's file was only appended to, the notification its last user message.
     let file = std::fs::read_to_string(&session).unwrap();
     assert!(file.contains("task-notification"), "{file}");
+}
+
+#[test]
+fn a_resumed_sessions_footer_counts_its_ended_background_childs_cost() {
+    if !tmux_available() {
+        return;
+    }
+    let dir = project();
+    let (out, _, session) = run_background(dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let session_arg = session.display().to_string();
+    // What the child spent, as `strata stats` reads it from the child's own file.
+    let printed: Value =
+        serde_json::from_str(&strata_ok(&["stats", "--json", &session_arg])).unwrap();
+    let child_cost: f64 = printed[0]["children"][0]["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["cost"].as_f64().unwrap())
+        .sum();
+    assert!(child_cost > 0.0, "{printed}");
+    // Resumed in the TUI: no child runs, yet the footer adds the ended one's cost.
+    let server = mock_with(strata_mock::Scenario::from_toml(BACKGROUND, "tui").unwrap());
+    let tmux = Tmux::new();
+    let command = strata_command_on(
+        dir.path(),
+        &server.base_url(),
+        "anthropic/claude-sonnet-4-5",
+    )
+    .replacen(
+        "--model",
+        &format!("--session {} --model", quoted(&session_arg)),
+        1,
+    );
+    tmux.start(dir.path(), &command);
+    let screen = tmux.wait_for_all("the footer", LIMIT, &[" (children $"]);
+    let footer = screen
+        .lines()
+        .find(|l| l.contains("(children $"))
+        .unwrap_or_default();
+    let shown: f64 = footer
+        .split("(children $")
+        .nth(1)
+        .unwrap_or_default()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect::<String>()
+        .parse()
+        .unwrap_or_else(|_| panic!("{footer}"));
+    // The footer rounds to its last shown digit (4 under a cent, 3 under $10).
+    assert!(
+        (shown - child_cost).abs() <= 0.0005,
+        "{footer} against {child_cost}"
+    );
 }
 
 #[test]

@@ -184,7 +184,7 @@ const LONG_FILES: &[&str] = &["crates/strata-tui/src/app.rs"];
 /// 7,000 (CLI) and 2,000 (rpc). The terminal UI left the CLI for its own crate; its budget
 /// keeps it from growing unseen.
 const BUDGETS: &[(&str, usize)] = &[
-    ("crates/strata-cli/src", 4_365),
+    ("crates/strata-cli/src", 4_364),
     ("crates/strata-tui/src", 10_408),
     ("crates/strata-rpc/src", 4_136),
 ];

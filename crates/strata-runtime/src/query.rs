@@ -357,7 +357,9 @@ pub struct SessionStats {
     pub last: Option<Usage>,
     /// The last answer's dollars.
     pub last_cost: f64,
-    /// Dollars the ended child agents spent (their delegation results), in their own files.
+    /// Dollars the ended child agents spent, in their own files: a foreground child's from
+    /// its delegation result, a background child's from its file once the message of its end
+    /// is in the conversation.
     pub children_cost: f64,
     /// What each hook and extension cost in cache writes.
     pub attributed: Vec<Attribution>,

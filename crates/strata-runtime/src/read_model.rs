@@ -563,6 +563,22 @@ impl StatsCounter {
         for decision in strata_session::delegation_results_from(tree, start) {
             self.children_cost += decision.cost;
         }
+        // A background child's result only says it started; the message its end posted names
+        // its file, which holds what it cost (a file that cannot be read adds nothing).
+        for child in strata_session::notified_children_from(tree, start) {
+            if let Ok(opened) = Session::open(&child.session) {
+                let records = strata_accounting::records_from(opened.session.tree(), 0);
+                // A fork's file opens with a copy of the parent's path up to the spawning
+                // entry, whose requests the parent already counted.
+                let spawning =
+                    opened.session.header().extra[strata_session::SPAWNED_BY_FIELD]["entryId"]
+                        .as_str();
+                let own = spawning
+                    .and_then(|id| records.iter().position(|record| record.id == id))
+                    .map_or(0, |at| at + 1);
+                self.children_cost += records[own..].iter().map(|r| r.cost).sum::<f64>();
+            }
+        }
         strata_accounting::add_attributions(&mut self.attributed, tree, start);
         self.entries = tree.len();
         SessionStats {

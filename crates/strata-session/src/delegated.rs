@@ -185,3 +185,106 @@ fn decision_of(entry: EntryRef<'_>) -> Option<SpawnDecision> {
         _ => None,
     }
 }
+
+/// How the message a background child's end posts to its parent's conversation opens.
+pub const TASK_NOTIFICATION_OPEN: &str = "<task-notification>";
+
+/// The message a background child's end posts to its parent's conversation: who it was, how
+/// it ended, its file and its answer (or error), marked so the model cannot take it for the
+/// user's words. [`notified_child`] reads it back.
+pub fn task_notification(
+    tool_call_id: &str,
+    description: &str,
+    failed: bool,
+    session: &Path,
+    result: &str,
+) -> String {
+    let status = if failed { "failed" } else { "completed" };
+    format!(
+        "{TASK_NOTIFICATION_OPEN}\nBackground child agent `{tool_call_id}` ({description}) \
+         {status}. Its session: {}\n<result>\n{result}\n</result>\n</task-notification>",
+        session.display()
+    )
+}
+
+/// The background child whose end a [`task_notification`] reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotifiedChild {
+    /// The delegation call's id.
+    pub tool_call_id: String,
+    /// The child's file.
+    pub session: PathBuf,
+    /// It ended with an error.
+    pub failed: bool,
+}
+
+/// The child a message's text reports the end of, if it is a [`task_notification`].
+pub fn notified_child(text: &str) -> Option<NotifiedChild> {
+    let rest = text
+        .strip_prefix(TASK_NOTIFICATION_OPEN)?
+        .strip_prefix("\nBackground child agent `")?;
+    let (tool_call_id, rest) = rest.split_once('`')?;
+    // The head ends where the answer starts; the description (the model's words) comes
+    // before the status and the file, so both are read from the head's end.
+    let (head, _) = rest.split_once("\n<result>\n")?;
+    let (before, session) = head.rsplit_once(". Its session: ")?;
+    let failed = if before.ends_with(") failed") {
+        true
+    } else if before.ends_with(") completed") {
+        false
+    } else {
+        return None;
+    };
+    Some(NotifiedChild {
+        tool_call_id: tool_call_id.to_owned(),
+        session: PathBuf::from(session),
+        failed,
+    })
+}
+
+/// The background children whose end the user messages from position `start` on report, in
+/// file order: their cost is in their own files, as no delegation result carries it.
+pub fn notified_children_from(tree: &Tree, start: usize) -> Vec<NotifiedChild> {
+    tree.iter()
+        .skip(start)
+        .filter(|entry| {
+            // A substring test on the line (not kept) rules out most messages before a parse.
+            entry.kind() == EntryKind::Message(Role::User)
+                && entry
+                    .read_line()
+                    .is_ok_and(|line| line.contains(TASK_NOTIFICATION_OPEN))
+        })
+        .filter_map(|entry| match entry.entry().ok()? {
+            Entry::Message(message) => match message.message.into_message() {
+                AgentMessage::User(user) => notified_child(&user.content.text_joined("\n")),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod notification_tests {
+    use super::*;
+
+    #[test]
+    fn a_notification_names_its_child_whatever_the_description_says() {
+        let path = Path::new("/s/parent.subagents/1_call_7.jsonl");
+        for (description, failed) in [
+            ("look around", false),
+            ("odd) completed. Its session: /elsewhere", true),
+        ] {
+            let text = task_notification("call_7", description, failed, path, "the answer");
+            let child = notified_child(&text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(child.tool_call_id, "call_7");
+            assert_eq!(child.failed, failed);
+            assert_eq!(child.session, path);
+        }
+        assert_eq!(
+            notified_child("Background child agent `x` (y) completed."),
+            None
+        );
+        assert_eq!(notified_child("<task-notification>\nsomething else"), None);
+    }
+}

@@ -38,8 +38,9 @@ mod tree;
 pub use fast::canonical;
 
 pub use delegated::{
-    Delegated, SpawnDecision, child_title, delegated_by_entry, delegated_from, delegation_results,
-    delegation_results_from, spawn_decisions, try_delegated_from,
+    Delegated, NotifiedChild, SpawnDecision, TASK_NOTIFICATION_OPEN, child_title,
+    delegated_by_entry, delegated_from, delegation_results, delegation_results_from,
+    notified_child, notified_children_from, spawn_decisions, task_notification, try_delegated_from,
 };
 pub use entry::{
     BranchSummaryEntry, CACHE_WARM_KIND, CompactionEntry, ContextAction, ContextEditEntry,

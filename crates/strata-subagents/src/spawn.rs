@@ -182,13 +182,26 @@ async fn run_child(
         .unwrap_or(settings.mode);
     let decision = choose(mode, &inputs, &cache);
 
-    // Wait for a slot; the parent's abort ends the wait.
-    let _slot = tokio::select! {
-        biased;
-        () = ctx.cancel.cancelled() => return Err(strata_tools::ABORTED_MESSAGE.to_owned()),
-        permit = Arc::clone(&subagents.slots).acquire_owned() => {
-            permit.map_err(|_| "delegation slots closed".to_owned())?
+    // The parent waits for a slot (its abort ends the wait). A child holds a slot of its
+    // own, so it does not wait: children all waiting on each other's slots would never end.
+    let _slot = if depth == 0 {
+        tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => return Err(strata_tools::ABORTED_MESSAGE.to_owned()),
+            permit = Arc::clone(&subagents.slots).acquire_owned() => {
+                permit.map_err(|_| "delegation slots closed".to_owned())?
+            }
         }
+    } else {
+        Arc::clone(&subagents.slots)
+            .try_acquire_owned()
+            .map_err(|_| {
+                format!(
+                    "no delegation slot is free (subagents.max_parallel = {}, all held by \
+                     running children, this one included); do the task yourself",
+                    settings.max_parallel
+                )
+            })?
     };
 
     let path = child_path(ctx.caller.as_ref(), &call.id);
@@ -530,19 +543,16 @@ fn forward_updates(mailbox: Mailbox, id: String) -> UpdateSender {
     sender
 }
 
-/// The message a background child's end posts to the parent: who it was, how it ended, and
-/// its answer or error, marked so the model cannot take it for the user's words.
+/// The message a background child's end posts to the parent (strata-session's
+/// [`strata_session::task_notification`], which the read model also reads back to count the
+/// child's cost from its file).
 fn notification(call_id: &str, description: &str, session: &Path, output: &ToolOutput) -> String {
-    let status = if output.is_error {
-        "failed"
-    } else {
-        "completed"
-    };
-    format!(
-        "<task-notification>\nBackground child agent `{call_id}` ({description}) {status}. Its \
-         session: {}\n<result>\n{}\n</result>\n</task-notification>",
-        session.display(),
-        output.text_content()
+    strata_session::task_notification(
+        call_id,
+        description,
+        output.is_error,
+        session,
+        &output.text_content(),
     )
 }
 

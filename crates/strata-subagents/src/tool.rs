@@ -35,7 +35,8 @@ pub struct Budget {
 pub struct SubagentSettings {
     /// How children start unless an agent file says (`auto` by default).
     pub mode: SpawnMode,
-    /// Children running at once (over all depths); more calls wait for a slot.
+    /// Children running at once (over all depths); more of the parent's calls wait for a
+    /// slot, a child's own are refused (it holds a slot: waiting could never end).
     pub max_parallel: usize,
     /// Depth of delegation: 1 lets the parent's children run but not delegate further.
     pub max_depth: u32,

@@ -1,8 +1,8 @@
 //! The interactive terminal UI (ratatui + crossterm).
 //!
-//! Three parts that never mix: [`app::App`] holds the state and turns keys and agent events
-//! into effects; [`view`] draws an `&App`; this module runs the loop that reads the terminal,
-//! forwards effects to the agent task ([`worker`]) and draws. The agent task owns the agent,
+//! Three parts that never mix: `app::App` holds the state and turns keys and agent events
+//! into effects; `view` draws an `&App`; this module runs the loop that reads the terminal,
+//! forwards effects to the agent task (`worker`) and draws. The agent task owns the agent,
 //! because a prompt needs it mutably for the whole run; steering and abort go through its
 //! shared `Control` so they work while a run is going.
 

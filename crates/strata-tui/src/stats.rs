@@ -22,8 +22,8 @@ pub struct Stats {
     pub cache_read: u64,
     /// Dollars over the session, summaries included.
     pub cost: f64,
-    /// Dollars the session's child agents spent (the ended ones: their delegation results'
-    /// `details.subagent.usage.cost`), in their own files and not in [`Self::cost`].
+    /// Dollars the ended child agents spent (results' `details.subagent.usage.cost`; a
+    /// background one's, read from its file), in their own files and not in [`Self::cost`].
     pub children_cost: f64,
     /// Requests counted.
     pub requests: usize,

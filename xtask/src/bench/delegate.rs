@@ -36,7 +36,9 @@ use crate::bench::strategy::Strategy;
 use crate::bench::tools::tool_set;
 use crate::bench::workload::{BUILTIN_TOOLS, FileSpec, Workload, WorkloadSpec};
 
+mod bill;
 mod peers;
+pub use bill::{BILL_HEAD, Floor, Split, bill_row, child_of_turns};
 pub use peers::*;
 use peers::{PEER_GOAL_READING, PEERS_DRIVEN};
 
@@ -503,6 +505,10 @@ pub struct StrataRun {
     pub reasons: Vec<String>,
     /// Why the task is not right, if it is not.
     pub failure: Option<String>,
+    /// Its bill, the parent's and the children's.
+    pub split: Split,
+    /// The script's floor as this run's requests give it (meaningful for `fresh`).
+    pub floor: Floor,
 }
 
 /// The workload as the bench's agent settings want it (strata's defaults on its window).
@@ -607,7 +613,16 @@ async fn play_strata(shape: Shape, mode: Mode, cache_model: CacheModel) -> Resul
             mode.name()
         )
     })?;
-    rows.take(server.requests())?;
+    let records = server.requests();
+    let prices = endpoint.model.prices;
+    let owners = if mode == Mode::None {
+        Vec::new()
+    } else {
+        child_of_turns(shape)
+    };
+    let split = Split::of(&records, &endpoint.model.id, &owners, &prices);
+    let floor = Floor::of(&records, &endpoint.model.id, &owners, &prices);
+    rows.take(records)?;
     if !rows.left.refused.is_empty() {
         bail!("requests were refused: {:?}", rows.left.refused);
     }
@@ -647,6 +662,8 @@ async fn play_strata(shape: Shape, mode: Mode, cache_model: CacheModel) -> Resul
         starts,
         reasons,
         failure,
+        split,
+        floor,
     })
 }
 
@@ -802,7 +819,7 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
                 for start in harness.starts() {
                     let run_started = Instant::now();
                     match run_peer(harness, shape, cache_model, start) {
-                        Ok((run, failure)) => {
+                        Ok((run, failure, split)) => {
                             let totals = run.totals();
                             eprintln!(
                                 "{} / {}: {} requests, ${:.4}, task {}, {:.1}s",
@@ -813,7 +830,7 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
                                 failure.as_deref().unwrap_or("right"),
                                 run_started.elapsed().as_secs_f64()
                             );
-                            peers.push(PeerRow { run, failure });
+                            peers.push(PeerRow::measured(&run, failure.as_deref(), split));
                         }
                         Err(error) => {
                             eprintln!(
@@ -828,8 +845,15 @@ pub fn main(root: &Path, args: &[String]) -> Result<()> {
             }
         }
     }
-    let document = document(&options, &runs, &peers, started.elapsed().as_secs_f64());
     let out = root.join(&options.out);
+    if peers.is_empty() {
+        // The peers could not run here: the rows the document being replaced measured stay,
+        // marked as carried.
+        peers = std::fs::read_to_string(&out)
+            .map(|previous| PeerRow::carried_from(&previous))
+            .unwrap_or_default();
+    }
+    let document = document(&options, &runs, &peers, started.elapsed().as_secs_f64());
     std::fs::write(&out, document).with_context(|| format!("writing {}", out.display()))?;
     println!("wrote {}", options.out.display());
     Ok(())
@@ -998,6 +1022,40 @@ fn document(options: &Options, runs: &[StrataRun], peers: &[PeerRow], seconds: f
     out.push_str("## Results\n\n");
     out.push_str(&table(runs));
     out.push('\n');
+    out.push_str(
+        "### Where the bill goes\n\n\
+         Each run's cost (USD) split between the parent's requests and its children's (by the \
+         scripted turn each request played), and within each between cache writes, cache reads, \
+         uncached input and output.\n\n",
+    );
+    out.push_str(BILL_HEAD);
+    for run in runs {
+        bill_row(
+            &mut out,
+            &run.run.workload,
+            &run.run.cache_model,
+            &format!("strata {}", run.run.strategy),
+            &run.split,
+        );
+    }
+    for peer in peers {
+        if let Some(split) = &peer.split {
+            bill_row(
+                &mut out,
+                &peer.workload,
+                &peer.cache_model,
+                &format!("{} {}", peer.harness, peer.start),
+                split,
+            );
+        }
+    }
+    if peers.iter().any(|peer| peer.split.is_none()) {
+        out.push_str(
+            "\nThe peers' rows carried from an earlier document (below) have no split: it is \
+             made from each request's record, which the carried rows do not keep.\n",
+        );
+    }
+    out.push('\n');
     out.push_str("## Goal: `auto` is the cheapest of strata's modes on every cache\n\n");
     for verdict in verdicts(runs) {
         let _ = writeln!(out, "- {}", verdict.text);
@@ -1016,32 +1074,43 @@ fn document(options: &Options, runs: &[StrataRun], peers: &[PeerRow], seconds: f
              command's output). The goal's second half is not measured here.\n\n",
         );
     } else {
+        if peers.iter().any(|peer| peer.carried) {
+            out.push_str(
+                "The peers could not be run where this document was generated (no install of \
+                 `cargo xtask bench-peers --install`): their rows below are carried unchanged \
+                 from the document this one replaced, measured against the same script and \
+                 mock; the ratios to `auto` are recomputed against this run's `auto`.\n\n",
+            );
+        }
         out.push_str(&peer_table(runs, peers));
         out.push('\n');
         // The parent's first request is its system prompt, its tools and the user's prompt:
         // what each harness sends around the same work.
-        let first = |harness: &str, rows: &[crate::bench::run::RequestRow]| {
-            rows.first()
-                .map(|row| format!("{harness} {}", crate::bench::table::thousands(row.input)))
-        };
         let sizes: Vec<String> = runs
             .iter()
             .filter(|r| r.run.strategy == Mode::Auto.name())
             .take(1)
-            .filter_map(|r| first("strata", &r.run.requests))
+            .filter_map(|r| {
+                r.run
+                    .requests
+                    .first()
+                    .map(|row| format!("strata {}", crate::bench::table::thousands(row.input)))
+            })
             .chain(PeerHarness::ALL.into_iter().filter_map(|harness| {
                 peers
                     .iter()
-                    .find(|p| p.run.harness == harness.name())
-                    .and_then(|p| first(harness.name(), &p.run.requests))
+                    .filter(|p| p.harness == harness.name())
+                    .find_map(|p| p.first_input)
+                    .map(|input| {
+                        format!(
+                            "{} {}",
+                            harness.name(),
+                            crate::bench::table::thousands(input)
+                        )
+                    })
             }))
             .collect();
-        let _ = writeln!(
-            out,
-            "The parent's first request (its system prompt, tools and the user's prompt), in \
-             input tokens on the first cache above: {}.\n",
-            sizes.join(", ")
-        );
+        let _ = writeln!(out, "{FIRST_REQUEST_SIZES}{}.\n", sizes.join(", "));
         out.push_str("## Goal: `auto` at most 0.6x the fresh-child peers\n\n");
         let verdicts = peer_verdicts(runs, peers);
         for (_, text) in &verdicts {
@@ -1057,10 +1126,10 @@ fn document(options: &Options, runs: &[StrataRun], peers: &[PeerRow], seconds: f
         // How much more than `auto` the fresh-child peers spend, to set against the 1/0.6.
         let more: Vec<f64> = peers
             .iter()
-            .filter(|peer| peer.run.strategy == "fresh")
+            .filter(|peer| peer.start == "fresh")
             .filter_map(|peer| {
-                let auto = cost_of(runs, &peer.run.workload, &peer.run.cache_model, Mode::Auto)?;
-                Some(peer.run.totals().cost / auto - 1.0)
+                let auto = cost_of(runs, &peer.workload, &peer.cache_model, Mode::Auto)?;
+                Some(peer.cost / auto - 1.0)
             })
             .collect();
         if let (Some(low), Some(high)) = (
@@ -1081,6 +1150,7 @@ fn document(options: &Options, runs: &[StrataRun], peers: &[PeerRow], seconds: f
         }
         out.push('\n');
     }
+    out.push_str(&floor_section(runs, peers));
     out.push_str("### Why `auto` chose what it did\n\n");
     for run in runs.iter().filter(|r| r.run.strategy == Mode::Auto.name()) {
         if let Some(reason) = run.reasons.first() {
@@ -1100,6 +1170,137 @@ fn document(options: &Options, runs: &[StrataRun], peers: &[PeerRow], seconds: f
             run.run.cache_model,
             run.run.strategy,
             run.failure.as_deref().unwrap_or_default()
+        );
+    }
+    out
+}
+
+/// The floor per workload and cache, against `auto` and against the goal's 0.6x of each
+/// fresh-child peer.
+fn floor_section(runs: &[StrataRun], peers: &[PeerRow]) -> String {
+    let mut out = String::from(
+        "## The floor: the least any harness could pay for this script\n\n\
+         Every harness plays the same calls with the same answers, so some of the bill is the \
+         script's own. The floor counts only that: each request carries the conversation it \
+         continues and nothing else — the parent's, or its child's from the task on (a fresh \
+         child's, the smallest a child's can be) — with no system prompt and no tools; it reads \
+         all that the previous request of its conversation sent and writes only what is new, so \
+         the prompt, each task, each tool output and each answer is written once at the write \
+         price (the input price where the provider bills no write premium), except what a \
+         conversation's last request adds, which nothing reads again and is paid at the cheaper \
+         of writing and plain input; the output is the script's. Dropping content a \
+         conversation has already sent (masking) is left out: it pays off only when the harness \
+         knows the content is no longer needed, which here would be reading the script. The conversations' tokens are those of strata's `fresh` run on that cache \
+         (its tool outputs as its tools render them). `with head` adds the smallest head here, \
+         strata's tools and system chapters, written once and read by every other request.\n\n\
+         `last tails written` is what writing the tails sent but not read again costs over \
+         sending them: a harness cannot know a request is its conversation's last (a child may \
+         always call another tool), and not writing a tail that is read again costs its input \
+         price once more, so strata writes every tail and pays this. `auto uncached` is the \
+         input `auto` paid neither read nor written: where a cache keeps whole blocks (OpenAI \
+         128 tokens, DeepSeek 64) each request pays the part past its last whole block as \
+         input, and the next request pays it again.\n\n\
+         | workload | cache | requests | written | sent, not read again | read | output | floor (USD) | with head (USD) | strata auto (USD) | auto ÷ floor with head | auto − floor with head | last tails written | auto uncached |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let mut lines = Vec::new();
+    let mut below = 0;
+    for fresh in runs.iter().filter(|r| r.run.strategy == Mode::Fresh.name()) {
+        let (workload, cache) = (&fresh.run.workload, &fresh.run.cache_model);
+        let floor = &fresh.floor;
+        let auto = cost_of(runs, workload, cache, Mode::Auto);
+        let _ = writeln!(
+            out,
+            "| {workload} | {cache} | {} | {} | {} | {} | {} | {:.4} | {:.4} | {} | {} | {} | {:.4} | {} |",
+            floor.requests,
+            crate::bench::table::thousands(floor.written),
+            crate::bench::table::thousands(floor.unread),
+            crate::bench::table::thousands(floor.read),
+            crate::bench::table::thousands(floor.output),
+            floor.cost,
+            floor.cost_with_head,
+            auto.map_or_else(|| "–".to_owned(), |a| format!("{a:.4}")),
+            auto.map_or_else(
+                || "–".to_owned(),
+                |a| format!("{:.2}x", a / floor.cost_with_head)
+            ),
+            auto.map_or_else(
+                || "–".to_owned(),
+                |a| format!("{:.4}", a - floor.cost_with_head)
+            ),
+            floor.tail_premium,
+            runs.iter()
+                .find(|r| {
+                    &r.run.workload == workload
+                        && &r.run.cache_model == cache
+                        && r.run.strategy == Mode::Auto.name()
+                })
+                .map_or_else(
+                    || "–".to_owned(),
+                    |r| format!("{:.4}", r.split.parent.uncached + r.split.children.uncached)
+                ),
+        );
+        for peer in peers
+            .iter()
+            .filter(|p| p.start == "fresh" && &p.workload == workload && &p.cache_model == cache)
+        {
+            let target = peer.cost * PEER_GOAL;
+            below += usize::from(target < floor.cost);
+            lines.push(format!(
+                "- {workload} / {cache}: {PEER_GOAL}x {} fresh ${:.4} is ${target:.4}, {} the \
+                 floor ${:.4} ({:.2}x it; with head ${:.4}, {:.2}x)",
+                peer.harness,
+                peer.cost,
+                if target >= floor.cost_with_head {
+                    "above"
+                } else if target >= floor.cost {
+                    "above only the headless"
+                } else {
+                    "BELOW"
+                },
+                floor.cost,
+                target / floor.cost,
+                floor.cost_with_head,
+                target / floor.cost_with_head,
+            ));
+        }
+    }
+    out.push('\n');
+    if let Some(fresh) = runs.iter().find(|r| r.run.strategy == Mode::Fresh.name()) {
+        let _ = writeln!(
+            out,
+            "Savings looked for in strata's own requests, none taken: the head (strata's tools \
+             and system chapters, {} tokens) costs ${:.4} over the whole {} / {} run, every \
+             child reading the parent's cached copy; a child with fewer tools would write a head \
+             of its own, which costs more than the reads it saves. strata writes each new tail \
+             once (its `written` above is the floor's written and last tails plus the head), so \
+             no breakpoint moves pay. A child's dead-end read could be masked after it, but only \
+             a harness knowing it a dead end could drop it, which here means reading the \
+             script. The child's answer reaches the parent as the tool result's text alone.\n",
+            crate::bench::table::thousands(fresh.floor.head),
+            fresh.floor.cost_with_head - fresh.floor.cost,
+            fresh.run.workload,
+            fresh.run.cache_model,
+        );
+    }
+    if !lines.is_empty() {
+        out.push_str(
+            "The goal's target for each fresh-child peer against the floor: a target below the \
+             floor cannot be met by any harness on this script; above it, the gap between \
+             `auto` and the target is overhead a harness could in principle shed.\n\n",
+        );
+        out.push_str(&lines.join("\n"));
+        let _ = writeln!(
+            out,
+            "\n\n{below} of the {} targets are below even the headless floor{}.\n",
+            lines.len(),
+            if below == lines.len() {
+                ": on this script no harness, however it builds its requests, can cost 0.6x \
+                 of these peers, and `auto` stands within a few percent of the floor with \
+                 strata's own head"
+            } else {
+                ""
+            }
         );
     }
     out

@@ -44,7 +44,7 @@ impl Bill {
         self.reads + self.writes + self.uncached + self.output
     }
 
-    fn add(&mut self, other: &Self) {
+    pub(crate) fn add(&mut self, other: &Self) {
         self.reads += other.reads;
         self.writes += other.writes;
         self.uncached += other.uncached;

@@ -2,7 +2,10 @@
 
 #![expect(
     clippy::unwrap_used,
-    reason = "test helpers outside #[test] functions unwrap like the tests do"
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test helpers outside #[test] functions unwrap and panic like the tests do"
 )]
 
+mod background;
 mod spawn;

@@ -20,18 +20,18 @@ use strata_tools::ToolSet;
 
 /// Long enough that the spawning call and the child's task are under 5% of the child's
 /// first prompt.
-fn long_prompt() -> String {
+pub(crate) fn long_prompt() -> String {
     "Read the parser and list every odd corner case you find in it. ".repeat(500)
 }
 
-struct Harness {
-    dir: tempfile::TempDir,
-    server: MockServer,
-    subagents: Arc<Subagents>,
-    parent: Agent,
+pub(crate) struct Harness {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) server: MockServer,
+    pub(crate) subagents: Arc<Subagents>,
+    pub(crate) parent: Agent,
 }
 
-async fn harness(scenario: &str, settings: SubagentSettings) -> Harness {
+pub(crate) async fn harness(scenario: &str, settings: SubagentSettings) -> Harness {
     harness_with(scenario, settings, Loaded::default()).await
 }
 
@@ -105,7 +105,7 @@ async fn harness_with(scenario: &str, settings: SubagentSettings, agents: Loaded
     }
 }
 
-fn settings(mode: SpawnMode) -> SubagentSettings {
+pub(crate) fn settings(mode: SpawnMode) -> SubagentSettings {
     SubagentSettings {
         mode,
         ..SubagentSettings::default()
@@ -113,7 +113,7 @@ fn settings(mode: SpawnMode) -> SubagentSettings {
 }
 
 /// The tool results the parent's session holds, in order: (text, is_error, details).
-fn tool_results(session: &Session) -> Vec<(String, bool, Value)> {
+pub(crate) fn tool_results(session: &Session) -> Vec<(String, bool, Value)> {
     let tree = session.tree();
     tree.path_from_root(session.leaf().unwrap())
         .into_iter()
@@ -143,7 +143,7 @@ fn tool_results(session: &Session) -> Vec<(String, bool, Value)> {
 }
 
 /// The child session files written beside the parent's.
-fn child_files(harness: &Harness) -> Vec<std::path::PathBuf> {
+pub(crate) fn child_files(harness: &Harness) -> Vec<std::path::PathBuf> {
     let dir = harness.dir.path().join("parent.subagents");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .map(|entries| entries.map(|e| e.unwrap().path()).collect())
@@ -564,6 +564,34 @@ async fn the_depth_limit_refuses_a_grandchild() {
         without_markers(h.server.requests()[0].body.as_ref().unwrap())["tools"],
         without_markers(h.server.requests()[1].body.as_ref().unwrap())["tools"]
     );
+}
+
+#[tokio::test]
+async fn a_child_refuses_to_delegate_when_no_slot_is_free_rather_than_wait_for_its_own() {
+    let mut h = harness(
+        CHILD_DELEGATES,
+        SubagentSettings {
+            mode: SpawnMode::Fork,
+            max_depth: 2,
+            max_parallel: 1,
+            ..SubagentSettings::default()
+        },
+    )
+    .await;
+    // The child holds the only slot: a grandchild waiting for it would wait forever.
+    let run = tokio::time::timeout(Duration::from_secs(10), h.parent.prompt(long_prompt()))
+        .await
+        .expect("the run ended")
+        .unwrap();
+    assert_eq!(run.final_text, "Parent: done.");
+    let files = child_files(&h);
+    assert_eq!(files.len(), 1, "no grandchild was spawned");
+    let child = Session::open(&files[0]).unwrap().session;
+    let refused = tool_results(&child)
+        .into_iter()
+        .find(|(text, _, _)| text.contains("no delegation slot is free"))
+        .expect("the child's own delegation was refused");
+    assert!(refused.1, "as an error");
 }
 
 #[tokio::test]

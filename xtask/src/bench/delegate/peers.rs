@@ -177,7 +177,7 @@ pub fn run_peer(
     shape: Shape,
     cache_model: CacheModel,
     start: &str,
-) -> Result<(Run, Option<String>)> {
+) -> Result<(Run, Option<String>, Split)> {
     use crate::bench::peers::{Install, Launch, Peer, PeerSession, claude, pi};
     let install = Install::locate()?;
     let (_, model_id) = cache_model.qualified_model();
@@ -259,7 +259,14 @@ pub fn run_peer(
             }
         }
     }
-    rows.take(server.requests())?;
+    let records = server.requests();
+    let split = Split::of(
+        &records,
+        model_id,
+        &child_of_turns(shape),
+        &endpoint.model.prices,
+    );
+    rows.take(records)?;
     let _ = session.finish();
     if std::env::var_os("STRATA_BENCH_KEEP_PEER_HOME").is_some() {
         // To read what the peer stored (its sessions, its stderr) after the run.
@@ -286,16 +293,125 @@ pub fn run_peer(
         compactions: outcome.compactions,
         restarts: Vec::new(),
     };
-    Ok((run, failure))
+    Ok((run, failure, split))
 }
 
-/// A peer's run and why its task is not right, if it is not.
-#[derive(Debug, Clone)]
+/// The sentence of the document giving each harness's first request, in input tokens.
+pub(super) const FIRST_REQUEST_SIZES: &str = "The parent's first request (its system prompt, tools and \
+     the user's prompt), in input tokens on the first cache above: ";
+
+/// A peer's figures as the document shows them: measured by this run of the bench, or carried
+/// from the document it replaces when the peers could not run here.
+#[derive(Debug, Clone, PartialEq)]
 pub struct PeerRow {
-    /// The rows.
-    pub run: Run,
-    /// Why the task is not right.
-    pub failure: Option<String>,
+    /// The workload.
+    pub workload: String,
+    /// The cache model.
+    pub cache_model: String,
+    /// The harness (`claude-code`, `pi + pi-subagents`).
+    pub harness: String,
+    /// How its children started (`fresh`, `fork`).
+    pub start: String,
+    /// Its cost, USD.
+    pub cost: f64,
+    /// The table's cells after the ratio to `auto` (output, requests, re-reads, hit rate,
+    /// written, task right), as shown.
+    pub cells: String,
+    /// Whether its task was right.
+    pub right: bool,
+    /// Its bill split (only when measured here).
+    pub split: Option<Split>,
+    /// The parent's first request, input tokens (only when measured here).
+    pub first_input: Option<u64>,
+    /// Carried from the previous document, not measured by this run.
+    pub carried: bool,
+}
+
+impl PeerRow {
+    /// The row of a peer run measured now.
+    pub fn measured(run: &Run, failure: Option<&str>, split: Split) -> Self {
+        let totals = run.totals();
+        let cells = format!(
+            "{:.4} | {} | {} | {} | {} | {}",
+            totals.bill.output,
+            totals.requests,
+            totals.refetches,
+            crate::bench::table::percent(totals.hit_rate()),
+            crate::bench::table::thousands(totals.cache_write),
+            match failure {
+                None => "yes".to_owned(),
+                Some(why) => format!("no: {}", why.replace('|', "/")),
+            },
+        );
+        Self {
+            workload: run.workload.clone(),
+            cache_model: run.cache_model.clone(),
+            harness: run.harness.clone(),
+            start: run.strategy.clone(),
+            cost: totals.cost,
+            cells,
+            right: failure.is_none(),
+            split: Some(split),
+            first_input: run.requests.first().map(|row| row.input),
+            carried: false,
+        }
+    }
+
+    /// The peer rows of an earlier document's peer table (its lines
+    /// `| workload | cache | harness start | cost | ratio | cells… |`).
+    pub fn carried_from(document: &str) -> Vec<Self> {
+        // `strata 1,657, claude-code 11,137, pi + pi-subagents 5,933.`
+        let sizes: Vec<(&str, u64)> = document
+            .lines()
+            .find_map(|line| line.strip_prefix(FIRST_REQUEST_SIZES))
+            .map(|list| {
+                list.trim_end_matches('.')
+                    .split(", ")
+                    .filter_map(|item| {
+                        let (name, tokens) = item.rsplit_once(' ')?;
+                        Some((name, tokens.replace(',', "").parse().ok()?))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        document
+            .lines()
+            .filter_map(|line| {
+                let cells: Vec<&str> = line
+                    .trim()
+                    .strip_prefix('|')?
+                    .strip_suffix('|')?
+                    .split('|')
+                    .map(str::trim)
+                    .collect();
+                let [workload, cache_model, who, cost, _ratio, rest @ ..] = cells.as_slice() else {
+                    return None;
+                };
+                let harness = PeerHarness::ALL
+                    .into_iter()
+                    .find(|h| who.starts_with(&format!("{} ", h.name())))?;
+                let start = who[harness.name().len()..].trim();
+                if rest.len() != 6 || !harness.starts().contains(&start) {
+                    return None;
+                }
+                Some(Self {
+                    workload: (*workload).to_owned(),
+                    cache_model: (*cache_model).to_owned(),
+                    harness: harness.name().to_owned(),
+                    start: start.to_owned(),
+                    cost: cost.parse().ok()?,
+                    cells: rest.join(" | "),
+                    right: rest[5] == "yes",
+                    split: None,
+                    first_input: sizes
+                        .iter()
+                        .find(|(name, _)| *name == harness.name())
+                        .map(|(_, tokens)| *tokens),
+                    carried: true,
+                })
+            })
+            .collect()
+    }
 }
 
 /// The share of a fresh-child peer's cost `auto` must stay within (the goal's second half).
@@ -306,19 +422,19 @@ pub const PEER_GOAL: f64 = 0.6;
 pub fn peer_verdicts(runs: &[StrataRun], peers: &[PeerRow]) -> Vec<(bool, String)> {
     peers
         .iter()
-        .filter(|peer| peer.run.strategy == "fresh")
+        .filter(|peer| peer.start == "fresh")
         .filter_map(|peer| {
-            let auto = cost_of(runs, &peer.run.workload, &peer.run.cache_model, Mode::Auto)?;
-            let cost = peer.run.totals().cost;
+            let auto = cost_of(runs, &peer.workload, &peer.cache_model, Mode::Auto)?;
+            let cost = peer.cost;
             let share = auto / cost;
             let met = share <= PEER_GOAL;
             Some((
                 met,
                 format!(
                     "{} / {}: auto ${auto:.4} is {share:.2}x {} fresh ${cost:.4} — {}{}",
-                    peer.run.workload,
-                    peer.run.cache_model,
-                    peer.run.harness,
+                    peer.workload,
+                    peer.cache_model,
+                    peer.harness,
                     if met {
                         format!("within {PEER_GOAL}x")
                     } else {
@@ -327,10 +443,10 @@ pub fn peer_verdicts(runs: &[StrataRun], peers: &[PeerRow]) -> Vec<(bool, String
                             cost * PEER_GOAL
                         )
                     },
-                    if peer.failure.is_some() {
-                        "; the peer's task was not right"
-                    } else {
+                    if peer.right {
                         ""
+                    } else {
+                        "; the peer's task was not right"
                     }
                 ),
             ))
@@ -345,31 +461,50 @@ pub fn peer_table(runs: &[StrataRun], peers: &[PeerRow]) -> String {
          |---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for peer in peers {
-        let totals = peer.run.totals();
-        let auto = cost_of(runs, &peer.run.workload, &peer.run.cache_model, Mode::Auto);
-        let ratio = auto.filter(|_| totals.cost > 0.0).map_or_else(
+        let auto = cost_of(runs, &peer.workload, &peer.cache_model, Mode::Auto);
+        let ratio = auto.filter(|_| peer.cost > 0.0).map_or_else(
             || "–".to_owned(),
-            |auto| format!("{:.2}x", auto / totals.cost),
+            |auto| format!("{:.2}x", auto / peer.cost),
         );
         let _ = writeln!(
             out,
-            "| {} | {} | {} {} | {:.4} | {} | {:.4} | {} | {} | {} | {} | {} |",
-            peer.run.workload,
-            peer.run.cache_model,
-            peer.run.harness,
-            peer.run.strategy,
-            totals.cost,
-            ratio,
-            totals.bill.output,
-            totals.requests,
-            totals.refetches,
-            crate::bench::table::percent(totals.hit_rate()),
-            crate::bench::table::thousands(totals.cache_write),
-            match &peer.failure {
-                None => "yes".to_owned(),
-                Some(why) => format!("no: {}", why.replace('|', "/")),
-            },
+            "| {} | {} | {} {} | {:.4} | {} | {} |",
+            peer.workload, peer.cache_model, peer.harness, peer.start, peer.cost, ratio, peer.cells,
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_earlier_documents_peer_rows_are_carried_with_their_first_request() {
+        let document = format!(
+            "| delegate | anthropic-5m | strata auto | 0.7293 | 1.00x | 0.0328 | 38 | 20 | 0 | 4 fresh | 74.57% | 90,276 | yes |\n\
+             | delegate | anthropic-5m | claude-code fresh | 1.0768 | 0.68x | 0.0353 | 38 | 0 | 82.09% | 121,918 | yes |\n\
+             | delegate-lean | openai | pi + pi-subagents fork | 0.7333 | 0.80x | 0.0305 | 30 | 0 | 77.37% | 102,912 | no: wrong |\n\
+             \n{FIRST_REQUEST_SIZES}strata 1,657, claude-code 11,137, pi + pi-subagents 5,933.\n"
+        );
+        let rows = PeerRow::carried_from(&document);
+        assert_eq!(rows.len(), 2, "strata's own row is not a peer's: {rows:?}");
+        assert_eq!(rows[0].harness, "claude-code");
+        assert_eq!(rows[0].start, "fresh");
+        assert_eq!(rows[0].cost, 1.0768);
+        assert!(rows[0].right);
+        assert_eq!(rows[0].first_input, Some(11_137));
+        assert_eq!(rows[0].cells, "0.0353 | 38 | 0 | 82.09% | 121,918 | yes");
+        assert_eq!(
+            (rows[1].workload.as_str(), rows[1].cache_model.as_str()),
+            ("delegate-lean", "openai")
+        );
+        assert_eq!(
+            (rows[1].harness.as_str(), rows[1].start.as_str()),
+            ("pi + pi-subagents", "fork")
+        );
+        assert!(!rows[1].right);
+        assert_eq!(rows[1].first_input, Some(5_933));
+        assert!(rows.iter().all(|row| row.carried && row.split.is_none()));
+    }
 }
