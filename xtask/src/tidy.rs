@@ -181,11 +181,12 @@ const MAX_FILE_LINES: usize = 1_500;
 const LONG_FILES: &[&str] = &["crates/strata-tui/src/app.rs"];
 
 /// Line budgets of the views' sources: ratchets at the figures reached, towards issue #36's
-/// 7,000 (CLI) and 2,000 (rpc). The terminal UI left the CLI for its own crate; its budget
-/// keeps it from growing unseen.
+/// 7,000 (CLI) and 2,000 (rpc). The terminal UI left the CLI for its own crate (10,408 lines
+/// then); its budget, set after this wave's windowed transcript, counted attach and children's
+/// cost on resume, keeps it from growing unseen.
 const BUDGETS: &[(&str, usize)] = &[
     ("crates/strata-cli/src", 4_364),
-    ("crates/strata-tui/src", 10_408),
+    ("crates/strata-tui/src", 10_534),
     ("crates/strata-rpc/src", 4_136),
 ];
 

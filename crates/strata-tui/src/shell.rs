@@ -1,81 +1,34 @@
-//! `!cmd` and `!!cmd`: a shell command the user runs from the editor, through strata-tools'
-//! bash (the same shell, limits and credential-free environment as the model's calls), kept
-//! in the session as Pi's `bashExecution` message (`excludeFromContext` for `!!`).
+//! `!cmd` and `!!cmd`: a shell command the user runs from the editor. The runtime runs it
+//! ([`strata_runtime::Op::Bash`]: strata-tools' bash, the same shell, limits and
+//! credential-free environment as the model's calls) and keeps it in the session as Pi's
+//! `bashExecution` message (`excludeFromContext` for `!!`); this module shows it.
 
 use std::sync::{Arc, Mutex};
 
-use strata_host::Setup;
+use strata_runtime::{Op, RuntimeHandle};
 use strata_session::BashExecutionMessage;
-use strata_tools::{BashTool, CancellationToken, ToolContext};
 
 use super::app::{Item, ToolItem, ToolState};
 
 /// Stops the command running now: Esc and Ctrl+C abort it as they abort a run.
 #[derive(Debug, Clone, Default)]
-pub struct ShellCancel(Arc<Mutex<Option<CancellationToken>>>);
+pub struct ShellCancel(Arc<Mutex<Option<RuntimeHandle>>>);
 
 impl ShellCancel {
-    /// Kills the running command's process group, if one runs.
+    /// Asks the runtime to kill the running command's process group, if one runs.
     pub fn cancel(&self) {
         if let Ok(slot) = self.0.lock()
-            && let Some(token) = slot.as_ref()
+            && let Some(handle) = slot.as_ref()
         {
-            token.cancel();
+            let _ = handle.send(Op::AbortBash);
         }
     }
 
-    fn start(&self) -> CancellationToken {
-        let token = CancellationToken::new();
+    /// The runtime whose command [`Self::cancel`] stops.
+    pub fn attach(&self, handle: RuntimeHandle) {
         if let Ok(mut slot) = self.0.lock() {
-            *slot = Some(token.clone());
+            *slot = Some(handle);
         }
-        token
-    }
-}
-
-/// Runs `command` in the session's directory; a command that cannot start is recorded with
-/// exit code 127 and the reason as its output, as a shell would say it.
-pub async fn run(
-    setup: &Setup,
-    command: &str,
-    exclude: bool,
-    cancel: &ShellCancel,
-) -> BashExecutionMessage {
-    let settings = setup.tool_settings();
-    let mut ctx = ToolContext::new(&setup.cwd);
-    ctx.cancel = cancel.start();
-    ctx.limits = settings.limits;
-    ctx.environment = settings.environment;
-    if let Some(dir) = settings.temp_dir {
-        ctx.temp_dir = dir;
-    }
-    let (output, exit_code, cancelled, truncated, full_output_path) =
-        match BashTool::default().run_command(command, &ctx).await {
-            Ok(run) => (
-                run.output,
-                run.exit_code.map(i64::from),
-                run.cancelled || run.timed_out,
-                run.truncated,
-                run.full_output_path.map(|p| p.display().to_string()),
-            ),
-            Err(error) => (
-                format!("failed to run the command: {error}"),
-                Some(127),
-                false,
-                false,
-                None,
-            ),
-        };
-    BashExecutionMessage {
-        command: command.to_owned(),
-        output,
-        exit_code: Some(exit_code),
-        cancelled,
-        truncated,
-        full_output_path,
-        timestamp: strata_session::now_unix_millis(),
-        exclude_from_context: exclude.then_some(true),
-        extra: Default::default(),
     }
 }
 

@@ -488,6 +488,21 @@ impl Live {
     }
 
     /// Sends `ops` and waits until they have run.
+    /// Waits for the user's command to end, passing other events on.
+    async fn bash_ended(&mut self) -> anyhow::Result<Box<strata_runtime::BashRecord>> {
+        while let Some(event) = self.events.recv().await {
+            match event {
+                RuntimeEvent::BashEnded { record } => return Ok(record),
+                event => {
+                    if let Some(error) = self.on_event(event) {
+                        self.reply(Reply::Error(error));
+                    }
+                }
+            }
+        }
+        Err(RuntimeClosed.into())
+    }
+
     async fn ops(&mut self, ops: Vec<Op>) -> anyhow::Result<()> {
         self.call(ops, Vec::new()).await.map(drop)
     }
@@ -869,13 +884,14 @@ impl Worker {
                 live.reply(reply);
             }
             Command::Shell { command, exclude } => {
-                let message =
-                    super::shell::run(&self.setup, &command, exclude, &self.shell_cancel).await;
-                let item = super::shell::item(&message);
-                live.ops(vec![Op::RecordBash(Box::new(message.into()))])
-                    .await?;
-                // Shown once recorded: what the screen shows, the session holds.
-                live.reply(Reply::Item(item));
+                self.shell_cancel.attach(live.handle.clone());
+                live.handle.send(Op::Bash { command, exclude })?;
+                let message: strata_session::BashExecutionMessage =
+                    (*live.bash_ended().await?).into();
+                // The runtime records a command before its next operation: after this read
+                // what the screen shows, the session holds.
+                live.ops(Vec::new()).await?;
+                live.reply(Reply::Item(super::shell::item(&message)));
                 live.refresh_status().await?;
             }
             Command::AutoCompaction(enabled) => {
@@ -1231,298 +1247,7 @@ fn row_text(row: &RowKind) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-    use strata_agent::KEEP_WARM_CUSTOM_TYPE;
+mod tests;
 
-    use super::*;
-
-    fn session(lines: &[serde_json::Value]) -> (tempfile::TempDir, Session) {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("s.jsonl");
-        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-        std::fs::write(&path, text).expect("writing");
-        let session = Session::open(&path).expect("opening").session;
-        (dir, session)
-    }
-
-    fn entry(id: &str, parent: Option<&str>, message: serde_json::Value) -> serde_json::Value {
-        json!({"type":"message","id":id,"parentId":parent,
-            "timestamp":"2026-03-01T10:00:00.000Z","message":message})
-    }
-
-    #[test]
-    fn keep_warm_pings_in_the_file_are_billed_but_not_the_last_answer() {
-        let usage = |read: u64, total: f64| {
-            json!({"input":0,"output":1,"cacheRead":read,"cacheWrite":0,"totalTokens":read + 1,
-                "cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":total}})
-        };
-        let (_dir, session) = session(&[
-            json!({"type":"session","version":3,"id":"s","timestamp":"2026-03-01T10:00:00.000Z","cwd":"/p"}),
-            entry(
-                "u0000001",
-                None,
-                json!({"role":"user","content":"hi","timestamp":1}),
-            ),
-            entry(
-                "a0000001",
-                Some("u0000001"),
-                json!({"role":"assistant","content":[{"type":"text","text":"Hello."}],
-                "api":"anthropic-messages","provider":"anthropic","model":"claude-opus-4-8",
-                "usage":usage(900, 0.002),"stopReason":"stop","timestamp":2}),
-            ),
-            json!({"type":"custom","id":"k0000001","parentId":"a0000001",
-                "timestamp":"2026-03-01T10:05:00.000Z","customType":KEEP_WARM_CUSTOM_TYPE,
-                "data":{"usage":usage(950, 0.0005),"provider":"anthropic","model":"claude-opus-4-8"}}),
-            json!({"type":"usage","id":"k0000002","parentId":"k0000001",
-                "timestamp":"2026-03-01T10:09:00.000Z","kind":"cache_warm",
-                "provider":"anthropic","model":"claude-opus-4-8","usage":usage(960, 0.0005)}),
-        ]);
-        let stats = stats_of(&session);
-        assert_eq!(stats.requests, 3);
-        assert_eq!(stats.pings, 2);
-        assert_eq!(stats.cache_read, 2810);
-        assert!((stats.cost - 0.003).abs() < 1e-12, "{}", stats.cost);
-        assert_eq!(stats.last.map(|usage| usage.cache_read), Some(900));
-    }
-
-    #[test]
-    fn a_resumed_branch_becomes_transcript_items_and_counters() {
-        let (_dir, session) = session(&[
-            json!({"type":"session","version":3,"id":"s","timestamp":"2026-03-01T10:00:00.000Z","cwd":"/p"}),
-            json!({"type":"model_change","id":"m0000001","parentId":null,
-                "timestamp":"2026-03-01T10:00:00.000Z","provider":"anthropic","modelId":"claude-sonnet-4-5"}),
-            entry(
-                "u0000001",
-                Some("m0000001"),
-                json!({"role":"user","content":"read it","timestamp":1}),
-            ),
-            entry(
-                "a0000001",
-                Some("u0000001"),
-                json!({"role":"assistant","content":[
-                {"type":"thinking","thinking":"look first"},
-                {"type":"text","text":"Reading."},
-                {"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a.rs"}}],
-                "api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5",
-                "usage":{"input":100,"output":10,"cacheRead":900,"cacheWrite":0,"totalTokens":1010,
-                    "cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.002}},
-                "stopReason":"toolUse","timestamp":2}),
-            ),
-            entry(
-                "r0000001",
-                Some("a0000001"),
-                json!({"role":"toolResult","toolCallId":"c1",
-                "toolName":"read","content":[{"type":"text","text":"fn a() {}"}],"isError":false,"timestamp":3}),
-            ),
-            json!({"type":"model_change","id":"m0000002","parentId":"r0000001",
-                "timestamp":"2026-03-01T10:00:00.000Z","provider":"openai","modelId":"gpt-5"}),
-        ]);
-        assert_eq!(
-            transcript_of(&session),
-            vec![
-                Item::User("read it".into()),
-                Item::Thinking("look first".into()),
-                Item::Assistant("Reading.".into()),
-                Item::Tool(ToolItem {
-                    id: "c1".into(),
-                    name: "read".into(),
-                    arguments: "{\"path\":\"a.rs\"}".into(),
-                    output: "fn a() {}".into(),
-                    state: ToolState::Done,
-                    diff: None,
-                }),
-                Item::Notice(Notice {
-                    level: Level::Info,
-                    text: "model → openai/gpt-5".into(),
-                }),
-            ]
-        );
-        let points = fork_rows(read_model::fork_points(&session));
-        assert_eq!(
-            points.iter().map(|row| row.id.as_str()).collect::<Vec<_>>(),
-            vec!["u0000001"]
-        );
-        assert_eq!(points[0].user_text.as_deref(), Some("read it"));
-        assert_eq!(points[0].parent, Some(EntryId::new("m0000001")));
-        let stats = stats_of(&session);
-        assert_eq!(stats.requests, 1);
-        assert_eq!(stats.hit_rate(), Some(0.9));
-        assert!((stats.cost - 0.002).abs() < 1e-12);
-    }
-}
-
-/// The TUI's reads and rpc's over one session give the same transcript, tree and stats: both
-/// views translate the runtime's one read model.
 #[cfg(test)]
-mod one_read_model {
-    use serde_json::{Value, json};
-    use strata_mock::{MockConfig, MockServer, Scenario};
-    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
-
-    use super::*;
-
-    const TURNS: &str = "[[turn]]\ntext = \"Reading it.\"\n[[turn.tool_call]]\ntool = \"read\"\nargs = { path = \"a.txt\" }\n[[turn]]\ntext = \"It says hi.\"\n[[turn]]\ntext = \"Second answer.\"\n";
-
-    #[tokio::test]
-    async fn the_tui_and_rpc_read_the_same_transcript_tree_and_stats() {
-        let server = MockServer::start(MockConfig::new()).await.expect("mock");
-        server.load_scenario(Scenario::from_toml(TURNS, "t").expect("scenario"));
-        let catalog = strata_provider::Catalog::builtin().expect("catalog");
-        let host = strata_rpc::EndpointHost::new(catalog, "anthropic", server.base_url(), "k");
-        let route = host
-            .route_to("anthropic", "claude-sonnet-4-5", None)
-            .expect("route");
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(dir.path().join("a.txt"), "hi\n").expect("writing");
-        let cwd = dir.path().display().to_string();
-        let options = strata_session::WriteOptions::default();
-        let session = Session::create(dir.path().join("s.jsonl"), &cwd, options).expect("session");
-        let tools = strata_tools::ToolSet::default_set();
-        let config = route.agent_config(dir.path());
-        let agent = Agent::new(session, route.provider.clone(), tools, config);
-
-        // The TUI's side: its worker's reads over a runtime the session is driven through,
-        // to a tree that forks at the first answer.
-        let control = agent.control();
-        let (handle, events, task) =
-            strata_runtime::spawn(agent, Arc::new(strata_runtime::NoRoutes));
-        let (ui, mut replies) = tokio::sync::mpsc::unbounded_channel();
-        let (last_divergence, compacted, labelled, models) = (None, None, None, Vec::new());
-        let mut live = Live {
-            handle,
-            events,
-            ui,
-            models,
-            last_divergence,
-            compacted,
-            labelled,
-            control,
-            next_query: 0,
-        };
-        let prompt = |text: &str| vec![Op::Prompt(UserInput::text(text))];
-        live.ops(prompt("read a.txt")).await.expect("first prompt");
-        let target = live.state(Vec::new()).await.expect("state").leaf;
-        live.ops(prompt("two")).await.expect("second prompt");
-        let bash = strata_runtime::BashRecord {
-            command: "echo hi".into(),
-            exit_code: Some(0),
-            ..Default::default()
-        };
-        let navigate = Op::Navigate {
-            target,
-            summarize: false,
-            instructions: None,
-        };
-        live.ops(vec![navigate, Op::RecordBash(Box::new(bash))])
-            .await
-            .expect("moving");
-        live.ops(prompt("three")).await.expect("third prompt");
-        live.attach().await.expect("attaching");
-        let attached = loop {
-            if let Some(UiEvent::Reply(Reply::Attached(attached))) = replies.recv().await {
-                break attached;
-            }
-        };
-        let Answer::Tree { rows } = live.read(Vec::new(), Query::Tree).await.expect("tree") else {
-            panic!("no tree");
-        };
-        let rows = picker_rows(rows);
-        live.handle.send(Op::Shutdown).expect("shutdown");
-        let agent = task.await.expect("the runtime");
-
-        // rpc's side: the same session served to Pi's protocol.
-        let (mut commands, input) = tokio::io::duplex(1 << 16);
-        let (output, client) = tokio::io::duplex(1 << 20);
-        let (retries, options) = (Default::default(), Default::default());
-        let serving = tokio::spawn(strata_rpc::serve(
-            input, output, agent, retries, host, options,
-        ));
-        let mut lines = BufReader::new(client).lines();
-        let mut answers = Vec::new();
-        for command in ["get_messages", "get_session_stats", "get_tree"] {
-            let line = format!("{}\n", json!({"type": command}));
-            commands.write_all(line.as_bytes()).await.expect("sending");
-            while let Some(line) = lines.next_line().await.expect("reading") {
-                let value: Value = serde_json::from_str(&line).expect("JSON");
-                if value["type"] == "response" {
-                    answers.push(value["data"].clone());
-                    break;
-                }
-            }
-        }
-        drop(commands);
-        serving.await.expect("serving").expect("served");
-
-        // Transcript: the user and answer texts of the branch, in order.
-        let tui_texts: Vec<&str> = (attached.transcript.items.iter())
-            .filter_map(|item| match item {
-                Item::User(text) | Item::Assistant(text) => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
-        let rpc_texts: Vec<&str> = (answers[0]["messages"].as_array().expect("messages").iter())
-            .filter(|m| m["role"] == "user" || m["role"] == "assistant")
-            .flat_map(|m| match m["content"].as_str() {
-                Some(text) => vec![text],
-                None => (m["content"].as_array().into_iter().flatten())
-                    .filter_map(|b| b["text"].as_str())
-                    .collect(),
-            })
-            .collect();
-        // The mock answers by the answers in the request: the new branch holds two, as the
-        // second prompt's did.
-        assert_eq!(
-            tui_texts,
-            [
-                "read a.txt",
-                "Reading it.",
-                "It says hi.",
-                "three",
-                "Second answer."
-            ]
-        );
-        assert_eq!(tui_texts, rpc_texts);
-        let bash = |item: &Item| matches!(item, Item::Tool(tool) if tool.arguments == "echo hi");
-        assert!(
-            attached.transcript.items.iter().any(bash),
-            "the recorded command"
-        );
-
-        // Stats: every request the file records, the same figures.
-        let (stats, tokens) = (&answers[1], &answers[1]["tokens"]);
-        let prompt: u64 = ["input", "cacheRead", "cacheWrite"]
-            .iter()
-            .filter_map(|k| tokens[*k].as_u64())
-            .sum();
-        assert_eq!(attached.stats.requests, 4);
-        assert_eq!(attached.stats.prompt_tokens, prompt);
-        assert_eq!(
-            Some(attached.stats.cache_read),
-            tokens["cacheRead"].as_u64()
-        );
-        assert_eq!(Some(attached.stats.cost), stats["cost"].as_f64());
-
-        // Tree: the rows the TUI lists are the rpc tree's messages, with the same parents.
-        let mut nodes = answers[2]["tree"].as_array().expect("tree").clone();
-        let mut rpc_rows = Vec::new();
-        while let Some(node) = nodes.pop() {
-            let entry = &node["entry"];
-            if entry["type"] == "message" && entry["message"]["role"] != "toolResult" {
-                rpc_rows.push((entry["id"].to_string(), entry["parentId"].to_string()));
-            }
-            nodes.extend(node["children"].as_array().into_iter().flatten().cloned());
-        }
-        let quoted = |id: Option<&EntryId>| id.map_or("null".to_owned(), |id| format!("\"{id}\""));
-        let mut tui_rows: Vec<(String, String)> = rows
-            .iter()
-            .map(|row| (quoted(Some(&row.id)), quoted(row.parent.as_ref())))
-            .collect();
-        rpc_rows.sort();
-        tui_rows.sort();
-        // The system prompt, three prompts, four answers and the command.
-        assert_eq!(tui_rows.len(), 9, "{tui_rows:?}");
-        assert_eq!(tui_rows, rpc_rows);
-        assert_eq!(rows.iter().filter(|row| row.leaf).count(), 1);
-    }
-}
+mod one_read_model;
