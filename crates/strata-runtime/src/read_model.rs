@@ -142,7 +142,8 @@ pub fn transcript_window(
         .map_or(branch.len(), |at| at.max(start));
     let mut from = end.saturating_sub(last).max(start);
     // Results belong under their call: step back to the assistant message that made it.
-    while from > start && branch[from].kind() == EntryKind::Message(Role::ToolResult) {
+    while from > start && from < end && branch[from].kind() == EntryKind::Message(Role::ToolResult)
+    {
         from -= 1;
     }
     let mut items = Vec::new();

@@ -331,6 +331,12 @@ async fn the_transcripts_windows_read_back_to_the_whole_branch_and_keep_results_
         other => panic!("{other:?}"),
     };
 
+    // An empty window reads nothing (a view's marker of where its operations finished).
+    let (none, earlier, first) = window(&mut run, 0, None).await;
+    assert!(none.is_empty());
+    assert!(earlier > 0);
+    assert_eq!(first, None);
+
     // The last entry alone is the final answer; scrolling up reads window after window.
     let (tail, earlier, first) = window(&mut run, 1, None).await;
     assert_eq!(tail, whole[whole.len() - 1..]);

@@ -451,10 +451,15 @@ impl Live {
         for op in ops {
             self.handle.send(op)?;
         }
-        // Without a read, the state marks where the operations finished.
+        // Without a read, an empty window of the transcript marks where the operations
+        // finished: it reads nothing, and waits for no count (the state would).
         let wanted = queries.len();
         if queries.is_empty() {
-            queries.push(Query::State);
+            queries.push(Query::Transcript {
+                after: None,
+                last: Some(0),
+                before: None,
+            });
         }
         let first = self.next_query;
         for query in queries {
@@ -527,15 +532,22 @@ impl Live {
 
     /// Sends the UI the current session, its transcript and counters. While the runtime
     /// counts a long session's first pass, the prompt shows at once with the published state,
-    /// and the counters follow ([`Reply::Counted`]) when the count is done.
+    /// and the counters and the next request's chapters follow ([`Reply::Counted`]) when the
+    /// count is done.
     async fn attach(&mut self) -> anyhow::Result<()> {
-        let (status, stats) = if self.handle.status().counting {
-            let next = self.read(Vec::new(), Query::NextRequest).await?;
-            let state = self.handle.status();
-            (
-                self.status_from(state, next, &SessionStats::default()),
-                None,
-            )
+        let state = self.handle.status();
+        let (status, stats) = if state.counting {
+            // The next request's chapters come with the counters: a long context need not be
+            // rendered to show the session.
+            let thinking = state.thinking;
+            let status = status_of(
+                state,
+                &SessionStats::default(),
+                thinking,
+                [0; 3],
+                self.models.clone(),
+            );
+            (status, None)
         } else {
             let (status, stats) = self.status().await?;
             (status, Some(stats))
