@@ -186,7 +186,7 @@ const LONG_FILES: &[&str] = &["crates/strata-tui/src/app.rs"];
 /// cost on resume, keeps it from growing unseen.
 const BUDGETS: &[(&str, usize)] = &[
     ("crates/strata-cli/src", 4_364),
-    ("crates/strata-tui/src", 10_534),
+    ("crates/strata-tui/src", 10_546),
     ("crates/strata-rpc/src", 4_136),
 ];
 
