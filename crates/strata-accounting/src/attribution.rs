@@ -120,6 +120,28 @@ pub fn sorted_attributions(sums: &BTreeMap<String, Attribution>) -> Vec<Attribut
     all
 }
 
+/// What hooks and extensions added at the end of the conversation, as the cache writes of
+/// the requests that first carried it (part of the session's cost, not on top of it): a
+/// total line, then one per source; nothing when none added anything. The TUI's `/context`
+/// and `strata stats` show these lines.
+pub fn attribution_lines(attributed: &[Attribution]) -> Vec<String> {
+    if attributed.is_empty() {
+        return Vec::new();
+    }
+    let cost: f64 = attributed.iter().map(|a| a.cost).sum();
+    let tokens: u64 = attributed.iter().map(|a| a.tokens).sum();
+    let mut lines = vec![format!(
+        "hooks and extensions: {tokens} tokens written to the cache, ${cost:.6} (included in the cost)"
+    )];
+    lines.extend(attributed.iter().map(|item| {
+        format!(
+            "  {}  {} tokens  ${:.6}",
+            item.source, item.tokens, item.cost
+        )
+    }));
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

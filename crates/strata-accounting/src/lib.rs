@@ -19,12 +19,14 @@ mod attribution;
 mod cache;
 mod children;
 mod convert;
+pub mod logs;
 mod record;
+pub mod tool_change;
 mod totals;
 
 pub use attribution::{
-    ATTRIBUTION_CUSTOM_TYPE, ATTRIBUTION_FIELD, Attribution, add_attributions, attributions,
-    attributions_of, sorted_attributions,
+    ATTRIBUTION_CUSTOM_TYPE, ATTRIBUTION_FIELD, Attribution, add_attributions, attribution_lines,
+    attributions, attributions_of, sorted_attributions,
 };
 pub use cache::{
     BelowMinimum, BreakCause, CacheBreak, CacheReport, Disagreement, MIN_CACHEABLE, cache_minimum,
@@ -39,4 +41,4 @@ pub use record::{
     KEEP_WARM_CUSTOM_TYPE, RequestKind, RequestRecord, USAGE_CUSTOM_TYPE, USAGE_FIELD, record_of,
     records, records_from,
 };
-pub use totals::Totals;
+pub use totals::{Totals, hit_rate};

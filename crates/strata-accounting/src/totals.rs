@@ -48,6 +48,12 @@ impl Totals {
 
     /// Share of the prompt tokens read from the cache (`None` before any prompt).
     pub fn hit_rate(&self) -> Option<f64> {
-        (self.usage.prompt_tokens() > 0).then(|| self.usage.cache_hit_rate())
+        hit_rate(self.usage.cache_read, self.usage.prompt_tokens())
     }
+}
+
+/// Share of `prompt` tokens read from the cache (`None` before any prompt): every session
+/// hit rate strata shows (totals, the footer's running counters).
+pub fn hit_rate(cache_read: u64, prompt: u64) -> Option<f64> {
+    (prompt > 0).then(|| cache_read as f64 / prompt as f64)
 }

@@ -28,7 +28,7 @@ pub fn run_temp_dir() -> Option<PathBuf> {
 
 /// Kills every tool process group still alive and removes the run's temporary directory.
 pub fn cleanup() {
-    strata_tools::processes::kill_all_tool_processes();
+    strata_runtime::kill_all_tool_processes();
     let dir = RUN_TEMP
         .lock()
         .unwrap_or_else(PoisonError::into_inner)

@@ -9,6 +9,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The compaction policy a configuration sets, in words (`strata config` prints it).
+pub use strata_agent::policy::explain_compaction;
+
 use anyhow::Context as _;
 use figment::Figment;
 use figment::providers::{Env, Serialized};

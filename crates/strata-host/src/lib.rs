@@ -11,6 +11,8 @@
 //! - [`rules`]: the permission gate, the bash sandbox and file checkpoints of a run.
 //! - [`extensions`]: the run's command hooks and extensions (trust-gated like MCP servers)
 //!   and the memory slots extensions fill.
+//! - [`wire`]: the next request of a session as a provider would get it (`strata context
+//!   --format request`).
 //! - [`model`], [`setup`]: model choice and routing; [`Setup`] builds the agent, its tools and
 //!   its routes. The CLI, the rpc server and any embedding program start sessions through it,
 //!   so trust and the key policy hold for every one of them.
@@ -33,6 +35,11 @@ pub mod config_edit;
 #[cfg(test)]
 mod config_props;
 pub mod extensions;
+/// The session as one HTML page (the TUI's `/export`, rpc's `export_html`, `strata export`),
+/// strata-export's one implementation.
+pub mod export {
+    pub use strata_export::{ExportError, Exported, Overwrite, export_html, write_output};
+}
 pub mod factory;
 pub mod loaded;
 pub mod mcp;
@@ -42,6 +49,7 @@ pub mod rules;
 pub mod setup;
 pub mod subagents;
 pub mod trust;
+pub mod wire;
 
 use std::path::PathBuf;
 

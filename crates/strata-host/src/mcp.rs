@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// How `exposure = "auto"` decides between direct tools and the search tool, in words.
+pub use strata_mcp::exposure::RULE as EXPOSURE_RULE;
+
 use anyhow::Context as _;
 use figment::Figment;
 use figment::providers::{Format, Toml};

@@ -14,6 +14,10 @@ use strata_provider::{Catalog, CatalogError, ConfigFormat, ProviderRow};
 
 use crate::config::{Config, Layers};
 
+/// The listings' vocabulary (`strata models`, `strata providers`): a row's capabilities, the
+/// features a provider refused and the table learned, a server's own model list.
+pub use strata_provider::{Capabilities, Lesson, discovery::Discovery};
+
 /// Which hosts each provider's key may be sent to: those of the row as the user configured it
 /// outside the project (built-in table, Pi's file, the user's config, `STRATA_*`).
 #[derive(Debug, Clone, Default)]

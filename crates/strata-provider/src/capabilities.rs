@@ -92,6 +92,17 @@ pub enum CacheStyle {
     None,
 }
 
+impl CacheStyle {
+    /// The one word listings print: `explicit`, `automatic`, `none`.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            CacheStyle::ExplicitBreakpoints => "explicit",
+            CacheStyle::AutomaticPrefix => "automatic",
+            CacheStyle::None => "none",
+        }
+    }
+}
+
 /// Where the cache-routing key goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]

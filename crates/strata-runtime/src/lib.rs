@@ -56,8 +56,13 @@ pub use query::{
 pub use queue::{MessageQueue, QueueMode, QueuedTexts};
 pub use route::{Endpoint, ModelRef, ModelRoute, NoRoutes, RouteError, Router};
 pub use runtime::{RuntimeClosed, RuntimeHandle, Status, spawn};
-/// The accounting vocabulary the runtime's answers and status carry.
-pub use strata_accounting::{Attribution, Totals};
+/// What logs on disk paid (`strata stats`): the accounting's one reading of session files,
+/// their delegated sessions and Claude Code logs.
+pub use strata_accounting::logs;
+/// The accounting vocabulary the runtime's answers, status and logs carry.
+pub use strata_accounting::{
+    Attribution, BreakCause, CacheBreak, CacheReport, Disagreement, Totals, attribution_lines,
+};
 /// Who a [`RuntimeEvent::Notice`] is from.
 pub use strata_agent::NoticeSource;
 /// The boundary's vocabulary: the agent [`spawn`] takes and the events it forwards, the
@@ -71,9 +76,14 @@ pub use strata_permissions as permissions;
 /// of a tool call's arguments while they stream.
 pub use strata_provider::transport::{RetryObserver, parse_partial};
 /// Models and their catalog (routes are built from it), levels, usage and money.
-pub use strata_provider::{Catalog, Cost, Model, Prices, ThinkingLevel, Usage};
+pub use strata_provider::{CacheDiagnosis, Catalog, Cost, Model, Prices, ThinkingLevel, Usage};
 /// The session's entries and messages as the answers and events carry them.
 pub use strata_session::{
-    AgentMessage, BashExecutionMessage, CompactionEntry, Entry, EntryId, ImageContent, Session,
-    SessionHeader, StopReason, now_unix_millis,
+    AgentMessage, BashExecutionMessage, CompactionEntry, ContentBlock, Diagnostic, EditEffect,
+    Entry, EntryId, ImageContent, MessageContent, Session, SessionHeader, StopReason, join_text,
+    now_unix_millis,
 };
+/// What a prompt's `@file` image is ([`UserInput`] carries images), the environment the
+/// tools' processes get (the variables passed on), and the stop of every process the tools
+/// started (a front end's exit on a signal).
+pub use strata_tools::{ToolEnvironment, image_mime_type, processes::kill_all_tool_processes};

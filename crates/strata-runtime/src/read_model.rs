@@ -4,6 +4,12 @@
 
 pub mod entries;
 
+/// A session's context as `strata context` prints it: built at a leaf (for printing, Pi's
+/// messages kept as their lines' JSON), as text or Pi's JSON.
+pub mod context {
+    pub use strata_context::{Context, build, build_for_print, to_text, write_pi_json};
+}
+
 use std::collections::BTreeMap;
 
 use strata_agent::Agent;

@@ -1,10 +1,19 @@
-//! New and forked session files, named as Pi names them, next to the current one.
+//! New and forked session files, named as Pi names them, next to the current one; and the
+//! session store's listing (sessions of a directory, the sessions each delegated to) as every
+//! view lists them.
 
 use std::path::{Path, PathBuf};
 
 use strata_session::{EntryId, Session, SessionHeader, WriteOptions};
 
 use crate::error::RuntimeError;
+
+/// The store's listing: the sessions of a directory, their summaries, the children a session
+/// delegated to (by spawning entry), and how dates read in them.
+pub use strata_session::{
+    Delegated, SessionStore, SessionSummary, delegated_by_entry, delegated_from, format_iso_millis,
+    spawned_by,
+};
 
 /// Pi's file name for a session: `<timestamp>_<id>.jsonl`, ':' and '.' of the time as '-'.
 pub fn file_name(header: &SessionHeader) -> String {

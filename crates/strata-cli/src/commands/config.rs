@@ -127,7 +127,7 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
             .map(|server| format!("{} {:?}", server.name, server.exposure).to_lowercase())
             .collect();
         writeln!(out, "# mcp exposure: {}", exposures.join(", "))?;
-        writeln!(out, "#   auto: {}", strata_mcp::exposure::RULE)?;
+        writeln!(out, "#   auto: {}", strata_host::mcp::EXPOSURE_RULE)?;
     }
     for error in &discovered.errors {
         writeln!(out, "# invalid MCP entry: {error}")?;
@@ -139,7 +139,7 @@ pub fn run(args: &ConfigArgs, run: &RunArgs) -> anyhow::Result<()> {
         writeln!(out, "# not read (project not trusted): {}", path.display())?;
     }
     writeln!(out, "# active policy:")?;
-    for line in strata_agent::policy::explain_compaction(&merged.compaction) {
+    for line in strata_host::config::explain_compaction(&merged.compaction) {
         writeln!(out, "#   {line}")?;
     }
     writeln!(

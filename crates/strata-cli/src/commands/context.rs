@@ -4,6 +4,8 @@ use std::io::Write as _;
 
 use anyhow::Context as _;
 
+use strata_runtime::read_model::context;
+
 use super::open::{open_session, resolve_leaf};
 use crate::args::{ContextArgs, ContextFormat, RunArgs};
 
@@ -15,8 +17,8 @@ pub fn run(args: &ContextArgs, run: &RunArgs) -> anyhow::Result<()> {
     };
     // Pi's view is only printed: its messages may stay their lines' JSON, printed from it.
     let context = match args.format {
-        ContextFormat::Pi => strata_context::build_for_print(session.tree(), leaf.as_ref()),
-        _ => strata_context::build(session.tree(), leaf.as_ref()),
+        ContextFormat::Pi => context::build_for_print(session.tree(), leaf.as_ref()),
+        _ => context::build(session.tree(), leaf.as_ref()),
     }
     .with_context(|| format!("building the context of {}", args.file.display()))?;
     for diagnostic in &context.skipped {
@@ -26,7 +28,7 @@ pub fn run(args: &ContextArgs, run: &RunArgs) -> anyhow::Result<()> {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match args.format {
         ContextFormat::Text => {
-            out.write_all(strata_context::to_text(&context).as_bytes())?;
+            out.write_all(context::to_text(&context).as_bytes())?;
             let leaf = leaf.as_ref().map(|id| id.as_str());
             for line in strata_runtime::read_model::delegation_lines(session.tree(), leaf) {
                 writeln!(out, "{line}")?;
@@ -38,10 +40,31 @@ pub fn run(args: &ContextArgs, run: &RunArgs) -> anyhow::Result<()> {
             writeln!(out)?;
         }
         ContextFormat::Pi => {
-            strata_context::write_pi_json(&context, &mut out)?;
+            context::write_pi_json(&context, &mut out)?;
             writeln!(out)?;
         }
-        ContextFormat::Request => super::request::print(args, run, &session, &context)?,
+        ContextFormat::Request => {
+            let against = match &args.against {
+                Some(other) => Some(context::build(
+                    session.tree(),
+                    Some(&resolve_leaf(&session, other)?),
+                )?),
+                None => None,
+            };
+            let (request, warning) = strata_host::wire::next_request(
+                &run.overrides(),
+                &session,
+                &context,
+                against.as_ref(),
+                args.provider.clone(),
+                args.model.clone(),
+            )?;
+            if let Some(warning) = warning {
+                eprintln!("strata: warning: {warning}");
+            }
+            serde_json::to_writer_pretty(&mut out, &request)?;
+            writeln!(out)?;
+        }
     }
     out.flush()?;
     // The process ends here: freeing every parsed message one by one is work the exit does

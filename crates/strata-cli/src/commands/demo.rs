@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use strata_demo::{TARGETS, Target, bundle, script};
-use strata_provider::Catalog;
+use strata_runtime::Catalog;
 
 use crate::args::DemoArgs;
 use strata_host::Setup;

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use strata_export::Overwrite;
+use strata_host::export::Overwrite;
 
 use crate::args::ExportArgs;
 
@@ -25,7 +25,7 @@ pub fn write(
     output: Option<&Path>,
     overwrite: Overwrite,
 ) -> anyhow::Result<PathBuf> {
-    let exported = strata_export::export_html(session_file, output, overwrite)?;
+    let exported = strata_host::export::export_html(session_file, output, overwrite)?;
     crate::commands::open::report_skipped(&exported.diagnostics);
     Ok(exported.path)
 }

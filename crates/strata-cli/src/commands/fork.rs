@@ -24,7 +24,7 @@ pub fn run(args: &ForkArgs) -> anyhow::Result<()> {
         .fork(Some(&leaf), &output)
         .with_context(|| format!("forking {} at {leaf}", args.file.display()))?;
     // The fork carries the file checkpoints its path needs, so /rewind works there too.
-    let fork = strata_session::Session::open(&written)
+    let fork = strata_runtime::Session::open(&written)
         .with_context(|| format!("reading the fork {}", written.display()))?;
     strata_runtime::sessions::carry_checkpoints(&args.file, &fork.session);
     println!("{}", written.display());
@@ -32,7 +32,7 @@ pub fn run(args: &ForkArgs) -> anyhow::Result<()> {
 }
 
 /// `name.jsonl` → `name-fork-<leaf>.jsonl` beside the original.
-fn default_fork_path(original: &std::path::Path, leaf: &strata_session::EntryId) -> PathBuf {
+fn default_fork_path(original: &std::path::Path, leaf: &strata_runtime::EntryId) -> PathBuf {
     let stem = original
         .file_stem()
         .map_or_else(|| "session".into(), |s| s.to_string_lossy());

@@ -150,11 +150,11 @@ pub fn run(args: &McpArgs, run: &RunArgs) -> anyhow::Result<()> {
 fn trust_and_filter(
     sources: &Sources,
     run: &RunArgs,
-) -> anyhow::Result<(bool, strata_tools::ToolEnvironment)> {
+) -> anyhow::Result<(bool, strata_runtime::ToolEnvironment)> {
     let layers = Layers::read(sources, &run.overrides())?;
     let config = layers.config()?;
     let catalog =
-        strata_provider::Catalog::builtin_shared().context("loading the capability table")?;
+        strata_runtime::Catalog::builtin_shared().context("loading the capability table")?;
     Ok((
         layers.trust.trusted,
         strata_host::setup::credential_filter(catalog, &config),
@@ -169,7 +169,7 @@ fn find_server(
 ) -> anyhow::Result<strata_mcp::ServerConfig> {
     let discovered = mcp::discover(sources, trusted);
     if let Some(mut server) = discovered.servers.into_iter().find(|s| s.name == name) {
-        let filter = strata_tools::ToolEnvironment::default();
+        let filter = strata_runtime::ToolEnvironment::default();
         for note in mcp::guard_credentials(std::slice::from_mut(&mut server), &filter) {
             eprintln!("strata: MCP configuration: {note}");
         }
@@ -409,7 +409,7 @@ fn add(sources: &Sources, args: &AddArgs) -> anyhow::Result<()> {
 fn list(
     sources: &Sources,
     trusted: bool,
-    filter: &strata_tools::ToolEnvironment,
+    filter: &strata_runtime::ToolEnvironment,
     json: bool,
 ) -> anyhow::Result<()> {
     let mut discovered = mcp::discover(sources, trusted);

@@ -10,7 +10,6 @@ pub mod mcp;
 mod models;
 pub(crate) mod open;
 mod providers;
-mod request;
 mod sessions;
 mod stats;
 mod tree;

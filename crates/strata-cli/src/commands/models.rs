@@ -4,8 +4,8 @@
 use std::io::Write as _;
 
 use serde::Serialize;
-use strata_provider::discovery::Discovery;
-use strata_provider::{CacheStyle, Catalog, Lesson, Model};
+use strata_host::rows::{Discovery, Lesson};
+use strata_runtime::{Catalog, Model};
 
 use crate::args::{ModelsArgs, RunArgs};
 use strata_host::Setup;
@@ -31,14 +31,6 @@ struct Listed {
     learned: Vec<Lesson>,
 }
 
-fn cache_name(style: CacheStyle) -> &'static str {
-    match style {
-        CacheStyle::ExplicitBreakpoints => "explicit",
-        CacheStyle::AutomaticPrefix => "automatic",
-        CacheStyle::None => "none",
-    }
-}
-
 fn listed(catalog: &Catalog, model: &Model) -> Listed {
     let caps = catalog.capabilities(&model.provider, &model.id);
     let p = &model.prices;
@@ -48,7 +40,7 @@ fn listed(catalog: &Catalog, model: &Model) -> Listed {
         context_window: Some(model.context_window),
         max_output: Some(model.max_output),
         prices: Some([p.input, p.output, p.cache_read, p.cache_write_5m]),
-        cache: cache_name(caps.cache_style),
+        cache: caps.cache_style.short_name(),
         mid_conversation_system: caps.mid_conversation_system,
         tool_changes: caps.tool_addition && caps.tool_removal,
         source: catalog
@@ -131,7 +123,7 @@ pub fn run(args: &ModelsArgs, run: &RunArgs) -> anyhow::Result<()> {
                         context_window: window,
                         max_output: None,
                         prices: None,
-                        cache: cache_name(caps.cache_style),
+                        cache: caps.cache_style.short_name(),
                         mid_conversation_system: caps.mid_conversation_system,
                         tool_changes: caps.tool_addition && caps.tool_removal,
                         source: format!("served by {url}"),

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::Context as _;
-use strata_session::{EntryId, Session};
+use strata_runtime::{Diagnostic, EntryId, Session};
 
 /// Opens `path` read-only; lines skipped while reading are reported on stderr, each naming
 /// the file and line, and do not stop the command.
@@ -15,7 +15,7 @@ pub fn open_session(path: &Path) -> anyhow::Result<Session> {
 }
 
 /// Says on stderr each line skipped while reading a session (file and line named).
-pub fn report_skipped(diagnostics: &[strata_session::Diagnostic]) {
+pub fn report_skipped(diagnostics: &[Diagnostic]) {
     for diagnostic in diagnostics {
         eprintln!("strata: warning: {diagnostic}");
     }

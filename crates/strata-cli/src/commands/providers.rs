@@ -3,7 +3,6 @@
 use std::io::Write as _;
 
 use serde::Serialize;
-use strata_provider::CacheStyle;
 
 use crate::args::{ProvidersArgs, RunArgs};
 
@@ -26,7 +25,7 @@ struct Listed {
     /// Where the row came from: `built-in`, then each file that changed it.
     source: Vec<String>,
     /// Features its models' providers refused, still in force (with the date and the error).
-    learned: Vec<strata_provider::Lesson>,
+    learned: Vec<strata_host::rows::Lesson>,
 }
 
 pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
@@ -37,7 +36,7 @@ pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
         .providers()
         .map(|row| {
             let models: Vec<_> = catalog.models_of(&row.id).collect();
-            let count = |feature: fn(&strata_provider::Capabilities) -> bool| {
+            let count = |feature: fn(&strata_host::rows::Capabilities) -> bool| {
                 models
                     .iter()
                     .filter(|m| feature(&catalog.capabilities(&row.id, &m.id)))
@@ -49,7 +48,7 @@ pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
                 protocol: row.protocol.as_str().to_owned(),
                 base_url: row.base_url.clone(),
                 auth_env: row.auth_env.clone(),
-                cache: cache_name(row.cache.style),
+                cache: row.cache.style.short_name(),
                 models: models.len(),
                 mid_conversation_system: count(|c| c.mid_conversation_system),
                 tool_addition: count(|c| c.tool_addition),
@@ -113,12 +112,4 @@ pub fn run(args: &ProvidersArgs, run: &RunArgs) -> anyhow::Result<()> {
         writeln!(out, "{}", lesson.note())?;
     }
     Ok(())
-}
-
-fn cache_name(style: CacheStyle) -> &'static str {
-    match style {
-        CacheStyle::ExplicitBreakpoints => "explicit",
-        CacheStyle::AutomaticPrefix => "automatic",
-        CacheStyle::None => "none",
-    }
 }

@@ -4,7 +4,9 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use strata_session::{Delegated, SessionStore, SessionSummary};
+use strata_runtime::sessions::{
+    Delegated, SessionStore, SessionSummary, delegated_from, format_iso_millis, spawned_by,
+};
 
 use crate::args::SessionsArgs;
 
@@ -52,7 +54,7 @@ pub fn run(args: &SessionsArgs) -> anyhow::Result<()> {
                             "id": child.summary.id,
                             "messageCount": child.summary.message_count,
                             // The header's field as written (fields strata does not read too).
-                            "spawnedBy": strata_session::spawned_by(child.path()),
+                            "spawnedBy": spawned_by(child.path()),
                         })
                     })
                     .collect();
@@ -89,7 +91,7 @@ fn child_line(child: &Delegated) -> String {
 /// The sessions delegated from `parent`, depth first (a child's own children after it).
 fn children(parent: &std::path::Path) -> Vec<Delegated> {
     let mut found = Vec::new();
-    for child in strata_session::delegated_from(parent) {
+    for child in delegated_from(parent) {
         let path = child.path().to_path_buf();
         found.push(child);
         found.extend(children(&path));
@@ -110,7 +112,7 @@ fn line(summary: &SessionSummary, with_cwd: bool) -> String {
     } else {
         title
     };
-    let modified = strata_session::format_iso_millis(summary.modified);
+    let modified = format_iso_millis(summary.modified);
     let when = modified.get(..16).unwrap_or(&modified).replace('T', " ");
     let cwd = if with_cwd {
         format!("  {}", summary.cwd)

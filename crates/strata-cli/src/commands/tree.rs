@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::rc::Rc;
 
-use strata_session::{
+use strata_runtime::{
     AgentMessage, ContentBlock, EditEffect, Entry, EntryId, MessageContent, Session,
 };
 
@@ -40,7 +40,7 @@ pub fn render_tree(session: &Session, width: usize) -> String {
     // Depth-first, explicit stack. Indentation is a shared list of levels, not a string per
     // entry, and a line shows at most MAX_SHOWN_LEVELS of them: output and memory stay
     // linear in entries however deeply branches nest.
-    let delegated = strata_session::delegated_by_entry(session.path());
+    let delegated = strata_runtime::sessions::delegated_by_entry(session.path());
     let mut stack: Vec<(EntryId, Indent)> = Vec::new();
     let roots = tree.roots();
     push_children(&mut stack, &roots, &None);
@@ -324,7 +324,7 @@ fn summarize_message(message: &AgentMessage, width: usize) -> String {
                 "tool result"
             },
             m.tool_name,
-            elide(&strata_session::join_text(&m.content, " "), width)
+            elide(&strata_runtime::join_text(&m.content, " "), width)
         ),
         AgentMessage::BashExecution(m) => format!(
             "$ {}{}",

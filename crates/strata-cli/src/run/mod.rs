@@ -40,7 +40,7 @@ pub fn run(run: &RunArgs) -> anyhow::Result<()> {
     if run.mode == Mode::Rpc {
         crate::exit::exit_on_signals(&runtime, false);
         let export: strata_rpc::HtmlExport = Box::new(|file, output| {
-            crate::commands::export::write(file, output, strata_export::Overwrite::Refuse)
+            crate::commands::export::write(file, output, strata_host::export::Overwrite::Refuse)
                 .map_err(|e| format!("{e:#}"))
         });
         return runtime
@@ -81,7 +81,8 @@ fn export(paths: &[std::path::PathBuf]) -> anyhow::Result<()> {
         [file, output] => (file, Some(output.as_path())),
         _ => anyhow::bail!("--export takes a session file and optionally the HTML file to write"),
     };
-    let path = crate::commands::export::write(file, output, strata_export::Overwrite::Refuse)?;
+    let path =
+        crate::commands::export::write(file, output, strata_host::export::Overwrite::Refuse)?;
     println!("{}", path.display());
     Ok(())
 }

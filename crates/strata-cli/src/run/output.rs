@@ -3,9 +3,8 @@
 use std::io::Write as _;
 use std::time::Duration;
 
-use strata_agent::AgentEvent;
 use strata_rpc::json_mode::JsonStream;
-use strata_runtime::{RunEnd, RuntimeEvent};
+use strata_runtime::{AgentEvent, RunEnd, RuntimeEvent};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 

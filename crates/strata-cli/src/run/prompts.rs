@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use base64::Engine as _;
+use strata_runtime::ImageContent;
 use strata_runtime::UserInput;
-use strata_session::ImageContent;
 
 /// The largest `@path` file read into a prompt: a bigger one is an error, not a silent cut.
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -98,7 +98,7 @@ fn attach(path: &Path, text: &mut String, images: &mut Vec<ImageContent>) -> any
         );
     }
     let bytes = std::fs::read(path).with_context(|| format!("reading @{shown}"))?;
-    if let Some(mime) = strata_tools::image_mime_type(&bytes) {
+    if let Some(mime) = strata_runtime::image_mime_type(&bytes) {
         images.push(ImageContent {
             data: base64::engine::general_purpose::STANDARD.encode(&bytes),
             mime_type: mime.to_owned(),

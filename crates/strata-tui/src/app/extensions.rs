@@ -293,7 +293,7 @@ mod tests {
             "{}",
             footer(&app)
         );
-        let lines = crate::stats::attribution_lines(&app.status.attributed);
+        let lines = strata_accounting::attribution_lines(&app.status.attributed);
         assert_eq!(
             lines,
             vec![

@@ -859,7 +859,7 @@ impl Worker {
                     _ => anyhow::bail!("the runtime answered /context's reads out of order"),
                 };
                 let mut lines = context_lines(&next, live.last_divergence.as_ref());
-                let attributed = stats::attribution_lines(&stats.attributed);
+                let attributed = strata_accounting::attribution_lines(&stats.attributed);
                 if !attributed.is_empty() {
                     lines.push(String::new());
                     lines.extend(attributed);

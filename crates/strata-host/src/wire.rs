@@ -1,7 +1,8 @@
-//! `strata context FILE --format request`: the request a provider would get, its chapter
-//! report, and the wire body the provider's adapter would send.
+//! The request a provider would get for a session's context: its chapter report, and the
+//! wire body the provider's adapter would send (`strata context FILE --format request`). Built
+//! as a run builds it: the configuration's rows and models, its output cap and cache
+//! retention, the adapter's own request builder; with a placeholder key, never sent.
 
-use std::io::Write as _;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -14,31 +15,31 @@ use strata_provider::{ApiKey, Model, Protocol, ProviderRow, Request, StreamOptio
 use strata_runtime::{AdapterOptions, BedrockAuth};
 use strata_session::Session;
 
-use super::open::resolve_leaf;
-use crate::args::{ContextArgs, RunArgs};
+use crate::Overrides;
+use crate::config::{Layers, Sources};
 
-pub fn print(
-    args: &ContextArgs,
-    run: &RunArgs,
+/// The next request of `context` (a context of `session`) as JSON: provider, model,
+/// capabilities, the neutral request, its chapter report (against `against`'s, when given) and
+/// the wire request (URL, headers with secrets redacted, body). `provider` and `model` default
+/// to the context's. The second value is a warning for the user (a model outside the catalog
+/// has no exact wire body).
+pub fn next_request(
+    overrides: &Overrides,
     session: &Session,
     context: &Context,
-) -> anyhow::Result<()> {
-    let layers = strata_host::config::Layers::read(
-        &strata_host::config::Sources::from_environment(),
-        &run.overrides(),
-    )?;
+    against: Option<&Context>,
+    provider: Option<String>,
+    model: Option<String>,
+) -> anyhow::Result<(Value, Option<String>)> {
+    let layers = Layers::read(&Sources::from_environment(), overrides)?;
     let config = layers.config()?;
     // The table a run would use: built-in rows plus Pi's file and the config's own rows and
     // models, so every model `strata models` lists has a wire request.
-    let catalog = strata_host::rows::Rows::load(&layers, &config)?.catalog;
-    let provider = args
-        .provider
-        .clone()
+    let catalog = crate::rows::Rows::load(&layers, &config)?.catalog;
+    let provider = provider
         .or_else(|| context.model.as_ref().map(|m| m.provider.clone()))
         .context("the session names no model: pass --provider and --model")?;
-    let model_id = args
-        .model
-        .clone()
+    let model_id = model
         .or_else(|| context.model.as_ref().map(|m| m.model_id.clone()))
         .context("the session names no model: pass --model")?;
     let row = catalog
@@ -67,14 +68,7 @@ pub fn print(
     };
     let rendered = render_with(&for_model(context), &capabilities, &options);
 
-    let previous = match &args.against {
-        Some(other) => {
-            let leaf = resolve_leaf(session, other)?;
-            let other = strata_context::build(session.tree(), Some(&leaf))?;
-            Some(render_with(&for_model(&other), &capabilities, &options))
-        }
-        None => None,
-    };
+    let previous = against.map(|other| render_with(&for_model(other), &capabilities, &options));
     let report = rendered.report(previous.as_ref());
 
     let mut out = json!({
@@ -101,15 +95,17 @@ pub fn print(
         }
         // The adapters size the body from the catalog entry (output cap, reasoning), so an
         // unlisted model has no exact wire body.
-        None => eprintln!(
-            "strata: warning: `{provider}/{model_id}` is not in the model catalog; \
-             showing the provider-neutral request without a wire body"
-        ),
+        None => {
+            return Ok((
+                out,
+                Some(format!(
+                    "`{provider}/{model_id}` is not in the model catalog; \
+                     showing the provider-neutral request without a wire body"
+                )),
+            ));
+        }
     }
-    let mut stdout = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut stdout, &out)?;
-    writeln!(stdout)?;
-    Ok(())
+    Ok((out, None))
 }
 
 /// The request's headers in sending order (so the beta headers a body needs can be checked),
@@ -176,7 +172,7 @@ fn build_with(
     // stands in for credentials, so no AWS credentials are needed to show the request.
     let bedrock = match protocol {
         Protocol::BedrockConverse => BedrockAuth::ApiKeyOnly {
-            region: strata_host::factory::bedrock_region(),
+            region: crate::factory::bedrock_region(),
         },
         _ => BedrockAuth::Missing,
     };
