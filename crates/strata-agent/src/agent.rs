@@ -34,6 +34,7 @@ use crate::convert::{self, Origin};
 use crate::error::AgentError;
 use crate::event::AgentEvent;
 use crate::keep_warm::{self, CacheSettings, KeepWarmPlan};
+use crate::route::ModelRoute;
 
 /// What the agent needs besides the session, the provider and the tools.
 #[derive(Clone)]
@@ -63,22 +64,11 @@ pub struct AgentConfig {
     pub compaction: CompactionSettings,
     /// A separate (cheaper) model for summaries; `None` uses the session's model. Another model
     /// cannot read the session's cache, so its summary requests take the transcript form.
-    pub summary_model: Option<SummaryModel>,
+    pub summary_model: Option<ModelRoute>,
     /// Cache lifetime asked for, and keeping the cache warm while idle.
     pub cache: CacheSettings,
     /// Limits, environment and temp dir of tool calls.
     pub tool_settings: ToolSettings,
-}
-
-/// The provider, model and options summary requests go to instead of the session's.
-#[derive(Clone)]
-pub struct SummaryModel {
-    /// The adapter.
-    pub provider: Arc<dyn Provider>,
-    /// The model.
-    pub model: Model,
-    /// Base URL, key and retry limit for it.
-    pub stream: StreamOptions,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -103,21 +93,6 @@ fn renderer_for(config: &AgentConfig, session: &Session, cache_key: Option<&str>
         dialect: strata_provider::Dialect::Strata,
     };
     Renderer::new(config.capabilities.clone(), options)
-}
-
-/// Everything that changes with the model: see [`Agent::set_model`].
-#[derive(Clone)]
-pub struct ModelSwitch {
-    /// The adapter for the model's provider.
-    pub provider: Arc<dyn Provider>,
-    /// The model.
-    pub model: Model,
-    /// What the provider accepts for this model.
-    pub capabilities: Capabilities,
-    /// Protocol name recorded on assistant messages.
-    pub api: String,
-    /// Base URL, key and retry limit.
-    pub stream: StreamOptions,
 }
 
 /// How a run ended.
@@ -376,7 +351,7 @@ impl Agent {
     /// renderer starts afresh because a new model never shares the old one's cache. The
     /// thinking level asked for is kept: `off` on a model without reasoning, restored on one
     /// with it (recorded when that changes the level in effect).
-    pub fn set_model(&mut self, switch: ModelSwitch) -> Result<(), AgentError> {
+    pub fn set_model(&mut self, switch: ModelRoute) -> Result<(), AgentError> {
         let wanted = self.wanted_thinking()?;
         // A model change is recorded unless the session already names the new model (taking
         // up a resumed session's own model writes nothing).
@@ -389,7 +364,7 @@ impl Agent {
                 || self.config.model.id != switch.model.id);
         self.provider = switch.provider;
         self.config.capabilities = switch.capabilities;
-        self.config.api = switch.api;
+        self.config.api = switch.protocol.as_str().to_owned();
         self.config.stream = switch.stream;
         self.config.model = switch.model;
         self.renderer = renderer_for(
@@ -475,7 +450,7 @@ impl Agent {
     }
 
     /// Sends summary requests (compaction, branch summaries) to another model from now on.
-    pub fn set_summary_model(&mut self, summary_model: Option<SummaryModel>) {
+    pub fn set_summary_model(&mut self, summary_model: Option<ModelRoute>) {
         self.config.summary_model = summary_model;
     }
 

@@ -20,6 +20,7 @@ pub mod keep_warm;
 pub mod policy;
 pub mod prompt;
 pub mod resources;
+mod route;
 pub mod rules;
 pub mod system_sync;
 pub mod tool_share;
@@ -31,9 +32,10 @@ pub use agent::hooks::{
 pub use agent::memory::{
     COMPACTION, FORGETTING, INGRESS_FILTER, MEMORY_CUSTOM_TYPE, MemoryPlays, PRECOMPUTE,
 };
-pub use agent::{Agent, AgentConfig, Control, ModelSwitch, RetryEvents, RunSummary, SummaryModel};
+pub use agent::{Agent, AgentConfig, Control, RetryEvents, RunSummary};
 pub use error::AgentError;
 pub use event::AgentEvent;
 pub use keep_warm::{CacheSettings, KEEP_WARM_CUSTOM_TYPE, KeepWarmPlan};
+pub use route::ModelRoute;
 pub use rules::{FILES_RESTORED_CUSTOM_TYPE, PERMISSION_DETAILS_KEY, ToolRules};
 pub use tool_share::{DEFAULT_TOOL_SHARE, RefusedTool};

@@ -10,7 +10,7 @@ use strata_compaction::{CompactionReason, CompactionSettings};
 use strata_context::RenderPolicy;
 use strata_mock::{MockConfig, MockServer, ModelProfile, ModelRule, RequestRecord};
 use strata_provider::{Catalog, Usage};
-use strata_runtime::ModelRoute;
+use strata_runtime::{ModelRoute, Routing as _};
 use strata_session::{AgentMessage, ContentBlock, EntryId, Session, WriteOptions};
 use strata_tools::ToolSet;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -250,16 +250,15 @@ fn agent(
         },
         ..route.agent_config(repo)
     };
-    let switch = route.switch();
     let mut agent = Agent::new(
         session,
-        Arc::clone(&switch.provider),
+        Arc::clone(&route.provider),
         ToolSet::default_set(),
         config,
     );
     agent
         .session_mut()
-        .append_model_change(&switch.model.provider, &switch.model.id)
+        .append_model_change(&route.model.provider, &route.model.id)
         .doing(|| "recording the model".to_owned())?;
     Ok(agent)
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use strata_agent::{Agent, AgentConfig, ModelSwitch, RetryEvents, SummaryModel};
+use strata_agent::{Agent, AgentConfig, ModelRoute, RetryEvents};
 use strata_extensions::ExtensionSet;
 use strata_provider::transport::RetryObserver;
 use strata_provider::{Catalog, Model, ProviderRow, StreamOptions};
@@ -229,23 +229,13 @@ impl Setup {
         }
     }
 
-    /// The adapter, model, capabilities and options for `choice`. `--api-key` and
-    /// `--base-url` apply to the provider chosen on the command line only.
-    pub fn model_switch(
-        &self,
-        choice: &ModelChoice,
-        retries: Option<RetryObserver>,
-    ) -> anyhow::Result<ModelSwitch> {
-        Ok(self.model_route(choice, retries)?.switch())
-    }
-
-    /// The runtime's [`strata_runtime::ModelRoute`] to `choice`: adapter, model, capabilities,
-    /// protocol and request options, as [`Self::model_switch`] builds them.
+    /// The route to `choice`: adapter, model, capabilities, protocol and request options.
+    /// `--api-key` and `--base-url` apply to the provider chosen on the command line only.
     pub fn model_route(
         &self,
         choice: &ModelChoice,
         retries: Option<RetryObserver>,
-    ) -> anyhow::Result<strata_runtime::ModelRoute> {
+    ) -> anyhow::Result<ModelRoute> {
         let row = self
             .catalog
             .provider(&choice.provider)
@@ -355,9 +345,10 @@ impl Setup {
         choice: &ModelChoice,
         retries: RetryEvents,
     ) -> anyhow::Result<Agent> {
-        let switch = self.model_switch(choice, Some(retries.observer()))?;
+        let switch = self.model_route(choice, Some(retries.observer()))?;
         let native_deferral = switch.capabilities.deferred_tools;
-        let searchable = mcp_searchable(&switch.api);
+        let api = switch.protocol.as_str().to_owned();
+        let searchable = mcp_searchable(&api);
         // The model's prices decide whether an `auto` MCP server is declared or searched.
         let prices = strata_mcp::TokenPrices {
             cache_read: switch.model.prices.cache_read,
@@ -367,7 +358,7 @@ impl Setup {
         let agent_config = AgentConfig {
             cwd: self.cwd.clone(),
             capabilities: switch.capabilities,
-            api: switch.api,
+            api,
             model: switch.model,
             max_tokens: self.config.max_tokens,
             global_dir: self.sources.global_dir.clone(),
@@ -712,7 +703,7 @@ impl Setup {
     }
 
     /// `[compaction] compaction_model = "provider/id"`: the adapter and options for summaries.
-    fn summary_model(&self) -> anyhow::Result<Option<SummaryModel>> {
+    fn summary_model(&self) -> anyhow::Result<Option<ModelRoute>> {
         let Some(name) = &self.config.compaction.compaction_model else {
             return Ok(None);
         };
@@ -733,14 +724,12 @@ impl Setup {
         }
         // --api-key and --base-url belong to the session's model; this one uses its own settings.
         let (row, stream) = self.stream_options(row, &model.id, None, None)?;
-        let provider = provider_for(
-            &row,
-            row.endpoint(&model.id).protocol,
-            self.config.max_retries,
-            None,
-        )?;
-        Ok(Some(SummaryModel {
+        let protocol = row.endpoint(&model.id).protocol;
+        let provider = provider_for(&row, protocol, self.config.max_retries, None)?;
+        Ok(Some(ModelRoute {
             provider,
+            capabilities: row.capabilities(&model.id),
+            protocol,
             model,
             stream,
         }))

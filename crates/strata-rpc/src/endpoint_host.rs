@@ -1,6 +1,6 @@
 //! A [`Host`] for programs that send every model to one endpoint.
 
-use strata_runtime::{Catalog, Endpoint, Model, ModelRoute, RetryObserver};
+use strata_runtime::{Catalog, Endpoint, Model, ModelRoute, RetryObserver, Routing as _};
 
 use crate::Host;
 

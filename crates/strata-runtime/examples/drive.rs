@@ -4,7 +4,7 @@
 use strata_agent::Agent;
 use strata_mock::{MockConfig, MockServer, Scenario};
 use strata_provider::{Catalog, ThinkingLevel};
-use strata_runtime::{ModelRoute, Op, RuntimeEvent, spawn};
+use strata_runtime::{ModelRoute, Op, Routing as _, RuntimeEvent, spawn};
 use strata_session::{Session, WriteOptions};
 use strata_tools::ToolSet;
 

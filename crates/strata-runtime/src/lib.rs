@@ -9,7 +9,8 @@
 //! lines to operations and events to output; the behaviour is this crate's.
 //!
 //! [`adapter_for`] is the one registry from a provider row and protocol to an adapter, and
-//! [`ModelRoute`] the one value saying where requests (and summaries) go. Operations name
+//! [`ModelRoute`] (strata-agent's, built here through [`Routing`]) the one value saying where
+//! requests (and summaries) go. Operations name
 //! models by [`ModelRef`]; the [`Router`] the front end gives [`spawn`] makes routes of them,
 //! so [`Op`], [`Query`] and [`Answer`] are plain data (serde both ways).
 //!
@@ -54,7 +55,7 @@ pub use query::{
     ToolCallItem, TranscriptItem, TreeRow, UserMessage,
 };
 pub use queue::{MessageQueue, QueueMode, QueuedTexts};
-pub use route::{Endpoint, ModelRef, ModelRoute, NoRoutes, RouteError, Router};
+pub use route::{Endpoint, ModelRef, ModelRoute, NoRoutes, RouteError, Router, Routing};
 pub use runtime::{RuntimeClosed, RuntimeHandle, Status, spawn};
 /// What logs on disk paid (`strata stats`): the accounting's one reading of session files,
 /// their delegated sessions and Claude Code logs.

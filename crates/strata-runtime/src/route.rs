@@ -1,16 +1,9 @@
 //! Where requests go: one value for the session's model and the summary model alike.
 
-use std::path::PathBuf;
-use std::sync::Arc;
-
-use strata_agent::{AgentConfig, CacheSettings, ModelSwitch, SummaryModel};
+pub use strata_agent::ModelRoute;
 use strata_bedrock::credentials::ResolvedAws;
-use strata_compaction::CompactionSettings;
-use strata_context::RenderPolicy;
 use strata_provider::transport::{HttpClient, TransportConfig};
-use strata_provider::{
-    ApiKey, Capabilities, Catalog, Model, Protocol, Provider, ProviderRow, StreamOptions,
-};
+use strata_provider::{ApiKey, Catalog, Model, ProviderRow, StreamOptions};
 
 use crate::adapter::{AdapterError, adapter_for};
 
@@ -63,31 +56,7 @@ impl Router for NoRoutes {
     }
 }
 
-/// A provider row's adapter, a model, what render may use, and the options requests go with.
-#[derive(Clone)]
-pub struct ModelRoute {
-    /// The adapter.
-    pub provider: Arc<dyn Provider>,
-    /// The model.
-    pub model: Model,
-    /// What the provider accepts for this model.
-    pub capabilities: Capabilities,
-    /// The wire protocol (recorded on assistant messages as Pi's `api`).
-    pub protocol: Protocol,
-    /// Base URL, key and retry limit.
-    pub stream: StreamOptions,
-}
-
-impl std::fmt::Debug for ModelRoute {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ModelRoute")
-            .field("model", &self.model.qualified_id())
-            .field("protocol", &self.protocol)
-            .finish_non_exhaustive()
-    }
-}
-
-/// One endpoint every request goes to ([`ModelRoute::to_endpoint`]).
+/// One endpoint every request goes to ([`Routing::to_endpoint`]).
 #[derive(Clone)]
 pub struct Endpoint<'a> {
     /// The base URL.
@@ -100,9 +69,48 @@ pub struct Endpoint<'a> {
     pub retries: Option<strata_provider::transport::RetryObserver>,
 }
 
-impl ModelRoute {
+/// Builds a [`ModelRoute`] from the provider table, through the runtime's one registry of
+/// adapters ([`adapter_for`]); the route type itself is the agent's, which only sends along it.
+pub trait Routing: Sized {
     /// The route to `model` of `row`, through the adapter of the model's endpoint protocol.
-    pub fn for_row(
+    fn for_row(
+        row: &ProviderRow,
+        model: Model,
+        client: HttpClient,
+        aws: Option<ResolvedAws>,
+        stream: StreamOptions,
+    ) -> Result<Self, AdapterError>;
+
+    /// The route to `provider`/`model_id` of `catalog`, over `client` with `stream`'s options.
+    fn in_catalog(
+        catalog: &Catalog,
+        provider: &str,
+        model_id: &str,
+        client: HttpClient,
+        stream: StreamOptions,
+    ) -> Result<Self, RouteError>;
+
+    /// The route to `provider`/`model_id` of `catalog` with every request sent to `base_url`
+    /// with `api_key` — a gateway, a proxy or strata-mock — over a default HTTP client.
+    fn to_base_url(
+        catalog: &Catalog,
+        provider: &str,
+        model_id: &str,
+        base_url: &str,
+        api_key: &str,
+    ) -> Result<Self, RouteError>;
+
+    /// [`Self::to_base_url`] with the endpoint's retry limit and an observer of its retries.
+    fn to_endpoint(
+        catalog: &Catalog,
+        provider: &str,
+        model_id: &str,
+        endpoint: Endpoint<'_>,
+    ) -> Result<Self, RouteError>;
+}
+
+impl Routing for ModelRoute {
+    fn for_row(
         row: &ProviderRow,
         model: Model,
         client: HttpClient,
@@ -119,8 +127,7 @@ impl ModelRoute {
         })
     }
 
-    /// The route to `provider`/`model_id` of `catalog`, over `client` with `stream`'s options.
-    pub fn in_catalog(
+    fn in_catalog(
         catalog: &Catalog,
         provider: &str,
         model_id: &str,
@@ -136,9 +143,7 @@ impl ModelRoute {
         Ok(Self::for_row(row, model, client, None, stream)?)
     }
 
-    /// The route to `provider`/`model_id` of `catalog` with every request sent to `base_url`
-    /// with `api_key` — a gateway, a proxy or strata-mock — over a default HTTP client.
-    pub fn to_base_url(
+    fn to_base_url(
         catalog: &Catalog,
         provider: &str,
         model_id: &str,
@@ -154,8 +159,7 @@ impl ModelRoute {
         Self::to_endpoint(catalog, provider, model_id, endpoint)
     }
 
-    /// [`Self::to_base_url`] with the endpoint's retry limit and an observer of its retries.
-    pub fn to_endpoint(
+    fn to_endpoint(
         catalog: &Catalog,
         provider: &str,
         model_id: &str,
@@ -176,50 +180,9 @@ impl ModelRoute {
         }
         Self::in_catalog(catalog, provider, model_id, client, stream)
     }
-
-    /// An agent configuration that sends to this route and runs tools in `cwd`, with the
-    /// library's defaults for everything else (compaction, cache, render policy, tool limits).
-    pub fn agent_config(&self, cwd: impl Into<PathBuf>) -> AgentConfig {
-        AgentConfig {
-            cwd: cwd.into(),
-            model: self.model.clone(),
-            capabilities: self.capabilities.clone(),
-            api: self.protocol.as_str().to_owned(),
-            max_tokens: None,
-            global_dir: None,
-            custom_intro: None,
-            append_system_prompt: None,
-            stream: self.stream.clone(),
-            render_policy: RenderPolicy::Strata,
-            compaction: CompactionSettings::default(),
-            summary_model: None,
-            cache: CacheSettings::default(),
-            tool_settings: Default::default(),
-        }
-    }
-
-    /// What the agent takes to switch its model.
-    pub fn switch(&self) -> ModelSwitch {
-        ModelSwitch {
-            provider: self.provider.clone(),
-            model: self.model.clone(),
-            capabilities: self.capabilities.clone(),
-            api: self.protocol.as_str().to_owned(),
-            stream: self.stream.clone(),
-        }
-    }
-
-    /// What the agent takes to send its summaries here.
-    pub fn summary(&self) -> SummaryModel {
-        SummaryModel {
-            provider: self.provider.clone(),
-            model: self.model.clone(),
-            stream: self.stream.clone(),
-        }
-    }
 }
 
-/// Why [`ModelRoute::to_base_url`] found no route.
+/// Why [`Routing::to_base_url`] found no route.
 #[derive(Debug, thiserror::Error)]
 pub enum RouteError {
     /// The catalog has no such provider row.

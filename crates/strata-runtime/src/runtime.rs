@@ -631,7 +631,7 @@ impl SessionRuntime {
     /// Switches the model; the agent keeps the level asked for where the new model reasons.
     fn set_model(&mut self, model: &ModelRef) -> Result<(), RuntimeError> {
         let route = self.router.route(model).map_err(RuntimeError::Route)?;
-        self.agent.set_model(route.switch())?;
+        self.agent.set_model(route)?;
         let thinking = self.agent.thinking()?;
         let model = &self.agent.config().model;
         self.emit(RuntimeEvent::ModelChanged {
@@ -667,8 +667,7 @@ impl SessionRuntime {
             Some(model) => Some(self.router.route(model).map_err(RuntimeError::Route)?),
             None => None,
         };
-        self.agent
-            .set_summary_model(route.as_ref().map(crate::ModelRoute::summary));
+        self.agent.set_summary_model(route);
         Ok(())
     }
 
@@ -732,7 +731,7 @@ impl SessionRuntime {
         let follows_file = route.is_some();
         if let Some(route) = route {
             wanted = self.agent.context()?.thinking_level.clone();
-            self.agent.set_model(route.switch())?;
+            self.agent.set_model(route)?;
         }
         let model = self.agent.config().model.clone();
         let context = self.agent.context()?;

@@ -93,12 +93,11 @@ impl ParentSetup {
     /// The same setup on `route`'s model: what a child on another model, or the children of
     /// a parent that switched model, run with.
     pub fn on_route(mut self, route: &ModelRoute) -> Self {
-        let switch = route.switch();
-        self.provider = switch.provider;
-        self.config.model = switch.model;
-        self.config.capabilities = switch.capabilities;
-        self.config.api = switch.api;
-        self.config.stream = switch.stream;
+        self.provider = route.provider.clone();
+        self.config.model = route.model.clone();
+        self.config.capabilities = route.capabilities.clone();
+        self.config.api = route.protocol.as_str().to_owned();
+        self.config.stream = route.stream.clone();
         self
     }
 }

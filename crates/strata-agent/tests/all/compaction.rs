@@ -173,8 +173,10 @@ async fn a_separate_summary_model_gets_the_transcript_form() {
     );
     let mut cheap_model = small;
     cheap_model.id = "claude-haiku-4-5".into();
-    agent.set_summary_model(Some(strata_agent::SummaryModel {
+    agent.set_summary_model(Some(strata_agent::ModelRoute {
         provider: std::sync::Arc::new(cheap.clone()),
+        capabilities: strata_provider::Capabilities::default(),
+        protocol: strata_provider::Protocol::AnthropicMessages,
         model: cheap_model,
         stream: strata_provider::StreamOptions::default(),
     }));

@@ -9,7 +9,8 @@ use strata_mock::{MockConfig, MockServer, Scenario};
 use strata_provider::Catalog;
 
 use strata_runtime::{
-    Answer, ModelRef, ModelRoute, Op, Query, Router, RunEnd, RuntimeEvent, RuntimeHandle, spawn,
+    Answer, ModelRef, ModelRoute, Op, Query, Router, Routing as _, RunEnd, RuntimeEvent,
+    RuntimeHandle, spawn,
 };
 use strata_session::{Session, WriteOptions};
 use strata_tools::ToolSet;

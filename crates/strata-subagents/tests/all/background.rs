@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use strata_mock::MockServer;
 use strata_provider::Catalog;
-use strata_runtime::{ModelRef, ModelRoute, Op, Router, RuntimeEvent};
+use strata_runtime::{ModelRef, ModelRoute, Op, Router, Routing as _, RuntimeEvent};
 use strata_session::{AgentMessage, Entry, Session, StopReason};
 use strata_subagents::{
     Budget, ChildEvent, ChildEventKind, SPAWNED_BY_FIELD, SpawnMode, SubagentSettings,
